@@ -1,0 +1,49 @@
+# Sluice — the two commands a newcomer needs: `make run` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV   ?= .venv
+PYTHON ?= python3
+PY     := $(VENV)/bin/python
+# The venv is rebuilt whenever the pinned dependencies change.
+DEPS_STAMP := $(VENV)/.deps-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+
+.PHONY: help install system jars run test lint unit integration clean distclean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+install: system $(DEPS_STAMP) jars ## Install everything missing (apt packages, venv, jars)
+
+system: ## Debian packages the stack needs (redis-server, Java, Maven)
+	@bash scripts/ensure-system.sh
+
+$(DEPS_STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip
+	@$(PY) -m pip install -q -e ".[dev]"
+	@rm -f $(VENV)/.deps-* && touch $@
+
+jars: ## Kafka broker and Spark Kafka connector jars from Maven Central (cached)
+	@bash scripts/fetch-jars.sh
+
+run: install ## Start the whole embedded stack on 127.0.0.1 (Ctrl-C stops it all)
+	@bash scripts/run.sh
+
+test: install ## Install what is missing, start what the tests need, run every check
+	@bash scripts/test.sh
+
+lint: ## Only the static checks (ruff, import contracts, Django checks)
+	@bash scripts/test.sh --lint-only
+
+unit: ## Only the fast tests (real Redis, local Spark; no Kafka)
+	@bash scripts/test.sh tests/unit
+
+integration: ## Only the integration tests (real Kafka, Redis, Spark)
+	@bash scripts/test.sh tests/integration
+
+clean: ## Remove runtime data (var/: database, Kafka and Redis data, checkpoints, logs)
+	rm -rf var test-artifacts
+
+distclean: clean ## Also remove the venv and downloaded jars
+	rm -rf $(VENV) .cache

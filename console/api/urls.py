@@ -1,0 +1,33 @@
+"""``/api/v1/`` routes, spelled out: start, stop and status take no trailing slash."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from console.api import views
+
+channel_list = views.ChannelViewSet.as_view({"get": "list", "post": "create"})
+channel_detail = views.ChannelViewSet.as_view(
+    {"get": "retrieve", "put": "update", "patch": "partial_update", "delete": "destroy"}
+)
+channel_start = views.ChannelViewSet.as_view({"post": "start"})
+channel_stop = views.ChannelViewSet.as_view({"post": "stop"})
+channel_status = views.ChannelViewSet.as_view({"get": "status"})
+worker_list = views.WorkerViewSet.as_view({"get": "list"})
+worker_detail = views.WorkerViewSet.as_view({"get": "retrieve"})
+
+app_name = "api"
+urlpatterns = [
+    path("channels/", channel_list, name="channel-list"),
+    path("channels/<str:name>/", channel_detail, name="channel-detail"),
+    path("channels/<str:name>/start", channel_start, name="channel-start"),
+    path("channels/<str:name>/stop", channel_stop, name="channel-stop"),
+    path("channels/<str:name>/status", channel_status, name="channel-status"),
+    path(
+        "channels/<str:name>/lifecycle/",
+        views.ChannelLifecycleView.as_view(),
+        name="channel-lifecycle",
+    ),
+    path("workers/", worker_list, name="worker-list"),
+    path("workers/<str:worker_id>/", worker_detail, name="worker-detail"),
+]

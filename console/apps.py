@@ -1,0 +1,15 @@
+"""The console Django app."""
+
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class ConsoleConfig(AppConfig):
+    name = "console"
+    verbose_name = "Sluice"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Registers the system checks and the test hook that resets the cached runtime.
+        from console import checks, runtime  # noqa: F401

@@ -1,0 +1,49 @@
+"""The console's state vocabularies as Django ``TextChoices``.
+
+``ConnectorState``, ``TargetState`` and ``WorkerState`` mirror
+:mod:`runtime_adapter.states` value for value (a unit test keeps the sets equal),
+so a runtime value can be stored and compared without translation.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class ConnectorState(models.TextChoices):
+    """Observed state of a connector or one of its tasks (Kafka Connect's set)."""
+
+    UNASSIGNED = "UNASSIGNED", "Unassigned"
+    RUNNING = "RUNNING", "Running"
+    PAUSED = "PAUSED", "Paused"
+    STOPPED = "STOPPED", "Stopped"
+    FAILED = "FAILED", "Failed"
+    RESTARTING = "RESTARTING", "Restarting"
+
+
+class TargetState(models.TextChoices):
+    """What a user asked a channel to be."""
+
+    RUNNING = "RUNNING", "Running"
+    PAUSED = "PAUSED", "Paused"
+    STOPPED = "STOPPED", "Stopped"
+
+
+#: Target states that want the connector hosted by a runtime worker.
+HOSTED_TARGETS = frozenset({TargetState.RUNNING, TargetState.PAUSED})
+
+
+class WorkerState(models.TextChoices):
+    """Liveness of a runtime worker, judged from its heartbeats."""
+
+    ALIVE = "ALIVE", "Alive"
+    DEAD = "DEAD", "Dead"
+
+
+class SubjectType(models.TextChoices):
+    """What a lifecycle event is about."""
+
+    CHANNEL = "channel", "Channel"
+    CONNECTOR = "connector", "Connector"
+    TASK = "task", "Task"
+    WORKER = "worker", "Worker"

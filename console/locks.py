@@ -1,0 +1,42 @@
+"""Short-lived Redis locks that let periodic work skip instead of overlapping."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+import redis
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+
+@functools.cache
+def redis_client() -> redis.Redis:
+    """The console's own Redis connection (``settings.REDIS_URL``)."""
+    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=5, socket_connect_timeout=5)
+
+
+@contextmanager
+def single_flight(name: str, ttl: float) -> Iterator[bool]:
+    """Try once to take the lock ``sluice:lock:<name>``; yield whether it was taken.
+
+    The lock expires after ``ttl`` seconds, so a crashed holder blocks others for at
+    most that long. Raises :class:`redis.exceptions.RedisError` when Redis is down.
+    """
+    lock = redis_client().lock(f"sluice:lock:{name}", timeout=ttl, blocking=False)
+    acquired = lock.acquire(blocking=False)
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            # Expired while we worked: someone else may hold it now; nothing to release.
+            with suppress(redis.exceptions.LockError):
+                lock.release()
+
+
+@receiver(setting_changed)
+def _forget_client_on_setting_change(setting: str, **kwargs) -> None:
+    if setting == "REDIS_URL":
+        redis_client.cache_clear()

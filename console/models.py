@@ -1,0 +1,218 @@
+"""The control plane's records.
+
+Logical: :class:`Channel` and its immutable :class:`Revision` history.
+Physical (kept current by :func:`console.services.reconcile`): :class:`Connector`,
+:class:`Task` and :class:`Worker`. Every transition lands in :class:`LifecycleEvent`.
+
+Only :mod:`console.services` writes these models.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+from django.db.models import Max, OuterRef, Subquery
+from django.utils import timezone
+
+from console.choices import ConnectorState, SubjectType, TargetState, WorkerState
+
+CHANNEL_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+
+channel_name_validator = RegexValidator(
+    CHANNEL_NAME_PATTERN,
+    "Use 1 to 63 lower-case letters, digits, '-' or '_', starting with a letter or digit.",
+)
+
+
+class ChannelQuerySet(models.QuerySet):
+    def with_summary(self) -> ChannelQuerySet:
+        """Annotate ``latest_revision`` and ``latest_spec``; join connector and creator.
+
+        One query for any number of channels, which is what list views need.
+        """
+        latest = Revision.objects.filter(channel=OuterRef("pk")).order_by("-number")
+        return self.select_related("connector__revision", "created_by").annotate(
+            latest_revision=Max("revisions__number"),
+            latest_spec=Subquery(latest.values("spec")[:1], output_field=models.JSONField()),
+        )
+
+
+class Channel(models.Model):
+    """A named, versioned event channel: source → transforms → sink."""
+
+    name = models.CharField(max_length=63, unique=True, validators=[channel_name_validator])
+    description = models.TextField(blank=True)
+    target_state = models.CharField(
+        max_length=16, choices=TargetState.choices, default=TargetState.STOPPED
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    objects = ChannelQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def latest_revision_obj(self) -> Revision | None:
+        """The newest saved revision (one query)."""
+        return self.revisions.order_by("-number").first()
+
+    @property
+    def state(self) -> str:
+        """Observed state: the connector's, or STOPPED when it was never deployed."""
+        connector = getattr(self, "connector", None)
+        return connector.state if connector is not None else ConnectorState.STOPPED
+
+
+class Revision(models.Model):
+    """An immutable saved version of a channel's spec (numbered 1, 2, … per channel)."""
+
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    spec = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        ordering = ["channel", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["channel", "number"], name="console_revision_unique_number"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(number__gte=1), name="console_revision_number_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.channel.name} r{self.number}"
+
+
+class Worker(models.Model):
+    """A runtime worker as the console last saw it."""
+
+    worker_id = models.CharField(max_length=255, unique=True)
+    host = models.CharField(max_length=255, blank=True)
+    pid = models.PositiveIntegerField(null=True, blank=True)
+    state = models.CharField(max_length=16, choices=WorkerState.choices, default=WorkerState.ALIVE)
+    started_at = models.DateTimeField(null=True, blank=True)
+    last_heartbeat = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["worker_id"]
+
+    def __str__(self) -> str:
+        return self.worker_id
+
+
+class Connector(models.Model):
+    """The physical side of a channel: one deployed revision on the runtime.
+
+    ``worker`` is the console's placement decision (the runtime worker it assigned
+    the connector to); ``state`` and ``trace`` are what the runtime last reported.
+    """
+
+    channel = models.OneToOneField(Channel, on_delete=models.CASCADE, related_name="connector")
+    runtime_id = models.CharField(max_length=63, unique=True)
+    revision = models.ForeignKey(
+        Revision, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    state = models.CharField(
+        max_length=16, choices=ConnectorState.choices, default=ConnectorState.UNASSIGNED
+    )
+    worker = models.ForeignKey(
+        Worker,
+        to_field="worker_id",
+        db_column="worker_id",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="connectors",
+    )
+    generation = models.PositiveIntegerField(default=0)
+    trace = models.TextField(blank=True)
+    state_changed_at = models.DateTimeField(null=True, blank=True)
+    last_status_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["runtime_id"]
+
+    def __str__(self) -> str:
+        return self.runtime_id
+
+
+class Task(models.Model):
+    """One unit of a connector's parallel work (one source partition)."""
+
+    connector = models.ForeignKey(Connector, on_delete=models.CASCADE, related_name="tasks")
+    task_id = models.PositiveIntegerField()
+    state = models.CharField(
+        max_length=16, choices=ConnectorState.choices, default=ConnectorState.UNASSIGNED
+    )
+    worker_id = models.CharField(max_length=255, null=True, blank=True)
+    topic = models.CharField(max_length=255, null=True, blank=True)
+    partition = models.IntegerField(null=True, blank=True)
+    offset = models.BigIntegerField(null=True, blank=True)
+    end_offset = models.BigIntegerField(null=True, blank=True)
+    lag = models.BigIntegerField(null=True, blank=True)
+    rows_per_second = models.FloatField(null=True, blank=True)
+    updated = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["connector", "task_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["connector", "task_id"], name="console_task_unique_id"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.connector.runtime_id}/{self.task_id}"
+
+
+class LifecycleEvent(models.Model):
+    """One recorded transition or decision: who or what, from, to, when and why.
+
+    ``channel`` is kept (and later nulled, not deleted) so the history of a deleted
+    channel survives; ``subject_id`` names the subject on its own.
+    """
+
+    channel = models.ForeignKey(
+        Channel,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="lifecycle_events",
+    )
+    subject_type = models.CharField(max_length=16, choices=SubjectType.choices)
+    subject_id = models.CharField(max_length=255)
+    from_state = models.CharField(max_length=16, blank=True)
+    to_state = models.CharField(max_length=16, blank=True)
+    actor = models.CharField(max_length=150)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["channel", "-created_at"], name="console_event_channel_time"),
+            models.Index(fields=["-created_at"], name="console_event_time"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject_type} {self.subject_id}: {self.from_state or '∅'} → {self.to_state}"

@@ -1,0 +1,55 @@
+"""The one accessor for the runtime adapter the console talks to.
+
+``get_runtime()`` builds the class named by ``settings.SLUICE_RUNTIME`` once,
+with ``redis_url=settings.REDIS_URL`` and ``prefix=settings.SLUICE_REDIS_PREFIX``,
+and caches it. Tests swap in a fake with
+``set_runtime(fake)`` and restore the configured one with ``set_runtime(None)``;
+``override_settings`` of either setting also drops the cached instance.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import redis
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.utils.module_loading import import_string
+
+from runtime_adapter.base import RuntimeAdapter
+
+#: Errors meaning "the runtime cannot be reached right now" (worth a retry, not a bug).
+RUNTIME_UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
+    OSError,
+    redis.exceptions.RedisError,
+)
+
+_lock = threading.Lock()
+_runtime: RuntimeAdapter | None = None
+
+
+def get_runtime() -> RuntimeAdapter:
+    """The process-wide runtime adapter (built on first use)."""
+    global _runtime
+    if _runtime is None:
+        with _lock:
+            if _runtime is None:
+                runtime_class = import_string(settings.SLUICE_RUNTIME)
+                _runtime = runtime_class(
+                    redis_url=settings.REDIS_URL, prefix=settings.SLUICE_REDIS_PREFIX
+                )
+    return _runtime
+
+
+def set_runtime(runtime: RuntimeAdapter | None) -> None:
+    """Use ``runtime`` from now on; ``None`` rebuilds the configured one on next use."""
+    global _runtime
+    with _lock:
+        _runtime = runtime
+
+
+@receiver(setting_changed)
+def _forget_runtime_on_setting_change(setting: str, **kwargs) -> None:
+    if setting in {"SLUICE_RUNTIME", "REDIS_URL", "SLUICE_REDIS_PREFIX"}:
+        set_runtime(None)

@@ -1,0 +1,52 @@
+"""Who did what: actors and lifecycle events."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from console.choices import SubjectType
+from console.models import Channel, LifecycleEvent
+
+RECONCILE_ACTOR = "system:reconcile"
+
+
+def actor_for(user: AbstractBaseUser | None) -> str:
+    """``"user:<username>"`` for a user, ``"system"`` for none."""
+    if user is None or not user.is_authenticated:
+        return "system"
+    return f"user:{user.get_username()}"
+
+
+def lifecycle_event(
+    *,
+    subject_type: SubjectType,
+    subject_id: str,
+    actor: str,
+    channel: Channel | None = None,
+    from_state: str = "",
+    to_state: str = "",
+    reason: str = "",
+    at: datetime | None = None,
+) -> LifecycleEvent:
+    """An unsaved event (for ``bulk_create``); ``at`` defaults to now."""
+    event = LifecycleEvent(
+        channel=channel,
+        subject_type=subject_type,
+        subject_id=subject_id,
+        from_state=from_state or "",
+        to_state=to_state or "",
+        actor=actor,
+        reason=reason,
+    )
+    if at is not None:
+        event.created_at = at
+    return event
+
+
+def record(**kwargs) -> LifecycleEvent:
+    """Save and return one event (same arguments as :func:`lifecycle_event`)."""
+    event = lifecycle_event(**kwargs)
+    event.save()
+    return event

@@ -1,0 +1,388 @@
+"""The control loop: make the database and the runtime agree, one pass at a time.
+
+Level-triggered, like a Kubernetes controller: each pass looks at the whole
+picture (workers, targets, observed status) instead of reacting to events, so a
+missed or repeated pass does no harm. A pass
+
+1. reads the runtime's workers and marks each ALIVE or DEAD by its last heartbeat;
+2. places every connector whose target wants it hosted (RUNNING or PAUSED) and that
+   has no live worker: sticky (a live current worker is kept), else the least loaded
+   live worker; with no live worker it is unassigned;
+3. reads the status of all connectors in one runtime call and writes connectors and
+   tasks from it. A status older (by generation) than the connector is ignored; a
+   RUNNING / PAUSED / RESTARTING report from a worker that is not alive is not
+   believed (the connector is UNASSIGNED, or STOPPED if its target is); a connector
+   whose target is STOPPED and that has no status is STOPPED. Tasks mirror the
+   reported ones; without a trusted report they take the connector's state and keep
+   their offsets.
+
+Every change of state and every placement is recorded as a :class:`LifecycleEvent`
+with actor ``system:reconcile`` and a reason (a new task whose state is its
+connector's is covered by the connector's event). With nothing new observed, a second
+pass writes nothing. Database reads are a fixed handful of queries and writes are
+bulk, whatever the number of channels.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.conf import settings
+from django.db import transaction
+
+from console.choices import HOSTED_TARGETS, ConnectorState, SubjectType, TargetState, WorkerState
+from console.models import Connector, LifecycleEvent, Task, Worker
+from console.runtime import get_runtime
+from console.services.bulk import update_rows
+from console.services.lifecycle import RECONCILE_ACTOR, lifecycle_event
+from runtime_adapter.base import ConnectorStatus, RuntimeAdapter, TaskStatus, WorkerInfo
+
+#: Observed states that mean "a driver is (or is about to be) up on the reporting worker".
+_ACTIVE_STATES = frozenset(
+    {ConnectorState.RUNNING, ConnectorState.PAUSED, ConnectorState.RESTARTING}
+)
+_CONNECTOR_FIELDS = ["state", "worker", "trace", "state_changed_at", "last_status_at"]
+_WORKER_FIELDS = ["host", "pid", "started_at", "last_heartbeat", "state"]
+_TASK_FIELDS = [
+    "state",
+    "worker_id",
+    "topic",
+    "partition",
+    "offset",
+    "end_offset",
+    "lag",
+    "rows_per_second",
+]
+_MAX_REASON = 500
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    """What one pass saw and did."""
+
+    workers_alive: int
+    workers_dead: int
+    connectors: int
+    placements: int
+    events: int
+
+
+def reconcile(
+    *, runtime: RuntimeAdapter | None = None, now: float | None = None
+) -> ReconcileReport:
+    """Run one pass (see the module docstring); ``now`` is a Unix time, for tests.
+
+    Runtime errors propagate before anything is written to the database; placements
+    already sent to the runtime are idempotent and are simply made again next pass.
+    """
+    return _Pass(runtime or get_runtime(), time.time() if now is None else now).run()
+
+
+def _timestamp(seconds: float | None) -> datetime | None:
+    return datetime.fromtimestamp(seconds, tz=UTC) if seconds else None
+
+
+def summarize_trace(trace: str) -> str:
+    """The line of a trace that says what went wrong.
+
+    A Python traceback states its error on the last line; a JVM trace on the first.
+    """
+    lines = [line.strip() for line in trace.strip().splitlines() if line.strip()]
+    if not lines:
+        return "failed"
+    line = lines[-1] if lines[0].startswith("Traceback") else lines[0]
+    return line[:_MAX_REASON]
+
+
+class _Pass:
+    def __init__(self, runtime: RuntimeAdapter, now: float) -> None:
+        self.runtime = runtime
+        self.now = now
+        self.at = datetime.fromtimestamp(now, tz=UTC)
+        self.session_timeout = settings.SLUICE_WORKER_SESSION_TIMEOUT
+        self.events: list[LifecycleEvent] = []
+        self.live: set[str] = set()
+        self.dead_reasons: dict[str, str] = {}
+        self.new_workers: list[Worker] = []
+        self.changed_workers: list[Worker] = []
+        self.changed_connectors: dict[int, Connector] = {}
+        self.new_generations: list[Connector] = []
+        self.new_tasks: list[Task] = []
+        self.changed_tasks: list[Task] = []
+        self.gone_tasks: list[int] = []
+        self.placements = 0
+
+    def run(self) -> ReconcileReport:
+        self.sync_workers(self.runtime.workers())
+        connectors = list(Connector.objects.select_related("channel").order_by("runtime_id"))
+        self.place(connectors)
+        statuses = self.runtime.status([c.runtime_id for c in connectors]) if connectors else {}
+        tasks: dict[int, dict[int, Task]] = {}
+        for task in Task.objects.all():
+            tasks.setdefault(task.connector_id, {})[task.task_id] = task
+        for connector in connectors:
+            self.observe(connector, statuses.get(connector.runtime_id), tasks.get(connector.pk, {}))
+        self.save()
+        return ReconcileReport(
+            workers_alive=len(self.live),
+            workers_dead=len(self.dead_reasons),
+            connectors=len(connectors),
+            placements=self.placements,
+            events=len(self.events),
+        )
+
+    # -- 1. workers ------------------------------------------------------------------------
+
+    def sync_workers(self, infos: list[WorkerInfo]) -> None:
+        known = {worker.worker_id: worker for worker in Worker.objects.all()}
+        for info in infos:
+            self.sync_worker(info, known.pop(info.worker_id, None))
+        for worker in known.values():  # in the database, forgotten by the runtime
+            self.dead_reasons[worker.worker_id] = (
+                f"worker {worker.worker_id} is no longer registered with the runtime"
+            )
+            if worker.state != WorkerState.DEAD:
+                self.worker_event(worker, WorkerState.DEAD, "no longer registered with the runtime")
+                worker.state = WorkerState.DEAD
+                self.changed_workers.append(worker)
+
+    def sync_worker(self, info: WorkerInfo, worker: Worker | None) -> None:
+        silence = self.now - info.last_heartbeat
+        if silence <= self.session_timeout:
+            state = WorkerState.ALIVE
+            self.live.add(info.worker_id)
+        else:
+            state = WorkerState.DEAD
+            self.dead_reasons[info.worker_id] = (
+                f"worker {info.worker_id} missed its session timeout"
+            )
+        values = {
+            "host": info.host,
+            "pid": info.pid,
+            "started_at": _timestamp(info.started_at),
+            "last_heartbeat": _timestamp(info.last_heartbeat),
+            "state": state,
+        }
+        if worker is None:
+            worker = Worker(worker_id=info.worker_id, **values)
+            self.new_workers.append(worker)
+            self.worker_event(worker, state, f"registered from {info.host} (pid {info.pid})", "")
+            return
+        if state != worker.state:
+            if state == WorkerState.DEAD:
+                reason = (
+                    f"missed its session timeout: last heartbeat {silence:.1f} s ago "
+                    f"(timeout {self.session_timeout:g} s)"
+                )
+            else:
+                reason = "heartbeats resumed"
+            self.worker_event(worker, state, reason)
+        if any(getattr(worker, name) != value for name, value in values.items()):
+            for name, value in values.items():
+                setattr(worker, name, value)
+            self.changed_workers.append(worker)
+
+    def worker_event(
+        self, worker: Worker, to_state: str, reason: str, from_state: str | None = None
+    ) -> None:
+        self.events.append(
+            lifecycle_event(
+                subject_type=SubjectType.WORKER,
+                subject_id=worker.worker_id,
+                from_state=worker.state if from_state is None else from_state,
+                to_state=to_state,
+                actor=RECONCILE_ACTOR,
+                reason=reason,
+                at=self.at,
+            )
+        )
+
+    # -- 2. placement ----------------------------------------------------------------------
+
+    def place(self, connectors: list[Connector]) -> None:
+        wanted = [c for c in connectors if c.channel.target_state in HOSTED_TARGETS]
+        load = Counter(c.worker_id for c in wanted if c.worker_id in self.live)
+        for connector in wanted:
+            previous = connector.worker_id
+            if previous in self.live:
+                continue  # sticky
+            chosen = min(self.live, key=lambda w: (load[w], w)) if self.live else None
+            if chosen is None and previous is None:
+                continue  # nothing to tell the runtime; observe() marks it UNASSIGNED
+            reason = self.placement_reason(previous, chosen, load)
+            self.runtime.assign(connector.runtime_id, chosen)
+            self.placements += 1
+            if chosen is not None:
+                load[chosen] += 1
+            connector.worker_id = chosen
+            self.connector_changed(connector)
+            self.set_connector_state(
+                connector, ConnectorState.UNASSIGNED, reason, always_record=True
+            )
+
+    def placement_reason(self, previous: str | None, chosen: str | None, load: Counter) -> str:
+        why = self.dead_reasons.get(previous, f"worker {previous} is unknown") if previous else ""
+        if chosen is None:
+            return f"{why}; no live worker to take over"
+        placed = f"assigned to worker {chosen} (least loaded, hosting {load[chosen]})"
+        return f"{why}; {placed}" if why else placed
+
+    # -- 3. observed status ----------------------------------------------------------------
+
+    def observe(
+        self, connector: Connector, status: ConnectorStatus | None, tasks: dict[int, Task]
+    ) -> None:
+        if status is not None and status.generation < connector.generation:
+            status = None  # from a driver the connector has since replaced
+        state, reason, trusted = self.derive_state(connector, status)
+        if trusted:
+            if status.generation > connector.generation:
+                connector.generation = status.generation
+                self.new_generations.append(connector)
+            last_status_at = _timestamp(status.updated_at) or connector.last_status_at
+            if (connector.trace, connector.last_status_at) != (status.trace, last_status_at):
+                connector.trace = status.trace
+                connector.last_status_at = last_status_at
+                self.connector_changed(connector)
+            self.mirror_tasks(connector, state, status.tasks, tasks)
+        elif state in (ConnectorState.STOPPED, ConnectorState.UNASSIGNED):
+            self.park_tasks(connector, state, tasks)
+        self.set_connector_state(connector, state, reason)
+
+    def derive_state(
+        self, connector: Connector, status: ConnectorStatus | None
+    ) -> tuple[str, str, bool]:
+        """``(state, reason, whether the status is to be trusted as-is)``."""
+        target = connector.channel.target_state
+        if target in HOSTED_TARGETS and connector.worker_id not in self.live:
+            return ConnectorState.UNASSIGNED, "no live runtime worker to host it", False
+        if status is None:
+            if target == TargetState.STOPPED:
+                return ConnectorState.STOPPED, "stopped and not reported by the runtime", False
+            return connector.state, "", False
+        state = ConnectorState(str(status.state))
+        reporter = status.worker_id
+        if state in _ACTIVE_STATES and reporter is not None and reporter not in self.live:
+            derived = (
+                ConnectorState.UNASSIGNED if target in HOSTED_TARGETS else ConnectorState.STOPPED
+            )
+            return derived, f"worker {reporter} that reported it {state} is dead", False
+        if state == ConnectorState.FAILED:
+            return state, summarize_trace(status.trace), True
+        return state, f"reported by worker {reporter}" if reporter else "reported", True
+
+    def set_connector_state(
+        self, connector: Connector, state: str, reason: str, *, always_record: bool = False
+    ) -> None:
+        if state == connector.state and not always_record:
+            return
+        self.events.append(
+            lifecycle_event(
+                channel=connector.channel,
+                subject_type=SubjectType.CONNECTOR,
+                subject_id=connector.runtime_id,
+                from_state=connector.state,
+                to_state=state,
+                actor=RECONCILE_ACTOR,
+                reason=reason,
+                at=self.at,
+            )
+        )
+        if state != connector.state:
+            connector.state = state
+            connector.state_changed_at = self.at
+            self.connector_changed(connector)
+
+    def connector_changed(self, connector: Connector) -> None:
+        self.changed_connectors[connector.pk] = connector
+
+    # -- tasks -----------------------------------------------------------------------------
+
+    def mirror_tasks(
+        self,
+        connector: Connector,
+        connector_state: str,
+        reported: list[TaskStatus],
+        tasks: dict[int, Task],
+    ) -> None:
+        """Make the connector's task rows equal to the reported tasks.
+
+        A new task is recorded as an event only when its state is not its connector's.
+        """
+        wanted = {task.task_id: task for task in reported}
+        self.gone_tasks.extend(task.pk for task_id, task in tasks.items() if task_id not in wanted)
+        for task_id, status in wanted.items():
+            values = {
+                "state": ConnectorState(str(status.state)),
+                "worker_id": status.worker_id,
+                "topic": status.topic,
+                "partition": status.partition,
+                "offset": status.offset,
+                "end_offset": status.end_offset,
+                "lag": status.lag,
+                "rows_per_second": status.rows_per_second,
+            }
+            reason = f"reported by worker {status.worker_id}" if status.worker_id else "reported"
+            task = tasks.get(task_id)
+            if task is None:
+                task = Task(connector=connector, task_id=task_id, updated=self.at, **values)
+                if values["state"] != connector_state:  # else the connector's event says it
+                    self.task_event(connector, task, "", values["state"], reason)
+                self.new_tasks.append(task)
+            else:
+                self.update_task(connector, task, values, reason)
+
+    def park_tasks(self, connector: Connector, state: str, tasks: dict[int, Task]) -> None:
+        """No driver runs the connector: its tasks take its state and keep their offsets.
+
+        Not recorded as task events: the connector's own event says why.
+        """
+        for task in tasks.values():
+            values = {"state": state, "worker_id": None}
+            self.update_task(connector, task, values, reason=None)
+
+    def update_task(
+        self, connector: Connector, task: Task, values: dict, reason: str | None
+    ) -> None:
+        """Apply ``values``; a state change is recorded unless ``reason`` is None."""
+        if all(getattr(task, name) == value for name, value in values.items()):
+            return
+        if reason is not None and values["state"] != task.state:
+            self.task_event(connector, task, task.state, values["state"], reason)
+        for name, value in values.items():
+            setattr(task, name, value)
+        task.updated = self.at
+        self.changed_tasks.append(task)
+
+    def task_event(
+        self, connector: Connector, task: Task, from_state: str, to_state: str, reason: str
+    ) -> None:
+        self.events.append(
+            lifecycle_event(
+                channel=connector.channel,
+                subject_type=SubjectType.TASK,
+                subject_id=f"{connector.runtime_id}/{task.task_id}",
+                from_state=from_state,
+                to_state=to_state,
+                actor=RECONCILE_ACTOR,
+                reason=reason,
+                at=self.at,
+            )
+        )
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def save(self) -> None:
+        with transaction.atomic():
+            Worker.objects.bulk_create(self.new_workers)
+            update_rows(Worker, self.changed_workers, _WORKER_FIELDS)
+            update_rows(Connector, self.changed_connectors.values(), _CONNECTOR_FIELDS)
+            # Written apart so a pass never writes back a generation it did not change.
+            update_rows(Connector, self.new_generations, ["generation"])
+            Task.objects.filter(pk__in=self.gone_tasks).delete()
+            Task.objects.bulk_create(self.new_tasks)
+            update_rows(Task, self.changed_tasks, [*_TASK_FIELDS, "updated"])
+            LifecycleEvent.objects.bulk_create(self.events)

@@ -1,0 +1,42 @@
+"""Celery tasks: thin wrappers that take ids, call a service and are safe to repeat."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+from celery import shared_task
+from django.conf import settings
+
+from console import services
+from console.locks import single_flight
+from console.runtime import RUNTIME_UNAVAILABLE_ERRORS
+
+logger = logging.getLogger(__name__)
+
+
+def reconcile_lock_ttl() -> float:
+    """How long a reconcile pass may hold its lock: a few periods, at least 10 s."""
+    return max(10.0, 5 * settings.SLUICE_RECONCILE_INTERVAL)
+
+
+@shared_task(name="console.tasks.reconcile", ignore_result=True)
+def reconcile() -> dict[str, Any] | None:
+    """Run one reconcile pass unless another one is running.
+
+    Returns the pass's report, or ``None`` when it skipped (lock held) or the runtime
+    was unreachable; the next scheduled run is the retry.
+    """
+    try:
+        with single_flight("reconcile", reconcile_lock_ttl()) as acquired:
+            if not acquired:
+                logger.info("reconcile skipped: another pass is running")
+                return None
+            report = services.reconcile()
+    except RUNTIME_UNAVAILABLE_ERRORS as exc:
+        logger.warning("reconcile skipped: runtime unavailable: %s", exc)
+        return None
+    if report.events or report.placements:
+        logger.info("reconcile: %s", report)
+    return dataclasses.asdict(report)

@@ -1,0 +1,12 @@
+"""Sluice data plane: from a channel spec to a Spark Structured Streaming query.
+
+* ``pipelines.spec`` - channel spec, plugin catalogue, event patterns (pure Python; the
+  console imports it and it must never import pyspark).
+* ``pipelines.cloudevents`` - the CloudEvents record every stage works on.
+* ``pipelines.sources`` / ``transforms`` / ``sinks`` - Spark implementations per plugin type.
+* ``pipelines.patterns`` - event patterns compiled to native Spark predicates.
+* ``pipelines.builder`` - ``build_stream``: spec -> configured ``DataStreamWriter``.
+
+This package imports neither the console, the runtime adapter, Django, Redis nor Celery.
+Importing ``pipelines`` itself loads nothing else.
+"""

@@ -1,0 +1,136 @@
+"""The CloudEvents 1.0 record every stage of a channel works on, and its JSON form.
+
+Inside a query each event is one row with these columns (:data:`EVENT_SCHEMA`):
+
+* ``id``, ``source``, ``specversion``, ``type`` - required string attributes;
+* ``subject``, ``datacontenttype``, ``dataschema`` (string), ``time`` (timestamp) - optional
+  attributes, NULL when absent;
+* ``extensions`` - every other attribute, ``map<string, variant>``, never NULL;
+* ``data`` - the payload as VARIANT: SQL NULL when the event has no data, a VARIANT null
+  when the data is JSON ``null``;
+* ``origin_topic``, ``origin_partition``, ``origin_offset``, ``origin_timestamp`` - where the
+  event was read from (error context, dead-letter routing); not part of the event itself.
+
+The *JSON form* of an event is the structured-mode CloudEvents JSON object: the attributes at
+the top level (absent ones omitted, ``time`` as RFC 3339 UTC text), extensions next to them,
+the payload under ``data``. Event patterns match it, and the ``cloudevents`` sink format
+writes it.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+    VariantType,
+)
+
+from pipelines.sql import sql_column, sql_string
+
+SPECVERSION = "1.0"
+STRUCTURED_CONTENT_TYPE = "application/cloudevents+json; charset=UTF-8"
+JSON_CONTENT_TYPE = "application/json"
+
+REQUIRED_ATTRIBUTES = ("id", "source", "specversion", "type")
+OPTIONAL_STRING_ATTRIBUTES = ("subject", "datacontenttype", "dataschema")
+ATTRIBUTES = (*REQUIRED_ATTRIBUTES, "subject", "time", "datacontenttype", "dataschema")
+"""Context attributes with a column of their own, in CloudEvents order."""
+RESERVED_MEMBERS = (*ATTRIBUTES, "data", "data_base64")
+"""Top-level members of the JSON form that are not extensions."""
+ORIGIN_COLUMNS = ("origin_topic", "origin_partition", "origin_offset", "origin_timestamp")
+
+EVENT_SCHEMA = StructType(
+    [
+        *(StructField(name, StringType(), nullable=False) for name in REQUIRED_ATTRIBUTES),
+        StructField("subject", StringType()),
+        StructField("time", TimestampType()),
+        StructField("datacontenttype", StringType()),
+        StructField("dataschema", StringType()),
+        StructField("extensions", MapType(StringType(), VariantType()), nullable=False),
+        StructField("data", VariantType()),
+        StructField("origin_topic", StringType()),
+        StructField("origin_partition", IntegerType()),
+        StructField("origin_offset", LongType()),
+        StructField("origin_timestamp", TimestampType()),
+    ]
+)
+"""Column names and types of an event DataFrame (nullability is informative)."""
+
+EVENT_COLUMNS = tuple(EVENT_SCHEMA.fieldNames())
+
+
+def select_event_columns(df: DataFrame) -> DataFrame:
+    """Project ``df`` onto :data:`EVENT_COLUMNS`, in order (a stage's output contract)."""
+    return df.select(*EVENT_COLUMNS)
+
+
+def time_text_sql(timestamp: str) -> str:
+    """SQL rendering a timestamp as RFC 3339 text in UTC, e.g. ``2024-06-01T08:15:30.120Z``.
+
+    Independent of the session time zone (computed from epoch microseconds); fractional
+    seconds are written only when present (3 digits for milliseconds, else 6).
+    """
+    micros = f"unix_micros({timestamp})"
+    utc = f"timestampadd(MICROSECOND, {micros}, TIMESTAMP_NTZ '1970-01-01 00:00:00')"
+    fraction = f"pmod({micros}, 1000000)"
+    millis = f"lpad(CAST({fraction} DIV 1000 AS STRING), 3, '0')"
+    fraction_text = (
+        f"CASE WHEN {fraction} = 0 THEN '' "
+        f"WHEN {fraction} % 1000 = 0 THEN concat('.', {millis}) "
+        f"ELSE concat('.', lpad(CAST({fraction} AS STRING), 6, '0')) END"
+    )
+    return (
+        f"CASE WHEN {timestamp} IS NOT NULL THEN concat(date_format({utc}, 'yyyy-MM-dd'), 'T', "
+        f"date_format({utc}, 'HH:mm:ss'), {fraction_text}, 'Z') END"
+    )
+
+
+def time_text(column: str = "time") -> Column:
+    """Column twin of :func:`time_text_sql`, for the timestamp column named ``column``."""
+    return F.expr(time_text_sql(sql_column(column)))
+
+
+def attribute_sql(key: str) -> str:
+    """SQL for the VARIANT value of the top-level member ``key`` of an event's JSON form.
+
+    NULL when the event has no such member. Serves as the pattern compiler's accessor.
+    """
+    if key == "data":
+        return "`data`"
+    if key == "time":
+        return f"CAST({time_text_sql('`time`')} AS VARIANT)"
+    if key in ATTRIBUTES:
+        return f"CAST(`{key}` AS VARIANT)"
+    return f"try_element_at(`extensions`, {sql_string(key)})"
+
+
+def event_variant_sql() -> str:
+    """SQL for the whole event in its JSON form, as a VARIANT object."""
+    members = ", ".join(
+        f"{sql_string(name)}, {attribute_sql(name)}" for name in (*ATTRIBUTES, "data")
+    )
+    all_members = f"map_concat(`extensions`, map({members}))"
+    present = f"map_filter({all_members}, (name, value) -> value IS NOT NULL)"
+    return f"to_variant_object({present})"
+
+
+def event_variant() -> Column:
+    """The whole event in its JSON form, as a VARIANT object."""
+    return F.expr(event_variant_sql())
+
+
+def event_json() -> Column:
+    """The whole event as structured-mode CloudEvents JSON text."""
+    return F.to_json(event_variant())
+
+
+def no_extensions() -> Column:
+    """An empty ``extensions`` map of the right type."""
+    return F.expr("CAST(map() AS map<string,variant>)")

@@ -1,0 +1,402 @@
+"""Compile event patterns into native Spark predicates (no Python UDF on the per-event path).
+
+A pattern is first compiled by :mod:`pipelines.spec.patterns` into rules; each rule becomes
+a Spark SQL boolean expression over VARIANT values (``try_variant_get``, ``schema_of_variant``
+and higher-order array functions). The whole pattern is generated as SQL text and parsed once
+with ``F.expr`` (building it call by call through py4j is ~1000x slower). The semantics are
+those of the pure-Python evaluator (aws/event-ruler's array-consistent matching); the
+conformance vectors run through both paths.
+
+How a rule compiles (equivalent to ``pipelines.spec.patterns.evaluator``): steps are grouped
+by their first path segment and evaluated on that child node. A node is *crushed* into the
+list of its non-array values (arrays of arrays are flattened up to :data:`MAX_ARRAY_NESTING`
+levels). The absence steps that come before the node's first value step must hold in every
+element ("no leaf anywhere below"); the remaining steps must all hold inside one element,
+``exists(elements, e -> ...)``, which is what keeps matched fields in the same array element.
+
+Generated predicates never evaluate to NULL, so ``NOT`` and ``filter`` behave as booleans.
+Literals are emitted so that no setting of ``spark.sql.parser.escapedStringLiterals`` or
+``spark.sql.ansi.doubleQuotedIdentifiers`` changes their meaning.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from pipelines.spec.patterns import CompiledPattern, FieldPath, Rule, Step, compile_pattern
+from pipelines.spec.patterns.ip import HEX_GROUP_REGEX, IPV4_MAPPED_PREFIX, IPV4_REGEX, IPV6_REGEX
+from pipelines.spec.patterns.matchers import (
+    AnythingBut,
+    EqualsIgnoreCase,
+    ExactLiteral,
+    ExactNumber,
+    ExactString,
+    Exists,
+    IpRange,
+    Matcher,
+    NumericRange,
+    Prefix,
+    Suffix,
+    Wildcard,
+)
+from pipelines.sql import BACKSLASH, sql_double, sql_string
+
+MAX_ARRAY_NESTING = 3
+"""How deep arrays of arrays are searched: ``[[[v]]]`` is reached, ``[[[[v]]]]`` is not."""
+
+FAST_PATH_LEVELS = 8
+"""Nesting levels that get a lambda-free branch for values that are not arrays (deeper ones,
+and everything inside arrays, go through the general lambda-based path)."""
+
+ChildAccessor = Callable[[str], str]
+"""Returns SQL for the VARIANT value of an event's top-level field (NULL when absent)."""
+
+_EVENT_VARIANT = "__sluice_event"
+_NUMBER_KINDS = "('TIN', 'SMA', 'INT', 'BIG', 'FLO', 'DOU', 'DEC')"  # type name prefixes
+_LIKE_ESCAPE = "!"
+_RelativeSteps = Sequence[tuple[FieldPath, Step]]
+
+
+def filter_events(df: DataFrame, pattern: Any) -> DataFrame:
+    """Return the rows of ``df`` whose string column ``event`` holds JSON matching ``pattern``.
+
+    ``event`` is a whole event document (for Sluice events, the CloudEvents JSON form). Rows
+    whose ``event`` is NULL, not valid JSON or not a JSON object never match; the columns of
+    ``df`` are returned unchanged. Raises ``PatternError`` when the pattern is invalid.
+    """
+    root = f"`{_EVENT_VARIANT}`"
+    is_object = F.expr(f"try_variant_get({root}, '$', 'struct<>') IS NOT NULL")
+    predicate = pattern_predicate(pattern, lambda key: variant_child(root, key))
+    return (
+        df.withColumn(_EVENT_VARIANT, F.try_parse_json(F.col("event")))
+        .filter(is_object & predicate)
+        .drop(_EVENT_VARIANT)
+    )
+
+
+def pattern_predicate(pattern: Any, child: ChildAccessor) -> Column:
+    """Compile ``pattern`` into a never-NULL boolean Column.
+
+    ``child(key)`` returns SQL for the VARIANT value of the event's top-level field ``key``
+    (NULL when absent), so events may be one VARIANT column or typed columns.
+    Raises ``PatternError`` when the pattern is invalid.
+    """
+    return F.expr(pattern_sql(compile_pattern(pattern), child))
+
+
+def pattern_sql(compiled: CompiledPattern, child: ChildAccessor) -> str:
+    """SQL text of a compiled pattern's predicate: true when any of its rules matches."""
+    compiler = _Compiler(child)
+    return _any([compiler.rule(rule) for rule in compiled.rules])
+
+
+def variant_child(node: str, key: str) -> str:
+    """SQL for field ``key`` of the VARIANT ``node``; NULL if absent or not an object."""
+    if '"' not in key:
+        path = '$["' + key + '"]'
+    elif "'" not in key:
+        path = "$['" + key + "']"
+    else:  # a key holding both quote characters cannot be written as a variant path
+        fields = f"try_variant_get({node}, '$', 'map<string,variant>')"
+        return f"try_element_at({fields}, {sql_string(key)})"
+    return f"try_variant_get({node}, {sql_string(path)}, 'variant')"
+
+
+def like_pattern(tokens: Sequence[str | None]) -> str:
+    """SQL LIKE pattern (escape character ``!``) for parsed wildcard tokens."""
+    escape = str.maketrans({char: _LIKE_ESCAPE + char for char in ("%", "_", _LIKE_ESCAPE)})
+    return "".join("%" if token is None else token.translate(escape) for token in tokens)
+
+
+def _all(conditions: Sequence[str]) -> str:
+    return "(" + " AND ".join(conditions) + ")" if conditions else "true"
+
+
+def _any(conditions: Sequence[str]) -> str:
+    return "(" + " OR ".join(conditions) + ")" if conditions else "false"
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """Where SQL is generated: inside a lambda (interpreted) or not; fast-path levels left."""
+
+    lambdas: bool
+    fast_levels: int
+
+    def deeper(self) -> _Scope:
+        """One nesting level down on the fast path."""
+        return replace(self, fast_levels=max(self.fast_levels - 1, 0))
+
+    def general(self) -> _Scope:
+        """Inside an array: lambdas only, so the expression grows linearly with the pattern."""
+        return _Scope(lambdas=True, fast_levels=0)
+
+
+class _Compiler:
+    """Generates the SQL of one pattern; lambda variables get fresh names (``__v1``, ...)."""
+
+    def __init__(self, child: ChildAccessor) -> None:
+        self._child = child
+        self._names: Iterator[int] = itertools.count(1)
+
+    def var(self) -> str:
+        return f"__v{next(self._names)}"
+
+    def rule(self, rule: Rule) -> str:
+        steps = [(step.path, step) for step in rule.steps]
+        return self._element_steps(self._child, None, steps, _Scope(False, FAST_PATH_LEVELS))
+
+    def _element_steps(
+        self, child: ChildAccessor, element: str | None, steps: _RelativeSteps, scope: _Scope
+    ) -> str:
+        """Steps that hold inside one element: leaf steps on it, the others per child key."""
+        conditions = [self._leaf_step(element, step, scope) for path, step in steps if not path]
+        groups: dict[str, list[tuple[FieldPath, Step]]] = {}
+        for path, step in steps:
+            if path:
+                groups.setdefault(path[0], []).append((path[1:], step))
+        conditions.extend(
+            self._node_steps(child(key), group, scope) for key, group in groups.items()
+        )
+        return _all(conditions)
+
+    def _node_steps(self, node: str, steps: _RelativeSteps, scope: _Scope) -> str:
+        """Steps below one node. Non-array nodes (the common case) take a lambda-free path."""
+        first_value = next((i for i, (_, s) in enumerate(steps) if not s.absent), len(steps))
+        absent, pinned = steps[:first_value], steps[first_value:]
+        array_steps = self._array_node_steps(node, absent, pinned, scope.general())
+        if not scope.fast_levels:
+            return array_steps
+        value_steps = self._value_node_steps(node, absent, pinned, scope.deeper())
+        return f"CASE WHEN {_is_array(node)} THEN {array_steps} ELSE {value_steps} END"
+
+    def _value_node_steps(
+        self, node: str, absent: _RelativeSteps, pinned: _RelativeSteps, scope: _Scope
+    ) -> str:
+        conditions = [f"NOT {self._value_has_leaf(node, path, scope)}" for path, _ in absent]
+        if pinned:
+            child = partial(variant_child, node)
+            conditions.append(self._element_steps(child, node, pinned, scope))
+        return _all(conditions)
+
+    def _array_node_steps(
+        self, node: str, absent: _RelativeSteps, pinned: _RelativeSteps, scope: _Scope
+    ) -> str:
+        elements = self.var()
+        conditions = [
+            f"NOT {self._elements_have_leaf(elements, path, scope)}" for path, _ in absent
+        ]
+        if pinned:
+            e = self.var()
+            body = self._element_steps(partial(variant_child, e), e, pinned, scope)
+            conditions.append(f"exists({elements}, {e} -> {body})")
+        # Bind the crushed elements once: exists over a one-element array is a "let".
+        return f"exists(array({self._crush(node)}), {elements} -> {_all(conditions)})"
+
+    def _crush(self, node: str, depth: int = MAX_ARRAY_NESTING - 1) -> str:
+        """``array<variant>``: the flattened elements of an array node, else ``[node]``.
+
+        A NULL node gives ``[NULL]``; every predicate treats a NULL element as "no value".
+        """
+        array = f"try_variant_get({node}, '$', 'array<variant>')"
+        if depth > 0:
+            e = self.var()
+            array = f"flatten(transform({array}, {e} -> {self._crush(e, depth - 1)}))"
+        return f"coalesce({array}, array({node}))"
+
+    def _node_has_leaf(self, node: str, path: FieldPath, scope: _Scope) -> str:
+        """Whether any leaf value lies at ``path`` below ``node`` (in any array element)."""
+        array_case = self._elements_have_leaf(self._crush(node), path, scope.general())
+        if not scope.fast_levels:
+            return array_case
+        value_case = self._value_has_leaf(node, path, scope.deeper())
+        return f"CASE WHEN {_is_array(node)} THEN {array_case} ELSE {value_case} END"
+
+    def _value_has_leaf(self, node: str, path: FieldPath, scope: _Scope) -> str:
+        if not path:
+            return _is_leaf(node)
+        return self._node_has_leaf(variant_child(node, path[0]), path[1:], scope)
+
+    def _elements_have_leaf(self, elements: str, path: FieldPath, scope: _Scope) -> str:
+        e = self.var()
+        if not path:
+            return f"exists({elements}, {e} -> {_is_leaf(e)})"
+        inner = self._node_has_leaf(variant_child(e, path[0]), path[1:], scope)
+        return f"exists({elements}, {e} -> {inner})"
+
+    def _leaf_step(self, element: str | None, step: Step, scope: _Scope) -> str:
+        if element is None:  # the parser never yields a step without a field name
+            raise ValueError("a pattern step must name a field")
+        if step.absent:
+            return f"NOT {_is_leaf(element)}"
+        if not scope.lambdas:  # codegen's common-subexpression elimination shares the kind
+            return _any(
+                [self.matcher(matcher, element, _kind(element)) for matcher in step.matchers]
+            )
+        kind = self.var()
+        matched = _any([self.matcher(matcher, element, kind) for matcher in step.matchers])
+        # Lambdas are interpreted: bind the value's kind once for all matchers of the step.
+        return f"exists(array({_kind(element)}), {kind} -> {matched})"
+
+    def matcher(self, matcher: Matcher, value: str, kind: str) -> str:
+        """Never-NULL SQL accepting the leaf ``value`` whose ``schema_of_variant`` is ``kind``."""
+        return f"coalesce({_MATCHER_SQL[type(matcher)](self, matcher, value, kind)}, false)"
+
+
+def _is_array(value: str) -> str:
+    return f"(try_variant_get({value}, '$', 'array<variant>') IS NOT NULL)"
+
+
+def _kind(value: str) -> str:
+    """The value's type name (``STRING``, ``BIGINT``, ``DECIMAL(4,1)``, ``OBJECT<...>``, ...)."""
+    return f"schema_of_variant({value})"
+
+
+def _is_leaf(value: str) -> str:
+    return f"coalesce({_is_leaf_kind(_kind(value))}, false)"
+
+
+def _is_leaf_kind(kind: str) -> str:
+    return f"(left({kind}, 5) NOT IN ('OBJEC', 'ARRAY'))"
+
+
+def _string(value: str) -> str:
+    return f"try_variant_get({value}, '$', 'string')"
+
+
+def _double(value: str) -> str:
+    return f"try_variant_get({value}, '$', 'double')"
+
+
+def _is_number(kind: str) -> str:
+    return f"(left({kind}, 3) IN {_NUMBER_KINDS})"
+
+
+def _exact_string(_: _Compiler, matcher: ExactString, value: str, kind: str) -> str:
+    return f"({kind} = 'STRING' AND {_string(value)} = {sql_string(matcher.value)})"
+
+
+def _exact_number(_: _Compiler, matcher: ExactNumber, value: str, kind: str) -> str:
+    return f"({_is_number(kind)} AND {_double(value)} = {sql_double(matcher.value)})"
+
+
+def _exact_literal(_: _Compiler, matcher: ExactLiteral, value: str, kind: str) -> str:
+    if matcher.value is None:
+        return f"({kind} = 'VOID')"
+    literal = "true" if matcher.value else "false"
+    return f"({kind} = 'BOOLEAN' AND try_variant_get({value}, '$', 'boolean') = {literal})"
+
+
+def _ip_range(compiler: _Compiler, matcher: IpRange, value: str, kind: str) -> str:
+    text = compiler.var()
+    key = f"element_at(transform(array({_string(value)}), {text} -> {ip_key(text)}), 1)"
+    low, high = sql_string(matcher.low.key), sql_string(matcher.high.key)
+    return f"({kind} = 'STRING' AND {key} BETWEEN {low} AND {high})"
+
+
+def _affix(_: _Compiler, matcher: Prefix | Suffix, value: str, kind: str) -> str:
+    text, affix = _string(value), sql_string(matcher.value)
+    if matcher.ignore_case:
+        text, affix = f"lower({text})", f"lower({affix})"
+    function = "startswith" if isinstance(matcher, Prefix) else "endswith"
+    return f"({kind} = 'STRING' AND {function}({text}, {affix}))"
+
+
+def _equals_ignore_case(_: _Compiler, matcher: EqualsIgnoreCase, value: str, kind: str) -> str:
+    expected = sql_string(matcher.value)
+    return f"({kind} = 'STRING' AND lower({_string(value)}) = lower({expected}))"
+
+
+def _wildcard(_: _Compiler, matcher: Wildcard, value: str, kind: str) -> str:
+    pattern = sql_string(like_pattern(matcher.tokens))
+    return f"({kind} = 'STRING' AND {_string(value)} LIKE {pattern} ESCAPE '{_LIKE_ESCAPE}')"
+
+
+def _numeric_range(_: _Compiler, matcher: NumericRange, value: str, kind: str) -> str:
+    number = _double(value)
+    conditions = [_is_number(kind), f"NOT isnan({number})", f"abs({number}) != double('inf')"]
+    if matcher.lower is not None:
+        operator = ">=" if matcher.lower_inclusive else ">"
+        conditions.append(f"{number} {operator} {sql_double(matcher.lower)}")
+    if matcher.upper is not None:
+        operator = "<=" if matcher.upper_inclusive else "<"
+        conditions.append(f"{number} {operator} {sql_double(matcher.upper)}")
+    return _all(conditions)
+
+
+def _anything_but(compiler: _Compiler, matcher: AnythingBut, value: str, kind: str) -> str:
+    excluded = _any([compiler.matcher(inner, value, kind) for inner in matcher.excluded])
+    return f"({_is_leaf_kind(kind)} AND NOT {excluded})"
+
+
+def _exists(_: _Compiler, matcher: Exists, value: str, kind: str) -> str:
+    return _is_leaf_kind(kind)
+
+
+_MATCHER_SQL: dict[type[Matcher], Callable[[_Compiler, Any, str, str], str]] = {
+    ExactString: _exact_string,
+    ExactNumber: _exact_number,
+    ExactLiteral: _exact_literal,
+    IpRange: _ip_range,
+    Prefix: _affix,
+    Suffix: _affix,
+    EqualsIgnoreCase: _equals_ignore_case,
+    Wildcard: _wildcard,
+    NumericRange: _numeric_range,
+    AnythingBut: _anything_but,
+    Exists: _exists,
+}
+"""Matcher type -> SQL generator. Every matcher of ``pipelines.spec.patterns`` is here."""
+
+
+def ip_key(text: str) -> str:
+    """SQL for the comparable key of an IP address string (``parse_ip(text).key``), or NULL.
+
+    ``text`` must be a cheap expression (a lambda variable): it is repeated.
+    """
+    octets = [f"try_cast(try_element_at(split({text}, '[.]'), {i}) AS INT)" for i in range(1, 5)]
+    is_v4 = _all([_full_match(text, IPV4_REGEX), *(f"{octet} <= 255" for octet in octets)])
+    v4_hex = "concat(" + ", ".join(f"lpad(hex({octet}), 2, '0')" for octet in octets) + ")"
+    groups = _ipv6_groups(text)
+    group = "__group"
+    is_v6 = _all(
+        [
+            _full_match(text, IPV6_REGEX),
+            f"NOT contains({text}, ':::')",
+            f"size({groups}) = 8",
+            f"forall({groups}, {group} -> {_full_match(group, HEX_GROUP_REGEX)})",
+        ]
+    )
+    v6_hex = f"upper(array_join(transform({groups}, {group} -> lpad({group}, 4, '0')), ''))"
+    return (
+        f"CASE WHEN {is_v4} THEN concat('4:', {v4_hex}) "
+        f"WHEN {is_v6} AND startswith({v6_hex}, '{IPV4_MAPPED_PREFIX}') "
+        f"THEN concat('4:', substr({v6_hex}, 25, 8)) "
+        f"WHEN {is_v6} THEN concat('6:', {v6_hex}) END"
+    )
+
+
+def _ipv6_groups(text: str) -> str:
+    """SQL for the 8 groups of an IPv6 text with ``::`` expanded (not 8 when malformed)."""
+    halves = f"split({text}, '::')"
+    head = f"split(try_element_at({halves}, 1), ':')"
+    tail = f"split(try_element_at({halves}, 2), ':')"
+    named = f"(size({head}) + size({tail}))"
+    expanded = f"concat({head}, array_repeat('0', 8 - {named}), {tail})"
+    return (
+        f"CASE WHEN size({halves}) = 1 THEN split({text}, ':') "
+        f"WHEN size({halves}) = 2 AND {named} <= 7 THEN {expanded} "
+        "ELSE array() END"
+    )
+
+
+def _full_match(text: str, regex: str) -> str:
+    """Java-regex twin of ``re.fullmatch`` (``$`` alone would accept a trailing newline)."""
+    return f"rlike({text}, {sql_string('^(?:' + regex + ')' + BACKSLASH + 'z')})"

@@ -1,0 +1,31 @@
+"""Spark implementations of source plugins, keyed by plugin type.
+
+A source has two parts: ``read(spark, config)`` returns the raw streaming DataFrame (a thin
+edge), and ``to_events(raw, config)`` is a pure function turning it into events
+(:data:`pipelines.cloudevents.EVENT_SCHEMA`), testable on batch DataFrames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from pipelines.sources.kafka import kafka_records_to_events, read_kafka
+
+
+@dataclass(frozen=True)
+class Source:
+    """How to read one source type and turn what it reads into events."""
+
+    read: Callable[[SparkSession, Any], DataFrame]
+    to_events: Callable[[DataFrame, Any], DataFrame]
+
+
+SOURCES: Mapping[str, Source] = MappingProxyType(
+    {"kafka": Source(read=read_kafka, to_events=kafka_records_to_events)}
+)
+"""Source plugin type -> implementation (same keys as the ``source`` plugins of the catalogue)."""

@@ -1,0 +1,187 @@
+"""The channel spec (source -> transforms -> sink) and its validation.
+
+Errors are reported per field, with paths relative to the spec, so the builder can mark the
+exact node: ``{"transforms[1].config.pattern": ["detail.state: ..."], "sink.type": [...]}``.
+Validation collects every error of every stage; it never stops at the first one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
+
+from pipelines.spec.patterns import PatternError
+from pipelines.spec.plugins import PluginKind, UnknownPluginError, get_plugin
+
+ErrorMap = dict[str, list[str]]
+
+
+class StageSpec(BaseModel):
+    """One stage: a plugin ``type`` and its ``config`` object."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChannelSpec(BaseModel):
+    """A channel: one source, an ordered chain of transforms, one sink."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: StageSpec
+    transforms: list[StageSpec] = Field(default_factory=list)
+    sink: StageSpec
+
+
+class SpecError(ValueError):
+    """A spec (or one stage config) is invalid.
+
+    ``errors`` maps a field path to its messages, e.g. ``"source.config.topics"``,
+    ``"transforms[0].config.pattern"``, ``"sink.type"``; ``""`` is the spec itself.
+    """
+
+    def __init__(self, errors: Mapping[str, list[str]]) -> None:
+        self.errors: ErrorMap = {path: list(messages) for path, messages in errors.items()}
+        summary = "; ".join(
+            f"{path or 'spec'}: {message}"
+            for path, messages in self.errors.items()
+            for message in messages
+        )
+        super().__init__(f"invalid channel spec: {summary}")
+
+
+_SPEC_FIELDS = tuple(ChannelSpec.model_fields)
+_STAGE_KINDS: tuple[tuple[str, PluginKind], ...] = (("source", "source"), ("sink", "sink"))
+
+
+def validate_spec(data: Any) -> ChannelSpec:
+    """Validate a channel spec: its structure and every stage's config against its plugin.
+
+    Returns a :class:`ChannelSpec` whose stage configs are normalized (defaults filled,
+    JSON-ready). Raises :class:`SpecError` with every error found.
+    """
+    if not isinstance(data, Mapping):
+        raise SpecError({"": [f"must be an object with {', '.join(_SPEC_FIELDS)}"]})
+    errors: ErrorMap = {}
+    for key in data:
+        if key not in _SPEC_FIELDS:
+            _add(errors, str(key), f"unknown field; expected one of: {', '.join(_SPEC_FIELDS)}")
+    stages: dict[str, Any] = {}
+    for field, kind in _STAGE_KINDS:
+        if field not in data:
+            _add(errors, field, "field required")
+        else:
+            stages[field] = _checked_stage(kind, data[field], field, errors)
+    stages["transforms"] = _checked_transforms(data.get("transforms", []), errors)
+    if errors:
+        raise SpecError(errors)
+    return ChannelSpec.model_validate(stages)
+
+
+def parse_stage_config(kind: PluginKind, stage: StageSpec) -> BaseModel:
+    """Return the typed config model of a stage.
+
+    Raises :class:`SpecError` with paths relative to the stage (``"type"``,
+    ``"config.topics"``) when the type is unknown or the config is invalid.
+    """
+    try:
+        plugin = get_plugin(kind, stage.type)
+    except UnknownPluginError as error:
+        raise SpecError({"type": [str(error)]}) from None
+    model = plugin.config_model
+    try:
+        return model.model_validate(stage.config)
+    except ValidationError as error:
+        known = tuple(model.model_fields)
+        raise SpecError(_pydantic_errors(error.errors(), prefix="config", known=known)) from None
+
+
+def _checked_transforms(data: Any, errors: ErrorMap) -> list[StageSpec | None]:
+    if not isinstance(data, list):
+        _add(errors, "transforms", "must be a list of stages")
+        return []
+    return [
+        _checked_stage("transform", stage, f"transforms[{index}]", errors)
+        for index, stage in enumerate(data)
+    ]
+
+
+def _checked_stage(kind: PluginKind, data: Any, loc: str, errors: ErrorMap) -> StageSpec | None:
+    """Validate one stage into ``errors``; return it with a normalized config if valid."""
+    if not isinstance(data, Mapping):
+        _add(errors, loc, 'must be an object like {"type": ..., "config": {...}}')
+        return None
+    try:
+        stage = StageSpec.model_validate(data)
+    except ValidationError as error:
+        known = tuple(StageSpec.model_fields)
+        _merge(errors, _pydantic_errors(error.errors(), prefix=loc, known=known))
+        return None
+    try:
+        config = parse_stage_config(kind, stage)
+    except SpecError as error:
+        _merge(errors, {f"{loc}.{path}": messages for path, messages in error.errors.items()})
+        return None
+    return StageSpec(type=stage.type, config=config.model_dump(mode="json"))
+
+
+def _pydantic_errors(
+    details: Iterable[ErrorDetails], prefix: str, known: tuple[str, ...]
+) -> ErrorMap:
+    errors: ErrorMap = {}
+    for detail in details:
+        path = _join_loc(prefix, detail["loc"])
+        messages = _messages(detail)
+        if detail["type"] == "extra_forbidden" and len(detail["loc"]) == 1:
+            messages = [f"unknown field; expected one of: {', '.join(known)}"]
+        for message in messages:
+            _add(errors, path, message)
+    return errors
+
+
+def _join_loc(prefix: str, loc: tuple[int | str, ...]) -> str:
+    path = prefix
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+_MESSAGES = {
+    "missing": "field required",
+    "extra_forbidden": "unknown field",
+    "string_type": "must be a string",
+    "list_type": "must be a list",
+    "dict_type": "must be an object",
+    "bool_type": "must be true or false",
+    "int_type": "must be an integer",
+    "too_short": "must not be empty",
+    "string_too_short": "must not be empty",
+}
+
+
+def _messages(detail: ErrorDetails) -> list[str]:
+    """Readable messages for one pydantic error (a PatternError yields one per problem)."""
+    context = detail.get("ctx") or {}
+    error = context.get("error")
+    if isinstance(error, PatternError):
+        return error.messages
+    if detail["type"] == "value_error" and error is not None:
+        return [str(error)]
+    if detail["type"] == "literal_error":
+        return [f"must be {context.get('expected', 'one of the allowed values')}"]
+    message = _MESSAGES.get(detail["type"])
+    return [message or detail["msg"][:1].lower() + detail["msg"][1:]]
+
+
+def _add(errors: ErrorMap, path: str, message: str) -> None:
+    errors.setdefault(path, []).append(message)
+
+
+def _merge(errors: ErrorMap, more: ErrorMap) -> None:
+    for path, messages in more.items():
+        errors.setdefault(path, []).extend(messages)

@@ -1,0 +1,42 @@
+"""Base class and shared fields of stage config models."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+KAFKA_TOPIC = re.compile(r"[A-Za-z0-9._-]{1,249}")
+_BROKER = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5}")
+
+
+class StageConfig(BaseModel):
+    """A plugin's config: strict JSON types, no unknown fields.
+
+    The model's JSON Schema (titles, descriptions, defaults, examples) drives the config form
+    in the builder, and the same model re-validates what the form sends.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def check_topic(name: str) -> str:
+    """Return ``name`` if it is a legal Kafka topic name, else raise ``ValueError``.
+
+    Topic names never contain ``/``, which event ids built from them rely on.
+    """
+    if not KAFKA_TOPIC.fullmatch(name) or name in (".", ".."):
+        raise ValueError(
+            f"{name!r} is not a valid Kafka topic name (1-249 letters, digits, '.', '_' or '-')"
+        )
+    return name
+
+
+def check_bootstrap_servers(value: str) -> str:
+    """Normalize a ``host:port[,host:port...]`` list (spaces dropped) or raise ``ValueError``."""
+    brokers = [broker.strip() for broker in value.split(",")]
+    if not all(_BROKER.fullmatch(broker) for broker in brokers):
+        raise ValueError(
+            f"{value!r} is not a comma-separated list of host:port (e.g. localhost:9092)"
+        )
+    return ",".join(brokers)

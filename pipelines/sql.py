@@ -1,0 +1,35 @@
+"""Helpers to write Spark SQL text safely (literals whose meaning no parser setting changes).
+
+Stages generate SQL text and parse it once with ``F.expr`` where an expression is large
+(higher-order functions): building it call by call through py4j is orders of magnitude slower.
+"""
+
+from __future__ import annotations
+
+import re
+
+BACKSLASH = "\\"
+_SAFE_LITERAL = re.compile(r"[^'\\]*")
+
+
+def sql_string(text: str) -> str:
+    """A SQL string literal for ``text``.
+
+    Plain quoting when ``text`` holds no quote or backslash, else a hex literal decoded as
+    UTF-8, so neither ``spark.sql.parser.escapedStringLiterals`` nor
+    ``spark.sql.ansi.doubleQuotedIdentifiers`` can change its meaning. Both forms are constant
+    (foldable) expressions.
+    """
+    if _SAFE_LITERAL.fullmatch(text):
+        return f"'{text}'"
+    return f"decode(X'{text.encode('utf-8').hex()}', 'UTF-8')"
+
+
+def sql_double(number: float) -> str:
+    """A SQL DOUBLE literal (exact: Python's repr round-trips)."""
+    return f"CAST('{number!r}' AS DOUBLE)"
+
+
+def sql_column(name: str) -> str:
+    """A quoted column reference."""
+    return "`" + name.replace("`", "``") + "`"

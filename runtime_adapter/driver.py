@@ -1,0 +1,326 @@
+"""The driver entry point: one connector = one Spark driver running one streaming query.
+
+A runtime worker starts it with ``spark-submit runtime_adapter/driver.py
+--connector-id ID --worker-id W --generation N``. The driver reads its
+deployment from Redis, builds the query with :mod:`pipelines`, and then loops:
+it obeys the target state (RUNNING / PAUSED / STOPPED), reports heartbeat,
+progress and tasks, commits processed offsets to the channel's consumer group,
+and reports a failure with its trace before exiting non-zero.
+
+It exits by itself as soon as it no longer owns the connector (reassigned,
+restarted with a newer generation, redeployed with another revision, deleted) or
+its parent process dies, so a connector never runs twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime_adapter.base import ConnectorStatus, Deployment, TaskStatus
+from runtime_adapter.config import RuntimeConfig
+from runtime_adapter.kafka import (
+    BrokerUnreachable,
+    GroupCommitter,
+    PartitionInfo,
+    check_reachable,
+    consumer_group,
+    list_partitions,
+)
+from runtime_adapter.states import State, TargetState
+from runtime_adapter.store import RedisStore
+
+log = logging.getLogger("sluice.driver")
+
+TRACE_LIMIT = 20_000
+POLL_INTERVAL = 0.5
+
+# The most useful line of a Spark failure: a user-raised error or the innermost cause.
+_SUMMARY_PATTERNS = (
+    re.compile(r"\[USER_RAISED_EXCEPTION\]\s*(?P<msg>.+?)(?:\s+SQLSTATE: \w+)?$", re.M),
+    re.compile(r"^Caused by: (?P<msg>.+)$", re.M),
+)
+
+
+def summarize_failure(text: str) -> str:
+    """The one line an operator needs first, taken from a long Spark/Java trace."""
+    for pattern in _SUMMARY_PATTERNS:
+        found = pattern.findall(text) if pattern.groups == 0 else list(pattern.finditer(text))
+        if found:
+            last = found[-1]
+            return (last.group("msg") if hasattr(last, "group") else last).strip()
+    first = text.strip().splitlines()
+    return first[0] if first else "unknown failure"
+
+
+def format_trace(summary: str, detail: str) -> str:
+    """A readable first line, then the full detail, bounded in size."""
+    text = f"{summary}\n\n{detail.strip()}" if detail.strip() != summary else summary
+    if len(text) > TRACE_LIMIT:
+        text = text[:TRACE_LIMIT] + "\n… (trace truncated)"
+    return text
+
+
+def _progress_dict(progress: Any) -> dict[str, Any] | None:
+    """A query progress report as plain JSON data.
+
+    PySpark 4 returns ``StreamingQueryProgress``, a dict subclass that cannot be
+    rebuilt from its items (``dataclasses.asdict`` would try), so go through JSON.
+    """
+    if progress is None:
+        return None
+    if hasattr(progress, "json"):
+        return json.loads(progress.json)
+    return json.loads(json.dumps(progress, default=str))
+
+
+def _as_offsets(raw: Any) -> dict[tuple[str, int], int]:
+    """Spark's Kafka source offsets (``{"topic": {"0": 12}}``) as a flat mapping."""
+    if isinstance(raw, str):
+        raw = json.loads(raw) if raw else {}
+    offsets: dict[tuple[str, int], int] = {}
+    for topic, partitions in (raw or {}).items():
+        for partition, offset in partitions.items():
+            offsets[(topic, int(partition))] = int(offset)
+    return offsets
+
+
+@dataclass
+class TaskTracker:
+    """Turns successive query progress reports into per-partition tasks."""
+
+    worker_id: str
+    partitions: list[PartitionInfo]
+    offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    latest: dict[tuple[str, int], int] = field(default_factory=dict)
+    rates: dict[tuple[str, int], float] = field(default_factory=dict)
+    _last_seen: float = 0.0
+    batch_id: int = -1
+
+    def update(self, progress: dict[str, Any]) -> bool:
+        """Fold in a progress report; True when it is a batch not seen before."""
+        if progress.get("batchId", -1) == self.batch_id:
+            return False
+        self.batch_id = progress.get("batchId", -1)
+        now = time.time()
+        for source in progress.get("sources", []):
+            end = _as_offsets(source.get("endOffset"))
+            if self._last_seen:
+                elapsed = max(now - self._last_seen, 1e-3)
+                for key, offset in end.items():
+                    self.rates[key] = max(offset - self.offsets.get(key, offset), 0) / elapsed
+            self.offsets.update(end)
+            self.latest.update(_as_offsets(source.get("latestOffset")))
+        self._last_seen = now
+        return True
+
+    def tasks(self, state: State) -> list[TaskStatus]:
+        keys = {(p.topic, p.partition) for p in self.partitions} | set(self.offsets)
+        tasks = []
+        for task_id, key in enumerate(sorted(keys)):
+            offset = self.offsets.get(key)
+            end = self.latest.get(key)
+            tasks.append(
+                TaskStatus(
+                    task_id=task_id,
+                    state=state,
+                    worker_id=self.worker_id,
+                    topic=key[0],
+                    partition=key[1],
+                    offset=offset,
+                    end_offset=end,
+                    lag=(end - offset) if end is not None and offset is not None else None,
+                    rows_per_second=round(self.rates.get(key, 0.0), 2),
+                )
+            )
+        return tasks
+
+
+class Driver:
+    """Runs one connector's query and keeps its status in Redis current."""
+
+    def __init__(self, store: RedisStore, config: RuntimeConfig, args: argparse.Namespace):
+        self.store = store
+        self.config = config
+        self.connector_id: str = args.connector_id
+        self.worker_id: str = args.worker_id
+        self.generation: int = args.generation
+        self.revision: int | None = None
+        self.parent_pid = os.getppid()
+        self.query: Any = None
+        self.spark: Any = None
+        self.state = State.UNASSIGNED
+        self.tracker = TaskTracker(args.worker_id, [])
+        self.committer: GroupCommitter | None = None
+        self.stopping = False
+
+    # -- reporting --------------------------------------------------------------------------
+
+    def report(self, state: State, trace: str = "", progress: dict | None = None) -> bool:
+        self.state = state
+        return self.store.report(
+            ConnectorStatus(
+                connector_id=self.connector_id,
+                state=state,
+                worker_id=self.worker_id,
+                generation=self.generation,
+                trace=trace,
+                tasks=self.tracker.tasks(state),
+                progress=progress,
+            )
+        )
+
+    def owns(self, deployment: Deployment | None) -> bool:
+        return (
+            deployment is not None
+            and deployment.worker_id == self.worker_id
+            and deployment.generation == self.generation
+            and deployment.revision == (self.revision or deployment.revision)
+            and os.getppid() == self.parent_pid
+            and not self.stopping
+        )
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def prepare(self, deployment: Deployment) -> None:
+        """Validate the spec and check the brokers before Spark is started, to fail fast."""
+        from pipelines.spec import validate_spec
+
+        spec = validate_spec(deployment.spec)
+        source, sink = spec.source, spec.sink
+        if source.type == "kafka":
+            servers = source.config["bootstrap_servers"]
+            try:
+                self.tracker.partitions = list_partitions(servers, source.config["topics"])
+            except BrokerUnreachable as exc:
+                raise BrokerUnreachable(f"source: {exc}") from exc
+            self.committer = GroupCommitter(servers, consumer_group(deployment.channel))
+        if sink.type == "kafka":
+            try:
+                check_reachable(sink.config["bootstrap_servers"])
+            except BrokerUnreachable as exc:
+                raise BrokerUnreachable(f"sink: {exc}") from exc
+
+    def start_query(self, deployment: Deployment) -> None:
+        from pipelines.builder import build_stream
+        from pipelines.spec import validate_spec
+
+        if self.spark is None:
+            from pyspark.sql import SparkSession
+
+            self.spark = SparkSession.builder.appName(f"sluice-{deployment.channel}").getOrCreate()
+            self.spark.sparkContext.setLogLevel(os.environ.get("SLUICE_SPARK_LOG_LEVEL", "WARN"))
+        checkpoint = self.config.checkpoint_root / deployment.channel
+        checkpoint.mkdir(parents=True, exist_ok=True)
+        writer = build_stream(
+            self.spark,
+            validate_spec(deployment.spec),
+            channel=deployment.channel,
+            checkpoint_dir=str(checkpoint),
+        )
+        self.query = writer.start()
+        log.info("query %s started (checkpoint %s)", self.query.id, checkpoint)
+
+    def stop_query(self) -> None:
+        if self.query is not None and self.query.isActive:
+            self.query.stop()
+        self.query = None
+
+    def collect_progress(self) -> dict | None:
+        progress = _progress_dict(self.query.lastProgress) if self.query is not None else None
+        if progress and self.tracker.update(progress) and self.committer is not None:
+            try:
+                self.committer.commit(self.tracker.offsets)
+            except Exception as exc:  # lag display must never take a channel down
+                log.warning("could not commit offsets to the consumer group: %s", exc)
+        return progress
+
+    def step(self, deployment: Deployment) -> int | None:
+        """One turn of the loop; returns an exit code when the driver should end."""
+        target = deployment.target_state
+        if target == TargetState.STOPPED:
+            self.stop_query()
+            self.report(State.STOPPED)
+            return 0
+        if target == TargetState.PAUSED:
+            if self.query is not None:
+                self.collect_progress()
+                self.stop_query()
+            if self.state != State.PAUSED:
+                self.report(State.PAUSED)
+            return None
+        if self.query is None:
+            self.start_query(deployment)
+        if not self.query.isActive:
+            error = self.query.exception()
+            if error is not None:
+                detail = str(error)
+                self.report(State.FAILED, format_trace(summarize_failure(detail), detail))
+                return 1
+            # The query ended without error (a bounded source ran out): start it again later.
+            self.query = None
+            return None
+        self.report(State.RUNNING, progress=self.collect_progress())
+        return None
+
+    def run(self) -> int:
+        deployment = self.store.deployment(self.connector_id)
+        if not self.owns(deployment):
+            log.info("connector %s is not ours to run; exiting", self.connector_id)
+            return 0
+        self.revision = deployment.revision
+        try:
+            self.prepare(deployment)
+            while True:
+                deployment = self.store.deployment(self.connector_id)
+                if not self.owns(deployment):
+                    log.info("no longer the owner of %s; stopping", self.connector_id)
+                    self.stop_query()
+                    return 0
+                code = self.step(deployment)
+                if code is not None:
+                    return code
+                time.sleep(POLL_INTERVAL)
+        except Exception as exc:
+            detail = traceback.format_exc()
+            self.report(State.FAILED, format_trace(summarize_failure(str(exc)), detail))
+            log.error("connector %s failed: %s", self.connector_id, exc)
+            return 1
+        finally:
+            self.stop_query()
+            if self.committer is not None:
+                self.committer.close()
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Run one Sluice connector's streaming query.")
+    parser.add_argument("--connector-id", required=True)
+    parser.add_argument("--worker-id", required=True)
+    parser.add_argument("--generation", type=int, required=True)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    args = parse_args(argv)
+    config = RuntimeConfig.from_env()
+    driver = Driver(RedisStore.from_url(config.redis_url, config.key_prefix), config, args)
+
+    def _graceful(signum: int, _frame: Any) -> None:
+        driver.stopping = True
+
+    signal.signal(signal.SIGTERM, _graceful)
+    return driver.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

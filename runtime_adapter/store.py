@@ -1,0 +1,200 @@
+"""The Redis status store: desired connectors, worker heartbeats and observed status.
+
+Layout (``{p}`` is the key prefix, ``sluice`` by default); every value is keyed
+by connector id or worker id inside a hash, so one round trip reads them all:
+
+* ``{p}:desired:spec``        connector id → JSON ``{"channel", "revision", "spec"}``
+* ``{p}:desired:target``      connector id → target state
+* ``{p}:desired:worker``      connector id → assigned worker id ("" = unassigned)
+* ``{p}:desired:generation``  connector id → restart generation (an integer)
+* ``{p}:status``              connector id → JSON :class:`ConnectorStatus`
+* ``{p}:workers``             worker id → JSON heartbeat
+
+Only the console writes ``desired:*`` and each write touches one field, so
+concurrent API calls and reconcile passes never overwrite each other. Drivers
+and workers write ``status`` through :meth:`RedisStore.report`, which refuses a
+report from a worker or generation that no longer owns the connector: a stale
+driver cannot overwrite the status of its successor.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import asdict
+from typing import Any
+
+import redis
+
+from runtime_adapter.base import ConnectorStatus, Deployment, TaskStatus, WorkerInfo
+from runtime_adapter.states import State, TargetState
+
+_REPORT_IF_OWNER = """
+local worker = redis.call('HGET', KEYS[1], ARGV[1])
+local generation = redis.call('HGET', KEYS[2], ARGV[1]) or '0'
+if worker ~= ARGV[2] or tostring(generation) ~= ARGV[3] then
+  return 0
+end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[4])
+return 1
+"""
+
+
+def status_to_json(status: ConnectorStatus) -> str:
+    return json.dumps(asdict(status), default=str)
+
+
+def status_from_json(raw: str | bytes) -> ConnectorStatus:
+    data = json.loads(raw)
+    tasks = [
+        TaskStatus(**{**task, "state": State(task["state"])}) for task in data.pop("tasks", [])
+    ]
+    return ConnectorStatus(**{**data, "state": State(data["state"]), "tasks": tasks})
+
+
+class RedisStore:
+    """Typed access to the runtime's Redis keys."""
+
+    def __init__(self, client: redis.Redis, prefix: str = "sluice") -> None:
+        self.redis = client
+        self.prefix = prefix
+        self._report_script = client.register_script(_REPORT_IF_OWNER)
+
+    @classmethod
+    def from_url(cls, url: str, prefix: str = "sluice") -> RedisStore:
+        client = redis.Redis.from_url(
+            url, decode_responses=True, socket_timeout=5, socket_connect_timeout=5
+        )
+        return cls(client, prefix)
+
+    def key(self, name: str) -> str:
+        return f"{self.prefix}:{name}"
+
+    # -- desired state (written by the console through the adapter) -------------------------
+
+    def put_deployment(self, deployment: Deployment) -> None:
+        definition = {
+            "channel": deployment.channel,
+            "revision": deployment.revision,
+            "spec": deployment.spec,
+        }
+        cid = deployment.connector_id
+        pipe = self.redis.pipeline()
+        pipe.hset(self.key("desired:spec"), cid, json.dumps(definition))
+        pipe.hset(self.key("desired:target"), cid, str(deployment.target_state))
+        if deployment.worker_id is not None:
+            pipe.hset(self.key("desired:worker"), cid, deployment.worker_id)
+        else:
+            pipe.hsetnx(self.key("desired:worker"), cid, "")
+        pipe.hsetnx(self.key("desired:generation"), cid, 0)
+        pipe.execute()
+
+    def set_target(self, connector_id: str, target: TargetState) -> None:
+        self.redis.hset(self.key("desired:target"), connector_id, str(target))
+
+    def assign(self, connector_id: str, worker_id: str | None) -> None:
+        """Assign the connector; a change of worker drops the previous worker's status."""
+        new = worker_id or ""
+        old = self.redis.hget(self.key("desired:worker"), connector_id)
+        pipe = self.redis.pipeline()
+        pipe.hset(self.key("desired:worker"), connector_id, new)
+        if old != new:
+            pipe.hdel(self.key("status"), connector_id)
+        pipe.execute()
+
+    def bump_generation(self, connector_id: str) -> int:
+        return int(self.redis.hincrby(self.key("desired:generation"), connector_id, 1))
+
+    def delete(self, connector_id: str) -> None:
+        pipe = self.redis.pipeline()
+        for name in ("desired:spec", "desired:target", "desired:worker", "desired:generation"):
+            pipe.hdel(self.key(name), connector_id)
+        pipe.hdel(self.key("status"), connector_id)
+        pipe.execute()
+
+    def deployments(self) -> dict[str, Deployment]:
+        """Every desired connector, read in one round trip."""
+        pipe = self.redis.pipeline()
+        for name in ("desired:spec", "desired:target", "desired:worker", "desired:generation"):
+            pipe.hgetall(self.key(name))
+        specs, targets, workers, generations = pipe.execute()
+        result: dict[str, Deployment] = {}
+        for cid, raw in specs.items():
+            definition = json.loads(raw)
+            result[cid] = Deployment(
+                connector_id=cid,
+                channel=definition["channel"],
+                revision=int(definition["revision"]),
+                spec=definition["spec"],
+                target_state=TargetState(targets.get(cid, TargetState.STOPPED)),
+                worker_id=workers.get(cid) or None,
+                generation=int(generations.get(cid, 0)),
+            )
+        return result
+
+    def deployment(self, connector_id: str) -> Deployment | None:
+        pipe = self.redis.pipeline()
+        for name in ("desired:spec", "desired:target", "desired:worker", "desired:generation"):
+            pipe.hget(self.key(name), connector_id)
+        raw, target, worker, generation = pipe.execute()
+        if raw is None:
+            return None
+        definition = json.loads(raw)
+        return Deployment(
+            connector_id=connector_id,
+            channel=definition["channel"],
+            revision=int(definition["revision"]),
+            spec=definition["spec"],
+            target_state=TargetState(target or TargetState.STOPPED),
+            worker_id=worker or None,
+            generation=int(generation or 0),
+        )
+
+    # -- observed status (written by drivers and workers) -----------------------------------
+
+    def report(self, status: ConnectorStatus) -> bool:
+        """Write ``status`` if its worker and generation still own the connector.
+
+        Returns False (and writes nothing) for a report from a stale owner.
+        """
+        stamped = ConnectorStatus(**{**asdict(status), "updated_at": time.time()})
+        stamped = status_from_json(status_to_json(stamped))
+        written = self._report_script(
+            keys=[
+                self.key("desired:worker"),
+                self.key("desired:generation"),
+                self.key("status"),
+            ],
+            args=[
+                status.connector_id,
+                status.worker_id or "",
+                str(status.generation),
+                status_to_json(stamped),
+            ],
+        )
+        return bool(written)
+
+    def force_status(self, status: ConnectorStatus) -> None:
+        """Write ``status`` unconditionally (the console's own view, e.g. RESTARTING)."""
+        stamped = ConnectorStatus(**{**asdict(status), "updated_at": time.time()})
+        self.redis.hset(self.key("status"), status.connector_id, status_to_json(stamped))
+
+    def statuses(self, connector_ids: Iterable[str]) -> dict[str, ConnectorStatus]:
+        ids = list(connector_ids)
+        if not ids:
+            return {}
+        values = self.redis.hmget(self.key("status"), ids)
+        return {cid: status_from_json(raw) for cid, raw in zip(ids, values, strict=True) if raw}
+
+    # -- workers -----------------------------------------------------------------------------
+
+    def heartbeat(self, info: WorkerInfo) -> None:
+        self.redis.hset(self.key("workers"), info.worker_id, json.dumps(asdict(info)))
+
+    def workers(self) -> list[WorkerInfo]:
+        raw: dict[str, Any] = self.redis.hgetall(self.key("workers"))
+        return [WorkerInfo(**json.loads(value)) for value in raw.values()]
+
+    def forget_worker(self, worker_id: str) -> None:
+        self.redis.hdel(self.key("workers"), worker_id)

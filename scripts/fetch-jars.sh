@@ -1,0 +1,336 @@
+#!/usr/bin/env bash
+# Fetch the JVM jars the stack needs from Maven Central (via Maven, cache in ~/.m2):
+#
+#   .cache/jars/kafka/        Apache Kafka 4.3.1 broker (KRaft) + kafka-tools + log4j2 binding
+#                             -> java -cp '.cache/jars/kafka/*' kafka.Kafka ...   (scripts/kafka.sh)
+#   .cache/jars/spark-kafka/  spark-sql-kafka-0-10_2.13 at the pyspark version plus ONLY those of its
+#                             runtime dependencies pyspark's own jars/ folder lacks
+#                             -> spark-submit --jars "$(scripts/fetch-jars.sh --print-spark-jars)"
+#
+# Usage: scripts/fetch-jars.sh [--force] [kafka|spark-kafka|all ...]
+#        scripts/fetch-jars.sh --print-spark-jars     # fetch if needed, print comma-separated jar paths
+#
+# Idempotent: each target dir holds a .stamp keyed on the POMs, this script and (spark-kafka) the
+# pyspark jar listing; when it matches the run is instant. --force refetches (and makes Maven
+# retry remote look-ups it has cached as failed).
+#
+# Env: MAVEN_SETTINGS   settings.xml for mvn (default scripts/jars/settings.xml: mirror * -> Central)
+#      PYSPARK_JARS_DIR pyspark's jars/ folder (default: found in .venv)
+#      MAVEN_OPTS       passed to Maven as usual (e.g. -Dmaven.repo.local=/some/m2)
+set -euo pipefail
+# shellcheck source=scripts/_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/_lib.sh"
+
+JARS_DIR="$ROOT/.cache/jars"
+POM_DIR="$ROOT/scripts/jars"
+SELF="$ROOT/scripts/fetch-jars.sh"
+MAVEN_SETTINGS="$(abs_path "${MAVEN_SETTINGS:-scripts/jars/settings.xml}")"
+# Newest spark-token-provider-kafka-0-10 whose sources are on every Central mirror we have seen;
+# only used when the exact pyspark version of that module cannot be resolved (see below).
+TOKEN_PROVIDER_FALLBACK_VERSION=4.0.0
+
+FORCE=0
+PRINT_SPARK_JARS=0
+TARGETS=()
+for arg in "$@"; do
+  case "$arg" in
+    --force|-f) FORCE=1 ;;
+    --print-spark-jars) PRINT_SPARK_JARS=1 ;;
+    kafka|spark-kafka) TARGETS+=("$arg") ;;
+    all) TARGETS+=(kafka spark-kafka) ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$SELF"; exit 0 ;;
+    *) die "unknown argument '$arg' (try --help)" ;;
+  esac
+done
+if (( PRINT_SPARK_JARS )); then
+  TARGETS=(spark-kafka)
+  exec 3>&1 1>&2          # progress messages to stderr, the jar list alone to stdout
+elif (( ${#TARGETS[@]} == 0 )); then
+  TARGETS=(kafka spark-kafka)
+fi
+
+# ---------------------------------------------------------------------------------------------
+files_key() {  # sha256 over the given files' contents (+ any extra text on stdin)
+  { cat "$@"; cat; } | sha256sum | cut -c1-64
+}
+
+stamp_ok() {  # DIR KEY
+  [[ -f "$1/.stamp" ]] && [[ "$(head -n1 "$1/.stamp")" == "$2" ]] && compgen -G "$1/*.jar" >/dev/null
+}
+
+now_ms() { local t=${EPOCHREALTIME/./}; echo $(( 10#${t:0:${#t}-3} )); }
+elapsed() { local ms=$(( $(now_ms) - $1 )); printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100)); }
+
+MVN_LOG=""
+run_mvn() {  # run maven quietly; on failure leave its output in $MVN_LOG
+  command -v mvn >/dev/null || die "mvn not found: run scripts/ensure-system.sh"
+  [[ -f "$MAVEN_SETTINGS" ]] || die "MAVEN_SETTINGS file not found: $MAVEN_SETTINGS"
+  local extra=()
+  (( FORCE )) && extra+=(-U)
+  mvn -q -B -Dstyle.color=never -s "$MAVEN_SETTINGS" "${extra[@]}" "$@" >"$MVN_LOG" 2>&1
+}
+show_mvn_errors() {
+  sed 's/\x1b\[[0-9;]*m//g' "$MVN_LOG" | grep -E '^\[(ERROR|FATAL)\]' \
+    | grep -v -E 'Re-run Maven|For more information|full stack trace|Help 1\]|^\[ERROR\] *$' \
+    | head -n 15 | sed 's/^/    /' >&2 || true
+}
+
+lock_jars_dir() {  # serialize concurrent runs (e.g. kafka.sh + a test fixture starting together)
+  mkdir -p "$JARS_DIR"
+  if command -v flock >/dev/null; then
+    exec 9>"$JARS_DIR/.lock"
+    flock -w 900 9 || die "timed out waiting for another fetch-jars.sh run (lock $JARS_DIR/.lock)"
+  fi
+}
+
+TMP_DIRS=()
+cleanup() { local d; for d in "${TMP_DIRS[@]}"; do rm -rf "$d"; done; }
+trap cleanup EXIT
+
+TMP=""
+new_tmp() {  # NAME -> sets TMP to a fresh dir next to the target (same filesystem: swap = rename)
+  TMP="$(mktemp -d "$JARS_DIR/.tmp-$1.XXXXXX")"
+  TMP_DIRS+=("$TMP")
+}
+
+install_dir() {  # TMP_OUT TARGET_DIR: atomically replace TARGET_DIR with TMP_OUT
+  local out=$1 target=$2
+  rm -rf "$target.old"
+  [[ -e "$target" ]] && mv "$target" "$target.old"
+  mv "$out" "$target"
+  rm -rf "$target.old"
+}
+
+summary() {  # DIR
+  local n size
+  n=$(find "$1" -maxdepth 1 -name '*.jar' | wc -l)
+  size=$(du -sh "$1" | cut -f1)
+  echo "$n jars, $size"
+}
+
+# ---------------------------------------------------------------------------------------------
+fetch_kafka() {
+  local target="$JARS_DIR/kafka" key start tmp kafka_version
+  kafka_version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM_DIR/kafka.pom.xml")"
+  key="$(echo "kafka" | files_key "$SELF" "$ROOT/scripts/_lib.sh" "$POM_DIR/kafka.pom.xml" "$MAVEN_SETTINGS")"
+  if (( ! FORCE )) && stamp_ok "$target" "$key"; then
+    log "kafka: up to date ($(summary "$target") in .cache/jars/kafka)"
+    return
+  fi
+  lock_jars_dir
+  if (( ! FORCE )) && stamp_ok "$target" "$key"; then
+    log "kafka: up to date (fetched by a concurrent run)"
+    return
+  fi
+  start=$(now_ms)
+  log "kafka: resolving Apache Kafka $kafka_version (kafka_2.13 + kafka-tools + log4j2) with Maven (first run downloads ~45 MB into ~/.m2) ..."
+  new_tmp kafka; tmp=$TMP
+  MVN_LOG="$tmp/.mvn.log"
+  if ! run_mvn -f "$POM_DIR/kafka.pom.xml" dependency:copy-dependencies \
+         -DincludeScope=runtime -DoutputDirectory="$tmp/out"; then
+    show_mvn_errors
+    die "kafka: Maven could not fetch the Kafka jars (full log: $MVN_LOG)"
+  fi
+  local must
+  for must in "kafka_2.13-$kafka_version.jar" "kafka-tools-$kafka_version.jar" \
+              "kafka-clients-$kafka_version.jar" log4j-core-*.jar log4j-slf4j-impl-*.jar; do
+    compgen -G "$tmp/out/$must" >/dev/null || die "kafka: expected $must in the Maven output, not found"
+  done
+  { echo "$key"; echo "# kafka $kafka_version, fetched $(date -u +%FT%TZ) by scripts/fetch-jars.sh"; } >"$tmp/out/.stamp"
+  install_dir "$tmp/out" "$target"
+  log "kafka: done in $(elapsed "$start"): $(summary "$target") in .cache/jars/kafka"
+}
+
+# ---------------------------------------------------------------------------------------------
+find_pyspark_jars() {
+  local d
+  if [[ -n "${PYSPARK_JARS_DIR:-}" ]]; then abs_path "$PYSPARK_JARS_DIR"; return; fi
+  for d in "$ROOT"/.venv/lib/python3*/site-packages/pyspark/jars; do
+    [[ -d "$d" ]] && { echo "$d"; return; }
+  done
+  if [[ -x "$ROOT/.venv/bin/python" ]]; then
+    "$ROOT/.venv/bin/python" -c 'import pyspark,os;print(os.path.join(os.path.dirname(pyspark.__file__),"jars"))' 2>/dev/null && return
+  fi
+  return 1
+}
+
+python_bin() {
+  if [[ -x "$ROOT/.venv/bin/python" ]]; then echo "$ROOT/.venv/bin/python"
+  elif command -v python3 >/dev/null; then command -v python3
+  else die "python3 not found"; fi
+}
+
+# Artifact names pyspark ships, from file names artifactId-version[-classifier].jar. A name like
+# log4j-1.2-api-2.25.4 or zstd-jni-1.5.7-7 is ambiguous, so every prefix that is followed by
+# "-<digit>" counts (an over-approximation that cannot hide a real artifact of ours).
+declare -A PYSPARK_HAS=()
+load_pyspark_artifacts() {  # DIR
+  local f base part prefix
+  local -a parts
+  for f in "$1"/*.jar; do
+    base="${f##*/}"; base="${base%.jar}"
+    IFS=- read -r -a parts <<<"$base"
+    prefix="${parts[0]}"
+    for part in "${parts[@]:1}"; do
+      if [[ "$part" == [0-9]* ]]; then PYSPARK_HAS["$prefix"]="${f##*/}"; fi
+      prefix="$prefix-$part"
+    done
+  done
+}
+
+# Rebuild spark-token-provider-kafka-0-10 from the fallback version's sources, compiled by the Scala
+# compiler pyspark ships (scala-compiler-2.13.x.jar is in pyspark/jars) against pyspark's own jars.
+# The module is 6 small Scala files; spark-sql-kafka-0-10 only calls KafkaConfigUpdater,
+# KafkaTokenUtil, KafkaTokenClusterConf and KafkaRedactionUtil from it. Compiling (rather than
+# using the old binary) lets scalac check every reference against Spark $spark_version: the
+# 4.0.0 binary, for instance, refers to LogKeys$CLUSTER_ID$, which Spark 4.1 turned into a Java
+# enum constant, so its Kerberos delegation-token path would fail with NoClassDefFoundError.
+build_token_provider_from_sources() {  # SPARK_VERSION PYSPARK_JARS TMP OUT_DIR KAFKA_CLIENTS_JAR
+  local sv=$1 pj=$2 tmp=$3 out=$4 kc=$5 fb=$TOKEN_PROVIDER_FALLBACK_VERSION py
+  MVN_LOG="$tmp/.mvn-token-sources.log"
+  if ! run_mvn -f "$POM_DIR/spark-token-provider.pom.xml" dependency:copy-dependencies \
+         -Dtoken.provider.version="$fb" -Dtoken.provider.classifier=sources \
+         -DoutputDirectory="$tmp/token-src-jar"; then
+    show_mvn_errors
+    die "spark-kafka: could not fetch spark-token-provider-kafka-0-10_2.13:$fb:sources either (log: $MVN_LOG)"
+  fi
+  compgen -G "$pj/scala-compiler-*.jar" >/dev/null || die "spark-kafka: no scala-compiler jar in $pj"
+  py="$(python_bin)"
+  "$py" - "$tmp/token-src-jar/spark-token-provider-kafka-0-10_2.13-$fb-sources.jar" "$tmp/token-src" <<'PY'
+import sys, zipfile
+zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])
+PY
+  mkdir -p "$tmp/token-classes"
+  local -a sources
+  mapfile -t sources < <(find "$tmp/token-src" -name '*.scala' | sort)
+  (( ${#sources[@]} > 0 )) || die "spark-kafka: no Scala sources in the token-provider sources jar"
+  log "spark-kafka:   compiling ${#sources[@]} Scala files with pyspark's scalac against Spark $sv ..."
+  if ! java -Xss4m -cp "$pj/*" scala.tools.nsc.Main -usejavacp -classpath "$kc" -release 17 -nowarn \
+         -d "$tmp/token-classes" "${sources[@]}" >"$tmp/scalac.log" 2>&1; then
+    sed 's/^/    /' "$tmp/scalac.log" | head -n 30 >&2
+    die "spark-kafka: scalac failed to rebuild spark-token-provider-kafka-0-10 $fb for Spark $sv"
+  fi
+  "$py" - "$tmp/token-src" "$tmp/token-classes" \
+        "$out/spark-token-provider-kafka-0-10_2.13-$sv-rebuilt-from-$fb-sources.jar" "$sv" "$fb" <<'PY'
+import os, sys, zipfile
+src, classes, dest, sv, fb = sys.argv[1:]
+manifest = ("Manifest-Version: 1.0\r\n"
+            f"Implementation-Title: spark-token-provider-kafka-0-10_2.13 {fb} sources, "
+            f"compiled against Spark {sv} by scripts/fetch-jars.sh\r\n\r\n")
+with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("META-INF/MANIFEST.MF", manifest)
+    for root_dir, skip_ext in ((classes, None), (src, ".scala")):
+        for d, _, files in os.walk(root_dir):
+            for f in sorted(files):
+                p = os.path.join(d, f)
+                rel = os.path.relpath(p, root_dir)
+                if rel == "META-INF/MANIFEST.MF" or rel.startswith("META-INF/maven/") \
+                        or (skip_ext and f.endswith(skip_ext)):
+                    continue
+                z.write(p, rel)
+PY
+}
+
+fetch_spark_kafka() {
+  local target="$JARS_DIR/spark-kafka" pj sv key start tmp
+  pj="$(find_pyspark_jars)" && [[ -d "$pj" ]] \
+    || die "spark-kafka: pyspark not found (looked in .venv; set PYSPARK_JARS_DIR or install pyspark into .venv first)"
+  sv="$(find "$pj" -maxdepth 1 -name 'spark-core_2.13-*.jar' -printf '%f\n' | sed -n 's/^spark-core_2\.13-\(.*\)\.jar$/\1/p' | head -n1)"
+  [[ -n "$sv" ]] || die "spark-kafka: cannot tell the Spark version: no spark-core_2.13-*.jar in $pj"
+  key="$( { echo "spark-kafka $sv $pj"; find "$pj" -maxdepth 1 -name '*.jar' -printf '%f\n' | sort; } \
+          | files_key "$SELF" "$ROOT/scripts/_lib.sh" "$POM_DIR/spark-kafka.pom.xml" \
+                      "$POM_DIR/spark-token-provider.pom.xml" "$MAVEN_SETTINGS")"
+  if (( ! FORCE )) && stamp_ok "$target" "$key"; then
+    log "spark-kafka: up to date for pyspark $sv ($(summary "$target") in .cache/jars/spark-kafka)"
+    return
+  fi
+  lock_jars_dir
+  if (( ! FORCE )) && stamp_ok "$target" "$key"; then
+    log "spark-kafka: up to date (fetched by a concurrent run)"
+    return
+  fi
+  start=$(now_ms)
+  log "spark-kafka: resolving org.apache.spark:spark-sql-kafka-0-10_2.13:$sv (matches pyspark $sv in ${pj#"$ROOT"/}) ..."
+  new_tmp spark-kafka; tmp=$TMP
+  mkdir -p "$tmp/out"
+  MVN_LOG="$tmp/.mvn.log"
+  # One Maven run: list the resolved runtime dependencies, and copy them all to a staging dir.
+  if ! run_mvn -f "$POM_DIR/spark-kafka.pom.xml" -Dspark.version="$sv" \
+         dependency:list -DincludeScope=runtime -DoutputFile="$tmp/deps.txt" \
+         dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp/all"; then
+    show_mvn_errors
+    die "spark-kafka: Maven could not fetch spark-sql-kafka-0-10_2.13:$sv (log: $MVN_LOG)"
+  fi
+
+  load_pyspark_artifacts "$pj"
+  local line g a t c v file kept=() skipped=()
+  local -a co
+  while read -r line; do
+    IFS=: read -r -a co <<<"${line%% *}"   # group:artifact:type[:classifier]:version:scope
+    case ${#co[@]} in
+      5) g=${co[0]} a=${co[1]} t=${co[2]} c=""       v=${co[3]} ;;
+      6) g=${co[0]} a=${co[1]} t=${co[2]} c=${co[3]} v=${co[4]} ;;
+      *) continue ;;
+    esac
+    file="$a-$v${c:+-$c}.$t"
+    if [[ -n "${PYSPARK_HAS[$a]:-}" ]]; then
+      skipped+=("$a $v (pyspark has ${PYSPARK_HAS[$a]})")
+    else
+      [[ -f "$tmp/all/$file" ]] || die "spark-kafka: Maven listed $g:$a:$v but did not copy $file"
+      cp "$tmp/all/$file" "$tmp/out/"
+      kept+=("$file")
+    fi
+  done < <(grep -E '^ +[^ :]+:[^ :]+:' "$tmp/deps.txt")
+  (( ${#kept[@]} > 0 )) || die "spark-kafka: no dependency list produced (see $MVN_LOG)"
+  log "spark-kafka:   skipped (already in pyspark/jars): ${skipped[*]/%/;}"
+
+  # spark-token-provider-kafka-0-10, resolved on its own (spark-kafka.pom.xml excludes it).
+  local kc token_mode
+  kc="$(compgen -G "$tmp/out/kafka-clients-*.jar" | head -n1)" || die "spark-kafka: kafka-clients jar missing"
+  MVN_LOG="$tmp/.mvn-token.log"
+  if run_mvn -f "$POM_DIR/spark-token-provider.pom.xml" dependency:copy-dependencies \
+       -Dtoken.provider.version="$sv" -DoutputDirectory="$tmp/out"; then
+    token_mode="binary spark-token-provider-kafka-0-10_2.13-$sv.jar from Maven"
+  else
+    warn "spark-kafka: org.apache.spark:spark-token-provider-kafka-0-10_2.13:$sv is not on the Maven repository" \
+         "(Maven says: $(sed 's/\x1b\[[0-9;]*m//g' "$MVN_LOG" | grep -m1 -o -E "Could not find artifact [^ ]+|[^ ]+ was not found in [^ ]+|Could not transfer artifact [^ ]+" || echo "resolution failed"));" \
+         "rebuilding it from the $TOKEN_PROVIDER_FALLBACK_VERSION sources"
+    build_token_provider_from_sources "$sv" "$pj" "$tmp" "$tmp/out" "$kc"
+    token_mode="rebuilt from spark-token-provider-kafka-0-10_2.13-$TOKEN_PROVIDER_FALLBACK_VERSION-sources.jar with pyspark's scalac"
+  fi
+
+  # Belt and braces: nothing we ship may duplicate an artifact pyspark already has.
+  local j base
+  for j in "$tmp/out"/*.jar; do
+    base="${j##*/}"
+    for a in "${!PYSPARK_HAS[@]}"; do
+      if [[ "$base" == "$a-"[0-9]* ]]; then
+        die "spark-kafka: $base duplicates pyspark's ${PYSPARK_HAS[$a]}"
+      fi
+    done
+  done
+
+  { echo "$key"
+    echo "# spark-sql-kafka-0-10_2.13 $sv for pyspark $sv ($pj), fetched $(date -u +%FT%TZ) by scripts/fetch-jars.sh"
+    echo "# token provider: $token_mode"
+  } >"$tmp/out/.stamp"
+  install_dir "$tmp/out" "$target"
+  log "spark-kafka: done in $(elapsed "$start"): $(summary "$target") in .cache/jars/spark-kafka:"
+  find "$target" -maxdepth 1 -name '*.jar' -printf '      %f\n' | sort
+}
+
+# ---------------------------------------------------------------------------------------------
+mkdir -p "$JARS_DIR"
+declare -A done_targets=()
+for t in "${TARGETS[@]}"; do
+  [[ -n "${done_targets[$t]:-}" ]] && continue
+  done_targets[$t]=1
+  case "$t" in
+    kafka) fetch_kafka ;;
+    spark-kafka) fetch_spark_kafka ;;
+  esac
+done
+
+if (( PRINT_SPARK_JARS )); then
+  find "$JARS_DIR/spark-kafka" -maxdepth 1 -name '*.jar' | sort | paste -sd, - >&3
+fi

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Start the embedded Sluice stack in the foreground under honcho (Procfile).
+# Ctrl-C stops every process it started. Called by `make run` after `make install`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export SLUICE_VAR_DIR="${SLUICE_VAR_DIR:-$PWD/var}"
+export SLUICE_PORT="${SLUICE_PORT:-8000}"
+mkdir -p "$SLUICE_VAR_DIR"
+PY=.venv/bin/python
+
+# Embedded Redis and Kafka unless the environment points at existing ones.
+processes=(web celery beat runtime)
+if [[ -z "${REDIS_URL:-}" ]]; then processes=(redis "${processes[@]}"); fi
+if [[ -z "${SLUICE_KAFKA_BOOTSTRAP:-}" ]]; then processes=(kafka "${processes[@]}"); fi
+
+for port in "$SLUICE_PORT"; do
+  if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "Port $port is already in use: is Sluice already running? (set SLUICE_PORT to move it)" >&2
+    exit 1
+  fi
+done
+
+echo "Preparing the database…"
+$PY manage.py migrate --noinput -v 0
+$PY manage.py collectstatic --noinput -v 0
+admin_note="$($PY manage.py ensure_admin)"
+
+url="http://127.0.0.1:${SLUICE_PORT}/"
+(
+  for _ in $(seq 1 240); do
+    if curl -fsS "${url}healthz" >/dev/null 2>&1; then
+      printf '\n========================================================================\n'
+      printf ' Sluice console: %s   (admin: %sadmin/, API docs: %sapi/docs/)\n' "$url" "$url" "$url"
+      printf ' Log in as "admin". %s\n' "${admin_note:-Password: from SLUICE_ADMIN_PASSWORD, or the one printed on the first run.}"
+      printf ' Stop everything with Ctrl-C.\n'
+      printf '========================================================================\n\n'
+      exit 0
+    fi
+    sleep 0.5
+  done
+  echo "The console did not answer on ${url} within 2 minutes; see the web log above." >&2
+) &
+
+exec .venv/bin/honcho start -f Procfile "${processes[@]}"

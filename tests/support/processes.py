@@ -1,0 +1,132 @@
+"""Start and stop real service processes for tests, on free loopback ports."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0
+
+
+def wait_until(
+    condition: Callable[[], object], timeout: float, interval: float = 0.25, what: str = ""
+) -> object:
+    """Poll ``condition`` until it returns something truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = condition()
+            if value:
+                return value
+        except Exception as exc:  # conditions may fail while a service starts
+            last_error = exc
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what or condition}: {last_error}")
+
+
+@dataclass
+class Service:
+    """A process started in its own session, with its output in a log file."""
+
+    name: str
+    process: subprocess.Popen
+    log_path: Path
+
+    def log_tail(self, lines: int = 60) -> str:
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """SIGTERM the process group, SIGKILL what is left after ``timeout``."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=timeout)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+
+
+def start_service(
+    name: str, command: Sequence[str], log_dir: Path, env: dict[str, str] | None = None
+) -> Service:
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / f"{name}.log"
+    with log_path.open("ab") as log_file:
+        process = subprocess.Popen(
+            list(command),
+            cwd=REPO_ROOT,
+            env={**os.environ, **(env or {})},
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    return Service(name, process, log_path)
+
+
+def start_redis(data_dir: Path, log_dir: Path) -> tuple[Service, str]:
+    port = free_port()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    service = start_service(
+        "redis",
+        ["bash", "scripts/redis.sh"],
+        log_dir,
+        {"REDIS_PORT": str(port), "REDIS_DATA_DIR": str(data_dir)},
+    )
+    wait_until(lambda: port_open(port), 30, what=f"redis on port {port}")
+    return service, f"redis://127.0.0.1:{port}/0"
+
+
+def start_kafka(data_dir: Path, log_dir: Path) -> tuple[Service, str]:
+    port, controller = free_port(), free_port()
+    service = start_service(
+        "kafka",
+        ["bash", "scripts/kafka.sh"],
+        log_dir,
+        {
+            "KAFKA_PORT": str(port),
+            "KAFKA_CONTROLLER_PORT": str(controller),
+            "KAFKA_DATA_DIR": str(data_dir),
+        },
+    )
+    bootstrap = f"127.0.0.1:{port}"
+
+    def ready() -> bool:
+        if not service.alive():
+            raise RuntimeError(f"kafka exited:\n{service.log_tail()}")
+        if not port_open(port):  # a client made earlier would log every refused connection
+            return False
+        from confluent_kafka.admin import AdminClient
+
+        AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=2)
+        return True
+
+    wait_until(ready, 120, interval=1.0, what=f"kafka on {bootstrap}")
+    return service, bootstrap

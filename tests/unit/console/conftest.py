@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import copy
+
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from console.runtime import set_runtime
+from tests.unit.console.fakes import FakeRuntime
+
+#: A spec the real ``pipelines.spec`` accepts.
+VALID_SPEC = {
+    "source": {
+        "type": "kafka",
+        "config": {"bootstrap_servers": "localhost:9092", "topics": ["orders"]},
+    },
+    "transforms": [
+        {"type": "filter", "config": {"pattern": {"data": {"amount": [{"numeric": [">", 100]}]}}}}
+    ],
+    "sink": {
+        "type": "kafka",
+        "config": {"bootstrap_servers": "localhost:9092", "topic": "big-orders"},
+    },
+}
+
+
+@pytest.fixture
+def spec() -> dict:
+    return copy.deepcopy(VALID_SPEC)
+
+
+@pytest.fixture(autouse=True)
+def runtime() -> FakeRuntime:
+    """Every console test talks to a fresh in-memory runtime, never to Redis."""
+    fake = FakeRuntime()
+    set_runtime(fake)
+    yield fake
+    set_runtime(None)
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user("alice", password="s3cret-pass")
+
+
+@pytest.fixture
+def api(user) -> APIClient:
+    """A client authenticated with a DRF token, as scripts would be."""
+    client = APIClient()
+    token = Token.objects.create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def anon() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Real hashers cost ~0.3 s per password; these tests are not about hashing."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

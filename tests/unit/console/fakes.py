@@ -1,0 +1,112 @@
+"""An in-memory :class:`RuntimeAdapter` for fast unit tests.
+
+It records every call and answers ``status``/``workers`` from what a test put in
+``statuses`` and ``worker_infos``. Real Redis-backed behaviour is covered by the
+integration tests.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from runtime_adapter.base import ConnectorStatus, Deployment, TaskStatus, WorkerInfo
+from runtime_adapter.states import State, TargetState
+
+
+@dataclass
+class FakeRuntime:
+    deployments: dict[str, Deployment] = field(default_factory=dict)
+    assignments: dict[str, str | None] = field(default_factory=dict)
+    targets: dict[str, TargetState] = field(default_factory=dict)
+    statuses: dict[str, ConnectorStatus] = field(default_factory=dict)
+    worker_infos: dict[str, WorkerInfo] = field(default_factory=dict)
+    calls: list[tuple] = field(default_factory=list)
+    status_calls: int = 0
+    unavailable: BaseException | None = None
+
+    # -- the protocol ----------------------------------------------------------------------
+
+    def deploy(self, deployment: Deployment) -> None:
+        self._call("deploy", deployment)
+        self.deployments[deployment.connector_id] = deployment
+        self.targets[deployment.connector_id] = deployment.target_state
+        if deployment.worker_id is not None:
+            self.assignments[deployment.connector_id] = deployment.worker_id
+
+    def assign(self, connector_id: str, worker_id: str | None) -> None:
+        self._call("assign", connector_id, worker_id)
+        self.assignments[connector_id] = worker_id
+
+    def set_target_state(self, connector_id: str, target_state: TargetState) -> None:
+        self._call("set_target_state", connector_id, target_state)
+        self.targets[connector_id] = target_state
+
+    def restart(self, connector_id: str) -> int:
+        self._call("restart", connector_id)
+        return 1
+
+    def delete(self, connector_id: str) -> None:
+        self._call("delete", connector_id)
+        for table in (self.deployments, self.assignments, self.targets, self.statuses):
+            table.pop(connector_id, None)
+
+    def status(self, connector_ids: Iterable[str]) -> dict[str, ConnectorStatus]:
+        self.status_calls += 1
+        if self.unavailable is not None:
+            raise self.unavailable
+        return {cid: self.statuses[cid] for cid in connector_ids if cid in self.statuses}
+
+    def workers(self) -> list[WorkerInfo]:
+        if self.unavailable is not None:
+            raise self.unavailable
+        return list(self.worker_infos.values())
+
+    def forget_worker(self, worker_id: str) -> None:
+        self._call("forget_worker", worker_id)
+        self.worker_infos.pop(worker_id, None)
+
+    # -- helpers for tests -----------------------------------------------------------------
+
+    def _call(self, name: str, *args) -> None:
+        if self.unavailable is not None:
+            raise self.unavailable
+        self.calls.append((name, *args))
+
+    def calls_named(self, name: str) -> list[tuple]:
+        return [call[1:] for call in self.calls if call[0] == name]
+
+    def heartbeat(self, worker_id: str, at: float | None = None) -> None:
+        """Register or refresh a worker as if its heartbeat arrived at ``at``."""
+        at = time.time() if at is None else at
+        previous = self.worker_infos.get(worker_id)
+        self.worker_infos[worker_id] = WorkerInfo(
+            worker_id=worker_id,
+            host=f"{worker_id}.example",
+            pid=1000 + len(self.worker_infos),
+            started_at=previous.started_at if previous else at,
+            last_heartbeat=at,
+        )
+
+    def report(
+        self,
+        connector_id: str,
+        state: State,
+        worker_id: str | None,
+        *,
+        generation: int = 0,
+        trace: str = "",
+        tasks: list[TaskStatus] | None = None,
+        updated_at: float = 1.0,
+    ) -> None:
+        """Record what a driver would report for ``connector_id``."""
+        self.statuses[connector_id] = ConnectorStatus(
+            connector_id=connector_id,
+            state=state,
+            worker_id=worker_id,
+            generation=generation,
+            trace=trace,
+            updated_at=updated_at,
+            tasks=tasks or [],
+        )

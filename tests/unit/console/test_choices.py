@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from console.choices import ConnectorState, TargetState, WorkerState
+from runtime_adapter import states
+
+
+def test_connector_states_mirror_the_runtime():
+    assert set(ConnectorState.values) == {state.value for state in states.State}
+
+
+def test_target_states_mirror_the_runtime():
+    assert set(TargetState.values) == {state.value for state in states.TargetState}
+
+
+def test_worker_states_mirror_the_runtime():
+    assert set(WorkerState.values) == {state.value for state in states.WorkerState}

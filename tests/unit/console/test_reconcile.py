@@ -1,0 +1,355 @@
+from __future__ import annotations
+
+import pytest
+
+from console import services
+from console.choices import ConnectorState, SubjectType, WorkerState
+from console.models import Channel, Connector, LifecycleEvent, Task, Worker
+from runtime_adapter.base import TaskStatus
+from runtime_adapter.states import State
+
+pytestmark = pytest.mark.django_db
+
+NOW = 1_700_000_000.0
+
+
+@pytest.fixture
+def started(spec):
+    """Start channels by name; returns their connectors keyed by name."""
+
+    def start(*names: str) -> dict[str, Connector]:
+        for name in names:
+            channel = services.create_channel(name=name, spec=spec)
+            services.start_channel(channel)
+        return {c.runtime_id: c for c in Connector.objects.filter(runtime_id__in=names)}
+
+    return start
+
+
+def reconcile(runtime, now=NOW):
+    return services.reconcile(runtime=runtime, now=now)
+
+
+def connector(name: str) -> Connector:
+    return Connector.objects.get(runtime_id=name)
+
+
+def events(**filters) -> list[tuple[str, str, str, str]]:
+    rows = LifecycleEvent.objects.filter(**filters).order_by("id")
+    return [(e.subject_id, e.from_state, e.to_state, e.reason) for e in rows]
+
+
+def test_workers_are_recorded_alive_or_dead_by_heartbeat_age(runtime, settings):
+    settings.SLUICE_WORKER_SESSION_TIMEOUT = 10
+    runtime.heartbeat("w1", at=NOW - 1)
+    runtime.heartbeat("w2", at=NOW - 30)
+
+    reconcile(runtime)
+
+    states = dict(Worker.objects.values_list("worker_id", "state"))
+    assert states == {"w1": WorkerState.ALIVE, "w2": WorkerState.DEAD}
+    w1 = Worker.objects.get(worker_id="w1")
+    assert (w1.host, w1.last_heartbeat.timestamp()) == ("w1.example", NOW - 1)
+    assert [e[2] for e in events(subject_type=SubjectType.WORKER)] == ["ALIVE", "DEAD"]
+
+
+def test_worker_death_and_recovery_are_recorded(runtime):
+    runtime.heartbeat("w1", at=NOW)
+    reconcile(runtime)
+
+    reconcile(runtime, now=NOW + 11)
+    runtime.heartbeat("w1", at=NOW + 12)
+    reconcile(runtime, now=NOW + 12)
+
+    transitions = [(f, t) for _, f, t, _ in events(subject_type=SubjectType.WORKER)]
+    assert transitions == [("", "ALIVE"), ("ALIVE", "DEAD"), ("DEAD", "ALIVE")]
+    death = LifecycleEvent.objects.get(to_state="DEAD")
+    assert "missed its session timeout" in death.reason
+    assert death.actor == "system:reconcile"
+
+
+def test_a_worker_forgotten_by_the_runtime_becomes_dead(runtime):
+    runtime.heartbeat("w1", at=NOW)
+    reconcile(runtime)
+    runtime.forget_worker("w1")
+
+    reconcile(runtime)
+
+    assert Worker.objects.get().state == WorkerState.DEAD
+
+
+def test_connectors_go_to_the_least_loaded_live_worker(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    runtime.heartbeat("w2", at=NOW)
+    runtime.heartbeat("w3", at=NOW - 60)  # dead: never chosen
+    reconcile(runtime)
+    started("a", "b", "c")
+
+    report = reconcile(runtime)
+
+    placement = dict(Connector.objects.values_list("runtime_id", "worker"))
+    assert placement == {"a": "w1", "b": "w2", "c": "w1"}
+    assert runtime.assignments == placement
+    assert report.placements == 3
+    reasons = [reason for *_, reason in events(subject_type=SubjectType.CONNECTOR)]
+    assert reasons[0] == "assigned to worker w1 (least loaded, hosting 0)"
+
+
+def test_least_loaded_counts_only_connectors_that_want_to_run(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    runtime.heartbeat("w2", at=NOW)
+    reconcile(runtime)
+    started("a", "b")
+    reconcile(runtime)  # a → w1, b → w2
+    services.stop_channel(Channel.objects.get(name="b"))
+
+    started("c")
+    reconcile(runtime)
+
+    assert connector("c").worker_id == "w2"  # w2 hosts only a stopped connector
+
+
+def test_placement_is_sticky(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    reconcile(runtime)
+    started("a", "b")
+    reconcile(runtime)
+    runtime.heartbeat("w2", at=NOW)  # an empty worker joins
+
+    report = reconcile(runtime)
+
+    assert set(Connector.objects.values_list("worker", flat=True)) == {"w1"}
+    assert report.placements == 0
+
+
+def test_connectors_of_a_dead_worker_move_with_a_recorded_reason(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    runtime.heartbeat("w2", at=NOW)
+    reconcile(runtime)
+    started("a")
+    reconcile(runtime)
+    assert connector("a").worker_id == "w1"
+    runtime.report("a", State.RUNNING, "w1")
+    reconcile(runtime)
+    assert connector("a").state == ConnectorState.RUNNING
+
+    runtime.heartbeat("w2", at=NOW + 20)  # w1 stays silent past its session timeout
+    reconcile(runtime, now=NOW + 20)
+
+    moved = connector("a")
+    assert moved.worker_id == "w2"
+    assert moved.state == ConnectorState.UNASSIGNED
+    assert runtime.assignments["a"] == "w2"
+    last = LifecycleEvent.objects.filter(subject_type=SubjectType.CONNECTOR).first()
+    assert (last.from_state, last.to_state, last.actor) == (
+        "RUNNING",
+        "UNASSIGNED",
+        "system:reconcile",
+    )
+    assert last.reason.startswith("worker w1 missed its session timeout; assigned to worker w2")
+    assert last.channel.name == "a"
+
+
+def test_with_no_live_worker_connectors_are_unassigned(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    reconcile(runtime)
+    started("a", "b")
+    reconcile(runtime)
+
+    reconcile(runtime, now=NOW + 60)
+
+    assert set(Connector.objects.values_list("worker", flat=True)) == {None}
+    assert set(Connector.objects.values_list("state", flat=True)) == {ConnectorState.UNASSIGNED}
+    assert runtime.assignments == {"a": None, "b": None}
+    reasons = {e.reason for e in LifecycleEvent.objects.filter(subject_id="a")}
+    assert "worker w1 missed its session timeout; no live worker to take over" in reasons
+
+
+def test_a_started_channel_without_workers_stays_unassigned(runtime, started):
+    started("a")
+
+    reconcile(runtime)
+
+    assert connector("a").state == ConnectorState.UNASSIGNED
+    assert runtime.calls_named("assign") == []
+
+
+def test_reported_status_is_written_and_transitions_recorded(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    reconcile(runtime)
+    started("a")
+    reconcile(runtime)
+    runtime.report(
+        "a",
+        State.RUNNING,
+        "w1",
+        tasks=[
+            TaskStatus(0, State.RUNNING, "w1", "orders", 0, offset=10, end_offset=15, lag=5),
+            TaskStatus(1, State.FAILED, "w1", "orders", 1, offset=7, rows_per_second=3.5),
+        ],
+        updated_at=NOW,
+    )
+
+    reconcile(runtime)
+
+    row = connector("a")
+    assert (row.state, row.worker_id, row.last_status_at.timestamp()) == ("RUNNING", "w1", NOW)
+    tasks = list(
+        Task.objects.filter(connector=row).values_list("task_id", "partition", "offset", "lag")
+    )
+    assert tasks == [(0, 0, 10, 5), (1, 1, 7, None)]
+    connector_event = LifecycleEvent.objects.filter(subject_type=SubjectType.CONNECTOR).first()
+    assert (connector_event.from_state, connector_event.to_state) == ("UNASSIGNED", "RUNNING")
+    assert connector_event.reason == "reported by worker w1"
+    # A new task in its connector's state is covered by the connector's event.
+    assert events(subject_type=SubjectType.TASK) == [("a/1", "", "FAILED", "reported by worker w1")]
+
+
+def test_failure_is_recorded_with_the_error_line_of_the_trace(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    reconcile(runtime)
+    started("a")
+    reconcile(runtime)
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "driver.py", line 1, in <module>\n'
+        "pyspark.errors.AnalysisException: topic orders does not exist\n"
+    )
+    runtime.report("a", State.FAILED, "w1", trace=trace)
+
+    reconcile(runtime)
+
+    row = connector("a")
+    assert (row.state, row.trace) == (ConnectorState.FAILED, trace)
+    event = LifecycleEvent.objects.filter(subject_type=SubjectType.CONNECTOR).first()
+    assert event.to_state == "FAILED"
+    assert event.reason == "pyspark.errors.AnalysisException: topic orders does not exist"
+
+
+def test_tasks_follow_the_report_and_are_removed_when_gone(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    reconcile(runtime)
+    started("a")
+    reconcile(runtime)
+    runtime.report(
+        "a",
+        State.RUNNING,
+        "w1",
+        tasks=[TaskStatus(0, State.RUNNING, "w1"), TaskStatus(1, State.RUNNING, "w1")],
+    )
+    reconcile(runtime)
+
+    runtime.report(
+        "a", State.RUNNING, "w1", tasks=[TaskStatus(0, State.FAILED, "w1")], updated_at=2.0
+    )
+    reconcile(runtime)
+
+    assert list(Task.objects.values_list("task_id", "state")) == [(0, "FAILED")]
+    assert events(subject_id="a/0")[-1][1:3] == ("RUNNING", "FAILED")
+
+
+def test_a_stopped_connector_without_status_is_stopped_and_its_tasks_too(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    reconcile(runtime)
+    started("a")
+    reconcile(runtime)
+    runtime.report("a", State.RUNNING, "w1", tasks=[TaskStatus(0, State.RUNNING, "w1", offset=5)])
+    reconcile(runtime)
+    services.stop_channel(Channel.objects.get(name="a"))
+    del runtime.statuses["a"]
+
+    reconcile(runtime)
+
+    assert connector("a").state == ConnectorState.STOPPED
+    assert list(Task.objects.values_list("state", "worker_id", "offset")) == [("STOPPED", None, 5)]
+
+
+def test_status_from_an_older_generation_is_ignored(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    reconcile(runtime)
+    started("a")
+    reconcile(runtime)
+    Connector.objects.filter(runtime_id="a").update(generation=2)
+    runtime.report("a", State.FAILED, "w1", generation=1, trace="old driver died")
+
+    reconcile(runtime)
+
+    row = connector("a")
+    assert (row.state, row.trace) == (ConnectorState.UNASSIGNED, "")
+    runtime.report("a", State.RUNNING, "w1", generation=2)
+    reconcile(runtime)
+    assert connector("a").state == ConnectorState.RUNNING
+
+
+def test_a_newer_generation_is_adopted(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    reconcile(runtime)
+    started("a")
+    reconcile(runtime)
+    runtime.report("a", State.RUNNING, "w1", generation=3)
+
+    reconcile(runtime)
+
+    assert connector("a").generation == 3
+
+
+def test_status_reported_by_a_dead_worker_is_not_believed(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    reconcile(runtime)
+    started("a")
+    reconcile(runtime)
+    services.stop_channel(Channel.objects.get(name="a"))
+    runtime.report("a", State.RUNNING, "w1")  # last words of w1, which then dies
+
+    reconcile(runtime, now=NOW + 60)
+
+    assert connector("a").state == ConnectorState.STOPPED
+
+
+def test_a_second_pass_with_nothing_new_changes_nothing(
+    runtime, started, django_assert_max_num_queries
+):
+    runtime.heartbeat("w1", at=NOW)
+    runtime.heartbeat("w2", at=NOW - 60)
+    reconcile(runtime)
+    started("a", "b")
+    reconcile(runtime)
+    runtime.report("a", State.RUNNING, "w1", tasks=[TaskStatus(0, State.RUNNING, "w1", offset=1)])
+    runtime.report("b", State.FAILED, "w1", trace="boom")
+    reconcile(runtime)
+    before = (
+        list(LifecycleEvent.objects.values_list("id", flat=True)),
+        list(Connector.objects.values("state", "worker", "trace", "generation", "last_status_at")),
+        list(Task.objects.values()),
+        list(Worker.objects.values()),
+    )
+    calls = len(runtime.calls)
+
+    report = reconcile(runtime)
+
+    after = (
+        list(LifecycleEvent.objects.values_list("id", flat=True)),
+        list(Connector.objects.values("state", "worker", "trace", "generation", "last_status_at")),
+        list(Task.objects.values()),
+        list(Worker.objects.values()),
+    )
+    assert after == before
+    assert (report.events, report.placements) == (0, 0)
+    assert len(runtime.calls) == calls
+
+
+def test_queries_do_not_grow_with_the_number_of_channels(
+    runtime, started, django_assert_max_num_queries
+):
+    for worker in ("w1", "w2"):
+        runtime.heartbeat(worker, at=NOW)
+    names = [f"c{i}" for i in range(30)]
+    started(*names)
+    for name in names:
+        runtime.report(name, State.RUNNING, None, tasks=[TaskStatus(0, State.RUNNING, None)])
+
+    with django_assert_max_num_queries(10):
+        reconcile(runtime)
+
+    assert runtime.status_calls == 1
+    assert set(Connector.objects.values_list("state", flat=True)) == {ConnectorState.RUNNING}

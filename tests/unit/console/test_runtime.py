@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from console.runtime import get_runtime, set_runtime
+
+
+class Recorder:
+    def __init__(self, redis_url: str, prefix: str) -> None:
+        self.redis_url = redis_url
+        self.prefix = prefix
+
+
+def test_the_configured_runtime_is_built_once_with_redis_url_and_prefix(settings):
+    settings.SLUICE_RUNTIME = f"{__name__}.Recorder"
+    settings.REDIS_URL = "redis://runtime.example:6379/3"
+    settings.SLUICE_REDIS_PREFIX = "tenant-a"
+
+    runtime = get_runtime()
+
+    assert isinstance(runtime, Recorder)
+    assert runtime.redis_url == "redis://runtime.example:6379/3"
+    assert runtime.prefix == "tenant-a"
+    assert get_runtime() is runtime
+
+
+def test_a_test_can_swap_the_runtime(settings, runtime):
+    settings.SLUICE_RUNTIME = f"{__name__}.Recorder"
+    replacement = object()
+
+    set_runtime(replacement)
+
+    assert get_runtime() is replacement

@@ -1,0 +1,184 @@
+"""Event patterns compiled to native Spark predicates, checked against the Python evaluator."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from functools import partial
+from typing import Any
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from pipelines.patterns import filter_events, like_pattern, pattern_predicate, variant_child
+from pipelines.spec.patterns import PatternError, matches
+from tests.unit.pipelines.conftest import CONFORMANCE_FILE, load_conformance
+
+pytestmark = pytest.mark.spark
+
+VECTORS: list[dict[str, Any]] = load_conformance()["vectors"] if CONFORMANCE_FILE.exists() else []
+
+
+def events_frame(spark: SparkSession, events: list[Any]) -> DataFrame:
+    """A cached one-partition DataFrame ``(i, event)`` holding each event as JSON text."""
+    rows = [
+        (i, None if e is None else e if isinstance(e, str) else json.dumps(e))
+        for i, e in enumerate(events)
+    ]
+    frame = spark.createDataFrame(rows, "i int, event string").coalesce(1).cache()
+    frame.count()
+    return frame
+
+
+def matching_rows(frame: DataFrame, pattern: Any) -> set[int]:
+    return {row.i for row in filter_events(frame, pattern).select("i").collect()}
+
+
+@pytest.fixture(scope="module")
+def conformance_results(spark: SparkSession) -> dict[str, bool]:
+    """Whether ``filter_events`` keeps each vector's event.
+
+    One query per distinct pattern, over the events of the vectors sharing it; 4 at a time.
+    """
+    frame = events_frame(spark, [vector["event"] for vector in VECTORS])
+    by_pattern: dict[str, list[int]] = {}
+    for index, vector in enumerate(VECTORS):
+        by_pattern.setdefault(json.dumps(vector["pattern"], sort_keys=True), []).append(index)
+
+    def run(indexes: list[int]) -> set[int]:
+        rows = frame.filter(F.col("i").isin(indexes))
+        return matching_rows(rows, VECTORS[indexes[0]]["pattern"])
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        kept = set().union(*pool.map(run, by_pattern.values()))
+    frame.unpersist()
+    return {vector["id"]: index in kept for index, vector in enumerate(VECTORS)}
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])
+def test_conformance_vector(conformance_results: dict[str, bool], vector: dict[str, Any]) -> None:
+    assert conformance_results[vector["id"]] is vector["matches"], vector["note"]
+
+
+def test_filter_events_keeps_columns_and_drops_unreadable_rows(spark: SparkSession) -> None:
+    frame = events_frame(spark, [{"a": []}, None, "{not json", '["a"]', '"a"', {"b": 1}])
+    kept = filter_events(frame, {"a": [{"exists": False}]})
+
+    assert kept.columns == ["i", "event"]
+    assert sorted(row.i for row in kept.collect()) == [0, 5]  # only JSON objects can match
+
+
+def test_invalid_pattern_raises_before_spark_sees_it(spark: SparkSession) -> None:
+    frame = spark.createDataFrame([("{}",)], "event string")
+    with pytest.raises(PatternError, match="unknown operator"):
+        filter_events(frame, {"a": [{"contains": "x"}]})
+
+
+QUOTED = 'it\'s "quoted" \\ back%slash_!'
+AWKWARD_EVENTS = [
+    {QUOTED: QUOTED, "k": "o'k", "w": "50%_off!", "u": "Été"},
+    {"it's": {'say "hi"': ["x\\y"]}, "w": "50 off", "u": "ETE"},
+    {"a.b": 1, "a": {"b": 2}, "$or": "literal"},
+]
+AWKWARD_PATTERNS = [
+    {QUOTED: [QUOTED]},
+    {"k": [{"prefix": "o'"}]},
+    {"w": [{"wildcard": "50%_*!"}]},
+    {"w": [{"wildcard": "50*off"}]},
+    {"u": [{"equals-ignore-case": "été"}]},
+    {"it's": {'say "hi"': [{"suffix": "\\y"}]}},
+    {"a.b": [1]},
+    {"a": {"b": [2]}},
+]
+
+
+@contextmanager
+def spark_conf(spark: SparkSession, key: str, value: str) -> Iterator[None]:
+    previous = spark.conf.get(key, None)
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        if previous is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, previous)
+
+
+@pytest.mark.parametrize("escaped_literals", ["false", "true"])
+def test_keys_and_values_need_no_escaping(spark: SparkSession, escaped_literals: str) -> None:
+    frame = events_frame(spark, AWKWARD_EVENTS)
+    with spark_conf(spark, "spark.sql.parser.escapedStringLiterals", escaped_literals):
+        for pattern in AWKWARD_PATTERNS:
+            expected = {i for i, event in enumerate(AWKWARD_EVENTS) if matches(pattern, event)}
+            assert expected, pattern
+            assert matching_rows(frame, pattern) == expected, pattern
+
+
+def test_like_pattern_escapes_sql_wildcards() -> None:
+    assert like_pattern(("50%_", None, "!")) == "50!%!_%!!"
+
+
+# -- differential testing: random patterns and events, Python evaluator vs Spark ----------
+
+KEYS = ["a", "b", "c"]
+SCALARS: list[Any] = ["x", "y", "xy", "", 1, 2, 2.0, -0.5, True, False, None, "10.0.0.1"]
+OPERATORS = [
+    lambda: "x",
+    lambda: 2,
+    lambda: None,
+    lambda: True,
+    lambda: {"prefix": "x"},
+    lambda: {"suffix": {"equals-ignore-case": "Y"}},
+    lambda: {"wildcard": "x*"},
+    lambda: {"anything-but": "x"},
+    lambda: {"anything-but": [1, 2]},
+    lambda: {"anything-but": {"prefix": "x"}},
+    lambda: {"numeric": [">", 0, "<=", 2]},
+    lambda: {"exists": True},
+    lambda: {"exists": False},
+    lambda: {"cidr": "10.0.0.0/8"},
+]
+
+
+def random_value(rnd: random.Random, depth: int) -> Any:
+    roll = rnd.random()
+    if depth > 2 or roll < 0.45:
+        return rnd.choice(SCALARS)
+    if roll < 0.75:
+        return {key: random_value(rnd, depth + 1) for key in rnd.sample(KEYS, rnd.randint(0, 3))}
+    return [random_value(rnd, depth + 1) for _ in range(rnd.randint(0, 3))]
+
+
+def random_pattern(rnd: random.Random, depth: int = 0) -> dict[str, Any]:
+    pattern: dict[str, Any] = {}
+    for key in rnd.sample(KEYS, rnd.randint(1, 2)):
+        if depth < 2 and rnd.random() < 0.5:
+            pattern[key] = random_pattern(rnd, depth + 1)
+        else:
+            pattern[key] = [rnd.choice(OPERATORS)() for _ in range(rnd.randint(1, 2))]
+    if depth < 2 and rnd.random() < 0.15:
+        pattern["$or"] = [random_pattern(rnd, depth + 1), random_pattern(rnd, depth + 1)]
+    return pattern
+
+
+def test_spark_agrees_with_the_python_evaluator_on_random_cases(spark: SparkSession) -> None:
+    rnd = random.Random(20240601)
+    events = [
+        {key: random_value(rnd, 0) for key in rnd.sample(KEYS, rnd.randint(1, 3))}
+        for _ in range(150)
+    ]
+    patterns = [random_pattern(rnd) for _ in range(12)]
+    frame = events_frame(spark, events).withColumn("v", F.parse_json("event"))
+    # One query evaluates every pattern (the conformance test covers filter_events itself).
+    predicates = [pattern_predicate(p, partial(variant_child, "v")) for p in patterns]
+    rows = frame.select("i", *(c.alias(f"p{n}") for n, c in enumerate(predicates))).collect()
+    for n, pattern in enumerate(patterns):
+        expected = {i for i, event in enumerate(events) if matches(pattern, event)}
+        assert {row.i for row in rows if row[f"p{n}"]} == expected, json.dumps(pattern)
+    interesting = [p for p in patterns if 0 < sum(matches(p, e) for e in events) < len(events)]
+    assert len(interesting) >= 6  # the cases are not trivially all-or-nothing

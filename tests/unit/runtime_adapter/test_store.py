@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from runtime_adapter.base import ConnectorStatus, Deployment, TaskStatus, WorkerInfo
+from runtime_adapter.spark import SparkRuntime
+from runtime_adapter.states import State, TargetState
+from runtime_adapter.store import RedisStore
+
+SPEC = {"source": {"type": "kafka", "config": {}}, "transforms": [], "sink": {"type": "kafka"}}
+
+
+def deployment(cid: str = "orders", **overrides) -> Deployment:
+    fields = {
+        "connector_id": cid,
+        "channel": cid,
+        "revision": 1,
+        "spec": SPEC,
+        "target_state": TargetState.RUNNING,
+    }
+    return Deployment(**{**fields, **overrides})
+
+
+def status(cid: str, worker: str, generation: int = 0, state=State.RUNNING) -> ConnectorStatus:
+    task = TaskStatus(0, state, worker, topic="t", partition=0, offset=5)
+    return ConnectorStatus(cid, state, worker, generation=generation, tasks=[task])
+
+
+def test_deploy_round_trips_and_keeps_assignment(runtime: SparkRuntime, store: RedisStore):
+    runtime.deploy(deployment())
+    runtime.assign("orders", "w1")
+    runtime.deploy(deployment(revision=2))  # a redeploy without a worker keeps the assignment
+    got = store.deployment("orders")
+    assert got is not None
+    assert (got.revision, got.worker_id, got.generation) == (2, "w1", 0)
+    assert got.target_state is TargetState.RUNNING
+    assert set(store.deployments()) == {"orders"}
+
+
+def test_report_is_refused_from_a_stale_owner(runtime: SparkRuntime, store: RedisStore):
+    runtime.deploy(deployment())
+    runtime.assign("orders", "w1")
+    assert store.report(status("orders", "w1"))
+    assert not store.report(status("orders", "w2")), "w2 does not own the connector"
+    generation = runtime.restart("orders")
+    assert generation == 1
+    assert runtime.status(["orders"])["orders"].state is State.RESTARTING
+    assert not store.report(status("orders", "w1", generation=0)), "generation 0 is stale"
+    assert store.report(status("orders", "w1", generation=1))
+    got = runtime.status(["orders", "missing"])
+    assert list(got) == ["orders"]
+    assert got["orders"].tasks[0].offset == 5
+    assert got["orders"].tasks[0].state is State.RUNNING
+    assert got["orders"].updated_at > 0
+
+
+def test_reassignment_drops_the_old_workers_status(runtime: SparkRuntime, store: RedisStore):
+    runtime.deploy(deployment())
+    runtime.assign("orders", "w1")
+    store.report(status("orders", "w1"))
+    runtime.assign("orders", "w1")  # same worker: status kept
+    assert "orders" in runtime.status(["orders"])
+    runtime.assign("orders", "w2")
+    assert runtime.status(["orders"]) == {}
+
+
+def test_target_state_and_delete(runtime: SparkRuntime, store: RedisStore):
+    runtime.deploy(deployment())
+    runtime.set_target_state("orders", TargetState.PAUSED)
+    assert store.deployment("orders").target_state is TargetState.PAUSED
+    runtime.delete("orders")
+    assert store.deployment("orders") is None
+    assert store.deployments() == {}
+
+
+def test_workers_heartbeat_and_forget(runtime: SparkRuntime, store: RedisStore):
+    store.heartbeat(WorkerInfo("w1", "host", 42, 1.0, 2.0, ["orders"]))
+    store.heartbeat(WorkerInfo("w1", "host", 42, 1.0, 3.0, ["orders"]))
+    [worker] = runtime.workers()
+    assert (worker.worker_id, worker.last_heartbeat, worker.connectors) == ("w1", 3.0, ["orders"])
+    runtime.forget_worker("w1")
+    assert runtime.workers() == []
