@@ -14,12 +14,10 @@ processes=(web celery beat runtime)
 if [[ -z "${REDIS_URL:-}" ]]; then processes=(redis "${processes[@]}"); fi
 if [[ -z "${SLUICE_KAFKA_BOOTSTRAP:-}" ]]; then processes=(kafka "${processes[@]}"); fi
 
-for port in "$SLUICE_PORT"; do
-  if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-    echo "Port $port is already in use: is Sluice already running? (set SLUICE_PORT to move it)" >&2
-    exit 1
-  fi
-done
+if (echo >"/dev/tcp/127.0.0.1/$SLUICE_PORT") 2>/dev/null; then
+  echo "Port $SLUICE_PORT is already in use: is Sluice already running? (set SLUICE_PORT to move it)" >&2
+  exit 1
+fi
 
 echo "Preparing the database…"
 $PY manage.py migrate --noinput -v 0
@@ -27,9 +25,16 @@ $PY manage.py collectstatic --noinput -v 0
 admin_note="$($PY manage.py ensure_admin)"
 
 url="http://127.0.0.1:${SLUICE_PORT}/"
+kafka_port="${KAFKA_PORT:-9092}"
+ready() {
+  curl -fsS "${url}healthz" >/dev/null 2>&1 || return 1
+  if [[ " ${processes[*]} " == *" kafka "* ]]; then
+    (echo >"/dev/tcp/127.0.0.1/$kafka_port") 2>/dev/null || return 1
+  fi
+}
 (
   for _ in $(seq 1 240); do
-    if curl -fsS "${url}healthz" >/dev/null 2>&1; then
+    if ready; then
       printf '\n========================================================================\n'
       printf ' Sluice console: %s   (admin: %sadmin/, API docs: %sapi/docs/)\n' "$url" "$url" "$url"
       printf ' Log in as "admin". %s\n' "${admin_note:-Password: from SLUICE_ADMIN_PASSWORD, or the one printed on the first run.}"
@@ -39,7 +44,7 @@ url="http://127.0.0.1:${SLUICE_PORT}/"
     fi
     sleep 0.5
   done
-  echo "The console did not answer on ${url} within 2 minutes; see the web log above." >&2
+  echo "The console or Kafka did not answer within 2 minutes; see the logs above." >&2
 ) &
 
 exec .venv/bin/honcho start -f Procfile "${processes[@]}"
