@@ -34,6 +34,12 @@ if command -v mvn >/dev/null; then
 else
   missing+=(maven)
 fi
+# PostgreSQL server binaries: `make test` runs the console's tests on a throwaway cluster too.
+if compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null; then
+  have+=(postgresql)
+else
+  missing+=(postgresql)
+fi
 
 if (( ${#missing[@]} == 0 )); then
   log "system packages OK (${have[*]/%/,} nothing to install)"
@@ -65,6 +71,9 @@ export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -qq
 "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 
+if [[ " ${missing[*]} " == *" postgresql "* ]] && command -v systemctl >/dev/null; then
+  "${SUDO[@]}" systemctl disable --now postgresql >/dev/null 2>&1 || true  # we start our own
+fi
 if [[ " ${missing[*]} " == *" redis-server "* ]]; then
   # We run redis-server ourselves (scripts/redis.sh); keep the packaged service off.
   if command -v systemctl >/dev/null; then
