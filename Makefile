@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 # The venv is rebuilt whenever the pinned dependencies change.
 DEPS_STAMP := $(VENV)/.deps-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: help install system jars run test lint unit integration clean distclean
+.PHONY: help install system jars run test lint unit integration bench clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -42,8 +42,11 @@ unit: ## Only the fast tests (real Redis, local Spark; no Kafka)
 integration: ## Only the integration tests (real Kafka, Redis, Spark)
 	@bash scripts/test.sh tests/integration
 
+bench: install ## Data-plane benchmark: Sluice vs plain PySpark, a Python loop, Kafka's tools
+	@.venv/bin/python -m bench.dataplane $(BENCH_ARGS)
+
 clean: ## Remove runtime data (var/: database, Kafka and Redis data, checkpoints, logs)
-	rm -rf var test-artifacts
+	rm -rf var test-artifacts bench-results
 
 distclean: clean ## Also remove the venv and downloaded jars
 	rm -rf $(VENV) .cache
