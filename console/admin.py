@@ -16,7 +16,7 @@ from django.http import HttpRequest
 
 from console import services
 from console.models import Channel, Connector, LifecycleEvent, Revision, Task, Worker
-from console.services.specs import normalize_spec
+from console.services.specs import normalize_spec, redact_spec
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -49,10 +49,12 @@ class RevisionInline(admin.TabularInline):
 
     @admin.display(description="spec")
     def pretty_spec(self, revision: Revision) -> str:
-        return json.dumps(revision.spec, indent=2, sort_keys=True)
+        return json.dumps(redact_spec(revision.spec), indent=2, sort_keys=True)
 
 
 class ChannelForm(forms.ModelForm):
+    """Edits the latest spec with its secrets redacted; a marker left in keeps the secret."""
+
     spec = forms.JSONField(help_text="The channel spec as JSON: source, transforms, sink.")
 
     class Meta:
@@ -61,14 +63,16 @@ class ChannelForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.stored_spec = None
         if self.instance.pk:
             revision = self.instance.latest_revision_obj()
-            self.fields["spec"].initial = revision.spec if revision else None
+            self.stored_spec = revision.spec if revision else None
+            self.fields["spec"].initial = redact_spec(self.stored_spec)
 
     def clean_spec(self):
         spec = self.cleaned_data["spec"]
         try:
-            normalize_spec(spec)
+            normalize_spec(spec, stored=self.stored_spec)
         except services.InvalidSpec as exc:
             raise ValidationError(
                 [f"{path or '(spec)'}: {'; '.join(msgs)}" for path, msgs in exc.errors.items()]

@@ -2,7 +2,8 @@
 
 ``ConnectorState``, ``TargetState`` and ``WorkerState`` mirror
 :mod:`runtime_adapter.states` value for value (a unit test keeps the sets equal),
-so a runtime value can be stored and compared without translation.
+so a runtime value can be stored and compared without translation; ``PluginKind``
+mirrors :data:`pipelines.spec.PLUGIN_KINDS` the same way.
 """
 
 from __future__ import annotations
@@ -47,3 +48,11 @@ class SubjectType(models.TextChoices):
     CONNECTOR = "connector", "Connector"
     TASK = "task", "Task"
     WORKER = "worker", "Worker"
+
+
+class PluginKind(models.TextChoices):
+    """The kind of a stage plugin: where it may stand in a channel."""
+
+    SOURCE = "source", "Source"
+    TRANSFORM = "transform", "Transform"
+    SINK = "sink", "Sink"

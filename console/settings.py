@@ -185,7 +185,8 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Sluice API",
     "DESCRIPTION": (
         "Model event channels (source → transforms → sink), start and stop them, and watch "
-        "their connectors, tasks and runtime workers."
+        "their connectors, tasks and runtime workers. Browse the plugin catalogue, check "
+        "stage configs and test event patterns. Secrets in configs are write-only."
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
@@ -201,6 +202,7 @@ SPECTACULAR_SETTINGS = {
         "TargetStateEnum": "console.choices.TargetState",
         "WorkerStateEnum": "console.choices.WorkerState",
         "SubjectTypeEnum": "console.choices.SubjectType",
+        "PluginKindEnum": "console.choices.PluginKind",
     },
 }
 

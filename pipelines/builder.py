@@ -31,7 +31,7 @@ def build_stream(
     append output mode and the default trigger (micro-batches back to back), which the
     caller may override before starting.
     """
-    spec = validate_spec(spec.model_dump())
+    spec = validate_spec(spec)
     events = build_events(spark, spec)
     write = _implementation(SINKS, "sink", spec.sink)
     writer = write(events, parse_stage_config("sink", spec.sink))

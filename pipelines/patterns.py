@@ -3,9 +3,9 @@
 A pattern is first compiled by :mod:`pipelines.spec.patterns` into rules; each rule becomes
 a Spark SQL boolean expression over VARIANT values (``try_variant_get``, ``schema_of_variant``
 and higher-order array functions). The whole pattern is generated as SQL text and parsed once
-with ``F.expr`` (building it call by call through py4j is ~1000x slower). The semantics are
-those of the pure-Python evaluator (aws/event-ruler's array-consistent matching); the
-conformance vectors run through both paths.
+with ``F.expr``: building it call by call through py4j is hundreds of times slower. The
+semantics are those of the pure-Python evaluator (aws/event-ruler's array-consistent
+matching); the conformance vectors run through both paths.
 
 How a rule compiles (equivalent to ``pipelines.spec.patterns.evaluator``): steps are grouped
 by their first path segment and evaluated on that child node. A node is *crushed* into the
@@ -31,7 +31,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.spec.patterns import CompiledPattern, FieldPath, Rule, Step, compile_pattern
-from pipelines.spec.patterns.ip import HEX_GROUP_REGEX, IPV4_MAPPED_PREFIX, IPV4_REGEX, IPV6_REGEX
+from pipelines.spec.patterns.ip import IPV4_REGEX, IPV6_REGEX
 from pipelines.spec.patterns.matchers import (
     AnythingBut,
     EqualsIgnoreCase,
@@ -46,14 +46,15 @@ from pipelines.spec.patterns.matchers import (
     Suffix,
     Wildcard,
 )
+from pipelines.spec.patterns.model import MAX_ARRAY_NESTING
 from pipelines.sql import BACKSLASH, sql_double, sql_string
-
-MAX_ARRAY_NESTING = 3
-"""How deep arrays of arrays are searched: ``[[[v]]]`` is reached, ``[[[[v]]]]`` is not."""
 
 FAST_PATH_LEVELS = 8
 """Nesting levels that get a lambda-free branch for values that are not arrays (deeper ones,
 and everything inside arrays, go through the general lambda-based path)."""
+
+FAST_PATH_MAX_SQL = 50_000
+"""Above this many characters of SQL, a pattern is compiled without the fast path."""
 
 ChildAccessor = Callable[[str], str]
 """Returns SQL for the VARIANT value of an event's top-level field (NULL when absent)."""
@@ -92,9 +93,15 @@ def pattern_predicate(pattern: Any, child: ChildAccessor) -> Column:
 
 
 def pattern_sql(compiled: CompiledPattern, child: ChildAccessor) -> str:
-    """SQL text of a compiled pattern's predicate: true when any of its rules matches."""
-    compiler = _Compiler(child)
-    return _any([compiler.rule(rule) for rule in compiled.rules])
+    """SQL text of a compiled pattern's predicate: true when any of its rules matches.
+
+    Large patterns (many ``$or`` alternatives) are compiled without the fast path, which
+    roughly triples the text, to keep Spark's analysis time and memory reasonable.
+    """
+    sql = _any([_Compiler(child, FAST_PATH_LEVELS).rule(rule) for rule in compiled.rules])
+    if len(sql) <= FAST_PATH_MAX_SQL:
+        return sql
+    return _any([_Compiler(child, 0).rule(rule) for rule in compiled.rules])
 
 
 def variant_child(node: str, key: str) -> str:
@@ -142,8 +149,9 @@ class _Scope:
 class _Compiler:
     """Generates the SQL of one pattern; lambda variables get fresh names (``__v1``, ...)."""
 
-    def __init__(self, child: ChildAccessor) -> None:
+    def __init__(self, child: ChildAccessor, fast_path_levels: int) -> None:
         self._child = child
+        self._fast_path_levels = fast_path_levels
         self._names: Iterator[int] = itertools.count(1)
 
     def var(self) -> str:
@@ -151,7 +159,8 @@ class _Compiler:
 
     def rule(self, rule: Rule) -> str:
         steps = [(step.path, step) for step in rule.steps]
-        return self._element_steps(self._child, None, steps, _Scope(False, FAST_PATH_LEVELS))
+        scope = _Scope(lambdas=False, fast_levels=self._fast_path_levels)
+        return self._element_steps(self._child, None, steps, scope)
 
     def _element_steps(
         self, child: ChildAccessor, element: str | None, steps: _RelativeSteps, scope: _Scope
@@ -189,16 +198,21 @@ class _Compiler:
     def _array_node_steps(
         self, node: str, absent: _RelativeSteps, pinned: _RelativeSteps, scope: _Scope
     ) -> str:
+        if not absent:  # the usual case: no need to bind the crushed elements
+            return self._pinned_in_some_element(self._crush(node), pinned, scope)
         elements = self.var()
         conditions = [
             f"NOT {self._elements_have_leaf(elements, path, scope)}" for path, _ in absent
         ]
         if pinned:
-            e = self.var()
-            body = self._element_steps(partial(variant_child, e), e, pinned, scope)
-            conditions.append(f"exists({elements}, {e} -> {body})")
+            conditions.append(self._pinned_in_some_element(elements, pinned, scope))
         # Bind the crushed elements once: exists over a one-element array is a "let".
         return f"exists(array({self._crush(node)}), {elements} -> {_all(conditions)})"
+
+    def _pinned_in_some_element(self, elements: str, pinned: _RelativeSteps, scope: _Scope) -> str:
+        e = self.var()
+        body = self._element_steps(partial(variant_child, e), e, pinned, scope)
+        return f"exists({elements}, {e} -> {body})"
 
     def _crush(self, node: str, depth: int = MAX_ARRAY_NESTING - 1) -> str:
         """``array<variant>``: the flattened elements of an array node, else ``[node]``.
@@ -236,7 +250,9 @@ class _Compiler:
             raise ValueError("a pattern step must name a field")
         if step.absent:
             return f"NOT {_is_leaf(element)}"
-        if not scope.lambdas:  # codegen's common-subexpression elimination shares the kind
+        if not scope.lambdas or len(step.matchers) == 1:
+            # Codegen's common-subexpression elimination shares the kind outside lambdas, and
+            # a single matcher reads it once or twice: no binding needed.
             return _any(
                 [self.matcher(matcher, element, _kind(element)) for matcher in step.matchers]
             )
@@ -296,7 +312,8 @@ def _exact_literal(_: _Compiler, matcher: ExactLiteral, value: str, kind: str) -
 
 def _ip_range(compiler: _Compiler, matcher: IpRange, value: str, kind: str) -> str:
     text = compiler.var()
-    key = f"element_at(transform(array({_string(value)}), {text} -> {ip_key(text)}), 1)"
+    key_of_text = ip_key(text, matcher.low.version)
+    key = f"element_at(transform(array({_string(value)}), {text} -> {key_of_text}), 1)"
     low, high = sql_string(matcher.low.key), sql_string(matcher.high.key)
     return f"({kind} = 'STRING' AND {key} BETWEEN {low} AND {high})"
 
@@ -356,45 +373,23 @@ _MATCHER_SQL: dict[type[Matcher], Callable[[_Compiler, Any, str, str], str]] = {
 """Matcher type -> SQL generator. Every matcher of ``pipelines.spec.patterns`` is here."""
 
 
-def ip_key(text: str) -> str:
-    """SQL for the comparable key of an IP address string (``parse_ip(text).key``), or NULL.
+def ip_key(text: str, version: int) -> str:
+    """SQL for the key of an IP address string of one version (``parse_ip(text).key``).
 
-    ``text`` must be a cheap expression (a lambda variable): it is repeated.
+    NULL when ``text`` is not an address of that version. ``text`` must be a cheap expression
+    (a lambda variable): it is repeated. Addresses are recognized by the same regular
+    expressions as ``parse_ip``; an IPv6 ``::`` is expanded by counting the groups present.
     """
-    octets = [f"try_cast(try_element_at(split({text}, '[.]'), {i}) AS INT)" for i in range(1, 5)]
-    is_v4 = _all([_full_match(text, IPV4_REGEX), *(f"{octet} <= 255" for octet in octets)])
-    v4_hex = "concat(" + ", ".join(f"lpad(hex({octet}), 2, '0')" for octet in octets) + ")"
-    groups = _ipv6_groups(text)
-    group = "__group"
-    is_v6 = _all(
-        [
-            _full_match(text, IPV6_REGEX),
-            f"NOT contains({text}, ':::')",
-            f"size({groups}) = 8",
-            f"forall({groups}, {group} -> {_full_match(group, HEX_GROUP_REGEX)})",
-        ]
-    )
-    v6_hex = f"upper(array_join(transform({groups}, {group} -> lpad({group}, 4, '0')), ''))"
-    return (
-        f"CASE WHEN {is_v4} THEN concat('4:', {v4_hex}) "
-        f"WHEN {is_v6} AND startswith({v6_hex}, '{IPV4_MAPPED_PREFIX}') "
-        f"THEN concat('4:', substr({v6_hex}, 25, 8)) "
-        f"WHEN {is_v6} THEN concat('6:', {v6_hex}) END"
-    )
-
-
-def _ipv6_groups(text: str) -> str:
-    """SQL for the 8 groups of an IPv6 text with ``::`` expanded (not 8 when malformed)."""
-    halves = f"split({text}, '::')"
-    head = f"split(try_element_at({halves}, 1), ':')"
-    tail = f"split(try_element_at({halves}, 2), ':')"
-    named = f"(size({head}) + size({tail}))"
-    expanded = f"concat({head}, array_repeat('0', 8 - {named}), {tail})"
-    return (
-        f"CASE WHEN size({halves}) = 1 THEN split({text}, ':') "
-        f"WHEN size({halves}) = 2 AND {named} <= 7 THEN {expanded} "
-        "ELSE array() END"
-    )
+    if version == 4:
+        octets = ", ".join(
+            f"lpad(hex(try_cast(split_part({text}, '.', {i}) AS INT)), 2, '0')" for i in range(1, 5)
+        )
+        return f"CASE WHEN {_full_match(text, IPV4_REGEX)} THEN concat('4:', {octets}) END"
+    zeros = f"repeat('0:', 8 - regexp_count({text}, '[0-9a-fA-F]+'))"
+    expanded = f"regexp_replace(replace({text}, '::', concat(':', {zeros})), '^:|:$', '')"
+    groups = f"split(CASE WHEN contains({text}, '::') THEN {expanded} ELSE {text} END, ':')"
+    digits = f"upper(array_join(transform({groups}, __g -> lpad(__g, 4, '0')), ''))"
+    return f"CASE WHEN {_full_match(text, IPV6_REGEX)} THEN concat('6:', {digits}) END"
 
 
 def _full_match(text: str, regex: str) -> str:

@@ -9,18 +9,32 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from console.api.exceptions import spec_error_paths
-from console.choices import ConnectorState, SubjectType, TargetState, WorkerState
+from console.choices import ConnectorState, PluginKind, SubjectType, TargetState, WorkerState
 from console.models import Channel, LifecycleEvent, Task, Worker
-from console.services import InvalidSpec
-from console.services.specs import normalize_spec
+from console.services import InvalidSpec, specs
+from console.services.specs import SECRET_MARKER, PatternError
+
+
+@extend_schema_field(OpenApiTypes.OBJECT)
+class ObjectField(serializers.JSONField):
+    """Any JSON object (a JSON array, string, number or null is refused)."""
+
+    default_error_messages = {"not_an_object": "Must be a JSON object."}
+
+    def to_internal_value(self, data: Any) -> Any:
+        data = super().to_internal_value(data)
+        if not isinstance(data, dict):
+            self.fail("not_an_object")
+        return data
 
 
 @extend_schema_field(OpenApiTypes.OBJECT)
 class SpecField(serializers.JSONField):
     """A channel spec: reads the latest revision's, validates what is written.
 
-    Validation errors are raised keyed by their path inside the spec; the channel
-    serializer prefixes them with ``spec.``.
+    Secrets never leave: each one reads as the marker, and a marker (or a secret left out)
+    written back keeps the stored secret. Validation errors are raised keyed by their path
+    inside the spec; the channel serializer prefixes them with ``spec.``.
     """
 
     def get_attribute(self, instance: Channel) -> Any:
@@ -29,10 +43,15 @@ class SpecField(serializers.JSONField):
         revision = instance.latest_revision_obj()
         return revision.spec if revision else None
 
+    def to_representation(self, value: Any) -> Any:
+        return specs.redact_spec(super().to_representation(value))
+
     def to_internal_value(self, data: Any) -> Any:
         data = super().to_internal_value(data)
+        instance = getattr(self.parent, "instance", None)
+        stored = self.get_attribute(instance) if isinstance(instance, Channel) else None
         try:
-            normalize_spec(data)
+            specs.normalize_spec(data, stored=stored)
         except InvalidSpec as exc:
             raise serializers.ValidationError(exc.errors) from exc
         return data
@@ -40,7 +59,11 @@ class SpecField(serializers.JSONField):
 
 class ChannelSerializer(serializers.ModelSerializer):
     spec = SpecField(
-        help_text="The channel spec: source, transforms[], sink (see the plugin catalogue)."
+        help_text=(
+            "The channel spec: source, transforms[], sink (see the plugin catalogue). Secrets "
+            f"(config fields marked writeOnly) read as {SECRET_MARKER!r}; send that marker "
+            "back, or leave the field out, to keep the stored secret."
+        )
     )
     target_state = serializers.ChoiceField(choices=TargetState.choices, read_only=True)
     state = serializers.ChoiceField(
@@ -194,3 +217,80 @@ class LifecycleEventSerializer(serializers.ModelSerializer):
             "reason",
         ]
         read_only_fields = fields
+
+
+class PluginSerializer(serializers.Serializer):
+    """One plugin of the catalogue; ``(kind, type)`` identifies it."""
+
+    type = serializers.CharField(help_text="The name a stage gives in its ``type``.")
+    kind = serializers.ChoiceField(
+        choices=PluginKind.choices, help_text="Where the stage may stand in a channel."
+    )
+    title = serializers.CharField()
+    description = serializers.CharField()
+    config_schema = ObjectField(
+        source="json_schema",
+        help_text=(
+            "JSON Schema of the stage's config (drives the config form). Secret fields are "
+            '"writeOnly": true with "format": "password".'
+        ),
+    )
+
+
+class PluginKindQuerySerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=PluginKind.choices, required=False, help_text="Only plugins of this kind."
+    )
+
+
+class PluginKindErrorSerializer(serializers.Serializer):
+    kind = serializers.ListField(
+        child=serializers.CharField(), help_text="Why kind is needed, or why it is not a kind."
+    )
+
+
+class PluginConfigSerializer(serializers.Serializer):
+    config = ObjectField(help_text="A stage config to check, as it would stand in a spec.")
+
+
+class PluginConfigValidSerializer(serializers.Serializer):
+    valid = serializers.BooleanField(help_text="true: the config is valid.")
+    config = ObjectField(
+        help_text=f"The config normalised (defaults filled in), secrets read as {SECRET_MARKER!r}."
+    )
+
+
+class PluginConfigInvalidSerializer(serializers.Serializer):
+    valid = serializers.BooleanField(help_text="false: the config is not valid.")
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text='Messages keyed by the path of the bad field ("config.topics").',
+    )
+
+
+@extend_schema_field(OpenApiTypes.OBJECT)
+class PatternField(serializers.JSONField):
+    """An event pattern (a JSON object), checked by :func:`pipelines.spec.patterns`."""
+
+
+class EventPatternTestSerializer(serializers.Serializer):
+    """A pattern and an event to test it on, like EventBridge's TestEventPattern."""
+
+    pattern = PatternField(
+        help_text=(
+            "An EventBridge event pattern over the event in its CloudEvents JSON form "
+            "(attributes at the top level, the payload under data)."
+        )
+    )
+    event = ObjectField(help_text="The event, a JSON object, matched exactly as given.")
+
+    def validate_pattern(self, value: Any) -> Any:
+        try:
+            specs.validate_pattern(value)
+        except PatternError as exc:
+            raise serializers.ValidationError(exc.messages) from exc
+        return value
+
+
+class EventPatternResultSerializer(serializers.Serializer):
+    result = serializers.BooleanField(help_text="true when the event matches the pattern.")

@@ -1,4 +1,5 @@
-"""``/api/v1/`` routes, spelled out: start, stop and status take no trailing slash."""
+"""``/api/v1/`` routes, spelled out: actions (start, stop, status, validate, test) take no
+trailing slash."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ channel_stop = views.ChannelViewSet.as_view({"post": "stop"})
 channel_status = views.ChannelViewSet.as_view({"get": "status"})
 worker_list = views.WorkerViewSet.as_view({"get": "list"})
 worker_detail = views.WorkerViewSet.as_view({"get": "retrieve"})
+plugin_list = views.PluginViewSet.as_view({"get": "list"})
+plugin_detail = views.PluginViewSet.as_view({"get": "retrieve"})
+plugin_validate = views.PluginViewSet.as_view({"post": "validate_config"})
+plugin_validate_by_type = views.PluginViewSet.as_view({"post": "validate_config_by_type"})
 
 app_name = "api"
 urlpatterns = [
@@ -30,4 +35,10 @@ urlpatterns = [
     ),
     path("workers/", worker_list, name="worker-list"),
     path("workers/<str:worker_id>/", worker_detail, name="worker-detail"),
+    path("plugins/", plugin_list, name="plugin-list"),
+    path("plugins/<str:kind>/<str:type>/", plugin_detail, name="plugin-detail"),
+    path("plugins/<str:kind>/<str:type>/validate", plugin_validate, name="plugin-validate"),
+    # The issue's spelling: kind in the query, needed only when the type is ambiguous.
+    path("plugins/<str:type>/validate", plugin_validate_by_type, name="plugin-validate-by-type"),
+    path("event-patterns/test", views.EventPatternTestView.as_view(), name="event-pattern-test"),
 ]

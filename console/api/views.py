@@ -2,7 +2,8 @@
 
 Channels are addressed by name. Requests that change what runs (start, stop)
 return ``202 Accepted`` at once; the change shows up in ``status`` after the next
-reconcile pass.
+reconcile pass. Plugins are addressed by ``(kind, type)``: a source and a sink may
+share a type. The plugin and event-pattern checks change nothing.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
+    OpenApiParameter,
     OpenApiResponse,
+    PolymorphicProxySerializer,
     extend_schema,
     extend_schema_view,
 )
-from rest_framework import generics, mixins, status, viewsets
+from rest_framework import generics, mixins, status, views, viewsets
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -23,11 +27,21 @@ from console import services
 from console.api.serializers import (
     ChannelSerializer,
     ChannelStatusSerializer,
+    EventPatternResultSerializer,
+    EventPatternTestSerializer,
     LifecycleEventSerializer,
+    PluginConfigInvalidSerializer,
+    PluginConfigSerializer,
+    PluginConfigValidSerializer,
+    PluginKindErrorSerializer,
+    PluginKindQuerySerializer,
+    PluginSerializer,
     TargetStateSerializer,
     WorkerSerializer,
 )
+from console.choices import PluginKind
 from console.models import Channel, LifecycleEvent, Worker
+from console.services import specs
 
 SPEC_ERRORS = OpenApiResponse(
     response=OpenApiTypes.OBJECT,
@@ -175,3 +189,227 @@ class WorkerViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Worker.objects.prefetch_related("connectors")
     serializer_class = WorkerSerializer
     lookup_field = "worker_id"
+
+
+# -- plugins -------------------------------------------------------------------------------
+
+KIND_PATH = OpenApiParameter(
+    "kind", str, OpenApiParameter.PATH, enum=PluginKind.values, description="The plugin's kind."
+)
+TYPE_PATH = OpenApiParameter(
+    "type", str, OpenApiParameter.PATH, description="The plugin's type, e.g. kafka or filter."
+)
+KIND_QUERY = OpenApiParameter(
+    "kind",
+    str,
+    OpenApiParameter.QUERY,
+    enum=PluginKind.values,
+    description="The plugin's kind; needed when the type names plugins of several kinds.",
+)
+NO_PLUGIN = OpenApiResponse(description="No plugin has this kind and type.")
+CONFIG_VALID = OpenApiResponse(
+    response=PluginConfigValidSerializer,
+    description="The config is valid; here it is normalised, with its secrets redacted.",
+    examples=[
+        OpenApiExample(
+            "Valid Kafka source config",
+            value={
+                "valid": True,
+                "config": {
+                    "bootstrap_servers": "localhost:9092",
+                    "topics": ["orders"],
+                    "starting_offsets": "latest",
+                    "format": "json",
+                },
+            },
+        )
+    ],
+)
+CONFIG_INVALID = OpenApiResponse(
+    response=PluginConfigInvalidSerializer,
+    description=(
+        "The config (or the request) is not valid: messages keyed by the path of each bad "
+        "field, in the style of spec validation."
+    ),
+    examples=[
+        OpenApiExample(
+            "Invalid Kafka source config",
+            value={
+                "valid": False,
+                "errors": {
+                    "config.topics": ["field required"],
+                    "config.starting_offsets": ["must be 'earliest' or 'latest'"],
+                },
+            },
+        )
+    ],
+)
+KIND_NEEDED = OpenApiResponse(
+    response=PolymorphicProxySerializer(
+        component_name="PluginConfigByTypeError",
+        serializers=[PluginConfigInvalidSerializer, PluginKindErrorSerializer],
+        resource_type_field_name=None,
+    ),
+    description=(
+        "The config is not valid (as for plugins/{kind}/{type}/validate), or kind is needed "
+        "(the type names plugins of several kinds) or is not a kind."
+    ),
+    examples=[
+        *CONFIG_INVALID.examples,
+        OpenApiExample(
+            "Ambiguous type",
+            value={
+                "kind": [
+                    "'kafka' is the type of more than one plugin (source, sink); "
+                    "say which with ?kind=source or ?kind=sink"
+                ]
+            },
+        ),
+    ],
+)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List plugins",
+        description="Every source, transform and sink a channel may use, with its config schema.",
+        parameters=[PluginKindQuerySerializer],
+        responses={200: PluginSerializer(many=True), 400: PluginKindErrorSerializer},
+    ),
+    retrieve=extend_schema(
+        summary="Get a plugin",
+        parameters=[KIND_PATH, TYPE_PATH],
+        responses={200: PluginSerializer, 404: NO_PLUGIN},
+    ),
+)
+class PluginViewSet(viewsets.GenericViewSet):
+    """The plugin catalogue, read-only, and a config check per plugin."""
+
+    serializer_class = PluginSerializer
+
+    def get_queryset(self) -> list[specs.Plugin]:
+        query = PluginKindQuerySerializer(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        return specs.plugins(query.validated_data.get("kind"))
+
+    def list(self, request: Request) -> Response:
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+    def retrieve(self, request: Request, kind: str, type: str) -> Response:
+        return Response(self.get_serializer(_plugin(kind, type)).data)
+
+    @extend_schema(
+        operation_id="plugins_validate",
+        summary="Check a stage config",
+        description=(
+            "Validates a config against the plugin's schema, as spec validation does, and "
+            "changes nothing."
+        ),
+        parameters=[KIND_PATH, TYPE_PATH],
+        request=PluginConfigSerializer,
+        responses={200: CONFIG_VALID, 400: CONFIG_INVALID, 404: NO_PLUGIN},
+    )
+    def validate_config(self, request: Request, kind: str, type: str) -> Response:
+        return _check_config(request, _plugin(kind, type))
+
+    @extend_schema(
+        operation_id="plugins_validate_by_type",
+        summary="Check a stage config (plugin named by type)",
+        description=(
+            "As plugins/{kind}/{type}/validate. kind may be left out when the type names "
+            "one plugin only (filter); kafka is both a source and a sink."
+        ),
+        parameters=[TYPE_PATH, KIND_QUERY],
+        request=PluginConfigSerializer,
+        responses={200: CONFIG_VALID, 400: KIND_NEEDED, 404: NO_PLUGIN},
+    )
+    def validate_config_by_type(self, request: Request, type: str) -> Response:
+        query = PluginKindQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        kind = query.validated_data.get("kind")
+        try:
+            plugin = specs.find_plugin(type, kind)
+        except specs.AmbiguousPluginType as exc:
+            raise ValidationError({"kind": [str(exc)]}) from exc
+        except LookupError as exc:
+            raise NotFound(str(exc)) from exc
+        return _check_config(request, plugin)
+
+
+def _plugin(kind: str, type_: str) -> specs.Plugin:
+    try:
+        return specs.find_plugin(type_, kind)
+    except LookupError as exc:
+        raise NotFound(str(exc)) from exc
+
+
+def _check_config(request: Request, plugin: specs.Plugin) -> Response:
+    body = PluginConfigSerializer(data=request.data)
+    if not body.is_valid():
+        return _invalid_config(body.errors)
+    try:
+        config = specs.check_stage_config(plugin, body.validated_data["config"])
+    except services.InvalidSpec as exc:
+        return _invalid_config(exc.errors)
+    return Response({"valid": True, "config": config})
+
+
+def _invalid_config(errors: dict) -> Response:
+    return Response({"valid": False, "errors": errors}, status=status.HTTP_400_BAD_REQUEST)
+
+
+# -- event patterns ------------------------------------------------------------------------
+
+
+class EventPatternTestView(views.APIView):
+    @extend_schema(
+        operation_id="event_patterns_test",
+        summary="Test an event pattern on an event",
+        description=(
+            "Answers whether the event matches the pattern, as EventBridge's TestEventPattern "
+            "does, with the semantics of the channel filter. Changes nothing."
+        ),
+        request=EventPatternTestSerializer,
+        responses={
+            200: EventPatternResultSerializer,
+            400: OpenApiResponse(
+                response=OpenApiTypes.OBJECT,
+                description="The pattern is invalid (every problem, located), or event is not "
+                "a JSON object.",
+                examples=[
+                    OpenApiExample(
+                        "Invalid pattern",
+                        value={
+                            "pattern": [
+                                "source: must be an object or an array of match values, got a "
+                                'string; write ["aws.ec2"] to match that value'
+                            ]
+                        },
+                    )
+                ],
+            ),
+        },
+        examples=[
+            OpenApiExample(
+                "Order over 100",
+                request_only=True,
+                value={
+                    "pattern": {"data": {"total": [{"numeric": [">", 100]}]}},
+                    "event": {
+                        "specversion": "1.0",
+                        "id": "orders/0/42",
+                        "source": "kafka://orders",
+                        "type": "com.example.order.created",
+                        "data": {"total": 120},
+                    },
+                },
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        body = EventPatternTestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        result = specs.event_pattern_matches(data["pattern"], data["event"])
+        return Response(EventPatternResultSerializer({"result": result}).data)

@@ -38,8 +38,9 @@ def create_channel(
 ) -> Channel:
     """Create a STOPPED channel whose revision 1 is ``spec`` (normalised).
 
-    Raises :class:`InvalidSpec` for a bad spec and :class:`django.core.exceptions.ValidationError`
-    for a bad or taken name; in both cases nothing is saved.
+    Raises :class:`InvalidSpec` for a bad spec (a secret sent as the marker included: there
+    is nothing stored to keep) and :class:`django.core.exceptions.ValidationError` for a bad
+    or taken name; in both cases nothing is saved.
     """
     normalized = normalize_spec(spec)
     channel = Channel(name=name, description=description, created_by=user)
@@ -67,33 +68,36 @@ def update_channel(
 ) -> Channel:
     """Change the description and/or the spec; ``None`` leaves a field as it is.
 
-    A new revision is saved only when the normalised spec differs from the latest one,
-    so saving the same spec twice creates one revision. A running connector keeps its
+    Secrets the new spec sends as the marker or leaves out keep their values from the latest
+    revision (:func:`pipelines.spec.secrets.merge_secrets`). A new revision is saved only
+    when the normalised spec differs from the latest one, so saving the same spec twice (or
+    the redacted one read back) creates one revision. A running connector keeps its
     deployed revision until the channel is started again. Raises :class:`InvalidSpec`
     (nothing saved).
     """
-    normalized = normalize_spec(spec) if spec is not None else None
     with transaction.atomic():
         channel = Channel.objects.select_for_update().get(pk=channel.pk)
+        latest = channel.latest_revision_obj()
+        normalized = None
+        if spec is not None:
+            normalized = normalize_spec(spec, stored=latest.spec if latest else None)
         changed = False
         if description is not None and description != channel.description:
             channel.description = description
             changed = True
-        if normalized is not None:
-            latest = channel.latest_revision_obj()
-            if latest is None or latest.spec != normalized:
-                number = latest.number + 1 if latest else 1
-                Revision.objects.create(
-                    channel=channel, number=number, spec=normalized, created_by=user
-                )
-                _record_channel(
-                    channel,
-                    actor or actor_for(user),
-                    from_state=channel.target_state,
-                    to_state=channel.target_state,
-                    reason=f"saved revision {number}",
-                )
-                changed = True
+        if normalized is not None and (latest is None or latest.spec != normalized):
+            number = latest.number + 1 if latest else 1
+            Revision.objects.create(
+                channel=channel, number=number, spec=normalized, created_by=user
+            )
+            _record_channel(
+                channel,
+                actor or actor_for(user),
+                from_state=channel.target_state,
+                to_state=channel.target_state,
+                reason=f"saved revision {number}",
+            )
+            changed = True
         if changed:
             channel.save(update_fields=["description", "updated"])
     return channel

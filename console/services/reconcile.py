@@ -14,7 +14,8 @@ missed or repeated pass does no harm. A pass
    believed (the connector is UNASSIGNED, or STOPPED if its target is); a connector
    whose target is STOPPED and that has no status is STOPPED. Tasks mirror the
    reported ones; without a trusted report they take the connector's state and keep
-   their offsets.
+   their offsets. A reported trace is stored (and its error line recorded as a reason)
+   with the deployed revision's secrets replaced by the marker.
 
 Every change of state and every placement is recorded as a :class:`LifecycleEvent`
 with actor ``system:reconcile`` and a reason (a new task whose state is its
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -38,6 +39,7 @@ from console.models import Connector, LifecycleEvent, Task, Worker
 from console.runtime import get_runtime
 from console.services.bulk import update_rows
 from console.services.lifecycle import RECONCILE_ACTOR, lifecycle_event
+from console.services.specs import scrub_secrets
 from runtime_adapter.base import ConnectorStatus, RuntimeAdapter, TaskStatus, WorkerInfo
 
 #: Observed states that mean "a driver is (or is about to be) up on the reporting worker".
@@ -117,7 +119,9 @@ class _Pass:
 
     def run(self) -> ReconcileReport:
         self.sync_workers(self.runtime.workers())
-        connectors = list(Connector.objects.select_related("channel").order_by("runtime_id"))
+        connectors = list(
+            Connector.objects.select_related("channel", "revision").order_by("runtime_id")
+        )
         self.place(connectors)
         statuses = self.runtime.status([c.runtime_id for c in connectors]) if connectors else {}
         tasks: dict[int, dict[int, Task]] = {}
@@ -237,6 +241,10 @@ class _Pass:
     ) -> None:
         if status is not None and status.generation < connector.generation:
             status = None  # from a driver the connector has since replaced
+        if status is not None and status.trace and connector.revision is not None:
+            # A driver's error may quote its config; the trace and reason are shown to users.
+            trace = scrub_secrets(status.trace, connector.revision.spec)
+            status = replace(status, trace=trace)
         state, reason, trusted = self.derive_state(connector, status)
         if trusted:
             if status.generation > connector.generation:

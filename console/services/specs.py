@@ -1,21 +1,151 @@
-"""Channel specs: validation and normalisation through :mod:`pipelines.spec`."""
+"""Channel specs, plugins and event patterns, through :mod:`pipelines.spec`.
+
+Nothing here changes state: these are the checks the API and the admin run, and the
+redaction that keeps secrets inside the console (see :mod:`pipelines.spec.secrets`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from console.services.errors import InvalidSpec
-from pipelines.spec import SpecError, validate_spec
+from pipelines.spec import (
+    PLUGIN_KINDS,
+    Plugin,
+    SpecError,
+    StageSpec,
+    UnknownPluginError,
+    get_plugin,
+    parse_stage_config,
+    plugins,
+    validate_spec,
+)
+from pipelines.spec.patterns import PatternError, matches, validate_pattern
+from pipelines.spec.secrets import (
+    SECRET_MARKER,
+    config_secret_values,
+    merge_secrets,
+    redact,
+    redact_config,
+    scrub,
+    secret_values,
+)
+
+__all__ = [
+    "PLUGIN_KINDS",
+    "SECRET_MARKER",
+    "AmbiguousPluginType",
+    "PatternError",
+    "Plugin",
+    "UnknownPluginError",
+    "UnknownPluginType",
+    "check_stage_config",
+    "event_pattern_matches",
+    "find_plugin",
+    "get_plugin",
+    "normalize_spec",
+    "plugins",
+    "redact_spec",
+    "scrub_secrets",
+    "validate_pattern",
+]
 
 
-def normalize_spec(data: Any) -> dict[str, Any]:
+def normalize_spec(data: Any, stored: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Validate ``data`` as a channel spec and return its normalised JSON form.
 
-    The result is what a revision stores: defaults filled in, so two specs that mean
-    the same compare equal. Raises :class:`InvalidSpec` with per-field errors.
+    The result is what a revision stores: defaults filled in, so two specs that mean the
+    same compare equal. Secrets ``data`` sends as the marker or leaves out are taken from
+    ``stored`` (the spec saved before; ``None`` for a new channel). Raises
+    :class:`InvalidSpec` with per-field errors, none of which quotes a secret.
     """
     try:
-        spec = validate_spec(data)
+        merged = merge_secrets(data, stored)
+        return validate_spec(merged).model_dump(mode="json")
     except SpecError as exc:
-        raise InvalidSpec(exc.errors) from exc
-    return spec.model_dump(mode="json")
+        hidden = secret_values(data) if isinstance(data, Mapping) else []
+        if stored is not None:
+            hidden += secret_values(stored)
+        # Not chained: the SpecError's own message may quote a secret, and tracebacks get logged.
+        raise InvalidSpec(_scrubbed(exc.errors, hidden)) from None
+
+
+def redact_spec(spec: Any) -> Any:
+    """``spec`` as the console shows it: every secret replaced by the marker."""
+    return redact(spec) if isinstance(spec, Mapping) else spec
+
+
+def scrub_secrets(text: str, spec: Mapping[str, Any] | None) -> str:
+    """``text`` (an error trace, a reason) with the secrets of ``spec`` replaced by the marker."""
+    return scrub(text, secret_values(spec)) if text and spec else text
+
+
+class AmbiguousPluginType(LookupError):
+    """Several kinds of plugin share this type; ``kinds`` lists them."""
+
+    def __init__(self, type_: str, kinds: list[str]) -> None:
+        choices = " or ".join(f"?kind={kind}" for kind in kinds)
+        super().__init__(
+            f"{type_!r} is the type of more than one plugin ({', '.join(kinds)}); "
+            f"say which with {choices}"
+        )
+        self.kinds = kinds
+
+
+class UnknownPluginType(LookupError):
+    """No plugin of any kind has this type."""
+
+    def __init__(self, type_: str) -> None:
+        known = ", ".join(sorted({plugin.type for plugin in plugins()}))
+        super().__init__(f"no plugin has type {type_!r}; known types: {known}")
+
+
+def find_plugin(type_: str, kind: str | None = None) -> Plugin:
+    """The plugin named ``type_``, of ``kind`` when given.
+
+    Without ``kind`` the type must name exactly one plugin. Raises
+    :class:`AmbiguousPluginType` when it names several, :class:`UnknownPluginError` (with a
+    kind) or :class:`UnknownPluginType` (without) when it names none, and ``LookupError``
+    for an unknown kind; all are ``LookupError``.
+    """
+    if kind is not None:
+        if kind not in PLUGIN_KINDS:
+            raise LookupError(
+                f"no plugin kind {kind!r}; expected one of: {', '.join(PLUGIN_KINDS)}"
+            )
+        return get_plugin(kind, type_)
+    found = [plugin for plugin in plugins() if plugin.type == type_]
+    if len(found) > 1:
+        raise AmbiguousPluginType(type_, [plugin.kind for plugin in found])
+    if not found:
+        raise UnknownPluginType(type_)
+    return found[0]
+
+
+def check_stage_config(plugin: Plugin, config: Any) -> dict[str, Any]:
+    """Validate one stage's config; return it normalised, its secrets replaced by the marker.
+
+    Raises :class:`InvalidSpec` keyed like spec errors (``"config.topics"``); messages never
+    quote a secret.
+    """
+    if not isinstance(config, Mapping):
+        raise InvalidSpec({"config": ["must be an object"]})
+    try:
+        parsed = parse_stage_config(plugin.kind, StageSpec(type=plugin.type, config=dict(config)))
+    except SpecError as exc:
+        hidden = config_secret_values(plugin.config_model, config)
+        raise InvalidSpec(_scrubbed(exc.errors, hidden)) from None
+    return redact_config(plugin.config_model, parsed.model_dump(mode="json"))
+
+
+def event_pattern_matches(pattern: Any, event: Mapping[str, Any]) -> bool:
+    """Whether ``event`` matches ``pattern``, as EventBridge's TestEventPattern answers.
+
+    Raises :class:`pipelines.spec.patterns.PatternError` when the pattern is invalid.
+    """
+    return matches(pattern, dict(event))
+
+
+def _scrubbed(errors: Mapping[str, list[str]], secrets: list[str]) -> dict[str, list[str]]:
+    return {path: [scrub(str(m), secrets) for m in messages] for path, messages in errors.items()}

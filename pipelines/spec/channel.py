@@ -62,9 +62,12 @@ _STAGE_KINDS: tuple[tuple[str, PluginKind], ...] = (("source", "source"), ("sink
 def validate_spec(data: Any) -> ChannelSpec:
     """Validate a channel spec: its structure and every stage's config against its plugin.
 
-    Returns a :class:`ChannelSpec` whose stage configs are normalized (defaults filled,
-    JSON-ready). Raises :class:`SpecError` with every error found.
+    ``data`` is parsed JSON (a dict) or a :class:`ChannelSpec`. Returns a :class:`ChannelSpec`
+    whose stage configs are normalized (defaults filled, JSON-ready). Raises
+    :class:`SpecError` with every error found.
     """
+    if isinstance(data, ChannelSpec):
+        data = data.model_dump()
     if not isinstance(data, Mapping):
         raise SpecError({"": [f"must be an object with {', '.join(_SPEC_FIELDS)}"]})
     errors: ErrorMap = {}

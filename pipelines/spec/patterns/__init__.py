@@ -17,10 +17,14 @@ Semantics (aws/event-ruler ``Machine.rulesForJSONEvent``):
   ``equals-ignore-case``, ``wildcard``, ``anything-but`` (values, or prefix / suffix /
   equals-ignore-case / wildcard), ``numeric``, ``exists``, ``cidr``, ``exactly``, ``$or``.
 
-Known differences from event-ruler: numbers are always compared as doubles (event-ruler
-compares numbers with more than 17 significant digits as text); arrays nested more than
-``pipelines.patterns.MAX_ARRAY_NESTING`` deep are not searched by the Spark path; IP text
-follows ``ip.py`` (no leading zeros, no embedded dotted IPv4 in IPv6).
+Known differences from event-ruler (edge cases, documented and tested as such):
+
+* numbers always compare as IEEE-754 doubles (event-ruler compares numbers a double cannot
+  hold exactly, e.g. 20-digit integers, as text);
+* IP addresses follow ``ip.py``: no leading zeros in IPv4, no dotted IPv4 inside IPv6, and an
+  IPv4-mapped IPv6 address stays IPv6 (Java reads ``::ffff:a00:1`` as ``10.0.0.1``);
+* arrays directly inside arrays are searched ``model.MAX_ARRAY_NESTING`` (3) levels deep;
+* a pattern may expand to at most ``parser.MAX_RULES`` rules (``$or`` combinations).
 """
 
 from __future__ import annotations

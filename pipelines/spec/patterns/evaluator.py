@@ -14,6 +14,9 @@ serves as the reference the Spark compiler is tested against:
    fields picked so far. Hence ``{"exists": false}`` inside an array of objects depends on
    the order: before any value step on that array it means "in no element", after one it
    means "not in the element already chosen".
+
+Arrays directly nested more than ``MAX_ARRAY_NESTING`` deep are not searched (the Spark path
+has the same limit).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pipelines.spec.patterns.matchers import JsonLeaf
-from pipelines.spec.patterns.model import CompiledPattern, FieldPath, Step
+from pipelines.spec.patterns.model import MAX_ARRAY_NESTING, CompiledPattern, FieldPath, Step
 
 Membership = tuple[tuple[int, int], ...]  # (array id, element index) pairs
 Fields = dict[FieldPath, list[tuple[JsonLeaf, Membership]]]
@@ -40,15 +43,22 @@ def matches_compiled(pattern: CompiledPattern, event: Any) -> bool:
 
 
 def _flatten(
-    value: Any, path: FieldPath, membership: Membership, array_ids: Iterator[int]
+    value: Any,
+    path: FieldPath,
+    membership: Membership,
+    array_ids: Iterator[int],
+    nesting: int = 0,
 ) -> Iterator[tuple[FieldPath, JsonLeaf, Membership]]:
     if isinstance(value, Mapping):
         for key, child in value.items():
             yield from _flatten(child, (*path, key), membership, array_ids)
     elif isinstance(value, list):
+        if nesting == MAX_ARRAY_NESTING:
+            return
         array_id = next(array_ids)
         for index, element in enumerate(value):
-            yield from _flatten(element, path, (*membership, (array_id, index)), array_ids)
+            member = (*membership, (array_id, index))
+            yield from _flatten(element, path, member, array_ids, nesting + 1)
     else:
         yield path, value, membership
 

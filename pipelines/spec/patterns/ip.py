@@ -7,8 +7,11 @@ paths accept exactly the same addresses.
 Accepted text (a strict subset of what ``java.net.InetAddress`` reads in aws/event-ruler):
 
 * IPv4: dotted quad, each part 0-255 in decimal without leading zeros (``10.0.0.1``).
-* IPv6: hexadecimal groups, at most one ``::`` (``2001:db8::1``); no embedded IPv4 dotted
-  form, no zone id. An IPv4-mapped IPv6 address (``::ffff:a00:1``) is read as IPv4, as Java does.
+* IPv6: eight hexadecimal groups, or fewer with one ``::`` (``2001:db8::1``); no embedded
+  IPv4 dotted form, no zone id. An IPv4-mapped address (``::ffff:a00:1``) stays IPv6 (Java
+  would read it as IPv4).
+
+Both are defined by the regular expressions below, which the Spark twin uses too.
 
 Addresses are compared through a *key*: ``"4:"`` + 8 upper-case hex digits, or ``"6:"`` + 32
 upper-case hex digits. Keys of one version have one length, so string order is numeric order,
@@ -20,14 +23,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-IPV4_REGEX = r"(0|[1-9][0-9]{0,2})(\.(0|[1-9][0-9]{0,2})){3}"
-IPV6_REGEX = r"[0-9a-fA-F:]*:[0-9a-fA-F:]*"
-HEX_GROUP_REGEX = r"[0-9a-fA-F]{1,4}"
-IPV4_MAPPED_PREFIX = "00000000000000000000FFFF"
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_GROUP = r"[0-9a-fA-F]{1,4}"
+
+IPV4_REGEX = rf"{_OCTET}(\.{_OCTET}){{3}}"
+"""A dotted-quad IPv4 address, parts 0-255 without leading zeros."""
+
+IPV6_REGEX = "|".join(
+    [
+        rf"({_GROUP}:){{7}}{_GROUP}",
+        rf"({_GROUP}:){{1,7}}:",
+        *(rf"({_GROUP}:){{1,{7 - tail}}}(:{_GROUP}){{1,{tail}}}" for tail in range(1, 7)),
+        rf":((:{_GROUP}){{1,7}}|:)",
+    ]
+)
+"""An IPv6 address: 8 groups, or fewer with exactly one ``::`` standing for the rest."""
 
 _IPV4 = re.compile(IPV4_REGEX)
 _IPV6 = re.compile(IPV6_REGEX)
-_HEX_GROUP = re.compile(HEX_GROUP_REGEX)
 _BITS = {4: 32, 6: 128}
 
 
@@ -53,36 +66,15 @@ def ip_key(version: int, value: int) -> str:
 def parse_ip(text: str) -> IpAddress | None:
     """Parse an IP address literal; return ``None`` when ``text`` is not one."""
     if _IPV4.fullmatch(text):
-        parts = [int(part) for part in text.split(".")]
-        if any(part > 255 for part in parts):
-            return None
-        return IpAddress(4, int.from_bytes(bytes(parts), "big"))
-    if _IPV6.fullmatch(text):
-        groups = _ipv6_groups(text)
-        if groups is None:
-            return None
-        value = int("".join(group.rjust(4, "0") for group in groups), 16)
-        if value >> 32 == 0xFFFF:
-            return IpAddress(4, value & 0xFFFFFFFF)
-        return IpAddress(6, value)
-    return None
-
-
-def _ipv6_groups(text: str) -> list[str] | None:
-    halves = text.split("::")
-    if len(halves) > 2 or ":::" in text:
+        return IpAddress(4, int.from_bytes(bytes(int(part) for part in text.split(".")), "big"))
+    if not _IPV6.fullmatch(text):
         return None
-    if len(halves) == 2:
-        head = halves[0].split(":") if halves[0] else []
-        tail = halves[1].split(":") if halves[1] else []
-        if len(head) + len(tail) > 7:
-            return None
-        groups = [*head, *(["0"] * (8 - len(head) - len(tail))), *tail]
-    else:
-        groups = text.split(":")
-    if len(groups) != 8 or not all(_HEX_GROUP.fullmatch(group) for group in groups):
-        return None
-    return groups
+    head, _, tail = text.partition("::")
+    groups = [group for group in head.split(":") if group]
+    if "::" in text:
+        named = [group for group in tail.split(":") if group]
+        groups += ["0"] * (8 - len(groups) - len(named)) + named
+    return IpAddress(6, int("".join(group.rjust(4, "0") for group in groups), 16))
 
 
 def parse_cidr(text: str) -> tuple[IpAddress, IpAddress]:

@@ -15,6 +15,10 @@ from pipelines.spec.patterns.matchers import Matcher
 
 FieldPath = tuple[str, ...]
 
+MAX_ARRAY_NESTING = 3
+"""How deep arrays directly inside arrays are searched, on both evaluation paths: a value in
+``[[[v]]]`` is reached, one in ``[[[[v]]]]`` is not (event-ruler has no limit)."""
+
 
 class PatternError(ValueError):
     """An event pattern is invalid.

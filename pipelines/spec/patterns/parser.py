@@ -38,8 +38,9 @@ from pipelines.spec.patterns.matchers import (
 )
 from pipelines.spec.patterns.model import CompiledPattern, FieldPath, PatternError, Rule, Step
 
-MAX_RULES = 256
-"""Upper bound on the rules one pattern may expand to (``$or`` forks multiply)."""
+MAX_RULES = 64
+"""Upper bound on the rules one pattern may expand to (``$or`` forks and fields accepting
+a value or absence multiply them); each rule becomes its own Spark sub-expression."""
 
 OR_KEYWORD = "$or"
 

@@ -18,6 +18,11 @@ pytestmark = pytest.mark.django_db
         ("get", "/api/v1/channels/orders/status"),
         ("get", "/api/v1/channels/orders/lifecycle/"),
         ("get", "/api/v1/workers/"),
+        ("get", "/api/v1/plugins/"),
+        ("get", "/api/v1/plugins/source/kafka/"),
+        ("post", "/api/v1/plugins/source/kafka/validate"),
+        ("post", "/api/v1/plugins/filter/validate"),
+        ("post", "/api/v1/event-patterns/test"),
     ],
 )
 def test_the_api_requires_credentials(anon, method, url):

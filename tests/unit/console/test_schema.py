@@ -20,6 +20,11 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/channels/{name}/lifecycle/",
         "/api/v1/workers/",
         "/api/v1/workers/{worker_id}/",
+        "/api/v1/plugins/",
+        "/api/v1/plugins/{kind}/{type}/",
+        "/api/v1/plugins/{kind}/{type}/validate",
+        "/api/v1/plugins/{type}/validate",
+        "/api/v1/event-patterns/test",
     }
 
 
@@ -39,3 +44,25 @@ def test_responses_are_described(schema):
     assert "PaginatedLifecycleEventList" in str(lifecycle["responses"]["200"])
     task = schema["components"]["schemas"]["Task"]["properties"]
     assert {"id", "state", "worker_id", "topic", "partition", "offset"} <= task.keys()
+
+
+def test_plugin_and_pattern_endpoints_are_described(schema):
+    paths = schema["paths"]
+    listing = paths["/api/v1/plugins/"]["get"]
+    validate = paths["/api/v1/plugins/{kind}/{type}/validate"]["post"]
+    by_type = paths["/api/v1/plugins/{type}/validate"]["post"]
+    test = paths["/api/v1/event-patterns/test"]["post"]
+
+    assert "PaginatedPluginList" in str(listing["responses"]["200"])
+    assert {p["name"] for p in listing["parameters"]} >= {"kind", "limit", "offset"}
+    assert set(validate["responses"]) == {"200", "400", "404"}
+    assert {p["name"]: p["in"] for p in by_type["parameters"]} == {"type": "path", "kind": "query"}
+    assert validate["operationId"] == "plugins_validate"
+    assert by_type["operationId"] == "plugins_validate_by_type"
+    assert set(test["responses"]) == {"200", "400"}
+    assert "EventPatternTest" in str(test["requestBody"])
+    plugin = schema["components"]["schemas"]["Plugin"]["properties"]
+    assert set(plugin) == {"type", "kind", "title", "description", "config_schema"}
+    for operation in (listing, validate, by_type, test):
+        assert {"tokenAuth": []} in operation["security"]
+        assert {} not in operation["security"]  # no anonymous access

@@ -258,7 +258,7 @@ def test_matches_rejects_invalid_patterns_and_non_object_events() -> None:
 
 def test_ip_parsing() -> None:
     assert parse_ip("10.0.0.1").key == "4:0A000001"  # type: ignore[union-attr]
-    assert parse_ip("::ffff:a00:1").key == "4:0A000001"  # type: ignore[union-attr]
+    assert parse_ip("::ffff:a00:1").key == "6:" + "0" * 20 + "FFFF0A000001"  # type: ignore[union-attr]
     assert parse_ip("2001:db8::").key == "6:" + "20010DB8" + "0" * 24  # type: ignore[union-attr]
     for text in ("010.0.0.1", "256.0.0.1", "1.2.3", "1::2::3", "1:2:3:4:5:6:7:8:9", ":::", "x"):
         assert parse_ip(text) is None, text

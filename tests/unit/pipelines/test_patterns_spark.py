@@ -182,3 +182,34 @@ def test_spark_agrees_with_the_python_evaluator_on_random_cases(spark: SparkSess
         assert {row.i for row in rows if row[f"p{n}"]} == expected, json.dumps(pattern)
     interesting = [p for p in patterns if 0 < sum(matches(p, e) for e in events) < len(events)]
     assert len(interesting) >= 6  # the cases are not trivially all-or-nothing
+
+
+IP_TEXTS = [
+    "10.0.0.1", "255.255.255.255", "256.0.0.1", "010.0.0.1", "1.2.3", "1.2.3.4.5", " 10.0.0.1",
+    "10.0.0.1\n", "::", "::1", "1::", "2001:DB8::1", "2001:db8:0:0:0:0:0:1", "1:2:3:4:5:6:7:8",
+    "1:2:3:4:5:6:7::", "::2:3:4:5:6:7:8", "1:2:3:4::5:6:7:8", "1::2::3", ":1::2", "1:::2",
+    "12345::1", "::ffff:a00:1", "::ffff:10.0.0.1", "g::1", "",
+]  # fmt: skip
+IP_PATTERNS = [
+    {"ip": [{"cidr": "0.0.0.0/0"}]},
+    {"ip": [{"cidr": "::/0"}]},
+    {"ip": [{"cidr": "2001:db8::/127"}]},
+    {"ip": [{"cidr": "10.0.0.0/31"}]},
+    {"ip": ["::1"]},
+]
+
+
+def test_ip_addresses_are_read_like_the_python_evaluator(spark: SparkSession) -> None:
+    events = [{"ip": text} for text in IP_TEXTS]
+    frame = events_frame(spark, events)
+    for pattern in IP_PATTERNS:
+        expected = {i for i, event in enumerate(events) if matches(pattern, event)}
+        assert matching_rows(frame, pattern) == expected, pattern
+
+
+def test_arrays_of_arrays_are_searched_three_levels_deep(spark: SparkSession) -> None:
+    events = [{"a": [[["x"]]]}, {"a": [[[["x"]]]]}, {"a": [[{"b": [[["x"]]]}]]}]
+    pattern = {"a": ["x"]}
+    assert [matches(pattern, event) for event in events] == [True, False, False]
+    assert matching_rows(events_frame(spark, events), pattern) == {0}
+    assert matching_rows(events_frame(spark, events), {"a": {"b": ["x"]}}) == {2}

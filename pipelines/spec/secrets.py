@@ -1,0 +1,313 @@
+"""Secrets in channel specs: find them, hide them, and keep them across edits.
+
+A config field holds a secret when its type is :data:`pipelines.spec.configs.base.Secret`,
+which marks it ``"writeOnly": true`` in the plugin's JSON Schema. The schema is the only
+source: a secret is found at any depth the schema describes (nested models, ``Optional``,
+``dict[str, Secret]``, lists of models), and functions here accept specs that are not valid
+(they skip what they cannot place) so they can be used on any request body.
+
+Secrets are write-only. What leaves the console is :func:`redact`-ed: each secret that is
+set (any value but ``None``) becomes :data:`SECRET_MARKER`. What comes back goes through
+:func:`merge_secrets` before it is validated: a secret sent as the marker, or a secret field
+left out, keeps the value stored for the same stage (same position, same type); ``null``
+clears an optional secret, and a new value replaces it. So GET-then-PUT of a spec neither
+leaks nor loses its secrets. Dict entries and list items are data, not fields: leaving one
+out removes it, only the marker keeps it.
+
+Paths are spelled as in spec validation errors: ``source.config.password``,
+``transforms[0].config.headers.Authorization``.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from pipelines.spec.channel import SpecError
+from pipelines.spec.plugins import PluginKind, UnknownPluginError, get_plugin
+
+SECRET_MARKER = "__sluice_secret__"
+"""Stands for a stored secret in anything the console returns, and in what clients send back."""
+
+Loc = tuple[str | int, ...]
+Schema = Mapping[str, Any]
+
+
+def secret_paths(spec: Mapping[str, Any] | BaseModel) -> list[str]:
+    """Paths of the secrets set in ``spec`` (a channel spec, valid or not), in spec order."""
+    return [_path(loc) for loc in _spec_secrets(_as_json(spec), _walk)]
+
+
+def secret_values(spec: Mapping[str, Any] | BaseModel) -> list[str]:
+    """The distinct non-empty string values of the secrets set in ``spec``."""
+    data = _as_json(spec)
+    return _strings(_get(data, loc) for loc in _spec_secrets(data, _walk))
+
+
+def redact(spec: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
+    """A copy of ``spec`` with every secret that is set replaced by :data:`SECRET_MARKER`."""
+    data = copy.deepcopy(_as_json(spec))
+    for loc in _spec_secrets(data, _walk):
+        _set(data, loc, SECRET_MARKER)
+    return data
+
+
+def merge_secrets(
+    new_spec: Mapping[str, Any], stored_spec: Mapping[str, Any] | BaseModel | None
+) -> Any:
+    """Return ``new_spec`` (a copy) with the secrets it keeps taken from ``stored_spec``.
+
+    A secret sent as :data:`SECRET_MARKER`, or a secret field left out of an object whose
+    model declares it, takes the stored value at the same path, provided the stage at that
+    position has the same type in both specs. Everything else is returned as sent (validate
+    the result afterwards); a ``new_spec`` that is not an object is returned unchanged.
+
+    Raises :class:`SpecError` for a marker with no stored secret to keep (a new channel, a
+    stage moved or retyped): saving the marker itself as the secret would be wrong.
+    """
+    if not isinstance(new_spec, Mapping):
+        return new_spec
+    merged = copy.deepcopy(dict(new_spec))
+    stored = _as_json(stored_spec) if stored_spec is not None else {}
+    kept = {
+        loc: _get(stored, loc)
+        for loc in _spec_secrets(stored, _walk)
+        if _same_stage(merged, stored, loc)
+    }
+    errors: dict[str, list[str]] = {}
+    for loc in _spec_secrets(merged, _walk):
+        if _get(merged, loc) != SECRET_MARKER:
+            continue
+        if loc in kept:
+            _set(merged, loc, kept[loc])
+        else:
+            errors[_path(loc)] = [
+                f"{SECRET_MARKER!r} keeps a stored secret, and there is none here to keep; "
+                "send the secret itself"
+            ]
+    for loc in _spec_secrets(merged, _absent):
+        if loc in kept:
+            _set(merged, loc, kept[loc])
+    if errors:
+        raise SpecError(errors)
+    return merged
+
+
+def redact_config(model: type[BaseModel], config: Any) -> Any:
+    """A copy of one stage's ``config`` with its secrets replaced by :data:`SECRET_MARKER`."""
+    config = copy.deepcopy(config)
+    for loc in dict.fromkeys(_walk(_schema(model), config, (), _defs(model))):
+        _set(config, loc, SECRET_MARKER)
+    return config
+
+
+def config_secret_values(model: type[BaseModel], config: Any) -> list[str]:
+    """The distinct non-empty string values of the secrets set in one stage's ``config``."""
+    found = _walk(_schema(model), config, (), _defs(model))
+    return _strings(_get(config, loc) for loc in found)
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every occurrence of each secret replaced by :data:`SECRET_MARKER`.
+
+    For text that may quote a secret: validation messages, a driver's error trace. Longer
+    secrets are replaced first, so one that contains another is hidden whole.
+    """
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, SECRET_MARKER)
+    return text
+
+
+# -- finding secrets ---------------------------------------------------------------------
+
+
+Finder = Callable[[Schema, Any, Loc, Schema], Iterator[Loc]]
+
+
+def _spec_secrets(spec: Any, finder: Finder) -> list[Loc]:
+    """Locations ``finder`` (:func:`_walk` or :func:`_absent`) finds in each stage's config."""
+    found: dict[Loc, None] = {}
+    for stage_loc, kind, stage in _stages(spec):
+        model = _config_model(kind, stage)
+        if model is not None:
+            loc = (*stage_loc, "config")
+            config = stage.get("config")
+            found.update(dict.fromkeys(finder(_schema(model), config, loc, _defs(model))))
+    return list(found)
+
+
+def _stages(spec: Any) -> Iterator[tuple[Loc, PluginKind, Any]]:
+    if not isinstance(spec, Mapping):
+        return
+    yield ("source",), "source", spec.get("source")
+    transforms = spec.get("transforms")
+    if isinstance(transforms, list):
+        for index, stage in enumerate(transforms):
+            yield ("transforms", index), "transform", stage
+    yield ("sink",), "sink", spec.get("sink")
+
+
+def _config_model(kind: PluginKind, stage: Any) -> type[BaseModel] | None:
+    if not isinstance(stage, Mapping) or not isinstance(stage.get("type"), str):
+        return None
+    try:
+        return get_plugin(kind, stage["type"]).config_model
+    except UnknownPluginError:
+        return None
+
+
+def _walk(schema: Schema, value: Any, loc: Loc, defs: Schema) -> Iterator[Loc]:
+    """Yield the location of each secret set in ``value`` as ``schema`` reads it.
+
+    Every branch of ``anyOf`` / ``oneOf`` / ``allOf`` is followed: a value that any branch
+    calls secret is treated as one (hiding too much is safe; too little is not).
+    """
+    schema = _resolve(schema, defs)
+    if schema.get("writeOnly") is True:
+        if value is not None:
+            yield loc
+        return
+    for keyword in _BRANCHES:
+        for branch in schema.get(keyword, ()):
+            yield from _walk(branch, value, loc, defs)
+    if isinstance(value, Mapping):
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        for key, item in value.items():
+            if key in properties:
+                yield from _walk(properties[key], item, (*loc, key), defs)
+            elif isinstance(extra, Mapping):
+                yield from _walk(extra, item, (*loc, key), defs)
+    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        for index, item in enumerate(value):
+            yield from _walk(schema["items"], item, (*loc, index), defs)
+
+
+def _absent(schema: Schema, value: Any, loc: Loc, defs: Schema) -> Iterator[Loc]:
+    """Yield the location of each secret field that an object in ``value`` declares but lacks.
+
+    Only branches of a union that ``value`` fits are followed, so a secret of another variant
+    is never added to an object.
+    """
+    schema = _resolve(schema, defs)
+    for keyword in _BRANCHES:
+        for branch in schema.get(keyword, ()):
+            if _fits(branch, value, defs):
+                yield from _absent(branch, value, loc, defs)
+    if isinstance(value, Mapping):
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        for key, field in properties.items():
+            if key in value:
+                yield from _absent(field, value[key], (*loc, key), defs)
+            elif _is_secret(field, defs):
+                yield (*loc, key)
+        if isinstance(extra, Mapping):
+            for key, item in value.items():
+                if key not in properties:
+                    yield from _absent(extra, item, (*loc, key), defs)
+    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        for index, item in enumerate(value):
+            yield from _absent(schema["items"], item, (*loc, index), defs)
+
+
+_BRANCHES = ("anyOf", "oneOf", "allOf")
+_JSON_TYPES = {"object": Mapping, "array": list, "string": str, "boolean": bool}
+
+
+def _is_secret(schema: Schema, defs: Schema) -> bool:
+    """Whether a field's schema is a secret, possibly optional (``Secret | None``)."""
+    schema = _resolve(schema, defs)
+    if schema.get("writeOnly") is True:
+        return True
+    return any(_is_secret(branch, defs) for k in _BRANCHES for branch in schema.get(k, ()))
+
+
+def _fits(schema: Schema, value: Any, defs: Schema) -> bool:
+    """A cheap check that ``value`` may be of this union branch (type, fields, constants)."""
+    schema = _resolve(schema, defs)
+    expected = _JSON_TYPES.get(schema.get("type", ""))
+    if schema.get("type") == "null":
+        return value is None
+    if expected is not None and not isinstance(value, expected):
+        return False
+    if not isinstance(value, Mapping):
+        return True
+    properties = schema.get("properties", {})
+    if schema.get("additionalProperties") is False and not set(value) <= set(properties):
+        return False
+    for key, field in properties.items():
+        field = _resolve(field, defs)
+        if key in value and "const" in field and value[key] != field["const"]:
+            return False
+        if key in value and "enum" in field and value[key] not in field["enum"]:
+            return False
+    return True
+
+
+def _resolve(schema: Schema, defs: Schema) -> Schema:
+    seen: set[str] = set()
+    while isinstance(schema.get("$ref"), str) and schema["$ref"] not in seen:
+        seen.add(schema["$ref"])
+        schema = defs.get(schema["$ref"].rpartition("/")[2], {})
+    return schema
+
+
+@functools.cache
+def _schema(model: type[BaseModel]) -> Schema:
+    return model.model_json_schema()
+
+
+def _defs(model: type[BaseModel]) -> Schema:
+    return _schema(model).get("$defs", {})
+
+
+# -- locations ---------------------------------------------------------------------------
+
+_MISSING = object()
+
+
+def _get(data: Any, loc: Loc) -> Any:
+    for part in loc:
+        if isinstance(part, int):
+            if not isinstance(data, list) or part >= len(data):
+                return _MISSING
+        elif not isinstance(data, Mapping) or part not in data:
+            return _MISSING
+        data = data[part]
+    return data
+
+
+def _set(data: Any, loc: Loc, value: Any) -> None:
+    parent = _get(data, loc[:-1])
+    parent[loc[-1]] = value
+
+
+def _same_stage(new: Any, stored: Any, loc: Loc) -> bool:
+    """Whether the stage holding ``loc`` has the same type in both specs."""
+    stage_loc = loc[:2] if loc[0] == "transforms" else loc[:1]
+    new_stage, stored_stage = _get(new, stage_loc), _get(stored, stage_loc)
+    return (
+        isinstance(new_stage, Mapping)
+        and isinstance(stored_stage, Mapping)
+        and new_stage.get("type") == stored_stage.get("type")
+    )
+
+
+def _path(loc: Loc) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else part)
+    return path
+
+
+def _strings(values: Iterable[Any]) -> list[str]:
+    return list(dict.fromkeys(v for v in values if isinstance(v, str) and v))
+
+
+def _as_json(spec: Mapping[str, Any] | BaseModel) -> Any:
+    return spec.model_dump(mode="json") if isinstance(spec, BaseModel) else spec

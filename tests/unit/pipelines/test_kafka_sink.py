@@ -1,0 +1,90 @@
+"""Events -> Kafka sink records (key, value, headers), on batch data."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from pyspark.sql import DataFrame
+from pyspark.testing import assertDataFrameEqual
+
+from pipelines.sinks import SINKS
+from pipelines.sinks.kafka import events_to_kafka_records, kafka_sink_options, write_kafka
+from pipelines.sources.kafka import kafka_records_to_events
+from pipelines.spec.configs import KafkaSinkConfig, KafkaSourceConfig
+from tests.unit.pipelines.conftest import RECORD_TIME_TEXT
+
+pytestmark = pytest.mark.spark
+
+JSON_SINK = KafkaSinkConfig(bootstrap_servers="localhost:9092", topic="out")
+CE_SINK = KafkaSinkConfig(bootstrap_servers="localhost:9092", topic="out", format="cloudevents")
+
+
+@pytest.fixture
+def events(kafka_records: Callable[..., Any]) -> DataFrame:
+    head = {"specversion": "1.0", "source": "/s", "type": "t"}
+    first = {**head, "id": "e-1", "x": 1}
+    second = {**head, "id": "e-2", "time": "2024-06-01T08:15:30.12Z", "data": {"été": [1, None]}}
+    records = kafka_records(
+        [("ce", 0, n, json.dumps(event).encode()) for n, event in enumerate([first, second])]
+    )
+    config = KafkaSourceConfig(bootstrap_servers="h:1", topics=["ce"], format="cloudevents")
+    return kafka_records_to_events(records, config)
+
+
+def test_options_and_registry() -> None:
+    assert kafka_sink_options(JSON_SINK) == {
+        "kafka.bootstrap.servers": "localhost:9092",
+        "topic": "out",
+    }
+    assert SINKS["kafka"] is write_kafka
+
+
+def test_json_format_writes_data_keyed_by_event_id(events: DataFrame) -> None:
+    records = events_to_kafka_records(events, JSON_SINK)
+
+    assert records.columns == ["key", "value", "headers"]
+    expected = events.sparkSession.createDataFrame(
+        [
+            (b"e-1", None, [("content-type", b"application/json")]),
+            (b"e-2", '{"été":[1,null]}'.encode(), [("content-type", b"application/json")]),
+        ],
+        "key binary, value binary, headers array<struct<key: string, value: binary>>",
+    )
+    assertDataFrameEqual(records, expected)
+
+
+def test_cloudevents_format_writes_the_whole_structured_event(events: DataFrame) -> None:
+    rows = {row.key: row for row in events_to_kafka_records(events, CE_SINK).collect()}
+
+    assert json.loads(rows[b"e-1"].value) == {
+        "specversion": "1.0",
+        "id": "e-1",
+        "source": "/s",
+        "type": "t",
+        "x": 1,
+    }
+    assert json.loads(rows[b"e-2"].value) == {
+        "specversion": "1.0",
+        "id": "e-2",
+        "source": "/s",
+        "type": "t",
+        "time": "2024-06-01T08:15:30.120Z",
+        "data": {"été": [1, None]},
+    }
+    header = rows[b"e-2"].headers[0]
+    assert (header.key, header.value) == (
+        "content-type",
+        b"application/cloudevents+json; charset=UTF-8",
+    )
+
+
+def test_json_round_trip_keeps_the_event(kafka_records: Callable[..., Any]) -> None:
+    source = KafkaSourceConfig(bootstrap_servers="h:1", topics=["in"])
+    events = kafka_records_to_events(kafka_records([("in", 4, 8, b'{"n": 1.5}')]), source)
+    value = events_to_kafka_records(events, CE_SINK).first().value
+    assert json.loads(value)["time"] == RECORD_TIME_TEXT
+    assert json.loads(value)["id"] == "in/4/8"
+    assert events_to_kafka_records(events, JSON_SINK).first().value == b'{"n":1.5}'
