@@ -106,3 +106,6 @@ class RuntimeAdapter(Protocol):
 
     def forget_worker(self, worker_id: str) -> None:
         """Drop a dead worker's registration."""
+
+    def preview(self, connector_id: str, limit: int = 50) -> list[dict[str, Any]]:
+        """The newest events a connector's ``preview`` sink kept, newest first."""

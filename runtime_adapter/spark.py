@@ -8,6 +8,7 @@ drivers (:mod:`runtime_adapter.driver`) report status back.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from runtime_adapter.base import ConnectorStatus, Deployment, WorkerInfo
 from runtime_adapter.states import State, TargetState
@@ -53,3 +54,6 @@ class SparkRuntime:
 
     def forget_worker(self, worker_id: str) -> None:
         self.store.forget_worker(worker_id)
+
+    def preview(self, connector_id: str, limit: int = 50) -> list[dict[str, Any]]:
+        return self.store.preview(connector_id, limit)

@@ -9,6 +9,7 @@ by connector id or worker id inside a hash, so one round trip reads them all:
 * ``{p}:desired:generation``  connector id → restart generation (an integer)
 * ``{p}:status``              connector id → JSON :class:`ConnectorStatus`
 * ``{p}:workers``             worker id → JSON heartbeat
+* ``{p}:preview:{connector}`` list of the newest output events (JSON), newest first
 
 Only the console writes ``desired:*`` and each write touches one field, so
 concurrent API calls and reconcile passes never overwrite each other. Drivers
@@ -111,6 +112,7 @@ class RedisStore:
         for name in ("desired:spec", "desired:target", "desired:worker", "desired:generation"):
             pipe.hdel(self.key(name), connector_id)
         pipe.hdel(self.key("status"), connector_id)
+        pipe.delete(self.key(f"preview:{connector_id}"))
         pipe.execute()
 
     def deployments(self) -> dict[str, Deployment]:
@@ -186,6 +188,23 @@ class RedisStore:
             return {}
         values = self.redis.hmget(self.key("status"), ids)
         return {cid: status_from_json(raw) for cid, raw in zip(ids, values, strict=True) if raw}
+
+    # -- preview (the live tail of a channel's output) -----------------------------------------
+
+    def publish_preview(self, connector_id: str, events: list[dict], keep: int) -> None:
+        """Add ``events`` (oldest first) to the connector's tail, keeping the newest ``keep``."""
+        if not events:
+            return
+        key = self.key(f"preview:{connector_id}")
+        pipe = self.redis.pipeline()
+        pipe.lpush(key, *(json.dumps(event, default=str) for event in events))
+        pipe.ltrim(key, 0, max(keep, 1) - 1)
+        pipe.execute()
+
+    def preview(self, connector_id: str, limit: int) -> list[dict]:
+        """The newest ``limit`` events of the connector's tail, newest first."""
+        raw = self.redis.lrange(self.key(f"preview:{connector_id}"), 0, max(limit, 1) - 1)
+        return [json.loads(item) for item in raw]
 
     # -- workers -----------------------------------------------------------------------------
 

@@ -294,3 +294,10 @@ class EventPatternTestSerializer(serializers.Serializer):
 
 class EventPatternResultSerializer(serializers.Serializer):
     result = serializers.BooleanField(help_text="true when the event matches the pattern.")
+
+
+class ChannelPreviewSerializer(serializers.Serializer):
+    """The live tail of a channel's output."""
+
+    name = serializers.CharField()
+    events = serializers.ListField(child=serializers.DictField())

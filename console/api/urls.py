@@ -1,4 +1,4 @@
-"""``/api/v1/`` routes, spelled out: actions (start, stop, status, validate, test) take no
+"""``/api/v1/`` routes, spelled out: actions (start, stop, status, preview, validate, test) take no
 trailing slash."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ channel_detail = views.ChannelViewSet.as_view(
 channel_start = views.ChannelViewSet.as_view({"post": "start"})
 channel_stop = views.ChannelViewSet.as_view({"post": "stop"})
 channel_status = views.ChannelViewSet.as_view({"get": "status"})
+channel_preview = views.ChannelViewSet.as_view({"get": "preview"})
 worker_list = views.WorkerViewSet.as_view({"get": "list"})
 worker_detail = views.WorkerViewSet.as_view({"get": "retrieve"})
 plugin_list = views.PluginViewSet.as_view({"get": "list"})
@@ -28,6 +29,7 @@ urlpatterns = [
     path("channels/<str:name>/start", channel_start, name="channel-start"),
     path("channels/<str:name>/stop", channel_stop, name="channel-stop"),
     path("channels/<str:name>/status", channel_status, name="channel-status"),
+    path("channels/<str:name>/preview", channel_preview, name="channel-preview"),
     path(
         "channels/<str:name>/lifecycle/",
         views.ChannelLifecycleView.as_view(),

@@ -25,6 +25,7 @@ from rest_framework.response import Response
 
 from console import services
 from console.api.serializers import (
+    ChannelPreviewSerializer,
     ChannelSerializer,
     ChannelStatusSerializer,
     EventPatternResultSerializer,
@@ -157,6 +158,33 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
             Channel.objects.select_related("connector__revision"), name=name
         )
         return Response(ChannelStatusSerializer(channel).data)
+
+    @extend_schema(
+        operation_id="channels_preview",
+        summary="Live tail of a channel's output",
+        description=(
+            "The newest events the channel's `preview` sink kept (its JSON form), newest first."
+            " Empty when the channel has no preview sink or never ran."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "limit", OpenApiTypes.INT, description="How many events (1-500, default 50)."
+            )
+        ],
+        responses={
+            200: ChannelPreviewSerializer,
+            400: OpenApiTypes.OBJECT,
+            404: NOT_FOUND,
+            503: RUNTIME_DOWN,
+        },
+    )
+    def preview(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        raw = request.query_params.get("limit", "50")
+        if not raw.isdigit() or not 1 <= int(raw) <= 500:
+            raise ValidationError({"limit": ["Must be a whole number from 1 to 500."]})
+        events = services.channel_preview(channel, int(raw))
+        return Response(ChannelPreviewSerializer({"name": channel.name, "events": events}).data)
 
     def _respond(self, channel: Channel, code: int) -> Response:
         fresh = self.get_queryset().get(pk=channel.pk)

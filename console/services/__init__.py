@@ -5,6 +5,7 @@ functions (Kafka Connect's ``Herder`` boundary); none of them writes models dire
 """
 
 from console.services.channels import (
+    channel_preview,
     create_channel,
     delete_channel,
     start_channel,
@@ -21,6 +22,7 @@ __all__ = [
     "RuntimeUnavailable",
     "ServiceError",
     "actor_for",
+    "channel_preview",
     "create_channel",
     "delete_channel",
     "reconcile",

@@ -209,6 +209,18 @@ def stop_channel(
     return channel
 
 
+def channel_preview(channel: Channel, limit: int = 50) -> list[dict[str, Any]]:
+    """The newest events the channel's ``preview`` sink kept, newest first.
+
+    Empty for a channel that was never started. Reads only; raises
+    :class:`RuntimeUnavailable` when the runtime cannot be reached.
+    """
+    connector = Connector.objects.filter(channel=channel).only("runtime_id").first()
+    if connector is None:
+        return []
+    return _call_runtime(get_runtime().preview, connector.runtime_id, limit)
+
+
 # -- helpers -----------------------------------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ class FakeRuntime:
     statuses: dict[str, ConnectorStatus] = field(default_factory=dict)
     worker_infos: dict[str, WorkerInfo] = field(default_factory=dict)
     calls: list[tuple] = field(default_factory=list)
+    previews: dict[str, list[dict]] = field(default_factory=dict)
     status_calls: int = 0
     unavailable: BaseException | None = None
 
@@ -66,6 +67,12 @@ class FakeRuntime:
     def forget_worker(self, worker_id: str) -> None:
         self._call("forget_worker", worker_id)
         self.worker_infos.pop(worker_id, None)
+
+    def preview(self, connector_id: str, limit: int = 50) -> list[dict]:
+        self._call("preview", connector_id, limit)
+        if self.unavailable is not None:
+            raise self.unavailable
+        return self.previews.get(connector_id, [])[:limit]
 
     # -- helpers for tests -----------------------------------------------------------------
 

@@ -397,3 +397,34 @@ def test_listing_costs_the_same_queries_for_any_number_of_channels(
 
     assert response.json()["count"] == 20
     assert {item["deployed_revision"] for item in response.json()["results"]} == {1}
+
+
+def test_preview_returns_the_runtime_tail(api, spec, runtime):
+    create(api, spec)
+    assert api.get(f"{CHANNELS}orders/preview").json() == {"name": "orders", "events": []}
+    api.post(f"{CHANNELS}orders/start")
+    runtime.previews["orders"] = [{"id": "3"}, {"id": "2"}, {"id": "1"}]
+
+    response = api.get(f"{CHANNELS}orders/preview?limit=2")
+
+    assert response.status_code == 200
+    assert response.json() == {"name": "orders", "events": [{"id": "3"}, {"id": "2"}]}
+    assert runtime.calls_named("preview")[-1] == ("orders", 2)
+
+
+def test_preview_rejects_a_bad_limit_and_needs_auth(api, anon, spec):
+    create(api, spec)
+    assert api.get(f"{CHANNELS}orders/preview?limit=0").status_code == 400
+    assert api.get(f"{CHANNELS}orders/preview?limit=x").json() == {
+        "limit": ["Must be a whole number from 1 to 500."]
+    }
+    assert api.get(f"{CHANNELS}missing/preview").status_code == 404
+    assert anon.get(f"{CHANNELS}orders/preview").status_code == 401
+
+
+def test_preview_when_the_runtime_is_down_is_503(api, spec, runtime):
+    create(api, spec)
+    api.post(f"{CHANNELS}orders/start")
+    runtime.unavailable = ConnectionError("redis is down")
+
+    assert api.get(f"{CHANNELS}orders/preview").status_code == 503

@@ -17,6 +17,7 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/channels/{name}/start",
         "/api/v1/channels/{name}/stop",
         "/api/v1/channels/{name}/status",
+        "/api/v1/channels/{name}/preview",
         "/api/v1/channels/{name}/lifecycle/",
         "/api/v1/workers/",
         "/api/v1/workers/{worker_id}/",

@@ -78,3 +78,13 @@ def test_workers_heartbeat_and_forget(runtime: SparkRuntime, store: RedisStore):
     assert (worker.worker_id, worker.last_heartbeat, worker.connectors) == ("w1", 3.0, ["orders"])
     runtime.forget_worker("w1")
     assert runtime.workers() == []
+
+
+def test_preview_keeps_the_newest_events_newest_first(runtime: SparkRuntime, store: RedisStore):
+    store.publish_preview("orders", [{"id": "1"}, {"id": "2"}], keep=3)
+    store.publish_preview("orders", [{"id": "3"}, {"id": "4"}], keep=3)
+    assert [e["id"] for e in runtime.preview("orders", limit=10)] == ["4", "3", "2"]
+    assert [e["id"] for e in runtime.preview("orders", limit=1)] == ["4"]
+    store.publish_preview("orders", [], keep=3)
+    runtime.delete("orders")
+    assert runtime.preview("orders") == []
