@@ -314,68 +314,90 @@ def report(results: Results) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+CONTENDERS = ("sluice-1", "sluice-2", "plain-2", "loop", "kafka")
+SPARK_RUNS = (("sluice-1", "sluice", 1), ("sluice-2", "sluice", 2), ("plain-2", "plain", 2))
+
+
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=int(os.environ.get("BENCH_EVENTS", 2e6)))
     parser.add_argument("--loop-events", type=int, default=300_000)
     parser.add_argument("--latency-rate", type=int, default=5_000)
     parser.add_argument("--latency-seconds", type=float, default=20)
     parser.add_argument("--skip-latency", action="store_true")
+    parser.add_argument(
+        "--contenders",
+        default=",".join(CONTENDERS),
+        help=f"comma-separated subset of: {', '.join(CONTENDERS)}",
+    )
     args = parser.parse_args()
+    args.chosen = set(args.contenders.split(","))
+    unknown = args.chosen - set(CONTENDERS)
+    if unknown:
+        parser.error(f"unknown contenders: {', '.join(sorted(unknown))}")
+    return args
 
-    workdir = Path(tempfile.mkdtemp(prefix="sluice-bench-"))
-    kafka, bootstrap = start_kafka(workdir / "kafka", workdir / "logs")
-    results_dir = REPO_ROOT / "bench-results"
-    results_dir.mkdir(exist_ok=True)
-    try:
-        source = "bench-in"
-        create_topic(bootstrap, source)
-        seconds, wanted = produce_backlog(bootstrap, source, args.events)
-        print(f"produced {args.events:,} events in {seconds:.1f}s; {wanted:,} match the pattern")
-        results = Results(args.events, len(make_event(0, random.Random(0))), wanted)
-        t = results.throughput
-        for key, mode, cores in (
-            ("sluice-1", "sluice", 1),
-            ("sluice-2", "sluice", 2),
-            ("plain-2", "plain", 2),
-        ):
+
+def measure_throughput(args: argparse.Namespace, results: Results, bootstrap: str) -> None:
+    t, source = results.throughput, "bench-in"
+    for key, mode, cores in SPARK_RUNS:
+        if key in args.chosen:
             print(f"running {key} …", flush=True)
             t[key] = spark_throughput(mode, cores, bootstrap, source)
-            if t[key].events_out != wanted:
-                results.notes.append(f"{key} wrote {t[key].events_out:,}, expected {wanted:,}")
+            if t[key].events_out != results.expected_out:
+                results.notes.append(
+                    f"{key} wrote {t[key].events_out:,}, expected {results.expected_out:,}"
+                )
+    if "loop" in args.chosen:
         print("running the Python loop …", flush=True)
         t["loop"] = loop_throughput(bootstrap, source, min(args.loop_events, args.events))
+    if "kafka" in args.chosen:
         print("running Kafka's perf tools …", flush=True)
         t["kafka-producer"], t["kafka-consumer"] = kafka_perf(bootstrap, source, args.events)
+
+
+def measure_latency(args: argparse.Namespace, results: Results, bootstrap: str) -> None:
+    spark = python_module("bench.spark_job", "--cores", "2")
+    lat = ["--latency-seconds", str(args.latency_seconds + 15)]
+    loop_limits = ("--max-events", "10000000", "--max-seconds", str(args.latency_seconds + 10))
+    runs = (
+        ("sluice-2", "Sluice, 2 cores", [*spark, "--mode", "sluice", *lat]),
+        ("plain-2", "(a) plain PySpark, 2 cores", [*spark, "--mode", "plain", *lat]),
+        ("loop", "(b) Python loop", python_module("bench.loop", *loop_limits)),
+    )
+    for key, name, command in runs:
+        if key in args.chosen:
+            print(f"latency of {name} …", flush=True)
+            results.latency[key] = latency(
+                name, command, bootstrap, args.latency_rate, args.latency_seconds
+            )
+
+
+def save(results: Results, text: str) -> None:
+    results_dir = REPO_ROOT / "bench-results"
+    results_dir.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    (results_dir / f"dataplane-{stamp}.json").write_text(
+        json.dumps(asdict(results), indent=2, default=str)
+    )
+    (results_dir / f"dataplane-{stamp}.txt").write_text(text + "\n")
+
+
+def main() -> None:
+    args = parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="sluice-bench-"))
+    kafka, bootstrap = start_kafka(workdir / "kafka", workdir / "logs")
+    try:
+        create_topic(bootstrap, "bench-in")
+        seconds, wanted = produce_backlog(bootstrap, "bench-in", args.events)
+        print(f"produced {args.events:,} events in {seconds:.1f}s; {wanted:,} match the pattern")
+        results = Results(args.events, len(make_event(0, random.Random(0))), wanted)
+        measure_throughput(args, results, bootstrap)
         if not args.skip_latency:
-            spark = python_module("bench.spark_job", "--cores", "2")
-            lat = ["--latency-seconds", str(args.latency_seconds + 15)]
-            for key, name, command in (
-                ("sluice-2", "Sluice, 2 cores", [*spark, "--mode", "sluice", *lat]),
-                ("plain-2", "(a) plain PySpark, 2 cores", [*spark, "--mode", "plain", *lat]),
-                (
-                    "loop",
-                    "(b) Python loop",
-                    python_module(
-                        "bench.loop",
-                        "--max-events",
-                        "10000000",
-                        "--max-seconds",
-                        str(args.latency_seconds + 10),
-                    ),
-                ),
-            ):
-                print(f"latency of {name} …", flush=True)
-                results.latency[key] = latency(
-                    name, command, bootstrap, args.latency_rate, args.latency_seconds
-                )
+            measure_latency(args, results, bootstrap)
         text = report(results)
         print(text)
-        stamp = time.strftime("%Y%m%dT%H%M%S")
-        (results_dir / f"dataplane-{stamp}.json").write_text(
-            json.dumps(asdict(results), indent=2, default=str)
-        )
-        (results_dir / f"dataplane-{stamp}.txt").write_text(text + "\n")
+        save(results, text)
     finally:
         kafka.stop()
 

@@ -18,6 +18,8 @@ SLUICE_REDIS_PREFIX             ``sluice`` (prefix of the runtime's Redis keys)
 SLUICE_RECONCILE_INTERVAL       2 (seconds between reconcile passes)
 SLUICE_WORKER_SESSION_TIMEOUT   10 (seconds without heartbeat before a worker is DEAD)
 SLUICE_LOG_LEVEL                INFO
+SLUICE_KAFKA_BOOTSTRAP          ``127.0.0.1:9092`` (the Kafka HTTP-ingested events go to)
+SLUICE_INGEST_*                 see "HTTP ingestion" below
 =============================== ==========================================================
 """
 
@@ -55,6 +57,19 @@ def _env_float(name: str, default: float) -> float:
         return float(raw)
     except ValueError as exc:
         raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from exc
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a whole number, got {raw!r}") from exc
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return value
 
 
 def _env_list(name: str, default: str) -> list[str]:
@@ -213,6 +228,15 @@ SLUICE_RUNTIME = os.environ.get("SLUICE_RUNTIME") or "runtime_adapter.spark.Spar
 SLUICE_REDIS_PREFIX = os.environ.get("SLUICE_REDIS_PREFIX") or "sluice"
 SLUICE_RECONCILE_INTERVAL = _env_float("SLUICE_RECONCILE_INTERVAL", 2.0)
 SLUICE_WORKER_SESSION_TIMEOUT = _env_float("SLUICE_WORKER_SESSION_TIMEOUT", 10.0)
+
+# -- HTTP ingestion (the http source): events are written to sluice.ingest.<channel> ----------
+
+SLUICE_KAFKA_BOOTSTRAP = os.environ.get("SLUICE_KAFKA_BOOTSTRAP") or "127.0.0.1:9092"
+SLUICE_INGEST_TOPIC_PARTITIONS = _env_int("SLUICE_INGEST_TOPIC_PARTITIONS", 3)
+SLUICE_INGEST_REPLICATION_FACTOR = _env_int("SLUICE_INGEST_REPLICATION_FACTOR", 1)
+SLUICE_INGEST_MAX_REQUEST_BYTES = _env_int("SLUICE_INGEST_MAX_REQUEST_BYTES", 1024 * 1024)
+SLUICE_INGEST_MAX_BATCH = _env_int("SLUICE_INGEST_MAX_BATCH", 500)
+SLUICE_INGEST_DELIVERY_TIMEOUT = _env_float("SLUICE_INGEST_DELIVERY_TIMEOUT", 10.0)
 
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

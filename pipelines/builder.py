@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import TypeVar
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import DataStreamWriter
 
 from pipelines.sinks import SINKS
+from pipelines.sinks.preview import PreviewPublisher, preview_buffer
 from pipelines.sources import SOURCES
 from pipelines.spec import ChannelSpec, StageSpec, parse_stage_config, validate_spec
+from pipelines.spec.configs.preview import PreviewSinkConfig
 from pipelines.transforms import TRANSFORMS
 
 T = TypeVar("T")
@@ -22,7 +25,12 @@ def query_name(channel: str) -> str:
 
 
 def build_stream(
-    spark: SparkSession, spec: ChannelSpec, *, channel: str, checkpoint_dir: str
+    spark: SparkSession,
+    spec: ChannelSpec,
+    *,
+    channel: str,
+    checkpoint_dir: str,
+    preview_publisher: PreviewPublisher | None = None,
 ) -> DataStreamWriter:
     """Return the fully configured writer of a channel's query; the caller calls ``start()``.
 
@@ -30,11 +38,19 @@ def build_stream(
     writer has ``checkpointLocation = checkpoint_dir``, ``queryName = sluice-{channel}``,
     append output mode and the default trigger (micro-batches back to back), which the
     caller may override before starting.
+
+    A ``preview`` sink hands each micro-batch's newest events to ``preview_publisher``
+    (see :mod:`pipelines.sinks.preview`); without one, to the channel's in-memory
+    ``preview_buffer(channel, max_events)``.
     """
     spec = validate_spec(spec)
     events = build_events(spark, spec)
     write = _implementation(SINKS, "sink", spec.sink)
-    writer = write(events, parse_stage_config("sink", spec.sink))
+    sink_config = parse_stage_config("sink", spec.sink)
+    if isinstance(sink_config, PreviewSinkConfig):  # the one sink that hands events back
+        publisher = preview_publisher or preview_buffer(channel, sink_config.max_events).publish
+        write = partial(write, publisher=publisher)
+    writer = write(events, sink_config)
     return writer.option("checkpointLocation", checkpoint_dir).queryName(query_name(channel))
 
 

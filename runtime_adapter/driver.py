@@ -35,6 +35,7 @@ from runtime_adapter.kafka import (
     check_reachable,
     consumer_group,
     list_partitions,
+    security_settings,
 )
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import RedisStore
@@ -155,6 +156,7 @@ class Driver:
         self.worker_id: str = args.worker_id
         self.generation: int = args.generation
         self.revision: int | None = None
+        self.channel: str = ""
         self.parent_pid = os.getppid()
         self.query: Any = None
         self.spark: Any = None
@@ -198,17 +200,31 @@ class Driver:
         spec = validate_spec(deployment.spec)
         source, sink = spec.source, spec.sink
         if source.type == "kafka":
-            servers = source.config["bootstrap_servers"]
-            try:
-                self.tracker.partitions = list_partitions(servers, source.config["topics"])
-            except BrokerUnreachable as exc:
-                raise BrokerUnreachable(f"source: {exc}") from exc
-            self.committer = GroupCommitter(servers, consumer_group(deployment.channel))
+            self.watch_source("source", source.config, source.config.get("topics") or [])
+        if source.type == "http" and source.config.get("ingest_topic"):
+            # Events posted over HTTP wait in the channel's ingest topic: one task per partition.
+            topics = [source.config["ingest_topic"]]
+            self.watch_source("source (ingest topic)", source.config, topics)
         if sink.type == "kafka":
-            try:
-                check_reachable(sink.config["bootstrap_servers"])
-            except BrokerUnreachable as exc:
-                raise BrokerUnreachable(f"sink: {exc}") from exc
+            settings = security_settings(sink.config.get("security"))
+            if settings is not None:
+                try:
+                    check_reachable(sink.config["bootstrap_servers"], settings=settings)
+                except BrokerUnreachable as exc:
+                    raise BrokerUnreachable(f"sink: {exc}") from exc
+
+    def watch_source(self, label: str, config: dict, topics: list[str]) -> None:
+        """Check a Kafka source's brokers, learn its partitions, set up group commits."""
+        settings = security_settings(config.get("security"))
+        if settings is None:
+            log.info("%s uses TLS: no broker check, no consumer-group commits", label)
+            return
+        servers = config["bootstrap_servers"]
+        try:
+            self.tracker.partitions = list_partitions(servers, topics, settings=settings)
+        except BrokerUnreachable as exc:
+            raise BrokerUnreachable(f"{label}: {exc}") from exc
+        self.committer = GroupCommitter(servers, consumer_group(self.channel), settings)
 
     def start_query(self, deployment: Deployment) -> None:
         from pipelines.builder import build_stream
@@ -221,14 +237,27 @@ class Driver:
             self.spark.sparkContext.setLogLevel(os.environ.get("SLUICE_SPARK_LOG_LEVEL", "WARN"))
         checkpoint = self.config.checkpoint_root / deployment.channel
         checkpoint.mkdir(parents=True, exist_ok=True)
+        spec = validate_spec(deployment.spec)
         writer = build_stream(
             self.spark,
-            validate_spec(deployment.spec),
+            spec,
             channel=deployment.channel,
             checkpoint_dir=str(checkpoint),
+            preview_publisher=self.preview_publisher(spec),
         )
         self.query = writer.start()
         log.info("query %s started (checkpoint %s)", self.query.id, checkpoint)
+
+    def preview_publisher(self, spec: Any) -> Any:
+        """Where a ``preview`` sink puts the newest events: the runtime's store (a live tail)."""
+        if spec.sink.type != "preview":
+            return None
+        keep = int(spec.sink.config.get("max_events", 100))
+
+        def publish(events: list[dict]) -> None:
+            self.store.publish_preview(self.connector_id, events, keep)
+
+        return publish
 
     def stop_query(self) -> None:
         if self.query is not None and self.query.isActive:
@@ -278,6 +307,7 @@ class Driver:
             log.info("connector %s is not ours to run; exiting", self.connector_id)
             return 0
         self.revision = deployment.revision
+        self.channel = deployment.channel
         try:
             self.prepare(deployment)
             while True:

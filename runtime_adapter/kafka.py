@@ -1,4 +1,4 @@
-"""Kafka access for the runtime: client config, reachability checks, consumer groups.
+"""Kafka access: client config, reachability checks, consumer groups, topics, producing.
 
 Every confluent-kafka client the runtime makes is created here, so client
 settings and naming live in one place.
@@ -6,15 +6,21 @@ settings and naming live in one place.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
 
 class BrokerUnreachable(RuntimeError):
     """The brokers named in a stage config did not answer."""
+
+
+KAFKA_ERRORS: tuple[type[BaseException], ...] = (BrokerUnreachable, KafkaException)
+"""What the helpers below raise when Kafka is down or refuses a request."""
 
 
 @dataclass(frozen=True)
@@ -28,19 +34,55 @@ def consumer_group(channel: str) -> str:
     return f"sluice-{channel}"
 
 
-def _client_config(bootstrap_servers: str) -> dict[str, object]:
-    return {"bootstrap.servers": bootstrap_servers, "socket.connection.setup.timeout.ms": 5000}
+def ingest_topic(channel: str) -> str:
+    """The Kafka topic the console writes a channel's HTTP-ingested events to."""
+    return f"sluice.ingest.{channel}"
+
+
+def _client_config(
+    bootstrap_servers: str, settings: Mapping[str, object] | None = None
+) -> dict[str, object]:
+    return {
+        "bootstrap.servers": bootstrap_servers,
+        "socket.connection.setup.timeout.ms": 5000,
+        **(settings or {}),
+    }
+
+
+def security_settings(security: Mapping[str, object] | None) -> dict[str, object] | None:
+    """librdkafka settings for a Kafka stage's ``security`` block.
+
+    ``None`` when these clients cannot reproduce it: TLS trust and key stores are JKS or
+    PKCS#12 files for Spark's Java client, which librdkafka does not read. Callers then
+    skip what they would do with the brokers (Spark itself still connects).
+    """
+    if not security:
+        return {}
+    protocol = str(security.get("protocol") or "PLAINTEXT")
+    if protocol in ("SSL", "SASL_SSL"):
+        return None
+    settings: dict[str, object] = {"security.protocol": protocol}
+    if protocol == "SASL_PLAINTEXT":
+        settings |= {
+            "sasl.mechanism": security.get("sasl_mechanism"),
+            "sasl.username": security.get("username"),
+            "sasl.password": security.get("password"),
+        }
+    return settings
 
 
 def list_partitions(
-    bootstrap_servers: str, topics: Iterable[str], timeout: float = 10.0
+    bootstrap_servers: str,
+    topics: Iterable[str],
+    timeout: float = 10.0,
+    settings: Mapping[str, object] | None = None,
 ) -> list[PartitionInfo]:
     """The partitions of ``topics`` that exist now.
 
     Raises :class:`BrokerUnreachable` with the brokers' names when no broker
     answers within ``timeout`` seconds. Topics that do not exist yet are left out.
     """
-    admin = AdminClient(_client_config(bootstrap_servers))
+    admin = AdminClient(_client_config(bootstrap_servers, settings))
     try:
         metadata = admin.list_topics(timeout=timeout)
     except KafkaException as exc:
@@ -56,9 +98,11 @@ def list_partitions(
     return found
 
 
-def check_reachable(bootstrap_servers: str, timeout: float = 10.0) -> None:
+def check_reachable(
+    bootstrap_servers: str, timeout: float = 10.0, settings: Mapping[str, object] | None = None
+) -> None:
     """Raise :class:`BrokerUnreachable` unless a broker of ``bootstrap_servers`` answers."""
-    list_partitions(bootstrap_servers, [], timeout)
+    list_partitions(bootstrap_servers, [], timeout, settings)
 
 
 class GroupCommitter:
@@ -68,10 +112,12 @@ class GroupCommitter:
     which Kafka allows while the group has no active members.
     """
 
-    def __init__(self, bootstrap_servers: str, group: str) -> None:
+    def __init__(
+        self, bootstrap_servers: str, group: str, settings: Mapping[str, object] | None = None
+    ) -> None:
         self._consumer = Consumer(
             {
-                **_client_config(bootstrap_servers),
+                **_client_config(bootstrap_servers, settings),
                 "group.id": group,
                 "enable.auto.commit": False,
             }
@@ -88,3 +134,106 @@ class GroupCommitter:
 
     def close(self) -> None:
         self._consumer.close()
+
+
+def ensure_topic(
+    bootstrap_servers: str,
+    topic: str,
+    *,
+    partitions: int,
+    replication_factor: int,
+    timeout: float = 10.0,
+) -> bool:
+    """Create ``topic`` unless it exists; True when this call created it.
+
+    Idempotent. Raises :class:`BrokerUnreachable` when the brokers do not answer, and
+    ``KafkaException`` when Kafka refuses the topic for another reason.
+    """
+    admin = AdminClient(_client_config(bootstrap_servers))
+    future = admin.create_topics(
+        [NewTopic(topic, partitions, replication_factor)], request_timeout=timeout
+    )[topic]
+    try:
+        future.result(timeout=timeout)
+    except KafkaException as exc:
+        error = exc.args[0] if exc.args else None
+        if isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+            return False
+        if isinstance(error, KafkaError) and error.code() in _UNREACHABLE_CODES:
+            raise BrokerUnreachable(
+                f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s: {exc}"
+            ) from exc
+        raise
+    except TimeoutError as exc:  # concurrent.futures.TimeoutError is TimeoutError (3.11+)
+        raise BrokerUnreachable(
+            f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s"
+        ) from exc
+    return True
+
+
+_UNREACHABLE_CODES = (
+    KafkaError._TRANSPORT,
+    KafkaError._TIMED_OUT,
+    KafkaError._ALL_BROKERS_DOWN,
+    KafkaError.REQUEST_TIMED_OUT,
+)
+
+
+class DurableProducer:
+    """Writes records and waits for Kafka to confirm each one (acks=all, idempotent).
+
+    One instance is shared by every thread of a process (confluent-kafka producers are
+    thread-safe); each :meth:`produce` call waits for its own delivery reports only.
+    """
+
+    def __init__(self, bootstrap_servers: str, delivery_timeout: float = 10.0) -> None:
+        self.delivery_timeout = delivery_timeout
+        self._producer = Producer(
+            {
+                **_client_config(bootstrap_servers),
+                "acks": "all",
+                "enable.idempotence": True,
+                "linger.ms": 5,
+                # Kafka gives up on a record after this, so every record gets a report.
+                "message.timeout.ms": int(delivery_timeout * 1000),
+            }
+        )
+
+    def produce(self, topic: str, records: list[tuple[str, bytes]]) -> list[str | None]:
+        """Write ``(key, value)`` records to ``topic``; one answer per record, in order.
+
+        ``None`` means Kafka confirmed the record (written to every in-sync replica); a
+        string says why it was not confirmed: refused, timed out, or no report in time. An
+        unconfirmed record may still have been written (a lost acknowledgement).
+        """
+        outcome: list[str | None] = ["no delivery report from Kafka"] * len(records)
+        pending = set(range(len(records)))
+        lock = threading.Lock()
+
+        def reporter(index: int):
+            def on_delivery(error: KafkaError | None, _message: object) -> None:
+                with lock:
+                    outcome[index] = None if error is None else f"Kafka refused it: {error.str()}"
+                    pending.discard(index)
+
+            return on_delivery
+
+        for index, (key, value) in enumerate(records):
+            try:
+                self._producer.produce(topic, value, key, on_delivery=reporter(index))
+            except (BufferError, KafkaException) as exc:
+                with lock:
+                    outcome[index] = f"not sent to Kafka: {exc}"
+                    pending.discard(index)
+            self._producer.poll(0)
+        deadline = time.monotonic() + self.delivery_timeout + 2.0
+        while time.monotonic() < deadline:
+            with lock:
+                if not pending:
+                    break
+            self._producer.poll(0.05)
+        with lock:
+            return list(outcome)
+
+    def close(self, timeout: float = 5.0) -> None:
+        self._producer.flush(timeout)

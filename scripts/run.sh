@@ -23,9 +23,12 @@ echo "Preparing the database…"
 $PY manage.py migrate --noinput -v 0
 $PY manage.py collectstatic --noinput -v 0
 admin_note="$($PY manage.py ensure_admin)"
+if [[ "${SLUICE_SEED_DEMO:-true}" == "true" ]]; then $PY manage.py seed_demo; fi
 
 url="http://127.0.0.1:${SLUICE_PORT}/"
 kafka_port="${KAFKA_PORT:-9092}"
+# The console writes events posted over HTTP (http sources) to the embedded broker.
+if [[ " ${processes[*]} " == *" kafka "* ]]; then export SLUICE_KAFKA_BOOTSTRAP="127.0.0.1:$kafka_port"; fi
 ready() {
   curl -fsS "${url}healthz" >/dev/null 2>&1 || return 1
   if [[ " ${processes[*]} " == *" kafka "* ]]; then

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.processes import REPO_ROOT, start_kafka, start_redis
+from tests.support.processes import REPO_ROOT, start_kafka, start_postgres, start_redis
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
@@ -39,3 +41,18 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Pat
         yield bootstrap
     finally:
         service.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_url(artifacts_dir: Path) -> Iterator[str]:
+    """A throwaway PostgreSQL (scripts/postgres.sh) on a free loopback port: superuser
+    ``sluice``, trust authentication, database ``postgres``; removed after the session."""
+    data_dir = Path(tempfile.mkdtemp(prefix="sluice-pg-"))  # reachable by the postgres user
+    try:
+        service, url = start_postgres(data_dir, artifacts_dir)
+        try:
+            yield url
+        finally:
+            service.stop()
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)

@@ -4,18 +4,42 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import status
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import (
+    APIException,
+    ParseError,
+    UnsupportedMediaType,
+    ValidationError,
+)
 from rest_framework.fields import get_error_detail
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from console.services import InvalidSpec, RuntimeUnavailable
+from console.services import (
+    IngestBadRequest,
+    IngestTooLarge,
+    IngestUnavailable,
+    InvalidSpec,
+    NotAnHttpChannel,
+    RuntimeUnavailable,
+)
 
 
 class ServiceUnavailable(APIException):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_detail = "The runtime is unavailable; try again shortly."
     default_code = "runtime_unavailable"
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The request conflicts with the channel's current spec."
+    default_code = "conflict"
+
+
+class RequestTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request is too large."
+    default_code = "too_large"
 
 
 def spec_error_paths(errors: dict[str, list[str]], prefix: str = "spec") -> dict[str, list[str]]:
@@ -43,6 +67,16 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         exc = ValidationError(spec_error_paths(exc.errors))
     elif isinstance(exc, DjangoValidationError):
         exc = ValidationError(get_error_detail(exc))
-    elif isinstance(exc, RuntimeUnavailable):
+    elif isinstance(exc, (RuntimeUnavailable, IngestUnavailable)):
         exc = ServiceUnavailable(str(exc))
+    elif isinstance(exc, NotAnHttpChannel):
+        exc = Conflict(str(exc))
+    elif isinstance(exc, IngestTooLarge):
+        exc = RequestTooLarge(str(exc))
+    elif isinstance(exc, IngestBadRequest):
+        exc = (
+            UnsupportedMediaType("", str(exc))
+            if exc.unsupported_media_type
+            else ParseError(str(exc))
+        )
     return drf_exception_handler(exc, context)

@@ -1,5 +1,5 @@
-"""``/api/v1/`` routes, spelled out: actions (start, stop, status, preview, validate, test) take no
-trailing slash."""
+"""``/api/v1/`` routes, spelled out: actions (start, stop, status, preview, events, validate,
+test) take no trailing slash."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ channel_start = views.ChannelViewSet.as_view({"post": "start"})
 channel_stop = views.ChannelViewSet.as_view({"post": "stop"})
 channel_status = views.ChannelViewSet.as_view({"get": "status"})
 channel_preview = views.ChannelViewSet.as_view({"get": "preview"})
+channel_events = views.ChannelViewSet.as_view({"post": "events"})
 worker_list = views.WorkerViewSet.as_view({"get": "list"})
 worker_detail = views.WorkerViewSet.as_view({"get": "retrieve"})
 plugin_list = views.PluginViewSet.as_view({"get": "list"})
@@ -30,6 +31,7 @@ urlpatterns = [
     path("channels/<str:name>/stop", channel_stop, name="channel-stop"),
     path("channels/<str:name>/status", channel_status, name="channel-status"),
     path("channels/<str:name>/preview", channel_preview, name="channel-preview"),
+    path("channels/<str:name>/events", channel_events, name="channel-events"),
     path(
         "channels/<str:name>/lifecycle/",
         views.ChannelLifecycleView.as_view(),

@@ -8,6 +8,7 @@ share a type. The plugin and event-pattern checks change nothing.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -24,6 +25,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from console import services
+from console.api.exceptions import RequestTooLarge
+from console.api.ingest_schema import (
+    INGEST_DESCRIPTION,
+    INGEST_EXAMPLES,
+    INGEST_REQUEST,
+    INGEST_RESPONSES,
+)
 from console.api.serializers import (
     ChannelPreviewSerializer,
     ChannelSerializer,
@@ -186,6 +194,26 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         events = services.channel_preview(channel, int(raw))
         return Response(ChannelPreviewSerializer({"name": channel.name, "events": events}).data)
 
+    @extend_schema(
+        operation_id="channels_events",
+        summary="Send events to a channel (http source)",
+        description=INGEST_DESCRIPTION,
+        request=INGEST_REQUEST,
+        responses=INGEST_RESPONSES,
+        examples=INGEST_EXAMPLES,
+    )
+    def events(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        services.ingest.http_source_config(channel)  # 409 before reading the body
+        body = read_body(request, settings.SLUICE_INGEST_MAX_REQUEST_BYTES)
+        report = services.ingest_events(
+            channel,
+            content_type=request.content_type or "",
+            headers=request.headers,
+            body=body,
+        )
+        return Response(report.as_dict(), status=ingest_status(report))
+
     def _respond(self, channel: Channel, code: int) -> Response:
         fresh = self.get_queryset().get(pk=channel.pk)
         return Response(self.get_serializer(fresh).data, status=code)
@@ -194,6 +222,32 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     def _accepted(name: str, target_state: str) -> Response:
         body = TargetStateSerializer({"name": name, "target_state": target_state}).data
         return Response(body, status=status.HTTP_202_ACCEPTED)
+
+
+def read_body(request: Request, limit: int) -> bytes:
+    """The raw request body; :class:`RequestTooLarge` (413) past ``limit`` bytes.
+
+    Reads straight from the stream (no DRF parsing, no Django upload limit) and never
+    reads more than ``limit + 1`` bytes.
+    """
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if declared.isdigit() and int(declared) > limit:
+        raise RequestTooLarge(f"the body is {declared} bytes; the limit is {limit}")
+    body = request._request.read(limit + 1)
+    if len(body) > limit:
+        raise RequestTooLarge(f"the body is over the limit of {limit} bytes")
+    return body
+
+
+def ingest_status(report: services.ingest.IngestReport) -> int:
+    """202 all accepted, 207 some rejected, 400 none valid, 503 Kafka did not confirm some."""
+    if not report.complete:
+        return status.HTTP_503_SERVICE_UNAVAILABLE
+    if report.count(services.ingest.REJECTED) == 0:
+        return status.HTTP_202_ACCEPTED
+    if report.count(services.ingest.ACCEPTED) == 0:
+        return status.HTTP_400_BAD_REQUEST
+    return status.HTTP_207_MULTI_STATUS
 
 
 @extend_schema(

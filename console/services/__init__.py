@@ -13,11 +13,22 @@ from console.services.channels import (
     update_channel,
 )
 from console.services.errors import InvalidSpec, RuntimeUnavailable, ServiceError
+from console.services.ingest import (
+    IngestBadRequest,
+    IngestTooLarge,
+    IngestUnavailable,
+    NotAnHttpChannel,
+    ingest_events,
+)
 from console.services.lifecycle import actor_for
 from console.services.reconcile import ReconcileReport, reconcile
 
 __all__ = [
+    "IngestBadRequest",
+    "IngestTooLarge",
+    "IngestUnavailable",
     "InvalidSpec",
+    "NotAnHttpChannel",
     "ReconcileReport",
     "RuntimeUnavailable",
     "ServiceError",
@@ -25,6 +36,7 @@ __all__ = [
     "channel_preview",
     "create_channel",
     "delete_channel",
+    "ingest_events",
     "reconcile",
     "start_channel",
     "stop_channel",

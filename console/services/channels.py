@@ -20,6 +20,12 @@ from console.choices import ConnectorState, SubjectType, TargetState, WorkerStat
 from console.models import Channel, Connector, Revision
 from console.runtime import RUNTIME_UNAVAILABLE_ERRORS, get_runtime
 from console.services.errors import RuntimeUnavailable
+from console.services.ingest import (
+    HTTP_SOURCE,
+    IngestUnavailable,
+    ensure_ingest_topic,
+    with_ingest_fields,
+)
 from console.services.lifecycle import actor_for, record
 from console.services.specs import normalize_spec
 from runtime_adapter import states as runtime_states
@@ -55,6 +61,7 @@ def create_channel(
             to_state=channel.target_state,
             reason="created with revision 1",
         )
+    _prepare_ingest_topic(channel.name, normalized)
     return channel
 
 
@@ -167,11 +174,14 @@ def start_channel(
                 reason=f"deploying revision {revision.number} (was {was})",
             )
         worker = connector.worker
+        if revision.spec["source"]["type"] == HTTP_SOURCE:
+            # Raises (nothing changes) when Kafka is down: the query would have no topic.
+            ensure_ingest_topic(channel.name)
         deployment = Deployment(
             connector_id=connector.runtime_id,
             channel=channel.name,
             revision=revision.number,
-            spec=revision.spec,
+            spec=with_ingest_fields(revision.spec, channel.name),
             target_state=runtime_states.TargetState.RUNNING,
             worker_id=worker.worker_id if worker and worker.state == WorkerState.ALIVE else None,
             generation=connector.generation,
@@ -222,6 +232,20 @@ def channel_preview(channel: Channel, limit: int = 50) -> list[dict[str, Any]]:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+def _prepare_ingest_topic(channel_name: str, spec: Mapping[str, Any]) -> None:
+    """Create an http channel's ingest topic early, so events can be posted before it starts.
+
+    Best effort: when Kafka is down the channel is still created; starting it (or posting
+    to it) creates the topic later.
+    """
+    if spec["source"]["type"] != HTTP_SOURCE:
+        return
+    try:
+        ensure_ingest_topic(channel_name)
+    except IngestUnavailable as exc:
+        logger.warning("channel %s: %s (retried on start)", channel_name, exc)
 
 
 def _set_target(channel: Channel, target: TargetState, actor: str, reason: str) -> None:

@@ -14,9 +14,14 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import DataStreamWriter
 
+from pipelines.sinks.files import write_files
+from pipelines.sinks.jdbc import write_jdbc
 from pipelines.sinks.kafka import write_kafka
+from pipelines.sinks.preview import write_preview
 
 Sink = Callable[[DataFrame, Any], DataStreamWriter]
 
-SINKS: Mapping[str, Sink] = MappingProxyType({"kafka": write_kafka})
+SINKS: Mapping[str, Sink] = MappingProxyType(
+    {"kafka": write_kafka, "files": write_files, "preview": write_preview, "jdbc": write_jdbc}
+)
 """Sink plugin type -> implementation (same keys as the catalogue's sinks)."""

@@ -1,14 +1,21 @@
-"""Kafka sink: serialize events into Kafka records and write them to a topic.
+"""Kafka sink: serialize events into Kafka records and write them to topics.
 
 Each record gets:
 
-* ``key`` - the event id (UTF-8), so replays produce the same keys and duplicates can be
-  spotted downstream;
+* ``key`` - the text of ``key_field`` (a path in the event's JSON form) when set and present,
+  else the ``partitionkey`` extension (CloudEvents Partitioning), else the event id; UTF-8.
+* ``topic`` - the text of ``topic_field`` when set and present, else the ``sluicetopic``
+  extension (set by the ``route`` transform), else the configured ``topic``. An event whose
+  topic is not a legal Kafka topic name fails the query with a message naming the event.
 * ``value`` - ``format: json``: the event's ``data`` as JSON text (NULL when the event has
   no data, i.e. a tombstone); ``format: cloudevents``: the whole event as structured-mode
-  CloudEvents JSON;
-* ``headers`` - ``content-type``: ``application/json`` or
-  ``application/cloudevents+json; charset=UTF-8`` (CloudEvents Kafka binding, structured mode).
+  CloudEvents JSON; ``format: cloudevents-binary``: the data (JSON text; a string under a
+  non-JSON ``datacontenttype`` such as ``text/plain`` is written as the text itself).
+* ``headers`` - ``content-type``: ``application/json``,
+  ``application/cloudevents+json; charset=UTF-8`` (structured mode), or in binary mode the
+  event's ``datacontenttype`` (no header when it has none) plus one ``ce_<name>`` header per
+  attribute and extension that is set (``ce_time`` as RFC 3339 UTC; non-string extension
+  values as JSON text).
 
 Serialization is a pure function (:func:`events_to_kafka_records`); writing is a thin edge.
 """
@@ -19,32 +26,75 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
-from pipelines.cloudevents import JSON_CONTENT_TYPE, STRUCTURED_CONTENT_TYPE, event_json
+from pipelines.cloudevents import (
+    JSON_CONTENT_TYPE,
+    STRUCTURED_CONTENT_TYPE,
+    attribute_sql,
+    event_json,
+    time_text_sql,
+)
+from pipelines.kafka_options import security_options
+from pipelines.sources.kafka import JSON_MEDIA_TYPE
 from pipelines.spec.configs import KafkaSinkConfig
+from pipelines.sql import sql_string
 
 CONTENT_TYPE_HEADER = "content-type"
+PARTITION_KEY_EXTENSION = "partitionkey"
+TOPIC_EXTENSION = "sluicetopic"
+LEGAL_TOPIC = "^[A-Za-z0-9._-]{1,249}$"
 
 
 def kafka_sink_options(config: KafkaSinkConfig) -> dict[str, str]:
-    """The options given to Spark's Kafka sink (``format("kafka")``)."""
-    return {"kafka.bootstrap.servers": config.bootstrap_servers, "topic": config.topic}
+    """The options given to Spark's Kafka sink (``format("kafka")``).
+
+    No ``topic`` option: it would override the per-record ``topic`` column.
+    """
+    return {
+        "kafka.bootstrap.servers": config.bootstrap_servers,
+        **security_options(config.security),
+        **config.properties,
+    }
 
 
 def events_to_kafka_records(events: DataFrame, config: KafkaSinkConfig) -> DataFrame:
-    """Rows for Spark's Kafka sink: ``key``, ``value`` (binary) and ``headers``."""
-    if config.format == "cloudevents":
-        value, content_type = event_json(), STRUCTURED_CONTENT_TYPE
+    """Rows for Spark's Kafka sink: ``topic``, ``key``, ``value`` (binary) and ``headers``.
+
+    Evaluating the result fails on the first event whose topic is not a legal name.
+    """
+    if config.format == "cloudevents-binary":
+        value, headers = F.expr(_BINARY_VALUE_SQL), F.expr(_binary_headers_sql())
+    elif config.format == "cloudevents":
+        value = event_json()
+        headers = F.array(_header(CONTENT_TYPE_HEADER, F.lit(STRUCTURED_CONTENT_TYPE)))
     else:
-        value, content_type = F.to_json(F.col("data")), JSON_CONTENT_TYPE
-    return events.select(
-        F.col("id").cast("binary").alias("key"),
-        value.cast("binary").alias("value"),
-        F.array(_header(CONTENT_TYPE_HEADER, content_type)).alias("headers"),
+        value = F.to_json(F.col("data"))
+        headers = F.array(_header(CONTENT_TYPE_HEADER, F.lit(JSON_CONTENT_TYPE)))
+    key = F.coalesce(*_field_text(config.key_field), _text(PARTITION_KEY_EXTENSION), F.col("id"))
+    topic = F.coalesce(
+        *_field_text(config.topic_field), _text(TOPIC_EXTENSION), F.lit(config.topic)
     )
+    records = events.select(
+        topic.alias("topic"),
+        key.cast("binary").alias("key"),
+        value.cast("binary").alias("value"),
+        headers.alias("headers"),
+        F.col("id").alias("_id"),
+    )
+    bad_topic = F.concat(
+        F.lit("event "),
+        F.col("_id"),
+        F.lit(": "),
+        F.col("topic"),
+        F.lit(" is not a valid Kafka topic name"),
+    )
+    checked = records.filter(
+        F.when(F.col("topic").rlike(LEGAL_TOPIC), F.lit(True)).otherwise(F.raise_error(bad_topic))
+    )
+    return checked.drop("_id")
 
 
 def write_kafka(events: DataFrame, config: KafkaSinkConfig) -> DataStreamWriter:
-    """A streaming writer of the events to the configured topic (append mode)."""
+    """A streaming writer of the events to their topics (append mode)."""
     records = events_to_kafka_records(events, config)
     return (
         records.writeStream.format("kafka")
@@ -53,5 +103,71 @@ def write_kafka(events: DataFrame, config: KafkaSinkConfig) -> DataStreamWriter:
     )
 
 
-def _header(key: str, value: str) -> Column:
-    return F.struct(F.lit(key).alias("key"), F.lit(value).cast("binary").alias("value"))
+def field_text_sql(path: str) -> str:
+    """SQL for the text of the member at a dotted ``path`` of an event's JSON form.
+
+    A string is its own text, another JSON value its JSON text; NULL when absent or JSON null.
+    """
+    head, *rest = path.split(".")
+    value = attribute_sql(head)
+    if rest:
+        json_path = "$" + "".join(_json_path_step(part) for part in rest)
+        value = f"try_variant_get({value}, {sql_string(json_path)}, 'variant')"
+    return _variant_text_sql(value)
+
+
+def _json_path_step(key: str) -> str:
+    return f'["{key}"]' if "'" in key else f"['{key}']"
+
+
+def _variant_text_sql(value: str) -> str:
+    return (
+        f"CASE WHEN {value} IS NULL OR is_variant_null({value}) THEN NULL "
+        f"WHEN schema_of_variant({value}) = 'STRING' THEN variant_get({value}, '$', 'string') "
+        f"ELSE to_json({value}) END"
+    )
+
+
+def _field_text(path: str | None) -> list[Column]:
+    return [] if path is None else [F.expr(field_text_sql(path))]
+
+
+def _text(extension: str) -> Column:
+    return F.expr(field_text_sql(extension))
+
+
+def _header(key: str, value: Column) -> Column:
+    return F.struct(F.lit(key).alias("key"), value.cast("binary").alias("value"))
+
+
+_IS_TEXT_DATA = (
+    "datacontenttype IS NOT NULL "
+    f"AND NOT lower(datacontenttype) RLIKE {sql_string(JSON_MEDIA_TYPE)} "
+    "AND schema_of_variant(data) = 'STRING'"
+)
+_BINARY_VALUE_SQL = (
+    f"CASE WHEN data IS NULL THEN NULL WHEN {_IS_TEXT_DATA} THEN variant_get(data, '$', 'string') "
+    "ELSE to_json(data) END"
+)
+"""Binary mode's value: the data as JSON, or as itself when it is text of a non-JSON type."""
+
+
+def _binary_headers_sql() -> str:
+    """SQL for binary mode's headers: content-type, then ce_* for each attribute that is set."""
+
+    def header(name: str, text: str) -> str:
+        return f"named_struct('key', {sql_string(name)}, 'value', CAST({text} AS BINARY))"
+
+    attributes = [
+        header(CONTENT_TYPE_HEADER, "datacontenttype"),
+        *(
+            header(f"ce_{name}", f"`{name}`")
+            for name in ("specversion", "id", "source", "type", "subject", "dataschema")
+        ),
+        header("ce_time", time_text_sql("`time`")),
+    ]
+    extensions = (
+        "transform(map_entries(extensions), e -> named_struct('key', concat('ce_', e.key), "
+        f"'value', CAST({_variant_text_sql('e.value')} AS BINARY)))"
+    )
+    return f"filter(concat(array({', '.join(attributes)}), {extensions}), h -> h.value IS NOT NULL)"

@@ -14,6 +14,9 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from pipelines.sources.files import file_records_to_events, read_files
+from pipelines.sources.generator import read_generator, ticks_to_events
+from pipelines.sources.http import http_records_to_events, read_http
 from pipelines.sources.kafka import kafka_records_to_events, read_kafka
 
 
@@ -26,6 +29,11 @@ class Source:
 
 
 SOURCES: Mapping[str, Source] = MappingProxyType(
-    {"kafka": Source(read=read_kafka, to_events=kafka_records_to_events)}
+    {
+        "kafka": Source(read=read_kafka, to_events=kafka_records_to_events),
+        "files": Source(read=read_files, to_events=file_records_to_events),
+        "generator": Source(read=read_generator, to_events=ticks_to_events),
+        "http": Source(read=read_http, to_events=http_records_to_events),
+    }
 )
 """Source plugin type -> implementation (same keys as the ``source`` plugins of the catalogue)."""

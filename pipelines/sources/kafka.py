@@ -11,13 +11,27 @@ with Spark's Kafka source schema (``key``, ``value``, ``topic``, ``partition``, 
 * ``format: cloudevents`` - the value is a structured-mode CloudEvent (JSON object with
   ``specversion`` "1.0", ``id``, ``source``, ``type``, optional attributes, extensions and
   ``data``).
+* ``format: cloudevents-binary`` - CloudEvents Kafka binding, binary mode: the attributes are
+  ``ce_*`` headers (``ce_id``, ``ce_source``, ``ce_type``, ``ce_specversion`` required;
+  ``ce_time``, ``ce_subject``, ``ce_dataschema`` optional; every other ``ce_*`` header is an
+  extension with a string value), the ``content-type`` header is ``datacontenttype`` and the
+  value is the data: parsed as JSON when the content type is JSON (``application/json``,
+  ``*/*+json``) or absent, otherwise kept as UTF-8 text (a VARIANT string; byte payloads are
+  not kept exactly). A NULL value is an event without data. Header names are matched without
+  regard to case; when a header repeats, the last one wins.
+* ``format: raw`` - the value as UTF-8 text, never parsed and never refused: a VARIANT string
+  under ``data`` of an event wrapped as for ``json``, ``datacontenttype = "text/plain;
+  charset=utf-8"``.
 
 A record whose value is not valid JSON (or, for ``cloudevents``, not a valid CloudEvent)
 fails the query with a message naming its topic, partition and offset; dead-letter routing
-comes later. Records with a NULL value (tombstones) carry no event and are skipped.
+comes later. Records with a NULL value (tombstones) carry no event and are skipped, except in
+binary mode.
 """
 
 from __future__ import annotations
+
+import json
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -30,20 +44,53 @@ from pipelines.cloudevents import (
     no_extensions,
     select_event_columns,
 )
+from pipelines.kafka_options import security_options
+from pipelines.plan import computed_once
 from pipelines.spec.configs import KafkaSourceConfig
+from pipelines.spec.configs.kafka import OffsetsStart, TimestampStart
 
 KAFKA_RECORD_TYPE = "sluice.kafka.record"
+RAW_CONTENT_TYPE = "text/plain; charset=utf-8"
+BINARY_REQUIRED_HEADERS = ("ce_specversion", "ce_id", "ce_source", "ce_type")
+BINARY_ATTRIBUTE_HEADERS = (
+    *BINARY_REQUIRED_HEADERS,
+    "ce_time",
+    "ce_subject",
+    "ce_dataschema",
+    "ce_datacontenttype",
+)
+"""Headers that carry a context attribute (the other ``ce_*`` headers are extensions)."""
+JSON_MEDIA_TYPE = r"^\s*[a-z0-9.+-]+/([a-z0-9.-]*\+)?json\s*(;.*)?$"
+"""A JSON content type: application/json, text/json, application/cloudevents+json, ..."""
 SNIPPET_CHARS = 60
 """How much of a bad value an error message quotes."""
 
 
 def kafka_source_options(config: KafkaSourceConfig) -> dict[str, str]:
-    """The options given to Spark's Kafka source (``format("kafka")``)."""
-    return {
-        "kafka.bootstrap.servers": config.bootstrap_servers,
-        "subscribe": ",".join(config.topics),
-        "startingOffsets": config.starting_offsets,
-    }
+    """The options given to Spark's Kafka source (``format("kafka")``).
+
+    Starting offsets map to ``startingOffsets`` (``earliest``, ``latest`` or the per-partition
+    JSON) or to ``startingTimestamp`` with ``startingOffsetsByTimestampStrategy=latest``, so a
+    partition with no record at or after the time starts at its end instead of failing.
+    """
+    options = {"kafka.bootstrap.servers": config.bootstrap_servers}
+    if config.topics is not None:
+        options["subscribe"] = ",".join(config.topics)
+    else:
+        options["subscribePattern"] = str(config.topic_pattern)
+    start = config.starting_offsets
+    if isinstance(start, TimestampStart):
+        options["startingTimestamp"] = str(start.millis)
+        options["startingOffsetsByTimestampStrategy"] = "latest"
+    elif isinstance(start, OffsetsStart):
+        options["startingOffsets"] = json.dumps(start.offsets, separators=(",", ":"))
+    else:
+        options["startingOffsets"] = start
+    if config.max_events_per_trigger is not None:
+        options["maxOffsetsPerTrigger"] = str(config.max_events_per_trigger)
+    if config.format == "cloudevents-binary":
+        options["includeHeaders"] = "true"
+    return {**options, **security_options(config.security), **config.properties}
 
 
 def read_kafka(spark: SparkSession, config: KafkaSourceConfig) -> DataFrame:
@@ -57,26 +104,41 @@ def kafka_records_to_events(records: DataFrame, config: KafkaSourceConfig) -> Da
     Skips tombstones; the resulting DataFrame fails, when evaluated, on the first record
     that cannot be read (see the module docstring).
     """
+    if config.format == "cloudevents-binary":
+        return binary_records_to_events(records)
     records = records.filter(F.col("value").isNotNull())
     if config.format == "cloudevents":
         return structured_records_to_events(records)
+    if config.format == "raw":
+        return raw_records_to_events(records)
     return json_records_to_events(records)
 
 
 def json_records_to_events(records: DataFrame) -> DataFrame:
     """Wrap records whose value is plain JSON into events (``format: json``)."""
-    parsed = _with_origin(records).withColumn("data", F.try_parse_json("_text"))
+    parsed = _with_origin(records).withColumn("data", computed_once(F.try_parse_json("_text")))
     checked = _fail_on_problem(
         parsed, F.when(F.col("data").isNull(), F.lit("value is not valid JSON"))
     )
-    events = checked.select(
+    return _wrapped(checked, JSON_CONTENT_TYPE)
+
+
+def raw_records_to_events(records: DataFrame) -> DataFrame:
+    """Wrap each value, as UTF-8 text, into an event (``format: raw``); never fails."""
+    with_text = _with_origin(records).withColumn("data", F.col("_text").cast("variant"))
+    return _wrapped(with_text, RAW_CONTENT_TYPE)
+
+
+def _wrapped(records: DataFrame, content_type: str) -> DataFrame:
+    """Events around ``data``, identified by where each record came from."""
+    events = records.select(
         F.concat_ws("/", "origin_topic", "origin_partition", "origin_offset").alias("id"),
         F.concat(F.lit("kafka://"), F.col("origin_topic")).alias("source"),
         F.lit(SPECVERSION).alias("specversion"),
         F.lit(KAFKA_RECORD_TYPE).alias("type"),
         F.lit(None).cast("string").alias("subject"),
         F.col("origin_timestamp").alias("time"),
-        F.lit(JSON_CONTENT_TYPE).alias("datacontenttype"),
+        F.lit(content_type).alias("datacontenttype"),
         F.lit(None).cast("string").alias("dataschema"),
         no_extensions().alias("extensions"),
         "data",
@@ -90,7 +152,7 @@ def json_records_to_events(records: DataFrame) -> DataFrame:
 
 def structured_records_to_events(records: DataFrame) -> DataFrame:
     """Read records whose value is a structured-mode CloudEvent (``format: cloudevents``)."""
-    parsed = _with_origin(records).withColumn("_event", F.try_parse_json("_text"))
+    parsed = _with_origin(records).withColumn("_event", computed_once(F.try_parse_json("_text")))
     with_attributes = parsed.select("*", *_structured_attributes(F.col("_event")))
     checked = _fail_on_problem(with_attributes, _structured_problem())
     events = checked.withColumn("time", F.try_to_timestamp("_time")).withColumn(
@@ -99,13 +161,83 @@ def structured_records_to_events(records: DataFrame) -> DataFrame:
     return select_event_columns(events.withColumn("extensions", _extensions(F.col("_event"))))
 
 
-def _with_origin(records: DataFrame) -> DataFrame:
+def binary_records_to_events(records: DataFrame) -> DataFrame:
+    """Read binary-mode CloudEvents: attributes in ``ce_*`` headers, data in the value."""
+    with_headers = _with_origin(records, F.expr(_HEADER_MAP_SQL).alias("_headers"))
+    attributes = with_headers.select(
+        "*",
+        *(_header(f"ce_{name}").alias(name) for name in ("specversion", "id", "source", "type")),
+        *(_header(f"ce_{name}").alias(name) for name in ("subject", "dataschema")),
+        _header("ce_time").alias("_time"),
+        F.coalesce(_header("content-type"), _header("ce_datacontenttype")).alias("datacontenttype"),
+    )
+    is_json = F.col("datacontenttype").isNull() | F.lower("datacontenttype").rlike(JSON_MEDIA_TYPE)
+    with_data = attributes.withColumn(
+        "data",
+        computed_once(
+            F.when(is_json, F.try_parse_json("_text")).otherwise(F.col("_text").cast("variant"))
+        ),
+    ).withColumn("_bad_json", is_json & F.col("_text").isNotNull() & F.col("data").isNull())
+    checked = _fail_on_problem(with_data, _binary_problem())
+    events = checked.withColumn("time", F.try_to_timestamp("_time")).withColumn(
+        "extensions", F.expr(_HEADER_EXTENSIONS_SQL)
+    )
+    return select_event_columns(events)
+
+
+_HEADER_MAP_SQL = (
+    "aggregate(coalesce(headers, CAST(array() AS array<struct<key:string,value:binary>>)), "
+    "CAST(map() AS map<string,string>), (acc, h) -> map_concat("
+    "map_filter(acc, (k, v) -> k != lower(h.key)), map(lower(h.key), CAST(h.value AS STRING))))"
+)
+"""The record's headers as a map from lower-case name to UTF-8 text (the last one wins)."""
+_HEADER_EXTENSIONS_SQL = (
+    "transform_keys(transform_values(map_filter(_headers, (k, v) -> startswith(k, 'ce_') AND "
+    f"NOT k IN ({', '.join(repr(name) for name in BINARY_ATTRIBUTE_HEADERS)})), "
+    "(k, v) -> CAST(v AS VARIANT)), (k, v) -> substring(k, 4))"
+)
+
+
+def _header(name: str) -> Column:
+    return F.try_element_at(F.col("_headers"), F.lit(name))
+
+
+def _binary_problem() -> Column:
+    """Why a binary-mode record is not a usable CloudEvent (NULL when it is)."""
+    problem = F.when(F.lit(False), F.lit(None).cast("string"))
+    for name in ("specversion", "id", "source", "type"):
+        problem = problem.when(
+            F.col(name).isNull() | (F.col(name) == ""),
+            F.lit(f"not a binary-mode CloudEvent: header 'ce_{name}' is missing"),
+        )
+    return (
+        problem.when(
+            F.col("specversion") != SPECVERSION,
+            F.concat(F.lit("unsupported CloudEvents specversion "), F.col("specversion")),
+        )
+        .when(
+            F.col("_time").isNotNull() & F.try_to_timestamp("_time").isNull(),
+            F.concat(F.lit("header 'ce_time' is not an RFC 3339 timestamp: "), F.col("_time")),
+        )
+        .when(
+            F.col("_bad_json"),
+            F.concat(
+                F.lit("value is not valid JSON (content-type "),
+                F.coalesce("datacontenttype", F.lit("absent")),
+                F.lit(")"),
+            ),
+        )
+    )
+
+
+def _with_origin(records: DataFrame, *more: Column) -> DataFrame:
     return records.select(
         F.col("topic").alias("origin_topic"),
         F.col("partition").alias("origin_partition"),
         F.col("offset").alias("origin_offset"),
         F.col("timestamp").alias("origin_timestamp"),
         F.col("value").cast("string").alias("_text"),
+        *more,
     )
 
 

@@ -18,6 +18,25 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel
 
 from pipelines.spec.configs import FilterConfig, KafkaSinkConfig, KafkaSourceConfig
+from pipelines.spec.configs.cloudevents import CloudEventsConfig
+from pipelines.spec.configs.fields import (
+    CastConfig,
+    DropConfig,
+    ExtractConfig,
+    FlattenConfig,
+    InsertConfig,
+    MaskConfig,
+    RenameConfig,
+    RouteConfig,
+    SetKeyConfig,
+)
+from pipelines.spec.configs.files import FilesSinkConfig, FilesSourceConfig
+from pipelines.spec.configs.generator import GeneratorSourceConfig
+from pipelines.spec.configs.http import HttpSourceConfig
+from pipelines.spec.configs.input_transformer import InputTransformerConfig
+from pipelines.spec.configs.jdbc import JdbcSinkConfig
+from pipelines.spec.configs.preview import PreviewSinkConfig
+from pipelines.spec.configs.sql import SqlConfig
 
 PluginKind = Literal["source", "transform", "sink"]
 PLUGIN_KINDS: tuple[PluginKind, ...] = get_args(PluginKind)
@@ -64,8 +83,32 @@ _BUILT_IN = (
         type="kafka",
         kind="source",
         title="Kafka",
-        description="Read records from Kafka topics as CloudEvents (plain JSON or structured).",
+        description="Read Kafka records as CloudEvents (JSON, structured, binary or raw).",
         config_model=KafkaSourceConfig,
+    ),
+    Plugin(
+        type="files",
+        kind="source",
+        title="Files",
+        description="Read JSON lines, CSV or Parquet files from a directory as they arrive.",
+        config_model=FilesSourceConfig,
+    ),
+    Plugin(
+        type="generator",
+        kind="source",
+        title="Generator",
+        description="Generate synthetic CloudEvents at a steady rate from a small template.",
+        config_model=GeneratorSourceConfig,
+    ),
+    Plugin(
+        type="http",
+        kind="source",
+        title="HTTP",
+        description=(
+            "Receive CloudEvents (structured, batch or binary mode) or plain JSON posted to "
+            "POST /api/v1/channels/{name}/events."
+        ),
+        config_model=HttpSourceConfig,
     ),
     Plugin(
         type="filter",
@@ -75,11 +118,116 @@ _BUILT_IN = (
         config_model=FilterConfig,
     ),
     Plugin(
+        type="rename",
+        kind="transform",
+        title="Rename fields",
+        description="Rename or move fields of the event's data.",
+        config_model=RenameConfig,
+    ),
+    Plugin(
+        type="drop",
+        kind="transform",
+        title="Drop fields",
+        description="Remove fields from the event's data.",
+        config_model=DropConfig,
+    ),
+    Plugin(
+        type="insert",
+        kind="transform",
+        title="Insert field",
+        description="Set a field of the data to a static value or event metadata.",
+        config_model=InsertConfig,
+    ),
+    Plugin(
+        type="mask",
+        kind="transform",
+        title="Mask fields",
+        description="Replace sensitive values with a mask of the same JSON type.",
+        config_model=MaskConfig,
+    ),
+    Plugin(
+        type="cast",
+        kind="transform",
+        title="Cast fields",
+        description="Convert fields of the data to double, long, string or boolean.",
+        config_model=CastConfig,
+    ),
+    Plugin(
+        type="flatten",
+        kind="transform",
+        title="Flatten",
+        description="Turn nested objects of the data into top-level keys joined by a delimiter.",
+        config_model=FlattenConfig,
+    ),
+    Plugin(
+        type="extract",
+        kind="transform",
+        title="Extract field",
+        description="Make one value of the event its whole data.",
+        config_model=ExtractConfig,
+    ),
+    Plugin(
+        type="set_key",
+        kind="transform",
+        title="Set key",
+        description="Set the partitionkey extension (the Kafka record key) from a field.",
+        config_model=SetKeyConfig,
+    ),
+    Plugin(
+        type="route",
+        kind="transform",
+        title="Route by field",
+        description="Send each event to the Kafka topic named by a field (prefix + value).",
+        config_model=RouteConfig,
+    ),
+    Plugin(
+        type="cloudevents",
+        kind="transform",
+        title="CloudEvents",
+        description="Wrap, unwrap or set the CloudEvents attributes of events.",
+        config_model=CloudEventsConfig,
+    ),
+    Plugin(
+        type="sql",
+        kind="transform",
+        title="SQL",
+        description="Compute the data object with Spark SQL expressions over the event.",
+        config_model=SqlConfig,
+    ),
+    Plugin(
+        type="input_transformer",
+        kind="transform",
+        title="Input transformer",
+        description="Reshape the data with JSONPath values and an EventBridge-style template.",
+        config_model=InputTransformerConfig,
+    ),
+    Plugin(
         type="kafka",
         kind="sink",
         title="Kafka",
-        description="Write events to a Kafka topic, as their data or as whole CloudEvents.",
+        description="Write events to Kafka topics as data or CloudEvents (structured or binary).",
         config_model=KafkaSinkConfig,
+    ),
+    Plugin(
+        type="jdbc",
+        kind="sink",
+        title="Database (JDBC)",
+        description="Upsert events into a PostgreSQL or SQLite table, one row per event id.",
+        config_model=JdbcSinkConfig,
+    ),
+    Plugin(
+        type="files",
+        kind="sink",
+        title="Files",
+        description="Write events to a directory as Parquet or JSON lines files, exactly once.",
+        config_model=FilesSinkConfig,
+    ),
+    Plugin(
+        type="preview",
+        kind="sink",
+        title="Preview",
+        description="Keep the newest events of the channel for the console's live tail.",
+        config_model=PreviewSinkConfig,
     ),
 )
 

@@ -130,3 +130,23 @@ def start_kafka(data_dir: Path, log_dir: Path) -> tuple[Service, str]:
 
     wait_until(ready, 120, interval=1.0, what=f"kafka on {bootstrap}")
     return service, bootstrap
+
+
+def start_postgres(data_dir: Path, log_dir: Path) -> tuple[Service, str]:
+    """scripts/postgres.sh on a free port; ``data_dir`` must be reachable by the server's user
+    (not under a private temp folder: as root the server runs as ``postgres``)."""
+    port = free_port()
+    service = start_service(
+        "postgres",
+        ["bash", "scripts/postgres.sh"],
+        log_dir,
+        {"PG_PORT": str(port), "PG_DATA_DIR": str(data_dir)},
+    )
+
+    def ready() -> bool:
+        if not service.alive():
+            raise RuntimeError(f"postgres exited:\n{service.log_tail()}")
+        return port_open(port)
+
+    wait_until(ready, 60, what=f"postgres on port {port}")
+    return service, f"postgresql://sluice@127.0.0.1:{port}/postgres"

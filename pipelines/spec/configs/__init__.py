@@ -1,7 +1,23 @@
 """Config models of the built-in plugins (pydantic, no pyspark)."""
 
 from pipelines.spec.configs.base import StageConfig
+from pipelines.spec.configs.files import FilesSinkConfig, FilesSourceConfig
 from pipelines.spec.configs.filter import FilterConfig
+from pipelines.spec.configs.generator import GeneratorSourceConfig
+from pipelines.spec.configs.http import HttpSourceConfig
+from pipelines.spec.configs.jdbc import JdbcSinkConfig
 from pipelines.spec.configs.kafka import KafkaSinkConfig, KafkaSourceConfig
+from pipelines.spec.configs.preview import PreviewSinkConfig
 
-__all__ = ["FilterConfig", "KafkaSinkConfig", "KafkaSourceConfig", "StageConfig"]
+__all__ = [
+    "FilesSinkConfig",
+    "FilesSourceConfig",
+    "FilterConfig",
+    "GeneratorSourceConfig",
+    "HttpSourceConfig",
+    "JdbcSinkConfig",
+    "KafkaSinkConfig",
+    "KafkaSourceConfig",
+    "PreviewSinkConfig",
+    "StageConfig",
+]

@@ -1,14 +1,42 @@
-"""Config models of the Kafka source and sink plugins."""
+"""Config models of the Kafka source and sink plugins (and their shared security settings)."""
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from pipelines.spec.configs.base import StageConfig, check_bootstrap_servers, check_topic
+from pipelines.spec.configs.base import (
+    Secret,
+    StageConfig,
+    check_bootstrap_servers,
+    check_topic,
+)
+from pipelines.spec.fieldpaths import parse_field_path
 
-RecordFormat = Literal["json", "cloudevents"]
+SourceFormat = Literal["json", "cloudevents", "cloudevents-binary", "raw"]
+SinkFormat = Literal["json", "cloudevents", "cloudevents-binary"]
+SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+StoreType = Literal["JKS", "PKCS12", "PEM"]
+
+_OWNED_PROPERTIES = (
+    "kafka.bootstrap.servers",
+    "kafka.security.protocol",
+    "kafka.sasl.mechanism",
+    "kafka.sasl.jaas.config",
+    "kafka.key.serializer",
+    "kafka.value.serializer",
+    "kafka.key.deserializer",
+    "kafka.value.deserializer",
+    "kafka.auto.offset.reset",
+    "kafka.enable.auto.commit",
+    "kafka.interceptor.classes",
+)
+"""Properties set by a structured field, or that Spark manages itself and refuses."""
+_SECRET_PROPERTY = re.compile(r"password|jaas|secret|token|\.key$", re.IGNORECASE)
 
 _BOOTSTRAP_SERVERS = Field(
     title="Bootstrap servers",
@@ -17,67 +45,326 @@ _BOOTSTRAP_SERVERS = Field(
 )
 
 
+class KafkaSecurity(StageConfig):
+    """How to authenticate to the brokers and encrypt the connection (SASL and/or TLS)."""
+
+    model_config = ConfigDict(title="Security")
+
+    protocol: SecurityProtocol = Field(
+        "PLAINTEXT",
+        title="Security protocol",
+        description="kafka security.protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.",
+    )
+    sasl_mechanism: SaslMechanism | None = Field(
+        None,
+        title="SASL mechanism",
+        description="PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (required with SASL_* protocols).",
+    )
+    username: str | None = Field(None, title="SASL username")
+    password: Secret | None = Field(None, title="SASL password")
+    ssl_truststore_location: str | None = Field(
+        None,
+        title="Truststore location",
+        description="Path of the truststore with the brokers' CA, on every Spark host.",
+    )
+    ssl_truststore_password: Secret | None = Field(None, title="Truststore password")
+    ssl_truststore_type: StoreType | None = Field(None, title="Truststore type")
+    ssl_keystore_location: str | None = Field(
+        None, title="Keystore location", description="Client certificate (mutual TLS)."
+    )
+    ssl_keystore_password: Secret | None = Field(None, title="Keystore password")
+    ssl_key_password: Secret | None = Field(None, title="Key password")
+    ssl_keystore_type: StoreType | None = Field(None, title="Keystore type")
+    ssl_endpoint_identification: bool = Field(
+        True,
+        title="Verify the broker host name",
+        description="Turn off only for test brokers whose certificate does not name the host.",
+    )
+
+    @model_validator(mode="after")
+    def _check_protocol(self) -> KafkaSecurity:
+        sasl = self.protocol.startswith("SASL_")
+        ssl = self.protocol.endswith("SSL")
+        sasl_fields = ("sasl_mechanism", "username", "password")
+        if sasl:
+            missing = [name for name in sasl_fields if getattr(self, name) in (None, "")]
+            if missing:
+                raise ValueError(f"{self.protocol} needs {', '.join(missing)}")
+        elif any(getattr(self, name) is not None for name in sasl_fields):
+            raise ValueError(
+                f"sasl_mechanism, username and password need a SASL_* protocol, not {self.protocol}"
+            )
+        ssl_set = [name for name in type(self).model_fields if name.startswith("ssl_")]
+        if not ssl and any(
+            getattr(self, name) is not None
+            for name in ssl_set
+            if name != "ssl_endpoint_identification"
+        ):
+            raise ValueError(
+                f"ssl_* settings need the SSL or SASL_SSL protocol, not {self.protocol}"
+            )
+        return self
+
+
+_SECURITY = Field(
+    default_factory=KafkaSecurity,
+    title="Security",
+    description="SASL and TLS settings; passwords are write-only.",
+)
+_PROPERTIES = Field(
+    default_factory=dict,
+    title="Other Kafka properties",
+    description=(
+        'Further Kafka client settings, each prefixed "kafka." (e.g. "kafka.request.timeout.ms"). '
+        "Settings that have a field above, and secrets, are refused here."
+    ),
+)
+
+
+def _title_security(schema: dict[str, Any]) -> None:
+    """Give the ``security`` property a title (pydantic leaves it off a field that is a $ref)."""
+    schema["properties"]["security"]["title"] = "Security"
+
+
+def check_properties(value: dict[str, str]) -> dict[str, str]:
+    """Return Kafka client properties if each is a safe ``kafka.``-prefixed setting."""
+    for key in value:
+        if not key.startswith("kafka.") or key == "kafka.":
+            raise ValueError(f"{key!r}: Kafka client properties start with 'kafka.'")
+        if key in _OWNED_PROPERTIES or key.startswith("kafka.ssl."):
+            raise ValueError(f"{key!r} is set by a field of its own (or managed by Spark)")
+        if _SECRET_PROPERTY.search(key):
+            raise ValueError(f"{key!r} looks like a secret: use the security fields")
+    return value
+
+
+class TimestampStart(BaseModel):
+    """Start at the first record at or after a time."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title="From a time")
+
+    timestamp: int | str = Field(
+        title="Timestamp",
+        description="Epoch milliseconds, or RFC 3339 text such as 2024-06-01T08:00:00Z.",
+    )
+
+    @field_validator("timestamp")
+    @classmethod
+    def _check_timestamp(cls, value: int | str) -> int | str:
+        epoch_millis(value)
+        return value
+
+    @property
+    def millis(self) -> int:
+        return epoch_millis(self.timestamp)
+
+
+class OffsetsStart(BaseModel):
+    """Start at explicit offsets; every partition of every topic must be named."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title="From explicit offsets")
+
+    offsets: dict[str, dict[str, int]] = Field(
+        title="Offsets",
+        description='{"topic": {"partition": offset}}; -2 means earliest, -1 latest.',
+        examples=[{"orders": {"0": 12, "1": -2}}],
+    )
+
+    @field_validator("offsets")
+    @classmethod
+    def _check_offsets(cls, value: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+        if not value:
+            raise ValueError("must name at least one topic")
+        for topic, partitions in value.items():
+            check_topic(topic)
+            if not partitions:
+                raise ValueError(f"topic {topic!r}: name at least one partition")
+            for partition, offset in partitions.items():
+                if not partition.isdigit():
+                    raise ValueError(f"topic {topic!r}: partition {partition!r} is not a number")
+                if offset < -2:
+                    raise ValueError(
+                        f"topic {topic!r} partition {partition}: offset must be >= 0, "
+                        "or -2 (earliest) or -1 (latest)"
+                    )
+        return value
+
+
+StartingOffsets = Literal["earliest", "latest"] | TimestampStart | OffsetsStart
+_STARTING_OFFSETS_HELP = (
+    """must be 'earliest', 'latest', {"timestamp": epoch ms or RFC 3339} """
+    """or {"offsets": {"topic": {"partition": offset}}}"""
+)
+
+
+def epoch_millis(value: int | str) -> int:
+    """Epoch milliseconds of an int (taken as is) or RFC 3339 text; ``ValueError`` if neither."""
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError("a timestamp in epoch milliseconds must not be negative")
+        return value
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an RFC 3339 timestamp") from None
+    if moment.tzinfo is None:
+        raise ValueError(f"{value!r} has no time zone (add Z or +hh:mm)")
+    return int(moment.timestamp() * 1000)
+
+
 class KafkaSourceConfig(StageConfig):
     """Read events from Kafka topics."""
 
-    model_config = ConfigDict(title="Kafka source")
+    model_config = ConfigDict(title="Kafka source", json_schema_extra=_title_security)
 
     bootstrap_servers: str = _BOOTSTRAP_SERVERS
-    topics: list[str] = Field(
+    topic_pattern: str | None = Field(
+        None,
+        title="Topic pattern",
+        description=(
+            "Instead of topics: a regular expression (Java syntax); every matching topic is "
+            "read, including ones created later."
+        ),
+        examples=["orders-.*"],
+    )
+    topics: list[str] | None = Field(
+        None,
         title="Topics",
         description="The topics to read; every partition of each topic becomes one task.",
         examples=[["orders"]],
-        min_length=1,
+        validate_default=True,
     )
-    starting_offsets: Literal["earliest", "latest"] = Field(
+    starting_offsets: StartingOffsets = Field(
         "latest",
         title="Starting offsets",
         description=(
-            "Where the channel starts reading the first time it runs: earliest (all retained "
-            "records) or latest (only new records). Later runs resume from their checkpoint."
+            "Where the channel starts reading the first time it runs: earliest, latest, "
+            '{"timestamp": ...} (first record at or after it; latest when there is none) or '
+            '{"offsets": {"topic": {"partition": offset}}} naming every partition. Later runs '
+            "resume from their checkpoint."
         ),
     )
-    format: RecordFormat = Field(
+    max_events_per_trigger: int | None = Field(
+        None,
+        ge=1,
+        title="Max events per micro-batch",
+        description="Upper bound on the records read per micro-batch (Spark maxOffsetsPerTrigger).",
+    )
+    format: SourceFormat = Field(
         "json",
         title="Record format",
         description=(
-            "json: each record value is a JSON document, wrapped into a CloudEvent whose id is "
-            "topic/partition/offset. cloudevents: each value is a structured-mode CloudEvent."
+            "json: each value is a JSON document, wrapped into a CloudEvent whose id is "
+            "topic/partition/offset. cloudevents: each value is a structured-mode CloudEvent. "
+            "cloudevents-binary: attributes in ce_* headers, data in the value. raw: the value "
+            "as UTF-8 text, wrapped like json, never parsed."
         ),
     )
+    security: KafkaSecurity = _SECURITY
+    properties: dict[str, str] = _PROPERTIES
 
     _check_servers = field_validator("bootstrap_servers")(check_bootstrap_servers)
+    _check_properties = field_validator("properties")(check_properties)
+
+    @field_validator("topic_pattern")
+    @classmethod
+    def _check_pattern(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("must not be empty")
+        try:
+            re.compile(value)
+        except re.error as error:
+            raise ValueError(f"is not a regular expression: {error}") from None
+        return value
 
     @field_validator("topics", mode="before")
     @classmethod
-    def _check_topics(cls, value: Any) -> Any:
+    def _check_topics(cls, value: Any, info: ValidationInfo) -> Any:
+        pattern = info.data.get("topic_pattern")
+        if value is None:
+            if pattern is None and "topic_pattern" in info.data:
+                raise ValueError("field required (or set topic_pattern)")
+            return None
+        if pattern is not None:
+            raise ValueError("set topics or topic_pattern, not both")
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise ValueError("must be a list of strings")
         if not value:
             raise ValueError("must name at least one topic")
         return [check_topic(topic) for topic in dict.fromkeys(value)]
 
+    @field_validator("starting_offsets", mode="before")
+    @classmethod
+    def _check_starting_offsets(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, (TimestampStart, OffsetsStart)) or value in ("earliest", "latest"):
+            return value
+        if isinstance(value, dict) and set(value) == {"timestamp"}:
+            return TimestampStart.model_validate(value)
+        if isinstance(value, dict) and set(value) == {"offsets"}:
+            start = OffsetsStart.model_validate(value)
+            topics = info.data.get("topics")
+            unknown = sorted(set(start.offsets) - set(topics or start.offsets))
+            if unknown:
+                raise ValueError(f"names topics that are not read: {', '.join(unknown)}")
+            return start
+        raise ValueError(_STARTING_OFFSETS_HELP)
+
 
 class KafkaSinkConfig(StageConfig):
-    """Write events to a Kafka topic."""
+    """Write events to Kafka topics."""
 
-    model_config = ConfigDict(title="Kafka sink")
+    model_config = ConfigDict(title="Kafka sink", json_schema_extra=_title_security)
 
     bootstrap_servers: str = _BOOTSTRAP_SERVERS
     topic: str = Field(
         title="Topic",
-        description="The topic to write to. Each record's key is the event id.",
+        description=(
+            "The topic to write to, unless topic_field or the event's sluicetopic extension "
+            "names another."
+        ),
         examples=["orders-filtered"],
     )
-    format: RecordFormat = Field(
+    format: SinkFormat = Field(
         "json",
         title="Record format",
         description=(
             "json: the value is the event's data as JSON. cloudevents: the value is the whole "
             "event in structured-mode CloudEvents JSON (content-type "
-            "application/cloudevents+json)."
+            "application/cloudevents+json). cloudevents-binary: attributes and extensions in "
+            "ce_* headers, data in the value."
         ),
     )
+    key_field: str | None = Field(
+        None,
+        title="Key field",
+        description=(
+            "Path in the event's JSON form whose value is the record key (e.g. "
+            "data.customer_id). Default, and when the field is absent: the partitionkey "
+            "extension, else the event id."
+        ),
+        examples=["data.customer_id"],
+    )
+    topic_field: str | None = Field(
+        None,
+        title="Topic field",
+        description=(
+            "Path in the event's JSON form whose text value is the topic. Default, and when "
+            "the field is absent: the sluicetopic extension, else topic."
+        ),
+        examples=["data.region"],
+    )
+    security: KafkaSecurity = _SECURITY
+    properties: dict[str, str] = _PROPERTIES
 
     _check_servers = field_validator("bootstrap_servers")(check_bootstrap_servers)
     _check_topic = field_validator("topic")(check_topic)
+    _check_properties = field_validator("properties")(check_properties)
+
+    @field_validator("key_field", "topic_field")
+    @classmethod
+    def _check_path(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_field_path(value)
+        return value

@@ -6,7 +6,9 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from console.ingest import set_ingest_kafka
 from console.runtime import set_runtime
+from tests.unit.console.fake_ingest import FakeIngestKafka
 from tests.unit.console.fakes import FakeRuntime
 
 #: A spec the real ``pipelines.spec`` accepts.
@@ -37,6 +39,15 @@ def runtime() -> FakeRuntime:
     set_runtime(fake)
     yield fake
     set_runtime(None)
+
+
+@pytest.fixture(autouse=True)
+def ingest_kafka() -> FakeIngestKafka:
+    """Every console test writes ingested events to an in-memory Kafka, never a real one."""
+    fake = FakeIngestKafka()
+    set_ingest_kafka(fake)
+    yield fake
+    set_ingest_kafka(None)
 
 
 @pytest.fixture

@@ -4,7 +4,12 @@ import pytest
 
 from console.models import Channel, LifecycleEvent
 from pipelines.spec import PLUGINS
-from pipelines.spec.configs import FilterConfig, KafkaSinkConfig, KafkaSourceConfig
+from pipelines.spec.configs import (
+    FilterConfig,
+    HttpSourceConfig,
+    KafkaSinkConfig,
+    KafkaSourceConfig,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -24,32 +29,34 @@ def test_the_catalogue_lists_every_plugin_with_its_config_schema(api):
 
     assert response.status_code == 200
     body = response.json()
-    assert body["count"] == len(PLUGINS) == 3
+    assert body["count"] == len(PLUGINS)
     items = body["results"]
-    assert [(item["kind"], item["type"]) for item in items] == [
+    assert [(item["kind"], item["type"]) for item in items] == list(PLUGINS)
+    assert {
         ("source", "kafka"),
+        ("source", "http"),
         ("transform", "filter"),
         ("sink", "kafka"),
-    ]
+    } <= {(item["kind"], item["type"]) for item in items}
     assert all(
         set(item) == {"type", "kind", "title", "description", "config_schema"} for item in items
     )
-    assert [item["config_schema"] for item in items] == [
-        KafkaSourceConfig.model_json_schema(),
-        FilterConfig.model_json_schema(),
-        KafkaSinkConfig.model_json_schema(),
-    ]
+    schemas = {(item["kind"], item["type"]): item["config_schema"] for item in items}
+    assert schemas[("source", "kafka")] == KafkaSourceConfig.model_json_schema()
+    assert schemas[("source", "http")] == HttpSourceConfig.model_json_schema()
+    assert schemas[("transform", "filter")] == FilterConfig.model_json_schema()
+    assert schemas[("sink", "kafka")] == KafkaSinkConfig.model_json_schema()
     assert items[0]["title"] == "Kafka" and items[0]["description"]
 
 
 @pytest.mark.parametrize(
     ("kind", "expected"),
-    [("source", ["kafka"]), ("transform", ["filter"]), ("sink", ["kafka"])],
+    [("source", ["kafka", "http"]), ("transform", ["filter"]), ("sink", ["kafka"])],
 )
 def test_the_catalogue_filters_by_kind(api, kind, expected):
     body = api.get(PLUGINS_URL, {"kind": kind}).json()
 
-    assert [item["type"] for item in body["results"]] == expected
+    assert set(expected) <= {item["type"] for item in body["results"]}
     assert {item["kind"] for item in body["results"]} == {kind}
 
 
@@ -87,10 +94,11 @@ def test_a_valid_config_comes_back_normalised(api):
     response = validate(api, f"{PLUGINS_URL}source/kafka/validate", {"config": SOURCE_CONFIG})
 
     assert response.status_code == 200
-    assert response.json() == {
-        "valid": True,
-        "config": {**SOURCE_CONFIG, "starting_offsets": "latest", "format": "json"},
-    }
+    body = response.json()
+    assert body["valid"] is True
+    assert body["config"] == KafkaSourceConfig.model_validate(SOURCE_CONFIG).model_dump(mode="json")
+    assert body["config"] | SOURCE_CONFIG == body["config"]
+    assert (body["config"]["starting_offsets"], body["config"]["format"]) == ("latest", "json")
 
 
 def test_an_invalid_config_is_answered_per_field(api):
@@ -107,8 +115,8 @@ def test_an_invalid_config_is_answered_per_field(api):
         "config.starting_offsets",
         "config.colour",
     }
-    assert body["errors"]["config.topics"] == ["field required"]
-    assert body["errors"]["config.starting_offsets"] == ["must be 'earliest' or 'latest'"]
+    assert body["errors"]["config.topics"] == ["field required (or set topic_pattern)"]
+    assert body["errors"]["config.starting_offsets"][0].startswith("must be 'earliest', 'latest'")
     assert body["errors"]["config.colour"][0].startswith("unknown field; expected one of:")
 
 

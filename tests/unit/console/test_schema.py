@@ -18,6 +18,7 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/channels/{name}/stop",
         "/api/v1/channels/{name}/status",
         "/api/v1/channels/{name}/preview",
+        "/api/v1/channels/{name}/events",
         "/api/v1/channels/{name}/lifecycle/",
         "/api/v1/workers/",
         "/api/v1/workers/{worker_id}/",
@@ -67,3 +68,14 @@ def test_plugin_and_pattern_endpoints_are_described(schema):
     for operation in (listing, validate, by_type, test):
         assert {"tokenAuth": []} in operation["security"]
         assert {} not in operation["security"]  # no anonymous access
+
+
+def test_the_events_endpoint_describes_its_content_types_and_answers(schema):
+    events = schema["paths"]["/api/v1/channels/{name}/events"]["post"]
+
+    assert {
+        "application/cloudevents+json",
+        "application/cloudevents-batch+json",
+        "application/json",
+    } <= set(events["requestBody"]["content"])
+    assert set(events["responses"]) >= {"202", "207", "400", "404", "409", "413", "415", "503"}

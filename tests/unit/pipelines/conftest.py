@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -11,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.spark import local_spark
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 CONFORMANCE_FILE = Path(
@@ -36,20 +37,8 @@ def load_conformance() -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    """The one local SparkSession of the test session (2 cores, no UI)."""
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("sluice-pipelines-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    # py4j logs at INFO when its sockets close, after pytest has closed the log streams.
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    """The one local SparkSession of the test session (see tests.support.spark)."""
+    session = local_spark()
     yield session
     session.stop()
 

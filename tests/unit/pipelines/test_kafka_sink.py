@@ -35,23 +35,21 @@ def events(kafka_records: Callable[..., Any]) -> DataFrame:
 
 
 def test_options_and_registry() -> None:
-    assert kafka_sink_options(JSON_SINK) == {
-        "kafka.bootstrap.servers": "localhost:9092",
-        "topic": "out",
-    }
+    # No "topic" option: it would override each record's topic column.
+    assert kafka_sink_options(JSON_SINK) == {"kafka.bootstrap.servers": "localhost:9092"}
     assert SINKS["kafka"] is write_kafka
 
 
 def test_json_format_writes_data_keyed_by_event_id(events: DataFrame) -> None:
     records = events_to_kafka_records(events, JSON_SINK)
 
-    assert records.columns == ["key", "value", "headers"]
+    assert records.columns == ["topic", "key", "value", "headers"]
     expected = events.sparkSession.createDataFrame(
         [
-            (b"e-1", None, [("content-type", b"application/json")]),
-            (b"e-2", '{"été":[1,null]}'.encode(), [("content-type", b"application/json")]),
+            ("out", b"e-1", None, [("content-type", b"application/json")]),
+            ("out", b"e-2", '{"été":[1,null]}'.encode(), [("content-type", b"application/json")]),
         ],
-        "key binary, value binary, headers array<struct<key: string, value: binary>>",
+        "topic string, key binary, value binary, headers array<struct<key: string, value: binary>>",
     )
     assertDataFrameEqual(records, expected)
 

@@ -20,7 +20,12 @@ from pipelines.spec import (
     plugins,
     validate_spec,
 )
-from pipelines.spec.configs import FilterConfig, KafkaSinkConfig, KafkaSourceConfig
+from pipelines.spec.configs import (
+    FilterConfig,
+    HttpSourceConfig,
+    KafkaSinkConfig,
+    KafkaSourceConfig,
+)
 from pipelines.spec.plugins import UnknownPluginError
 
 VALID: dict[str, Any] = {
@@ -56,9 +61,15 @@ def test_valid_spec_is_returned_with_defaults_filled() -> None:
     assert isinstance(spec, ChannelSpec)
     assert spec.source.config == {
         "bootstrap_servers": "localhost:9092",
+        "topic_pattern": None,
         "topics": ["orders"],
         "starting_offsets": "latest",
+        "max_events_per_trigger": None,
         "format": "json",
+        "security": KafkaSourceConfig.model_fields["security"]
+        .get_default(call_default_factory=True)
+        .model_dump(),
+        "properties": {},
     }
     assert spec.sink.config["format"] == "json"
     assert spec.transforms[0].config == VALID["transforms"][0]["config"]
@@ -85,6 +96,10 @@ def test_config_values_are_normalized() -> None:
     assert spec.source.config["topics"] == ["t", "u"]
 
 
+def known(kind: str) -> str:
+    return ", ".join(plugin_types(kind))
+
+
 def test_unknown_types_name_the_known_ones() -> None:
     errors = errors_of(
         spec_with(
@@ -94,9 +109,11 @@ def test_unknown_types_name_the_known_ones() -> None:
         )
     )
     assert errors == {
-        "source.type": ["unknown source type 'kafak'; expected one of: kafka"],
-        "transforms[1].type": ["unknown transform type 'map'; expected one of: filter"],
-        "sink.type": ["unknown sink type 's3'; expected one of: kafka"],
+        "source.type": [f"unknown source type 'kafak'; expected one of: {known('source')}"],
+        "transforms[1].type": [
+            f"unknown transform type 'map'; expected one of: {known('transform')}"
+        ],
+        "sink.type": [f"unknown sink type 's3'; expected one of: {known('sink')}"],
     }
 
 
@@ -123,8 +140,11 @@ def test_wrong_types_are_reported_per_field() -> None:
     assert errors_of(spec_with(source=source)) == {
         "source.config.bootstrap_servers": ["must be a string"],
         "source.config.topics": ["must be a list of strings"],
-        "source.config.starting_offsets": ["must be 'earliest' or 'latest'"],
-        "source.config.format": ["must be 'json' or 'cloudevents'"],
+        "source.config.starting_offsets": [
+            """must be 'earliest', 'latest', {"timestamp": epoch ms or RFC 3339} """
+            """or {"offsets": {"topic": {"partition": offset}}}"""
+        ],
+        "source.config.format": ["must be 'json', 'cloudevents', 'cloudevents-binary' or 'raw'"],
     }
 
 
@@ -146,7 +166,10 @@ def test_unknown_fields_list_the_expected_ones() -> None:
     errors = errors_of(spec_with(sink=sink, name="x"))
     assert errors == {
         "name": ["unknown field; expected one of: source, transforms, sink"],
-        "sink.config.topics": ["unknown field; expected one of: bootstrap_servers, topic, format"],
+        "sink.config.topics": [
+            "unknown field; expected one of: bootstrap_servers, topic, format, key_field, "
+            "topic_field, security, properties"
+        ],
     }
 
 
@@ -207,15 +230,16 @@ def test_parse_stage_config_errors_are_relative_to_the_stage() -> None:
     with pytest.raises(SpecError) as raised:
         parse_stage_config("transform", StageSpec(type="nope"))
     assert raised.value.errors == {
-        "type": ["unknown transform type 'nope'; expected one of: filter"]
+        "type": [f"unknown transform type 'nope'; expected one of: {known('transform')}"]
     }
 
 
 def test_catalogue_lists_each_kind() -> None:
-    assert plugin_types("source") == ["kafka"]
-    assert plugin_types("transform") == ["filter"]
-    assert plugin_types("sink") == ["kafka"]
-    assert [p.config_model for p in plugins()] == [KafkaSourceConfig, FilterConfig, KafkaSinkConfig]
+    assert {"kafka", "http"} <= set(plugin_types("source"))
+    assert "filter" in plugin_types("transform")
+    assert "kafka" in plugin_types("sink")
+    models = [p.config_model for p in plugins()]
+    assert {KafkaSourceConfig, HttpSourceConfig, FilterConfig, KafkaSinkConfig} <= set(models)
     assert get_plugin("sink", "kafka") is PLUGINS[("sink", "kafka")]
     with pytest.raises(UnknownPluginError, match="unknown sink type 'x'; expected one of: kafka"):
         get_plugin("sink", "x")

@@ -1,0 +1,131 @@
+"""OpenAPI description of ``POST /api/v1/channels/{name}/events`` (HTTP ingestion)."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse
+from rest_framework import serializers
+
+INGEST_DESCRIPTION = """\
+Sends events to a channel whose source is `http`. The body is one of:
+
+* `application/cloudevents+json` - one structured-mode CloudEvent;
+* `application/cloudevents-batch+json` - a JSON array of structured-mode CloudEvents;
+* binary mode - `ce-specversion`, `ce-id`, `ce-source`, `ce-type` (optional `ce-subject`,
+  `ce-time`, `ce-dataschema`, any other `ce-*` is an extension) with the data as the body and
+  its `Content-Type` as `datacontenttype`;
+* `application/json` - plain JSON: an object is one event, an array of objects a batch; each
+  is wrapped in a CloudEvent with a fresh id, source `/sluice/channels/{name}/events`, the
+  source's `default_type` and the current time.
+
+Each event is validated on its own (CloudEvents 1.0: required attributes, specversion 1.0,
+extension names, RFC 3339 time) and against the source's `max_event_bytes`. The valid ones
+are written to the channel's Kafka topic `sluice.ingest.{name}` and the answer waits until
+Kafka confirmed every one: `accepted` means durably written. The channel need not be running;
+it reads what was accepted when it starts.
+
+The whole request is refused, and nothing written, when the body is over
+`SLUICE_INGEST_MAX_REQUEST_BYTES` or holds more than `SLUICE_INGEST_MAX_BATCH` events (413),
+cannot be read (400) or has another content type (415).
+"""
+
+
+class IngestEventResultSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="Position of the event in the request.")
+    id = serializers.CharField(required=False, help_text="The event id, when it has one.")
+    status = serializers.ChoiceField(["accepted", "rejected", "not_confirmed"])
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="Why, keyed by attribute (`event`: the event as a whole; `kafka`).",
+    )
+
+
+class IngestReportSerializer(serializers.Serializer):
+    accepted = serializers.IntegerField(help_text="Events Kafka confirmed.")
+    rejected = serializers.IntegerField(help_text="Invalid events (not written).")
+    not_confirmed = serializers.IntegerField(
+        required=False,
+        help_text="Valid events Kafka did not confirm (503 only): they may not be written.",
+    )
+    results = IngestEventResultSerializer(many=True)
+
+
+_REPORT = IngestReportSerializer
+_EVENT = {
+    "specversion": "1.0",
+    "id": "order-1042",
+    "source": "/shop/checkout",
+    "type": "com.example.order.placed",
+    "time": "2024-06-01T08:00:00Z",
+    "datacontenttype": "application/json",
+    "data": {"order": 1042, "total": 120.5},
+}
+
+INGEST_REQUEST = {
+    "application/cloudevents+json": OpenApiTypes.OBJECT,
+    "application/cloudevents-batch+json": {"type": "array", "items": {"type": "object"}},
+    "application/json": OpenApiTypes.ANY,
+    "*/*": OpenApiTypes.BINARY,
+}
+INGEST_RESPONSES = {
+    202: OpenApiResponse(_REPORT, description="Every event was accepted (written to Kafka)."),
+    207: OpenApiResponse(_REPORT, description="Some events were rejected; the rest accepted."),
+    400: OpenApiResponse(
+        _REPORT,
+        description="No event was valid (per-event results), or the body cannot be read "
+        '(`{"detail": ...}`). Nothing was written.',
+    ),
+    404: OpenApiResponse(description="No channel has this name."),
+    409: OpenApiResponse(description="The channel's source is not `http`."),
+    413: OpenApiResponse(description="Body or batch over the limit; nothing was written."),
+    415: OpenApiResponse(description="Unsupported content type; nothing was written."),
+    503: OpenApiResponse(
+        _REPORT,
+        description="Kafka did not confirm some events (`not_confirmed`): they may not have "
+        'been written; send them again (same ids). Or Kafka is unreachable (`{"detail": ...}`).',
+    ),
+}
+INGEST_EXAMPLES = [
+    OpenApiExample(
+        "One structured event",
+        value=_EVENT,
+        request_only=True,
+        media_type="application/cloudevents+json",
+    ),
+    OpenApiExample(
+        "A batch",
+        value=[_EVENT, {**_EVENT, "id": "order-1043", "time": "yesterday"}],
+        request_only=True,
+        media_type="application/cloudevents-batch+json",
+    ),
+    OpenApiExample(
+        "Plain JSON",
+        value={"order": 1042, "total": 120.5},
+        request_only=True,
+        media_type="application/json",
+    ),
+    OpenApiExample(
+        "Some rejected",
+        value={
+            "accepted": 1,
+            "rejected": 1,
+            "results": [
+                {"index": 0, "id": "order-1042", "status": "accepted"},
+                {
+                    "index": 1,
+                    "id": "order-1043",
+                    "status": "rejected",
+                    "errors": {
+                        "time": [
+                            "must be an RFC 3339 timestamp such as 2024-06-01T08:00:00Z, "
+                            "got 'yesterday'"
+                        ]
+                    },
+                },
+            ],
+        },
+        response_only=True,
+        status_codes=["207"],
+    ),
+]

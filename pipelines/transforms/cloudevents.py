@@ -1,0 +1,146 @@
+"""CloudEvents transform: wrap (set type/source/subject), unwrap, or set attributes.
+
+``set`` / ``wrap``: static values are literals; ``{field: path}`` values are the text of a
+value of the event as it was *before* the stage. A required attribute (id, source, type)
+whose field is missing, or a time that is not a timestamp, fails the query naming the stage,
+the field and the event id; an optional attribute whose field is missing is removed.
+Extensions set from a field keep the value's JSON type; static ones are strings.
+
+``unwrap``: ``data`` must be a structured-mode CloudEvent (a JSON object with specversion
+1.0, id, source and type); its attributes, extensions (its other members) and ``data``
+replace the event's. Origin columns are kept.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from pipelines.cloudevents import (
+    OPTIONAL_STRING_ATTRIBUTES,
+    RESERVED_MEMBERS,
+    SPECVERSION,
+    select_event_columns,
+)
+from pipelines.spec.configs.cloudevents import (
+    REQUIRED_ATTRIBUTES,
+    SETTABLE_ATTRIBUTES,
+    AttributeValue,
+    CloudEventsConfig,
+    FromField,
+)
+from pipelines.spec.fieldpaths import parse_field_path
+from pipelines.sql import sql_string
+from pipelines.transforms.variants import (
+    fail_sql,
+    is_object_sql,
+    members_sql,
+    read_sql,
+    text_sql,
+    with_key_sql,
+    without_key_sql,
+)
+
+STAGE = "cloudevents"
+
+
+def transform_cloudevents(events: DataFrame, config: CloudEventsConfig) -> DataFrame:
+    """Apply the configured action; the result has the event columns."""
+    if config.action == "unwrap":
+        return unwrap_events(events)
+    return set_attributes(events, config.attribute_values())
+
+
+def set_attributes(events: DataFrame, attributes: dict[str, AttributeValue]) -> DataFrame:
+    """Set attributes and extensions, all computed from the event before the stage."""
+    columns: dict[str, Column] = {}
+    extensions = "`extensions`"
+    for name, value in attributes.items():
+        if name in SETTABLE_ATTRIBUTES:
+            columns[name] = F.expr(_attribute_sql(name, value))
+        else:
+            extensions = _extension_sql(extensions, name, value)
+    columns["extensions"] = F.expr(extensions)
+    return select_event_columns(events.withColumns(columns))
+
+
+def unwrap_events(events: DataFrame) -> DataFrame:
+    """Make the structured CloudEvent held in ``data`` the event."""
+    inner = "`data`"
+    strings = {
+        name: f"try_variant_get({inner}, '$.{name}', 'string')"
+        for name in ("id", "source", "type", "specversion", *OPTIONAL_STRING_ATTRIBUTES)
+    }
+    time_text = f"try_variant_get({inner}, '$.time', 'string')"
+    problem = _unwrap_problem(strings, time_text)
+    columns = {name: F.expr(sql) for name, sql in strings.items()}
+    reserved = ", ".join(sql_string(name) for name in RESERVED_MEMBERS)
+    extensions = f"map_filter({members_sql(inner)}, (mk, mv) -> NOT mk IN ({reserved}))"
+    lifted = events.withColumn("_unwrap_check", F.expr(problem)).withColumns(
+        {
+            **columns,
+            "time": F.expr(f"try_to_timestamp({time_text})"),
+            "extensions": F.expr(extensions),
+            "data": F.expr(f"try_variant_get({inner}, '$.data', 'variant')"),
+        }
+    )
+    return select_event_columns(lifted.filter(F.col("_unwrap_check").isNull()))
+
+
+def _unwrap_problem(strings: dict[str, str], time_text: str) -> str:
+    checks = [
+        (f"NOT {is_object_sql('`data`')}", "data is not a JSON object"),
+        *(
+            (f"coalesce({strings[name]}, '') = ''", f"data has no {name} attribute")
+            for name in REQUIRED_ATTRIBUTES
+        ),
+        (
+            f"coalesce({strings['specversion']}, '') != '{SPECVERSION}'",
+            f"data is not a CloudEvents {SPECVERSION} event",
+        ),
+        (
+            f"{time_text} IS NOT NULL AND try_to_timestamp({time_text}) IS NULL",
+            "time is not an RFC 3339 timestamp",
+        ),
+        (
+            "try_variant_get(`data`, '$.data_base64', 'variant') IS NOT NULL",
+            "data_base64 (binary data) is not supported yet",
+        ),
+    ]
+    cases = " ".join(
+        f"WHEN {condition} THEN {fail_sql(STAGE, message, 'data')}" for condition, message in checks
+    )
+    return f"CASE {cases} END"
+
+
+def _attribute_sql(name: str, value: AttributeValue) -> str:
+    if value is None:
+        return "CAST(NULL AS STRING)"
+    if isinstance(value, str):
+        literal = sql_string(value)
+        return f"to_timestamp({literal})" if name == "time" else literal
+    text = text_sql(read_sql(parse_field_path(value.field)))
+    if name == "time":
+        converted = f"try_to_timestamp({text})"
+        failure = fail_sql(STAGE, "the value is not a timestamp", value.field)
+        return (
+            f"CASE WHEN {text} IS NOT NULL AND {converted} IS NULL THEN {failure} "
+            f"ELSE {converted} END"
+        )
+    if name in REQUIRED_ATTRIBUTES:
+        failure = fail_sql(STAGE, f"the event has no value for {name}", value.field)
+        return f"CASE WHEN coalesce({text}, '') = '' THEN {failure} ELSE {text} END"
+    return text
+
+
+def _extension_sql(extensions: str, name: str, value: AttributeValue) -> str:
+    key = sql_string(name)
+    if value is None:
+        return without_key_sql(extensions, key)
+    if isinstance(value, FromField):
+        found = read_sql(parse_field_path(value.field))
+        return (
+            f"CASE WHEN {found} IS NULL THEN {without_key_sql(extensions, key)} "
+            f"ELSE {with_key_sql(extensions, key, found)} END"
+        )
+    return with_key_sql(extensions, key, f"CAST({sql_string(value)} AS VARIANT)")

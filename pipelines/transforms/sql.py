@@ -1,0 +1,21 @@
+"""SQL transform: Spark SQL expressions over the event columns compute the new ``data``.
+
+Each expression is parsed by Spark (``F.expr``) when the query is built, so a syntax or
+analysis error fails the build, not an event. The results form a struct (one field per
+expression, named by its alias or column) turned into a VARIANT object with
+``to_variant_object``; SQL NULL results become JSON ``null`` members.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from pipelines.cloudevents import select_event_columns
+from pipelines.spec.configs.sql import SqlConfig
+
+
+def compute_data_with_sql(events: DataFrame, config: SqlConfig) -> DataFrame:
+    """Replace ``data`` by ``{name: value, ...}`` of the configured expressions."""
+    results = F.struct(*(F.expr(expression) for expression in config.expressions))
+    return select_event_columns(events.withColumn("data", F.to_variant_object(results)))

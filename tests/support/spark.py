@@ -1,0 +1,40 @@
+"""The one local SparkSession of a test run, with Spark's Kafka connector on its class path.
+
+Only one SparkContext can exist per process and jars can only be added when it starts, so
+every test module that needs Spark gets its session from :func:`local_spark`: whichever
+module asks first creates it, the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from tests.support.processes import REPO_ROOT
+
+SPARK_KAFKA_JARS = REPO_ROOT / ".cache" / "jars" / "spark-kafka"
+
+
+def spark_kafka_jars() -> str:
+    """Comma-separated paths of Spark's Kafka connector jars ("" when not fetched yet)."""
+    return ",".join(str(path) for path in sorted(SPARK_KAFKA_JARS.glob("*.jar")))
+
+
+def local_spark() -> Any:
+    """The process's local SparkSession (2 cores, no UI, Kafka connector jars)."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("sluice-pipelines-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.jars", spark_kafka_jars())
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    # py4j logs at INFO when its sockets close, after pytest has closed the log streams.
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    return session

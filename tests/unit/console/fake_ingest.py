@@ -1,0 +1,32 @@
+"""An in-memory ingest Kafka for console unit tests: topics and records kept in dicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from runtime_adapter.kafka import BrokerUnreachable
+
+
+@dataclass
+class FakeIngestKafka:
+    bootstrap_servers: str = "ingest-kafka:9092"
+    topics: set[str] = field(default_factory=set)
+    records: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)
+    unreachable: bool = False
+    refuse: set[str] = field(default_factory=set)
+    """Keys whose records Kafka does not confirm."""
+
+    def ensure_topic(self, topic: str) -> None:
+        if self.unreachable:
+            raise BrokerUnreachable(f"Kafka broker(s) {self.bootstrap_servers} unreachable")
+        self.topics.add(topic)
+
+    def produce(self, topic: str, records: list[tuple[str, bytes]]) -> list[str | None]:
+        answers: list[str | None] = []
+        for key, value in records:
+            if key in self.refuse:
+                answers.append("Kafka refused it: Local: Message timed out")
+            else:
+                self.records.setdefault(topic, []).append((key, value))
+                answers.append(None)
+        return answers

@@ -1,0 +1,126 @@
+"""The cloudevents transform (wrap, unwrap, set) on small event DataFrames."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame
+
+from pipelines.cloudevents import EVENT_COLUMNS
+from pipelines.spec.configs.cloudevents import CloudEventsConfig
+from pipelines.transforms import TRANSFORMS
+from pipelines.transforms.cloudevents import transform_cloudevents
+from tests.unit.pipelines.event_rows import events_frame, json_forms
+
+pytestmark = pytest.mark.spark
+
+INNER = {
+    "specversion": "1.0",
+    "id": "inner-1",
+    "source": "/shop",
+    "type": "order.placed",
+    "subject": "o-1",
+    "time": "2024-06-02T10:00:00Z",
+    "tenant": "acme",
+    "data": {"total": 3},
+}
+
+
+def run(events: DataFrame, config: dict[str, Any]) -> list[dict[str, Any]]:
+    result = transform_cloudevents(events, CloudEventsConfig.model_validate(config))
+    assert tuple(result.columns) == EVENT_COLUMNS
+    return json_forms(result)
+
+
+def test_wrap_sets_type_source_and_subject(spark: Any) -> None:
+    events = events_frame(spark, [{"data": {"order_id": 17}}])
+    [form] = run(
+        events,
+        {
+            "action": "wrap",
+            "type": "order.placed",
+            "source": "/shop",
+            "subject_field": "data.order_id",
+        },
+    )
+    assert (form["type"], form["source"], form["subject"]) == ("order.placed", "/shop", "17")
+    assert form["id"] == "orders/0/0" and form["data"] == {"order_id": 17}
+
+
+def test_set_static_field_and_removed_attributes(spark: Any) -> None:
+    events = events_frame(
+        spark,
+        [
+            {
+                "data": {"order_id": "o-9", "at": "2024-01-02T03:04:05Z", "n": 5},
+                "subject": "old",
+                "extensions": {"gone": "x"},
+            }
+        ],
+    )
+    [form] = run(
+        events,
+        {
+            "action": "set",
+            "attributes": {
+                "type": "order.placed",
+                "id": {"field": "data.order_id"},
+                "time": {"field": "data.at"},
+                "subject": None,
+                "gone": None,
+                "tenant": "acme",
+                "count": {"field": "data.n"},
+                "dataschema": {"field": "data.missing"},
+            },
+        },
+    )
+    assert form["type"] == "order.placed" and form["id"] == "o-9"
+    assert form["time"] == "2024-01-02T03:04:05Z"
+    assert "subject" not in form and "gone" not in form and "dataschema" not in form
+    assert form["tenant"] == "acme" and form["count"] == 5
+
+
+def test_set_a_static_time(spark: Any) -> None:
+    [form] = run(
+        events_frame(spark, [{"data": {}}]),
+        {"action": "set", "attributes": {"time": "2024-06-01T08:00:00+02:00"}},
+    )
+    assert form["time"] == "2024-06-01T06:00:00Z"
+
+
+def test_set_a_required_attribute_from_a_missing_field_fails(spark: Any) -> None:
+    events = events_frame(spark, [{"id": "e-1", "data": {}}])
+    with pytest.raises(PySparkException, match=r"cloudevents: .*type.*data.kind.*e-1"):
+        run(events, {"action": "set", "attributes": {"type": {"field": "data.kind"}}})
+
+
+def test_unwrap_lifts_the_inner_event(spark: Any) -> None:
+    events = events_frame(spark, [{"data": INNER, "extensions": {"outer": 1}}])
+    [form] = run(events, {"action": "unwrap"})
+    assert form == INNER
+    result = transform_cloudevents(events, CloudEventsConfig(action="unwrap"))
+    row = result.select("time", "origin_offset").first()
+    assert row is not None and row.origin_offset == 0
+    assert row.time == datetime(2024, 6, 2, 10, tzinfo=UTC).astimezone().replace(tzinfo=None)
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ([1], "data is not a JSON object"),
+        ({**INNER, "type": ""}, "data has no type attribute"),
+        ({**INNER, "specversion": "0.3"}, "data is not a CloudEvents 1.0 event"),
+        ({**INNER, "time": "soon"}, "time is not an RFC 3339 timestamp"),
+    ],
+)
+def test_unwrap_fails_on_what_is_not_a_cloudevent(spark: Any, data: Any, problem: str) -> None:
+    events = events_frame(spark, [{"id": "e-5", "data": data}])
+    with pytest.raises(PySparkException, match=rf"cloudevents: {problem} \(field data, event e-5"):
+        run(events, {"action": "unwrap"})
+
+
+def test_registered() -> None:
+    assert TRANSFORMS["cloudevents"] is transform_cloudevents
