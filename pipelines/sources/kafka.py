@@ -204,29 +204,18 @@ def _header(name: str) -> Column:
 
 def _binary_problem() -> Column:
     """Why a binary-mode record is not a usable CloudEvent (NULL when it is)."""
-    problem = F.when(F.lit(False), F.lit(None).cast("string"))
-    for name in ("specversion", "id", "source", "type"):
-        problem = problem.when(
-            F.col(name).isNull() | (F.col(name) == ""),
-            F.lit(f"not a binary-mode CloudEvent: header 'ce_{name}' is missing"),
-        )
-    return (
-        problem.when(
-            F.col("specversion") != SPECVERSION,
-            F.concat(F.lit("unsupported CloudEvents specversion "), F.col("specversion")),
-        )
-        .when(
-            F.col("_time").isNotNull() & F.try_to_timestamp("_time").isNull(),
-            F.concat(F.lit("header 'ce_time' is not an RFC 3339 timestamp: "), F.col("_time")),
-        )
-        .when(
-            F.col("_bad_json"),
-            F.concat(
-                F.lit("value is not valid JSON (content-type "),
-                F.coalesce("datacontenttype", F.lit("absent")),
-                F.lit(")"),
-            ),
-        )
+    problem = _attribute_problems(
+        F.when(F.lit(False), F.lit(None).cast("string")),
+        missing="not a binary-mode CloudEvent: header 'ce_{name}' is missing",
+        time_name="header 'ce_time'",
+    )
+    return problem.when(
+        F.col("_bad_json"),
+        F.concat(
+            F.lit("value is not valid JSON (content-type "),
+            F.coalesce("datacontenttype", F.lit("absent")),
+            F.lit(")"),
+        ),
     )
 
 
@@ -253,22 +242,30 @@ def _structured_attributes(event: Column) -> list[Column]:
 
 def _structured_problem() -> Column:
     """Why a parsed structured record is not a usable CloudEvent (NULL when it is)."""
-    problem = F.when(F.col("_event").isNull(), F.lit("value is not valid JSON"))
+    problem = _attribute_problems(
+        F.when(F.col("_event").isNull(), F.lit("value is not valid JSON")),
+        missing="value is not a CloudEvent: attribute '{name}' is missing",
+        time_name="attribute 'time'",
+    )
+    return problem.when(F.col("_binary"), F.lit("data_base64 (binary data) is not supported yet"))
+
+
+def _attribute_problems(problem: Column, *, missing: str, time_name: str) -> Column:
+    """``problem`` (a CASE WHEN chain) extended with the checks every CloudEvent must pass.
+
+    ``missing`` is the message for an absent required attribute (``{name}`` is replaced);
+    ``time_name`` names where the time came from in the message for an unreadable time.
+    """
     for name in ("specversion", "id", "source", "type"):
         problem = problem.when(
-            F.col(name).isNull() | (F.col(name) == ""),
-            F.lit(f"value is not a CloudEvent: attribute {name!r} is missing"),
+            F.col(name).isNull() | (F.col(name) == ""), F.lit(missing.format(name=name))
         )
-    return (
-        problem.when(
-            F.col("specversion") != SPECVERSION,
-            F.concat(F.lit("unsupported CloudEvents specversion "), F.col("specversion")),
-        )
-        .when(
-            F.col("_time").isNotNull() & F.try_to_timestamp("_time").isNull(),
-            F.concat(F.lit("attribute 'time' is not an RFC 3339 timestamp: "), F.col("_time")),
-        )
-        .when(F.col("_binary"), F.lit("data_base64 (binary data) is not supported yet"))
+    return problem.when(
+        F.col("specversion") != SPECVERSION,
+        F.concat(F.lit("unsupported CloudEvents specversion "), F.col("specversion")),
+    ).when(
+        F.col("_time").isNotNull() & F.try_to_timestamp("_time").isNull(),
+        F.concat(F.lit(f"{time_name} is not an RFC 3339 timestamp: "), F.col("_time")),
     )
 
 
