@@ -8,32 +8,20 @@ client would send them.
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.conformance import load_conformance
+
 pytestmark = pytest.mark.django_db
 
 TEST_URL = "/api/v1/event-patterns/test"
-CONFORMANCE_FILE = Path(
-    os.environ.get(
-        "SLUICE_CONFORMANCE_FILE",
-        Path(__file__).resolve().parents[4] / "shared/conformance/event_patterns.json",
-    )
-)
 #: Vector ids the evaluator does not pass yet, with why (none today).
 KNOWN_FAILURES: dict[str, str] = {}
 
-_CONFORMANCE: dict[str, Any] = (
-    json.loads(CONFORMANCE_FILE.read_text(encoding="utf-8")) if CONFORMANCE_FILE.exists() else {}
-)
-VECTORS = _CONFORMANCE.get("vectors", [])
-INVALID = _CONFORMANCE.get("invalid_patterns", [])
-needs_vectors = pytest.mark.skipif(
-    not CONFORMANCE_FILE.exists(), reason=f"no conformance vectors at {CONFORMANCE_FILE}"
-)
+VECTORS = load_conformance()["vectors"]
+INVALID = load_conformance()["invalid_patterns"]
 
 
 def post(api, body: Any):
@@ -107,7 +95,6 @@ def test_a_body_that_is_not_json_is_a_400(api):
     assert response.status_code == 400
 
 
-@needs_vectors
 @pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])
 def test_conformance_vector_through_the_endpoint(api, vector):
     if vector["id"] in KNOWN_FAILURES:
@@ -119,7 +106,6 @@ def test_conformance_vector_through_the_endpoint(api, vector):
     assert response.json() == {"result": vector["matches"]}, vector["note"]
 
 
-@needs_vectors
 @pytest.mark.parametrize("case", INVALID, ids=[case["id"] for case in INVALID])
 def test_conformance_invalid_pattern_through_the_endpoint(api, case):
     response = post(api, {"pattern": case["pattern"], "event": {"id": "1"}})
@@ -130,7 +116,5 @@ def test_conformance_invalid_pattern_through_the_endpoint(api, case):
 
 
 def test_the_conformance_file_is_complete():
-    if not CONFORMANCE_FILE.exists():
-        pytest.skip(f"no conformance vectors at {CONFORMANCE_FILE}")
     assert VECTORS and INVALID
     assert len({v["id"] for v in VECTORS + INVALID}) == len(VECTORS) + len(INVALID)

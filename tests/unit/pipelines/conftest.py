@@ -2,37 +2,19 @@
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.spark import local_spark
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-CONFORMANCE_FILE = Path(
-    os.environ.get(
-        "SLUICE_CONFORMANCE_FILE",
-        REPO_ROOT.parent / "shared" / "conformance" / "event_patterns.json",
-    )
-)
-
 KAFKA_SCHEMA = (
     "key binary, value binary, topic string, partition int, offset bigint, "
     "timestamp timestamp, timestampType int"
 )
 """The schema of Spark's Kafka source (without headers)."""
-
-
-def load_conformance() -> dict[str, Any]:
-    """The conformance file; the test is skipped when it is not there."""
-    if not CONFORMANCE_FILE.exists():
-        pytest.skip(f"conformance vectors not found at {CONFORMANCE_FILE}")
-    return json.loads(CONFORMANCE_FILE.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="session")

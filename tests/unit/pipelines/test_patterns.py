@@ -20,13 +20,10 @@ from pipelines.spec.patterns import (
 from pipelines.spec.patterns.ip import parse_cidr, parse_ip
 from pipelines.spec.patterns.matchers import ExactString
 from pipelines.spec.patterns.parser import MAX_RULES, wildcard_tokens
-from tests.unit.pipelines.conftest import CONFORMANCE_FILE, load_conformance
+from tests.support.conformance import load_conformance
 
-VECTORS: list[dict[str, Any]] = []
-INVALID: list[dict[str, Any]] = []
-if CONFORMANCE_FILE.exists():
-    _file = load_conformance()
-    VECTORS, INVALID = _file["vectors"], _file["invalid_patterns"]
+VECTORS: list[dict[str, Any]] = load_conformance()["vectors"]
+INVALID: list[dict[str, Any]] = load_conformance()["invalid_patterns"]
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])

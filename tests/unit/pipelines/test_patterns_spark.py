@@ -16,11 +16,11 @@ from pyspark.sql import functions as F
 
 from pipelines.patterns import filter_events, like_pattern, pattern_predicate, variant_child
 from pipelines.spec.patterns import PatternError, matches
-from tests.unit.pipelines.conftest import CONFORMANCE_FILE, load_conformance
+from tests.support.conformance import load_conformance
 
 pytestmark = pytest.mark.spark
 
-VECTORS: list[dict[str, Any]] = load_conformance()["vectors"] if CONFORMANCE_FILE.exists() else []
+VECTORS: list[dict[str, Any]] = load_conformance()["vectors"]
 
 
 def events_frame(spark: SparkSession, events: list[Any]) -> DataFrame:
