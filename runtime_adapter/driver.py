@@ -84,15 +84,26 @@ def _progress_dict(progress: Any) -> dict[str, Any] | None:
     return json.loads(json.dumps(progress, default=str))
 
 
-def _as_offsets(raw: Any) -> dict[tuple[str, int], int]:
-    """Spark's Kafka source offsets (``{"topic": {"0": 12}}``) as a flat mapping."""
+def _as_offsets(raw: Any) -> dict[tuple[str | None, int], int]:
+    """A source's offsets from a progress report, keyed by (topic, partition).
+
+    Spark's Kafka source reports ``{"topic": {"0": 12}}``: one entry per partition. Other
+    sources run as a single task: the rate source reports a number, the file source
+    ``{"logOffset": n}``; they become one entry ``(None, 0)``.
+    """
     if isinstance(raw, str):
         raw = json.loads(raw) if raw else {}
-    offsets: dict[tuple[str, int], int] = {}
-    for topic, partitions in (raw or {}).items():
-        for partition, offset in partitions.items():
-            offsets[(topic, int(partition))] = int(offset)
-    return offsets
+    if isinstance(raw, dict) and raw and all(isinstance(v, dict) for v in raw.values()):
+        return {
+            (topic, int(partition)): int(offset)
+            for topic, partitions in raw.items()
+            for partition, offset in partitions.items()
+        }
+    if isinstance(raw, dict) and isinstance(raw.get("logOffset"), int):
+        return {(None, 0): raw["logOffset"]}
+    if isinstance(raw, int):
+        return {(None, 0): raw}
+    return {}
 
 
 @dataclass
@@ -101,9 +112,9 @@ class TaskTracker:
 
     worker_id: str
     partitions: list[PartitionInfo]
-    offsets: dict[tuple[str, int], int] = field(default_factory=dict)
-    latest: dict[tuple[str, int], int] = field(default_factory=dict)
-    rates: dict[tuple[str, int], float] = field(default_factory=dict)
+    offsets: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    latest: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    rates: dict[tuple[str | None, int], float] = field(default_factory=dict)
     _last_seen: float = 0.0
     batch_id: int = -1
 
@@ -127,7 +138,7 @@ class TaskTracker:
     def tasks(self, state: State) -> list[TaskStatus]:
         keys = {(p.topic, p.partition) for p in self.partitions} | set(self.offsets)
         tasks = []
-        for task_id, key in enumerate(sorted(keys)):
+        for task_id, key in enumerate(sorted(keys, key=lambda k: (k[0] or "", k[1]))):
             offset = self.offsets.get(key)
             end = self.latest.get(key)
             tasks.append(

@@ -31,5 +31,14 @@ def test_demo_channel_shows_events_in_the_live_tail(stack: Stack):
     ids = [event["id"] for event in events]
     assert len(ids) == len(set(ids))
 
+    def single_task_progressing():
+        status = http.get(f"{stack.api}/channels/{DEMO_CHANNEL}/status", timeout=5).json()
+        tasks = status["tasks"]
+        progressing = len(tasks) == 1 and (tasks[0]["offset"] or 0) > 0
+        return status if status["state"] == "RUNNING" and progressing else None
+
+    status = wait_until(single_task_progressing, 30, what="the demo's one task to report offsets")
+    assert status["tasks"][0]["topic"] is None, "a generator runs as a single task"
+
     assert http.post(f"{stack.api}/channels/{DEMO_CHANNEL}/stop", timeout=10).status_code == 202
     wait_for_state(stack, DEMO_CHANNEL, "STOPPED", 60)

@@ -69,3 +69,15 @@ def test_progress_reports_become_plain_json_data():
     assert type(plain) is dict and plain == {"batchId": 7}
     assert _progress_dict(None) is None
     assert _progress_dict({"batchId": 1}) == {"batchId": 1}
+
+
+def test_sources_without_partitions_run_as_one_task():
+    from runtime_adapter.driver import _as_offsets
+
+    assert _as_offsets(5) == {(None, 0): 5}  # the rate source (generator)
+    assert _as_offsets('{"logOffset": 3}') == {(None, 0): 3}  # the file source
+    assert _as_offsets(None) == {}
+    tracker = TaskTracker("w1", [])
+    tracker.update({"batchId": 0, "sources": [{"endOffset": 40, "latestOffset": 45}]})
+    [task] = tracker.tasks(State.RUNNING)
+    assert (task.topic, task.partition, task.offset, task.lag) == (None, 0, 40, 5)
