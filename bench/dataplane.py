@@ -161,21 +161,25 @@ def last_json(output: str) -> dict:
     return json.loads(lines[-1])
 
 
-def spark_throughput(mode: str, cores: int, bootstrap: str, source: str) -> Throughput:
-    sink = f"out-{mode}-{cores}-{uuid.uuid4().hex[:6]}"
+def run_contender(module: str, bootstrap: str, source: str, label: str, *args: str):
+    """Run a contender's module on ``source`` into a new sink topic; (its result, the sink)."""
+    sink = f"out-{label}-{uuid.uuid4().hex[:6]}"
     create_topic(bootstrap, sink, 1)
     result = subprocess.run(
-        python_module(
-            "bench.spark_job",
-            *("--mode", mode, "--cores", str(cores), "--bootstrap", bootstrap),
-            *("--source", source, "--sink", sink),
-        ),
+        python_module(module, "--bootstrap", bootstrap, "--source", source, "--sink", sink, *args),
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         check=False,
     )
-    data = last_json(result.stdout + result.stderr)
+    return last_json(result.stdout + result.stderr), sink
+
+
+def spark_throughput(mode: str, cores: int, bootstrap: str, source: str) -> Throughput:
+    label = f"{mode}-{cores}"
+    data, sink = run_contender(
+        "bench.spark_job", bootstrap, source, label, "--mode", mode, "--cores", str(cores)
+    )
     if "error" in data:
         raise RuntimeError(f"{mode} on {cores} cores failed: {data['error']}")
     events = end_offsets_total(bootstrap, source)
@@ -184,20 +188,8 @@ def spark_throughput(mode: str, cores: int, bootstrap: str, source: str) -> Thro
 
 
 def loop_throughput(bootstrap: str, source: str, limit: int) -> Throughput:
-    sink = f"out-loop-{uuid.uuid4().hex[:6]}"
-    create_topic(bootstrap, sink, 1)
-    result = subprocess.run(
-        python_module(
-            "bench.loop",
-            *("--bootstrap", bootstrap, "--source", source, "--sink", sink),
-            *("--max-events", str(limit), "--max-seconds", "300"),
-        ),
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    data = last_json(result.stdout + result.stderr)
+    limits = ("--max-events", str(limit), "--max-seconds", "300")
+    data, _ = run_contender("bench.loop", bootstrap, source, "loop", *limits)
     return Throughput("(b) Python loop", data["rows_in"], data["seconds"], data["rows_out"])
 
 

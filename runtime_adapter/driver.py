@@ -55,10 +55,9 @@ _SUMMARY_PATTERNS = (
 def summarize_failure(text: str) -> str:
     """The one line an operator needs first, taken from a long Spark/Java trace."""
     for pattern in _SUMMARY_PATTERNS:
-        found = pattern.findall(text) if pattern.groups == 0 else list(pattern.finditer(text))
+        found = list(pattern.finditer(text))
         if found:
-            last = found[-1]
-            return (last.group("msg") if hasattr(last, "group") else last).strip()
+            return found[-1].group("msg").strip()
     first = text.strip().splitlines()
     return first[0] if first else "unknown failure"
 

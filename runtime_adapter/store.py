@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import redis
@@ -160,8 +160,7 @@ class RedisStore:
 
         Returns False (and writes nothing) for a report from a stale owner.
         """
-        stamped = ConnectorStatus(**{**asdict(status), "updated_at": time.time()})
-        stamped = status_from_json(status_to_json(stamped))
+        stamped = replace(status, updated_at=time.time())
         written = self._report_script(
             keys=[
                 self.key("desired:worker"),
@@ -179,7 +178,7 @@ class RedisStore:
 
     def force_status(self, status: ConnectorStatus) -> None:
         """Write ``status`` unconditionally (the console's own view, e.g. RESTARTING)."""
-        stamped = ConnectorStatus(**{**asdict(status), "updated_at": time.time()})
+        stamped = replace(status, updated_at=time.time())
         self.redis.hset(self.key("status"), status.connector_id, status_to_json(stamped))
 
     def statuses(self, connector_ids: Iterable[str]) -> dict[str, ConnectorStatus]:
