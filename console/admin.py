@@ -1,22 +1,81 @@
-"""Django admin: channels are edited, started and stopped through the services.
+"""Django admin: channels are edited, started, stopped, paused, resumed and restarted
+through the services (bulk actions on the list, buttons on each channel's page).
 
 Connectors, tasks, workers and lifecycle events are what the control loop records:
-read-only here.
+read-only here. States show as coloured badges.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseNotAllowed, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
+from django.utils.html import format_html
 
 from console import services
+from console.choices import ConnectorState, TargetState, WorkerState
 from console.models import Channel, Connector, LifecycleEvent, Revision, Task, Worker
+from console.services.restart_policy import MODEL_FIELDS as POLICY_FIELDS
 from console.services.specs import normalize_spec, redact_spec
+
+#: Badge colours by state (connector, task, target and worker states share one palette).
+BADGE_COLOURS = {
+    ConnectorState.RUNNING: "#2e7d32",
+    ConnectorState.PAUSED: "#b26a00",
+    ConnectorState.STOPPED: "#616161",
+    ConnectorState.FAILED: "#c62828",
+    ConnectorState.RESTARTING: "#1565c0",
+    ConnectorState.UNASSIGNED: "#6a1b9a",
+    WorkerState.ALIVE: "#2e7d32",
+    WorkerState.DEAD: "#c62828",
+}
+
+
+def state_badge(state: str | None) -> str:
+    """A state as a coloured pill (the text stays, for colour-blind readers and search)."""
+    if not state:
+        return "-"
+    colour = BADGE_COLOURS.get(state, "#455a64")
+    return format_html(
+        '<span class="sluice-state" style="background:{};color:#fff;padding:1px 7px;'
+        'border-radius:9px;font-size:11px;font-weight:600;letter-spacing:.03em">{}</span>',
+        colour,
+        state,
+    )
+
+
+@dataclass(frozen=True)
+class LifecycleOperation:
+    """One of the buttons and bulk actions: a service call and how to talk about it."""
+
+    name: str
+    label: str
+    call: Callable[..., object]
+
+
+def _restart(channel: Channel, *, user) -> object:
+    # The admin's restart is the whole driver, failed or not (KIP-745's include_tasks=true).
+    return services.restart_channel(channel, include_tasks=True, only_failed=False, user=user)
+
+
+LIFECYCLE_OPERATIONS = {
+    op.name: op
+    for op in (
+        LifecycleOperation("start", "Start", services.start_channel),
+        LifecycleOperation("stop", "Stop", services.stop_channel),
+        LifecycleOperation("pause", "Pause", services.pause_channel),
+        LifecycleOperation("resume", "Resume", services.resume_channel),
+        LifecycleOperation("restart", "Restart", _restart),
+    )
+}
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -53,16 +112,23 @@ class RevisionInline(admin.TabularInline):
 
 
 class ChannelForm(forms.ModelForm):
-    """Edits the latest spec with its secrets redacted; a marker left in keeps the secret."""
+    """Edits the latest spec with its secrets redacted; a marker left in keeps the secret.
+
+    The restart policy fields may be left empty: a new channel takes the defaults, an
+    existing one keeps what it has.
+    """
 
     spec = forms.JSONField(help_text="The channel spec as JSON: source, transforms, sink.")
 
     class Meta:
         model = Channel
-        fields = ["name", "description"]
+        fields = ["name", "description", *POLICY_FIELDS.values()]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        for name in POLICY_FIELDS.values():
+            if name in self.fields:  # absent for a view-only user
+                self.fields[name].required = False
         self.stored_spec = None
         if self.instance.pk:
             revision = self.instance.latest_revision_obj()
@@ -79,23 +145,48 @@ class ChannelForm(forms.ModelForm):
             ) from exc
         return spec
 
+    def restart_policy(self) -> dict:
+        """The policy fields that were filled in, keyed as the services take them."""
+        data = self.cleaned_data
+        return {
+            key: data[name]
+            for key, name in POLICY_FIELDS.items()
+            if data.get(name) not in (None, "")
+        }
+
+    def _post_clean(self) -> None:
+        # Left empty means "default / unchanged": the services apply the policy, so keep
+        # the model's values for the instance's own validation.
+        for name in POLICY_FIELDS.values():
+            if self.cleaned_data.get(name) in (None, ""):
+                self.cleaned_data.pop(name, None)
+        super()._post_clean()
+
 
 @admin.register(Channel)
 class ChannelAdmin(admin.ModelAdmin):
     form = ChannelForm
+    change_form_template = "admin/console/channel/change_form.html"
     list_display = [
         "name",
-        "target_state",
+        "target_state_badge",
         "state",
         "latest_revision",
         "deployed_revision",
+        "drift",
         "updated",
     ]
     list_filter = ["target_state", "connector__state"]
     search_fields = ["name", "description"]
     readonly_fields = ["target_state", "state", "created", "updated", "created_by"]
     inlines = [RevisionInline]
-    actions = ["start_channels", "stop_channels"]
+    actions = [
+        "start_channels",
+        "stop_channels",
+        "pause_channels",
+        "resume_channels",
+        "restart_channels",
+    ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).with_summary()
@@ -116,7 +207,17 @@ class ChannelAdmin(admin.ModelAdmin):
 
     @admin.display(description="state", ordering="connector__state")
     def state(self, channel: Channel) -> str:
-        return channel.state
+        return state_badge(channel.state)
+
+    @admin.display(description="target", ordering="target_state")
+    def target_state_badge(self, channel: Channel) -> str:
+        return state_badge(channel.target_state)
+
+    @admin.display(description="drift", boolean=True)
+    def drift(self, channel: Channel) -> bool:
+        """Deployed revision is not the latest (start again to deploy it)."""
+        deployed = self.deployed_revision(channel)
+        return deployed is not None and deployed != self.latest_revision(channel)
 
     @admin.display(description="revision", ordering="latest_revision")
     def latest_revision(self, channel: Channel) -> int | None:
@@ -131,13 +232,18 @@ class ChannelAdmin(admin.ModelAdmin):
         data = form.cleaned_data
         if change:
             services.update_channel(
-                obj, spec=data["spec"], description=data["description"], user=request.user
+                obj,
+                spec=data["spec"],
+                description=data["description"],
+                restart_policy=form.restart_policy(),
+                user=request.user,
             )
         else:
             created = services.create_channel(
                 name=data["name"],
                 spec=data["spec"],
                 description=data["description"],
+                restart_policy=form.restart_policy(),
                 user=request.user,
             )
             obj.pk = created.pk
@@ -150,47 +256,141 @@ class ChannelAdmin(admin.ModelAdmin):
         for channel in queryset:
             services.delete_channel(channel, user=request.user)
 
-    @admin.action(description="Start selected channels")
+    # -- lifecycle: bulk actions and the buttons of the change page ---------------------------
+
+    @admin.action(description="Start selected channels", permissions=["change"])
     def start_channels(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._apply(request, queryset, services.start_channel, "start")
+        self._apply(request, queryset, LIFECYCLE_OPERATIONS["start"])
 
-    @admin.action(description="Stop selected channels")
+    @admin.action(description="Stop selected channels", permissions=["change"])
     def stop_channels(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._apply(request, queryset, services.stop_channel, "stop")
+        self._apply(request, queryset, LIFECYCLE_OPERATIONS["stop"])
 
-    def _apply(self, request: HttpRequest, queryset: QuerySet, operation, verb: str) -> None:
-        done = 0
+    @admin.action(description="Pause selected channels", permissions=["change"])
+    def pause_channels(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._apply(request, queryset, LIFECYCLE_OPERATIONS["pause"])
+
+    @admin.action(description="Resume selected channels", permissions=["change"])
+    def resume_channels(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._apply(request, queryset, LIFECYCLE_OPERATIONS["resume"])
+
+    @admin.action(description="Restart selected channels", permissions=["change"])
+    def restart_channels(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._apply(request, queryset, LIFECYCLE_OPERATIONS["restart"])
+
+    def _apply(self, request: HttpRequest, queryset: QuerySet, op: LifecycleOperation) -> None:
+        done = []
         for channel in queryset:
-            try:
-                operation(channel, user=request.user)
-                done += 1
-            except services.RuntimeUnavailable as exc:
-                self.message_user(request, f"{channel.name}: {exc}", messages.ERROR)
+            if self._run(request, channel, op):
+                done.append(channel.name)
         if done:
-            self.message_user(request, f"Asked {done} channel(s) to {verb}.", messages.SUCCESS)
+            names = ", ".join(done)
+            self.message_user(
+                request, f"Asked {len(done)} channel(s) to {op.name}: {names}.", messages.SUCCESS
+            )
+
+    def _run(self, request: HttpRequest, channel: Channel, op: LifecycleOperation) -> bool:
+        """Call the service; a refusal or an unreachable runtime becomes a message."""
+        try:
+            result = op.call(channel, user=request.user)
+        except services.InvalidTransition as exc:
+            self.message_user(request, f"{channel.name}: {exc}", messages.WARNING)
+            return False
+        except services.RuntimeUnavailable as exc:
+            self.message_user(request, f"{channel.name}: {exc}", messages.ERROR)
+            return False
+        if isinstance(result, services.RestartPlan) and not result.restarting:
+            self.message_user(request, f"{channel.name}: {result.reason}", messages.INFO)
+            return False
+        return True
+
+    def get_urls(self) -> list:
+        lifecycle = path(
+            "<path:object_id>/lifecycle/<str:operation>/",
+            self.admin_site.admin_view(self.lifecycle_view),
+            name="console_channel_lifecycle",
+        )
+        return [lifecycle, *super().get_urls()]
+
+    def lifecycle_view(self, request: HttpRequest, object_id: str, operation: str):
+        """A button of the change page: POST only, change permission, back to the page."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        op = LIFECYCLE_OPERATIONS.get(operation)
+        channel = get_object_or_404(Channel, pk=object_id)
+        if op is None or not self.has_change_permission(request, channel):
+            raise PermissionDenied
+        if self._run(request, channel, op):
+            self.message_user(
+                request, f"Asked channel {channel.name} to {op.name}.", messages.SUCCESS
+            )
+        return HttpResponseRedirect(reverse("admin:console_channel_change", args=[channel.pk]))
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url="", extra_context=None):
+        extra_context = extra_context or {}
+        channel = self.get_object(request, object_id)
+        if channel is not None and self.has_change_permission(request, channel):
+            extra_context["lifecycle_buttons"] = [
+                {
+                    "label": op.label,
+                    "url": reverse("admin:console_channel_lifecycle", args=[channel.pk, op.name]),
+                    "enabled": _button_enabled(channel, op.name),
+                }
+                for op in LIFECYCLE_OPERATIONS.values()
+            ]
+        return super().change_view(request, object_id, form_url, extra_context)
+
+
+def _button_enabled(channel: Channel, operation: str) -> bool:
+    """Grey out what the service would refuse (it still checks: the page may be stale)."""
+    if operation in {"pause", "resume", "restart"} and channel.target_state == TargetState.STOPPED:
+        return False
+    if operation == "restart":
+        return getattr(channel, "connector", None) is not None
+    return True
 
 
 @admin.register(Connector)
 class ConnectorAdmin(ReadOnlyAdmin):
-    list_display = ["runtime_id", "state", "worker", "revision", "generation", "state_changed_at"]
+    list_display = [
+        "runtime_id",
+        "state_badge",
+        "worker",
+        "revision",
+        "generation",
+        "restart_attempts",
+        "state_changed_at",
+    ]
     list_filter = ["state"]
     search_fields = ["runtime_id", "worker__worker_id"]
     list_select_related = ["revision__channel", "worker"]
 
+    @admin.display(description="state", ordering="state")
+    def state_badge(self, connector: Connector) -> str:
+        return state_badge(connector.state)
+
 
 @admin.register(Task)
 class TaskAdmin(ReadOnlyAdmin):
-    list_display = ["__str__", "state", "worker_id", "topic", "partition", "offset", "lag"]
+    list_display = ["__str__", "state_badge", "worker_id", "topic", "partition", "offset", "lag"]
     list_filter = ["state"]
     search_fields = ["connector__runtime_id", "topic"]
     list_select_related = ["connector"]
 
+    @admin.display(description="state", ordering="state")
+    def state_badge(self, task: Task) -> str:
+        return state_badge(task.state)
+
 
 @admin.register(Worker)
 class WorkerAdmin(ReadOnlyAdmin):
-    list_display = ["worker_id", "host", "pid", "state", "last_heartbeat", "started_at"]
+    list_display = ["worker_id", "host", "pid", "state_badge", "last_heartbeat", "started_at"]
     list_filter = ["state"]
     search_fields = ["worker_id", "host"]
+
+    @admin.display(description="state", ordering="state")
+    def state_badge(self, worker: Worker) -> str:
+        return state_badge(worker.state)
 
 
 @admin.register(LifecycleEvent)

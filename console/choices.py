@@ -41,6 +41,13 @@ class WorkerState(models.TextChoices):
     DEAD = "DEAD", "Dead"
 
 
+class RestartPolicyType(models.TextChoices):
+    """Whether the control loop restarts a FAILED connector by itself."""
+
+    NEVER = "never", "Never"
+    ON_FAILURE = "on-failure", "On failure"
+
+
 class SubjectType(models.TextChoices):
     """What a lifecycle event is about."""
 

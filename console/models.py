@@ -10,12 +10,19 @@ Only :mod:`console.services` writes these models.
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import RegexValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
-from console.choices import ConnectorState, SubjectType, TargetState, WorkerState
+from console.choices import (
+    ConnectorState,
+    RestartPolicyType,
+    SubjectType,
+    TargetState,
+    WorkerState,
+)
 
 CHANNEL_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 
@@ -55,6 +62,26 @@ class Channel(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
     )
+    # The restart policy: what the control loop does when the connector FAILS
+    # (see console.services.restart_policy).
+    restart_policy = models.CharField(
+        max_length=16, choices=RestartPolicyType.choices, default=RestartPolicyType.ON_FAILURE
+    )
+    restart_max_attempts = models.PositiveIntegerField(
+        default=5,
+        validators=[MinValueValidator(1), MaxValueValidator(1000)],
+        help_text="Automatic restarts before the control loop gives up (on-failure only).",
+    )
+    restart_backoff_initial_seconds = models.FloatField(
+        default=1.0,
+        validators=[MinValueValidator(0.1), MaxValueValidator(3600.0)],
+        help_text="Wait after a failure before the first automatic restart; doubles each time.",
+    )
+    restart_backoff_max_seconds = models.FloatField(
+        default=60.0,
+        validators=[MinValueValidator(0.1), MaxValueValidator(86400.0)],
+        help_text="The longest wait between a failure and its automatic restart.",
+    )
 
     objects = ChannelQuerySet.as_manager()
 
@@ -63,6 +90,17 @@ class Channel(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        if self.restart_backoff_max_seconds < self.restart_backoff_initial_seconds:
+            raise ValidationError(
+                {
+                    "restart_backoff_max_seconds": (
+                        "Must be at least the initial backoff "
+                        f"({self.restart_backoff_initial_seconds:g} s)."
+                    )
+                }
+            )
 
     def latest_revision_obj(self) -> Revision | None:
         """The newest saved revision (one query)."""
@@ -148,8 +186,18 @@ class Connector(models.Model):
     )
     generation = models.PositiveIntegerField(default=0)
     trace = models.TextField(blank=True)
+    dead_letters = models.BigIntegerField(
+        default=0, help_text="Events the runtime sent to the dead-letter target (or skipped)."
+    )
     state_changed_at = models.DateTimeField(null=True, blank=True)
     last_status_at = models.DateTimeField(null=True, blank=True)
+    restart_attempts = models.PositiveIntegerField(
+        default=0,
+        help_text=(
+            "Automatic restarts since the connector last ran healthy (or a user started, "
+            "stopped or restarted it)."
+        ),
+    )
 
     class Meta:
         ordering = ["runtime_id"]

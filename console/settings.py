@@ -17,6 +17,7 @@ SLUICE_RUNTIME                  ``runtime_adapter.spark.SparkRuntime``
 SLUICE_REDIS_PREFIX             ``sluice`` (prefix of the runtime's Redis keys)
 SLUICE_RECONCILE_INTERVAL       2 (seconds between reconcile passes)
 SLUICE_WORKER_SESSION_TIMEOUT   10 (seconds without heartbeat before a worker is DEAD)
+SLUICE_RESTART_RESET_SECONDS    600 (seconds RUNNING before the restart policy's count resets)
 SLUICE_LOG_LEVEL                INFO
 SLUICE_KAFKA_BOOTSTRAP          ``127.0.0.1:9092`` (the Kafka HTTP-ingested events go to)
 SLUICE_INGEST_*                 see "HTTP ingestion" below
@@ -228,6 +229,7 @@ SLUICE_RUNTIME = os.environ.get("SLUICE_RUNTIME") or "runtime_adapter.spark.Spar
 SLUICE_REDIS_PREFIX = os.environ.get("SLUICE_REDIS_PREFIX") or "sluice"
 SLUICE_RECONCILE_INTERVAL = _env_float("SLUICE_RECONCILE_INTERVAL", 2.0)
 SLUICE_WORKER_SESSION_TIMEOUT = _env_float("SLUICE_WORKER_SESSION_TIMEOUT", 10.0)
+SLUICE_RESTART_RESET_SECONDS = _env_float("SLUICE_RESTART_RESET_SECONDS", 600.0)
 
 # -- HTTP ingestion (the http source): events are written to sluice.ingest.<channel> ----------
 

@@ -9,7 +9,14 @@ Inside a query each event is one row with these columns (:data:`EVENT_SCHEMA`):
 * ``data`` - the payload as VARIANT: SQL NULL when the event has no data, a VARIANT null
   when the data is JSON ``null``;
 * ``origin_topic``, ``origin_partition``, ``origin_offset``, ``origin_timestamp`` - where the
-  event was read from (error context, dead-letter routing); not part of the event itself.
+  event was read from (error context, dead-letter routing); not part of the event itself;
+* ``origin_payload`` - the source record as it was read (UTF-8 text), for dead letters; NULL
+  when the channel does not route dead letters (the optimizer then never carries it);
+* ``failure`` - NULL while the event is fine; once a stage cannot handle it,
+  ``struct<stage, error_class, message, event>`` saying which stage failed, with what, why,
+  and on which event. Later stages never fail it again and filters keep it, so it reaches
+  the channel's error gate, which fails the query (``errors.tolerance: none``) or sends it
+  to the dead-letter target (``all``); see :mod:`pipelines.errors`.
 
 The *JSON form* of an event is the structured-mode CloudEvents JSON object: the attributes at
 the top level (absent ones omitted, ``time`` as RFC 3339 UTC text), extensions next to them,
@@ -45,6 +52,17 @@ ATTRIBUTES = (*REQUIRED_ATTRIBUTES, "subject", "time", "datacontenttype", "datas
 RESERVED_MEMBERS = (*ATTRIBUTES, "data", "data_base64")
 """Top-level members of the JSON form that are not extensions."""
 ORIGIN_COLUMNS = ("origin_topic", "origin_partition", "origin_offset", "origin_timestamp")
+FAILURE_TYPE = StructType(
+    [
+        StructField("stage", StringType()),
+        StructField("error_class", StringType()),
+        StructField("message", StringType()),
+        StructField("event", StringType()),
+    ]
+)
+"""Why a stage could not handle an event (the ``failure`` column): the stage, an error class,
+a message, and the event's JSON text as that stage received it (NULL when the source could
+not read the record)."""
 
 EVENT_SCHEMA = StructType(
     [
@@ -59,6 +77,8 @@ EVENT_SCHEMA = StructType(
         StructField("origin_partition", IntegerType()),
         StructField("origin_offset", LongType()),
         StructField("origin_timestamp", TimestampType()),
+        StructField("origin_payload", StringType()),
+        StructField("failure", FAILURE_TYPE),
     ]
 )
 """Column names and types of an event DataFrame (nullability is informative)."""
@@ -77,6 +97,7 @@ def time_text_sql(timestamp: str) -> str:
     Independent of the session time zone (computed from epoch microseconds); fractional
     seconds are written only when present (3 digits for milliseconds, else 6).
     """
+    seconds_pattern = "yyyy-MM-dd'T'HH:mm:ss"
     micros = f"unix_micros({timestamp})"
     utc = f"timestampadd(MICROSECOND, {micros}, TIMESTAMP_NTZ '1970-01-01 00:00:00')"
     fraction = f"pmod({micros}, 1000000)"
@@ -86,10 +107,9 @@ def time_text_sql(timestamp: str) -> str:
         f"WHEN {fraction} % 1000 = 0 THEN concat('.', {millis}) "
         f"ELSE concat('.', lpad(CAST({fraction} AS STRING), 6, '0')) END"
     )
-    return (
-        f"CASE WHEN {timestamp} IS NOT NULL THEN concat(date_format({utc}, 'yyyy-MM-dd'), 'T', "
-        f"date_format({utc}, 'HH:mm:ss'), {fraction_text}, 'Z') END"
-    )
+    # One formatting call for date and time: the pattern's quotes need sql_string's literal.
+    seconds = f"date_format({utc}, {sql_string(seconds_pattern)})"
+    return f"CASE WHEN {timestamp} IS NOT NULL THEN concat({seconds}, {fraction_text}, 'Z') END"
 
 
 def time_text(column: str = "time") -> Column:
@@ -128,7 +148,20 @@ def event_variant() -> Column:
 
 def event_json() -> Column:
     """The whole event as structured-mode CloudEvents JSON text."""
-    return F.to_json(event_variant())
+    # Spark writes a VARIANT's JSON slowly (a new JSON generator per string it holds), so an
+    # event without extensions (the common case) is written from a struct of its attributes:
+    # NULL ones are left out, and in the order a VARIANT object has (sorted member names),
+    # the text is the one to_json(event_variant()) gives. Only data is a VARIANT.
+    members = sorted((*ATTRIBUTES, "data"))
+    fields = ", ".join(
+        f"{sql_string(name)}, {time_text_sql('`time`') if name == 'time' else f'`{name}`'}"
+        for name in members
+    )
+    attributes_json = f"to_json(named_struct({fields}), map('ignoreNullFields', 'true'))"
+    return F.expr(
+        f"CASE WHEN size(`extensions`) = 0 THEN {attributes_json} "
+        f"ELSE to_json({event_variant_sql()}) END"
+    )
 
 
 def no_extensions() -> Column:

@@ -60,6 +60,9 @@ class ConnectorStatus:
     updated_at: float = 0.0
     tasks: list[TaskStatus] = field(default_factory=list)
     progress: dict[str, Any] | None = None
+    dead_letters: int = 0
+    """Events that failed a stage and went to the dead-letter target (or were skipped),
+    counted since the connector was first deployed."""
 
 
 @dataclass(frozen=True)

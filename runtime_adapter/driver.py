@@ -254,9 +254,14 @@ class Driver:
             channel=deployment.channel,
             checkpoint_dir=str(checkpoint),
             preview_publisher=self.preview_publisher(spec),
+            on_dead_letters=self.count_dead_letters,
         )
         self.query = writer.start()
         log.info("query %s started (checkpoint %s)", self.query.id, checkpoint)
+
+    def count_dead_letters(self, count: int) -> None:
+        """Called from ``foreachBatch`` after a micro-batch routed ``count`` dead letters."""
+        self.store.add_dead_letters(self.connector_id, count)
 
     def preview_publisher(self, spec: Any) -> Any:
         """Where a ``preview`` sink puts the newest events: the runtime's store (a live tail)."""

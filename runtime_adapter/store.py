@@ -10,6 +10,8 @@ by connector id or worker id inside a hash, so one round trip reads them all:
 * ``{p}:status``              connector id → JSON :class:`ConnectorStatus`
 * ``{p}:workers``             worker id → JSON heartbeat
 * ``{p}:preview:{connector}`` list of the newest output events (JSON), newest first
+* ``{p}:deadletters``         connector id → dead letters routed so far (an integer, added
+  to by drivers with ``HINCRBY``, so it survives restarts, moves and status rewrites)
 
 Only the console writes ``desired:*`` and each write touches one field, so
 concurrent API calls and reconcile passes never overwrite each other. Drivers
@@ -112,6 +114,7 @@ class RedisStore:
         for name in ("desired:spec", "desired:target", "desired:worker", "desired:generation"):
             pipe.hdel(self.key(name), connector_id)
         pipe.hdel(self.key("status"), connector_id)
+        pipe.hdel(self.key("deadletters"), connector_id)
         pipe.delete(self.key(f"preview:{connector_id}"))
         pipe.execute()
 
@@ -185,8 +188,19 @@ class RedisStore:
         ids = list(connector_ids)
         if not ids:
             return {}
-        values = self.redis.hmget(self.key("status"), ids)
-        return {cid: status_from_json(raw) for cid, raw in zip(ids, values, strict=True) if raw}
+        pipe = self.redis.pipeline()
+        pipe.hmget(self.key("status"), ids)
+        pipe.hmget(self.key("deadletters"), ids)
+        values, dead_letters = pipe.execute()
+        return {
+            cid: replace(status_from_json(raw), dead_letters=int(dead or 0))
+            for cid, raw, dead in zip(ids, values, dead_letters, strict=True)
+            if raw
+        }
+
+    def add_dead_letters(self, connector_id: str, count: int) -> None:
+        """Count ``count`` more dead letters routed by the connector's driver."""
+        self.redis.hincrby(self.key("deadletters"), connector_id, count)
 
     # -- preview (the live tail of a channel's output) -----------------------------------------
 

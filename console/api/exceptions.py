@@ -19,6 +19,7 @@ from console.services import (
     IngestTooLarge,
     IngestUnavailable,
     InvalidSpec,
+    InvalidTransition,
     NotAnHttpChannel,
     RuntimeUnavailable,
 )
@@ -69,7 +70,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         exc = ValidationError(get_error_detail(exc))
     elif isinstance(exc, (RuntimeUnavailable, IngestUnavailable)):
         exc = ServiceUnavailable(str(exc))
-    elif isinstance(exc, NotAnHttpChannel):
+    elif isinstance(exc, (NotAnHttpChannel, InvalidTransition)):
         exc = Conflict(str(exc))
     elif isinstance(exc, IngestTooLarge):
         exc = RequestTooLarge(str(exc))

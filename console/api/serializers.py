@@ -9,9 +9,17 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from console.api.exceptions import spec_error_paths
-from console.choices import ConnectorState, PluginKind, SubjectType, TargetState, WorkerState
+from console.choices import (
+    ConnectorState,
+    PluginKind,
+    RestartPolicyType,
+    SubjectType,
+    TargetState,
+    WorkerState,
+)
 from console.models import Channel, LifecycleEvent, Task, Worker
 from console.services import InvalidSpec, specs
+from console.services.restart_policy import RestartPolicy
 from console.services.specs import SECRET_MARKER, PatternError
 
 
@@ -57,6 +65,78 @@ class SpecField(serializers.JSONField):
         return data
 
 
+def latest_revision_number(channel: Channel) -> int | None:
+    """The latest revision's number: annotated by ``with_summary()``, else one query."""
+    if hasattr(channel, "latest_revision"):
+        return channel.latest_revision
+    revision = channel.latest_revision_obj()
+    return revision.number if revision else None
+
+
+def has_drift(channel: Channel) -> bool:
+    """Whether the connector's deployed revision is not the latest saved one."""
+    connector = getattr(channel, "connector", None)
+    if connector is None or connector.revision is None:
+        return False
+    return connector.revision.number != latest_revision_number(channel)
+
+
+_DEFAULT_POLICY = RestartPolicy()
+
+
+class RestartPolicySerializer(serializers.Serializer):
+    """A channel's restart policy; see :mod:`console.services.restart_policy`."""
+
+    type = serializers.ChoiceField(
+        choices=RestartPolicyType.choices,
+        default=_DEFAULT_POLICY.type,
+        help_text=(
+            "never: a FAILED connector stays FAILED until restarted; on-failure: the control "
+            "loop restarts it with exponential backoff, at most max_attempts times in a row."
+        ),
+    )
+    max_attempts = serializers.IntegerField(
+        min_value=1,
+        max_value=1000,
+        default=_DEFAULT_POLICY.max_attempts,
+        help_text=(
+            "Automatic restarts in a row before giving up. The count resets once the connector "
+            "has been RUNNING for SLUICE_RESTART_RESET_SECONDS (600 s), or when a user starts, "
+            "stops or restarts the channel."
+        ),
+    )
+    backoff_initial_seconds = serializers.FloatField(
+        min_value=0.1,
+        max_value=3600,
+        default=_DEFAULT_POLICY.backoff_initial_seconds,
+        help_text="Wait from the failure to restart 1; attempt n waits initial * 2^(n-1).",
+    )
+    backoff_max_seconds = serializers.FloatField(
+        min_value=0.1,
+        max_value=86400,
+        default=_DEFAULT_POLICY.backoff_max_seconds,
+        help_text="The longest wait from a failure to its restart.",
+    )
+
+    def get_attribute(self, instance: Any) -> Any:
+        return RestartPolicy.of(instance) if isinstance(instance, Channel) else None
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        instance = getattr(self.parent, "instance", None)
+        current = RestartPolicy.of(instance) if isinstance(instance, Channel) else _DEFAULT_POLICY
+        merged = current.updated(attrs)
+        if merged.backoff_max_seconds < merged.backoff_initial_seconds:
+            raise serializers.ValidationError(
+                {
+                    "backoff_max_seconds": [
+                        "Must be at least backoff_initial_seconds "
+                        f"({merged.backoff_initial_seconds:g})."
+                    ]
+                }
+            )
+        return attrs
+
+
 class ChannelSerializer(serializers.ModelSerializer):
     spec = SpecField(
         help_text=(
@@ -65,11 +145,26 @@ class ChannelSerializer(serializers.ModelSerializer):
             "back, or leave the field out, to keep the stored secret."
         )
     )
-    target_state = serializers.ChoiceField(choices=TargetState.choices, read_only=True)
+    target_state = serializers.ChoiceField(
+        choices=TargetState.choices,
+        required=False,
+        help_text=(
+            "What the user asked for. May be given on create (default STOPPED; RUNNING or "
+            "PAUSED also deploys revision 1); afterwards it changes only through start, stop, "
+            "pause and resume."
+        ),
+    )
     state = serializers.ChoiceField(
         choices=ConnectorState.choices,
         read_only=True,
         help_text="Observed state of the channel's connector (STOPPED when never started).",
+    )
+    restart_policy = RestartPolicySerializer(
+        required=False,
+        help_text=(
+            "What the control loop does when the connector fails. Left out on create: the "
+            "defaults; on PATCH only the keys given change."
+        ),
     )
     revision = serializers.IntegerField(
         source="latest_revision",
@@ -82,6 +177,12 @@ class ChannelSerializer(serializers.ModelSerializer):
         read_only=True,
         allow_null=True,
         help_text="Number of the revision the connector runs (null when never started).",
+    )
+    drift = serializers.SerializerMethodField(
+        help_text=(
+            "true when the deployed revision is not the latest saved one: start the channel "
+            "again to deploy the latest."
+        )
     )
     created_by = serializers.CharField(
         source="created_by.username", read_only=True, allow_null=True
@@ -97,15 +198,27 @@ class ChannelSerializer(serializers.ModelSerializer):
             "state",
             "revision",
             "deployed_revision",
+            "drift",
+            "restart_policy",
             "created",
             "updated",
             "created_by",
         ]
         read_only_fields = ["created", "updated"]
 
+    def get_drift(self, channel: Channel) -> bool:
+        return has_drift(channel)
+
     def validate_name(self, value: str) -> str:
         if self.instance is not None and value != self.instance.name:
             raise serializers.ValidationError("A channel cannot be renamed.")
+        return value
+
+    def validate_target_state(self, value: str) -> str:
+        if self.instance is not None and value != self.instance.target_state:
+            raise serializers.ValidationError(
+                "Change the target with start, stop, pause or resume."
+            )
         return value
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
@@ -115,14 +228,54 @@ class ChannelSerializer(serializers.ModelSerializer):
             detail = dict(exc.detail) if isinstance(exc.detail, dict) else exc.detail
             if isinstance(detail, dict) and isinstance(detail.get("spec"), dict):
                 detail.update(spec_error_paths(detail.pop("spec")))
+            if isinstance(detail, dict) and isinstance(detail.get("restart_policy"), dict):
+                nested = detail.pop("restart_policy")
+                for key, messages in nested.items():
+                    path = (
+                        "restart_policy" if key == "non_field_errors" else f"restart_policy.{key}"
+                    )
+                    detail[path] = messages
             raise serializers.ValidationError(detail) from exc
 
 
 class TargetStateSerializer(serializers.Serializer):
-    """The answer to start and stop: what was asked for (the change shows up in status)."""
+    """The answer to start, stop, pause and resume: what was asked for (the change shows up
+    in status)."""
 
     name = serializers.CharField()
     target_state = serializers.ChoiceField(choices=TargetState.choices)
+
+
+class RestartQuerySerializer(serializers.Serializer):
+    """Kafka Connect's KIP-745 restart parameters."""
+
+    include_tasks = serializers.BooleanField(
+        default=False, help_text="Restart the connector's tasks too (all, or the FAILED ones)."
+    )
+    only_failed = serializers.BooleanField(
+        default=False,
+        help_text="Restart only what is FAILED: with nothing FAILED, nothing restarts.",
+    )
+
+
+class RestartConnectorSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=ConnectorState.choices, source="connector_state")
+    worker_id = serializers.CharField(allow_null=True)
+
+
+class RestartTaskSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=ConnectorState.choices)
+    worker_id = serializers.CharField(allow_null=True)
+
+
+class RestartAnswerSerializer(serializers.Serializer):
+    """What a restart request does, shaped like Kafka Connect's KIP-745 answer: the
+    connector and its tasks, RESTARTING where they will restart, else as they are."""
+
+    name = serializers.CharField()
+    connector = RestartConnectorSerializer(source="*")
+    tasks = RestartTaskSerializer(many=True)
 
 
 class TaskSerializer(serializers.ModelSerializer):
@@ -155,11 +308,30 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
         allow_null=True,
         help_text="Number of the deployed revision (null when never started).",
     )
+    latest_revision = serializers.SerializerMethodField(
+        help_text="Number of the latest saved revision."
+    )
+    drift = serializers.SerializerMethodField(
+        help_text="true when the deployed revision is not the latest saved one."
+    )
     generation = serializers.IntegerField(source="connector.generation", allow_null=True)
+    restart_attempts = serializers.IntegerField(
+        source="connector.restart_attempts",
+        allow_null=True,
+        help_text="Automatic restarts in a row so far (the restart policy's count).",
+    )
     state_changed_at = serializers.DateTimeField(
         source="connector.state_changed_at", allow_null=True
     )
     last_status_at = serializers.DateTimeField(source="connector.last_status_at", allow_null=True)
+    dead_letters = serializers.IntegerField(
+        source="connector.dead_letters",
+        allow_null=True,
+        help_text=(
+            "Events that failed a stage under errors.tolerance 'all' and went to the "
+            "dead-letter target (or were skipped), since the channel was first started."
+        ),
+    )
     tasks = serializers.SerializerMethodField()
 
     class Meta:
@@ -171,12 +343,22 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
             "worker_id",
             "trace",
             "revision",
+            "latest_revision",
+            "drift",
             "generation",
+            "restart_attempts",
             "state_changed_at",
             "last_status_at",
+            "dead_letters",
             "tasks",
         ]
         read_only_fields = fields
+
+    def get_latest_revision(self, channel: Channel) -> int | None:
+        return latest_revision_number(channel)
+
+    def get_drift(self, channel: Channel) -> bool:
+        return has_drift(channel)
 
     @extend_schema_field(TaskSerializer(many=True))
     def get_tasks(self, channel: Channel) -> list[dict[str, Any]]:

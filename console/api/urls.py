@@ -1,5 +1,5 @@
-"""``/api/v1/`` routes, spelled out: actions (start, stop, status, preview, events, validate,
-test) take no trailing slash."""
+"""``/api/v1/`` routes, spelled out: actions (start, stop, pause, resume, restart, status,
+preview, events, validate, test) take no trailing slash."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ channel_detail = views.ChannelViewSet.as_view(
 )
 channel_start = views.ChannelViewSet.as_view({"post": "start"})
 channel_stop = views.ChannelViewSet.as_view({"post": "stop"})
+channel_pause = views.ChannelViewSet.as_view({"post": "pause"})
+channel_resume = views.ChannelViewSet.as_view({"post": "resume"})
+channel_restart = views.ChannelViewSet.as_view({"post": "restart"})
 channel_status = views.ChannelViewSet.as_view({"get": "status"})
 channel_preview = views.ChannelViewSet.as_view({"get": "preview"})
 channel_events = views.ChannelViewSet.as_view({"post": "events"})
@@ -29,6 +32,9 @@ urlpatterns = [
     path("channels/<str:name>/", channel_detail, name="channel-detail"),
     path("channels/<str:name>/start", channel_start, name="channel-start"),
     path("channels/<str:name>/stop", channel_stop, name="channel-stop"),
+    path("channels/<str:name>/pause", channel_pause, name="channel-pause"),
+    path("channels/<str:name>/resume", channel_resume, name="channel-resume"),
+    path("channels/<str:name>/restart", channel_restart, name="channel-restart"),
     path("channels/<str:name>/status", channel_status, name="channel-status"),
     path("channels/<str:name>/preview", channel_preview, name="channel-preview"),
     path("channels/<str:name>/events", channel_events, name="channel-events"),

@@ -1,9 +1,11 @@
 """The REST API: thin views over :mod:`console.services`.
 
-Channels are addressed by name. Requests that change what runs (start, stop)
-return ``202 Accepted`` at once; the change shows up in ``status`` after the next
-reconcile pass. Plugins are addressed by ``(kind, type)``: a source and a sink may
-share a type. The plugin and event-pattern checks change nothing.
+Channels are addressed by name. Requests that change what runs (start, stop, pause,
+resume, restart) return ``202 Accepted`` at once; the change shows up in ``status`` after
+the next reconcile pass. A change the channel cannot make from where it is (pause a
+STOPPED channel) is ``409 Conflict`` with the reason. Plugins are addressed by
+``(kind, type)``: a source and a sink may share a type. The plugin and event-pattern
+checks change nothing.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ from console.api.serializers import (
     PluginKindErrorSerializer,
     PluginKindQuerySerializer,
     PluginSerializer,
+    RestartAnswerSerializer,
+    RestartQuerySerializer,
     TargetStateSerializer,
     WorkerSerializer,
 )
@@ -70,6 +74,18 @@ SPEC_ERRORS = OpenApiResponse(
 )
 NOT_FOUND = OpenApiResponse(description="No channel has this name.")
 RUNTIME_DOWN = OpenApiResponse(description="The runtime is unavailable; nothing changed.")
+CONFLICT = OpenApiResponse(
+    response=OpenApiTypes.OBJECT,
+    description="The channel cannot do this from where it is; nothing changed.",
+    examples=[
+        OpenApiExample(
+            "Pause a stopped channel",
+            value={
+                "detail": "channel 'orders' is STOPPED: there is no driver to pause; start it first"
+            },
+        )
+    ],
+)
 
 
 @extend_schema_view(
@@ -79,8 +95,12 @@ RUNTIME_DOWN = OpenApiResponse(description="The runtime is unavailable; nothing 
     ),
     create=extend_schema(
         summary="Create a channel",
-        description="Saves revision 1 of the spec. The channel starts STOPPED.",
-        responses={201: ChannelSerializer, 400: SPEC_ERRORS},
+        description=(
+            "Saves revision 1 of the spec. target_state says what to do with it: STOPPED "
+            "(the default) only saves it; RUNNING deploys and starts it, PAUSED deploys it "
+            "with a warm driver and its query not started (resume starts it)."
+        ),
+        responses={201: ChannelSerializer, 400: SPEC_ERRORS, 503: RUNTIME_DOWN},
     ),
     update=extend_schema(
         summary="Replace a channel's description and spec",
@@ -117,6 +137,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
             channel,
             spec=data.get("spec"),
             description=data.get("description"),
+            restart_policy=data.get("restart_policy"),
             user=request.user,
         )
         return self._respond(channel, status.HTTP_200_OK)
@@ -156,15 +177,93 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         return self._accepted(channel.name, "STOPPED")
 
     @extend_schema(
+        operation_id="channels_pause",
+        summary="Pause a channel",
+        description=(
+            "Sets the target to PAUSED: the driver stays warm (JVM, SparkSession) with its query "
+            "stopped, so resume takes about a second. Pausing a paused channel changes nothing."
+        ),
+        request=None,
+        responses={202: TargetStateSerializer, 404: NOT_FOUND, 409: CONFLICT, 503: RUNTIME_DOWN},
+    )
+    def pause(self, request: Request, name: str) -> Response:
+        channel = self.get_object()
+        services.pause_channel(channel, user=request.user)
+        return self._accepted(channel.name, "PAUSED")
+
+    @extend_schema(
+        operation_id="channels_resume",
+        summary="Resume a paused channel",
+        description=(
+            "Sets the target back to RUNNING: the query starts again from its checkpoint, with "
+            "the revision already deployed (start deploys the latest). A STOPPED channel is "
+            "started, not resumed (409)."
+        ),
+        request=None,
+        responses={202: TargetStateSerializer, 404: NOT_FOUND, 409: CONFLICT, 503: RUNTIME_DOWN},
+    )
+    def resume(self, request: Request, name: str) -> Response:
+        channel = self.get_object()
+        services.resume_channel(channel, user=request.user)
+        return self._accepted(channel.name, "RUNNING")
+
+    @extend_schema(
+        operation_id="channels_restart",
+        summary="Restart a channel's connector and tasks",
+        description=(
+            "Kafka Connect's KIP-745 restart. include_tasks adds the tasks to what is asked "
+            "for; only_failed keeps only what is FAILED. A channel's connector and tasks run "
+            "in one driver, so when anything is to restart the driver is replaced (a new "
+            "generation) and every task restarts with it; with only_failed and nothing "
+            "FAILED nothing restarts. Unlike Kafka Connect (204 without a body when only the "
+            "connector restarts) the answer is always 202 with the connector and its tasks: "
+            "state RESTARTING for what restarts, the current state otherwise. The request is "
+            "recorded as a lifecycle event with its reason. A STOPPED or never-started "
+            "channel has nothing to restart (409)."
+        ),
+        parameters=[RestartQuerySerializer],
+        request=None,
+        responses={
+            202: RestartAnswerSerializer,
+            400: OpenApiTypes.OBJECT,
+            404: NOT_FOUND,
+            409: CONFLICT,
+            503: RUNTIME_DOWN,
+        },
+        examples=[
+            OpenApiExample(
+                "Only the failed parts (task 1 failed)",
+                response_only=True,
+                status_codes=["202"],
+                value={
+                    "name": "orders",
+                    "connector": {"state": "RESTARTING", "worker_id": "host-1"},
+                    "tasks": [
+                        {"id": 0, "state": "RESTARTING", "worker_id": "host-1"},
+                        {"id": 1, "state": "RESTARTING", "worker_id": "host-1"},
+                    ],
+                },
+            )
+        ],
+    )
+    def restart(self, request: Request, name: str) -> Response:
+        channel = self.get_object()
+        query = RestartQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        plan = services.restart_channel(channel, **query.validated_data, user=request.user)
+        return Response(RestartAnswerSerializer(plan).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
         operation_id="channels_status",
         summary="Get a channel's runtime status",
-        description="The connector and its tasks as the control loop last recorded them.",
+        description=(
+            "The connector and its tasks as the control loop last recorded them; drift is "
+            "true while the deployed revision is not the latest saved one."
+        ),
         responses={200: ChannelStatusSerializer, 404: NOT_FOUND},
     )
     def status(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(
-            Channel.objects.select_related("connector__revision"), name=name
-        )
+        channel = get_object_or_404(Channel.objects.with_summary(), name=name)
         return Response(ChannelStatusSerializer(channel).data)
 
     @extend_schema(

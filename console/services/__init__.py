@@ -5,14 +5,23 @@ functions (Kafka Connect's ``Herder`` boundary); none of them writes models dire
 """
 
 from console.services.channels import (
+    RestartPlan,
     channel_preview,
     create_channel,
     delete_channel,
+    pause_channel,
+    restart_channel,
+    resume_channel,
     start_channel,
     stop_channel,
     update_channel,
 )
-from console.services.errors import InvalidSpec, RuntimeUnavailable, ServiceError
+from console.services.errors import (
+    InvalidSpec,
+    InvalidTransition,
+    RuntimeUnavailable,
+    ServiceError,
+)
 from console.services.ingest import (
     IngestBadRequest,
     IngestTooLarge,
@@ -28,8 +37,10 @@ __all__ = [
     "IngestTooLarge",
     "IngestUnavailable",
     "InvalidSpec",
+    "InvalidTransition",
     "NotAnHttpChannel",
     "ReconcileReport",
+    "RestartPlan",
     "RuntimeUnavailable",
     "ServiceError",
     "actor_for",
@@ -37,7 +48,10 @@ __all__ = [
     "create_channel",
     "delete_channel",
     "ingest_events",
+    "pause_channel",
     "reconcile",
+    "restart_channel",
+    "resume_channel",
     "start_channel",
     "stop_channel",
     "update_channel",

@@ -1,4 +1,21 @@
-"""Channel operations: create, update, delete, start and stop.
+"""Channel operations: create, update, delete, start, stop, pause, resume and restart.
+
+Target-state transitions (the user's wish; Kafka Connect's, observed state aside):
+
+==============  ===========================================================================
+operation       allowed from target
+==============  ===========================================================================
+start           any: deploys the latest revision with target RUNNING (restarts a FAILED
+                connector)
+stop            any: target STOPPED, the driver is released, the checkpoint kept
+pause           RUNNING or PAUSED: target PAUSED, the driver stays warm with its query
+                stopped; from STOPPED it is an :class:`InvalidTransition`
+resume          PAUSED or RUNNING: target RUNNING with the revision already deployed;
+                from STOPPED it is an :class:`InvalidTransition` (start it instead)
+restart         RUNNING or PAUSED, once started: replaces the driver (KIP-745 parameters)
+==============  ===========================================================================
+
+Asking for the target a channel already has changes nothing and records nothing.
 
 Each function runs in one database transaction and calls the runtime last, inside
 it: when the runtime cannot be reached the function raises
@@ -10,6 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -19,7 +37,7 @@ from django.utils import timezone
 from console.choices import ConnectorState, SubjectType, TargetState, WorkerState
 from console.models import Channel, Connector, Revision
 from console.runtime import RUNTIME_UNAVAILABLE_ERRORS, get_runtime
-from console.services.errors import RuntimeUnavailable
+from console.services.errors import InvalidTransition, RuntimeUnavailable
 from console.services.ingest import (
     HTTP_SOURCE,
     IngestUnavailable,
@@ -27,6 +45,7 @@ from console.services.ingest import (
     with_ingest_fields,
 )
 from console.services.lifecycle import actor_for, record
+from console.services.restart_policy import RestartPolicy
 from console.services.specs import normalize_spec
 from runtime_adapter import states as runtime_states
 from runtime_adapter.base import Deployment
@@ -39,28 +58,40 @@ def create_channel(
     name: str,
     spec: Mapping[str, Any],
     description: str = "",
+    target_state: str = TargetState.STOPPED,
+    restart_policy: Mapping[str, Any] | None = None,
     user: AbstractBaseUser | None = None,
     actor: str | None = None,
 ) -> Channel:
-    """Create a STOPPED channel whose revision 1 is ``spec`` (normalised).
+    """Create a channel whose revision 1 is ``spec`` (normalised).
 
-    Raises :class:`InvalidSpec` for a bad spec (a secret sent as the marker included: there
-    is nothing stored to keep) and :class:`django.core.exceptions.ValidationError` for a bad
-    or taken name; in both cases nothing is saved.
+    ``target_state`` STOPPED (the default) only saves it; RUNNING or PAUSED also deploys
+    revision 1 as :func:`start_channel` does (PAUSED: a warm driver, its query not started).
+    ``restart_policy`` holds any of the :class:`RestartPolicy` keys; the others take their
+    defaults. Raises :class:`InvalidSpec` for a bad spec (a secret sent as the marker
+    included: there is nothing stored to keep), :class:`django.core.exceptions.ValidationError`
+    for a bad or taken name, target or policy, and :class:`RuntimeUnavailable` when the
+    channel is to run and the runtime cannot be reached; in each case nothing is saved.
     """
     normalized = normalize_spec(spec)
-    channel = Channel(name=name, description=description, created_by=user)
+    channel = Channel(
+        name=name, description=description, created_by=user, target_state=target_state
+    )
+    RestartPolicy().updated(restart_policy or {}).apply_to(channel)
     channel.full_clean()
+    actor = actor or actor_for(user)
     with transaction.atomic():
         channel.save()
         Revision.objects.create(channel=channel, number=1, spec=normalized, created_by=user)
         _record_channel(
             channel,
-            actor or actor_for(user),
+            actor,
             from_state="",
             to_state=channel.target_state,
             reason="created with revision 1",
         )
+        if channel.target_state != TargetState.STOPPED:
+            _deploy(channel, TargetState(channel.target_state), actor)
     _prepare_ingest_topic(channel.name, normalized)
     return channel
 
@@ -70,17 +101,20 @@ def update_channel(
     *,
     spec: Mapping[str, Any] | None = None,
     description: str | None = None,
+    restart_policy: Mapping[str, Any] | None = None,
     user: AbstractBaseUser | None = None,
     actor: str | None = None,
 ) -> Channel:
-    """Change the description and/or the spec; ``None`` leaves a field as it is.
+    """Change the description, the spec and/or the restart policy; ``None`` leaves each as
+    it is, and ``restart_policy`` changes only the keys it holds.
 
     Secrets the new spec sends as the marker or leaves out keep their values from the latest
     revision (:func:`pipelines.spec.secrets.merge_secrets`). A new revision is saved only
     when the normalised spec differs from the latest one, so saving the same spec twice (or
     the redacted one read back) creates one revision. A running connector keeps its
-    deployed revision until the channel is started again. Raises :class:`InvalidSpec`
-    (nothing saved).
+    deployed revision until the channel is started again (status shows the drift). Raises
+    :class:`InvalidSpec` or :class:`django.core.exceptions.ValidationError` (a bad policy);
+    nothing is saved.
     """
     with transaction.atomic():
         channel = Channel.objects.select_for_update().get(pk=channel.pk)
@@ -91,6 +125,19 @@ def update_channel(
         changed = False
         if description is not None and description != channel.description:
             channel.description = description
+            changed = True
+        policy = RestartPolicy.of(channel)
+        new_policy = policy.updated(restart_policy or {})
+        if new_policy != policy:
+            new_policy.apply_to(channel)
+            channel.full_clean(exclude=["name"], validate_unique=False)
+            _record_channel(
+                channel,
+                actor or actor_for(user),
+                from_state=channel.target_state,
+                to_state=channel.target_state,
+                reason=f"restart policy changed to {new_policy.describe()}",
+            )
             changed = True
         if normalized is not None and (latest is None or latest.spec != normalized):
             number = latest.number + 1 if latest else 1
@@ -106,7 +153,7 @@ def update_channel(
             )
             changed = True
         if changed:
-            channel.save(update_fields=["description", "updated"])
+            channel.save(update_fields=["description", *_POLICY_FIELDS, "updated"])
     return channel
 
 
@@ -142,64 +189,11 @@ def start_channel(
     Creates the connector on first start. The deployment names the connector's current
     worker when that worker is alive, else none (reconcile then places it). Starting a
     running channel whose latest revision is already deployed changes nothing. Starting a
-    FAILED connector restarts it (a new generation).
+    FAILED connector restarts it (a new generation, the restart policy's count reset).
     """
     with transaction.atomic():
         channel = Channel.objects.select_for_update().get(pk=channel.pk)
-        revision = channel.latest_revision_obj()
-        connector, _ = Connector.objects.select_related("revision", "worker").get_or_create(
-            channel=channel,
-            defaults={
-                "runtime_id": channel.name,
-                "revision": revision,
-                "state": ConnectorState.UNASSIGNED,
-                "state_changed_at": timezone.now(),
-            },
-        )
-        previous_revision = connector.revision
-        if previous_revision != revision:
-            connector.revision = revision
-            connector.save(update_fields=["revision"])
-        actor = actor or actor_for(user)
-        if channel.target_state != TargetState.RUNNING:
-            reason = f"start requested (revision {revision.number})"
-            _set_target(channel, TargetState.RUNNING, actor, reason)
-        elif previous_revision != revision:
-            was = previous_revision.number if previous_revision else "none"
-            _record_channel(
-                channel,
-                actor,
-                from_state=channel.target_state,
-                to_state=channel.target_state,
-                reason=f"deploying revision {revision.number} (was {was})",
-            )
-        worker = connector.worker
-        if revision.spec["source"]["type"] == HTTP_SOURCE:
-            # Raises (nothing changes) when Kafka is down: the query would have no topic.
-            ensure_ingest_topic(channel.name)
-        deployment = Deployment(
-            connector_id=connector.runtime_id,
-            channel=channel.name,
-            revision=revision.number,
-            spec=with_ingest_fields(revision.spec, channel.name),
-            target_state=runtime_states.TargetState.RUNNING,
-            worker_id=worker.worker_id if worker and worker.state == WorkerState.ALIVE else None,
-            generation=connector.generation,
-        )
-        _call_runtime(get_runtime().deploy, deployment)
-        if connector.state == ConnectorState.FAILED:
-            # A failed driver stays down until restarted (as in Kafka Connect): a start
-            # after a failure is the user asking for exactly that.
-            connector.generation = _call_runtime(get_runtime().restart, connector.runtime_id)
-            connector.save(update_fields=["generation"])
-            _record_channel(
-                channel,
-                actor,
-                from_state=channel.target_state,
-                to_state=channel.target_state,
-                reason=f"restarting the failed connector (generation {connector.generation})",
-            )
-    return connector
+        return _deploy(channel, TargetState.RUNNING, actor or actor_for(user))
 
 
 def stop_channel(
@@ -211,12 +205,131 @@ def stop_channel(
         _set_target(channel, TargetState.STOPPED, actor or actor_for(user), "stop requested")
         connector = Connector.objects.filter(channel=channel).only("runtime_id").first()
         if connector is not None:
+            Connector.objects.filter(pk=connector.pk).update(restart_attempts=0)
             _call_runtime(
                 get_runtime().set_target_state,
                 connector.runtime_id,
                 runtime_states.TargetState.STOPPED,
             )
     return channel
+
+
+def pause_channel(
+    channel: Channel, *, user: AbstractBaseUser | None = None, actor: str | None = None
+) -> Channel:
+    """Set the target to PAUSED: the driver stays up (JVM, SparkSession) with its query
+    stopped, so a resume is quick.
+
+    Raises :class:`InvalidTransition` when the channel is STOPPED (nothing runs to pause).
+    """
+    with transaction.atomic():
+        channel = Channel.objects.select_for_update().get(pk=channel.pk)
+        if channel.target_state == TargetState.STOPPED:
+            raise InvalidTransition(
+                f"channel {channel.name!r} is STOPPED: there is no driver to pause; start it first"
+            )
+        _set_target(channel, TargetState.PAUSED, actor or actor_for(user), "pause requested")
+        _send_target(channel, runtime_states.TargetState.PAUSED)
+    return channel
+
+
+def resume_channel(
+    channel: Channel, *, user: AbstractBaseUser | None = None, actor: str | None = None
+) -> Channel:
+    """Set the target back to RUNNING: the warm driver starts its query again from the
+    checkpoint, with the revision it already runs (start deploys the latest one).
+
+    Raises :class:`InvalidTransition` when the channel is STOPPED (start it instead).
+    """
+    with transaction.atomic():
+        channel = Channel.objects.select_for_update().get(pk=channel.pk)
+        if channel.target_state == TargetState.STOPPED:
+            raise InvalidTransition(
+                f"channel {channel.name!r} is STOPPED, not PAUSED: start it instead"
+            )
+        _set_target(channel, TargetState.RUNNING, actor or actor_for(user), "resume requested")
+        _send_target(channel, runtime_states.TargetState.RUNNING)
+    return channel
+
+
+@dataclass(frozen=True)
+class TaskRestart:
+    id: int
+    state: str
+    worker_id: str | None
+
+
+@dataclass(frozen=True)
+class RestartPlan:
+    """What a restart request does, in the shape of Kafka Connect's KIP-745 answer: the
+    connector and its tasks, those that restart in state RESTARTING, the others as they are.
+    """
+
+    name: str
+    restarting: bool
+    connector_state: str
+    worker_id: str | None
+    generation: int
+    tasks: list[TaskRestart]
+    reason: str
+
+
+def restart_channel(
+    channel: Channel,
+    *,
+    include_tasks: bool = False,
+    only_failed: bool = False,
+    user: AbstractBaseUser | None = None,
+    actor: str | None = None,
+) -> RestartPlan:
+    """Restart the channel's connector with Kafka Connect's KIP-745 parameters.
+
+    Which instances are asked for: the connector (always, or only when FAILED with
+    ``only_failed``), and with ``include_tasks`` its tasks (all, or the FAILED ones). A
+    channel's connector and tasks live in one driver, so restarting any of them replaces the
+    driver (a new generation) and every task restarts with it; when ``only_failed`` finds
+    nothing FAILED, nothing restarts. The decision is recorded either way, as a lifecycle
+    event with the reason; a restart resets the restart policy's count.
+
+    Raises :class:`InvalidTransition` when the channel was never started or is STOPPED.
+    """
+    actor = actor or actor_for(user)
+    with transaction.atomic():
+        channel = Channel.objects.select_for_update().get(pk=channel.pk)
+        connector = Connector.objects.filter(channel=channel).first()
+        if connector is None:
+            raise InvalidTransition(
+                f"channel {channel.name!r} was never started: there is nothing to restart"
+            )
+        if channel.target_state == TargetState.STOPPED:
+            raise InvalidTransition(
+                f"channel {channel.name!r} is STOPPED: there is no driver to restart; "
+                "start it instead"
+            )
+        tasks = list(connector.tasks.order_by("task_id"))
+        asked = (
+            f"include_tasks={str(include_tasks).lower()}, only_failed={str(only_failed).lower()}"
+        )
+        why = _restart_cause(connector, tasks, include_tasks=include_tasks, only_failed=only_failed)
+        if why is None:
+            reason = f"restart requested ({asked}): nothing FAILED, nothing restarted"
+            _record_connector(channel, connector, actor, connector.state, reason)
+            return _plan(channel, connector, tasks, restarting=False, reason=reason)
+        generation = _call_runtime(get_runtime().restart, connector.runtime_id)
+        reason = (
+            f"restart requested ({asked}): {why}; restarting the driver and its "
+            f"{len(tasks)} task(s) (generation {generation})"
+        )
+        _record_connector(channel, connector, actor, ConnectorState.RESTARTING, reason)
+        connector.generation = generation
+        connector.state = ConnectorState.RESTARTING
+        connector.state_changed_at = timezone.now()
+        connector.restart_attempts = 0
+        connector.save(
+            update_fields=["generation", "state", "state_changed_at", "restart_attempts"]
+        )
+        connector.tasks.update(state=ConnectorState.RESTARTING)
+        return _plan(channel, connector, tasks, restarting=True, reason=reason)
 
 
 def channel_preview(channel: Channel, limit: int = 50) -> list[dict[str, Any]]:
@@ -232,6 +345,130 @@ def channel_preview(channel: Channel, limit: int = 50) -> list[dict[str, Any]]:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+_POLICY_FIELDS = [
+    "restart_policy",
+    "restart_max_attempts",
+    "restart_backoff_initial_seconds",
+    "restart_backoff_max_seconds",
+]
+
+
+def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
+    """Deploy the latest revision with ``target`` (RUNNING or PAUSED); ``channel`` is locked.
+
+    A FAILED connector is restarted: a start after a failure is the user asking for that.
+    """
+    revision = channel.latest_revision_obj()
+    connector, _ = Connector.objects.select_related("revision", "worker").get_or_create(
+        channel=channel,
+        defaults={
+            "runtime_id": channel.name,
+            "revision": revision,
+            "state": ConnectorState.UNASSIGNED,
+            "state_changed_at": timezone.now(),
+        },
+    )
+    previous_revision = connector.revision
+    if previous_revision != revision:
+        connector.revision = revision
+        connector.save(update_fields=["revision"])
+    if channel.target_state != target:
+        verb = "start" if target == TargetState.RUNNING else "pause"
+        _set_target(channel, target, actor, f"{verb} requested (revision {revision.number})")
+    elif previous_revision != revision:
+        was = previous_revision.number if previous_revision else "none"
+        _record_channel(
+            channel,
+            actor,
+            from_state=channel.target_state,
+            to_state=channel.target_state,
+            reason=f"deploying revision {revision.number} (was {was})",
+        )
+    worker = connector.worker
+    if revision.spec["source"]["type"] == HTTP_SOURCE:
+        # Raises (nothing changes) when Kafka is down: the query would have no topic.
+        ensure_ingest_topic(channel.name)
+    deployment = Deployment(
+        connector_id=connector.runtime_id,
+        channel=channel.name,
+        revision=revision.number,
+        spec=with_ingest_fields(revision.spec, channel.name),
+        target_state=runtime_states.TargetState(target),
+        worker_id=worker.worker_id if worker and worker.state == WorkerState.ALIVE else None,
+        generation=connector.generation,
+    )
+    _call_runtime(get_runtime().deploy, deployment)
+    if connector.state == ConnectorState.FAILED:
+        # A failed driver stays down until restarted (as in Kafka Connect).
+        connector.generation = _call_runtime(get_runtime().restart, connector.runtime_id)
+        connector.restart_attempts = 0
+        connector.save(update_fields=["generation", "restart_attempts"])
+        _record_channel(
+            channel,
+            actor,
+            from_state=channel.target_state,
+            to_state=channel.target_state,
+            reason=f"restarting the failed connector (generation {connector.generation})",
+        )
+    return connector
+
+
+def _send_target(channel: Channel, target: runtime_states.TargetState) -> None:
+    connector = Connector.objects.filter(channel=channel).only("runtime_id").first()
+    if connector is not None:
+        _call_runtime(get_runtime().set_target_state, connector.runtime_id, target)
+
+
+def _restart_cause(
+    connector: Connector, tasks: list, *, include_tasks: bool, only_failed: bool
+) -> str | None:
+    """Why a restart request restarts the driver, or ``None`` when it restarts nothing."""
+    if not only_failed:
+        return (
+            "the connector and its tasks asked for" if include_tasks else "the connector asked for"
+        )
+    if connector.state == ConnectorState.FAILED:
+        return "the connector is FAILED"
+    failed = [str(task.task_id) for task in tasks if task.state == ConnectorState.FAILED]
+    if include_tasks and failed:
+        return f"task(s) {', '.join(failed)} FAILED"
+    return None
+
+
+def _plan(
+    channel: Channel, connector: Connector, tasks: list, *, restarting: bool, reason: str
+) -> RestartPlan:
+    return RestartPlan(
+        name=channel.name,
+        restarting=restarting,
+        connector_state=ConnectorState.RESTARTING if restarting else connector.state,
+        worker_id=connector.worker_id,
+        generation=connector.generation,
+        tasks=[
+            TaskRestart(
+                id=task.task_id,
+                state=ConnectorState.RESTARTING if restarting else task.state,
+                worker_id=task.worker_id,
+            )
+            for task in tasks
+        ],
+        reason=reason,
+    )
+
+
+def _record_connector(
+    channel: Channel, connector: Connector, actor: str, to_state: str, reason: str
+) -> None:
+    record(
+        channel=channel,
+        subject_type=SubjectType.CONNECTOR,
+        subject_id=connector.runtime_id,
+        from_state=connector.state,
+        to_state=to_state,
+        actor=actor,
+        reason=reason,
+    )
 
 
 def _prepare_ingest_topic(channel_name: str, spec: Mapping[str, Any]) -> None:

@@ -21,3 +21,8 @@ class InvalidSpec(ServiceError):
 
 class RuntimeUnavailable(ServiceError):
     """The runtime could not be reached; the request changed nothing."""
+
+
+class InvalidTransition(ServiceError):
+    """The channel cannot make this change from where it is (for example pause a STOPPED
+    channel); nothing changed. The message says why."""

@@ -15,7 +15,12 @@ missed or repeated pass does no harm. A pass
    whose target is STOPPED and that has no status is STOPPED. Tasks mirror the
    reported ones; without a trusted report they take the connector's state and keep
    their offsets. A reported trace is stored (and its error line recorded as a reason)
-   with the deployed revision's secrets replaced by the marker.
+   with the deployed revision's secrets replaced by the marker;
+4. applies each channel's restart policy (:mod:`console.services.restart_policy`): a FAILED
+   connector whose policy allows it and whose backoff has passed is restarted (a new
+   generation, state RESTARTING, reason ``automatic restart 2/5 after failure: <error
+   line>``); when the attempts are used up that is recorded once, as the connector turns
+   FAILED; a connector RUNNING for ``SLUICE_RESTART_RESET_SECONDS`` has its count reset.
 
 Every change of state and every placement is recorded as a :class:`LifecycleEvent`
 with actor ``system:reconcile`` and a reason (a new task whose state is its
@@ -39,6 +44,7 @@ from console.models import Connector, LifecycleEvent, Task, Worker
 from console.runtime import get_runtime
 from console.services.bulk import update_rows
 from console.services.lifecycle import RECONCILE_ACTOR, lifecycle_event
+from console.services.restart_policy import RestartPolicy
 from console.services.specs import scrub_secrets
 from runtime_adapter.base import ConnectorStatus, RuntimeAdapter, TaskStatus, WorkerInfo
 
@@ -46,7 +52,14 @@ from runtime_adapter.base import ConnectorStatus, RuntimeAdapter, TaskStatus, Wo
 _ACTIVE_STATES = frozenset(
     {ConnectorState.RUNNING, ConnectorState.PAUSED, ConnectorState.RESTARTING}
 )
-_CONNECTOR_FIELDS = ["state", "worker", "trace", "state_changed_at", "last_status_at"]
+_CONNECTOR_FIELDS = [
+    "state",
+    "worker",
+    "trace",
+    "dead_letters",
+    "state_changed_at",
+    "last_status_at",
+]
 _WORKER_FIELDS = ["host", "pid", "started_at", "last_heartbeat", "state"]
 _TASK_FIELDS = [
     "state",
@@ -70,6 +83,7 @@ class ReconcileReport:
     connectors: int
     placements: int
     events: int
+    restarts: int = 0
 
 
 def reconcile(
@@ -105,13 +119,16 @@ class _Pass:
         self.now = now
         self.at = datetime.fromtimestamp(now, tz=UTC)
         self.session_timeout = settings.SLUICE_WORKER_SESSION_TIMEOUT
+        self.restart_reset = settings.SLUICE_RESTART_RESET_SECONDS
         self.events: list[LifecycleEvent] = []
         self.live: set[str] = set()
         self.dead_reasons: dict[str, str] = {}
         self.new_workers: list[Worker] = []
         self.changed_workers: list[Worker] = []
         self.changed_connectors: dict[int, Connector] = {}
-        self.new_generations: list[Connector] = []
+        self.new_generations: dict[int, Connector] = {}
+        self.new_attempts: dict[int, Connector] = {}
+        self.restarts = 0
         self.new_tasks: list[Task] = []
         self.changed_tasks: list[Task] = []
         self.gone_tasks: list[int] = []
@@ -128,7 +145,9 @@ class _Pass:
         for task in Task.objects.all():
             tasks.setdefault(task.connector_id, {})[task.task_id] = task
         for connector in connectors:
+            was = connector.state
             self.observe(connector, statuses.get(connector.runtime_id), tasks.get(connector.pk, {}))
+            self.apply_restart_policy(connector, was)
         self.save()
         return ReconcileReport(
             workers_alive=len(self.live),
@@ -136,6 +155,7 @@ class _Pass:
             connectors=len(connectors),
             placements=self.placements,
             events=len(self.events),
+            restarts=self.restarts,
         )
 
     # -- 1. workers ------------------------------------------------------------------------
@@ -249,11 +269,11 @@ class _Pass:
         if trusted:
             if status.generation > connector.generation:
                 connector.generation = status.generation
-                self.new_generations.append(connector)
+                self.new_generations[connector.pk] = connector
             last_status_at = _timestamp(status.updated_at) or connector.last_status_at
-            if (connector.trace, connector.last_status_at) != (status.trace, last_status_at):
-                connector.trace = status.trace
-                connector.last_status_at = last_status_at
+            observed = (status.trace, last_status_at, status.dead_letters)
+            if (connector.trace, connector.last_status_at, connector.dead_letters) != observed:
+                connector.trace, connector.last_status_at, connector.dead_letters = observed
                 self.connector_changed(connector)
             self.mirror_tasks(connector, state, status.tasks, tasks)
         elif state in (ConnectorState.STOPPED, ConnectorState.UNASSIGNED):
@@ -306,6 +326,75 @@ class _Pass:
 
     def connector_changed(self, connector: Connector) -> None:
         self.changed_connectors[connector.pk] = connector
+
+    # -- 4. restart policy -----------------------------------------------------------------
+
+    def apply_restart_policy(self, connector: Connector, was: str) -> None:
+        """Restart a FAILED connector when its channel's policy and backoff allow it."""
+        if connector.state == ConnectorState.RUNNING:
+            self.maybe_reset_attempts(connector)
+            return
+        channel = connector.channel
+        if (
+            connector.state != ConnectorState.FAILED
+            or channel.target_state not in HOSTED_TARGETS
+            or connector.worker_id not in self.live
+        ):
+            return
+        policy = RestartPolicy.of(channel)
+        if not policy.restarts:
+            return
+        failure = summarize_trace(connector.trace)
+        attempt = connector.restart_attempts + 1
+        if attempt > policy.max_attempts:
+            if was != ConnectorState.FAILED:  # once, as it turns FAILED
+                self.restart_event(
+                    connector,
+                    ConnectorState.FAILED,
+                    f"restart policy exhausted after {connector.restart_attempts} attempts; "
+                    f"last failure: {failure}",
+                )
+            return
+        failed_at = connector.state_changed_at or self.at
+        if (self.at - failed_at).total_seconds() < policy.delay(attempt):
+            return
+        connector.generation = self.runtime.restart(connector.runtime_id)
+        self.new_generations[connector.pk] = connector
+        connector.restart_attempts = attempt
+        self.new_attempts[connector.pk] = connector
+        self.restarts += 1
+        reason = f"automatic restart {attempt}/{policy.max_attempts} after failure: {failure}"
+        self.set_connector_state(connector, ConnectorState.RESTARTING, reason[:_MAX_REASON])
+
+    def maybe_reset_attempts(self, connector: Connector) -> None:
+        since = connector.state_changed_at
+        if not connector.restart_attempts or since is None:
+            return
+        running_for = (self.at - since).total_seconds()
+        if running_for < self.restart_reset:
+            return
+        self.restart_event(
+            connector,
+            ConnectorState.RUNNING,
+            f"restart attempts reset after {running_for:.0f} s RUNNING "
+            f"(was {connector.restart_attempts})",
+        )
+        connector.restart_attempts = 0
+        self.new_attempts[connector.pk] = connector
+
+    def restart_event(self, connector: Connector, state: str, reason: str) -> None:
+        self.events.append(
+            lifecycle_event(
+                channel=connector.channel,
+                subject_type=SubjectType.CONNECTOR,
+                subject_id=connector.runtime_id,
+                from_state=connector.state,
+                to_state=state,
+                actor=RECONCILE_ACTOR,
+                reason=reason,
+                at=self.at,
+            )
+        )
 
     # -- tasks -----------------------------------------------------------------------------
 
@@ -389,7 +478,8 @@ class _Pass:
             update_rows(Worker, self.changed_workers, _WORKER_FIELDS)
             update_rows(Connector, self.changed_connectors.values(), _CONNECTOR_FIELDS)
             # Written apart so a pass never writes back a generation it did not change.
-            update_rows(Connector, self.new_generations, ["generation"])
+            update_rows(Connector, self.new_generations.values(), ["generation"])
+            update_rows(Connector, self.new_attempts.values(), ["restart_attempts"])
             Task.objects.filter(pk__in=self.gone_tasks).delete()
             Task.objects.bulk_create(self.new_tasks)
             update_rows(Task, self.changed_tasks, [*_TASK_FIELDS, "updated"])

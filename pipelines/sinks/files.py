@@ -17,7 +17,9 @@ attempts.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
@@ -43,3 +45,41 @@ def write_files(events: DataFrame, config: FilesSinkConfig) -> DataStreamWriter:
     rows = events_to_file_rows(events, config)
     file_format = "text" if config.format == "jsonl" else "parquet"
     return rows.writeStream.format(file_format).option("path", config.path).outputMode("append")
+
+
+def write_files_batch(events: DataFrame, config: FilesSinkConfig, batch_id: int) -> None:
+    """Write one micro-batch through Spark's own file sink, from ``foreachBatch``.
+
+    The same ``FileStreamSink`` the streaming writer uses, so the directory and its
+    ``_spark_metadata`` log look the same either way, and a batch id already in the log
+    (a replay after a crash) writes nothing: still exactly once.
+    """
+    rows = events_to_file_rows(events, config)
+    _file_stream_sink(rows.sparkSession, config).addBatch(batch_id, rows._jdf)
+
+
+_SINKS: dict[tuple[str, str], Any] = {}
+
+
+def _file_stream_sink(spark: SparkSession, config: FilesSinkConfig) -> Any:
+    """Spark's ``FileStreamSink`` for the configured directory (one per path and format)."""
+    key = (config.path, config.format)
+    if key not in _SINKS:
+        jvm = spark._jvm
+        formats = jvm.org.apache.spark.sql.execution.datasources
+        file_format = (
+            formats.text.TextFileFormat()
+            if config.format == "jsonl"
+            else formats.parquet.ParquetFileFormat()
+        )
+        utils = jvm.org.apache.spark.api.python.PythonUtils
+        options = jvm.java.util.HashMap()
+        options.put("path", config.path)
+        _SINKS[key] = jvm.org.apache.spark.sql.execution.streaming.sinks.FileStreamSink(
+            spark._jsparkSession,
+            config.path,
+            file_format,
+            utils.toSeq(jvm.java.util.ArrayList()),
+            utils.toScalaMap(options),
+        )
+    return _SINKS[key]

@@ -51,6 +51,12 @@ def write_jdbc(events: DataFrame, config: JdbcSinkConfig) -> DataStreamWriter:
     return rows.writeStream.foreachBatch(write_batch).outputMode("append")
 
 
+def write_jdbc_batch(events: DataFrame, config: JdbcSinkConfig, batch_id: int) -> None:
+    """Upsert one micro-batch (from ``foreachBatch``) in one transaction."""
+    rows = events_to_rows(events, config)
+    upsert_rows(config, (tuple(row) for row in rows.toLocalIterator()))
+
+
 def upsert_rows(config: JdbcSinkConfig, rows: Iterable[Row]) -> int:
     """Create the table if missing and upsert ``rows`` (``ROW_COLUMNS``) in one transaction.
 

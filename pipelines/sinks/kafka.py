@@ -6,7 +6,8 @@ Each record gets:
   else the ``partitionkey`` extension (CloudEvents Partitioning), else the event id; UTF-8.
 * ``topic`` - the text of ``topic_field`` when set and present, else the ``sluicetopic``
   extension (set by the ``route`` transform), else the configured ``topic``. An event whose
-  topic is not a legal Kafka topic name fails the query with a message naming the event.
+  topic is not a legal Kafka topic name fails (:func:`mark_bad_topics`, error class
+  ``InvalidTopic``) with a message naming the event.
 * ``value`` - ``format: json``: the event's ``data`` as JSON text (NULL when the event has
   no data, i.e. a tombstone); ``format: cloudevents``: the whole event as structured-mode
   CloudEvents JSON; ``format: cloudevents-binary``: the data (JSON text; a string under a
@@ -33,6 +34,7 @@ from pipelines.cloudevents import (
     event_json,
     time_text_sql,
 )
+from pipelines.errors import mark_failures
 from pipelines.kafka_options import security_options
 from pipelines.sources.kafka import JSON_MEDIA_TYPE
 from pipelines.spec.configs import KafkaSinkConfig
@@ -59,7 +61,7 @@ def kafka_sink_options(config: KafkaSinkConfig) -> dict[str, str]:
 def events_to_kafka_records(events: DataFrame, config: KafkaSinkConfig) -> DataFrame:
     """Rows for Spark's Kafka sink: ``topic``, ``key``, ``value`` (binary) and ``headers``.
 
-    Evaluating the result fails on the first event whose topic is not a legal name.
+    Events whose topic is not a legal name are failed before (:func:`mark_bad_topics`).
     """
     if config.format == "cloudevents-binary":
         value, headers = F.expr(_BINARY_VALUE_SQL), F.expr(_binary_headers_sql())
@@ -70,27 +72,32 @@ def events_to_kafka_records(events: DataFrame, config: KafkaSinkConfig) -> DataF
         value = F.to_json(F.col("data"))
         headers = F.array(_header(CONTENT_TYPE_HEADER, F.lit(JSON_CONTENT_TYPE)))
     key = F.coalesce(*_field_text(config.key_field), _text(PARTITION_KEY_EXTENSION), F.col("id"))
-    topic = F.coalesce(
-        *_field_text(config.topic_field), _text(TOPIC_EXTENSION), F.lit(config.topic)
-    )
     records = events.select(
-        topic.alias("topic"),
+        record_topic(config).alias("topic"),
         key.cast("binary").alias("key"),
         value.cast("binary").alias("value"),
         headers.alias("headers"),
-        F.col("id").alias("_id"),
     )
-    bad_topic = F.concat(
+    return records
+
+
+def record_topic(config: KafkaSinkConfig) -> Column:
+    """The topic an event goes to (see the module docstring)."""
+    return F.coalesce(*_field_text(config.topic_field), _text(TOPIC_EXTENSION), F.lit(config.topic))
+
+
+def mark_bad_topics(events: DataFrame, config: KafkaSinkConfig) -> DataFrame:
+    """Fail (``InvalidTopic``) each event whose topic is not a legal Kafka topic name."""
+    topic = record_topic(config)
+    message = F.concat(
         F.lit("event "),
-        F.col("_id"),
+        F.col("id"),
         F.lit(": "),
-        F.col("topic"),
+        F.coalesce(topic, F.lit("(no topic)")),
         F.lit(" is not a valid Kafka topic name"),
     )
-    checked = records.filter(
-        F.when(F.col("topic").rlike(LEGAL_TOPIC), F.lit(True)).otherwise(F.raise_error(bad_topic))
-    )
-    return checked.drop("_id")
+    legal = F.coalesce(topic.rlike(LEGAL_TOPIC), F.lit(False))
+    return mark_failures(events, [(~legal, "InvalidTopic", message)])
 
 
 def write_kafka(events: DataFrame, config: KafkaSinkConfig) -> DataStreamWriter:
@@ -101,6 +108,12 @@ def write_kafka(events: DataFrame, config: KafkaSinkConfig) -> DataStreamWriter:
         .options(**kafka_sink_options(config))
         .outputMode("append")
     )
+
+
+def write_kafka_batch(events: DataFrame, config: KafkaSinkConfig, batch_id: int) -> None:
+    """Write one micro-batch (from ``foreachBatch``); a replayed batch is written again."""
+    records = events_to_kafka_records(events, config)
+    records.write.format("kafka").options(**kafka_sink_options(config)).save()
 
 
 def field_text_sql(path: str) -> str:

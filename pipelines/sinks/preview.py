@@ -86,8 +86,15 @@ def write_preview(
     publish = publisher or PreviewBuffer(config.max_events).publish
 
     def publish_batch(batch: DataFrame, batch_id: int) -> None:
-        newest = newest_events(batch, config.max_events)
-        if newest:
-            publish(newest)
+        write_preview_batch(batch, config, batch_id, publish)
 
     return events.writeStream.foreachBatch(publish_batch).outputMode("append")
+
+
+def write_preview_batch(
+    events: DataFrame, config: PreviewSinkConfig, batch_id: int, publisher: PreviewPublisher
+) -> None:
+    """Publish one micro-batch's newest events (from ``foreachBatch``)."""
+    newest = newest_events(events, config.max_events)
+    if newest:
+        publisher(newest)

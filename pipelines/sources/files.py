@@ -37,13 +37,12 @@ from pipelines.cloudevents import (
     no_extensions,
     select_event_columns,
 )
+from pipelines.errors import SNIPPET_CHARS, mark_failures, no_failure
 from pipelines.plan import computed_once
 from pipelines.spec.configs.files import FilesSourceConfig
 from pipelines.sql import sql_column
 
 FILE_RECORD_TYPE = "sluice.file.record"
-SNIPPET_CHARS = 60
-"""How much of a bad line an error message quotes."""
 _FILE_COLUMNS = ("_file_path", "_file_name", "_file_time")
 
 
@@ -90,13 +89,16 @@ def parquet_schema(spark: SparkSession, config: FilesSourceConfig) -> StructType
 def file_records_to_events(raw: DataFrame, config: FilesSourceConfig) -> DataFrame:
     """Turn raw file records into events (:data:`pipelines.cloudevents.EVENT_SCHEMA`).
 
-    The resulting DataFrame fails, when evaluated, on the first line that cannot be read.
+    A line that cannot be read becomes a failed event (:mod:`pipelines.errors`) whose
+    message names the file and line.
     """
     if config.format == "parquet":
         records = raw.select(
             *_FILE_COLUMNS,
             (F.col("_row_index") + 1).alias("_position"),
             F.to_variant_object("_row").alias("data"),
+            F.to_json("_row").alias("origin_payload"),
+            no_failure().alias("failure"),
         )
     elif config.format == "csv":
         records = csv_lines_to_records(raw, config)
@@ -109,9 +111,8 @@ def json_lines_to_records(raw: DataFrame) -> DataFrame:
     """One record per non-blank line of each file, its ``data`` parsed from the JSON line."""
     lines = _lines(raw).filter(F.trim("_line") != "")
     parsed = lines.withColumn("data", computed_once(F.try_parse_json("_line")))
-    return _fail_on_problem(
-        parsed, F.when(F.col("data").isNull(), F.lit("line is not valid JSON"))
-    ).drop("_line")
+    problem = F.when(F.col("data").isNull(), F.lit("line is not valid JSON"))
+    return _fail_on_problem(parsed, problem, "InvalidJson").drop("_line")
 
 
 def csv_lines_to_records(raw: DataFrame, config: FilesSourceConfig) -> DataFrame:
@@ -139,9 +140,13 @@ def csv_lines_to_records(raw: DataFrame, config: FilesSourceConfig) -> DataFrame
         F.size(F.array_distinct(names)) != F.size(names),
         F.lit("the header names a column more than once"),
     )
-    checked = _fail_on_problem(fields, problem)
-    data = F.to_variant_object(F.map_from_arrays(names, F.col("_fields")))
-    return checked.select(*_FILE_COLUMNS, "_position", data.alias("data"))
+    checked = _fail_on_problem(fields, problem, "InvalidCsv")
+    data = F.when(
+        F.col("failure").isNull(), F.to_variant_object(F.map_from_arrays(names, F.col("_fields")))
+    )
+    return checked.select(
+        *_FILE_COLUMNS, "_position", data.alias("data"), "origin_payload", "failure"
+    )
 
 
 def _csv_fields(line: Column, delimiter: str) -> Column:
@@ -161,7 +166,12 @@ def _lines(raw: DataFrame) -> DataFrame:
     """One row per line of each file (``_line``, 1-based ``_position``), line breaks dropped."""
     lines = F.posexplode(F.split("_text", r"\r?\n"))
     exploded = raw.select("*", lines.alias("_index", "_line"))
-    return exploded.withColumn("_position", F.col("_index") + 1).drop("_index", "_text")
+    return exploded.select(
+        "*",
+        (F.col("_index") + 1).alias("_position"),
+        F.col("_line").alias("origin_payload"),
+        no_failure().alias("failure"),
+    ).drop("_index", "_text")
 
 
 def _records_to_events(records: DataFrame) -> DataFrame:
@@ -180,6 +190,8 @@ def _records_to_events(records: DataFrame) -> DataFrame:
         F.lit(None).cast("int").alias("origin_partition"),
         F.col("_position").cast("bigint").alias("origin_offset"),
         F.col("_file_time").alias("origin_timestamp"),
+        "origin_payload",
+        "failure",
     )
     return select_event_columns(events)
 
@@ -192,8 +204,8 @@ def _file_columns() -> list[Column]:
     ]
 
 
-def _fail_on_problem(df: DataFrame, problem: Column) -> DataFrame:
-    """Keep the rows whose ``problem`` is NULL; raise a readable error for the first other.
+def _fail_on_problem(df: DataFrame, problem: Column, error_class: str) -> DataFrame:
+    """Mark the rows whose ``problem`` is not NULL as failed (see :mod:`pipelines.errors`).
 
     The message names the line: ``file file:/data/in/a.jsonl line 3: line is not valid
     JSON (line starts with: ...)``.
@@ -209,4 +221,4 @@ def _fail_on_problem(df: DataFrame, problem: Column) -> DataFrame:
         F.substring("_line", 1, SNIPPET_CHARS),
         F.lit(")"),
     )
-    return df.filter(F.when(problem.isNull(), F.lit(True)).otherwise(F.raise_error(message)))
+    return mark_failures(df, [(problem.isNotNull(), error_class, message)], source=True)

@@ -30,6 +30,7 @@ from pipelines.cloudevents import (
     select_event_columns,
     time_text_sql,
 )
+from pipelines.errors import no_failure
 from pipelines.spec.configs.generator import GeneratorSourceConfig
 from pipelines.spec.generator_template import Placeholder, TemplateString, parse_template
 from pipelines.sql import sql_string
@@ -64,6 +65,8 @@ def ticks_to_events(ticks: DataFrame, config: GeneratorSourceConfig) -> DataFram
         F.lit(None).cast("int").alias("origin_partition"),
         seq.cast("bigint").alias("origin_offset"),
         time.alias("origin_timestamp"),
+        F.lit(None).cast("string").alias("origin_payload"),
+        no_failure().alias("failure"),
     )
     return select_event_columns(events)
 

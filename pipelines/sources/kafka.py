@@ -24,9 +24,9 @@ with Spark's Kafka source schema (``key``, ``value``, ``topic``, ``partition``, 
   charset=utf-8"``.
 
 A record whose value is not valid JSON (or, for ``cloudevents``, not a valid CloudEvent)
-fails the query with a message naming its topic, partition and offset; dead-letter routing
-comes later. Records with a NULL value (tombstones) carry no event and are skipped, except in
-binary mode.
+becomes a failed event (:mod:`pipelines.errors`) whose message names its topic, partition and
+offset: the channel's error policy fails the query or sends it to the dead-letter target.
+Records with a NULL value (tombstones) carry no event and are skipped, except in binary mode.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from pipelines.cloudevents import (
     no_extensions,
     select_event_columns,
 )
+from pipelines.errors import SNIPPET_CHARS, mark_failures, no_failure
 from pipelines.kafka_options import security_options
 from pipelines.plan import computed_once
 from pipelines.spec.configs import KafkaSourceConfig
@@ -62,8 +63,6 @@ BINARY_ATTRIBUTE_HEADERS = (
 """Headers that carry a context attribute (the other ``ce_*`` headers are extensions)."""
 JSON_MEDIA_TYPE = r"^\s*[a-z0-9.+-]+/([a-z0-9.-]*\+)?json\s*(;.*)?$"
 """A JSON content type: application/json, text/json, application/cloudevents+json, ..."""
-SNIPPET_CHARS = 60
-"""How much of a bad value an error message quotes."""
 
 
 def kafka_source_options(config: KafkaSourceConfig) -> dict[str, str]:
@@ -146,6 +145,8 @@ def _wrapped(records: DataFrame, content_type: str) -> DataFrame:
         "origin_partition",
         "origin_offset",
         "origin_timestamp",
+        "origin_payload",
+        "failure",
     )
     return select_event_columns(events)
 
@@ -226,6 +227,8 @@ def _with_origin(records: DataFrame, *more: Column) -> DataFrame:
         F.col("offset").alias("origin_offset"),
         F.col("timestamp").alias("origin_timestamp"),
         F.col("value").cast("string").alias("_text"),
+        F.col("value").cast("string").alias("origin_payload"),
+        no_failure().alias("failure"),
         *more,
     )
 
@@ -277,10 +280,11 @@ def _extensions(event: Column) -> Column:
 
 
 def _fail_on_problem(df: DataFrame, problem: Column) -> DataFrame:
-    """Keep the rows whose ``problem`` is NULL; raise a readable error for the first other.
+    """Mark the rows whose ``problem`` is not NULL as failed (see :mod:`pipelines.errors`).
 
     The message names the record: ``Kafka record topic=orders partition=3 offset=42: value
-    is not valid JSON (value starts with: ...)``.
+    is not valid JSON (value starts with: ...)``; the error class is ``InvalidJson`` or
+    ``InvalidCloudEvent``.
     """
     location = F.concat(
         F.lit("Kafka record topic="),
@@ -294,5 +298,8 @@ def _fail_on_problem(df: DataFrame, problem: Column) -> DataFrame:
     snippet = F.concat(
         F.lit(" (value starts with: "), F.substring("_text", 1, SNIPPET_CHARS), F.lit(")")
     )
+    error_class = F.when(problem.startswith("value is not valid JSON"), "InvalidJson").otherwise(
+        "InvalidCloudEvent"
+    )
     message = F.concat(location, problem, snippet)
-    return df.filter(F.when(problem.isNull(), F.lit(True)).otherwise(F.raise_error(message)))
+    return mark_failures(df, [(problem.isNotNull(), error_class, message)], source=True)

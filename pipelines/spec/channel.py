@@ -8,7 +8,7 @@ Validation collects every error of every stage; it never stops at the first one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
@@ -28,14 +28,39 @@ class StageSpec(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)
 
 
+class ErrorPolicy(BaseModel):
+    """What the channel does with an event a stage cannot handle (Kafka Connect's
+    ``errors.tolerance`` / ``errors.deadletterqueue.*`` / ``errors.log.enable``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tolerance: Literal["none", "all"] = Field(
+        "none",
+        description=(
+            "none: the first bad event fails the channel, with the event's context in the "
+            "trace. all: bad events are counted, logged if asked, sent to the dead-letter "
+            "target if there is one, and the channel keeps running."
+        ),
+    )
+    dead_letter: StageSpec | None = Field(
+        None,
+        description=(
+            "A sink stage that receives bad events as CloudEvents of type "
+            "sluice.deadletter with their context (needs tolerance all)."
+        ),
+    )
+    log: bool = Field(False, description="Log each bad event (with its context) in the driver log.")
+
+
 class ChannelSpec(BaseModel):
-    """A channel: one source, an ordered chain of transforms, one sink."""
+    """A channel: one source, an ordered chain of transforms, one sink, an error policy."""
 
     model_config = ConfigDict(extra="forbid")
 
     source: StageSpec
     transforms: list[StageSpec] = Field(default_factory=list)
     sink: StageSpec
+    errors: ErrorPolicy = Field(default_factory=ErrorPolicy)
 
 
 class SpecError(ValueError):
@@ -81,6 +106,8 @@ def validate_spec(data: Any) -> ChannelSpec:
         else:
             stages[field] = _checked_stage(kind, data[field], field, errors)
     stages["transforms"] = _checked_transforms(data.get("transforms", []), errors)
+    if "errors" in data:
+        stages["errors"] = _checked_error_policy(data["errors"], errors)
     if errors:
         raise SpecError(errors)
     return ChannelSpec.model_validate(stages)
@@ -112,6 +139,31 @@ def _checked_transforms(data: Any, errors: ErrorMap) -> list[StageSpec | None]:
         _checked_stage("transform", stage, f"transforms[{index}]", errors)
         for index, stage in enumerate(data)
     ]
+
+
+NOT_DEAD_LETTER_SINKS = ("preview",)
+"""Sinks that cannot take dead letters (the live tail shows a channel's output only)."""
+
+
+def _checked_error_policy(data: Any, errors: ErrorMap) -> ErrorPolicy | None:
+    if not isinstance(data, Mapping):
+        _add(errors, "errors", 'must be an object like {"tolerance": "all", ...}')
+        return None
+    loc = "errors.dead_letter"
+    dead_letter = data.get("dead_letter")
+    checked = None
+    if dead_letter is not None:
+        checked = _checked_stage("sink", dead_letter, loc, errors)
+        if checked is not None and checked.type in NOT_DEAD_LETTER_SINKS:
+            _add(errors, f"{loc}.type", f"a {checked.type} sink cannot be the dead-letter target")
+        if data.get("tolerance", "none") != "all":
+            _add(errors, loc, "needs tolerance 'all' (with 'none' a bad event fails the channel)")
+    try:
+        policy = ErrorPolicy.model_validate({**data, "dead_letter": None})
+    except ValidationError as error:
+        _merge(errors, _pydantic_errors(error.errors(), "errors", tuple(ErrorPolicy.model_fields)))
+        return None
+    return policy.model_copy(update={"dead_letter": checked})
 
 
 def _checked_stage(kind: PluginKind, data: Any, loc: str, errors: ErrorMap) -> StageSpec | None:
@@ -161,6 +213,7 @@ _MESSAGES = {
     "list_type": "must be a list",
     "dict_type": "must be an object",
     "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
     "int_type": "must be an integer",
     "too_short": "must not be empty",
     "string_too_short": "must not be empty",

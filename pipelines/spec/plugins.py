@@ -33,6 +33,7 @@ from pipelines.spec.configs.fields import (
 from pipelines.spec.configs.files import FilesSinkConfig, FilesSourceConfig
 from pipelines.spec.configs.generator import GeneratorSourceConfig
 from pipelines.spec.configs.http import HttpSourceConfig
+from pipelines.spec.configs.http_sink import HttpSinkConfig
 from pipelines.spec.configs.input_transformer import InputTransformerConfig
 from pipelines.spec.configs.jdbc import JdbcSinkConfig
 from pipelines.spec.configs.preview import PreviewSinkConfig
@@ -214,6 +215,16 @@ _BUILT_IN = (
         title="Database (JDBC)",
         description="Upsert events into a PostgreSQL or SQLite table, one row per event id.",
         config_model=JdbcSinkConfig,
+    ),
+    Plugin(
+        type="http",
+        kind="sink",
+        title="HTTP (API destination)",
+        description=(
+            "Send each event as an HTTP request to an API, with authentication, a rate limit "
+            "and retries."
+        ),
+        config_model=HttpSinkConfig,
     ),
     Plugin(
         type="files",

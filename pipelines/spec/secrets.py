@@ -149,6 +149,9 @@ def _stages(spec: Any) -> Iterator[tuple[Loc, PluginKind, Any]]:
         for index, stage in enumerate(transforms):
             yield ("transforms", index), "transform", stage
     yield ("sink",), "sink", spec.get("sink")
+    errors = spec.get("errors")
+    if isinstance(errors, Mapping):
+        yield ("errors", "dead_letter"), "sink", errors.get("dead_letter")
 
 
 def _config_model(kind: PluginKind, stage: Any) -> type[BaseModel] | None:
@@ -289,7 +292,7 @@ def _set(data: Any, loc: Loc, value: Any) -> None:
 
 def _same_stage(new: Any, stored: Any, loc: Loc) -> bool:
     """Whether the stage holding ``loc`` has the same type in both specs."""
-    stage_loc = loc[:2] if loc[0] == "transforms" else loc[:1]
+    stage_loc = loc[:2] if loc[0] in ("transforms", "errors") else loc[:1]
     new_stage, stored_stage = _get(new, stage_loc), _get(stored, stage_loc)
     return (
         isinstance(new_stage, Mapping)

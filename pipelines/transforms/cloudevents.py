@@ -2,13 +2,15 @@
 
 ``set`` / ``wrap``: static values are literals; ``{field: path}`` values are the text of a
 value of the event as it was *before* the stage. A required attribute (id, source, type)
-whose field is missing, or a time that is not a timestamp, fails the query naming the stage,
-the field and the event id; an optional attribute whose field is missing is removed.
+whose field is missing, or a time that is not a timestamp, fails the event (see
+:mod:`pipelines.errors`) with a message naming the stage, the field and the event id; an
+optional attribute whose field is missing is removed.
 Extensions set from a field keep the value's JSON type; static ones are strings.
 
 ``unwrap``: ``data`` must be a structured-mode CloudEvent (a JSON object with specversion
 1.0, id, source and type); its attributes, extensions (its other members) and ``data``
-replace the event's. Origin columns are kept.
+replace the event's. Origin columns are kept. Any other event fails (``InvalidCloudEvent``)
+and keeps its columns.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pipelines.cloudevents import (
     SPECVERSION,
     select_event_columns,
 )
+from pipelines.errors import Check, mark_failures
 from pipelines.spec.configs.cloudevents import (
     REQUIRED_ATTRIBUTES,
     SETTABLE_ATTRIBUTES,
@@ -32,7 +35,7 @@ from pipelines.spec.configs.cloudevents import (
 from pipelines.spec.fieldpaths import parse_field_path
 from pipelines.sql import sql_string
 from pipelines.transforms.variants import (
-    fail_sql,
+    failure_message,
     is_object_sql,
     members_sql,
     read_sql,
@@ -54,14 +57,16 @@ def transform_cloudevents(events: DataFrame, config: CloudEventsConfig) -> DataF
 def set_attributes(events: DataFrame, attributes: dict[str, AttributeValue]) -> DataFrame:
     """Set attributes and extensions, all computed from the event before the stage."""
     columns: dict[str, Column] = {}
+    checks: list[Check] = []
     extensions = "`extensions`"
     for name, value in attributes.items():
         if name in SETTABLE_ATTRIBUTES:
             columns[name] = F.expr(_attribute_sql(name, value))
+            checks.extend(_attribute_checks(name, value))
         else:
             extensions = _extension_sql(extensions, name, value)
     columns["extensions"] = F.expr(extensions)
-    return select_event_columns(events.withColumns(columns))
+    return select_event_columns(mark_failures(events, checks).withColumns(columns))
 
 
 def unwrap_events(events: DataFrame) -> DataFrame:
@@ -72,22 +77,25 @@ def unwrap_events(events: DataFrame) -> DataFrame:
         for name in ("id", "source", "type", "specversion", *OPTIONAL_STRING_ATTRIBUTES)
     }
     time_text = f"try_variant_get({inner}, '$.time', 'string')"
-    problem = _unwrap_problem(strings, time_text)
+    checked = mark_failures(events, _unwrap_checks(strings, time_text))
     columns = {name: F.expr(sql) for name, sql in strings.items()}
     reserved = ", ".join(sql_string(name) for name in RESERVED_MEMBERS)
     extensions = f"map_filter({members_sql(inner)}, (mk, mv) -> NOT mk IN ({reserved}))"
-    lifted = events.withColumn("_unwrap_check", F.expr(problem)).withColumns(
-        {
-            **columns,
-            "time": F.expr(f"try_to_timestamp({time_text})"),
-            "extensions": F.expr(extensions),
-            "data": F.expr(f"try_variant_get({inner}, '$.data', 'variant')"),
-        }
-    )
-    return select_event_columns(lifted.filter(F.col("_unwrap_check").isNull()))
+    lifted = {
+        **columns,
+        "time": F.expr(f"try_to_timestamp({time_text})"),
+        "extensions": F.expr(f"coalesce({extensions}, CAST(map() AS map<string,variant>))"),
+        "data": F.expr(f"try_variant_get({inner}, '$.data', 'variant')"),
+    }
+    # A failed event keeps its columns: what the dead-letter target gets stays readable.
+    kept = {
+        name: F.when(F.col("failure").isNull(), value).otherwise(F.col(name))
+        for name, value in lifted.items()
+    }
+    return select_event_columns(checked.withColumns(kept))
 
 
-def _unwrap_problem(strings: dict[str, str], time_text: str) -> str:
+def _unwrap_checks(strings: dict[str, str], time_text: str) -> list[Check]:
     checks = [
         (f"NOT {is_object_sql('`data`')}", "data is not a JSON object"),
         *(
@@ -107,10 +115,10 @@ def _unwrap_problem(strings: dict[str, str], time_text: str) -> str:
             "data_base64 (binary data) is not supported yet",
         ),
     ]
-    cases = " ".join(
-        f"WHEN {condition} THEN {fail_sql(STAGE, message, 'data')}" for condition, message in checks
-    )
-    return f"CASE {cases} END"
+    return [
+        (F.expr(condition), "InvalidCloudEvent", failure_message(STAGE, message, "data"))
+        for condition, message in checks
+    ]
 
 
 def _attribute_sql(name: str, value: AttributeValue) -> str:
@@ -120,17 +128,22 @@ def _attribute_sql(name: str, value: AttributeValue) -> str:
         literal = sql_string(value)
         return f"to_timestamp({literal})" if name == "time" else literal
     text = text_sql(read_sql(parse_field_path(value.field)))
+    return f"try_to_timestamp({text})" if name == "time" else text
+
+
+def _attribute_checks(name: str, value: AttributeValue) -> list[Check]:
+    """Why an attribute set from a field cannot be set: no timestamp, no required value."""
+    if not isinstance(value, FromField):
+        return []
+    text = text_sql(read_sql(parse_field_path(value.field)))
     if name == "time":
-        converted = f"try_to_timestamp({text})"
-        failure = fail_sql(STAGE, "the value is not a timestamp", value.field)
-        return (
-            f"CASE WHEN {text} IS NOT NULL AND {converted} IS NULL THEN {failure} "
-            f"ELSE {converted} END"
-        )
+        message = failure_message(STAGE, "the value is not a timestamp", value.field)
+        condition = f"{text} IS NOT NULL AND try_to_timestamp({text}) IS NULL"
+        return [(F.expr(condition), "InvalidTimestamp", message)]
     if name in REQUIRED_ATTRIBUTES:
-        failure = fail_sql(STAGE, f"the event has no value for {name}", value.field)
-        return f"CASE WHEN coalesce({text}, '') = '' THEN {failure} ELSE {text} END"
-    return text
+        message = failure_message(STAGE, f"the event has no value for {name}", value.field)
+        return [(F.expr(f"coalesce({text}, '') = ''"), "MissingField", message)]
+    return []
 
 
 def _extension_sql(extensions: str, name: str, value: AttributeValue) -> str:

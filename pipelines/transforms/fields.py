@@ -1,9 +1,10 @@
 """Field operations (Kafka Connect SMT style) on the event payload, as native SQL.
 
 Every operation that edits ``data`` requires it to be a JSON object: any other event (no
-data, an array, a scalar) fails the query with ``raise_error`` naming the stage type, the
-field and the event id. Missing fields are ignored (except by ``insert``, which creates
-missing parent objects, and by ``set_key`` / ``route``, which need their value).
+data, an array, a scalar) fails (error class ``NotAnObject``, see :mod:`pipelines.errors`)
+with a message naming the stage type, the field and the event id, and is left as it was.
+Missing fields are ignored (except by ``insert``, which creates missing parent objects, and
+by ``set_key`` / ``route``, which need their value).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.cloudevents import select_event_columns, time_text_sql
+from pipelines.errors import mark_failures
 from pipelines.spec.configs.fields import (
     CastConfig,
     DropConfig,
@@ -30,7 +32,7 @@ from pipelines.spec.fieldpaths import parse_field_path
 from pipelines.sql import sql_string
 from pipelines.transforms.variants import (
     edit_object_sql,
-    fail_sql,
+    failure_message,
     is_object_sql,
     map_value_sql,
     members_sql,
@@ -107,19 +109,27 @@ def mask_fields(events: DataFrame, config: MaskConfig) -> DataFrame:
 
 
 def cast_fields(events: DataFrame, config: CastConfig) -> DataFrame:
-    """Convert each listed value; one that cannot be converted fails the query."""
+    """Convert each listed value; an event with a value that cannot be converted fails
+    (error class ``CastError``) and keeps it."""
     for field, target in config.fields.items():
         sql_type = _CAST_TYPES[target]
 
-        def cast(value: str, field: str = field, sql_type: str = sql_type) -> str:
-            converted = f"try_variant_get({value}, '$', '{sql_type}')"
-            problem = f"cannot cast the value to {config.fields[field]}"
+        def cannot_cast(value: str, sql_type: str = sql_type) -> str:
             return (
-                f"CASE WHEN schema_of_variant({value}) = 'VOID' THEN {value} "
-                f"WHEN {converted} IS NULL THEN {fail_sql('cast', problem, field)} "
-                f"ELSE CAST({converted} AS VARIANT) END"
+                f"{value} IS NOT NULL AND schema_of_variant({value}) != 'VOID' "
+                f"AND try_variant_get({value}, '$', '{sql_type}') IS NULL"
             )
 
+        def cast(value: str, sql_type: str = sql_type) -> str:
+            converted = f"try_variant_get({value}, '$', '{sql_type}')"
+            return (
+                f"CASE WHEN schema_of_variant({value}) = 'VOID' OR {converted} IS NULL "
+                f"THEN {value} ELSE CAST({converted} AS VARIANT) END"
+            )
+
+        problem = failure_message("cast", f"cannot cast the value to {target}", field)
+        value = read_sql(("data", *_keys(field)))
+        events = mark_failures(events, [(F.expr(cannot_cast(value)), "CastError", problem)])
         events = _edit_data(events, "cast", field, _change_sql(field, cast))
     return select_event_columns(events)
 
@@ -159,11 +169,11 @@ def route_by_field(events: DataFrame, config: RouteConfig) -> DataFrame:
 
 
 def _set_extension(events: DataFrame, stage: str, field: str, name: str, prefix: str) -> DataFrame:
+    """Set extension ``name``; an event without a value at ``field`` fails (``MissingField``)."""
     text = text_sql(read_sql(parse_field_path(field)))
-    value = (
-        f"CASE WHEN {text} IS NULL THEN {fail_sql(stage, 'the event has no value', field)} "
-        f"ELSE CAST(concat({sql_string(prefix)}, {text}) AS VARIANT) END"
-    )
+    missing = failure_message(stage, "the event has no value", field)
+    events = mark_failures(events, [(F.expr(f"{text} IS NULL"), "MissingField", missing)])
+    value = f"CAST(concat({sql_string(prefix)}, {text}) AS VARIANT)"
     extensions = with_key_sql("`extensions`", sql_string(name), value)
     return select_event_columns(events.withColumn("extensions", F.expr(extensions)))
 
@@ -194,11 +204,12 @@ def _change_sql(field: str, change: Callable[[str], str]) -> str:
 
 
 def _edit_data(events: DataFrame, stage: str, field: str, edited: str) -> DataFrame:
-    """Replace ``data`` by ``edited``, failing events whose data is not an object."""
-    checked = (
-        f"CASE WHEN {is_object_sql('`data`')} THEN {edited} "
-        f"ELSE {fail_sql(stage, 'data is not a JSON object', field)} END"
-    )
+    """Replace ``data`` by ``edited``; an event whose data is not an object fails
+    (``NotAnObject``) and keeps its data."""
+    problem = failure_message(stage, "data is not a JSON object", field)
+    not_object = F.expr(f"NOT {is_object_sql('`data`')}")
+    events = mark_failures(events, [(not_object, "NotAnObject", problem)])
+    checked = f"CASE WHEN {is_object_sql('`data`')} THEN {edited} ELSE `data` END"
     return events.withColumn("data", F.expr(checked))
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 
 from pipelines.cloudevents import attribute_sql
+from pipelines.errors import failed_or
 from pipelines.patterns import pattern_predicate
 from pipelines.spec.configs import FilterConfig
 
@@ -17,5 +18,6 @@ def event_predicate(pattern: Any) -> Column:
 
 
 def filter_events_by_pattern(events: DataFrame, config: FilterConfig) -> DataFrame:
-    """Keep the events matching ``config.pattern``; columns and order are unchanged."""
-    return events.filter(event_predicate(config.pattern))
+    """Keep the events matching ``config.pattern`` (and failed events, which go on to the
+    error gate); columns and order are unchanged."""
+    return events.filter(failed_or(event_predicate(config.pattern)))

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
 from pipelines.cloudevents import attribute_sql
 from pipelines.patterns import variant_child
 from pipelines.spec.fieldpaths import PathStep
@@ -47,10 +50,11 @@ def text_sql(value: str) -> str:
     return f"try_variant_get({value}, '$', 'string')"
 
 
-def fail_sql(stage: str, problem: str, field: str) -> str:
-    """``raise_error`` naming the stage type, the field and the event id."""
-    prefix = sql_string(f"{stage}: {problem} (field {field}, event ")
-    return f"raise_error(concat({prefix}, `id`, ')'))"
+def failure_message(stage: str, problem: str, field: str) -> Column:
+    """The message of a failed event: the stage type, the problem, the field and the event id,
+    e.g. ``cast: cannot cast the value to long (field data.qty, event o-7)``."""
+    prefix = F.lit(f"{stage}: {problem} (field {field}, event ")
+    return F.concat(prefix, F.coalesce(F.col("id"), F.lit("without id")), F.lit(")"))
 
 
 def edit_object_sql(node: str, keys: Sequence[str], edit: FieldsEdit, create: bool) -> str:

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_demo_channel_shows_events_in_the_live_tail(stack: Stack):
-    manage(stack.env, "seed_demo")
+    manage(stack.env, "seed_demo", "--always")  # other tests' channels share the stack
     http = stack.session()
     assert http.post(f"{stack.api}/channels/{DEMO_CHANNEL}/start", timeout=10).status_code == 202
     wait_for_state(stack, DEMO_CHANNEL, "RUNNING", 180)

@@ -12,9 +12,19 @@ from console.models import Channel
 class Command(BaseCommand):
     help = "Create the stopped demo channel unless it, or any channel, already exists."
 
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--always",
+            action="store_true",
+            help="Create it even when other channels exist (never when it exists already).",
+        )
+
     def handle(self, *args, **options) -> None:
-        if Channel.objects.exists():
+        channels = Channel.objects.all()
+        if not options["always"] and channels.exists():
             return  # only a fresh installation gets the demo
+        if channels.filter(name=DEMO_CHANNEL).exists():
+            return
         services.create_channel(
             name=DEMO_CHANNEL,
             spec=DEMO_SPEC,

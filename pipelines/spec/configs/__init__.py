@@ -5,6 +5,7 @@ from pipelines.spec.configs.files import FilesSinkConfig, FilesSourceConfig
 from pipelines.spec.configs.filter import FilterConfig
 from pipelines.spec.configs.generator import GeneratorSourceConfig
 from pipelines.spec.configs.http import HttpSourceConfig
+from pipelines.spec.configs.http_sink import HttpSinkConfig
 from pipelines.spec.configs.jdbc import JdbcSinkConfig
 from pipelines.spec.configs.kafka import KafkaSinkConfig, KafkaSourceConfig
 from pipelines.spec.configs.preview import PreviewSinkConfig
@@ -14,6 +15,7 @@ __all__ = [
     "FilesSourceConfig",
     "FilterConfig",
     "GeneratorSourceConfig",
+    "HttpSinkConfig",
     "HttpSourceConfig",
     "JdbcSinkConfig",
     "KafkaSinkConfig",

@@ -24,6 +24,7 @@ class FakeRuntime:
     worker_infos: dict[str, WorkerInfo] = field(default_factory=dict)
     calls: list[tuple] = field(default_factory=list)
     previews: dict[str, list[dict]] = field(default_factory=dict)
+    generations: dict[str, int] = field(default_factory=dict)
     status_calls: int = 0
     unavailable: BaseException | None = None
 
@@ -45,8 +46,18 @@ class FakeRuntime:
         self.targets[connector_id] = target_state
 
     def restart(self, connector_id: str) -> int:
+        """A new generation, reported RESTARTING at once (as the Spark runtime does)."""
         self._call("restart", connector_id)
-        return 1
+        generation = self.generations.get(connector_id, 0) + 1
+        self.generations[connector_id] = generation
+        if connector_id in self.statuses:
+            self.statuses[connector_id] = ConnectorStatus(
+                connector_id=connector_id,
+                state=State.RESTARTING,
+                worker_id=self.assignments.get(connector_id),
+                generation=generation,
+            )
+        return generation
 
     def delete(self, connector_id: str) -> None:
         self._call("delete", connector_id)
@@ -106,6 +117,7 @@ class FakeRuntime:
         trace: str = "",
         tasks: list[TaskStatus] | None = None,
         updated_at: float = 1.0,
+        dead_letters: int = 0,
     ) -> None:
         """Record what a driver would report for ``connector_id``."""
         self.statuses[connector_id] = ConnectorStatus(
@@ -116,4 +128,5 @@ class FakeRuntime:
             trace=trace,
             updated_at=updated_at,
             tasks=tasks or [],
+            dead_letters=dead_letters,
         )

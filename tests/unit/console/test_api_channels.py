@@ -428,3 +428,20 @@ def test_preview_when_the_runtime_is_down_is_503(api, spec, runtime):
     runtime.unavailable = ConnectionError("redis is down")
 
     assert api.get(f"{CHANNELS}orders/preview").status_code == 503
+
+
+def test_the_error_policy_is_validated_with_paths_and_its_secrets_are_write_only(api, spec):
+    spec["errors"] = {"tolerance": "all", "dead_letter": {"type": "kafka", "config": {}}}
+    response = create(api, spec)
+    assert response.status_code == 400
+    assert "spec.errors.dead_letter.config.bootstrap_servers" in response.json()
+
+    spec["errors"]["dead_letter"] = {
+        "type": "http",
+        "config": {"url": "https://dlq.example.com/", "auth": {"type": "bearer", "token": "t0k"}},
+    }
+    assert create(api, spec).status_code == 201
+    shown = api.get(f"{CHANNELS}orders/").json()["spec"]["errors"]
+    assert shown["tolerance"] == "all"
+    assert shown["dead_letter"]["config"]["auth"]["token"] != "t0k"
+    assert "t0k" not in api.get(f"{CHANNELS}orders/").content.decode()

@@ -353,3 +353,16 @@ def test_queries_do_not_grow_with_the_number_of_channels(
 
     assert runtime.status_calls == 1
     assert set(Connector.objects.values_list("state", flat=True)) == {ConnectorState.RUNNING}
+
+
+def test_dead_letter_counts_are_mirrored_and_shown_in_status(runtime, started, api):
+    connectors = started("orders")
+    runtime.heartbeat("w1")
+    reconcile(runtime)
+    worker = Connector.objects.get(pk=connectors["orders"].pk).worker_id
+    runtime.report("orders", State.RUNNING, worker, dead_letters=7, updated_at=2.0)
+
+    reconcile(runtime)
+
+    assert connector("orders").dead_letters == 7
+    assert api.get("/api/v1/channels/orders/status").json()["dead_letters"] == 7

@@ -16,6 +16,9 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/channels/{name}/",
         "/api/v1/channels/{name}/start",
         "/api/v1/channels/{name}/stop",
+        "/api/v1/channels/{name}/pause",
+        "/api/v1/channels/{name}/resume",
+        "/api/v1/channels/{name}/restart",
         "/api/v1/channels/{name}/status",
         "/api/v1/channels/{name}/preview",
         "/api/v1/channels/{name}/events",
@@ -46,6 +49,27 @@ def test_responses_are_described(schema):
     assert "PaginatedLifecycleEventList" in str(lifecycle["responses"]["200"])
     task = schema["components"]["schemas"]["Task"]["properties"]
     assert {"id", "state", "worker_id", "topic", "partition", "offset"} <= task.keys()
+
+
+def test_lifecycle_actions_are_described(schema):
+    paths = schema["paths"]
+    for action in ("pause", "resume"):
+        operation = paths[f"/api/v1/channels/{{name}}/{action}"]["post"]
+        assert operation["operationId"] == f"channels_{action}"
+        assert set(operation["responses"]) >= {"202", "404", "409", "503"}
+        assert "requestBody" not in operation
+    restart = paths["/api/v1/channels/{name}/restart"]["post"]
+    assert {p["name"]: p["in"] for p in restart["parameters"] if p["in"] == "query"} == {
+        "include_tasks": "query",
+        "only_failed": "query",
+    }
+    assert set(restart["responses"]) >= {"202", "404", "409", "503"}
+    assert "RestartAnswer" in str(restart["responses"]["202"])
+    channel = schema["components"]["schemas"]["Channel"]["properties"]
+    assert {"drift", "restart_policy", "target_state"} <= channel.keys()
+    assert channel["drift"].get("readOnly") is True
+    status = schema["components"]["schemas"]["ChannelStatus"]["properties"]
+    assert {"latest_revision", "drift", "restart_attempts"} <= status.keys()
 
 
 def test_plugin_and_pattern_endpoints_are_described(schema):

@@ -24,3 +24,12 @@ def test_seed_demo_leaves_an_installation_with_channels_alone(db, api, spec):
     call_command("seed_demo")
 
     assert list(Channel.objects.values_list("name", flat=True)) == ["mine"]
+
+
+def test_seed_demo_always_adds_the_demo_beside_other_channels_once(db, api, spec):
+    api.post("/api/v1/channels/", {"name": "mine", "spec": spec}, format="json")
+
+    call_command("seed_demo", "--always")
+    call_command("seed_demo", "--always")
+
+    assert sorted(Channel.objects.values_list("name", flat=True)) == [DEMO_CHANNEL, "mine"]

@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipelines.cloudevents import EVENT_COLUMNS, event_json
+from pipelines.errors import no_failure
 
 EVENT_TIME = datetime(2024, 6, 1, 8, 15, 30, tzinfo=UTC)
 _NO_DATA = object()
@@ -34,6 +35,8 @@ def events_frame(spark: SparkSession, events: list[dict[str, Any]]) -> DataFrame
             "CAST(from_json(extensions_json, 'map<string,string>') AS map<string,string>)"
         ).alias("_ext"),
         F.expr("parse_json(data_json)").alias("data"),
+        F.col("data_json").alias("origin_payload"),
+        no_failure().alias("failure"),
     ).select(
         *[
             F.expr("transform_values(_ext, (k, v) -> parse_json(v))").alias("extensions")
@@ -42,6 +45,17 @@ def events_frame(spark: SparkSession, events: list[dict[str, Any]]) -> DataFrame
             for name in EVENT_COLUMNS
         ]
     )
+
+
+def failures(events: DataFrame) -> list[tuple[str, str]]:
+    """``(error class, message)`` of each failed event, in row order."""
+    failed = events.filter(F.col("failure").isNotNull())
+    return [tuple(row) for row in failed.select("failure.error_class", "failure.message").collect()]
+
+
+def passed(events: DataFrame) -> DataFrame:
+    """The events that did not fail."""
+    return events.filter(F.col("failure").isNull())
 
 
 def json_forms(events: DataFrame) -> list[dict[str, Any]]:

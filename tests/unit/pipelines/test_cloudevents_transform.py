@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
 
 from pipelines.cloudevents import EVENT_COLUMNS
 from pipelines.spec.configs.cloudevents import CloudEventsConfig
 from pipelines.transforms import TRANSFORMS
 from pipelines.transforms.cloudevents import transform_cloudevents
-from tests.unit.pipelines.event_rows import events_frame, json_forms
+from tests.unit.pipelines.event_rows import events_frame, failures, json_forms
 
 pytestmark = pytest.mark.spark
 
@@ -93,8 +94,12 @@ def test_set_a_static_time(spark: Any) -> None:
 
 def test_set_a_required_attribute_from_a_missing_field_fails(spark: Any) -> None:
     events = events_frame(spark, [{"id": "e-1", "data": {}}])
-    with pytest.raises(PySparkException, match=r"cloudevents: .*type.*data.kind.*e-1"):
-        run(events, {"action": "set", "attributes": {"type": {"field": "data.kind"}}})
+    config = CloudEventsConfig.model_validate(
+        {"action": "set", "attributes": {"type": {"field": "data.kind"}}}
+    )
+    [(error_class, message)] = failures(transform_cloudevents(events, config))
+    assert error_class == "MissingField"
+    assert re.search(r"cloudevents: .*type.*data.kind.*e-1", message)
 
 
 def test_unwrap_lifts_the_inner_event(spark: Any) -> None:
@@ -118,8 +123,14 @@ def test_unwrap_lifts_the_inner_event(spark: Any) -> None:
 )
 def test_unwrap_fails_on_what_is_not_a_cloudevent(spark: Any, data: Any, problem: str) -> None:
     events = events_frame(spark, [{"id": "e-5", "data": data}])
-    with pytest.raises(PySparkException, match=rf"cloudevents: {problem} \(field data, event e-5"):
-        run(events, {"action": "unwrap"})
+    result = transform_cloudevents(events, CloudEventsConfig(action="unwrap"))
+    [(error_class, message)] = failures(result)
+    assert error_class == "InvalidCloudEvent"
+    assert message == f"cloudevents: {problem} (field data, event e-5)"
+    # The failed event keeps its columns, and the failure the event the stage received.
+    [form] = json_forms(result)
+    assert form["id"] == "e-5" and form["data"] == data
+    assert json.loads(result.first().failure.event) == form
 
 
 def test_registered() -> None:

@@ -3,10 +3,10 @@ route) on small event DataFrames."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
-from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
 from pyspark.testing import assertDataFrameEqual
 
@@ -36,7 +36,7 @@ from pipelines.transforms.fields import (
     route_by_field,
     set_partition_key,
 )
-from tests.unit.pipelines.event_rows import data_of, events_frame, json_forms
+from tests.unit.pipelines.event_rows import data_of, events_frame, failures, json_forms
 
 pytestmark = pytest.mark.spark
 
@@ -144,9 +144,12 @@ def test_cast_converts_values(orders: DataFrame) -> None:
 
 
 def test_cast_failure_names_stage_field_and_event(spark: Any) -> None:
-    events = events_frame(spark, [{"data": {"amount": "lots"}}])
-    with pytest.raises(PySparkException, match=r"cast: cannot cast .*data.amount.*orders/0/0"):
-        cast_fields(events, CastConfig(fields={"data.amount": "double"})).collect()
+    events = events_frame(spark, [{"data": {"amount": "lots"}}, {"data": {"amount": "2.5"}}])
+    result = cast_fields(events, CastConfig(fields={"data.amount": "double"}))
+    [(error_class, message)] = failures(result)
+    assert error_class == "CastError"
+    assert re.search(r"cast: cannot cast .*data.amount.*orders/0/0", message)
+    assert data_of(result) == [{"amount": "lots"}, {"amount": 2.5}]
 
 
 def test_flatten_joins_nested_keys(orders: DataFrame) -> None:
@@ -185,21 +188,25 @@ def test_set_key_from_an_attribute_and_a_number(orders: DataFrame) -> None:
 
 
 def test_route_fails_on_a_missing_value(orders: DataFrame) -> None:
-    with pytest.raises(PySparkException, match=r"route: the event has no value.*orders/0/1"):
-        route_by_field(orders, RouteConfig(field="data.order.id")).collect()
+    marked = failures(route_by_field(orders, RouteConfig(field="data.order.id")))
+    assert [error_class for error_class, _ in marked] == ["MissingField"]
+    assert re.search(r"route: the event has no value.*orders/0/1", marked[0][1])
 
 
 @pytest.mark.parametrize("data", [[1, 2], "text", None])
 def test_edits_fail_on_data_that_is_not_an_object(spark: Any, data: Any) -> None:
     events = events_frame(spark, [{"id": "e-9", "data": data}])
-    with pytest.raises(PySparkException, match=r"drop: data is not a JSON object.*data.a.*e-9"):
-        drop_fields(events, DropConfig(fields=["data.a"])).collect()
+    result = drop_fields(events, DropConfig(fields=["data.a"]))
+    [(error_class, message)] = failures(result)
+    assert error_class == "NotAnObject"
+    assert re.search(r"drop: data is not a JSON object.*data.a.*e-9", message)
+    assert data_of(result) == [data]
 
 
 def test_edits_fail_on_events_without_data(spark: Any) -> None:
     events = events_frame(spark, [{"id": "e-0"}])
-    with pytest.raises(PySparkException, match=r"mask: data is not a JSON object.*e-0"):
-        mask_fields(events, MaskConfig(fields=["data.a"])).collect()
+    [(_, message)] = failures(mask_fields(events, MaskConfig(fields=["data.a"])))
+    assert re.search(r"mask: data is not a JSON object.*e-0", message)
 
 
 def test_field_transforms_are_registered() -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from pipelines.cloudevents import EVENT_COLUMNS, event_json
@@ -20,6 +19,7 @@ from pipelines.sources.files import (
     read_files,
 )
 from pipelines.spec.configs import FilesSourceConfig
+from tests.unit.pipelines.event_rows import failures
 
 pytestmark = pytest.mark.spark
 
@@ -84,12 +84,14 @@ def test_json_lines_become_events_named_by_file_and_line(spark: SparkSession) ->
 
 def test_a_bad_json_line_fails_naming_file_and_line(spark: SparkSession) -> None:
     raw = text_files(spark, {"a.jsonl": '{"n": 1}\n{"n": oops}\n'})
-    with pytest.raises(PySparkException) as raised:
-        file_records_to_events(raw, JSONL).collect()
-    assert (
-        'file file:/in/a.jsonl line 2: line is not valid JSON (line starts with: {"n": oops})'
-        in str(raised.value)
-    )
+    events = file_records_to_events(raw, JSONL)
+    assert failures(events) == [
+        (
+            "InvalidJson",
+            'file file:/in/a.jsonl line 2: line is not valid JSON (line starts with: {"n": oops})',
+        )
+    ]
+    assert events.filter("failure IS NOT NULL").first().origin_payload == '{"n": oops}'
 
 
 def test_csv_lines_become_objects_of_strings(spark: SparkSession) -> None:
@@ -129,9 +131,11 @@ def test_csv_without_header_and_with_another_delimiter(spark: SparkSession) -> N
 def test_bad_csv_lines_fail_naming_file_and_line(
     spark: SparkSession, text: str, message: str
 ) -> None:
-    with pytest.raises(PySparkException) as raised:
-        file_records_to_events(text_files(spark, {"a.csv": text}), CSV).collect()
-    assert message in str(raised.value)
+    [(error_class, found)] = failures(
+        file_records_to_events(text_files(spark, {"a.csv": text}), CSV)
+    )
+    assert error_class == "InvalidCsv"
+    assert message in found
 
 
 def test_parquet_rows_become_objects(spark: SparkSession, tmp_path: Path) -> None:

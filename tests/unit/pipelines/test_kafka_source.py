@@ -13,10 +13,12 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from pipelines.cloudevents import EVENT_COLUMNS, event_json, time_text
+from pipelines.errors import fail_fast, failed_or
 from pipelines.sources import SOURCES
 from pipelines.sources.kafka import kafka_records_to_events, kafka_source_options, read_kafka
 from pipelines.spec.configs import KafkaSourceConfig
 from tests.unit.pipelines.conftest import RECORD_TIME, RECORD_TIME_TEXT
+from tests.unit.pipelines.event_rows import failures
 
 pytestmark = pytest.mark.spark
 
@@ -29,7 +31,7 @@ CE_SOURCE = KafkaSourceConfig(
 def readable(events: DataFrame) -> DataFrame:
     """Events with VARIANT columns rendered as JSON text, for comparisons."""
     return events.select(
-        *(c for c in EVENT_COLUMNS if c not in ("data", "extensions")),
+        *(c for c in EVENT_COLUMNS if c not in ("data", "extensions", "origin_payload", "failure")),
         F.to_json("data").alias("data"),
         F.to_json(F.to_variant_object("extensions")).alias("extensions"),
     )
@@ -87,17 +89,21 @@ def test_tombstones_are_skipped(kafka_records: Callable[..., Any]) -> None:
 
 
 @pytest.mark.parametrize("value", [b'{"amount": ', b"", b"not json at all"])
-def test_invalid_json_fails_the_query_naming_the_record(
+def test_invalid_json_fails_the_event_naming_the_record(
     kafka_records: Callable[..., Any], value: bytes
 ) -> None:
     records = kafka_records([("orders", 0, 1, b"{}"), ("orders", 3, 42, value)])
     events = kafka_records_to_events(records, JSON_SOURCE)
-    # Even a filter on attributes only must not let the bad record slip through.
-    with pytest.raises(PySparkException) as raised:
-        events.filter(F.col("source") == "nowhere").collect()
-    message = str(raised.value)
+    [(error_class, message)] = failures(events)
+    assert error_class == "InvalidJson"
     assert "Kafka record topic=orders partition=3 offset=42: value is not valid JSON" in message
     assert f"(value starts with: {value.decode()[:20]}" in message
+    failed = events.filter(F.col("failure").isNotNull()).first()
+    assert failed.origin_payload == value.decode()
+    assert failed.failure.event is None  # it never became an event
+    # The error gate fails the query on it, even behind a filter on attributes only.
+    with pytest.raises(PySparkException, match="offset=42: value is not valid JSON"):
+        fail_fast(events.filter(failed_or(F.col("source") == "nowhere"))).collect()
 
 
 def structured(**attributes: Any) -> bytes:
@@ -159,15 +165,17 @@ def test_event_json_is_the_structured_form(kafka_records: Callable[..., Any]) ->
         (b"{oops", "value is not valid JSON"),
     ],
 )
-def test_unusable_cloudevents_fail_the_query(
+def test_unusable_cloudevents_fail(
     kafka_records: Callable[..., Any], value: bytes, problem: str
 ) -> None:
     events = kafka_records_to_events(kafka_records([("ce", 0, 3, value)]), CE_SOURCE)
-    with pytest.raises(
-        PySparkException, match="Kafka record topic=ce partition=0 offset=3: "
-    ) as raised:
-        events.collect()
-    assert problem in str(raised.value)
+    [(error_class, message)] = failures(events)
+    assert message.startswith("Kafka record topic=ce partition=0 offset=3: ")
+    assert problem in message
+    expected = (
+        "InvalidJson" if problem.startswith("value is not valid JSON") else "InvalidCloudEvent"
+    )
+    assert error_class == expected
 
 
 @pytest.mark.parametrize(
