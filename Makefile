@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 # The venv is rebuilt whenever the pinned dependencies change.
 DEPS_STAMP := $(VENV)/.deps-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: help install system jars run test lint unit integration bench clean distclean
+.PHONY: help install system jars frontend run test lint unit integration e2e bench bench-control clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -27,13 +27,16 @@ $(DEPS_STAMP): pyproject.toml
 jars: ## Kafka broker and Spark Kafka connector jars from Maven Central (cached)
 	@bash scripts/fetch-jars.sh
 
-run: install ## Start the whole embedded stack on 127.0.0.1 (Ctrl-C stops it all)
+frontend: ## Build the browser console into frontend/dist (npm ci when the lock file changed)
+	@bash scripts/frontend.sh
+
+run: install frontend ## Start the whole embedded stack on 127.0.0.1 (Ctrl-C stops it all)
 	@bash scripts/run.sh
 
 test: install ## Install what is missing, start what the tests need, run every check
 	@bash scripts/test.sh
 
-lint: ## Only the static checks (ruff, import contracts, Django checks)
+lint: ## Only the static checks (ruff, import contracts, Django checks, tsc and ESLint)
 	@bash scripts/test.sh --lint-only
 
 unit: ## Only the fast tests (real Redis, local Spark; no Kafka)
@@ -42,11 +45,17 @@ unit: ## Only the fast tests (real Redis, local Spark; no Kafka)
 integration: ## Only the integration tests (real Kafka, Redis, Spark)
 	@bash scripts/test.sh tests/integration
 
+e2e: install ## Only the browser tests (headless Chromium against the running stack)
+	@bash scripts/test.sh tests/e2e
+
 bench: install ## Data-plane benchmark: Sluice vs plain PySpark, a Python loop, Kafka's tools
 	@.venv/bin/python -m bench.dataplane $(BENCH_ARGS)
+
+bench-control: install ## Control-plane benchmark: reconcile, status lists, lifecycle latencies
+	@.venv/bin/python -m bench.control $(BENCH_ARGS)
 
 clean: ## Remove runtime data (var/: database, Kafka and Redis data, checkpoints, logs)
 	rm -rf var test-artifacts bench-results
 
-distclean: clean ## Also remove the venv and downloaded jars
-	rm -rf $(VENV) .cache
+distclean: clean ## Also remove the venv, downloaded jars and the console's packages and build
+	rm -rf $(VENV) .cache frontend/node_modules frontend/dist

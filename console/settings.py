@@ -113,6 +113,9 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "console.urls"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
 WSGI_APPLICATION = "console.wsgi.application"
 
 TEMPLATES = [
@@ -173,6 +176,10 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# The browser console (frontend/, built by `npm run build`): its assets are served under
+# /static/ui/ like any static file, its index.html by console.views.console_app at "/".
+FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
+STATICFILES_DIRS = [("ui", FRONTEND_DIST)] if FRONTEND_DIST.is_dir() else []
 # Serve app static files (admin, Swagger UI) straight from the apps when collectstatic has
 # not run, as in development and tests; collected files win when present.
 WHITENOISE_USE_FINDERS = True

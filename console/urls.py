@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from console.views import healthz
+from console.views import console_app, healthz
 
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="admin:index"), name="home"),
+    path("", console_app, name="home"),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(
+            template_name="console/login.html", redirect_authenticated_user=True
+        ),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("console.api.urls")),

@@ -74,11 +74,40 @@ def build_stream(
             write_dead_letters=(
                 _batch_writer(spec.errors.dead_letter, None) if spec.errors.dead_letter else None
             ),
+            # A files sink's log must hold every batch id: batches without dead letters too.
+            write_empty=spec.errors.dead_letter in _batch_logged_sinks(spec),
             log=spec.errors.log,
             on_dead_letters=on_dead_letters,
         )
         writer = events.writeStream.foreachBatch(router).outputMode("append")
     return writer.option("checkpointLocation", checkpoint_dir).queryName(query_name(channel))
+
+
+def record_empty_batches(
+    spark: SparkSession, spec: ChannelSpec | Mapping[str, object], batch_ids: range
+) -> None:
+    """Record micro-batches that carry no events in a sink that logs every batch id.
+
+    A files sink's ``_spark_metadata`` log must hold every batch id (its readers fail on a
+    gap); a batch added to the checkpoint without being run (the runtime moving offsets) is
+    written to it as an empty batch. Ids it already has are skipped, as in a replay. Other
+    sinks keep no per-batch log: nothing to do.
+    """
+    from pipelines.cloudevents import EVENT_SCHEMA
+    from pipelines.sinks.files import write_files_batch
+
+    spec = validate_spec(spec)
+    empty = spark.createDataFrame([], EVENT_SCHEMA)
+    for stage in _batch_logged_sinks(spec):
+        config = parse_stage_config("sink", stage)
+        for batch_id in batch_ids:
+            write_files_batch(empty, config, batch_id)
+
+
+def _batch_logged_sinks(spec: ChannelSpec) -> list[StageSpec]:
+    """The channel's sinks (its sink, its dead-letter sink) that log every batch id."""
+    stages = [spec.sink, spec.errors.dead_letter]
+    return [stage for stage in stages if stage is not None and stage.type == "files"]
 
 
 def build_events(

@@ -148,18 +148,24 @@ def event_variant() -> Column:
 
 def event_json() -> Column:
     """The whole event as structured-mode CloudEvents JSON text."""
-    # Spark writes a VARIANT's JSON slowly (a new JSON generator per string it holds), so an
-    # event without extensions (the common case) is written from a struct of its attributes:
-    # NULL ones are left out, and in the order a VARIANT object has (sorted member names),
-    # the text is the one to_json(event_variant()) gives. Only data is a VARIANT.
-    members = sorted((*ATTRIBUTES, "data"))
-    fields = ", ".join(
-        f"{sql_string(name)}, {time_text_sql('`time`') if name == 'time' else f'`{name}`'}"
-        for name in members
-    )
-    attributes_json = f"to_json(named_struct({fields}), map('ignoreNullFields', 'true'))"
+    # Spark writes a VARIANT's JSON slowly (a new JSON generator per string, keys included),
+    # so an event without extensions (the common case) is written from a struct of its
+    # attributes: NULL ones are left out and members come in the order of a VARIANT object
+    # (sorted names), so the text is the one to_json(event_variant()) gives. An object data
+    # goes in as its member map (same text; its keys are then written by the fast writer).
+    data_members = "try_variant_get(`data`, '$', 'map<string,variant>')"
+
+    def attributes_json(data: str) -> str:
+        values = {name: f"`{name}`" for name in ATTRIBUTES} | {"data": data}
+        values["time"] = time_text_sql("`time`")
+        fields = ", ".join(f"{sql_string(name)}, {values[name]}" for name in sorted(values))
+        return f"to_json(named_struct({fields}), map('ignoreNullFields', 'true'))"
+
+    no_extensions = "size(`extensions`) = 0"
     return F.expr(
-        f"CASE WHEN size(`extensions`) = 0 THEN {attributes_json} "
+        f"CASE WHEN {no_extensions} AND {data_members} IS NOT NULL "
+        f"THEN {attributes_json(data_members)} "
+        f"WHEN {no_extensions} THEN {attributes_json('`data`')} "
         f"ELSE to_json({event_variant_sql()}) END"
     )
 

@@ -219,7 +219,8 @@ class ErrorRouter:
     Per micro-batch: the events that passed every stage go to the sink's batch writer; the
     failed ones, and any the sink rejects after its retries, are counted (``on_dead_letters``
     receives the number), logged when ``log`` is set, and written to the dead-letter sink
-    when there is one. The batch is cached so the stages run once for both outputs.
+    when there is one (with ``write_empty``, also when there are none: a files sink's log
+    needs every batch id). The batch is cached so the stages run once for both outputs.
     """
 
     def __init__(
@@ -230,12 +231,14 @@ class ErrorRouter:
         write_dead_letters: Callable[[DataFrame, int], DataFrame | None] | None,
         log: bool,
         on_dead_letters: Callable[[int], None] | None = None,
+        write_empty: bool = False,
     ) -> None:
         self.channel = channel
         self.write_sink = write_sink
         self.write_dead_letters = write_dead_letters
         self.log = log
         self.on_dead_letters = on_dead_letters
+        self.write_empty = write_empty
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         from pipelines.cloudevents import select_event_columns
@@ -255,6 +258,8 @@ class ErrorRouter:
         try:
             count = dead.count()
             if not count:
+                if self.write_empty and self.write_dead_letters is not None:
+                    self.write_dead_letters(dead_letter_events(dead, self.channel), batch_id)
                 return
             if self.log:
                 for row in dead.limit(LOGGED_PER_BATCH).collect():

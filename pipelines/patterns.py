@@ -22,6 +22,7 @@ Literals are emitted so that no setting of ``spark.sql.parser.escapedStringLiter
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -30,6 +31,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from pipelines.plan import computed_once
 from pipelines.spec.patterns import CompiledPattern, FieldPath, Rule, Step, compile_pattern
 from pipelines.spec.patterns.ip import IPV4_REGEX, IPV6_REGEX
 from pipelines.spec.patterns.matchers import (
@@ -60,6 +62,10 @@ ChildAccessor = Callable[[str], str]
 """Returns SQL for the VARIANT value of an event's top-level field (NULL when absent)."""
 
 _EVENT_VARIANT = "__sluice_event"
+_QUICK = "__sluice_quick_match"
+_UNDECIDED = "CAST(NULL AS BOOLEAN)"
+_BINDING_PREFIX = "__sluice_q"
+_COLUMN = re.compile(r"`[^`]*`")
 _NUMBER_KINDS = "('TIN', 'SMA', 'INT', 'BIG', 'FLO', 'DOU', 'DEC')"  # type name prefixes
 _LIKE_ESCAPE = "!"
 _RelativeSteps = Sequence[tuple[FieldPath, Step]]
@@ -74,12 +80,46 @@ def filter_events(df: DataFrame, pattern: Any) -> DataFrame:
     """
     root = f"`{_EVENT_VARIANT}`"
     is_object = F.expr(f"try_variant_get({root}, '$', 'struct<>') IS NOT NULL")
-    predicate = pattern_predicate(pattern, lambda key: variant_child(root, key))
-    return (
-        df.withColumn(_EVENT_VARIANT, F.try_parse_json(F.col("event")))
-        .filter(is_object & predicate)
-        .drop(_EVENT_VARIANT)
+    with_root = df.withColumn(_EVENT_VARIANT, F.try_parse_json(F.col("event")))
+    matched = filter_by_pattern(
+        with_root, pattern, lambda key: variant_child(root, key), lambda c: is_object & c
     )
+    return matched.drop(_EVENT_VARIANT)
+
+
+def filter_by_pattern(
+    df: DataFrame,
+    pattern: Any,
+    child: ChildAccessor,
+    condition: Callable[[Column], Column] = lambda matched: matched,
+) -> DataFrame:
+    """Rows of ``df`` for which ``condition(matched)`` holds, ``matched`` being the never-NULL
+    predicate of ``pattern`` (see :func:`pattern_predicate`); the columns are unchanged.
+
+    ``condition`` must treat ``matched`` as a boolean (AND, OR, coalesce) and be lambda-free.
+    The plan decides most rows in generated code: lambdas (needed for arrays only) make
+    Spark interpret the whole operator they are in, so a first filter applies the quick,
+    lambda-free form of the predicate (:func:`quick_pattern_sql`), computed once per row;
+    only the rows it keeps or cannot decide reach the second, interpreted filter, which
+    evaluates the full predicate for the undecided ones. Raises ``PatternError`` when the
+    pattern is invalid.
+    """
+    compiled = compile_pattern(pattern)
+    full = F.expr(pattern_sql(compiled, child))
+    quick_predicate = quick_pattern_sql(compiled, child)
+    if quick_predicate is None:
+        return df.filter(condition(full))
+    decided = df
+    for name, sql in quick_predicate.bindings.items():
+        decided = decided.withColumn(name, F.expr(sql))
+    quick = F.col(_QUICK)
+    decided = decided.withColumn(_QUICK, computed_once(F.expr(quick_predicate.sql)))
+    # The partition-id term is non-deterministic (and always true): it keeps the optimizer
+    # from merging the two filters into one interpreted filter.
+    always = F.spark_partition_id() >= 0
+    maybe = decided.filter(condition(F.coalesce(quick, F.lit(True))) & always)
+    matched = maybe.filter(condition(F.coalesce(quick, full)))
+    return matched.drop(_QUICK, *quick_predicate.bindings)
 
 
 def pattern_predicate(pattern: Any, child: ChildAccessor) -> Column:
@@ -102,6 +142,33 @@ def pattern_sql(compiled: CompiledPattern, child: ChildAccessor) -> str:
     if len(sql) <= FAST_PATH_MAX_SQL:
         return sql
     return _any([_Compiler(child, 0).rule(rule) for rule in compiled.rules])
+
+
+@dataclass(frozen=True)
+class QuickPredicate:
+    """A lambda-free predicate over columns computed first, in order (``bindings``: column
+    name -> SQL, each may use the earlier ones): generated code has no "let", so each value
+    the predicate reads several times (a field, its type name, its number) is one column."""
+
+    sql: str
+    bindings: dict[str, str]
+
+
+def quick_pattern_sql(compiled: CompiledPattern, child: ChildAccessor) -> QuickPredicate | None:
+    """Lambda-free SQL that decides most events: the predicate of :func:`pattern_sql` when
+    no array lies along the pattern's fields, NULL when one does (the full predicate must
+    then decide). None when :func:`pattern_sql` has no fast path (large patterns).
+
+    It is the fast path of :func:`pattern_sql` with every array branch replaced by NULL.
+    Node-level results are only combined with AND, OR, NOT and CASE, so by three-valued
+    logic a non-NULL result does not depend on the replaced branches: it equals the full
+    predicate's.
+    """
+    compiler = _Compiler(child, FAST_PATH_LEVELS, quick=True)
+    sql = _any([compiler.rule(rule) for rule in compiled.rules])
+    if len(sql) > FAST_PATH_MAX_SQL:
+        return None
+    return QuickPredicate(sql, {name: value for value, name in compiler.bindings.items()})
 
 
 def variant_child(node: str, key: str) -> str:
@@ -149,10 +216,27 @@ class _Scope:
 class _Compiler:
     """Generates the SQL of one pattern; lambda variables get fresh names (``__v1``, ...)."""
 
-    def __init__(self, child: ChildAccessor, fast_path_levels: int) -> None:
+    def __init__(self, child: ChildAccessor, fast_path_levels: int, quick: bool = False) -> None:
         self._child = child
         self._fast_path_levels = fast_path_levels
+        self._quick = quick  # arrays (and levels past the fast path) are left undecided (NULL)
         self._names: Iterator[int] = itertools.count(1)
+        self.bindings: dict[str, str] = {}
+        """Quick mode: SQL -> name of the column computed once that holds it."""
+
+    def bound(self, sql: str) -> str:
+        """``sql``, or in quick mode a reference to a column holding it (see QuickPredicate)."""
+        if not self._quick or _COLUMN.fullmatch(sql):
+            return sql
+        name = self.bindings.setdefault(sql, f"{_BINDING_PREFIX}{len(self.bindings) + 1}")
+        return f"`{name}`"
+
+    def kind(self, value: str) -> str:
+        """SQL for the type name of ``value`` (``schema_of_variant``)."""
+        return self.bound(_kind(value))
+
+    def is_leaf(self, value: str) -> str:
+        return f"coalesce({_is_leaf_kind(self.kind(value))}, false)"
 
     def var(self) -> str:
         return f"__v{next(self._names)}"
@@ -180,11 +264,20 @@ class _Compiler:
         """Steps below one node. Non-array nodes (the common case) take a lambda-free path."""
         first_value = next((i for i, (_, s) in enumerate(steps) if not s.absent), len(steps))
         absent, pinned = steps[:first_value], steps[first_value:]
-        array_steps = self._array_node_steps(node, absent, pinned, scope.general())
+        is_array = _is_array(node)
+        if self._quick:
+            node = self.bound(node)
+            array_steps = _UNDECIDED
+            is_array = _is_array(node)
+            if all(not path for path, _ in steps):
+                # Only leaf tests on this node: they read its type name anyway.
+                is_array = f"(left({self.kind(node)}, 5) = 'ARRAY')"
+        else:
+            array_steps = self._array_node_steps(node, absent, pinned, scope.general())
         if not scope.fast_levels:
             return array_steps
         value_steps = self._value_node_steps(node, absent, pinned, scope.deeper())
-        return f"CASE WHEN {_is_array(node)} THEN {array_steps} ELSE {value_steps} END"
+        return f"CASE WHEN {is_array} THEN {array_steps} ELSE {value_steps} END"
 
     def _value_node_steps(
         self, node: str, absent: _RelativeSteps, pinned: _RelativeSteps, scope: _Scope
@@ -227,7 +320,10 @@ class _Compiler:
 
     def _node_has_leaf(self, node: str, path: FieldPath, scope: _Scope) -> str:
         """Whether any leaf value lies at ``path`` below ``node`` (in any array element)."""
-        array_case = self._elements_have_leaf(self._crush(node), path, scope.general())
+        if self._quick:
+            array_case = _UNDECIDED
+        else:
+            array_case = self._elements_have_leaf(self._crush(node), path, scope.general())
         if not scope.fast_levels:
             return array_case
         value_case = self._value_has_leaf(node, path, scope.deeper())
@@ -235,7 +331,7 @@ class _Compiler:
 
     def _value_has_leaf(self, node: str, path: FieldPath, scope: _Scope) -> str:
         if not path:
-            return _is_leaf(node)
+            return self.is_leaf(node)
         return self._node_has_leaf(variant_child(node, path[0]), path[1:], scope)
 
     def _elements_have_leaf(self, elements: str, path: FieldPath, scope: _Scope) -> str:
@@ -249,17 +345,31 @@ class _Compiler:
         if element is None:  # the parser never yields a step without a field name
             raise ValueError("a pattern step must name a field")
         if step.absent:
-            return f"NOT {_is_leaf(element)}"
+            return f"NOT {self.is_leaf(element)}"
         if not scope.lambdas or len(step.matchers) == 1:
-            # Codegen's common-subexpression elimination shares the kind outside lambdas, and
-            # a single matcher reads it once or twice: no binding needed.
-            return _any(
-                [self.matcher(matcher, element, _kind(element)) for matcher in step.matchers]
-            )
+            # Outside lambdas the quick predicate reads the kind from a column computed once
+            # (QuickPredicate); elsewhere each matcher reads it, and matchers keep their
+            # reads few (see any_matcher).
+            return self.any_matcher(step.matchers, element, self.kind(element))
         kind = self.var()
-        matched = _any([self.matcher(matcher, element, kind) for matcher in step.matchers])
+        matched = self.any_matcher(step.matchers, element, kind)
         # Lambdas are interpreted: bind the value's kind once for all matchers of the step.
         return f"exists(array({_kind(element)}), {kind} -> {matched})"
+
+    def any_matcher(self, matchers: Sequence[Matcher], value: str, kind: str) -> str:
+        """Never-NULL SQL accepting the leaf ``value`` when any of ``matchers`` does.
+
+        Exact strings are tested together with one ``IN`` (one read of the value and its
+        kind instead of one per string).
+        """
+        strings = [m.value for m in matchers if isinstance(m, ExactString)]
+        others = [self.matcher(m, value, kind) for m in matchers if not isinstance(m, ExactString)]
+        if len(strings) < 2:
+            return _any([self.matcher(m, value, kind) for m in matchers])
+        listed = ", ".join(sql_string(text) for text in strings)
+        text = self.bound(_string(value))
+        in_strings = f"coalesce(({kind} = 'STRING' AND {text} IN ({listed})), false)"
+        return _any([in_strings, *others])
 
     def matcher(self, matcher: Matcher, value: str, kind: str) -> str:
         """Never-NULL SQL accepting the leaf ``value`` whose ``schema_of_variant`` is ``kind``."""
@@ -295,12 +405,14 @@ def _is_number(kind: str) -> str:
     return f"(left({kind}, 3) IN {_NUMBER_KINDS})"
 
 
-def _exact_string(_: _Compiler, matcher: ExactString, value: str, kind: str) -> str:
-    return f"({kind} = 'STRING' AND {_string(value)} = {sql_string(matcher.value)})"
+def _exact_string(compiler: _Compiler, matcher: ExactString, value: str, kind: str) -> str:
+    text = compiler.bound(_string(value))
+    return f"({kind} = 'STRING' AND {text} = {sql_string(matcher.value)})"
 
 
-def _exact_number(_: _Compiler, matcher: ExactNumber, value: str, kind: str) -> str:
-    return f"({_is_number(kind)} AND {_double(value)} = {sql_double(matcher.value)})"
+def _exact_number(compiler: _Compiler, matcher: ExactNumber, value: str, kind: str) -> str:
+    number = compiler.bound(_double(value))
+    return f"({_is_number(kind)} AND {number} = {sql_double(matcher.value)})"
 
 
 def _exact_literal(_: _Compiler, matcher: ExactLiteral, value: str, kind: str) -> str:
@@ -318,8 +430,8 @@ def _ip_range(compiler: _Compiler, matcher: IpRange, value: str, kind: str) -> s
     return f"({kind} = 'STRING' AND {key} BETWEEN {low} AND {high})"
 
 
-def _affix(_: _Compiler, matcher: Prefix | Suffix, value: str, kind: str) -> str:
-    text, affix = _string(value), sql_string(matcher.value)
+def _affix(compiler: _Compiler, matcher: Prefix | Suffix, value: str, kind: str) -> str:
+    text, affix = compiler.bound(_string(value)), sql_string(matcher.value)
     if matcher.ignore_case:
         text, affix = f"lower({text})", f"lower({affix})"
     function = "startswith" if isinstance(matcher, Prefix) else "endswith"
@@ -336,20 +448,24 @@ def _wildcard(_: _Compiler, matcher: Wildcard, value: str, kind: str) -> str:
     return f"({kind} = 'STRING' AND {_string(value)} LIKE {pattern} ESCAPE '{_LIKE_ESCAPE}')"
 
 
-def _numeric_range(_: _Compiler, matcher: NumericRange, value: str, kind: str) -> str:
-    number = _double(value)
-    conditions = [_is_number(kind), f"NOT isnan({number})", f"abs({number}) != double('inf')"]
-    if matcher.lower is not None:
-        operator = ">=" if matcher.lower_inclusive else ">"
-        conditions.append(f"{number} {operator} {sql_double(matcher.lower)}")
-    if matcher.upper is not None:
-        operator = "<=" if matcher.upper_inclusive else "<"
-        conditions.append(f"{number} {operator} {sql_double(matcher.upper)}")
-    return _all(conditions)
+def _numeric_range(compiler: _Compiler, matcher: NumericRange, value: str, kind: str) -> str:
+    # Bounds are finite (the parser refuses others) and Spark orders NaN above +Infinity, so
+    # two comparisons, a missing bound being a strict infinity, also refuse NaN and both
+    # infinities: the value is read twice instead of four times.
+    number = compiler.bound(_double(value))
+    if matcher.lower is None:
+        above = f"{number} > double('-inf')"
+    else:
+        above = f"{number} {'>=' if matcher.lower_inclusive else '>'} {sql_double(matcher.lower)}"
+    if matcher.upper is None:
+        below = f"{number} < double('inf')"
+    else:
+        below = f"{number} {'<=' if matcher.upper_inclusive else '<'} {sql_double(matcher.upper)}"
+    return _all([_is_number(kind), above, below])
 
 
 def _anything_but(compiler: _Compiler, matcher: AnythingBut, value: str, kind: str) -> str:
-    excluded = _any([compiler.matcher(inner, value, kind) for inner in matcher.excluded])
+    excluded = compiler.any_matcher(matcher.excluded, value, kind)
     return f"({_is_leaf_kind(kind)} AND NOT {excluded})"
 
 

@@ -10,7 +10,7 @@ example an existing Kafka Connect cluster) is one more module implementing
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from runtime_adapter.states import State, TargetState
@@ -49,6 +49,26 @@ class TaskStatus:
 
 
 @dataclass(frozen=True)
+class ExecutorInfo:
+    """One Spark executor of a connector's application, as its driver last saw it.
+
+    ``executor_id`` is Spark's (``driver`` for the driver's own block manager, which runs the
+    tasks itself under ``local[*]``); ``memory_used`` and ``memory_total`` are the bytes of
+    storage memory in use and available to it.
+    """
+
+    executor_id: str
+    host: str
+    port: int | None = None
+    cores: int = 0
+    active_tasks: int = 0
+    completed_tasks: int = 0
+    failed_tasks: int = 0
+    memory_used: int = 0
+    memory_total: int = 0
+
+
+@dataclass(frozen=True)
 class ConnectorStatus:
     """What the runtime observes of one connector."""
 
@@ -63,6 +83,10 @@ class ConnectorStatus:
     dead_letters: int = 0
     """Events that failed a stage and went to the dead-letter target (or were skipped),
     counted since the connector was first deployed."""
+    executors: list[ExecutorInfo] = field(default_factory=list)
+    """The Spark executors of the connector's application (empty until its driver reports)."""
+    application_id: str | None = None
+    """The Spark application id of the connector's driver (``app-…`` on a standalone master)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +99,116 @@ class WorkerInfo:
     started_at: float
     last_heartbeat: float
     connectors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SparkWorker:
+    """A worker of a Spark standalone cluster, as its master reports it.
+
+    Memory is in MiB (the master's unit); ``last_heartbeat`` is a Unix time in seconds.
+    """
+
+    worker_id: str
+    host: str
+    port: int | None
+    state: str
+    cores: int
+    cores_used: int
+    memory_mb: int
+    memory_used_mb: int
+    last_heartbeat: float | None
+    web_ui: str = ""
+
+
+@dataclass(frozen=True)
+class SparkApplication:
+    """An application running on a Spark standalone master (one per connector driver)."""
+
+    app_id: str
+    name: str
+    state: str
+    cores: int
+    memory_per_executor_mb: int
+    started_at: float | None
+
+
+@dataclass(frozen=True)
+class SparkCluster:
+    """Where a runtime's executors run, and what that cluster reports.
+
+    ``mode`` is ``local`` (``local[*]``: executors inside each driver, nothing to ask) or
+    ``standalone`` (a ``spark://`` master). ``error`` is set, and the lists are empty, when
+    the master's status endpoint could not be read; the runtime keeps running regardless.
+    """
+
+    mode: str
+    master: str
+    status: str | None = None
+    web_ui: str | None = None
+    workers: list[SparkWorker] = field(default_factory=list)
+    applications: list[SparkApplication] = field(default_factory=list)
+    error: str | None = None
+
+
+class OffsetsError(RuntimeError):
+    """A connector's offsets cannot be read or moved as asked; the message says why."""
+
+
+@dataclass(frozen=True)
+class SourceOffset:
+    """Where a source partition resumes: the NEXT offset to read (Kafka's convention).
+
+    ``topic`` and ``partition`` name a Kafka topic-partition; ``offset`` is at least 0.
+    """
+
+    topic: str
+    partition: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class OffsetChange:
+    """A pending change of a stopped connector's offsets, applied when its driver next starts.
+
+    ``kind`` is ``offsets`` (move the partitions named in ``offsets``; the others keep their
+    checkpoint position), ``timestamp`` (every partition to its first record at or after
+    ``timestamp_ms``, or its end when there is none) or ``reset`` (every partition back to
+    the source's configured ``starting_offsets``).
+    """
+
+    kind: str
+    offsets: tuple[SourceOffset, ...] = ()
+    timestamp_ms: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "offsets": [asdict(offset) for offset in self.offsets],
+            "timestamp_ms": self.timestamp_ms,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> OffsetChange:
+        return cls(
+            kind=data["kind"],
+            offsets=tuple(SourceOffset(**offset) for offset in data.get("offsets") or []),
+            timestamp_ms=data.get("timestamp_ms"),
+        )
+
+
+@dataclass(frozen=True)
+class ConnectorOffsets:
+    """A connector's source offsets as its next start will see them.
+
+    ``offsets`` are those of the checkpoint's latest committed batch (``batch_id``; ``None``
+    without one), with a pending explicit change laid over them; ``pending`` is the change
+    not yet applied by a driver (``None`` when there is none). After a pending reset the
+    list is empty: the next start begins from the source's ``starting_offsets``.
+    """
+
+    offsets: list[SourceOffset]
+    batch_id: int | None = None
+    pending: OffsetChange | None = None
 
 
 @runtime_checkable
@@ -112,3 +246,23 @@ class RuntimeAdapter(Protocol):
 
     def preview(self, connector_id: str, limit: int = 50) -> list[dict[str, Any]]:
         """The newest events a connector's ``preview`` sink kept, newest first."""
+
+    def offsets(self, connector_id: str, channel: str) -> ConnectorOffsets:
+        """The connector's source offsets (KIP-875's GET): from the checkpoint of ``channel``
+        with any pending change laid over it. Reads only."""
+
+    def alter_offsets(self, connector_id: str, change: OffsetChange) -> None:
+        """Record ``change`` for the connector's next start (KIP-875's PATCH and DELETE).
+
+        The caller makes sure the connector is stopped; a later change replaces an earlier
+        one that no driver applied yet.
+        """
+
+    def consumer_group_offsets(self, spec: dict[str, Any], group: str) -> list[SourceOffset]:
+        """The offsets ``group`` committed on the brokers of ``spec``'s Kafka source, for the
+        topics that source reads (migration from Kafka Connect or MirrorMaker 2)."""
+
+    def spark_cluster(self) -> SparkCluster:
+        """The Spark cluster the connectors' executors run on: its mode and master, and for
+        a standalone master its workers and applications. Never raises for an unreachable
+        master: the answer carries the ``error``."""

@@ -11,6 +11,19 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a whole number, got {raw!r}") from exc
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {raw!r}")
+    return value
+
+
 def _env_float(name: str, default: float) -> float:
     raw = os.environ.get(name)
     if raw in (None, ""):
@@ -36,6 +49,12 @@ class RuntimeConfig:
     driver_stop_grace: float
     driver_memory: str
     python: str
+    executor_cores: int = 1
+    executor_memory: str = "1g"
+    max_cores: int = 1
+    driver_host: str | None = None
+    driver_bind_address: str | None = None
+    spark_master_ui_url: str | None = None
 
     @classmethod
     def from_env(cls) -> RuntimeConfig:
@@ -57,7 +76,55 @@ class RuntimeConfig:
             driver_stop_grace=_env_float("SLUICE_DRIVER_STOP_GRACE", 20.0),
             driver_memory=os.environ.get("SLUICE_DRIVER_MEMORY", "1g"),
             python=os.environ.get("PYSPARK_PYTHON") or sys.executable,
+            executor_cores=_env_int("SLUICE_EXECUTOR_CORES", 1),
+            executor_memory=os.environ.get("SLUICE_EXECUTOR_MEMORY") or "1g",
+            max_cores=_env_int("SLUICE_MAX_CORES", _env_int("SLUICE_EXECUTOR_CORES", 1)),
+            driver_host=os.environ.get("SLUICE_DRIVER_HOST") or None,
+            driver_bind_address=os.environ.get("SLUICE_DRIVER_BIND_ADDRESS") or None,
+            spark_master_ui_url=os.environ.get("SLUICE_SPARK_MASTER_UI_URL") or None,
         )
+
+    @property
+    def standalone(self) -> bool:
+        """True when drivers run their executors on a Spark standalone master."""
+        return self.spark_master.startswith("spark://")
+
+    def master_addresses(self) -> list[tuple[str, int]]:
+        """The ``(host, port)`` of each master in ``spark://h1:p1,h2:p2`` (standby masters
+        included); empty unless :attr:`standalone`."""
+        if not self.standalone:
+            return []
+        addresses = []
+        for part in self.spark_master.removeprefix("spark://").split(","):
+            host, _, port = part.strip().rpartition(":")
+            if host and port.isdigit():
+                addresses.append((host.strip("[]"), int(port)))
+        return addresses
+
+    def master_ui_urls(self) -> list[str]:
+        """Where the master's status page (``/json/``) is asked: ``SLUICE_SPARK_MASTER_UI_URL``
+        (comma-separated for standby masters), else port 8080 of each master host."""
+        if self.spark_master_ui_url:
+            return [url.strip().rstrip("/") for url in self.spark_master_ui_url.split(",")]
+        return [f"http://{host}:8080" for host, _ in self.master_addresses()]
+
+    def resolved_driver_host(self) -> str:
+        """The address executors use to reach a driver on this host.
+
+        ``SLUICE_DRIVER_HOST`` when set; under ``local[*]`` 127.0.0.1; on a standalone master
+        the local address of the route to the master (what the master's side of the network
+        sees), found without sending anything.
+        """
+        if self.driver_host:
+            return self.driver_host
+        for host, port in self.master_addresses():
+            try:
+                with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+                    probe.connect((host, port))  # UDP connect: picks a route, sends nothing
+                    return probe.getsockname()[0]
+            except OSError:
+                continue
+        return "127.0.0.1"
 
     def spark_jars(self) -> list[Path]:
         """The Kafka connector jars every driver is started with (never resolved at start)."""

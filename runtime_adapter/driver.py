@@ -2,7 +2,8 @@
 
 A runtime worker starts it with ``spark-submit runtime_adapter/driver.py
 --connector-id ID --worker-id W --generation N``. The driver reads its
-deployment from Redis, builds the query with :mod:`pipelines`, and then loops:
+deployment from Redis, applies any offset change the console left for it
+(:mod:`runtime_adapter.offsets`), builds the query with :mod:`pipelines`, and then loops:
 it obeys the target state (RUNNING / PAUSED / STOPPED), reports heartbeat,
 progress and tasks, commits processed offsets to the channel's consumer group,
 and reports a failure with its trace before exiting non-zero.
@@ -24,10 +25,12 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from runtime_adapter.base import ConnectorStatus, Deployment, TaskStatus
 from runtime_adapter.config import RuntimeConfig
+from runtime_adapter.executors import ExecutorWatch
 from runtime_adapter.kafka import (
     BrokerUnreachable,
     GroupCommitter,
@@ -37,6 +40,7 @@ from runtime_adapter.kafka import (
     list_partitions,
     security_settings,
 )
+from runtime_adapter.offsets import apply_change
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import RedisStore
 
@@ -174,6 +178,8 @@ class Driver:
         self.tracker = TaskTracker(args.worker_id, [])
         self.committer: GroupCommitter | None = None
         self.stopping = False
+        self.executor_watch = ExecutorWatch()
+        self.application_id: str | None = None
 
     # -- reporting --------------------------------------------------------------------------
 
@@ -188,8 +194,13 @@ class Driver:
                 trace=trace,
                 tasks=self.tracker.tasks(state),
                 progress=progress,
+                executors=self.executor_watch.current(self.spark_context()),
+                application_id=self.application_id,
             )
         )
+
+    def spark_context(self) -> Any:
+        return self.spark.sparkContext if self.spark is not None else None
 
     def owns(self, deployment: Deployment | None) -> bool:
         return (
@@ -245,9 +256,10 @@ class Driver:
 
             self.spark = SparkSession.builder.appName(f"sluice-{deployment.channel}").getOrCreate()
             self.spark.sparkContext.setLogLevel(os.environ.get("SLUICE_SPARK_LOG_LEVEL", "WARN"))
+            self.application_id = self.spark.sparkContext.applicationId
         checkpoint = self.config.checkpoint_root / deployment.channel
         checkpoint.mkdir(parents=True, exist_ok=True)
-        spec = validate_spec(deployment.spec)
+        spec = validate_spec(self.apply_offset_change(deployment.spec, checkpoint))
         writer = build_stream(
             self.spark,
             spec,
@@ -258,6 +270,38 @@ class Driver:
         )
         self.query = writer.start()
         log.info("query %s started (checkpoint %s)", self.query.id, checkpoint)
+
+    def apply_offset_change(self, spec: dict[str, Any], checkpoint: Path) -> dict[str, Any]:
+        """Apply the offset change the console left for this connector (KIP-875's alter or
+        reset while it was stopped) before the query starts; return the spec to build.
+
+        The new position is committed to the channel's consumer group at once, so Kafka
+        tools show it even before a batch runs. The change is removed only after the
+        checkpoint holds it: a crash in between applies it again, to the same effect.
+        """
+        pending = self.store.offset_change(self.connector_id)
+        if pending is None:
+            return spec
+        change, raw = pending
+        from pipelines.builder import record_empty_batches
+
+        def empty_batches(batch_ids: range) -> None:
+            record_empty_batches(self.spark, spec, batch_ids)
+
+        applied = apply_change(change, spec, checkpoint, empty_batches)
+        log.info(
+            "applied offset change %s: batch %s, position %s",
+            change.kind,
+            applied.batch_id,
+            applied.position,
+        )
+        if self.committer is not None and applied.position:
+            try:
+                self.committer.commit(applied.position)
+            except Exception as exc:  # lag display must never take a channel down
+                log.warning("could not commit the new offsets to the consumer group: %s", exc)
+        self.store.clear_offset_change(self.connector_id, raw)
+        return applied.spec
 
     def count_dead_letters(self, count: int) -> None:
         """Called from ``foreachBatch`` after a micro-batch routed ``count`` dead letters."""

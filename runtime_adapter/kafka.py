@@ -11,7 +11,14 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
@@ -98,6 +105,20 @@ def list_partitions(
     return found
 
 
+def list_topics(
+    bootstrap_servers: str, settings: Mapping[str, object] | None = None, timeout: float = 10.0
+) -> list[str]:
+    """The names of the topics that exist now (internal ones left out)."""
+    admin = AdminClient(_client_config(bootstrap_servers, settings))
+    try:
+        metadata = admin.list_topics(timeout=timeout)
+    except KafkaException as exc:
+        raise BrokerUnreachable(
+            f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s: {exc}"
+        ) from exc
+    return sorted(name for name in metadata.topics if not name.startswith("__"))
+
+
 def check_reachable(
     bootstrap_servers: str, timeout: float = 10.0, settings: Mapping[str, object] | None = None
 ) -> None:
@@ -134,6 +155,86 @@ class GroupCommitter:
 
     def close(self) -> None:
         self._consumer.close()
+
+
+EARLIEST = "earliest"
+LATEST = "latest"
+
+
+def partition_offsets(
+    bootstrap_servers: str,
+    partitions: Iterable[PartitionInfo],
+    at: str | int,
+    *,
+    settings: Mapping[str, object] | None = None,
+    timeout: float = 10.0,
+) -> dict[tuple[str, int], int]:
+    """Concrete offsets of ``partitions``: their first (``"earliest"``) or end (``"latest"``)
+    offset, or for epoch milliseconds the first record at or after that time (the end when
+    there is none, as the Kafka source's ``startingOffsetsByTimestampStrategy=latest``)."""
+    wanted = list(partitions)
+    if not wanted:
+        return {}
+    consumer = Consumer(
+        {
+            **_client_config(bootstrap_servers, settings),
+            "group.id": "sluice-offset-lookup",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        ends = {}
+        for info in wanted:
+            low, high = consumer.get_watermark_offsets(
+                TopicPartition(info.topic, info.partition), timeout=timeout
+            )
+            ends[(info.topic, info.partition)] = (low, high)
+        if at == EARLIEST:
+            return {key: low for key, (low, _) in ends.items()}
+        if at == LATEST:
+            return {key: high for key, (_, high) in ends.items()}
+        found = consumer.offsets_for_times(
+            [TopicPartition(info.topic, info.partition, int(at)) for info in wanted],
+            timeout=timeout,
+        )
+        # A partition with no record at or after the time answers -1: start at its end.
+        return {
+            (tp.topic, tp.partition): tp.offset
+            if tp.offset >= 0
+            else ends[(tp.topic, tp.partition)][1]
+            for tp in found
+        }
+    except KafkaException as exc:
+        raise BrokerUnreachable(f"Kafka broker(s) {bootstrap_servers}: {exc}") from exc
+    finally:
+        consumer.close()
+
+
+def group_offsets(
+    bootstrap_servers: str,
+    group: str,
+    *,
+    settings: Mapping[str, object] | None = None,
+    timeout: float = 10.0,
+) -> dict[tuple[str, int], int]:
+    """The offsets ``group`` committed (next offset to read), partitions without a commit left
+    out. Raises :class:`BrokerUnreachable` when the brokers do not answer."""
+    admin = AdminClient(_client_config(bootstrap_servers, settings))
+    futures = admin.list_consumer_group_offsets(
+        [ConsumerGroupTopicPartitions(group)], request_timeout=timeout
+    )
+    try:
+        answer = futures[group].result(timeout=timeout)
+    except (KafkaException, TimeoutError) as exc:
+        raise BrokerUnreachable(
+            f"could not read the offsets of consumer group {group!r} from {bootstrap_servers}: "
+            f"{exc}"
+        ) from exc
+    return {
+        (tp.topic, tp.partition): tp.offset
+        for tp in answer.topic_partitions or []
+        if tp.offset >= 0 and tp.error is None
+    }
 
 
 def ensure_topic(

@@ -8,18 +8,41 @@ drivers (:mod:`runtime_adapter.driver`) report status back.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
-from runtime_adapter.base import ConnectorStatus, Deployment, WorkerInfo
+from runtime_adapter.base import (
+    ConnectorOffsets,
+    ConnectorStatus,
+    Deployment,
+    OffsetChange,
+    OffsetsError,
+    SourceOffset,
+    SparkCluster,
+    WorkerInfo,
+)
+from runtime_adapter.checkpoint import CheckpointError, latest_committed
+from runtime_adapter.config import RuntimeConfig
+from runtime_adapter.kafka import group_offsets
+from runtime_adapter.offsets import client_settings, kafka_source
+from runtime_adapter.spark_master import master_cluster
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import RedisStore
 
 
 class SparkRuntime:
-    """:class:`runtime_adapter.base.RuntimeAdapter` for Spark Structured Streaming."""
+    """:class:`runtime_adapter.base.RuntimeAdapter` for Spark Structured Streaming.
 
-    def __init__(self, redis_url: str, prefix: str = "sluice") -> None:
+    Offsets are read from the checkpoints under ``checkpoint_root`` (``SLUICE_CHECKPOINT_ROOT``
+    by default): the console's host must see the directory the runtime workers write
+    (one host, or a shared file system).
+    """
+
+    def __init__(
+        self, redis_url: str, prefix: str = "sluice", checkpoint_root: Path | str | None = None
+    ) -> None:
         self.store = RedisStore.from_url(redis_url, prefix)
+        self.checkpoint_root = Path(checkpoint_root or RuntimeConfig.from_env().checkpoint_root)
 
     def deploy(self, deployment: Deployment) -> None:
         self.store.put_deployment(deployment)
@@ -57,3 +80,49 @@ class SparkRuntime:
 
     def preview(self, connector_id: str, limit: int = 50) -> list[dict[str, Any]]:
         return self.store.preview(connector_id, limit)
+
+    # -- offsets (KIP-875) -------------------------------------------------------------------
+
+    def offsets(self, connector_id: str, channel: str) -> ConnectorOffsets:
+        try:
+            committed = latest_committed(self.checkpoint_root / channel)
+        except (CheckpointError, OSError, ValueError) as exc:
+            raise OffsetsError(f"the checkpoint of {channel!r} cannot be read: {exc}") from exc
+        position = dict(committed.kafka or {}) if committed else {}
+        pending = self.store.offset_change(connector_id)
+        change = pending[0] if pending else None
+        if change is not None and change.kind == "reset":
+            position = {}
+        elif change is not None and change.kind == "offsets":
+            position.update({(o.topic, o.partition): o.offset for o in change.offsets})
+        return ConnectorOffsets(
+            offsets=[SourceOffset(t, p, o) for (t, p), o in sorted(position.items())],
+            batch_id=committed.batch_id if committed else None,
+            pending=change,
+        )
+
+    def alter_offsets(self, connector_id: str, change: OffsetChange) -> None:
+        self.store.put_offset_change(connector_id, change)
+
+    def consumer_group_offsets(self, spec: dict[str, Any], group: str) -> list[SourceOffset]:
+        source = kafka_source(spec)
+        if source is None:
+            raise OffsetsError("the channel's source does not read Kafka")
+        committed = group_offsets(source.bootstrap_servers, group, settings=client_settings(source))
+        return [
+            SourceOffset(topic, partition, offset)
+            for (topic, partition), offset in sorted(committed.items())
+            if source.reads(topic)
+        ]
+
+    # -- the Spark cluster -------------------------------------------------------------------
+
+    def spark_cluster(self) -> SparkCluster:
+        """Read from ``SPARK_MASTER`` as this process sees it (set it for the console as for
+        the runtime workers); a standalone master is asked through its web UI's ``/json/``
+        (``SLUICE_SPARK_MASTER_UI_URL``, else port 8080 of the master's host)."""
+        config = RuntimeConfig.from_env()
+        if config.standalone:
+            return master_cluster(config.spark_master, config.master_ui_urls())
+        mode = "local" if config.spark_master.startswith("local") else "other"
+        return SparkCluster(mode=mode, master=config.spark_master)

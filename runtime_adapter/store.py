@@ -7,13 +7,17 @@ by connector id or worker id inside a hash, so one round trip reads them all:
 * ``{p}:desired:target``      connector id → target state
 * ``{p}:desired:worker``      connector id → assigned worker id ("" = unassigned)
 * ``{p}:desired:generation``  connector id → restart generation (an integer)
+* ``{p}:desired:offsets``     connector id → JSON :class:`OffsetChange` waiting for the next
+  driver (set by the console while the connector is stopped; the driver that applies it
+  removes it, only if it is still the one it applied)
 * ``{p}:status``              connector id → JSON :class:`ConnectorStatus`
 * ``{p}:workers``             worker id → JSON heartbeat
 * ``{p}:preview:{connector}`` list of the newest output events (JSON), newest first
 * ``{p}:deadletters``         connector id → dead letters routed so far (an integer, added
   to by drivers with ``HINCRBY``, so it survives restarts, moves and status rewrites)
 
-Only the console writes ``desired:*`` and each write touches one field, so
+Only the console writes ``desired:*`` (a driver only removes the offset change it applied)
+and each write touches one field, so
 concurrent API calls and reconcile passes never overwrite each other. Drivers
 and workers write ``status`` through :meth:`RedisStore.report`, which refuses a
 report from a worker or generation that no longer owns the connector: a stale
@@ -30,7 +34,14 @@ from typing import Any
 
 import redis
 
-from runtime_adapter.base import ConnectorStatus, Deployment, TaskStatus, WorkerInfo
+from runtime_adapter.base import (
+    ConnectorStatus,
+    Deployment,
+    ExecutorInfo,
+    OffsetChange,
+    TaskStatus,
+    WorkerInfo,
+)
 from runtime_adapter.states import State, TargetState
 
 _REPORT_IF_OWNER = """
@@ -44,16 +55,29 @@ return 1
 """
 
 
+_DELETE_IF_SAME = """
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  return redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 0
+"""
+
+
 def status_to_json(status: ConnectorStatus) -> str:
     return json.dumps(asdict(status), default=str)
 
 
 def status_from_json(raw: str | bytes) -> ConnectorStatus:
+    """A status as :func:`status_to_json` wrote it; a report written before a field existed
+    reads with that field's default."""
     data = json.loads(raw)
     tasks = [
         TaskStatus(**{**task, "state": State(task["state"])}) for task in data.pop("tasks", [])
     ]
-    return ConnectorStatus(**{**data, "state": State(data["state"]), "tasks": tasks})
+    executors = [ExecutorInfo(**executor) for executor in data.pop("executors", None) or []]
+    return ConnectorStatus(
+        **{**data, "state": State(data["state"]), "tasks": tasks, "executors": executors}
+    )
 
 
 class RedisStore:
@@ -63,6 +87,7 @@ class RedisStore:
         self.redis = client
         self.prefix = prefix
         self._report_script = client.register_script(_REPORT_IF_OWNER)
+        self._delete_if_same_script = client.register_script(_DELETE_IF_SAME)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "sluice") -> RedisStore:
@@ -115,6 +140,7 @@ class RedisStore:
             pipe.hdel(self.key(name), connector_id)
         pipe.hdel(self.key("status"), connector_id)
         pipe.hdel(self.key("deadletters"), connector_id)
+        pipe.hdel(self.key("desired:offsets"), connector_id)
         pipe.delete(self.key(f"preview:{connector_id}"))
         pipe.execute()
 
@@ -155,6 +181,28 @@ class RedisStore:
             worker_id=worker or None,
             generation=int(generation or 0),
         )
+
+    # -- offset changes (set by the console, applied by the next driver) ----------------------
+
+    def put_offset_change(self, connector_id: str, change: OffsetChange) -> None:
+        """Wait for the connector's next driver to apply ``change`` (replacing any earlier one)."""
+        self.redis.hset(
+            self.key("desired:offsets"), connector_id, json.dumps(change.to_json(), sort_keys=True)
+        )
+
+    def offset_change(self, connector_id: str) -> tuple[OffsetChange, str] | None:
+        """The pending change and its stored text (for :meth:`clear_offset_change`), if any."""
+        raw = self.redis.hget(self.key("desired:offsets"), connector_id)
+        if raw is None:
+            return None
+        return OffsetChange.from_json(json.loads(raw)), raw
+
+    def clear_offset_change(self, connector_id: str, applied: str) -> bool:
+        """Remove the pending change if it is still ``applied`` (a newer one is kept)."""
+        removed = self._delete_if_same_script(
+            keys=[self.key("desired:offsets")], args=[connector_id, applied]
+        )
+        return bool(removed)
 
     # -- observed status (written by drivers and workers) -----------------------------------
 

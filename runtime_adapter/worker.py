@@ -99,7 +99,10 @@ class RuntimeWorker:
     # -- driver processes ---------------------------------------------------------------------
 
     def driver_command(self, deployment: Deployment) -> list[str]:
+        # --jars are served by the driver to its executors, so on a standalone master the
+        # Kafka connector reaches every executor without being installed on the workers.
         jars = ",".join(str(path) for path in self.config.spark_jars())
+        host = self.config.resolved_driver_host()
         command = [
             spark_submit_path(),
             "--master",
@@ -111,14 +114,16 @@ class RuntimeWorker:
             "--conf",
             "spark.ui.enabled=false",
             "--conf",
-            "spark.driver.host=127.0.0.1",
+            f"spark.driver.host={host}",
             "--conf",
-            "spark.driver.bindAddress=127.0.0.1",
+            f"spark.driver.bindAddress={self.config.driver_bind_address or host}",
             "--conf",
             "spark.sql.shuffle.partitions=2",
             "--conf",
             "spark.sql.streaming.stopGracefullyOnShutdown=true",
         ]
+        if self.config.standalone:
+            command += self.standalone_options()
         if jars:
             command += ["--jars", jars]
         command += [
@@ -132,9 +137,28 @@ class RuntimeWorker:
         ]
         return command
 
+    def standalone_options(self) -> list[str]:
+        """What a driver needs on a standalone master: executor size and a cap on cores.
+
+        Without ``spark.cores.max`` a standalone master gives an application every free
+        core, and the next connector would wait for one forever.
+        """
+        config = self.config
+        return [
+            "--executor-memory",
+            config.executor_memory,
+            "--conf",
+            f"spark.executor.cores={config.executor_cores}",
+            "--conf",
+            f"spark.cores.max={max(config.max_cores, config.executor_cores)}",
+            # Python run on executors (the http sink's senders) imports ``pipelines``.
+            "--conf",
+            f"spark.executorEnv.PYTHONPATH={REPO_ROOT}",
+        ]
+
     def driver_env(self) -> dict[str, str]:
         env = dict(os.environ)
-        env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        env.setdefault("SPARK_LOCAL_IP", self.config.resolved_driver_host())
         env["PYSPARK_PYTHON"] = self.config.python
         env["PYSPARK_DRIVER_PYTHON"] = self.config.python
         env["REDIS_URL"] = self.config.redis_url

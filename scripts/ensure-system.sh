@@ -4,6 +4,8 @@
 #                              kept stopped and disabled)
 #   java >= 17                (openjdk-17-jre-headless: Kafka broker, Spark driver)
 #   mvn                       (maven: scripts/fetch-jars.sh)
+#   chromium, chromium-driver (the end-to-end tests drive Debian's Chromium with playwright-core;
+#                              no browser is ever downloaded at run time)
 # Fast path: when everything is present it only checks and prints one line (no apt-get).
 # Needs root (or sudo) only when it has to install.
 set -euo pipefail
@@ -33,6 +35,12 @@ if command -v mvn >/dev/null; then
   have+=(mvn)
 else
   missing+=(maven)
+fi
+# Debian's Chromium: tests/e2e drive it headless through playwright-core (frontend/e2e).
+if [[ -x /usr/bin/chromium ]]; then
+  have+=(chromium)
+else
+  missing+=(chromium chromium-driver)
 fi
 # PostgreSQL server binaries: `make test` runs the console's tests on a throwaway cluster too.
 if compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null; then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every check Sluice has: static checks, then pytest (unit + integration).
+# Every check Sluice has: static checks (Python and the console's TypeScript), then pytest
+# (unit, integration and the browser end-to-end tests).
 # The test fixtures start their own Redis and Kafka on free loopback ports.
 # Usage: scripts/test.sh [--lint-only] [pytest args…]
 set -euo pipefail
@@ -21,6 +22,9 @@ ruff format --check .
 
 step "import-linter (layer contracts)"
 lint-imports
+
+step "console frontend (build, tsc, ESLint, Vitest)"
+bash scripts/frontend.sh --check
 
 step "Django system checks and migrations"
 python manage.py check --fail-level WARNING

@@ -18,9 +18,11 @@ from console.services import (
     IngestBadRequest,
     IngestTooLarge,
     IngestUnavailable,
+    InvalidOffsets,
     InvalidSpec,
     InvalidTransition,
     NotAnHttpChannel,
+    OffsetsNotSupported,
     RuntimeUnavailable,
 )
 
@@ -35,6 +37,12 @@ class Conflict(APIException):
     status_code = status.HTTP_409_CONFLICT
     default_detail = "The request conflicts with the channel's current spec."
     default_code = "conflict"
+
+
+class BadRequest(APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = "The request cannot be served."
+    default_code = "bad_request"
 
 
 class RequestTooLarge(APIException):
@@ -66,6 +74,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     """DRF's handler, taught the services' errors."""
     if isinstance(exc, InvalidSpec):
         exc = ValidationError(spec_error_paths(exc.errors))
+    elif isinstance(exc, InvalidOffsets):
+        exc = ValidationError(exc.errors)
+    elif isinstance(exc, OffsetsNotSupported):
+        exc = BadRequest(str(exc))
     elif isinstance(exc, DjangoValidationError):
         exc = ValidationError(get_error_detail(exc))
     elif isinstance(exc, (RuntimeUnavailable, IngestUnavailable)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -365,7 +366,17 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
         connector = getattr(channel, "connector", None)
         if connector is None:
             return []
-        return TaskSerializer(connector.tasks.order_by("task_id"), many=True).data
+        tasks = sorted(connector.tasks.all(), key=lambda task: task.task_id)  # prefetch-friendly
+        return TaskSerializer(tasks, many=True).data
+
+
+class ChannelWithStatusSerializer(ChannelSerializer):
+    """A channel with its runtime status (``GET /channels/?expand=status``)."""
+
+    status = ChannelStatusSerializer(source="*", read_only=True)
+
+    class Meta(ChannelSerializer.Meta):
+        fields = [*ChannelSerializer.Meta.fields, "status"]
 
 
 class WorkerSerializer(serializers.ModelSerializer):
@@ -483,3 +494,191 @@ class ChannelPreviewSerializer(serializers.Serializer):
 
     name = serializers.CharField()
     events = serializers.ListField(child=serializers.DictField())
+
+
+# -- offsets (Kafka Connect's KIP-875 shapes) ----------------------------------------------------
+
+
+class OffsetPartitionSerializer(serializers.Serializer):
+    """A source partition: a Kafka topic-partition."""
+
+    topic = serializers.CharField()
+    partition = serializers.IntegerField(min_value=0)
+
+
+class OffsetValueSerializer(serializers.Serializer):
+    offset = serializers.IntegerField(
+        min_value=0, help_text="The NEXT offset the channel reads from this partition."
+    )
+
+
+class SourceOffsetSerializer(serializers.Serializer):
+    """One source partition and where the channel resumes reading it."""
+
+    partition = OffsetPartitionSerializer(source="*")
+    offset = OffsetValueSerializer(source="*")
+
+
+class ChannelOffsetsSerializer(serializers.Serializer):
+    """A channel's offsets, shaped like Kafka Connect's ``GET /connectors/{name}/offsets``."""
+
+    offsets = SourceOffsetSerializer(many=True)
+    note = serializers.CharField(
+        allow_blank=True,
+        help_text=(
+            "Empty, or what to know about these offsets: a change waiting for the next start, "
+            "no committed batch yet, or a source without offsets."
+        ),
+    )
+
+
+class OffsetsAlterSerializer(serializers.Serializer):
+    """PATCH body: explicit offsets or a timestamp, not both (described here; the service
+    validates it and names each bad field by its path, e.g. ``offsets[0].offset.offset``)."""
+
+    offsets = SourceOffsetSerializer(
+        many=True,
+        required=False,
+        help_text="The partitions to move; partitions left out keep their position.",
+    )
+    timestamp = serializers.CharField(
+        required=False,
+        help_text=(
+            "Epoch milliseconds (a number) or RFC 3339 text: every partition moves to its "
+            "first record at or after it (its end when there is none)."
+        ),
+    )
+
+
+class OffsetsCopySerializer(serializers.Serializer):
+    """POST body of offsets/copy: exactly one origin."""
+
+    from_channel = serializers.CharField(
+        required=False, help_text="Another channel, whose offsets (as GET shows them) are copied."
+    )
+    from_consumer_group = serializers.CharField(
+        required=False,
+        help_text=(
+            "A consumer group on the source's brokers (e.g. a Kafka Connect sink's "
+            "connect-<name>, or one MirrorMaker 2 checkpoints), whose committed offsets are "
+            "copied."
+        ),
+    )
+
+
+class OffsetsMessageSerializer(serializers.Serializer):
+    """Kafka Connect's answer to an offsets change."""
+
+    message = serializers.CharField()
+
+
+# -- the cluster view ------------------------------------------------------------------------
+
+
+class EpochDateTimeField(serializers.DateTimeField):
+    """A Unix time in seconds (what runtimes report), shown as an ISO 8601 date-time."""
+
+    def to_representation(self, value: Any) -> Any:
+        if value is None:
+            return None
+        return super().to_representation(datetime.fromtimestamp(value, tz=UTC))
+
+
+class ClusterRuntimeWorkerSerializer(serializers.Serializer):
+    worker_id = serializers.CharField()
+    host = serializers.CharField()
+    pid = serializers.IntegerField()
+    state = serializers.ChoiceField(
+        choices=WorkerState.choices,
+        help_text="DEAD once its last heartbeat is older than the session timeout.",
+    )
+    started_at = EpochDateTimeField()
+    last_heartbeat = EpochDateTimeField()
+    heartbeat_age = serializers.FloatField(help_text="Seconds since its last heartbeat.")
+    connectors = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Ids of the connectors whose drivers it hosts, as its heartbeat says.",
+    )
+
+
+class SparkWorkerSerializer(serializers.Serializer):
+    worker_id = serializers.CharField(help_text="The id the Spark master gave the worker.")
+    host = serializers.CharField()
+    port = serializers.IntegerField(allow_null=True)
+    state = serializers.CharField(help_text="As the master says: ALIVE, DEAD, DECOMMISSIONED…")
+    cores = serializers.IntegerField(help_text="Cores the worker offers.")
+    cores_used = serializers.IntegerField()
+    memory_mb = serializers.IntegerField(help_text="Memory the worker offers, in MiB.")
+    memory_used_mb = serializers.IntegerField()
+    last_heartbeat = EpochDateTimeField(allow_null=True)
+    heartbeat_age = serializers.SerializerMethodField(
+        help_text="Seconds since the master last heard from the worker."
+    )
+    web_ui = serializers.CharField(allow_blank=True)
+
+    def get_heartbeat_age(self, worker: Any) -> float | None:
+        now = self.context.get("now")
+        if worker.last_heartbeat is None or now is None:
+            return None
+        return round(max(now - worker.last_heartbeat, 0.0), 3)
+
+
+class SparkApplicationSerializer(serializers.Serializer):
+    app_id = serializers.CharField()
+    name = serializers.CharField(help_text="sluice-<channel> for a connector's driver.")
+    state = serializers.CharField()
+    cores = serializers.IntegerField(help_text="Cores granted to the application.")
+    memory_per_executor_mb = serializers.IntegerField()
+    started_at = EpochDateTimeField(allow_null=True)
+
+
+class SparkClusterSerializer(serializers.Serializer):
+    mode = serializers.ChoiceField(
+        choices=["local", "standalone", "other"],
+        help_text=(
+            "local: executors run inside each driver (local[*]); standalone: a spark:// "
+            "master, whose workers and applications follow; other: a master Sluice does not "
+            "inspect."
+        ),
+    )
+    master = serializers.CharField(help_text="SPARK_MASTER as the console sees it.")
+    status = serializers.CharField(allow_null=True, help_text="The master's own status.")
+    web_ui = serializers.CharField(allow_null=True)
+    error = serializers.CharField(
+        allow_null=True, help_text="Why the master's status could not be read (else null)."
+    )
+    workers = SparkWorkerSerializer(many=True)
+    applications = SparkApplicationSerializer(many=True)
+
+
+class ExecutorSerializer(serializers.Serializer):
+    id = serializers.CharField(
+        source="executor_id", help_text="Spark's executor id; 'driver' for the driver itself."
+    )
+    host = serializers.CharField()
+    port = serializers.IntegerField(allow_null=True)
+    cores = serializers.IntegerField()
+    active_tasks = serializers.IntegerField()
+    completed_tasks = serializers.IntegerField()
+    failed_tasks = serializers.IntegerField()
+    memory_used = serializers.IntegerField(help_text="Storage memory in use, in bytes.")
+    memory_total = serializers.IntegerField(help_text="Storage memory available, in bytes.")
+
+
+class ClusterChannelSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    connector_id = serializers.CharField()
+    state = serializers.ChoiceField(choices=ConnectorState.choices)
+    worker_id = serializers.CharField(allow_null=True)
+    application_id = serializers.CharField(
+        allow_null=True, help_text="The Spark application of the connector's driver."
+    )
+    executors = ExecutorSerializer(many=True)
+
+
+class ClusterSerializer(serializers.Serializer):
+    runtime_workers = ClusterRuntimeWorkerSerializer(many=True)
+    spark = SparkClusterSerializer()
+    channels = ClusterChannelSerializer(
+        many=True, help_text="Each channel whose connector reported, with its executors."
+    )

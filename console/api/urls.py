@@ -1,5 +1,5 @@
 """``/api/v1/`` routes, spelled out: actions (start, stop, pause, resume, restart, status,
-preview, events, validate, test) take no trailing slash."""
+preview, events, offsets, offsets/copy, validate, test) take no trailing slash."""
 
 from __future__ import annotations
 
@@ -38,11 +38,18 @@ urlpatterns = [
     path("channels/<str:name>/status", channel_status, name="channel-status"),
     path("channels/<str:name>/preview", channel_preview, name="channel-preview"),
     path("channels/<str:name>/events", channel_events, name="channel-events"),
+    path("channels/<str:name>/offsets", views.ChannelOffsetsView.as_view(), name="channel-offsets"),
+    path(
+        "channels/<str:name>/offsets/copy",
+        views.ChannelOffsetsCopyView.as_view(),
+        name="channel-offsets-copy",
+    ),
     path(
         "channels/<str:name>/lifecycle/",
         views.ChannelLifecycleView.as_view(),
         name="channel-lifecycle",
     ),
+    path("cluster/", views.ClusterView.as_view(), name="cluster"),
     path("workers/", worker_list, name="worker-list"),
     path("workers/<str:worker_id>/", worker_detail, name="worker-detail"),
     path("plugins/", plugin_list, name="plugin-list"),

@@ -11,6 +11,7 @@ checks change nothing.
 from __future__ import annotations
 
 from django.conf import settings
+from django.db.models import Case, Value, When
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -35,12 +36,18 @@ from console.api.ingest_schema import (
     INGEST_RESPONSES,
 )
 from console.api.serializers import (
+    ChannelOffsetsSerializer,
     ChannelPreviewSerializer,
     ChannelSerializer,
     ChannelStatusSerializer,
+    ChannelWithStatusSerializer,
+    ClusterSerializer,
     EventPatternResultSerializer,
     EventPatternTestSerializer,
     LifecycleEventSerializer,
+    OffsetsAlterSerializer,
+    OffsetsCopySerializer,
+    OffsetsMessageSerializer,
     PluginConfigInvalidSerializer,
     PluginConfigSerializer,
     PluginConfigValidSerializer,
@@ -52,7 +59,7 @@ from console.api.serializers import (
     TargetStateSerializer,
     WorkerSerializer,
 )
-from console.choices import PluginKind
+from console.choices import ConnectorState, PluginKind
 from console.models import Channel, LifecycleEvent, Worker
 from console.services import specs
 
@@ -89,7 +96,23 @@ CONFLICT = OpenApiResponse(
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List channels"),
+    list=extend_schema(
+        summary="List channels",
+        description=(
+            "With `expand=status`, each channel also carries its runtime status (connector, "
+            "tasks, dead letters) and failed channels come first: one call for a whole "
+            "operations view, a fixed number of queries whatever the number of channels."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "expand",
+                OpenApiTypes.STR,
+                enum=["status"],
+                description="`status`: include each channel's status, failures first.",
+            )
+        ],
+        responses={200: ChannelWithStatusSerializer(many=True)},
+    ),
     retrieve=extend_schema(
         summary="Get a channel", responses={200: ChannelSerializer, 404: NOT_FOUND}
     ),
@@ -121,6 +144,22 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     queryset = Channel.objects.with_summary()
     serializer_class = ChannelSerializer
     lookup_field = "name"
+
+    def list(self, request: Request) -> Response:
+        expand = request.query_params.get("expand", "")
+        if expand not in ("", "status"):
+            raise ValidationError({"expand": ["The only expansion is 'status'."]})
+        queryset = self.get_queryset()
+        serializer_class = ChannelSerializer
+        if expand == "status":
+            failed_first = Case(
+                When(connector__state=ConnectorState.FAILED, then=Value(0)), default=Value(1)
+            )
+            queryset = queryset.prefetch_related("connector__tasks").order_by(failed_first, "name")
+            serializer_class = ChannelWithStatusSerializer
+        page = self.paginate_queryset(queryset)
+        data = serializer_class(page, many=True, context=self.get_serializer_context()).data
+        return self.get_paginated_response(data)
 
     def create(self, request: Request) -> Response:
         serializer = self.get_serializer(data=request.data)
@@ -362,6 +401,166 @@ class ChannelLifecycleView(generics.ListAPIView):
         return LifecycleEvent.objects.filter(channel=channel).order_by("-created_at", "-id")
 
 
+OFFSETS_CONFLICT = OpenApiResponse(
+    response=OpenApiTypes.OBJECT,
+    description=(
+        "The channel is not STOPPED (target STOPPED and connector STOPPED or UNASSIGNED), or "
+        "the change cannot be made from where it is; nothing changed."
+    ),
+    examples=[
+        OpenApiExample(
+            "Running channel",
+            value={
+                "detail": "channel 'orders' is RUNNING: stop it before you alter its offsets "
+                "(offsets can change only while it is STOPPED)"
+            },
+        )
+    ],
+)
+OFFSETS_INVALID = OpenApiResponse(
+    response=OpenApiTypes.OBJECT,
+    description=(
+        "The request is not a valid change (each key is the path of a bad field), or the "
+        "channel's source has no offsets to move (detail)."
+    ),
+    examples=[
+        OpenApiExample(
+            "Bad offset",
+            value={"offsets[0].offset.offset": ["Required: the next offset to read (0 or more)."]},
+        )
+    ],
+)
+OFFSETS_CHANGED = OpenApiResponse(
+    response=OffsetsMessageSerializer,
+    description="Recorded; the connector's next start resumes exactly from the new offsets.",
+)
+OFFSETS_EXAMPLE = OpenApiExample(
+    "Two partitions",
+    response_only=True,
+    status_codes=["200"],
+    value={
+        "offsets": [
+            {"partition": {"topic": "orders", "partition": 0}, "offset": {"offset": 42}},
+            {"partition": {"topic": "orders", "partition": 1}, "offset": {"offset": 17}},
+        ],
+        "note": "",
+    },
+)
+
+
+class ChannelOffsetsView(views.APIView):
+    """A channel's source offsets, Kafka Connect's KIP-875 way (``/connectors/{name}/offsets``)."""
+
+    @extend_schema(
+        operation_id="channels_offsets_retrieve",
+        summary="Get a channel's offsets",
+        description=(
+            "Per source partition, the NEXT offset the channel reads, from its checkpoint's "
+            "latest committed batch, with a change waiting for the next start laid over it "
+            "(after a reset: an empty list). A channel whose source is not Kafka-backed "
+            "(files, generator) answers an empty list with a note."
+        ),
+        responses={200: ChannelOffsetsSerializer, 404: NOT_FOUND, 503: RUNTIME_DOWN},
+        examples=[OFFSETS_EXAMPLE],
+    )
+    def get(self, request: Request, name: str) -> Response:
+        found = services.channel_offsets(get_object_or_404(Channel, name=name))
+        return Response(ChannelOffsetsSerializer(found).data)
+
+    @extend_schema(
+        operation_id="channels_offsets_alter",
+        summary="Alter a stopped channel's offsets",
+        description=(
+            "Explicit offsets (the partitions named move, the others keep their position) or "
+            "a timestamp (every partition to its first record at or after it). Only while the "
+            "channel is STOPPED; its next start resumes exactly there. Recorded as a lifecycle "
+            "event."
+        ),
+        request=OffsetsAlterSerializer,
+        responses={
+            200: OFFSETS_CHANGED,
+            400: OFFSETS_INVALID,
+            404: NOT_FOUND,
+            409: OFFSETS_CONFLICT,
+            503: RUNTIME_DOWN,
+        },
+        examples=[
+            OpenApiExample(
+                "Explicit offsets",
+                request_only=True,
+                value={
+                    "offsets": [
+                        {"partition": {"topic": "orders", "partition": 0}, "offset": {"offset": 10}}
+                    ]
+                },
+            ),
+            OpenApiExample(
+                "A time", request_only=True, value={"timestamp": "2026-11-01T00:00:00Z"}
+            ),
+        ],
+    )
+    def patch(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        message = services.alter_channel_offsets(channel, request.data, user=request.user)
+        return Response({"message": message})
+
+    @extend_schema(
+        operation_id="channels_offsets_reset",
+        summary="Reset a stopped channel's offsets",
+        description=(
+            "Forget the channel's position: its next start begins from the source's "
+            "starting_offsets. Only while the channel is STOPPED. Recorded as a lifecycle event."
+        ),
+        request=None,
+        responses={
+            200: OFFSETS_CHANGED,
+            400: OFFSETS_INVALID,
+            404: NOT_FOUND,
+            409: OFFSETS_CONFLICT,
+            503: RUNTIME_DOWN,
+        },
+    )
+    def delete(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        return Response({"message": services.reset_channel_offsets(channel, user=request.user)})
+
+
+class ChannelOffsetsCopyView(views.APIView):
+    @extend_schema(
+        operation_id="channels_offsets_copy",
+        summary="Copy offsets to a stopped channel (migration)",
+        description=(
+            "MirrorMaker 2's idea: take over from another channel's offsets, or from a "
+            "consumer group's committed offsets (what a Kafka Connect sink or a MirrorMaker 2 "
+            "checkpoint leaves), for the topics this channel reads, so a pipeline moved to "
+            "Sluice neither skips nor replays events. Stop the origin first. Only while this "
+            "channel is STOPPED; partitions the origin has no offset for keep their position."
+        ),
+        request=OffsetsCopySerializer,
+        responses={
+            200: OFFSETS_CHANGED,
+            400: OFFSETS_INVALID,
+            404: NOT_FOUND,
+            409: OFFSETS_CONFLICT,
+            503: RUNTIME_DOWN,
+        },
+        examples=[
+            OpenApiExample(
+                "From a Kafka Connect sink's group",
+                request_only=True,
+                value={"from_consumer_group": "connect-my-sink"},
+            ),
+            OpenApiExample(
+                "From another channel", request_only=True, value={"from_channel": "old"}
+            ),
+        ],
+    )
+    def post(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        message = services.copy_channel_offsets(channel, request.data, user=request.user)
+        return Response({"message": message})
+
+
 @extend_schema_view(
     list=extend_schema(summary="List runtime workers"),
     retrieve=extend_schema(summary="Get a runtime worker"),
@@ -594,3 +793,26 @@ class EventPatternTestView(views.APIView):
         data = body.validated_data
         result = specs.event_pattern_matches(data["pattern"], data["event"])
         return Response(EventPatternResultSerializer({"result": result}).data)
+
+
+# -- the cluster view ------------------------------------------------------------------------
+
+
+class ClusterView(views.APIView):
+    @extend_schema(
+        operation_id="cluster_retrieve",
+        summary="The runtime workers, the Spark cluster and each channel's executors",
+        description=(
+            "Read live from the runtime: every runtime worker with its heartbeat age and the "
+            "connectors whose drivers it hosts; the Spark cluster the executors run on (with a "
+            "standalone master (SPARK_MASTER=spark://…), the master's workers with their "
+            "cores, memory and last heartbeat, and its running applications); and each "
+            "channel's Spark application and executors as its driver last reported them. "
+            "A master that does not answer is reported in `spark.error`, not as an error "
+            "status."
+        ),
+        responses={200: ClusterSerializer, 503: RUNTIME_DOWN},
+    )
+    def get(self, request: Request) -> Response:
+        cluster = services.cluster_view()
+        return Response(ClusterSerializer(cluster, context={"now": cluster.now}).data)

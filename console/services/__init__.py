@@ -16,6 +16,7 @@ from console.services.channels import (
     stop_channel,
     update_channel,
 )
+from console.services.cluster import Cluster, cluster_view
 from console.services.errors import (
     InvalidSpec,
     InvalidTransition,
@@ -30,26 +31,44 @@ from console.services.ingest import (
     ingest_events,
 )
 from console.services.lifecycle import actor_for
+from console.services.offsets import (
+    ChannelOffsets,
+    InvalidOffsets,
+    OffsetsNotSupported,
+    alter_channel_offsets,
+    channel_offsets,
+    copy_channel_offsets,
+    reset_channel_offsets,
+)
 from console.services.reconcile import ReconcileReport, reconcile
 
 __all__ = [
+    "ChannelOffsets",
+    "Cluster",
     "IngestBadRequest",
     "IngestTooLarge",
     "IngestUnavailable",
+    "InvalidOffsets",
     "InvalidSpec",
     "InvalidTransition",
     "NotAnHttpChannel",
+    "OffsetsNotSupported",
     "ReconcileReport",
     "RestartPlan",
     "RuntimeUnavailable",
     "ServiceError",
     "actor_for",
+    "alter_channel_offsets",
+    "channel_offsets",
     "channel_preview",
+    "cluster_view",
+    "copy_channel_offsets",
     "create_channel",
     "delete_channel",
     "ingest_events",
     "pause_channel",
     "reconcile",
+    "reset_channel_offsets",
     "restart_channel",
     "resume_channel",
     "start_channel",

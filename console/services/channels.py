@@ -179,6 +179,11 @@ def delete_channel(
         channel.delete()
         if connector is not None:
             _call_runtime(get_runtime().delete, connector.runtime_id)
+        else:  # offsets set for its first start wait in the runtime; best effort
+            try:
+                get_runtime().delete(channel.name)
+            except RUNTIME_UNAVAILABLE_ERRORS as exc:
+                logger.warning("runtime unreachable; %s may leave offsets behind: %s", channel, exc)
 
 
 def start_channel(

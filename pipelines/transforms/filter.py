@@ -8,7 +8,7 @@ from pyspark.sql import Column, DataFrame
 
 from pipelines.cloudevents import attribute_sql
 from pipelines.errors import failed_or
-from pipelines.patterns import pattern_predicate
+from pipelines.patterns import filter_by_pattern, pattern_predicate
 from pipelines.spec.configs import FilterConfig
 
 
@@ -20,4 +20,4 @@ def event_predicate(pattern: Any) -> Column:
 def filter_events_by_pattern(events: DataFrame, config: FilterConfig) -> DataFrame:
     """Keep the events matching ``config.pattern`` (and failed events, which go on to the
     error gate); columns and order are unchanged."""
-    return events.filter(failed_or(event_predicate(config.pattern)))
+    return filter_by_pattern(events, config.pattern, attribute_sql, failed_or)

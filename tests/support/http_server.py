@@ -115,7 +115,7 @@ class RecordingServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting (a timeout test)
 
-            do_POST = do_PUT = do_PATCH = _serve
+            do_GET = do_POST = do_PUT = do_PATCH = _serve
 
             def log_message(self, format: str, *args: object) -> None:
                 pass  # keep test output quiet

@@ -11,7 +11,17 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from runtime_adapter.base import ConnectorStatus, Deployment, TaskStatus, WorkerInfo
+from runtime_adapter.base import (
+    ConnectorOffsets,
+    ConnectorStatus,
+    Deployment,
+    ExecutorInfo,
+    OffsetChange,
+    SourceOffset,
+    SparkCluster,
+    TaskStatus,
+    WorkerInfo,
+)
 from runtime_adapter.states import State, TargetState
 
 
@@ -27,6 +37,13 @@ class FakeRuntime:
     generations: dict[str, int] = field(default_factory=dict)
     status_calls: int = 0
     unavailable: BaseException | None = None
+    checkpoints: dict[str, ConnectorOffsets] = field(default_factory=dict)
+    """Channel name → what its checkpoint holds (set by tests)."""
+    offset_changes: dict[str, OffsetChange] = field(default_factory=dict)
+    groups: dict[str, list[SourceOffset]] = field(default_factory=dict)
+    """Consumer group → its committed offsets (set by tests)."""
+    cluster: SparkCluster = field(default_factory=lambda: SparkCluster("local", "local[*]"))
+    """What :meth:`spark_cluster` answers (set by tests)."""
 
     # -- the protocol ----------------------------------------------------------------------
 
@@ -85,6 +102,33 @@ class FakeRuntime:
             raise self.unavailable
         return self.previews.get(connector_id, [])[:limit]
 
+    def offsets(self, connector_id: str, channel: str) -> ConnectorOffsets:
+        """As the Spark runtime: the checkpoint's offsets with a pending change laid over."""
+        self._call("offsets", connector_id, channel)
+        found = self.checkpoints.get(channel, ConnectorOffsets([]))
+        change = self.offset_changes.get(connector_id)
+        position = {(o.topic, o.partition): o.offset for o in found.offsets}
+        if change is not None and change.kind == "reset":
+            position = {}
+        elif change is not None and change.kind == "offsets":
+            position.update({(o.topic, o.partition): o.offset for o in change.offsets})
+        return ConnectorOffsets(
+            [SourceOffset(t, p, o) for (t, p), o in sorted(position.items())],
+            found.batch_id,
+            change,
+        )
+
+    def alter_offsets(self, connector_id: str, change: OffsetChange) -> None:
+        self._call("alter_offsets", connector_id, change)
+        self.offset_changes[connector_id] = change
+
+    def consumer_group_offsets(self, spec: dict, group: str) -> list[SourceOffset]:
+        self._call("consumer_group_offsets", group)
+        return list(self.groups.get(group, []))
+
+    def spark_cluster(self) -> SparkCluster:
+        return self.cluster
+
     # -- helpers for tests -----------------------------------------------------------------
 
     def _call(self, name: str, *args) -> None:
@@ -118,6 +162,8 @@ class FakeRuntime:
         tasks: list[TaskStatus] | None = None,
         updated_at: float = 1.0,
         dead_letters: int = 0,
+        executors: list[ExecutorInfo] | None = None,
+        application_id: str | None = None,
     ) -> None:
         """Record what a driver would report for ``connector_id``."""
         self.statuses[connector_id] = ConnectorStatus(
@@ -129,4 +175,6 @@ class FakeRuntime:
             updated_at=updated_at,
             tasks=tasks or [],
             dead_letters=dead_letters,
+            executors=executors or [],
+            application_id=application_id,
         )

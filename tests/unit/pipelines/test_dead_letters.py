@@ -189,3 +189,14 @@ def test_events_an_http_sink_rejects_become_dead_letters(
     assert "qty must be positive" in context["message"]
     assert context["payload"] == lines[1]
     assert context["event"]["data"] == {"n": 2, "qty": -1}
+
+
+def test_a_files_dead_letter_log_has_no_gaps(spark: SparkSession, tmp_path: Path) -> None:
+    """Batches without dead letters are logged too, so the directory stays readable."""
+    spec = channel_spec(tmp_path, {"tolerance": "all", "dead_letter": dead_letter_sink(tmp_path)})
+    run_channel(spark, tmp_path, spec, [LINES[0]], "a.jsonl")  # batch 0: no dead letter
+    run_channel(spark, tmp_path, spec, [LINES[1]], "b.jsonl")  # batch 1: one
+
+    logged = (tmp_path / "dlq" / "_spark_metadata").iterdir()
+    assert sorted(p.name for p in logged if not p.name.startswith(".")) == ["0", "1"]
+    assert [letter["subject"] for letter in read_lines(spark, tmp_path / "dlq")] == ["source"]

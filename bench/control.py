@@ -1,0 +1,341 @@
+"""``make bench-control``: how fast the control plane sees and does things (issue 4 targets).
+
+Two parts, each printed as a table of figures beside its target and saved in bench-results/:
+
+* **database** (in-process Django on a throwaway PostgreSQL, the production database): one
+  reconcile pass with N channels (default 1,000) and a simulated runtime reporting every
+  connector RUNNING with 4 tasks whose offsets move each pass; one
+  ``GET /api/v1/channels/?expand=status`` (the default page of 50, and all N at once).
+* **live** (the real stack: Redis, Kafka, web, Celery worker and beat, two runtime workers,
+  with the production reconcile interval): create → RUNNING with a cold driver; resume from
+  PAUSED → RUNNING; ``kill -9`` of a driver → FAILED in the API; ``kill -9`` of the runtime
+  worker hosting a channel → RUNNING on the other worker.
+
+Targets: failure visible ≤ 5 s, resume ≤ 2 s, reconcile of 1,000 channels ≤ 1 s, list with
+status ≤ 200 ms. Each live figure is the median of ``--repeat`` runs (worker death: one run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from tests.support.processes import REPO_ROOT, start_kafka, start_postgres, start_redis
+from tests.support.stack import kill_driver
+
+RESULTS_DIR = REPO_ROOT / "bench-results"
+TASKS_PER_CONNECTOR = 4
+CHANNEL_SPEC = {
+    "source": {"type": "generator", "config": {"rate": 5}},
+    "transforms": [],
+    "sink": {"type": "preview", "config": {"max_events": 10}},
+}
+
+
+@dataclass
+class Figure:
+    name: str
+    seconds: float
+    target: float | None = None
+    runs: int = 1
+    note: str = ""
+
+    @property
+    def verdict(self) -> str:
+        if self.target is None:
+            return ""
+        return "met" if self.seconds <= self.target else "NOT met"
+
+    def row(self) -> str:
+        target = f"≤ {_duration(self.target)}" if self.target is not None else "—"
+        ratio = f"{self.seconds / self.target:.2f}x target" if self.target else ""
+        return (
+            f"{self.name:<52} {_duration(self.seconds):>10}  {target:>9}  {ratio:>13}  "
+            f"{self.verdict:<7} {self.note}"
+        )
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+# -- database part -------------------------------------------------------------------------
+
+
+class SimulatedRuntime:
+    """A runtime adapter whose workers and connectors are all alive and RUNNING."""
+
+    def __init__(self, workers: Iterable[str]) -> None:
+        from runtime_adapter.base import WorkerInfo
+
+        now = time.time()
+        self.worker_infos = [WorkerInfo(w, "bench", 1, now, now) for w in workers]
+        self.assigned: dict[str, str | None] = {}
+        self.generation: dict[str, int] = {}
+        self.pass_number = 0
+
+    def deploy(self, deployment: Any) -> None:
+        self.assigned.setdefault(deployment.connector_id, deployment.worker_id)
+
+    def assign(self, connector_id: str, worker_id: str | None) -> None:
+        self.assigned[connector_id] = worker_id
+
+    def set_target_state(self, connector_id: str, target_state: Any) -> None:
+        pass
+
+    def restart(self, connector_id: str) -> int:
+        self.generation[connector_id] = self.generation.get(connector_id, 0) + 1
+        return self.generation[connector_id]
+
+    def delete(self, connector_id: str) -> None:
+        self.assigned.pop(connector_id, None)
+
+    def workers(self) -> list[Any]:
+        now = time.time()
+        return [replace(info, last_heartbeat=now) for info in self.worker_infos]
+
+    def forget_worker(self, worker_id: str) -> None:
+        pass
+
+    def preview(self, connector_id: str, limit: int = 50) -> list[dict]:
+        return []
+
+    def status(self, connector_ids: Iterable[str]) -> dict[str, Any]:
+        from runtime_adapter.base import ConnectorStatus, TaskStatus
+        from runtime_adapter.states import State
+
+        self.pass_number += 1
+        moved = self.pass_number * 100
+        statuses = {}
+        for cid in connector_ids:
+            worker = self.assigned.get(cid)
+            if worker is None:
+                continue
+            tasks = [
+                TaskStatus(task, State.RUNNING, worker, "orders", task, moved, moved + 10, 10, 5.0)
+                for task in range(TASKS_PER_CONNECTOR)
+            ]
+            statuses[cid] = ConnectorStatus(
+                cid, State.RUNNING, worker, self.generation.get(cid, 0), "", time.time(), tasks
+            )
+        return statuses
+
+
+def database_figures(channels: int, repeat: int, work: Path) -> list[Figure]:
+    service, url = start_postgres(work / "pg", work / "logs")
+    try:
+        os.environ.update(
+            DJANGO_SETTINGS_MODULE="console.settings",
+            DATABASE_URL=url,
+            SLUICE_VAR_DIR=str(work / "var"),
+        )
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        return _measure_database(channels, repeat)
+    finally:
+        service.stop()
+
+
+def _measure_database(channels: int, repeat: int) -> list[Figure]:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from console import services
+    from console.runtime import set_runtime
+
+    runtime = SimulatedRuntime(["bench-w1", "bench-w2"])
+    set_runtime(runtime)
+    started = time.perf_counter()
+    for n in range(channels):
+        channel = services.create_channel(name=f"bench-{n:04d}", spec=CHANNEL_SPEC)
+        services.start_channel(channel)
+    setup = time.perf_counter() - started
+    print(f"  {channels} channels created and started in {setup:.1f} s", flush=True)
+
+    first = _timed(services.reconcile)
+    steady = [_timed(services.reconcile) for _ in range(repeat)]
+    user = get_user_model().objects.create_user("bench", password="bench-password")
+    client = Client(HTTP_HOST="localhost")
+    client.force_login(user)
+
+    def list_with_status(query: str) -> Callable[[], None]:
+        def call() -> None:
+            response = client.get(f"/api/v1/channels/?expand=status{query}")
+            assert response.status_code == 200, response.content[:500]
+
+        return call
+
+    page = [_timed(list_with_status("")) for _ in range(repeat)]
+    everything = [_timed(list_with_status(f"&limit={channels}")) for _ in range(repeat)]
+    note = f"{channels} channels, {channels * TASKS_PER_CONNECTOR} tasks"
+    return [
+        Figure(f"reconcile pass, first (places {channels})", first, 1.0, 1, note),
+        Figure("reconcile pass, steady (offsets moved)", statistics.median(steady), 1.0, repeat),
+        Figure("GET ?expand=status, default page (50)", statistics.median(page), 0.2, repeat),
+        Figure(
+            f"GET ?expand=status, all {channels}",
+            statistics.median(everything),
+            None,
+            repeat,
+            "no target: the API pages by 50",
+        ),
+    ]
+
+
+def _timed(call: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+# -- live part -----------------------------------------------------------------------------
+
+
+def live_figures(repeat: int, work: Path) -> list[Figure]:
+    from tests.support.stack import running_stack
+
+    logs = work / "logs"
+    redis, redis_url = start_redis(work / "redis", logs)
+    kafka, bootstrap = start_kafka(work / "kafka", logs)
+    try:
+        with running_stack(
+            redis_url=redis_url,
+            kafka=bootstrap,
+            var=work / "var",
+            log_dir=logs / "stack",
+            runtime_workers=2,
+            extra_env={"SLUICE_RECONCILE_INTERVAL": "2"},  # the production default
+        ) as stack:
+            return _measure_live(stack, repeat)
+    finally:
+        kafka.stop()
+        redis.stop()
+
+
+def _measure_live(stack: Any, repeat: int) -> list[Figure]:
+    http = stack.session()
+
+    def status(name: str) -> dict[str, Any]:
+        return http.get(f"{stack.api}/channels/{name}/status", timeout=5).json()
+
+    def until(name: str, check: Callable[[dict[str, Any]], bool], timeout: float) -> float:
+        started = time.perf_counter()
+        while time.perf_counter() - started < timeout:
+            if check(status(name)):
+                return time.perf_counter() - started
+            time.sleep(0.05)
+        raise TimeoutError(f"{name}: last status {status(name)}\n{stack.logs()}")
+
+    def post(path: str, body: dict[str, Any] | None = None) -> None:
+        response = http.post(f"{stack.api}/{path}", json=body, timeout=10)
+        assert response.status_code in (201, 202), response.text
+
+    running = lambda s: s["state"] == "RUNNING"  # noqa: E731
+    cold, resume, failure = [], [], []
+    for n in range(repeat):
+        name = f"control-{n}"
+        started = time.perf_counter()
+        post(
+            "channels/",
+            {
+                "name": name,
+                "spec": CHANNEL_SPEC,
+                "target_state": "RUNNING",
+                "restart_policy": {"type": "never"},
+            },
+        )
+        cold.append(time.perf_counter() - started + until(name, running, 180))
+        print(f"  {name}: create → RUNNING {cold[-1]:.1f} s", flush=True)
+
+        post(f"channels/{name}/pause")
+        until(name, lambda s: s["state"] == "PAUSED", 60)
+        started = time.perf_counter()
+        post(f"channels/{name}/resume")
+        resume.append(time.perf_counter() - started + until(name, running, 60))
+        print(f"  {name}: resume → RUNNING {resume[-1]:.2f} s", flush=True)
+
+        kill_driver(name)
+        failure.append(until(name, lambda s: s["state"] == "FAILED", 60))
+        print(f"  {name}: kill -9 driver → FAILED {failure[-1]:.2f} s", flush=True)
+        post(f"channels/{name}/stop")
+
+    name = "control-moved"
+    post("channels/", {"name": name, "spec": CHANNEL_SPEC, "target_state": "RUNNING"})
+    until(name, running, 180)
+    host = status(name)["worker_id"]
+    role = "runtime-" + host.rsplit("-", 1)[1]
+    started = time.perf_counter()
+    os.kill(stack.services[role].process.pid, signal.SIGKILL)
+    moved = until(name, lambda s: s["state"] == "RUNNING" and s["worker_id"] != host, 240)
+    print(f"  {name}: kill -9 of worker {host} → RUNNING elsewhere {moved:.1f} s", flush=True)
+    timeout = float(stack.env.get("SLUICE_WORKER_SESSION_TIMEOUT", "10"))
+    return [
+        Figure("create → RUNNING (cold driver)", statistics.median(cold), None, repeat),
+        Figure("resume from PAUSED → RUNNING", statistics.median(resume), 2.0, repeat),
+        Figure("kill -9 of a driver → FAILED in the API", statistics.median(failure), 5.0, repeat),
+        Figure(
+            "kill -9 of a runtime worker → RUNNING elsewhere",
+            moved,
+            None,
+            1,
+            f"includes the {timeout:.0f} s session timeout and a cold driver",
+        ),
+    ]
+
+
+# -- report --------------------------------------------------------------------------------
+
+
+def report(sections: dict[str, list[Figure]]) -> str:
+    lines = [f"Sluice control-plane benchmark, {time.strftime('%Y-%m-%d %H:%M:%S %Z')}"]
+    lines.append(f"machine: {os.cpu_count()} cores; reconcile interval 2 s (default)")
+    for title, figures in sections.items():
+        lines += ["", title, "-" * len(title)]
+        lines += [figure.row() for figure in figures]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--channels", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--part", choices=["all", "database", "live"], default="all")
+    args = parser.parse_args(argv)
+    sections: dict[str, list[Figure]] = {}
+    with tempfile.TemporaryDirectory(prefix="sluice-bench-control-", dir="/var/tmp") as tmp:
+        work = Path(tmp)
+        os.chmod(work, 0o755)  # PostgreSQL may run as its own user
+        if args.part in ("all", "live"):
+            print("live stack …", flush=True)
+            sections["Live stack (2 runtime workers)"] = live_figures(args.repeat, work)
+        if args.part in ("all", "database"):
+            print(f"database with {args.channels} channels …", flush=True)
+            sections["Database (PostgreSQL, simulated runtime)"] = database_figures(
+                args.channels, args.repeat, work
+            )
+    text = report(sections)
+    print("\n" + text)
+    RESULTS_DIR.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    (RESULTS_DIR / f"control-{stamp}.txt").write_text(text + "\n")
+    data = {title: [vars(f) for f in figures] for title, figures in sections.items()}
+    (RESULTS_DIR / f"control-{stamp}.json").write_text(json.dumps(data, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""The cluster view: runtime workers, the Spark cluster under them, each channel's executors.
+
+Everything here is read live from the runtime adapter (heartbeats, driver reports and the
+Spark master it asks), not from the database the reconcile loop writes: the view shows
+what is there now. The console never talks to Spark itself.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from console.choices import WorkerState
+from console.models import Connector
+from console.runtime import RUNTIME_UNAVAILABLE_ERRORS, get_runtime
+from console.services.errors import RuntimeUnavailable
+from runtime_adapter.base import ExecutorInfo, SparkCluster, WorkerInfo
+
+
+@dataclass(frozen=True)
+class RuntimeWorkerView:
+    """A runtime worker, judged ALIVE or DEAD by its last heartbeat (as reconcile does)."""
+
+    worker_id: str
+    host: str
+    pid: int
+    state: str
+    started_at: float
+    last_heartbeat: float
+    heartbeat_age: float
+    connectors: list[str]
+
+
+@dataclass(frozen=True)
+class ChannelExecutors:
+    """Where one channel's connector runs: its worker, Spark application and executors."""
+
+    name: str
+    connector_id: str
+    state: str
+    worker_id: str | None
+    application_id: str | None
+    executors: list[ExecutorInfo]
+
+
+@dataclass(frozen=True)
+class Cluster:
+    runtime_workers: list[RuntimeWorkerView]
+    spark: SparkCluster
+    channels: list[ChannelExecutors] = field(default_factory=list)
+    now: float = 0.0
+
+
+def _worker_view(info: WorkerInfo, now: float, session_timeout: float) -> RuntimeWorkerView:
+    age = max(now - info.last_heartbeat, 0.0)
+    return RuntimeWorkerView(
+        worker_id=info.worker_id,
+        host=info.host,
+        pid=info.pid,
+        state=WorkerState.ALIVE if age <= session_timeout else WorkerState.DEAD,
+        started_at=info.started_at,
+        last_heartbeat=info.last_heartbeat,
+        heartbeat_age=round(age, 3),
+        connectors=sorted(info.connectors),
+    )
+
+
+def cluster_view() -> Cluster:
+    """The runtime workers, the Spark cluster and the executors of every deployed channel.
+
+    Raises :class:`RuntimeUnavailable` when the runtime's store cannot be reached; a Spark
+    master that does not answer is not an error here: ``spark.error`` says why.
+    """
+    runtime = get_runtime()
+    now = time.time()
+    connectors = list(
+        Connector.objects.select_related("channel").only("runtime_id", "channel__name")
+    )
+    try:
+        infos = runtime.workers()
+        statuses = runtime.status([c.runtime_id for c in connectors]) if connectors else {}
+    except RUNTIME_UNAVAILABLE_ERRORS as exc:
+        raise RuntimeUnavailable(f"the runtime is unavailable: {exc}") from exc
+    timeout = settings.SLUICE_WORKER_SESSION_TIMEOUT
+    workers = sorted(
+        (_worker_view(info, now, timeout) for info in infos), key=lambda w: w.worker_id
+    )
+    channels = []
+    for connector in sorted(connectors, key=lambda c: c.channel.name):
+        status = statuses.get(connector.runtime_id)
+        if status is None:
+            continue
+        channels.append(
+            ChannelExecutors(
+                name=connector.channel.name,
+                connector_id=connector.runtime_id,
+                state=str(status.state),
+                worker_id=status.worker_id,
+                application_id=status.application_id,
+                executors=list(status.executors),
+            )
+        )
+    return Cluster(workers, runtime.spark_cluster(), channels, now)

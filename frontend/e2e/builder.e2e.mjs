@@ -1,0 +1,195 @@
+// End-to-end run of the console in Debian's headless Chromium (playwright-core, no download):
+// log in, drag a source, a filter and a sink onto the canvas, connect them, fill the forms,
+// see a validation error and fix it, save, start, watch it run, pause, resume, stop.
+// Screenshots (builder-<flow>.png, channel-<flow>.png) go to E2E_ARTIFACTS.
+//
+// E2E_FLOW=generator: generator → filter → preview (the live tail shows the output).
+// E2E_FLOW=kafka: Kafka source (E2E_KAFKA, topic E2E_TOPIC_IN, from the earliest offset) →
+//   filter → Kafka sink (topic E2E_TOPIC_OUT); the caller keeps producing to E2E_TOPIC_IN.
+// Environment: SLUICE_URL, SLUICE_USER, SLUICE_PASSWORD, E2E_ARTIFACTS, E2E_CHANNEL,
+// CHROMIUM (default /usr/bin/chromium), E2E_BUILDER_ONLY=1 to stop after saving.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+import { chromium } from "playwright-core";
+
+const base = (process.env.SLUICE_URL ?? "http://127.0.0.1:8000").replace(/\/$/, "");
+const user = process.env.SLUICE_USER ?? "admin";
+const password = process.env.SLUICE_PASSWORD ?? "";
+const artifacts = process.env.E2E_ARTIFACTS ?? "test-artifacts/e2e";
+const channel = process.env.E2E_CHANNEL ?? "e2e-orders";
+const builderOnly = process.env.E2E_BUILDER_ONLY === "1";
+const flow = process.env.E2E_FLOW ?? "generator";
+const kafka = process.env.E2E_KAFKA ?? "127.0.0.1:9092";
+const topicIn = process.env.E2E_TOPIC_IN ?? "e2e-in";
+const topicOut = process.env.E2E_TOPIC_OUT ?? "e2e-out";
+const RUN_TIMEOUT = Number(process.env.E2E_RUN_TIMEOUT_MS ?? 180_000);
+
+mkdirSync(artifacts, { recursive: true });
+const started = Date.now();
+const step = (what) => console.log(`[e2e ${((Date.now() - started) / 1000).toFixed(1)}s] ${what}`);
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-background-networking", "--disable-dev-shm-usage"],
+});
+const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+page.setDefaultTimeout(15_000);
+const consoleErrors = [];
+page.on("pageerror", (error) => consoleErrors.push(String(error)));
+
+async function dragToCanvas(testId, x, y) {
+  const pane = page.locator(".react-flow__pane");
+  await page.getByTestId(testId).dragTo(pane, { targetPosition: { x, y } });
+}
+
+async function connect(fromNode, toNode) {
+  const from = page.locator(`.react-flow__node:has([data-testid="node-${fromNode}"]) .react-flow__handle.source`);
+  const to = page.locator(`.react-flow__node:has([data-testid="node-${toNode}"]) .react-flow__handle.target`);
+  const a = await from.boundingBox();
+  const b = await to.boundingBox();
+  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 12 });
+  await page.mouse.up();
+}
+
+async function selectNode(node) {
+  await page.locator(`.react-flow__node:has([data-testid="node-${node}"])`).click();
+}
+
+/** Drop a plugin from the palette (found by searching) and wait for its node. */
+async function addStage(kind, type, search, x, y) {
+  await page.getByLabel("Search stages").fill(search);
+  await dragToCanvas(`palette-${kind}-${type}`, x, y);
+  await page.getByTestId(`node-${kind}-${type}`).waitFor();
+  await page.getByLabel("Search stages").fill("");
+}
+
+const FLOWS = {
+  generator: {
+    source: "source-generator",
+    sink: "sink-preview",
+    async addSource() {
+      await addStage("source", "generator", "generator", 110, 160);
+      await page.getByLabel("Events per second").fill("20");
+    },
+    async addSink() {
+      await addStage("sink", "preview", "preview", 590, 160);
+    },
+  },
+  kafka: {
+    source: "source-kafka",
+    sink: "sink-kafka",
+    async addSource() {
+      await addStage("source", "kafka", "kafka", 110, 160);
+      await page.getByLabel("Bootstrap servers").fill(kafka);
+      await page.getByLabel("Topics").fill(topicIn);
+      await page.getByLabel("Starting offsets").fill('"earliest"');
+    },
+    async addSink() {
+      await addStage("sink", "kafka", "kafka", 590, 160);
+      await page.getByLabel("Bootstrap servers").fill(kafka);
+      await page.getByLabel("Topic", { exact: false }).first().fill(topicOut);
+    },
+  },
+};
+
+const stateBadge = () => page.locator("h1 [data-testid=state-badge]");
+
+async function waitForState(state) {
+  await page.waitForFunction(
+    (wanted) => document.querySelector("h1 [data-testid=state-badge]")?.textContent === wanted,
+    state,
+    { timeout: RUN_TIMEOUT },
+  );
+  step(`channel is ${state}`);
+}
+
+try {
+  step("log in");
+  await page.goto(`${base}/`);
+  await page.getByLabel("User name").fill(user);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.getByRole("heading", { name: "Channels" }).waitFor();
+  await page.getByRole("region", { name: "Getting started" }).waitFor();
+
+  const stages = FLOWS[flow];
+  if (!stages) throw new Error(`unknown E2E_FLOW ${flow}`);
+  step(`open the builder and drag three stages onto the canvas (${flow})`);
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Builder" }).click();
+  await page.getByTestId("palette-source-generator").waitFor();
+  await stages.addSource();
+  await addStage("transform", "filter", "filter", 350, 160);
+  await stages.addSink();
+
+  step("connect source → filter → sink");
+  await connect(stages.source, "transform-filter");
+  await connect("transform-filter", stages.sink);
+  await page.waitForFunction(() => document.querySelectorAll(".react-flow__edge").length === 2);
+
+  step("the empty filter is invalid: the server says so as we go");
+  await selectNode("transform-filter");
+  await page.locator("[data-testid=node-transform-filter].invalid").waitFor();
+  await page.locator(".config-panel").getByText(/pattern needs a field|field required/).first().waitFor();
+
+  step("a mistyped operator is refused on save, marked on the filter's field");
+  await page.getByLabel("Channel name").fill(channel);
+  await page.getByLabel("Event pattern").fill('{"data": {"region": [{"prefx": "eu-"}]}}');
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  await page.getByTestId("save-message").filter({ hasText: "Not saved" }).waitFor();
+  await page.getByText("unknown operator 'prefx'").first().waitFor();
+
+  step("fix it, try the pattern on a sample event, save");
+  await page.getByLabel("Event pattern").fill('{"data": {"region": [{"prefix": "eu-"}]}}');
+  await page.waitForFunction(() => !document.querySelector(".stage-node.invalid"));
+  await page.getByRole("button", { name: "Test pattern" }).click();
+  await page.getByTestId("pattern-result").filter({ hasText: "Match" }).waitFor();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  await page.getByTestId("save-message").filter({ hasText: "Saved revision 1" }).waitFor();
+  await page.screenshot({ path: join(artifacts, `builder-${flow}.png`) });
+  step(`builder screenshot: ${join(artifacts, `builder-${flow}.png`)}`);
+
+  if (!builderOnly) {
+    step("open the channel page and start it");
+    await page.getByRole("link", { name: "Open channel page" }).click();
+    await page.getByRole("heading", { name: channel }).waitFor();
+    await page.getByRole("button", { name: "Start", exact: true }).click();
+    await waitForState("RUNNING");
+
+    step("events are counted");
+    await page.waitForFunction(
+      (withTail) => {
+        const rate = document.querySelector("[data-testid=events-per-second]")?.textContent ?? "";
+        const tail = document.querySelectorAll("[data-testid=live-tail] .tail-event").length;
+        return (!withTail || tail > 0) && /^[0-9.,]+$/.test(rate) && Number(rate.replace(/,/g, "")) > 0;
+      },
+      flow === "generator",
+      { timeout: RUN_TIMEOUT },
+    );
+    const rate = await page.getByTestId("events-per-second").textContent();
+    step(`events/s = ${rate}`);
+    await page.screenshot({ path: join(artifacts, `channel-${flow}.png`), fullPage: true });
+    step(`channel screenshot: ${join(artifacts, `channel-${flow}.png`)}`);
+
+    step("pause, resume, stop");
+    await page.getByRole("button", { name: "Pause", exact: true }).click();
+    await waitForState("PAUSED");
+    await page.getByRole("button", { name: "Resume", exact: true }).click();
+    await waitForState("RUNNING");
+    await page.getByRole("button", { name: "Stop", exact: true }).click();
+    await waitForState("STOPPED");
+    await page.getByRole("region", { name: "Lifecycle" }).getByText("PAUSED").first().waitFor();
+  }
+  if (consoleErrors.length > 0) throw new Error(`errors in the page:\n${consoleErrors.join("\n")}`);
+  step("passed");
+} catch (error) {
+  await page.screenshot({ path: join(artifacts, `failure-${flow}.png`), fullPage: true }).catch(() => {});
+  console.error(`[e2e] FAILED: ${error?.stack ?? error}`);
+  console.error(`[e2e] state badge: ${await stateBadge().textContent().catch(() => "?")}`);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}

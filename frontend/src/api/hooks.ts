@@ -1,0 +1,151 @@
+/** One TanStack Query hook per endpoint. Status hooks poll every 2 s. */
+
+import { useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
+
+import { api, post } from "./client";
+import type {
+  Channel,
+  ChannelAction,
+  ChannelSpec,
+  ChannelStatus,
+  LifecycleEvent,
+  Page,
+  Plugin,
+  Worker,
+} from "./types";
+
+export const POLL_MS = 2000;
+
+export function usePlugins() {
+  return useQuery({
+    queryKey: ["plugins"],
+    queryFn: () => api<Page<Plugin>>("plugins/?limit=500").then((page) => page.results),
+    staleTime: Infinity,
+  });
+}
+
+export function useChannels() {
+  return useQuery({
+    queryKey: ["channels"],
+    queryFn: () => api<Page<Channel>>("channels/?limit=500").then((page) => page.results),
+    refetchInterval: POLL_MS,
+  });
+}
+
+export function useChannel(name: string | null) {
+  return useQuery({
+    queryKey: ["channel", name],
+    queryFn: () => api<Channel>(`channels/${encodeURIComponent(name ?? "")}/`),
+    enabled: Boolean(name),
+  });
+}
+
+export function useChannelStatus(name: string) {
+  return useQuery({
+    queryKey: ["status", name],
+    queryFn: () => api<ChannelStatus>(`channels/${encodeURIComponent(name)}/status`),
+    refetchInterval: POLL_MS,
+  });
+}
+
+/** The status of many channels, polled together (the channels list). */
+export function useChannelStatuses(names: string[]) {
+  return useQueries({
+    queries: names.map((name) => ({
+      queryKey: ["status", name],
+      queryFn: () => api<ChannelStatus>(`channels/${encodeURIComponent(name)}/status`),
+      refetchInterval: POLL_MS,
+    })),
+  });
+}
+
+export function useLifecycle(name: string) {
+  return useQuery({
+    queryKey: ["lifecycle", name],
+    queryFn: () =>
+      api<Page<LifecycleEvent>>(`channels/${encodeURIComponent(name)}/lifecycle/?limit=100`).then(
+        (page) => page.results,
+      ),
+    refetchInterval: POLL_MS,
+  });
+}
+
+export function usePreview(name: string, enabled: boolean) {
+  return useQuery({
+    queryKey: ["preview", name],
+    queryFn: () =>
+      api<{ name: string; events: Record<string, unknown>[] }>(
+        `channels/${encodeURIComponent(name)}/preview?limit=20`,
+      ).then((answer) => answer.events),
+    refetchInterval: POLL_MS,
+    enabled,
+  });
+}
+
+export function useWorkers() {
+  return useQuery({
+    queryKey: ["workers"],
+    queryFn: () => api<Page<Worker>>("workers/?limit=500").then((page) => page.results),
+    refetchInterval: POLL_MS,
+  });
+}
+
+export function useChannelAction() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ name, action }: { name: string; action: ChannelAction }) =>
+      post<unknown>(
+        `channels/${encodeURIComponent(name)}/${action}${action === "restart" ? "?include_tasks=true" : ""}`,
+      ),
+    onSettled: (_data, _error, { name }) => {
+      void client.invalidateQueries({ queryKey: ["status", name] });
+      void client.invalidateQueries({ queryKey: ["channels"] });
+      void client.invalidateQueries({ queryKey: ["lifecycle", name] });
+    },
+  });
+}
+
+export interface SaveChannel {
+  name: string;
+  description: string;
+  spec: ChannelSpec;
+  exists: boolean;
+}
+
+export function useSaveChannel() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ name, description, spec, exists }: SaveChannel) =>
+      exists
+        ? api<Channel>(`channels/${encodeURIComponent(name)}/`, {
+            method: "PUT",
+            body: JSON.stringify({ name, description, spec }),
+          })
+        : post<Channel>("channels/", { name, description, spec }),
+    onSuccess: (channel) => {
+      client.setQueryData(["channel", channel.name], channel);
+      void client.invalidateQueries({ queryKey: ["channels"] });
+    },
+  });
+}
+
+export interface ValidateAnswer {
+  valid: boolean;
+  config?: Record<string, unknown>;
+  errors?: Record<string, string[]>;
+}
+
+export function validateStage(kind: string, type: string, config: unknown): Promise<ValidateAnswer> {
+  return post<ValidateAnswer>(
+    `plugins/${encodeURIComponent(kind)}/${encodeURIComponent(type)}/validate`,
+    { config },
+  ).catch((error: unknown) => {
+    const body = (error as { body?: unknown }).body;
+    if (body && typeof body === "object" && "valid" in body) return body as ValidateAnswer;
+    throw error;
+  });
+}
+
+export function testPattern(pattern: unknown, event: unknown): Promise<{ result: boolean }> {
+  return post<{ result: boolean }>("event-patterns/test", { pattern, event });
+}

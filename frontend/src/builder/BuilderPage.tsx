@@ -1,0 +1,186 @@
+import {
+  Background,
+  Controls,
+  MiniMap,
+  ReactFlow,
+  ReactFlowProvider,
+  useReactFlow,
+  type Connection,
+} from "@xyflow/react";
+import { useCallback, useEffect, useRef, useState, type DragEvent } from "react";
+
+import { useChannel } from "../api/hooks";
+import type { Plugin, PluginKind } from "../api/types";
+import { canConnect, NODE_SPACING } from "../graph/spec";
+import { ChannelSettings } from "./ChannelSettings";
+import { ConfigPanel } from "./ConfigPanel";
+import { Palette } from "./Palette";
+import { DRAG_TYPE } from "./plugins";
+import { nodeTypes } from "./StageNode";
+import { useBuilder } from "./store";
+import { BuilderToolbar } from "./Toolbar";
+import { useStageValidation } from "./useStageValidation";
+
+/** The drag-and-drop channel builder: palette, canvas, config panel. */
+export function BuilderPage({ name }: { name: string | null }) {
+  return (
+    <ReactFlowProvider>
+      <Builder name={name} />
+    </ReactFlowProvider>
+  );
+}
+
+function Builder({ name }: { name: string | null }) {
+  const channel = useChannel(name);
+  const load = useBuilder((s) => s.load);
+  // The channel on the canvas: null for a new one, undefined before anything was loaded.
+  const [loaded, setLoaded] = useState<string | null | undefined>(undefined);
+  const [otherErrors, setOtherErrors] = useState<Record<string, string[]>>({});
+
+  // Set when a new channel is saved: the URL then follows, and the canvas must stay as it is.
+  const savedAs = useRef<string | null>(null);
+
+  useEffect(() => {
+    if (name !== null && savedAs.current === name) {
+      savedAs.current = null;
+      setLoaded(name);
+    } else if (name === null && loaded !== null) {
+      load(null);
+      setLoaded(null);
+    } else if (name !== null && channel.data?.name === name && loaded !== name) {
+      load(channel.data);
+      setLoaded(name);
+    }
+  }, [name, channel.data, load, loaded]);
+
+  useStageValidation();
+  const selectedId = useBuilder((s) => s.selectedId);
+  const dirty = useBuilder((s) => s.dirty);
+
+  useEffect(() => {
+    if (!dirty) return;
+    // Closing or reloading the tab with unsaved changes asks first.
+    const warn = (event: BeforeUnloadEvent) => event.preventDefault();
+    window.addEventListener("beforeunload", warn);
+    return () => window.removeEventListener("beforeunload", warn);
+  }, [dirty]);
+  const canvasReady = loaded === name || (name !== null && savedAs.current === name);
+  return (
+    <div className="builder">
+      <BuilderToolbar
+        routeName={name}
+        onOtherErrors={setOtherErrors}
+        otherErrors={otherErrors}
+        onSaved={(saved) => {
+          if (saved !== name) savedAs.current = saved;
+        }}
+      />
+      <div className="builder-body">
+        <BuilderPalette />
+        <div className="canvas" aria-label="Channel canvas">
+          {channel.isError && <p className="error pad">Could not load channel {name}.</p>}
+          {canvasReady && <Canvas />}
+        </div>
+        <aside className="side-panel" aria-label="Settings">
+          {selectedId ? <ConfigPanel nodeId={selectedId} /> : <ChannelSettings otherErrors={otherErrors} />}
+        </aside>
+      </div>
+    </div>
+  );
+}
+
+/** Where a stage added with the keyboard (or a click) goes: right of the rightmost one. */
+function nextPosition(kind: PluginKind): { x: number; y: number } {
+  const nodes = useBuilder.getState().nodes;
+  if (nodes.length === 0) return { x: 0, y: 0 };
+  const right = Math.max(...nodes.map((n) => n.position.x));
+  return { x: right + NODE_SPACING, y: kind === "transform" ? 0 : 0 };
+}
+
+function BuilderPalette() {
+  const addStage = useBuilder((s) => s.addStage);
+  const flow = useReactFlow();
+  const add = useCallback(
+    (plugin: Plugin) => {
+      addStage(plugin.kind, plugin.type, nextPosition(plugin.kind));
+      window.setTimeout(() => void flow.fitView({ duration: 200, maxZoom: 1 }), 50);
+    },
+    [addStage, flow],
+  );
+  return <Palette onAdd={add} />;
+}
+
+function Canvas() {
+  const nodes = useBuilder((s) => s.nodes);
+  const edges = useBuilder((s) => s.edges);
+  const onNodesChange = useBuilder((s) => s.onNodesChange);
+  const onEdgesChange = useBuilder((s) => s.onEdgesChange);
+  const connect = useBuilder((s) => s.connect);
+  const select = useBuilder((s) => s.select);
+  const addStage = useBuilder((s) => s.addStage);
+  const checkpoint = useBuilder((s) => s.checkpoint);
+  const undo = useBuilder((s) => s.undo);
+  const redo = useBuilder((s) => s.redo);
+  const flow = useReactFlow();
+  // Fit a loaded channel into view once; a new canvas keeps each stage where it is dropped.
+  const [fitOnInit] = useState(() => useBuilder.getState().nodes.length > 0);
+
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const target = event.target as HTMLElement | null;
+      if (target && /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName)) return;
+      if (!(event.ctrlKey || event.metaKey)) return;
+      const key = event.key.toLowerCase();
+      if (key === "z" && !event.shiftKey) {
+        event.preventDefault();
+        undo();
+      } else if (key === "y" || (key === "z" && event.shiftKey)) {
+        event.preventDefault();
+        redo();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [undo, redo]);
+
+  const onDrop = useCallback(
+    (event: DragEvent) => {
+      const raw = event.dataTransfer.getData(DRAG_TYPE);
+      if (!raw) return;
+      event.preventDefault();
+      const { kind, type } = JSON.parse(raw) as { kind: PluginKind; type: string };
+      const position = flow.screenToFlowPosition({ x: event.clientX - 80, y: event.clientY - 30 });
+      addStage(kind, type, position);
+    },
+    [addStage, flow],
+  );
+
+  return (
+    <ReactFlow
+      nodes={nodes}
+      edges={edges}
+      nodeTypes={nodeTypes}
+      onNodesChange={onNodesChange}
+      onEdgesChange={onEdgesChange}
+      onConnect={(c: Connection) => connect(c.source, c.target)}
+      isValidConnection={(c) => canConnect(useBuilder.getState().nodes, c.source, c.target)}
+      onNodeClick={(_, node) => select(node.id)}
+      onPaneClick={() => select(null)}
+      onNodeDragStart={() => checkpoint()}
+      onDrop={onDrop}
+      onDragOver={(event) => {
+        event.preventDefault();
+        event.dataTransfer.dropEffect = "move";
+      }}
+      deleteKeyCode={["Delete", "Backspace"]}
+      defaultEdgeOptions={{ animated: true }}
+      fitView={fitOnInit}
+      fitViewOptions={{ maxZoom: 1 }}
+      proOptions={{ hideAttribution: true }}
+    >
+      <Background />
+      <MiniMap pannable zoomable ariaLabel="Mini map" />
+      <Controls showInteractive={false} />
+    </ReactFlow>
+  );
+}

@@ -1,0 +1,92 @@
+import { usePlugins } from "../api/hooks";
+import type { ErrorPolicy } from "../api/types";
+import { pluginIndex, pluginKey } from "./plugins";
+import { StageForm } from "./StageForm";
+import { useBuilder } from "./store";
+
+const DEFAULT_POLICY: ErrorPolicy = { tolerance: "none", dead_letter: null, log: false };
+
+/** Shown when no stage is selected: the channel's description and its bad-event policy. */
+export function ChannelSettings({ otherErrors }: { otherErrors: Record<string, string[]> }) {
+  const description = useBuilder((s) => s.description);
+  const setMeta = useBuilder((s) => s.setMeta);
+  const policy = useBuilder((s) => s.errors) ?? DEFAULT_POLICY;
+  const setPolicy = useBuilder((s) => s.setErrorPolicy);
+  const plugins = usePlugins();
+  const sinks = (plugins.data ?? []).filter((p) => p.kind === "sink" && p.type !== "preview");
+  const deadLetter = policy.dead_letter;
+  const deadLetterPlugin = deadLetter ? pluginIndex(plugins.data).get(pluginKey("sink", deadLetter.type)) : undefined;
+  const deadLetterErrors: Record<string, string[]> = {};
+  for (const [path, messages] of Object.entries(otherErrors)) {
+    const match = path.match(/^spec\.errors\.dead_letter\.config\.?(.*)$/);
+    if (match) deadLetterErrors[match[1] ?? ""] = messages;
+  }
+  const policyErrors = Object.entries(otherErrors).filter(([path]) => path.startsWith("spec.errors"));
+
+  return (
+    <div className="config-panel">
+      <h2>Channel</h2>
+      <p className="small muted">
+        Select a stage to edit its settings. Drag stages from the left, connect each output (right
+        dot) to the next stage's input (left dot).
+      </p>
+      <label className="field">
+        <span>Description</span>
+        <textarea rows={2} value={description} onChange={(e) => setMeta({ description: e.target.value })} />
+      </label>
+
+      <fieldset className="errors-policy">
+        <legend>Bad events</legend>
+        <label className="field">
+          <span>Error tolerance</span>
+          <select
+            value={policy.tolerance}
+            onChange={(e) => setPolicy({ ...policy, tolerance: e.target.value as ErrorPolicy["tolerance"] })}
+          >
+            <option value="none">none: the first bad event fails the channel</option>
+            <option value="all">all: count bad events, dead-letter them, keep going</option>
+          </select>
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={policy.log} onChange={(e) => setPolicy({ ...policy, log: e.target.checked })} />
+          Log bad events
+        </label>
+        <label className="field">
+          <span>Dead-letter target</span>
+          <select
+            value={deadLetter?.type ?? ""}
+            onChange={(e) =>
+              setPolicy({ ...policy, dead_letter: e.target.value ? { type: e.target.value, config: {} } : null })
+            }
+          >
+            <option value="">none (bad events are only counted)</option>
+            {sinks.map((p) => (
+              <option key={p.type} value={p.type}>
+                {p.title}
+              </option>
+            ))}
+          </select>
+        </label>
+        {deadLetter && deadLetterPlugin && (
+          <StageForm
+            key={deadLetter.type}
+            idPrefix="dead-letter"
+            plugin={deadLetterPlugin}
+            config={deadLetter.config}
+            errors={deadLetterErrors}
+            onChange={(config) => setPolicy({ ...policy, dead_letter: { ...deadLetter, config } })}
+          />
+        )}
+        {policyErrors.length > 0 && (
+          <ul className="error small" role="alert">
+            {policyErrors.map(([path, messages]) => (
+              <li key={path}>
+                {path}: {messages.join(" ")}
+              </li>
+            ))}
+          </ul>
+        )}
+      </fieldset>
+    </div>
+  );
+}

@@ -1,0 +1,54 @@
+import Form from "@rjsf/core";
+import type { ErrorSchema, RJSFSchema } from "@rjsf/utils";
+import validator from "@rjsf/validator-ajv8";
+import { useMemo } from "react";
+
+import type { Plugin } from "../api/types";
+import { cleanConfig, simplifySchema, uiSchemaFor } from "../graph/schema";
+import { toFormErrors } from "../graph/spec";
+import { JsonField } from "./JsonField";
+import { StringListField } from "./StringListField";
+
+const fields = { json: JsonField, stringList: StringListField };
+
+interface Props {
+  plugin: Plugin;
+  config: Record<string, unknown>;
+  errors: Record<string, string[]> | undefined;
+  onChange: (config: Record<string, unknown>) => void;
+  idPrefix: string;
+}
+
+/**
+ * The config form of a stage, generated from the plugin's JSON Schema. The server checks
+ * what is typed (validation as you go); its messages show next to their fields.
+ */
+export function StageForm({ plugin, config, errors, onChange, idPrefix }: Props) {
+  const schema = useMemo(() => {
+    const simple = simplifySchema(plugin.config_schema);
+    // The panel shows the plugin's title and description already.
+    delete simple.title;
+    delete simple.description;
+    return simple as RJSFSchema;
+  }, [plugin]);
+  const uiSchema = useMemo(
+    () => ({ ...uiSchemaFor(schema), "ui:submitButtonOptions": { norender: true } }),
+    [schema],
+  );
+  const extraErrors = useMemo(() => toFormErrors(errors ?? {}), [errors]);
+  return (
+    <Form
+      schema={schema}
+      uiSchema={uiSchema}
+      formData={config}
+      validator={validator}
+      fields={fields}
+      idPrefix={idPrefix}
+      extraErrors={extraErrors as ErrorSchema}
+      showErrorList={false}
+      noHtml5Validate
+      onChange={(event) => onChange(cleanConfig(event.formData ?? {}) as Record<string, unknown>)}
+      onSubmit={() => undefined}
+    />
+  );
+}

@@ -1,0 +1,153 @@
+import { useReactFlow } from "@xyflow/react";
+import { useRef, useState } from "react";
+
+import { ApiError } from "../api/client";
+import { useChannels, useSaveChannel } from "../api/hooks";
+import { errorsByNode, graphToSpec, type GraphProblem } from "../graph/spec";
+import { href, navigate } from "../router";
+import { downloadJson, parseChannelFile } from "./io";
+import { useBuilder } from "./store";
+
+interface Props {
+  routeName: string | null;
+  otherErrors: Record<string, string[]>;
+  onOtherErrors: (errors: Record<string, string[]>) => void;
+  onSaved: (name: string) => void;
+}
+
+/** Name, save, undo/redo, fit view, import/export, and what keeps the channel from saving. */
+export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved }: Props) {
+  const state = useBuilder();
+  const save = useSaveChannel();
+  const channels = useChannels();
+  const flow = useReactFlow();
+  const fileInput = useRef<HTMLInputElement>(null);
+  const [problems, setProblems] = useState<GraphProblem[]>([]);
+  const [message, setMessage] = useState<string>("");
+
+  const onSave = () => {
+    setMessage("");
+    onOtherErrors({});
+    const result = graphToSpec(state.nodes, state.edges, state.errors);
+    if (!result.ok) {
+      setProblems(result.problems);
+      return;
+    }
+    setProblems([]);
+    const name = state.name.trim();
+    save.mutate(
+      { name, description: state.description, spec: result.spec, exists: state.exists },
+      {
+        onSuccess: (channel) => {
+          state.setNodeErrors({});
+          state.markSaved();
+          setMessage(`Saved revision ${channel.revision ?? ""} of ${channel.name}.`);
+          onSaved(channel.name);
+          if (routeName !== channel.name) navigate({ page: "build", name: channel.name });
+        },
+        onError: (error) => {
+          if (error instanceof ApiError && error.status === 400) {
+            const configs = Object.fromEntries(state.nodes.map((n) => [n.id, n.data.config]));
+            const grouped = errorsByNode(error.fieldErrors(), result.order, configs);
+            state.setNodeErrors(grouped.nodes);
+            onOtherErrors(grouped.other);
+            const count = Object.keys(error.fieldErrors()).length;
+            setMessage(`Not saved: ${count} problem${count === 1 ? "" : "s"}, marked on the canvas.`);
+          } else {
+            setMessage(`Not saved: ${(error as Error).message}`);
+          }
+        },
+      },
+    );
+  };
+
+  const onImport = async (file: File) => {
+    try {
+      const channel = parseChannelFile(await file.text());
+      const exists = (channels.data ?? []).some((c) => c.name === channel.name);
+      state.load(channel);
+      useBuilder.setState({ exists, dirty: true });
+      setMessage(`Imported ${file.name}${exists ? ` (saving replaces ${channel.name})` : ""}.`);
+      window.setTimeout(() => void flow.fitView({ maxZoom: 1 }), 50);
+    } catch (error) {
+      setMessage(`Could not import ${file.name}: ${(error as Error).message}`);
+    }
+  };
+
+  const onExport = () => {
+    const result = graphToSpec(state.nodes, state.edges, state.errors);
+    if (!result.ok) {
+      setProblems(result.problems);
+      return;
+    }
+    const name = state.name.trim() || "channel";
+    downloadJson(`${name}.json`, { name, description: state.description, spec: result.spec });
+  };
+
+  const generalErrors = Object.entries(otherErrors).filter(([path]) => !path.startsWith("spec.errors"));
+  return (
+    <div className="toolbar-wrap">
+      <div className="toolbar" role="toolbar" aria-label="Builder">
+        <label className="field inline">
+          <span>Channel name</span>
+          <input
+            value={state.name}
+            readOnly={state.exists && routeName !== null}
+            placeholder="e.g. eu-orders"
+            onChange={(e) => state.setMeta({ name: e.target.value })}
+            aria-invalid={Boolean(otherErrors.name)}
+          />
+        </label>
+        <button type="button" className="primary" onClick={onSave} disabled={save.isPending}>
+          {save.isPending ? "Saving…" : "Save"}
+        </button>
+        <button type="button" onClick={state.undo} disabled={state.past.length === 0} title="Ctrl+Z">
+          Undo
+        </button>
+        <button type="button" onClick={state.redo} disabled={state.future.length === 0} title="Ctrl+Shift+Z">
+          Redo
+        </button>
+        <button type="button" onClick={() => void flow.fitView({ duration: 200, maxZoom: 1 })}>
+          Fit view
+        </button>
+        <button type="button" onClick={() => fileInput.current?.click()}>
+          Import…
+        </button>
+        <input
+          ref={fileInput}
+          type="file"
+          accept="application/json,.json"
+          hidden
+          aria-label="Import channel JSON"
+          onChange={(e) => {
+            const file = e.target.files?.[0];
+            if (file) void onImport(file);
+            e.target.value = "";
+          }}
+        />
+        <button type="button" onClick={onExport}>
+          Export
+        </button>
+        {state.exists && routeName && (
+          <a className="button" href={href({ page: "channel", name: routeName })}>
+            Open channel page
+          </a>
+        )}
+        <span className="muted small">{state.dirty ? "Unsaved changes" : state.exists ? "Saved" : ""}</span>
+      </div>
+      <div className="toolbar-status" role="status" aria-live="polite">
+        {message && <span data-testid="save-message">{message}</span>}
+        {problems.map((p) => (
+          <span key={p.message} className="error">
+            {p.message}
+          </span>
+        ))}
+        {generalErrors.map(([path, messages]) => (
+          <span key={path} className="error">
+            {path}: {messages.join(" ")}
+          </span>
+        ))}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,24 @@
+import type { Plugin, PluginKind } from "../api/types";
+
+export const KINDS: PluginKind[] = ["source", "transform", "sink"];
+export const KIND_TITLES: Record<PluginKind, string> = {
+  source: "Sources",
+  transform: "Transforms",
+  sink: "Sinks",
+};
+export const DRAG_TYPE = "application/x-sluice-plugin";
+
+export const pluginKey = (kind: string, type: string) => `${kind}/${type}`;
+
+export function pluginIndex(plugins: Plugin[] | undefined): Map<string, Plugin> {
+  return new Map((plugins ?? []).map((p) => [pluginKey(p.kind, p.type), p]));
+}
+
+/** Plugins whose type, title or description mention every word of the query. */
+export function searchPlugins(plugins: Plugin[], query: string): Plugin[] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  return plugins.filter((p) => {
+    const text = `${p.type} ${p.title} ${p.description}`.toLowerCase();
+    return words.every((w) => text.includes(w));
+  });
+}

@@ -1,0 +1,101 @@
+import { beforeEach, describe, expect, it, vi } from "vitest";
+
+import { graphToSpec } from "../graph/spec";
+import { useBuilder } from "./store";
+
+const spec = () => {
+  const { nodes, edges, errors } = useBuilder.getState();
+  return graphToSpec(nodes, edges, errors);
+};
+
+describe("builder store", () => {
+  beforeEach(() => useBuilder.getState().load(null));
+
+  it("builds a chain from added and connected stages", () => {
+    const s = useBuilder.getState();
+    const a = s.addStage("source", "generator", { x: 0, y: 0 });
+    const b = s.addStage("transform", "filter", { x: 200, y: 0 });
+    const c = s.addStage("sink", "preview", { x: 400, y: 0 });
+    s.connect(a, b);
+    s.connect(b, c);
+    s.connect(c, a); // a sink feeds nothing: ignored
+    s.setConfig(b, { pattern: { type: ["x"] } });
+    const result = spec();
+    expect(result.ok && result.spec).toEqual({
+      source: { type: "generator", config: {} },
+      transforms: [{ type: "filter", config: { pattern: { type: ["x"] } } }],
+      sink: { type: "preview", config: {} },
+    });
+    expect(useBuilder.getState().dirty).toBe(true);
+  });
+
+  it("undoes and redoes", () => {
+    const s = useBuilder.getState();
+    const a = s.addStage("source", "generator", { x: 0, y: 0 });
+    const b = s.addStage("sink", "preview", { x: 200, y: 0 });
+    s.connect(a, b);
+    expect(useBuilder.getState().edges).toHaveLength(1);
+    s.undo();
+    expect(useBuilder.getState().edges).toHaveLength(0);
+    s.undo();
+    expect(useBuilder.getState().nodes.map((n) => n.id)).toEqual([a]);
+    s.redo();
+    s.redo();
+    expect(useBuilder.getState().edges).toHaveLength(1);
+    expect(useBuilder.getState().future).toHaveLength(0);
+  });
+
+  it("groups quick config edits into one undo step", () => {
+    vi.useFakeTimers();
+    try {
+      const s = useBuilder.getState();
+      const a = s.addStage("source", "generator", { x: 0, y: 0 });
+      vi.setSystemTime(10_000);
+      s.setConfig(a, { rate: 1 });
+      vi.setSystemTime(10_500);
+      s.setConfig(a, { rate: 12 });
+      vi.setSystemTime(20_000);
+      s.setConfig(a, { rate: 120 });
+      s.undo();
+      expect(useBuilder.getState().nodes[0]!.data.config).toEqual({ rate: 12 });
+      s.undo();
+      expect(useBuilder.getState().nodes[0]!.data.config).toEqual({});
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("deleting a stage keeps the chain and forgets its errors", () => {
+    const s = useBuilder.getState();
+    const a = s.addStage("source", "generator", { x: 0, y: 0 });
+    const b = s.addStage("transform", "filter", { x: 200, y: 0 });
+    const c = s.addStage("sink", "preview", { x: 400, y: 0 });
+    s.connect(a, b);
+    s.connect(b, c);
+    s.setStageErrors(b, { pattern: ["field required"] });
+    s.onNodesChange([{ type: "remove", id: b }]);
+    const state = useBuilder.getState();
+    expect(state.nodeErrors).toEqual({});
+    expect(state.nodes.map((n) => n.id)).toEqual([a, c]);
+    expect(spec().ok).toBe(true);
+  });
+
+  it("loads a channel and selects a node picked on the canvas", () => {
+    useBuilder.getState().load({
+      name: "x",
+      description: "",
+      spec: {
+        source: { type: "generator", config: {} },
+        transforms: [],
+        sink: { type: "preview", config: {} },
+      },
+    });
+    const state = useBuilder.getState();
+    expect(state.exists).toBe(true);
+    expect(state.past).toHaveLength(0);
+    state.onNodesChange([{ type: "select", id: "n2", selected: true }]);
+    expect(useBuilder.getState().selectedId).toBe("n2");
+    // New stages get fresh ids.
+    expect(useBuilder.getState().addStage("transform", "mask", { x: 0, y: 0 })).toBe("n3");
+  });
+});

@@ -1,0 +1,220 @@
+/** Canvas state of the builder in one small store, with undo and redo. */
+
+import {
+  applyEdgeChanges,
+  applyNodeChanges,
+  type Edge,
+  type EdgeChange,
+  type Node,
+  type NodeChange,
+} from "@xyflow/react";
+import { create } from "zustand";
+
+import type { ChannelSpec, ErrorPolicy, PluginKind } from "../api/types";
+import {
+  canConnect,
+  connect as connectEdges,
+  removeNode,
+  specToGraph,
+  type StageData,
+} from "../graph/spec";
+
+export type StageNode = Node<StageData, "stage">;
+
+interface Snapshot {
+  nodes: StageNode[];
+  edges: Edge[];
+  errors: ErrorPolicy | null;
+}
+
+export interface BuilderState extends Snapshot {
+  name: string;
+  description: string;
+  /** The channel exists on the server (save is a PUT). */
+  exists: boolean;
+  selectedId: string | null;
+  /** Problems per node id and config path, from validation or the last save. */
+  nodeErrors: Record<string, Record<string, string[]>>;
+  past: Snapshot[];
+  future: Snapshot[];
+  nextId: number;
+  dirty: boolean;
+  lastConfigEdit: { id: string; at: number } | null;
+
+  load: (channel: { name: string; description: string; spec: ChannelSpec } | null) => void;
+  setMeta: (meta: { name?: string; description?: string }) => void;
+  addStage: (kind: PluginKind, type: string, position: { x: number; y: number }) => string;
+  onNodesChange: (changes: NodeChange<StageNode>[]) => void;
+  onEdgesChange: (changes: EdgeChange[]) => void;
+  connect: (source: string, target: string) => void;
+  deleteNode: (id: string) => void;
+  setConfig: (id: string, config: Record<string, unknown>) => void;
+  setErrorPolicy: (errors: ErrorPolicy | null) => void;
+  select: (id: string | null) => void;
+  setNodeErrors: (errors: Record<string, Record<string, string[]>>) => void;
+  setStageErrors: (id: string, errors: Record<string, string[]>) => void;
+  checkpoint: () => void;
+  undo: () => void;
+  redo: () => void;
+  markSaved: () => void;
+}
+
+const HISTORY = 100;
+const CONFIG_UNDO_GROUP_MS = 1500;
+
+function snapshot(state: Snapshot): Snapshot {
+  return { nodes: state.nodes, edges: state.edges, errors: state.errors };
+}
+
+export const useBuilder = create<BuilderState>()((set, get) => {
+  /** Record the current canvas in the undo history, then apply a change. */
+  const change = (update: Partial<BuilderState>) =>
+    set((state) => ({
+      past: [...state.past, snapshot(state)].slice(-HISTORY),
+      future: [],
+      dirty: true,
+      lastConfigEdit: null,
+      ...update,
+    }));
+
+  return {
+    nodes: [],
+    edges: [],
+    errors: null,
+    name: "",
+    description: "",
+    exists: false,
+    selectedId: null,
+    nodeErrors: {},
+    past: [],
+    future: [],
+    nextId: 1,
+    dirty: false,
+    lastConfigEdit: null,
+
+    load: (channel) => {
+      const graph = channel ? specToGraph(channel.spec) : { nodes: [], edges: [] };
+      set({
+        nodes: graph.nodes as StageNode[],
+        edges: graph.edges,
+        errors: channel?.spec.errors ?? null,
+        name: channel?.name ?? "",
+        description: channel?.description ?? "",
+        exists: channel !== null,
+        selectedId: null,
+        nodeErrors: {},
+        past: [],
+        future: [],
+        nextId: graph.nodes.length + 1,
+        dirty: false,
+        lastConfigEdit: null,
+      });
+    },
+
+    setMeta: (meta) => set({ ...meta, dirty: true }),
+
+    addStage: (kind, type, position) => {
+      const id = `n${get().nextId}`;
+      const node: StageNode = { id, type: "stage", position, data: { kind, type, config: {} } };
+      change({ nodes: [...get().nodes, node], nextId: get().nextId + 1, selectedId: id });
+      return id;
+    },
+
+    onNodesChange: (changes) => {
+      const removed = changes.filter((c) => c.type === "remove").map((c) => c.id);
+      if (removed.length > 0) {
+        removed.forEach((id) => get().deleteNode(id));
+        return;
+      }
+      // Moves and selection are not undo steps of their own; a drag records one (checkpoint).
+      // A node selected by click or keyboard (Enter on a focused node) opens its settings.
+      const selected = changes.find((c) => c.type === "select" && c.selected);
+      set((state) => ({
+        nodes: applyNodeChanges(changes, state.nodes),
+        ...(selected && "id" in selected ? { selectedId: selected.id } : {}),
+      }));
+    },
+
+    onEdgesChange: (changes) => {
+      const removing = changes.some((c) => c.type === "remove");
+      if (removing) change({ edges: applyEdgeChanges(changes, get().edges) });
+      else set((state) => ({ edges: applyEdgeChanges(changes, state.edges) }));
+    },
+
+    connect: (source, target) => {
+      if (!canConnect(get().nodes, source, target)) return;
+      change({ edges: connectEdges(get().edges, source, target) as Edge[] });
+    },
+
+    deleteNode: (id) => {
+      const { nodes, edges } = removeNode(get().nodes, get().edges, id);
+      const nodeErrors = { ...get().nodeErrors };
+      delete nodeErrors[id];
+      change({
+        nodes: nodes as StageNode[],
+        edges: edges as Edge[],
+        nodeErrors,
+        selectedId: get().selectedId === id ? null : get().selectedId,
+      });
+    },
+
+    setConfig: (id, config) =>
+      set((state) => {
+        const node = state.nodes.find((n) => n.id === id);
+        if (!node || JSON.stringify(node.data.config) === JSON.stringify(config)) return {};
+        // Typing is one undo step per pause, as in a text editor.
+        const now = Date.now();
+        const last = state.lastConfigEdit;
+        const grouped = last !== null && last.id === id && now - last.at < CONFIG_UNDO_GROUP_MS;
+        return {
+          nodes: state.nodes.map((n) => (n.id === id ? { ...n, data: { ...n.data, config } } : n)),
+          dirty: true,
+          lastConfigEdit: { id, at: now },
+          ...(grouped ? {} : { past: [...state.past, snapshot(state)].slice(-HISTORY), future: [] }),
+        };
+      }),
+
+    setErrorPolicy: (errors) => change({ errors }),
+
+    select: (id) => set({ selectedId: id }),
+
+    setNodeErrors: (nodeErrors) => set({ nodeErrors }),
+
+    setStageErrors: (id, errors) =>
+      set((state) => {
+        const nodeErrors = { ...state.nodeErrors };
+        if (Object.keys(errors).length === 0) delete nodeErrors[id];
+        else nodeErrors[id] = errors;
+        return { nodeErrors };
+      }),
+
+    checkpoint: () =>
+      set((state) => ({ past: [...state.past, snapshot(state)].slice(-HISTORY), future: [] })),
+
+    undo: () =>
+      set((state) => {
+        const previous = state.past[state.past.length - 1];
+        if (!previous) return {};
+        return {
+          ...previous,
+          past: state.past.slice(0, -1),
+          future: [snapshot(state), ...state.future],
+          dirty: true,
+        };
+      }),
+
+    redo: () =>
+      set((state) => {
+        const next = state.future[0];
+        if (!next) return {};
+        return {
+          ...next,
+          past: [...state.past, snapshot(state)],
+          future: state.future.slice(1),
+          dirty: true,
+        };
+      }),
+
+    markSaved: () => set({ exists: true, dirty: false }),
+  };
+});

@@ -1,0 +1,180 @@
+import { describe, expect, it } from "vitest";
+
+import type { ChannelSpec } from "../api/types";
+import {
+  SECRET_MARKER,
+  alignErrorPath,
+  canConnect,
+  chainOrder,
+  checkGraph,
+  connect,
+  errorsByNode,
+  graphToSpec,
+  parseErrorPath,
+  removeNode,
+  specToGraph,
+  toFormErrors,
+  type GraphNode,
+} from "./spec";
+
+const spec: ChannelSpec = {
+  source: { type: "generator", config: { rate: 5 } },
+  transforms: [
+    { type: "filter", config: { pattern: { data: { region: [{ prefix: "eu-" }] } } } },
+    { type: "mask", config: { fields: ["data.customer"] } },
+  ],
+  sink: { type: "preview", config: { max_events: 50 } },
+};
+
+const node = (id: string, kind: GraphNode["data"]["kind"], type = kind as string): GraphNode => ({
+  id,
+  position: { x: 0, y: 0 },
+  data: { kind, type, config: {} },
+});
+
+describe("specToGraph / graphToSpec", () => {
+  it("round-trips a spec", () => {
+    const { nodes, edges } = specToGraph(spec);
+    expect(nodes.map((n) => n.data.type)).toEqual(["generator", "filter", "mask", "preview"]);
+    expect(edges).toHaveLength(3);
+    const back = graphToSpec(nodes, edges);
+    expect(back).toEqual({ ok: true, spec, order: ["n1", "n2", "n3", "n4"] });
+  });
+
+  it("keeps the error policy", () => {
+    const { nodes, edges } = specToGraph(spec);
+    const errors = { tolerance: "all" as const, dead_letter: null, log: true };
+    const back = graphToSpec(nodes, edges, errors);
+    expect(back.ok && back.spec.errors).toEqual(errors);
+  });
+
+  it("reads the chain in edge order, not node order", () => {
+    const nodes = [node("s", "sink", "preview"), node("b", "transform", "mask"), node("a", "source", "generator")];
+    const edges = [
+      { id: "1", source: "b", target: "s" },
+      { id: "2", source: "a", target: "b" },
+    ];
+    const back = graphToSpec(nodes, edges);
+    expect(back.ok && back.spec.transforms.map((t) => t.type)).toEqual(["mask"]);
+    expect(back.ok && back.order).toEqual(["a", "b", "s"]);
+  });
+
+  it("never prefills secrets", () => {
+    const withSecret: ChannelSpec = {
+      ...spec,
+      sink: { type: "jdbc", config: { url: "sqlite:///x.db", password: SECRET_MARKER, nested: { token: SECRET_MARKER, keep: 1 } } },
+    };
+    const { nodes } = specToGraph(withSecret);
+    expect(nodes[3]!.data.config).toEqual({ url: "sqlite:///x.db", nested: { keep: 1 } });
+  });
+});
+
+describe("checkGraph", () => {
+  it("asks for a source and a sink", () => {
+    expect(checkGraph([], []).map((p) => p.message)).toEqual(["Add a source.", "Add a sink."]);
+  });
+
+  it("refuses two sources", () => {
+    const problems = checkGraph([node("a", "source"), node("b", "source"), node("c", "sink")], []);
+    expect(problems[0]!.nodeIds).toEqual(["a", "b"]);
+  });
+
+  it("names the end of a broken chain and the loose stages", () => {
+    const nodes = [node("a", "source"), node("t", "transform"), node("z", "sink")];
+    expect(checkGraph(nodes, [{ id: "1", source: "a", target: "t" }])).toEqual([
+      { message: "Connect the chain from the source through to the sink.", nodeIds: ["t"] },
+    ]);
+    expect(checkGraph(nodes, [{ id: "1", source: "a", target: "z" }])).toEqual([
+      { message: "Some stages are not connected to the chain.", nodeIds: ["t"] },
+    ]);
+  });
+
+  it("refuses branches", () => {
+    const nodes = [node("a", "source"), node("t", "transform"), node("z", "sink")];
+    const edges = [
+      { id: "1", source: "a", target: "t" },
+      { id: "2", source: "a", target: "z" },
+    ];
+    expect(checkGraph(nodes, edges)[0]!.nodeIds).toEqual(["a"]);
+    expect(chainOrder(nodes, edges)).toEqual([]);
+  });
+});
+
+describe("editing the chain", () => {
+  it("re-connecting replaces edges, which reorders transforms", () => {
+    const { nodes, edges } = specToGraph(spec); // n1 → n2 (filter) → n3 (mask) → n4
+    let next = connect(edges, "n1", "n3");
+    next = connect(next, "n3", "n2");
+    next = connect(next, "n2", "n4");
+    const back = graphToSpec(nodes, next);
+    expect(back.ok && back.spec.transforms.map((t) => t.type)).toEqual(["mask", "filter"]);
+  });
+
+  it("only lets edges run forward", () => {
+    const nodes = [node("a", "source"), node("t", "transform"), node("z", "sink")];
+    expect(canConnect(nodes, "a", "t")).toBe(true);
+    expect(canConnect(nodes, "t", "a")).toBe(false);
+    expect(canConnect(nodes, "z", "t")).toBe(false);
+    expect(canConnect(nodes, "t", "t")).toBe(false);
+  });
+
+  it("removing a transform joins its neighbours", () => {
+    const { nodes, edges } = specToGraph(spec);
+    const after = removeNode(nodes, edges, "n2");
+    const back = graphToSpec(after.nodes, after.edges);
+    expect(back.ok && back.spec.transforms.map((t) => t.type)).toEqual(["mask"]);
+  });
+});
+
+describe("server errors", () => {
+  it("parses paths", () => {
+    expect(parseErrorPath("spec.transforms[1].config.pattern")).toEqual({ stage: 1, field: "pattern" });
+    expect(parseErrorPath("spec.source.config.security.password")).toEqual({
+      stage: "source",
+      field: "security.password",
+    });
+    expect(parseErrorPath("spec.sink")).toEqual({ stage: "sink", field: "" });
+    expect(parseErrorPath("spec.errors.dead_letter.config.topic")).toEqual({
+      stage: "errors",
+      field: "dead_letter.config.topic",
+    });
+    expect(parseErrorPath("name")).toEqual({ stage: null, field: "name" });
+  });
+
+  it("marks the exact node and field", () => {
+    const grouped = errorsByNode(
+      {
+        "spec.transforms[0].config.pattern": ["unknown operator"],
+        "spec.source.config.rate": ["too small"],
+        "spec.sink.config.max_events": ["too big"],
+        name: ["taken"],
+      },
+      ["a", "b", "c"],
+    );
+    expect(grouped.nodes).toEqual({
+      a: { rate: ["too small"] },
+      b: { pattern: ["unknown operator"] },
+      c: { max_events: ["too big"] },
+    });
+    expect(grouped.other).toEqual({ name: ["taken"] });
+  });
+
+  it("drops the branch name pydantic puts in union paths", () => {
+    const config = { auth: { type: "basic", password: "x" }, topics: ["a"] };
+    expect(alignErrorPath("auth.basic.username", config)).toBe("auth.username");
+    expect(alignErrorPath("topics[0]", config)).toBe("topics[0]");
+    expect(alignErrorPath("pattern", config)).toBe("pattern");
+    const grouped = errorsByNode({ "spec.sink.config.auth.basic.username": ["field required"] }, ["a", "b"], {
+      b: config,
+    });
+    expect(grouped.nodes).toEqual({ b: { "auth.username": ["field required"] } });
+  });
+
+  it("turns field paths into form errors", () => {
+    expect(toFormErrors({ pattern: ["bad"], "topics[0]": ["empty"], "": ["stage"] })).toEqual({
+      pattern: { __errors: ["bad"] },
+      topics: { "0": { __errors: ["empty"] } },
+      __errors: ["stage"],
+    });
+  });
+});

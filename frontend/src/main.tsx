@@ -1,0 +1,22 @@
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+
+import "@xyflow/react/dist/style.css";
+import "./styles.css";
+import { App } from "./App";
+
+const client = new QueryClient({
+  defaultOptions: {
+    // Keep the last answer on screen while refetching: no flicker, no layout jumps.
+    queries: { retry: 1, refetchOnWindowFocus: false, placeholderData: (previous: unknown) => previous },
+  },
+});
+
+createRoot(document.getElementById("root")!).render(
+  <StrictMode>
+    <QueryClientProvider client={client}>
+      <App />
+    </QueryClientProvider>
+  </StrictMode>,
+);

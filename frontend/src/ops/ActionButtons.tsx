@@ -1,0 +1,69 @@
+import { useState } from "react";
+
+import { useChannelAction } from "../api/hooks";
+import type { ChannelAction, TargetState } from "../api/types";
+
+const ACTIONS: { action: ChannelAction; label: string }[] = [
+  { action: "start", label: "Start" },
+  { action: "pause", label: "Pause" },
+  { action: "resume", label: "Resume" },
+  { action: "restart", label: "Restart" },
+  { action: "stop", label: "Stop" },
+];
+
+/** Which actions make sense for a target state (the server refuses the others with 409). */
+export function allowed(action: ChannelAction, target: TargetState | undefined): boolean {
+  switch (action) {
+    case "start":
+      return target !== "RUNNING";
+    case "pause":
+      return target === "RUNNING";
+    case "resume":
+      return target === "PAUSED";
+    case "restart":
+    case "stop":
+      return target !== "STOPPED";
+  }
+}
+
+/** Start / pause / resume / restart / stop for one or many channels. */
+export function ActionButtons({
+  names,
+  targets,
+  onDone,
+}: {
+  names: string[];
+  targets: (TargetState | undefined)[];
+  onDone?: (messages: string[]) => void;
+}) {
+  const mutation = useChannelAction();
+  const [busy, setBusy] = useState(false);
+  const run = async (action: ChannelAction) => {
+    setBusy(true);
+    const messages: string[] = [];
+    for (const name of names) {
+      try {
+        await mutation.mutateAsync({ name, action });
+      } catch (error) {
+        messages.push(`${name}: ${(error as Error).message}`);
+      }
+    }
+    setBusy(false);
+    onDone?.(messages);
+  };
+  return (
+    <div className="actions" role="group" aria-label="Channel actions">
+      {ACTIONS.map(({ action, label }) => (
+        <button
+          key={action}
+          type="button"
+          className={action === "start" || action === "resume" ? "primary" : action === "stop" ? "danger" : ""}
+          disabled={busy || names.length === 0 || !targets.some((t) => allowed(action, t))}
+          onClick={() => void run(action)}
+        >
+          {label}
+        </button>
+      ))}
+    </div>
+  );
+}

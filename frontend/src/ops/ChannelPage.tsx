@@ -1,0 +1,227 @@
+import { ReactFlow, ReactFlowProvider } from "@xyflow/react";
+import { useEffect, useMemo, useState } from "react";
+
+import { useChannel, useChannelStatus, useLifecycle, usePreview } from "../api/hooks";
+import type { ChannelStatus } from "../api/types";
+import { nodeTypes } from "../builder/StageNode";
+import { specToGraph } from "../graph/spec";
+import { href } from "../router";
+import { StateBadge } from "../ui/StateBadge";
+import { ago, eventsPerSecond, fmtNumber, fmtTime, totalLag } from "../ui/format";
+import { ActionButtons } from "./ActionButtons";
+import { ThroughputChart, type Sample } from "./Chart";
+
+const MAX_SAMPLES = 90;
+
+/** One channel at work: status, tasks, throughput, lifecycle, failure trace, live tail. */
+export function ChannelPage({ name }: { name: string }) {
+  const channel = useChannel(name);
+  const status = useChannelStatus(name);
+  const [messages, setMessages] = useState<string[]>([]);
+  const samples = useSamples(status.data, status.dataUpdatedAt);
+  const s = status.data;
+  const hasPreview = channel.data?.spec.sink.type === "preview";
+
+  return (
+    <div className="stack channel-page">
+      <div className="section-head">
+        <div>
+          <p className="small muted">
+            <a href={href({ page: "channels" })}>Channels</a> /
+          </p>
+          <h1>
+            {name} <StateBadge state={s?.state ?? channel.data?.state} />
+          </h1>
+          <p className="muted small">{channel.data?.description}</p>
+        </div>
+        <div className="head-actions">
+          <ActionButtons names={[name]} targets={[s?.target_state ?? channel.data?.target_state]} onDone={setMessages} />
+          <a className="button" href={href({ page: "build", name })}>
+            Edit in builder
+          </a>
+        </div>
+      </div>
+      {messages.length > 0 && (
+        <ul className="error small" role="alert">
+          {messages.map((m) => (
+            <li key={m}>{m}</li>
+          ))}
+        </ul>
+      )}
+
+      <div className="cards">
+        <Card label="Target state" value={s?.target_state ?? "—"} />
+        <Card label="Events/s" value={fmtNumber(eventsPerSecond(s), 1)} testId="events-per-second" />
+        <Card label="Lag" value={fmtNumber(totalLag(s))} />
+        <Card label="Dead letters" value={fmtNumber(s?.dead_letters)} />
+        <Card label="Worker" value={s?.worker_id ?? "—"} />
+        <Card
+          label="Revision"
+          value={`${s?.revision ?? "—"} / ${s?.latest_revision ?? "—"}${s?.drift ? " (drift)" : ""}`}
+        />
+        <Card label="Generation" value={fmtNumber(s?.generation)} />
+        <Card label="Last status" value={ago(s?.last_status_at)} />
+      </div>
+
+      <div className="two-col">
+        <section className="panel" aria-label="Pipeline">
+          <h2>Pipeline</h2>
+          <div className="mini-canvas">
+            {channel.data && <ReadOnlyCanvas spec={channel.data.spec} status={s} />}
+          </div>
+        </section>
+        <section className="panel" aria-label="Throughput and lag">
+          <h2>Throughput and lag</h2>
+          <ThroughputChart samples={samples} />
+        </section>
+      </div>
+
+      {s?.trace && (
+        <section className="panel failure" aria-label="Failure">
+          <h2>Failure</h2>
+          <pre className="trace">{s.trace}</pre>
+        </section>
+      )}
+
+      <section className="panel" aria-label="Tasks">
+        <h2>Tasks</h2>
+        <table className="table">
+          <thead>
+            <tr>
+              <th>Task</th>
+              <th>State</th>
+              <th>Topic / partition</th>
+              <th className="num">Offset</th>
+              <th className="num">End offset</th>
+              <th className="num">Lag</th>
+              <th className="num">Rows/s</th>
+              <th>Worker</th>
+              <th>Updated</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(s?.tasks ?? []).map((task) => (
+              <tr key={task.id}>
+                <td>{task.id}</td>
+                <td>
+                  <StateBadge state={task.state} />
+                </td>
+                <td>{task.topic ? `${task.topic} / ${task.partition ?? "—"}` : "—"}</td>
+                <td className="num">{fmtNumber(task.offset)}</td>
+                <td className="num">{fmtNumber(task.end_offset)}</td>
+                <td className="num">{fmtNumber(task.lag)}</td>
+                <td className="num">{fmtNumber(task.rows_per_second, 1)}</td>
+                <td>{task.worker_id ?? "—"}</td>
+                <td>{ago(task.updated)}</td>
+              </tr>
+            ))}
+            {(s?.tasks ?? []).length === 0 && (
+              <tr>
+                <td colSpan={9} className="muted">
+                  No tasks: the channel is not running.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </section>
+
+      <div className="two-col">
+        <Lifecycle name={name} />
+        <section className="panel" aria-label="Live tail">
+          <h2>Live tail</h2>
+          {hasPreview ? (
+            <LiveTail name={name} />
+          ) : (
+            <p className="muted small">The live tail shows the newest output of channels whose sink is Preview.</p>
+          )}
+        </section>
+      </div>
+    </div>
+  );
+}
+
+function Card({ label, value, testId }: { label: string; value: string; testId?: string }) {
+  return (
+    <div className="card">
+      <div className="card-label">{label}</div>
+      <div className="card-value" data-testid={testId}>
+        {value}
+      </div>
+    </div>
+  );
+}
+
+function useSamples(status: ChannelStatus | undefined, at: number): Sample[] {
+  const [samples, setSamples] = useState<Sample[]>([]);
+  useEffect(() => {
+    if (!status || !at) return;
+    const sample = { at, rate: eventsPerSecond(status), lag: totalLag(status) };
+    setSamples((current) => {
+      if (current[current.length - 1]?.at === at) return current;
+      return [...current, sample].slice(-MAX_SAMPLES);
+    });
+  }, [status, at]);
+  return samples;
+}
+
+function ReadOnlyCanvas({ spec, status }: { spec: Parameters<typeof specToGraph>[0]; status?: ChannelStatus }) {
+  const graph = useMemo(() => specToGraph(spec), [spec]);
+  const rate = eventsPerSecond(status);
+  const nodes = graph.nodes.map((n) =>
+    n.data.kind === "source" && rate !== null ? { ...n, data: { ...n.data, detail: `${rate.toFixed(1)} events/s in` } } : n,
+  );
+  return (
+    <ReactFlowProvider>
+      <ReactFlow
+        nodes={nodes}
+        edges={graph.edges.map((e) => ({ ...e, animated: status?.state === "RUNNING" }))}
+        nodeTypes={nodeTypes}
+        nodesDraggable={false}
+        nodesConnectable={false}
+        elementsSelectable={false}
+        deleteKeyCode={null}
+        fitView
+        fitViewOptions={{ maxZoom: 0.9 }}
+        proOptions={{ hideAttribution: true }}
+      />
+    </ReactFlowProvider>
+  );
+}
+
+function Lifecycle({ name }: { name: string }) {
+  const events = useLifecycle(name);
+  return (
+    <section className="panel" aria-label="Lifecycle">
+      <h2>Lifecycle</h2>
+      <ol className="timeline">
+        {(events.data ?? []).slice(0, 30).map((e) => (
+          <li key={e.id}>
+            <span className="small muted">{fmtTime(e.created_at)}</span>{" "}
+            <span>
+              {e.subject_type} {e.subject_id !== name ? e.subject_id : ""} {e.from_state || "∅"} →{" "}
+              <strong>{e.to_state}</strong>
+            </span>{" "}
+            <span className="small">by {e.actor}</span>
+            {e.reason && <div className="small muted">{e.reason}</div>}
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+function LiveTail({ name }: { name: string }) {
+  const preview = usePreview(name, true);
+  const events = preview.data ?? [];
+  return (
+    <div className="tail" data-testid="live-tail">
+      {events.length === 0 && <p className="muted small">No events yet.</p>}
+      {events.map((event, index) => (
+        <pre key={String(event.id ?? index)} className="tail-event">
+          {JSON.stringify(event)}
+        </pre>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,180 @@
+import { useMemo, useState } from "react";
+
+import { useChannelAction, useChannels, useChannelStatuses } from "../api/hooks";
+import type { Channel, ChannelStatus } from "../api/types";
+import { href } from "../router";
+import { StateBadge } from "../ui/StateBadge";
+import { eventsPerSecond, fmtNumber, stateRank, totalLag } from "../ui/format";
+import { ActionButtons } from "./ActionButtons";
+
+const DEMO = "demo-orders";
+
+/** Every channel with its live figures; failures first; actions on a selection. */
+export function ChannelsPage() {
+  const channels = useChannels();
+  const list = useMemo(() => channels.data ?? [], [channels.data]);
+  const statuses = useChannelStatuses(list.map((c) => c.name));
+  const byName = new Map<string, ChannelStatus>();
+  statuses.forEach((q) => q.data && byName.set(q.data.name, q.data));
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [messages, setMessages] = useState<string[]>([]);
+
+  const rows = [...list].sort((a, b) => {
+    const rank = stateRank(byName.get(a.name)?.state ?? a.state) - stateRank(byName.get(b.name)?.state ?? b.state);
+    return rank !== 0 ? rank : a.name.localeCompare(b.name);
+  });
+  const chosen = rows.filter((c) => selected.has(c.name));
+  const toggle = (name: string) =>
+    setSelected((current) => {
+      const next = new Set(current);
+      if (next.has(name)) next.delete(name);
+      else next.add(name);
+      return next;
+    });
+
+  return (
+    <div className="stack">
+      <Welcome channels={list} loading={channels.isPending} />
+      <div className="section-head">
+        <h1>Channels</h1>
+        <a className="button primary" href={href({ page: "build", name: null })}>
+          New channel
+        </a>
+      </div>
+      <div className="bulk">
+        <span className="muted small">{chosen.length} selected</span>
+        <ActionButtons
+          names={chosen.map((c) => c.name)}
+          targets={chosen.map((c) => c.target_state)}
+          onDone={setMessages}
+        />
+      </div>
+      {messages.length > 0 && (
+        <ul className="error small" role="alert">
+          {messages.map((m) => (
+            <li key={m}>{m}</li>
+          ))}
+        </ul>
+      )}
+      <table className="table channels">
+        <colgroup>
+          <col style={{ width: "2.5rem" }} />
+          <col />
+          <col style={{ width: "9rem" }} />
+          <col style={{ width: "8rem" }} />
+          <col style={{ width: "7rem" }} />
+          <col style={{ width: "7rem" }} />
+          <col style={{ width: "7rem" }} />
+          <col style={{ width: "10rem" }} />
+          <col style={{ width: "6rem" }} />
+        </colgroup>
+        <thead>
+          <tr>
+            <th>
+              <input
+                type="checkbox"
+                aria-label="Select all channels"
+                checked={rows.length > 0 && chosen.length === rows.length}
+                onChange={(e) => setSelected(e.target.checked ? new Set(rows.map((c) => c.name)) : new Set())}
+              />
+            </th>
+            <th>Name</th>
+            <th>State</th>
+            <th>Target</th>
+            <th className="num">Events/s</th>
+            <th className="num">Lag</th>
+            <th className="num">Dead letters</th>
+            <th>Worker</th>
+            <th>Revision</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((channel) => {
+            const status = byName.get(channel.name);
+            return (
+              <tr key={channel.name} data-testid={`channel-row-${channel.name}`}>
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${channel.name}`}
+                    checked={selected.has(channel.name)}
+                    onChange={() => toggle(channel.name)}
+                  />
+                </td>
+                <td>
+                  <a href={href({ page: "channel", name: channel.name })}>{channel.name}</a>
+                  <div className="small muted ellipsis">{channel.description}</div>
+                </td>
+                <td>
+                  <StateBadge state={status?.state ?? channel.state} />
+                </td>
+                <td>{status?.target_state ?? channel.target_state}</td>
+                <td className="num">{fmtNumber(eventsPerSecond(status), 1)}</td>
+                <td className="num">{fmtNumber(totalLag(status))}</td>
+                <td className="num">{fmtNumber(status?.dead_letters)}</td>
+                <td className="ellipsis">{status?.worker_id ?? "—"}</td>
+                <td>
+                  {channel.revision ?? "—"}
+                  {channel.drift && (
+                    <span className="badge drift" title="The running revision is not the latest saved one">
+                      drift
+                    </span>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+          {!channels.isPending && rows.length === 0 && (
+            <tr>
+              <td colSpan={9} className="muted">
+                No channels yet.
+              </td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The first thing a new user sees: what to do next. */
+function Welcome({ channels, loading }: { channels: Channel[]; loading: boolean }) {
+  const action = useChannelAction();
+  const demo = channels.find((c) => c.name === DEMO);
+  const anyRunning = channels.some((c) => c.target_state !== "STOPPED");
+  if (loading || anyRunning) return null;
+  return (
+    <section className="welcome" aria-label="Getting started">
+      <h2>Welcome to Sluice</h2>
+      <p>
+        A channel moves events from one <strong>source</strong> through a chain of{" "}
+        <strong>transforms</strong> to one <strong>sink</strong>, running on Spark.
+      </p>
+      <ol>
+        {demo ? (
+          <li>
+            Start the demo channel <strong>{DEMO}</strong>: it generates orders, keeps EU orders
+            over 100 and shows them in a live tail.{" "}
+            <button
+              type="button"
+              className="primary"
+              disabled={action.isPending}
+              onClick={() =>
+                action.mutate(
+                  { name: DEMO, action: "start" },
+                  { onSuccess: () => (window.location.hash = href({ page: "channel", name: DEMO })) },
+                )
+              }
+            >
+              Start {DEMO}
+            </button>
+          </li>
+        ) : null}
+        <li>
+          Or build your own: drag a source, transforms and a sink onto the canvas, connect them,
+          save and start. <a href={href({ page: "build", name: null })}>Open the builder</a>
+        </li>
+      </ol>
+    </section>
+  );
+}

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+
+import type { ChannelStatus } from "../api/types";
+import { ago, eventsPerSecond, stateRank, totalLag } from "./format";
+
+const task = (rows: number | null, lag: number | null) => ({
+  id: 0,
+  state: "RUNNING" as const,
+  worker_id: "w",
+  topic: null,
+  partition: null,
+  offset: null,
+  end_offset: null,
+  lag,
+  rows_per_second: rows,
+  updated: "",
+});
+
+describe("status figures", () => {
+  it("sums the tasks", () => {
+    const status = { tasks: [task(2.5, 3), task(null, null), task(1, 4)] } as unknown as ChannelStatus;
+    expect(eventsPerSecond(status)).toBe(3.5);
+    expect(totalLag(status)).toBe(7);
+    expect(eventsPerSecond({ tasks: [] } as unknown as ChannelStatus)).toBeNull();
+  });
+
+  it("puts failures first", () => {
+    expect(["RUNNING", "STOPPED", "FAILED"].sort((a, b) => stateRank(a) - stateRank(b))).toEqual([
+      "FAILED",
+      "RUNNING",
+      "STOPPED",
+    ]);
+  });
+
+  it("says how long ago", () => {
+    expect(ago(new Date(1_000).toISOString(), 66_000)).toBe("1m ago");
+  });
+});

@@ -1,0 +1,39 @@
+/** Number and time formatting shared by the operations views. */
+
+import type { ChannelStatus, ConnectorState } from "../api/types";
+
+export function eventsPerSecond(status: ChannelStatus | undefined): number | null {
+  if (!status || status.tasks.length === 0) return null;
+  return status.tasks.reduce((sum, task) => sum + (task.rows_per_second ?? 0), 0);
+}
+
+export function totalLag(status: ChannelStatus | undefined): number | null {
+  if (!status) return null;
+  const lags = status.tasks.map((t) => t.lag).filter((lag): lag is number => lag !== null);
+  return lags.length === 0 ? null : lags.reduce((a, b) => a + b, 0);
+}
+
+export function fmtNumber(value: number | null | undefined, digits = 0): string {
+  if (value === null || value === undefined) return "—";
+  return value.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+export function fmtTime(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  return new Date(iso).toLocaleString("en-GB", { hour12: false });
+}
+
+export function ago(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return "—";
+  const seconds = Math.max(0, Math.round((now - new Date(iso).getTime()) / 1000));
+  if (seconds < 60) return `${seconds}s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
+  return `${Math.floor(seconds / 3600)}h ago`;
+}
+
+const RANK: Record<string, number> = { FAILED: 0, RESTARTING: 1, UNASSIGNED: 2, RUNNING: 3, PAUSED: 4, STOPPED: 5 };
+
+/** Failures first, then by name. */
+export function stateRank(state: ConnectorState | string): number {
+  return RANK[state] ?? 6;
+}

@@ -1,0 +1,159 @@
+"""The console in real headless Chromium against the running stack (frontend/e2e/builder.e2e.mjs):
+build a channel on the canvas, see a validation error and fix it, save, start, watch it run,
+pause, resume and stop it. Screenshots land in test-artifacts/e2e/."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.support.processes import REPO_ROOT
+from tests.support.stack import Stack
+
+pytestmark = pytest.mark.integration
+
+SCRIPT = REPO_ROOT / "frontend" / "e2e" / "builder.e2e.mjs"
+REGIONS = ("eu-west", "us-east", "eu-central", "ap-south")
+
+
+def run_browser(
+    stack: Stack, tools: dict[str, str], shots: Path, flow: str, channel: str, **extra: str
+) -> None:
+    env = {
+        **os.environ,
+        "SLUICE_URL": stack.base_url,
+        "SLUICE_USER": "admin",
+        "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
+        "E2E_ARTIFACTS": str(shots),
+        "E2E_FLOW": flow,
+        "E2E_CHANNEL": channel,
+        "CHROMIUM": tools["chromium"],
+        **extra,
+    }
+    result = subprocess.run(
+        [tools["node"], str(SCRIPT)],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=540,
+        check=False,
+    )
+    (shots / f"e2e-{flow}.log").write_text(result.stdout + result.stderr, encoding="utf-8")
+    assert result.returncode == 0, (
+        f"{result.stdout}\n{result.stderr}\nscreenshots in {shots}\n{stack.logs()}"
+    )
+    assert (shots / f"builder-{flow}.png").stat().st_size > 0
+    assert (shots / f"channel-{flow}.png").stat().st_size > 0
+
+
+def assert_operated_by_admin(stack: Stack, channel: str) -> None:
+    http = stack.session()
+    status = http.get(f"{stack.api}/channels/{channel}/status", timeout=10).json()
+    assert status["target_state"] == "STOPPED"
+    events = http.get(f"{stack.api}/channels/{channel}/lifecycle/", timeout=10).json()["results"]
+    by_admin = {event["to_state"] for event in events if event["actor"] == "user:admin"}
+    assert {"RUNNING", "PAUSED", "STOPPED"} <= by_admin, events
+
+
+@pytest.fixture
+def shots(artifacts_dir: Path) -> Path:
+    path = artifacts_dir / "e2e"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.mark.timeout(600)
+def test_generator_filter_preview_in_the_browser(
+    stack: Stack, browser_tools: dict[str, str], shots: Path
+) -> None:
+    run_browser(stack, browser_tools, shots, "generator", "e2e-generator")
+    assert_operated_by_admin(stack, "e2e-generator")
+
+
+class Trickle:
+    """Produces plain JSON orders to a topic, a few a second, until stopped."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.bootstrap, self.topic = bootstrap, topic
+        self.stopped = threading.Event()
+        self.sent = 0
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 20})
+        while not self.stopped.is_set():
+            for _ in range(10):
+                order = {"seq": self.sent, "region": REGIONS[self.sent % len(REGIONS)]}
+                producer.produce(self.topic, json.dumps(order).encode())
+                self.sent += 1
+            producer.poll(0)
+            time.sleep(0.5)
+        producer.flush(30)
+
+    def __enter__(self) -> Trickle:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
+        self.thread.join(60)
+
+
+def read_topic(bootstrap: str, topic: str, seconds: float) -> list[dict]:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"e2e-check-{uuid.uuid4().hex}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    values: list[dict] = []
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and not message.error():
+                values.append(json.loads(message.value()))
+    finally:
+        consumer.close()
+    return values
+
+
+@pytest.mark.timeout(600)
+def test_kafka_filter_kafka_in_the_browser(
+    stack: Stack, browser_tools: dict[str, str], shots: Path
+) -> None:
+    source, sink = "e2e-orders", "e2e-orders-eu"
+    admin = AdminClient({"bootstrap.servers": stack.kafka})
+    for future in admin.create_topics([NewTopic(source, 2, 1), NewTopic(sink, 1, 1)]).values():
+        future.result(timeout=30)
+
+    with Trickle(stack.kafka, source) as trickle:
+        run_browser(
+            stack,
+            browser_tools,
+            shots,
+            "kafka",
+            "e2e-kafka",
+            E2E_KAFKA=stack.kafka,
+            E2E_TOPIC_IN=source,
+            E2E_TOPIC_OUT=sink,
+        )
+    assert_operated_by_admin(stack, "e2e-kafka")
+
+    written = read_topic(stack.kafka, sink, 10)
+    assert written, f"nothing reached {sink} ({trickle.sent} orders sent)"
+    # The json sink writes each event's data: the orders that passed the filter, as sent.
+    assert all(order["region"].startswith("eu-") for order in written), written[:5]

@@ -1,0 +1,176 @@
+"""The Sluice stack as real processes: web, Celery worker and beat, runtime workers.
+
+Each role is started exactly as the Procfile starts it, against a given Redis and Kafka,
+with a database and var/ of its own. Used by the integration tests (the ``stack`` fixture),
+the fault tests and ``make bench-control``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+
+from tests.support.processes import REPO_ROOT, Service, free_port, start_service, wait_until
+
+VENV_BIN = Path(sys.executable).parent
+
+
+@dataclass
+class Stack:
+    base_url: str
+    token: str
+    kafka: str
+    redis_url: str
+    env: dict[str, str]
+    log_dir: Path
+    services: dict[str, Service] = field(default_factory=dict)
+
+    @property
+    def api(self) -> str:
+        return f"{self.base_url}/api/v1"
+
+    def session(self) -> requests.Session:
+        http = requests.Session()
+        http.headers["Authorization"] = f"Token {self.token}"
+        return http
+
+    def logs(self) -> str:
+        return "\n".join(
+            f"--- {name} ---\n{service.log_tail(40)}" for name, service in self.services.items()
+        )
+
+    def start(self, name: str, extra_env: dict[str, str] | None = None) -> Service:
+        """(Re)start the role ``name`` (``web``, ``celery``, ``beat``, ``runtime-N``)."""
+        self.services[name] = start_service(
+            name, role_command(name, self), self.log_dir, {**self.env, **(extra_env or {})}
+        )
+        return self.services[name]
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO_ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, f"manage.py {' '.join(args)} failed:\n{result.stderr}"
+    return result.stdout
+
+
+def role_command(name: str, stack: Stack) -> list[str]:
+    """The command line of a role, as in the Procfile."""
+    if name == "web":
+        port = stack.base_url.rsplit(":", 1)[1]
+        return [
+            str(VENV_BIN / "gunicorn"),
+            "console.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "2",
+            "--threads",
+            "4",
+        ]
+    if name == "celery":
+        return [
+            str(VENV_BIN / "celery"),
+            "-A",
+            "console",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            "2",
+            "--without-gossip",
+            "--without-mingle",
+        ]
+    if name == "beat":
+        schedule = Path(stack.env["SLUICE_VAR_DIR"]) / "celerybeat-schedule"
+        return [
+            str(VENV_BIN / "celery"),
+            "-A",
+            "console",
+            "beat",
+            "--loglevel",
+            "INFO",
+            "--schedule",
+            str(schedule),
+        ]
+    if name.startswith("runtime"):
+        return [sys.executable, "-m", "runtime_adapter.worker"]
+    raise ValueError(f"unknown role {name!r}")
+
+
+def kill_driver(channel: str) -> None:
+    """``kill -9`` the JVM of a channel's Spark driver (the connector id is the channel name)."""
+    pattern = f"org.apache.spark.deploy.SparkSubmit.*--connector-id {channel} "
+    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False)
+    pids = [int(pid) for pid in found.stdout.split()]
+    if not pids:
+        raise RuntimeError(f"no driver process of {channel} found")
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+
+
+def runtime_env(index: int) -> dict[str, str]:
+    """What distinguishes runtime worker ``index`` (1-based) from the others."""
+    return {"SLUICE_WORKER_ID": f"it-worker-{index}"}
+
+
+@contextmanager
+def running_stack(
+    *,
+    redis_url: str,
+    kafka: str,
+    var: Path,
+    log_dir: Path,
+    runtime_workers: int = 1,
+    extra_env: dict[str, str] | None = None,
+) -> Iterator[Stack]:
+    """Start web, Celery worker and beat and ``runtime_workers`` runtime workers; stop them
+    all (in reverse order) when the block ends."""
+    env = {
+        "SLUICE_VAR_DIR": str(var),
+        "DATABASE_URL": f"sqlite:///{var}/sluice.sqlite3",
+        "REDIS_URL": redis_url,
+        "SLUICE_KAFKA_BOOTSTRAP": kafka,
+        "SLUICE_RECONCILE_INTERVAL": "1",
+        "SLUICE_WORKER_ID": "it-worker-1",
+        "SLUICE_ADMIN_PASSWORD": "integration-secret",
+        "SPARK_MASTER": "local[2]",
+        "SLUICE_DRIVER_MEMORY": "768m",
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        **(extra_env or {}),
+    }
+    manage(env, "migrate", "--noinput", "-v", "0")
+    manage(env, "ensure_admin")
+    token = manage(env, "drf_create_token", "admin").split()[2]
+    stack = Stack(f"http://127.0.0.1:{free_port()}", token, kafka, redis_url, env, log_dir)
+    try:
+        for name in ("web", "celery", "beat"):
+            stack.start(name)
+        if runtime_workers == 1:
+            stack.start("runtime")
+        else:
+            for index in range(1, runtime_workers + 1):
+                stack.start(f"runtime-{index}", runtime_env(index))
+        wait_until(
+            lambda: requests.get(f"{stack.base_url}/healthz", timeout=2).status_code == 200,
+            60,
+            what="the web server",
+        )
+        yield stack
+    finally:
+        for service in reversed(list(stack.services.values())):
+            service.stop()
