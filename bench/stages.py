@@ -34,7 +34,7 @@ from pyspark.sql import functions as F
 from bench import spark_job
 from bench.workload import EVENT_BYTES, PATTERN, REGIONS, STATUSES
 from pipelines.builder import apply_transforms
-from pipelines.errors import fail_fast, label_failures
+from pipelines.errors import capturing_failed_events, fail_fast, label_failures
 from pipelines.sinks import SINK_CHECKS
 from pipelines.sinks.kafka import events_to_kafka_records
 from pipelines.sources.kafka import kafka_records_to_events
@@ -94,6 +94,11 @@ def records(spark: SparkSession, events: int) -> DataFrame:
 
 
 def sluice_cases(records: DataFrame) -> dict[str, DataFrame]:
+    with capturing_failed_events(False):  # as build_stream under errors.tolerance none
+        return _sluice_cases(records)
+
+
+def _sluice_cases(records: DataFrame) -> dict[str, DataFrame]:
     # What pipelines.builder.build_stream composes (errors.tolerance none, the default).
     events = label_failures(kafka_records_to_events(records, SOURCE), "source")
     events = events.withColumn("origin_payload", F.lit(None).cast("string"))

@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
-from pipelines.errors import ErrorRouter, fail_fast, label_failures
+from pipelines.errors import ErrorRouter, capturing_failed_events, fail_fast, label_failures
 from pipelines.sinks import BATCH_SINKS, SINK_CHECKS, SINKS
 from pipelines.sinks.preview import PreviewPublisher, preview_buffer
 from pipelines.sources import SOURCES
@@ -54,11 +54,12 @@ def build_stream(
     """
     spec = validate_spec(spec)
     tolerant = spec.errors.tolerance == "all"
-    events = build_events(spark, spec, keep_payload=tolerant)
     sink_config = parse_stage_config("sink", spec.sink)
     check = SINK_CHECKS.get(spec.sink.type)
-    if check is not None:
-        events = label_failures(check(events, sink_config), "sink")
+    with capturing_failed_events(tolerant):  # only dead letters need the failed event
+        events = build_events(spark, spec, keep_payload=tolerant)
+        if check is not None:
+            events = label_failures(check(events, sink_config), "sink")
     publisher = None
     if isinstance(sink_config, PreviewSinkConfig):  # the one sink that hands events back
         publisher = preview_publisher or preview_buffer(channel, sink_config.max_events).publish

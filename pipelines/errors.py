@@ -20,7 +20,9 @@ timestamp, the original payload as read, and the event's JSON form when it got t
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
@@ -35,6 +37,7 @@ from pyspark.sql.types import (
 )
 
 from pipelines.cloudevents import FAILURE_TYPE, event_json
+from pipelines.plan import computed_once
 
 DEAD_LETTER_SCHEMA = StructType(
     [
@@ -87,16 +90,34 @@ def failure_of(error_class: Column | str, message: Column, event: Column | None)
     )
 
 
+_capture_events: ContextVar[bool] = ContextVar("sluice_capture_failed_events", default=True)
+
+
+@contextmanager
+def capturing_failed_events(capture: bool) -> Iterator[None]:
+    """While a channel is built: whether failures keep the event as the failing stage got it.
+
+    Only dead letters carry it; without it (``errors.tolerance: none``) the generated code is
+    smaller, which keeps Spark's whole-stage code generation (and the JIT) effective.
+    """
+    token = _capture_events.set(capture)
+    try:
+        yield
+    finally:
+        _capture_events.reset(token)
+
+
 def mark_failures(events: DataFrame, checks: Sequence[Check], *, source: bool = False) -> DataFrame:
     """``events`` with ``failure`` set on each event that fails a check (the first one that
     does); an event that had already failed keeps its first failure.
 
     A transform's failure keeps the event as the stage received it (its JSON form, built for
-    failed events only); a source's (``source=True``) has none: the record never became one.
+    failed events only) unless built under ``capturing_failed_events(False)``; a source's
+    (``source=True``) has none: the record never became one.
     """
     if not checks:
         return events
-    event = None if source else event_json()
+    event = event_json() if not source and _capture_events.get() else None
     chain = F.when(F.col("failure").isNotNull(), F.col("failure"))
     for condition, error_class, message in checks:
         chain = chain.when(condition, failure_of(error_class, message, event))
@@ -113,7 +134,8 @@ def label_failures(events: DataFrame, stage: str) -> DataFrame:
     """Name ``stage`` in the failures a stage just set (those without a stage yet)."""
     unlabelled = F.col("failure").isNotNull() & F.col("failure.stage").isNull()
     labelled = F.col("failure").withField("stage", F.lit(stage))
-    return events.withColumn("failure", F.when(unlabelled, labelled).otherwise(F.col("failure")))
+    failure = F.when(unlabelled, labelled).otherwise(F.col("failure"))
+    return events.withColumn("failure", computed_once(failure))
 
 
 def failure_text() -> Column:

@@ -96,7 +96,8 @@ def mark_bad_topics(events: DataFrame, config: KafkaSinkConfig) -> DataFrame:
         F.coalesce(topic, F.lit("(no topic)")),
         F.lit(" is not a valid Kafka topic name"),
     )
-    legal = F.coalesce(topic.rlike(LEGAL_TOPIC), F.lit(False))
+    # The configured topic is legal (validated): most events need no regular expression.
+    legal = F.coalesce((topic == F.lit(config.topic)) | topic.rlike(LEGAL_TOPIC), F.lit(False))
     return mark_failures(events, [(~legal, "InvalidTopic", message)])
 
 

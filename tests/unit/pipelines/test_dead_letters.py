@@ -200,3 +200,20 @@ def test_a_files_dead_letter_log_has_no_gaps(spark: SparkSession, tmp_path: Path
     logged = (tmp_path / "dlq" / "_spark_metadata").iterdir()
     assert sorted(p.name for p in logged if not p.name.startswith(".")) == ["0", "1"]
     assert [letter["subject"] for letter in read_lines(spark, tmp_path / "dlq")] == ["source"]
+
+
+def test_failed_events_keep_their_event_only_when_dead_letters_need_it(
+    spark: SparkSession,
+) -> None:
+    from pipelines.errors import capturing_failed_events
+    from pipelines.spec.configs.fields import CastConfig
+    from pipelines.transforms.fields import cast_fields
+
+    events = events_frame(spark, [{"id": "e-1", "data": {"qty": "many"}}])
+    config = CastConfig(fields={"data.qty": "long"})
+    kept = cast_fields(events, config).first().failure
+    with capturing_failed_events(False):
+        lean = cast_fields(events, config).first().failure
+    assert json.loads(kept.event)["data"] == {"qty": "many"}
+    assert lean.event is None
+    assert (lean.error_class, lean.message) == (kept.error_class, kept.message)
