@@ -173,3 +173,28 @@ def event_json() -> Column:
 def no_extensions() -> Column:
     """An empty ``extensions`` map of the right type."""
     return F.expr("CAST(map() AS map<string,variant>)")
+
+
+def variant_text_sql(value: str) -> str:
+    """SQL for the text of a VARIANT: a string as itself, any other value as JSON text; NULL
+    for SQL NULL and JSON null (header values, keys, topics taken from fields)."""
+    return (
+        f"CASE WHEN {value} IS NULL OR is_variant_null({value}) THEN NULL "
+        f"WHEN schema_of_variant({value}) = 'STRING' THEN variant_get({value}, '$', 'string') "
+        f"ELSE to_json({value}) END"
+    )
+
+
+def binary_data_sql(json_media_type: str) -> str:
+    """SQL for the payload of binary-mode CloudEvents (Kafka and HTTP bindings): the data as
+    JSON text, or as itself when it is a string under a non-JSON ``datacontenttype``
+    (``json_media_type`` is the regular expression of JSON content types); NULL without data."""
+    is_text = (
+        "datacontenttype IS NOT NULL "
+        f"AND NOT lower(datacontenttype) RLIKE {sql_string(json_media_type)} "
+        "AND schema_of_variant(data) = 'STRING'"
+    )
+    return (
+        f"CASE WHEN data IS NULL THEN NULL WHEN {is_text} "
+        "THEN variant_get(data, '$', 'string') ELSE to_json(data) END"
+    )

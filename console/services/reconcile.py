@@ -307,18 +307,7 @@ class _Pass:
     ) -> None:
         if state == connector.state and not always_record:
             return
-        self.events.append(
-            lifecycle_event(
-                channel=connector.channel,
-                subject_type=SubjectType.CONNECTOR,
-                subject_id=connector.runtime_id,
-                from_state=connector.state,
-                to_state=state,
-                actor=RECONCILE_ACTOR,
-                reason=reason,
-                at=self.at,
-            )
-        )
+        self.connector_event(connector, state, reason)
         if state != connector.state:
             connector.state = state
             connector.state_changed_at = self.at
@@ -348,7 +337,7 @@ class _Pass:
         attempt = connector.restart_attempts + 1
         if attempt > policy.max_attempts:
             if was != ConnectorState.FAILED:  # once, as it turns FAILED
-                self.restart_event(
+                self.connector_event(
                     connector,
                     ConnectorState.FAILED,
                     f"restart policy exhausted after {connector.restart_attempts} attempts; "
@@ -373,7 +362,7 @@ class _Pass:
         running_for = (self.at - since).total_seconds()
         if running_for < self.restart_reset:
             return
-        self.restart_event(
+        self.connector_event(
             connector,
             ConnectorState.RUNNING,
             f"restart attempts reset after {running_for:.0f} s RUNNING "
@@ -382,7 +371,8 @@ class _Pass:
         connector.restart_attempts = 0
         self.new_attempts[connector.pk] = connector
 
-    def restart_event(self, connector: Connector, state: str, reason: str) -> None:
+    def connector_event(self, connector: Connector, state: str, reason: str) -> None:
+        """Record a connector's move from its current state to ``state`` (not applied)."""
         self.events.append(
             lifecycle_event(
                 channel=connector.channel,

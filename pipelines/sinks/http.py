@@ -73,8 +73,10 @@ from pyspark.sql.streaming import DataStreamWriter
 from pipelines.cloudevents import (
     JSON_CONTENT_TYPE,
     STRUCTURED_CONTENT_TYPE,
+    binary_data_sql,
     event_json,
     time_text_sql,
+    variant_text_sql,
 )
 from pipelines.errors import DEAD_LETTER_SCHEMA
 from pipelines.sources.kafka import JSON_MEDIA_TYPE
@@ -250,23 +252,7 @@ def events_to_requests(events: DataFrame, config: HttpSinkConfig) -> DataFrame:
     )
 
 
-def _variant_text_sql(value: str) -> str:
-    return (
-        f"CASE WHEN {value} IS NULL OR is_variant_null({value}) THEN NULL "
-        f"WHEN schema_of_variant({value}) = 'STRING' THEN variant_get({value}, '$', 'string') "
-        f"ELSE to_json({value}) END"
-    )
-
-
-_IS_TEXT_DATA = (
-    "datacontenttype IS NOT NULL "
-    f"AND NOT lower(datacontenttype) RLIKE {sql_string(JSON_MEDIA_TYPE)} "
-    "AND schema_of_variant(data) = 'STRING'"
-)
-_BINARY_BODY_SQL = (
-    f"CASE WHEN data IS NULL THEN NULL WHEN {_IS_TEXT_DATA} THEN variant_get(data, '$', 'string') "
-    "ELSE to_json(data) END"
-)
+_BINARY_BODY_SQL = binary_data_sql(JSON_MEDIA_TYPE)
 
 
 def _binary_headers_sql() -> str:
@@ -289,7 +275,7 @@ def _binary_headers_sql() -> str:
     ]
     extensions = (
         "transform(map_entries(extensions), e -> named_struct('key', concat('ce-', e.key), "
-        f"'value', {_variant_text_sql('e.value')}))"
+        f"'value', {variant_text_sql('e.value')}))"
     )
     entries = f"concat(array({', '.join(attributes)}), {extensions})"
     return f"map_from_entries(filter({entries}, h -> h.value IS NOT NULL))"

@@ -31,8 +31,10 @@ from pipelines.cloudevents import (
     JSON_CONTENT_TYPE,
     STRUCTURED_CONTENT_TYPE,
     attribute_sql,
+    binary_data_sql,
     event_json,
     time_text_sql,
+    variant_text_sql,
 )
 from pipelines.errors import mark_failures
 from pipelines.kafka_options import security_options
@@ -127,19 +129,11 @@ def field_text_sql(path: str) -> str:
     if rest:
         json_path = "$" + "".join(_json_path_step(part) for part in rest)
         value = f"try_variant_get({value}, {sql_string(json_path)}, 'variant')"
-    return _variant_text_sql(value)
+    return variant_text_sql(value)
 
 
 def _json_path_step(key: str) -> str:
     return f'["{key}"]' if "'" in key else f"['{key}']"
-
-
-def _variant_text_sql(value: str) -> str:
-    return (
-        f"CASE WHEN {value} IS NULL OR is_variant_null({value}) THEN NULL "
-        f"WHEN schema_of_variant({value}) = 'STRING' THEN variant_get({value}, '$', 'string') "
-        f"ELSE to_json({value}) END"
-    )
 
 
 def _field_text(path: str | None) -> list[Column]:
@@ -154,16 +148,7 @@ def _header(key: str, value: Column) -> Column:
     return F.struct(F.lit(key).alias("key"), value.cast("binary").alias("value"))
 
 
-_IS_TEXT_DATA = (
-    "datacontenttype IS NOT NULL "
-    f"AND NOT lower(datacontenttype) RLIKE {sql_string(JSON_MEDIA_TYPE)} "
-    "AND schema_of_variant(data) = 'STRING'"
-)
-_BINARY_VALUE_SQL = (
-    f"CASE WHEN data IS NULL THEN NULL WHEN {_IS_TEXT_DATA} THEN variant_get(data, '$', 'string') "
-    "ELSE to_json(data) END"
-)
-"""Binary mode's value: the data as JSON, or as itself when it is text of a non-JSON type."""
+_BINARY_VALUE_SQL = binary_data_sql(JSON_MEDIA_TYPE)
 
 
 def _binary_headers_sql() -> str:
@@ -182,6 +167,6 @@ def _binary_headers_sql() -> str:
     ]
     extensions = (
         "transform(map_entries(extensions), e -> named_struct('key', concat('ce_', e.key), "
-        f"'value', CAST({_variant_text_sql('e.value')} AS BINARY)))"
+        f"'value', CAST({variant_text_sql('e.value')} AS BINARY)))"
     )
     return f"filter(concat(array({', '.join(attributes)}), {extensions}), h -> h.value IS NOT NULL)"
