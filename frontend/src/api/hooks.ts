@@ -1,6 +1,6 @@
 /** One TanStack Query hook per endpoint. Status hooks poll every 2 s. */
 
-import { useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
 import { api, post } from "./client";
 import type {
@@ -8,6 +8,7 @@ import type {
   ChannelAction,
   ChannelSpec,
   ChannelStatus,
+  ChannelWithStatus,
   LifecycleEvent,
   Page,
   Plugin,
@@ -48,14 +49,13 @@ export function useChannelStatus(name: string) {
   });
 }
 
-/** The status of many channels, polled together (the channels list). */
-export function useChannelStatuses(names: string[]) {
-  return useQueries({
-    queries: names.map((name) => ({
-      queryKey: ["status", name],
-      queryFn: () => api<ChannelStatus>(`channels/${encodeURIComponent(name)}/status`),
-      refetchInterval: POLL_MS,
-    })),
+/** Every channel with its status, in one call polled every 2 s (the channels list). */
+export function useChannelsWithStatus() {
+  return useQuery({
+    queryKey: ["channels", "with-status"],
+    queryFn: () =>
+      api<Page<ChannelWithStatus>>("channels/?expand=status&limit=500").then((page) => page.results),
+    refetchInterval: POLL_MS,
   });
 }
 

@@ -103,6 +103,11 @@ export interface Worker {
   connectors: string[];
 }
 
+/** A channel as ``GET /channels/?expand=status`` gives it. */
+export interface ChannelWithStatus extends Channel {
+  status: ChannelStatus;
+}
+
 export interface Page<T> {
   count: number;
   next: string | null;

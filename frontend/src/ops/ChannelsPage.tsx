@@ -1,6 +1,6 @@
 import { useMemo, useState } from "react";
 
-import { useChannelAction, useChannels, useChannelStatuses } from "../api/hooks";
+import { useChannelAction, useChannelsWithStatus } from "../api/hooks";
 import type { Channel, ChannelStatus } from "../api/types";
 import { href } from "../router";
 import { StateBadge } from "../ui/StateBadge";
@@ -11,11 +11,9 @@ const DEMO = "demo-orders";
 
 /** Every channel with its live figures; failures first; actions on a selection. */
 export function ChannelsPage() {
-  const channels = useChannels();
+  const channels = useChannelsWithStatus();
   const list = useMemo(() => channels.data ?? [], [channels.data]);
-  const statuses = useChannelStatuses(list.map((c) => c.name));
-  const byName = new Map<string, ChannelStatus>();
-  statuses.forEach((q) => q.data && byName.set(q.data.name, q.data));
+  const byName = new Map<string, ChannelStatus>(list.map((c) => [c.name, c.status]));
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [messages, setMessages] = useState<string[]>([]);
 
