@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from confluent_kafka import (
     Consumer,
@@ -89,13 +90,7 @@ def list_partitions(
     Raises :class:`BrokerUnreachable` with the brokers' names when no broker
     answers within ``timeout`` seconds. Topics that do not exist yet are left out.
     """
-    admin = AdminClient(_client_config(bootstrap_servers, settings))
-    try:
-        metadata = admin.list_topics(timeout=timeout)
-    except KafkaException as exc:
-        raise BrokerUnreachable(
-            f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s: {exc}"
-        ) from exc
+    metadata = _cluster_metadata(bootstrap_servers, settings, timeout)
     found: list[PartitionInfo] = []
     for topic in topics:
         meta = metadata.topics.get(topic)
@@ -109,14 +104,21 @@ def list_topics(
     bootstrap_servers: str, settings: Mapping[str, object] | None = None, timeout: float = 10.0
 ) -> list[str]:
     """The names of the topics that exist now (internal ones left out)."""
+    metadata = _cluster_metadata(bootstrap_servers, settings, timeout)
+    return sorted(name for name in metadata.topics if not name.startswith("__"))
+
+
+def _cluster_metadata(
+    bootstrap_servers: str, settings: Mapping[str, object] | None, timeout: float
+) -> Any:
+    """The brokers' topic metadata; :class:`BrokerUnreachable` when none answers in time."""
     admin = AdminClient(_client_config(bootstrap_servers, settings))
     try:
-        metadata = admin.list_topics(timeout=timeout)
+        return admin.list_topics(timeout=timeout)
     except KafkaException as exc:
         raise BrokerUnreachable(
             f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s: {exc}"
         ) from exc
-    return sorted(name for name in metadata.topics if not name.startswith("__"))
 
 
 def check_reachable(

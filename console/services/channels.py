@@ -44,7 +44,7 @@ from console.services.ingest import (
     ensure_ingest_topic,
     with_ingest_fields,
 )
-from console.services.lifecycle import actor_for, record
+from console.services.lifecycle import actor_for, record, record_channel
 from console.services.restart_policy import RestartPolicy
 from console.services.specs import normalize_spec
 from runtime_adapter import states as runtime_states
@@ -83,7 +83,7 @@ def create_channel(
     with transaction.atomic():
         channel.save()
         Revision.objects.create(channel=channel, number=1, spec=normalized, created_by=user)
-        _record_channel(
+        record_channel(
             channel,
             actor,
             from_state="",
@@ -131,7 +131,7 @@ def update_channel(
         if new_policy != policy:
             new_policy.apply_to(channel)
             channel.full_clean(exclude=["name"], validate_unique=False)
-            _record_channel(
+            record_channel(
                 channel,
                 actor or actor_for(user),
                 from_state=channel.target_state,
@@ -144,7 +144,7 @@ def update_channel(
             Revision.objects.create(
                 channel=channel, number=number, spec=normalized, created_by=user
             )
-            _record_channel(
+            record_channel(
                 channel,
                 actor or actor_for(user),
                 from_state=channel.target_state,
@@ -168,7 +168,7 @@ def delete_channel(
     with transaction.atomic():
         channel = Channel.objects.select_for_update().get(pk=channel.pk)
         connector = Connector.objects.filter(channel=channel).only("runtime_id").first()
-        _record_channel(
+        record_channel(
             None,
             actor or actor_for(user),
             subject_id=channel.name,
@@ -227,15 +227,9 @@ def pause_channel(
 
     Raises :class:`InvalidTransition` when the channel is STOPPED (nothing runs to pause).
     """
-    with transaction.atomic():
-        channel = Channel.objects.select_for_update().get(pk=channel.pk)
-        if channel.target_state == TargetState.STOPPED:
-            raise InvalidTransition(
-                f"channel {channel.name!r} is STOPPED: there is no driver to pause; start it first"
-            )
-        _set_target(channel, TargetState.PAUSED, actor or actor_for(user), "pause requested")
-        _send_target(channel, runtime_states.TargetState.PAUSED)
-    return channel
+    refusal = "is STOPPED: there is no driver to pause; start it first"
+    actor = actor or actor_for(user)
+    return _retarget_warm(channel, TargetState.PAUSED, actor, "pause requested", refusal)
 
 
 def resume_channel(
@@ -246,14 +240,30 @@ def resume_channel(
 
     Raises :class:`InvalidTransition` when the channel is STOPPED (start it instead).
     """
+    actor = actor or actor_for(user)
+    return _retarget_warm(
+        channel,
+        TargetState.RUNNING,
+        actor,
+        "resume requested",
+        "is STOPPED, not PAUSED: start it instead",
+    )
+
+
+def _retarget_warm(
+    channel: Channel, target: TargetState, actor: str, reason: str, refusal: str
+) -> Channel:
+    """Move a deployed channel between RUNNING and PAUSED (its driver stays up).
+
+    Raises :class:`InvalidTransition` (``channel 'x' <refusal>``) when the channel is STOPPED:
+    there is no driver to keep warm.
+    """
     with transaction.atomic():
         channel = Channel.objects.select_for_update().get(pk=channel.pk)
         if channel.target_state == TargetState.STOPPED:
-            raise InvalidTransition(
-                f"channel {channel.name!r} is STOPPED, not PAUSED: start it instead"
-            )
-        _set_target(channel, TargetState.RUNNING, actor or actor_for(user), "resume requested")
-        _send_target(channel, runtime_states.TargetState.RUNNING)
+            raise InvalidTransition(f"channel {channel.name!r} {refusal}")
+        _set_target(channel, target, actor, reason)
+        _send_target(channel, runtime_states.TargetState(str(target)))
     return channel
 
 
@@ -383,7 +393,7 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
         _set_target(channel, target, actor, f"{verb} requested (revision {revision.number})")
     elif previous_revision != revision:
         was = previous_revision.number if previous_revision else "none"
-        _record_channel(
+        record_channel(
             channel,
             actor,
             from_state=channel.target_state,
@@ -409,7 +419,7 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
         connector.generation = _call_runtime(get_runtime().restart, connector.runtime_id)
         connector.restart_attempts = 0
         connector.save(update_fields=["generation", "restart_attempts"])
-        _record_channel(
+        record_channel(
             channel,
             actor,
             from_state=channel.target_state,
@@ -497,27 +507,7 @@ def _set_target(channel: Channel, target: TargetState, actor: str, reason: str) 
         return
     channel.target_state = target
     channel.save(update_fields=["target_state", "updated"])
-    _record_channel(channel, actor, from_state=previous, to_state=target, reason=reason)
-
-
-def _record_channel(
-    channel: Channel | None,
-    actor: str,
-    *,
-    from_state: str,
-    to_state: str,
-    reason: str,
-    subject_id: str | None = None,
-) -> None:
-    record(
-        channel=channel,
-        subject_type=SubjectType.CHANNEL,
-        subject_id=subject_id or channel.name,
-        from_state=from_state,
-        to_state=to_state,
-        actor=actor,
-        reason=reason,
-    )
+    record_channel(channel, actor, from_state=previous, to_state=target, reason=reason)
 
 
 def _call_runtime(method: Callable[..., Any], *args: Any) -> Any:

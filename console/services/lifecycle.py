@@ -50,3 +50,24 @@ def record(**kwargs) -> LifecycleEvent:
     event = lifecycle_event(**kwargs)
     event.save()
     return event
+
+
+def record_channel(
+    channel: Channel | None,
+    actor: str,
+    *,
+    from_state: str,
+    to_state: str,
+    reason: str,
+    subject_id: str | None = None,
+) -> LifecycleEvent:
+    """Save an event about a channel (``subject_id`` names it once it is deleted)."""
+    return record(
+        channel=channel,
+        subject_type=SubjectType.CHANNEL,
+        subject_id=subject_id or channel.name,
+        from_state=from_state,
+        to_state=to_state,
+        actor=actor,
+        reason=reason,
+    )

@@ -27,12 +27,12 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from console.choices import ConnectorState, SubjectType, TargetState
+from console.choices import ConnectorState, TargetState
 from console.models import Channel, Connector
 from console.runtime import RUNTIME_UNAVAILABLE_ERRORS, get_runtime
 from console.services.errors import InvalidTransition, RuntimeUnavailable, ServiceError
 from console.services.ingest import with_ingest_fields
-from console.services.lifecycle import actor_for, record
+from console.services.lifecycle import actor_for, record_channel
 from pipelines.spec.configs.kafka import epoch_millis
 from runtime_adapter.base import OffsetChange, OffsetsError, SourceOffset
 from runtime_adapter.kafka import KAFKA_ERRORS
@@ -352,15 +352,8 @@ def _is_count(value: Any) -> bool:
 
 def _apply(channel: Channel, change: OffsetChange, actor: str, reason: str) -> None:
     """Hand the change to the runtime and record it (the channel is locked)."""
-    record(
-        channel=channel,
-        subject_type=SubjectType.CHANNEL,
-        subject_id=channel.name,
-        from_state=channel.target_state,
-        to_state=channel.target_state,
-        actor=actor,
-        reason=reason,
-    )
+    state = channel.target_state
+    record_channel(channel, actor, from_state=state, to_state=state, reason=reason)
     _call(get_runtime().alter_offsets, _connector_id(channel), change)
 
 

@@ -25,7 +25,7 @@ import requests
 from confluent_kafka import Producer
 
 from tests.integration.test_walking_skeleton import consume_all, make_topic
-from tests.support.processes import free_port, port_open, start_service, wait_until
+from tests.support.processes import free_port, start_redis, wait_until
 from tests.support.spark import local_spark
 from tests.support.stack import Stack, kill_driver, running_stack, runtime_env
 
@@ -61,23 +61,11 @@ class RedisProcess:
 
     def __init__(self, data_dir: Path, log_dir: Path) -> None:
         self.port, self.data_dir, self.log_dir = free_port(), data_dir, log_dir
-        self.service = None
-        self.start()
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        env = {"REDIS_PORT": str(self.port), "REDIS_DATA_DIR": str(self.data_dir)}
-        self.service = start_service(
-            "faults-redis", ["bash", "scripts/redis.sh"], self.log_dir, env
-        )
-        wait_until(lambda: port_open(self.port), 30, what="redis")
+        self.service, self.url = start_redis(data_dir, log_dir, self.port)
 
     def restart(self) -> None:
         self.service.stop()
-        self.start()
+        self.service, self.url = start_redis(self.data_dir, self.log_dir, self.port)
 
 
 @pytest.fixture(scope="module")

@@ -91,8 +91,10 @@ def start_service(
     return Service(name, process, log_path)
 
 
-def start_redis(data_dir: Path, log_dir: Path) -> tuple[Service, str]:
-    port = free_port()
+def start_redis(data_dir: Path, log_dir: Path, port: int | None = None) -> tuple[Service, str]:
+    """scripts/redis.sh on ``port`` (a free one by default); restarting on the same port and
+    data directory brings back what its append-only file holds."""
+    port = port or free_port()
     data_dir.mkdir(parents=True, exist_ok=True)
     service = start_service(
         "redis",

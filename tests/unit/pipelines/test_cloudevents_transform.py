@@ -135,3 +135,27 @@ def test_unwrap_fails_on_what_is_not_a_cloudevent(spark: Any, data: Any, problem
 
 def test_registered() -> None:
     assert TRANSFORMS["cloudevents"] is transform_cloudevents
+
+
+def test_event_json_without_extensions_is_the_variant_form_exactly(spark: Any) -> None:
+    """event_json() writes events without extensions from a struct (fast); the text must be
+    byte for byte what the VARIANT form gives."""
+    from pyspark.sql import functions as F
+
+    from pipelines.cloudevents import event_json, event_variant
+
+    tricky = [
+        {"data": {"b": 1, "a": "\u2028 \x00 ✓", "nested": {"z": [1, None, {"k": "v"}]}}},
+        {"data": {}},
+        {"data": None},
+        {},
+        {"data": [1, 2.5, "x"]},
+        {"data": "text"},
+        {"data": {"big": 12345678901234567890, "tiny": 1e-300}},
+        {"subject": "s", "dataschema": "https://x/s", "data": {"q": '"quoted"'}},
+        {"time": datetime(1969, 12, 31, 23, 59, 59, 123456, tzinfo=UTC), "data": 1},
+    ]
+    events = events_frame(spark, tricky)
+    rows = events.select(event_json().alias("fast"), F.to_json(event_variant()).alias("slow"))
+    for row in rows.collect():
+        assert row.fast == row.slow

@@ -213,3 +213,37 @@ def test_arrays_of_arrays_are_searched_three_levels_deep(spark: SparkSession) ->
     assert [matches(pattern, event) for event in events] == [True, False, False]
     assert matching_rows(events_frame(spark, events), pattern) == {0}
     assert matching_rows(events_frame(spark, events), {"a": {"b": ["x"]}}) == {2}
+
+
+def test_the_quick_predicate_never_contradicts_the_full_one(spark: SparkSession) -> None:
+    """``filter_by_pattern`` trusts the lambda-free quick predicate whenever it is not NULL:
+    on every conformance vector it must then say what the full predicate says."""
+    from pipelines.patterns import pattern_sql, quick_pattern_sql
+    from pipelines.spec.patterns import compile_pattern
+
+    frame = events_frame(spark, [vector["event"] for vector in VECTORS]).withColumn(
+        "_ev", F.try_parse_json("event")
+    )
+    by_pattern: dict[str, list[int]] = {}
+    for index, vector in enumerate(VECTORS):
+        by_pattern.setdefault(json.dumps(vector["pattern"], sort_keys=True), []).append(index)
+    decided = 0
+    for indexes in by_pattern.values():
+        compiled = compile_pattern(VECTORS[indexes[0]]["pattern"])
+        child = partial(variant_child, "`_ev`")
+        quick = quick_pattern_sql(compiled, child)
+        if quick is None:
+            continue
+        rows = frame.filter(F.col("i").isin(indexes))
+        for name, sql in quick.bindings.items():
+            rows = rows.withColumn(name, F.expr(sql))
+        answers = rows.select(
+            "i",
+            F.expr(quick.sql).alias("quick"),
+            F.expr(pattern_sql(compiled, child)).alias("full"),
+        ).collect()
+        for row in answers:
+            if row.quick is not None:
+                decided += 1
+                assert row.quick == row.full, VECTORS[row.i]["id"]
+    assert decided > len(VECTORS) // 2  # the quick path really decides most events
