@@ -83,10 +83,37 @@ class Channel(models.Model):
         help_text="The longest wait between a failure and its automatic restart.",
     )
 
+    # HTTP ingestion (the ``http`` source): producers authenticate with a per-channel token
+    # (stored as a hash; shown once when issued) and are held to a rate limit.
+    ingest_token_hash = models.CharField(
+        max_length=128,
+        blank=True,
+        editable=False,
+        help_text="Hash of the channel's ingestion token; empty when none was issued.",
+    )
+    ingest_token_prefix = models.CharField(
+        max_length=16,
+        blank=True,
+        editable=False,
+        help_text="The token's first characters, to tell tokens apart (never the whole token).",
+    )
+    ingest_rate_limit = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Events per second accepted by HTTP ingestion; empty = SLUICE_INGEST_RATE_LIMIT.",
+    )
+
     objects = ChannelQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
+        permissions = [
+            (
+                "operate_channel",
+                "Can start, stop, pause, resume and restart channels and change their offsets",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -264,3 +291,46 @@ class LifecycleEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject_type} {self.subject_id}: {self.from_state or '∅'} → {self.to_state}"
+
+
+class AuditEvent(models.Model):
+    """One change or operation someone made: who, what, when, from where, and the outcome.
+
+    Written for every state-changing request (API and admin), successful or refused, so an
+    operator can answer "who stopped this channel?". Rows are never updated; ``actor`` keeps
+    the username after the user is deleted. ``changes`` holds the request's redacted body
+    (secrets replaced by the marker), never a secret.
+    """
+
+    created_at = models.DateTimeField(default=timezone.now)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    actor = models.CharField(max_length=150)
+    action = models.CharField(max_length=64)
+    object_type = models.CharField(max_length=32, blank=True)
+    object_id = models.CharField(max_length=255, blank=True)
+    changes = models.JSONField(default=dict, blank=True)
+    outcome = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="The HTTP status the request was answered with."
+    )
+    remote_addr = models.GenericIPAddressField(null=True, blank=True)
+    user_agent = models.CharField(max_length=512, blank=True)
+    via = models.CharField(max_length=16, blank=True, help_text="api, admin, ingest or cli.")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["-created_at"], name="console_audit_time"),
+            models.Index(
+                fields=["object_type", "object_id", "-created_at"], name="console_audit_object"
+            ),
+            models.Index(fields=["actor", "-created_at"], name="console_audit_actor"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.object_id}"
