@@ -15,14 +15,27 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponseNotAllowed, HttpResponseRedirect
+from django.http import (
+    HttpRequest,
+    HttpResponseForbidden,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+)
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from console import services
+from console import permissions, services
 from console.choices import ConnectorState, TargetState, WorkerState
-from console.models import Channel, Connector, LifecycleEvent, Revision, Task, Worker
+from console.models import (
+    AuditEvent,
+    Channel,
+    Connector,
+    LifecycleEvent,
+    Revision,
+    Task,
+    Worker,
+)
 from console.services.restart_policy import MODEL_FIELDS as POLICY_FIELDS
 from console.services.specs import normalize_spec, redact_spec
 
@@ -122,7 +135,7 @@ class ChannelForm(forms.ModelForm):
 
     class Meta:
         model = Channel
-        fields = ["name", "description", *POLICY_FIELDS.values()]
+        fields = ["name", "description", *POLICY_FIELDS.values(), "ingest_rate_limit"]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -236,6 +249,7 @@ class ChannelAdmin(admin.ModelAdmin):
                 spec=data["spec"],
                 description=data["description"],
                 restart_policy=form.restart_policy(),
+                ingest_rate_limit=data.get("ingest_rate_limit"),
                 user=request.user,
             )
         else:
@@ -244,6 +258,7 @@ class ChannelAdmin(admin.ModelAdmin):
                 spec=data["spec"],
                 description=data["description"],
                 restart_policy=form.restart_policy(),
+                ingest_rate_limit=data.get("ingest_rate_limit"),
                 user=request.user,
             )
             obj.pk = created.pk
@@ -257,28 +272,53 @@ class ChannelAdmin(admin.ModelAdmin):
             services.delete_channel(channel, user=request.user)
 
     # -- lifecycle: bulk actions and the buttons of the change page ---------------------------
+    # Operating is its own permission (the operator role), not "change" (the editor's):
+    # the actions and buttons are shown, and run, only for users who have it.
 
-    @admin.action(description="Start selected channels", permissions=["change"])
+    def has_operate_permission(self, request: HttpRequest, obj=None) -> bool:
+        """May start, stop, pause, resume and restart channels (``console.operate_channel``)."""
+        return request.user.has_perm(permissions.OPERATE_CHANNEL)
+
+    def _refuse_operation(self, request: HttpRequest, operation: str) -> None:
+        doing = f"{operation} channels"
+        self.message_user(
+            request, permissions.denial(permissions.OPERATE_CHANNEL, doing), messages.ERROR
+        )
+
+    def changelist_view(self, request: HttpRequest, extra_context=None):
+        # get_actions hides the lifecycle actions from a user without operate_channel; a
+        # forced POST of one gets the reason (Django would silently ignore it).
+        if request.method == "POST" and self.has_view_or_change_permission(request):
+            operation = request.POST.get("action", "").removesuffix("_channels")
+            if operation in LIFECYCLE_OPERATIONS and not self.has_operate_permission(request):
+                self._refuse_operation(request, operation)
+                return HttpResponseRedirect(request.get_full_path())
+        return super().changelist_view(request, extra_context)
+
+    @admin.action(description="Start selected channels", permissions=["operate"])
     def start_channels(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._apply(request, queryset, LIFECYCLE_OPERATIONS["start"])
 
-    @admin.action(description="Stop selected channels", permissions=["change"])
+    @admin.action(description="Stop selected channels", permissions=["operate"])
     def stop_channels(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._apply(request, queryset, LIFECYCLE_OPERATIONS["stop"])
 
-    @admin.action(description="Pause selected channels", permissions=["change"])
+    @admin.action(description="Pause selected channels", permissions=["operate"])
     def pause_channels(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._apply(request, queryset, LIFECYCLE_OPERATIONS["pause"])
 
-    @admin.action(description="Resume selected channels", permissions=["change"])
+    @admin.action(description="Resume selected channels", permissions=["operate"])
     def resume_channels(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._apply(request, queryset, LIFECYCLE_OPERATIONS["resume"])
 
-    @admin.action(description="Restart selected channels", permissions=["change"])
+    @admin.action(description="Restart selected channels", permissions=["operate"])
     def restart_channels(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._apply(request, queryset, LIFECYCLE_OPERATIONS["restart"])
 
     def _apply(self, request: HttpRequest, queryset: QuerySet, op: LifecycleOperation) -> None:
+        if not self.has_operate_permission(request):
+            self._refuse_operation(request, op.name)
+            return
         done = []
         for channel in queryset:
             if self._run(request, channel, op):
@@ -313,13 +353,19 @@ class ChannelAdmin(admin.ModelAdmin):
         return [lifecycle, *super().get_urls()]
 
     def lifecycle_view(self, request: HttpRequest, object_id: str, operation: str):
-        """A button of the change page: POST only, change permission, back to the page."""
+        """A button of the change page: POST only, operate permission, back to the page."""
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         op = LIFECYCLE_OPERATIONS.get(operation)
         channel = get_object_or_404(Channel, pk=object_id)
-        if op is None or not self.has_change_permission(request, channel):
+        if op is None or not self.has_view_permission(request, channel):
             raise PermissionDenied
+        if not self.has_operate_permission(request, channel):
+            # No button was shown: a forced POST is refused outright, with the reason.
+            return HttpResponseForbidden(
+                permissions.denial(permissions.OPERATE_CHANNEL, f"{op.name} channels"),
+                content_type="text/plain; charset=utf-8",
+            )
         if self._run(request, channel, op):
             self.message_user(
                 request, f"Asked channel {channel.name} to {op.name}.", messages.SUCCESS
@@ -329,7 +375,7 @@ class ChannelAdmin(admin.ModelAdmin):
     def change_view(self, request: HttpRequest, object_id: str, form_url="", extra_context=None):
         extra_context = extra_context or {}
         channel = self.get_object(request, object_id)
-        if channel is not None and self.has_change_permission(request, channel):
+        if channel is not None and self.has_operate_permission(request, channel):
             extra_context["lifecycle_buttons"] = [
                 {
                     "label": op.label,
@@ -407,3 +453,42 @@ class LifecycleEventAdmin(ReadOnlyAdmin):
     list_filter = ["subject_type", "actor"]
     search_fields = ["subject_id", "reason", "actor"]
     date_hierarchy = "created_at"
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdmin):
+    """The audit trail: view-only for everyone, superusers included (rows are never
+    changed or deleted here)."""
+
+    list_display = [
+        "created_at",
+        "actor",
+        "action",
+        "object_type",
+        "object_id",
+        "outcome",
+        "remote_addr",
+        "via",
+    ]
+    list_filter = ["via", "object_type", "outcome", "action"]
+    search_fields = ["actor", "action", "object_id", "remote_addr"]
+    date_hierarchy = "created_at"
+    list_select_related = ["user"]
+    fields = [
+        "created_at",
+        "actor",
+        "user",
+        "action",
+        "object_type",
+        "object_id",
+        "outcome",
+        "remote_addr",
+        "user_agent",
+        "via",
+        "pretty_changes",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="changes (redacted request body)")
+    def pretty_changes(self, event: AuditEvent) -> str:
+        return format_html("<pre>{}</pre>", json.dumps(event.changes, indent=2, sort_keys=True))

@@ -3,7 +3,8 @@
 ``get_ingest_kafka()`` builds a :class:`KafkaIngest` on ``settings.SLUICE_KAFKA_BOOTSTRAP``
 once per process and caches it (its producer is shared by every thread). Tests swap in a
 fake with ``set_ingest_kafka(fake)`` and restore the configured one with
-``set_ingest_kafka(None)``; ``override_settings`` of an ingest setting drops the cache too.
+``set_ingest_kafka(None)``; ``override_settings`` of a setting the client is built from
+(bootstrap servers, topic partitions and replication, delivery timeout) drops the cache too.
 """
 
 from __future__ import annotations
@@ -96,7 +97,18 @@ def set_ingest_kafka(ingest: IngestKafka | None) -> None:
         _ingest = ingest
 
 
+_CLIENT_SETTINGS = frozenset(
+    {
+        "SLUICE_KAFKA_BOOTSTRAP",
+        "SLUICE_INGEST_TOPIC_PARTITIONS",
+        "SLUICE_INGEST_REPLICATION_FACTOR",
+        "SLUICE_INGEST_DELIVERY_TIMEOUT",
+    }
+)
+"""The settings the client is built from (limits such as SLUICE_INGEST_MAX_BATCH are not)."""
+
+
 @receiver(setting_changed)
 def _forget_on_setting_change(setting: str, **kwargs) -> None:
-    if setting == "SLUICE_KAFKA_BOOTSTRAP" or setting.startswith("SLUICE_INGEST_"):
+    if setting in _CLIENT_SETTINGS:
         set_ingest_kafka(None)

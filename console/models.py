@@ -213,6 +213,12 @@ class Connector(models.Model):
     )
     generation = models.PositiveIntegerField(default=0)
     trace = models.TextField(blank=True)
+    stage_metrics = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Per-stage event counts the runtime last reported: "
+        '[{"stage": "source", "index": null, "type": ..., "in": n, "out": n, "failed": n}, ...].',
+    )
     dead_letters = models.BigIntegerField(
         default=0, help_text="Events the runtime sent to the dead-letter target (or skipped)."
     )

@@ -7,6 +7,9 @@ embedded single-machine default applies (SQLite and Redis on localhost).
 variable                        default
 =============================== ==========================================================
 SLUICE_SECRET_KEY               an insecure development key (system check ``console.W001``)
+SLUICE_SECRETS_KEY              derived from the secret key (check ``console.W003``); Fernet
+                                keys, comma-separated, encrypting stage-config secrets
+SLUICE_TRUSTED_PROXIES          none (proxy IPs/networks whose X-Forwarded-For the audit trusts)
 SLUICE_DEBUG                    false
 SLUICE_ALLOWED_HOSTS            ``127.0.0.1,localhost``
 SLUICE_VAR_DIR                  ``<repo>/var``
@@ -19,8 +22,18 @@ SLUICE_RECONCILE_INTERVAL       2 (seconds between reconcile passes)
 SLUICE_WORKER_SESSION_TIMEOUT   10 (seconds without heartbeat before a worker is DEAD)
 SLUICE_RESTART_RESET_SECONDS    600 (seconds RUNNING before the restart policy's count resets)
 SLUICE_LOG_LEVEL                INFO
+SLUICE_LOG_FORMAT               text (or ``json``: one JSON object per line)
+SLUICE_PROCESS_ROLE             guessed (web, celery-worker, …): the logs' ``role`` field
+SLUICE_METRICS_TOKEN            none (bearer token that may scrape ``/metrics``)
 SLUICE_KAFKA_BOOTSTRAP          ``127.0.0.1:9092`` (the Kafka HTTP-ingested events go to)
 SLUICE_INGEST_*                 see "HTTP ingestion" below
+SLUICE_CSRF_TRUSTED_ORIGINS     none (e.g. ``https://sluice.example.com`` behind a proxy)
+SLUICE_SESSION_AGE              43200 (seconds a console login lasts)
+SLUICE_HTTPS                    false; true: Secure cookies, redirect to https, HSTS
+SLUICE_HSTS_SECONDS             31536000 (one year; only with SLUICE_HTTPS)
+SLUICE_HSTS_INCLUDE_SUBDOMAINS  true (only with SLUICE_HTTPS)
+SLUICE_HSTS_PRELOAD             true (only with SLUICE_HTTPS)
+SLUICE_PROXY_SSL_HEADER         none; behind a TLS proxy, e.g. ``X-Forwarded-Proto``
 =============================== ==========================================================
 """
 
@@ -33,6 +46,7 @@ from pathlib import Path
 import dj_database_url
 
 from console.schedule import beat_schedule
+from runtime_adapter import logs
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -80,6 +94,10 @@ def _env_list(name: str, default: str) -> list[str]:
 # -- core --------------------------------------------------------------------------------------
 
 SECRET_KEY = os.environ.get("SLUICE_SECRET_KEY") or DEV_SECRET_KEY
+# Fernet keys for secrets in stage configs (console.crypto): the first encrypts, all decrypt.
+SLUICE_SECRETS_KEY = os.environ.get("SLUICE_SECRETS_KEY", "")
+# The audit trail records the first X-Forwarded-For hop only for requests from these.
+SLUICE_TRUSTED_PROXIES = _env_list("SLUICE_TRUSTED_PROXIES", "")
 DEBUG = _env_bool("SLUICE_DEBUG", False)
 ALLOWED_HOSTS = _env_list("SLUICE_ALLOWED_HOSTS", "127.0.0.1,localhost")
 CSRF_TRUSTED_ORIGINS = _env_list("SLUICE_CSRF_TRUSTED_ORIGINS", "")
@@ -108,6 +126,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "console.audit.AuditMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -132,6 +151,46 @@ TEMPLATES = [
         },
     },
 ]
+
+# -- HTTPS, cookies and security headers -------------------------------------------------------
+
+# Always on, over http too: no framing, no MIME sniffing, no cross-origin referrer or opener.
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = _env_int("SLUICE_SESSION_AGE", 12 * 3600)
+# The console's JavaScript reads the CSRF cookie to send X-CSRFToken: not HttpOnly.
+CSRF_COOKIE_SAMESITE = "Lax"
+
+# SLUICE_HTTPS=true: the console is served over TLS, by itself or behind a TLS proxy. Cookies
+# become Secure, plain http is redirected (except /healthz, which probes call over http
+# inside the network) and browsers are told to use https only (HSTS). Off by default so that
+# `make run` works on http://127.0.0.1:8000.
+SLUICE_HTTPS = _env_bool("SLUICE_HTTPS", False)
+if SLUICE_HTTPS:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    # Health checks and Prometheus scrape the container directly over the internal network.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
+    SECURE_HSTS_SECONDS = _env_int("SLUICE_HSTS_SECONDS", 365 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("SLUICE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = _env_bool("SLUICE_HSTS_PRELOAD", True)
+
+# Behind a TLS-terminating proxy, the header it sets to the original scheme (e.g.
+# X-Forwarded-Proto): a request is https when that header says "https". Set it only when the
+# proxy always overwrites the header, or any client could claim https.
+_proxy_ssl_header = os.environ.get("SLUICE_PROXY_SSL_HEADER", "").strip()
+if _proxy_ssl_header:
+    if not all(part.isalnum() for part in _proxy_ssl_header.split("-")):
+        raise ValueError(
+            f"SLUICE_PROXY_SSL_HEADER must be a header name such as X-Forwarded-Proto, "
+            f"got {_proxy_ssl_header!r}"
+        )
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https")
 
 # -- database ----------------------------------------------------------------------------------
 
@@ -197,7 +256,14 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Authenticated, and the role each operation needs (console/permissions.py).
+    "DEFAULT_PERMISSION_CLASSES": ["console.permissions.RolePermission"],
+    # JSON with NUL or unpaired surrogates is a 400 here, not a database error (a 500).
+    "DEFAULT_PARSER_CLASSES": [
+        "console.api.parsers.StrictJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -237,6 +303,9 @@ SLUICE_REDIS_PREFIX = os.environ.get("SLUICE_REDIS_PREFIX") or "sluice"
 SLUICE_RECONCILE_INTERVAL = _env_float("SLUICE_RECONCILE_INTERVAL", 2.0)
 SLUICE_WORKER_SESSION_TIMEOUT = _env_float("SLUICE_WORKER_SESSION_TIMEOUT", 10.0)
 SLUICE_RESTART_RESET_SECONDS = _env_float("SLUICE_RESTART_RESET_SECONDS", 600.0)
+# GET /metrics (Prometheus) accepts "Authorization: Bearer <this>" besides a session with
+# console.view_channel; unset, only sessions may scrape.
+SLUICE_METRICS_TOKEN = os.environ.get("SLUICE_METRICS_TOKEN", "").strip()
 
 # -- HTTP ingestion (the http source): events are written to sluice.ingest.<channel> ----------
 
@@ -246,6 +315,13 @@ SLUICE_INGEST_REPLICATION_FACTOR = _env_int("SLUICE_INGEST_REPLICATION_FACTOR", 
 SLUICE_INGEST_MAX_REQUEST_BYTES = _env_int("SLUICE_INGEST_MAX_REQUEST_BYTES", 1024 * 1024)
 SLUICE_INGEST_MAX_BATCH = _env_int("SLUICE_INGEST_MAX_BATCH", 500)
 SLUICE_INGEST_DELIVERY_TIMEOUT = _env_float("SLUICE_INGEST_DELIVERY_TIMEOUT", 10.0)
+# The largest event any channel accepts (its CloudEvents JSON; EventBridge's 256 KiB); a
+# channel's http source may set a lower max_event_bytes.
+SLUICE_INGEST_MAX_EVENT_BYTES = _env_int("SLUICE_INGEST_MAX_EVENT_BYTES", 256 * 1024)
+# Events/s a channel accepts when Channel.ingest_rate_limit is empty, with
+# bursts of SLUICE_INGEST_BURST_SECONDS worth of its rate; a token bucket in Redis.
+SLUICE_INGEST_RATE_LIMIT = _env_int("SLUICE_INGEST_RATE_LIMIT", 1000)
+SLUICE_INGEST_BURST_SECONDS = _env_float("SLUICE_INGEST_BURST_SECONDS", 2.0)
 
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -258,17 +334,24 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # -- logging: everything to stdout -------------------------------------------------------------
 
 LOG_LEVEL = os.environ.get("SLUICE_LOG_LEVEL", "INFO").upper()
+# SLUICE_LOG_FORMAT=text|json; records carry the process role and, when known, the channel,
+# connector and worker ids (runtime_adapter/logs.py, shared with the runtime processes).
+SLUICE_LOG_FORMAT = logs.log_format()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "sluice": logs.formatter_config(SLUICE_LOG_FORMAT),
+    },
+    "filters": {
+        "log_context": logs.filter_config(logs.process_role()),
     },
     "handlers": {
         "stdout": {
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stdout",
-            "formatter": "plain",
+            "formatter": "sluice",
+            "filters": ["log_context"],
         },
     },
     "root": {"handlers": ["stdout"], "level": LOG_LEVEL},

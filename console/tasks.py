@@ -9,7 +9,7 @@ from typing import Any
 from celery import shared_task
 from django.conf import settings
 
-from console import services
+from console import metrics, services
 from console.locks import single_flight
 from console.runtime import RUNTIME_UNAVAILABLE_ERRORS
 
@@ -33,7 +33,8 @@ def reconcile() -> dict[str, Any] | None:
             if not acquired:
                 logger.info("reconcile skipped: another pass is running")
                 return None
-            report = services.reconcile()
+            with metrics.timed_reconcile():
+                report = services.reconcile()
     except RUNTIME_UNAVAILABLE_ERRORS as exc:
         logger.warning("reconcile skipped: runtime unavailable: %s", exc)
         return None

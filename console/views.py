@@ -1,15 +1,22 @@
-"""Plain Django views outside the API: health check, and the browser console's page."""
+"""Plain Django views outside the API: health check, Prometheus metrics, the console's page."""
 
 from __future__ import annotations
 
+import hmac
 import html
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_safe
+from prometheus_client.exposition import choose_encoder
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.exceptions import AuthenticationFailed
+
+from console import metrics
 
 NOT_BUILT = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Sluice console not built</title></head><body style="font-family: sans-serif; margin: 3rem">
@@ -50,3 +57,60 @@ def console_app(request: HttpRequest) -> HttpResponse:
     response = HttpResponse(page)
     response["Cache-Control"] = "no-cache"
     return response
+
+
+#: The permission a logged-in user needs to read /metrics (what the viewer role grants).
+METRICS_PERMISSION = "console.view_channel"
+
+
+def _metrics_refusal(request: HttpRequest) -> JsonResponse | None:
+    """``None`` when the request may read the metrics, else the 401 / 403 to answer."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, credentials = header.partition(" ")
+    user = request.user
+    if scheme.lower() == "bearer":
+        expected = settings.SLUICE_METRICS_TOKEN
+        if not expected:
+            return _unauthorized("Bearer tokens are disabled: SLUICE_METRICS_TOKEN is not set.")
+        if not hmac.compare_digest(credentials.strip().encode(), expected.encode()):
+            return _unauthorized("Invalid bearer token.")
+        return None
+    if scheme.lower() == "token":  # a user's API token, as for /api/v1/
+        try:
+            user, _token = TokenAuthentication().authenticate(request) or (user, None)
+        except AuthenticationFailed as exc:
+            return _unauthorized(str(exc.detail))
+    if not user.is_authenticated:
+        return _unauthorized(
+            "Authentication credentials were not provided: send "
+            "'Authorization: Bearer <SLUICE_METRICS_TOKEN>' or log in."
+        )
+    if not user.has_perm(METRICS_PERMISSION):
+        return JsonResponse(
+            {"detail": f"Reading metrics needs the {METRICS_PERMISSION} permission."},
+            status=403,
+        )
+    return None
+
+
+def _unauthorized(detail: str) -> JsonResponse:
+    response = JsonResponse({"detail": detail}, status=401)
+    response["WWW-Authenticate"] = 'Bearer realm="sluice-metrics"'
+    return response
+
+
+@require_safe
+@never_cache
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """Prometheus metrics (see :mod:`console.metrics`) for a scraper or a logged-in viewer.
+
+    Accepts ``Authorization: Bearer <SLUICE_METRICS_TOKEN>`` (compared in constant time),
+    or a user with ``console.view_channel`` logged in (session) or sending their API token
+    (``Authorization: Token …``); otherwise 401 (403 for a user without the permission).
+    Speaks OpenMetrics when the scraper asks for it.
+    """
+    refusal = _metrics_refusal(request)
+    if refusal is not None:
+        return refusal
+    encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
+    return HttpResponse(encoder(metrics.registry()), content_type=content_type)

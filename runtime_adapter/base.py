@@ -87,6 +87,11 @@ class ConnectorStatus:
     """The Spark executors of the connector's application (empty until its driver reports)."""
     application_id: str | None = None
     """The Spark application id of the connector's driver (``app-…`` on a standalone master)."""
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    """Per-stage event counts since the driver started (they restart from 0 with it), in
+    order source, transforms, sink: ``{"stage": "source"|"transform"|"sink", "index": n|None,
+    "type": plugin type, "in": n, "out": n, "failed": n, "in_per_second": x,
+    "out_per_second": x}`` (the rates over the latest micro-batch). Empty until a batch ran."""
 
 
 @dataclass(frozen=True)

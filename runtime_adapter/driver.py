@@ -40,6 +40,7 @@ from runtime_adapter.kafka import (
     list_partitions,
     security_settings,
 )
+from runtime_adapter.logs import configure_logging, set_process_context
 from runtime_adapter.offsets import apply_change
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import RedisStore
@@ -54,6 +55,28 @@ _SUMMARY_PATTERNS = (
     re.compile(r"\[USER_RAISED_EXCEPTION\]\s*(?P<msg>.+?)(?:\s+SQLSTATE: \w+)?$", re.M),
     re.compile(r"^Caused by: (?P<msg>.+)$", re.M),
 )
+
+
+def decrypted_spec(spec: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A deployment's spec with its secrets decrypted, and their values (for masking).
+
+    Secrets travel encrypted (through Redis, as the console stores them); the key comes
+    from this process's environment (``SLUICE_SECRETS_KEY``, as the console's). Raises
+    ``ValueError`` with a clear message when a secret cannot be decrypted.
+    """
+    from pipelines.spec.secrets import decrypt_secrets, secret_box_from_env, secret_values
+
+    plain = decrypt_secrets(spec, secret_box_from_env().decrypt)
+    return plain, secret_values(plain)
+
+
+def mask_secrets(text: str, secrets: list[str]) -> str:
+    """``text`` with the known secret values replaced by ``***``."""
+    if not text or not secrets:
+        return text
+    from pipelines.spec.secrets import mask_known_secrets
+
+    return mask_known_secrets(text, secrets)
 
 
 def summarize_failure(text: str) -> str:
@@ -160,6 +183,86 @@ class TaskTracker:
         return tasks
 
 
+@dataclass
+class StageTotals:
+    """Per-stage event counts summed over the micro-batches this driver ran.
+
+    Each batch reports its counts in its progress (``observedMetrics``, see
+    :func:`pipelines.builder.stage_counts`); they are added up once per batch (by batch id,
+    per run of the query) and kept with the rates of the latest batch. They live as long as
+    the driver: a restarted driver counts from 0 again, like the tasks' rows/s.
+    """
+
+    points: list[Any] = field(default_factory=list)
+    totals: list[dict[str, Any]] = field(default_factory=list)
+    run_id: str | None = None
+    batch_id: int = -1
+
+    def start(self, points: list[Any], run_id: str | None) -> None:
+        """A (re)started query: the same stages keep their totals, new ones start from 0."""
+        if [(p.stage, p.index, p.type) for p in points] != [
+            (p.stage, p.index, p.type) for p in self.points
+        ]:
+            self.points, self.totals = list(points), []
+        self.run_id, self.batch_id = run_id, -1
+
+    def missed(self, progress: dict[str, Any]) -> bool:
+        """Whether batches ran between the last one folded in and this report."""
+        return self.batch_id >= 0 and progress.get("batchId", -1) > self.batch_id + 1
+
+    def fold(self, progress: dict[str, Any]) -> bool:
+        """Add one progress report's counts; True when it was a batch not counted before."""
+        from pipelines.builder import stage_counts
+
+        batch_id = progress.get("batchId", -1)
+        if not progress.get("numInputRows"):
+            # An idle trigger (nothing flows now; its batch id may be the next batch's):
+            # rates drop to 0 and nothing is folded in.
+            for total in self.totals:
+                total["in_per_second"] = total["out_per_second"] = 0.0
+            return False
+        counts = stage_counts(
+            self.points,
+            progress.get("observedMetrics") or {},
+            rows_read=progress.get("numInputRows"),
+            rows_written=(progress.get("sink") or {}).get("numOutputRows"),
+        )
+        if counts is None or batch_id <= self.batch_id:
+            return False
+        self.batch_id = batch_id
+        per_second = _batch_rate(progress) / max(counts[0]["in"], 1)
+        if not self.totals:
+            self.totals = [{**count, "in": 0, "out": 0, "failed": 0} for count in counts]
+        for total, count in zip(self.totals, counts, strict=True):
+            for key in ("in", "out", "failed"):
+                total[key] += count[key]
+            total["in_per_second"] = round(count["in"] * per_second, 2)
+            total["out_per_second"] = round(count["out"] * per_second, 2)
+        return True
+
+    def stages(self) -> list[dict[str, Any]]:
+        return [dict(total) for total in self.totals]
+
+
+def stage_counts_enabled() -> bool:
+    """Whether queries count events per stage (``SLUICE_STAGE_COUNTS``, default on).
+
+    The counts cost throughput (see ``python -m bench.stage_counts``); off, a channel's
+    status has no ``stages``."""
+    value = os.environ.get("SLUICE_STAGE_COUNTS", "true").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
+def _batch_rate(progress: dict[str, Any]) -> float:
+    """Records read per second in a batch's progress: Spark's input rate (over the time since
+    the previous batch started), else its processing rate; 0 when neither is known."""
+    for key in ("inputRowsPerSecond", "processedRowsPerSecond"):
+        rate = progress.get(key)
+        if isinstance(rate, int | float) and rate > 0 and rate != float("inf"):
+            return float(rate)
+    return 0.0
+
+
 class Driver:
     """Runs one connector's query and keeps its status in Redis current."""
 
@@ -180,11 +283,15 @@ class Driver:
         self.stopping = False
         self.executor_watch = ExecutorWatch()
         self.application_id: str | None = None
+        self.stage_totals = StageTotals()
+        # The plaintext values of the deployment's secrets: masked in traces and log lines.
+        self.secrets: list[str] = []
 
     # -- reporting --------------------------------------------------------------------------
 
     def report(self, state: State, trace: str = "", progress: dict | None = None) -> bool:
         self.state = state
+        trace = mask_secrets(trace, self.secrets)
         return self.store.report(
             ConnectorStatus(
                 connector_id=self.connector_id,
@@ -196,6 +303,7 @@ class Driver:
                 progress=progress,
                 executors=self.executor_watch.current(self.spark_context()),
                 application_id=self.application_id,
+                stages=self.stage_totals.stages(),
             )
         )
 
@@ -218,7 +326,7 @@ class Driver:
         """Validate the spec and check the brokers before Spark is started, to fail fast."""
         from pipelines.spec import validate_spec
 
-        spec = validate_spec(deployment.spec)
+        spec = validate_spec(self.plain_spec(deployment))
         source, sink = spec.source, spec.sink
         if source.type == "kafka":
             self.watch_source("source", source.config, source.config.get("topics") or [])
@@ -248,7 +356,7 @@ class Driver:
         self.committer = GroupCommitter(servers, consumer_group(self.channel), settings)
 
     def start_query(self, deployment: Deployment) -> None:
-        from pipelines.builder import build_stream
+        from pipelines.builder import build_stream, stage_points
         from pipelines.spec import validate_spec
 
         if self.spark is None:
@@ -259,7 +367,7 @@ class Driver:
             self.application_id = self.spark.sparkContext.applicationId
         checkpoint = self.config.checkpoint_root / deployment.channel
         checkpoint.mkdir(parents=True, exist_ok=True)
-        spec = validate_spec(self.apply_offset_change(deployment.spec, checkpoint))
+        spec = validate_spec(self.apply_offset_change(self.plain_spec(deployment), checkpoint))
         writer = build_stream(
             self.spark,
             spec,
@@ -267,9 +375,22 @@ class Driver:
             checkpoint_dir=str(checkpoint),
             preview_publisher=self.preview_publisher(spec),
             on_dead_letters=self.count_dead_letters,
+            count_stages=stage_counts_enabled(),
         )
         self.query = writer.start()
+        self.stage_totals.start(stage_points(spec), str(self.query.runId))
         log.info("query %s started (checkpoint %s)", self.query.id, checkpoint)
+
+    def plain_spec(self, deployment: Deployment) -> dict[str, Any]:
+        """The deployment's spec, decrypted just before use; its secrets are masked from
+        now on in this process's log lines (a filter on the root handlers) and traces."""
+        from pipelines.spec.secrets import install_masking_filter
+
+        plain, secrets = decrypted_spec(deployment.spec)
+        if secrets != self.secrets:
+            self.secrets = secrets
+            install_masking_filter(secrets)
+        return plain
 
     def apply_offset_change(self, spec: dict[str, Any], checkpoint: Path) -> dict[str, Any]:
         """Apply the offset change the console left for this connector (KIP-875's alter or
@@ -319,18 +440,29 @@ class Driver:
         return publish
 
     def stop_query(self) -> None:
-        if self.query is not None and self.query.isActive:
-            self.query.stop()
-        self.query = None
+        query, self.query = self.query, None  # forgotten even if stopping it fails
+        if query is not None and query.isActive:
+            query.stop()
 
     def collect_progress(self) -> dict | None:
         progress = _progress_dict(self.query.lastProgress) if self.query is not None else None
+        if progress:
+            self.count_stages(progress)
         if progress and self.tracker.update(progress) and self.committer is not None:
             try:
                 self.committer.commit(self.tracker.offsets)
             except Exception as exc:  # lag display must never take a channel down
                 log.warning("could not commit offsets to the consumer group: %s", exc)
         return progress
+
+    def count_stages(self, progress: dict[str, Any]) -> None:
+        """Fold the latest batch's per-stage counts in; batches run between two polls are
+        taken from the query's recent progress reports (Spark keeps the last 100)."""
+        if self.stage_totals.missed(progress):
+            for earlier in self.query.recentProgress:
+                if earlier.batchId > self.stage_totals.batch_id:
+                    self.stage_totals.fold(_progress_dict(earlier) or {})
+        self.stage_totals.fold(progress)
 
     def step(self, deployment: Deployment) -> int | None:
         """One turn of the loop; returns an exit code when the driver should end."""
@@ -367,6 +499,7 @@ class Driver:
             return 0
         self.revision = deployment.revision
         self.channel = deployment.channel
+        set_process_context(channel=self.channel)
         try:
             self.prepare(deployment)
             while True:
@@ -380,6 +513,11 @@ class Driver:
                     return code
                 time.sleep(POLL_INTERVAL)
         except Exception as exc:
+            if self.stopping:
+                # SIGTERM reaches the JVM too (one process group): its shutdown hook may stop
+                # Spark under the query. A stop that was asked for is not a failure.
+                log.info("connector %s stopped on SIGTERM: %s", self.connector_id, exc)
+                return 0
             detail = traceback.format_exc()
             self.report(State.FAILED, format_trace(summarize_failure(str(exc)), detail))
             log.error("connector %s failed: %s", self.connector_id, exc)
@@ -399,8 +537,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging("driver")
     args = parse_args(argv)
+    # One connector for the driver's whole life, in every thread (Spark calls back from others).
+    set_process_context(connector=args.connector_id, worker=args.worker_id)
     config = RuntimeConfig.from_env()
     driver = Driver(RedisStore.from_url(config.redis_url, config.key_prefix), config, args)
 

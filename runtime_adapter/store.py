@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, replace
+from dataclasses import asdict, fields, replace
 from typing import Any
 
 import redis
@@ -67,16 +67,30 @@ def status_to_json(status: ConnectorStatus) -> str:
     return json.dumps(asdict(status), default=str)
 
 
+def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without the keys dataclass ``cls`` lacks: written by a newer driver or worker
+    (a cluster is upgraded one process at a time), they must not break an older reader."""
+    names = {f.name for f in fields(cls)}
+    return {key: value for key, value in data.items() if key in names}
+
+
 def status_from_json(raw: str | bytes) -> ConnectorStatus:
     """A status as :func:`status_to_json` wrote it; a report written before a field existed
-    reads with that field's default."""
+    reads with that field's default, one with a field this code does not know without it."""
     data = json.loads(raw)
     tasks = [
-        TaskStatus(**{**task, "state": State(task["state"])}) for task in data.pop("tasks", [])
+        TaskStatus(**_known(TaskStatus, {**task, "state": State(task["state"])}))
+        for task in data.pop("tasks", [])
     ]
-    executors = [ExecutorInfo(**executor) for executor in data.pop("executors", None) or []]
+    executors = [
+        ExecutorInfo(**_known(ExecutorInfo, executor))
+        for executor in data.pop("executors", None) or []
+    ]
     return ConnectorStatus(
-        **{**data, "state": State(data["state"]), "tasks": tasks, "executors": executors}
+        **_known(
+            ConnectorStatus,
+            {**data, "state": State(data["state"]), "tasks": tasks, "executors": executors},
+        )
     )
 
 
@@ -274,7 +288,7 @@ class RedisStore:
 
     def workers(self) -> list[WorkerInfo]:
         raw: dict[str, Any] = self.redis.hgetall(self.key("workers"))
-        return [WorkerInfo(**json.loads(value)) for value in raw.values()]
+        return [WorkerInfo(**_known(WorkerInfo, json.loads(value))) for value in raw.values()]
 
     def forget_worker(self, worker_id: str) -> None:
         self.redis.hdel(self.key("workers"), worker_id)

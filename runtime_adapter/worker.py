@@ -37,7 +37,8 @@ import redis
 
 from runtime_adapter.base import ConnectorStatus, Deployment, WorkerInfo
 from runtime_adapter.config import REPO_ROOT, RuntimeConfig
-from runtime_adapter.driver import format_trace
+from runtime_adapter.driver import decrypted_spec, format_trace, mask_secrets
+from runtime_adapter.logs import configure_logging, log_context, set_process_context
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import RedisStore
 
@@ -51,6 +52,10 @@ _PR_SET_PDEATHSIG = 1
 def _die_with_parent() -> None:  # runs in the child between fork and exec
     with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _channel_of(deployment: Deployment | None) -> str | None:
+    return deployment.channel if deployment is not None else None
 
 
 def spark_submit_path() -> str:
@@ -170,6 +175,10 @@ class RuntimeWorker:
         return env
 
     def launch(self, deployment: Deployment) -> None:
+        from pipelines.spec.secrets import install_masking_filter
+
+        # This process's log lines never quote a secret of a connector it hosts.
+        install_masking_filter(_secrets_of(deployment))
         log_dir = self.config.var_dir / "logs" / "connectors"
         log_dir.mkdir(parents=True, exist_ok=True)
         log_path = log_dir / f"{deployment.connector_id}.log"
@@ -237,11 +246,13 @@ class RuntimeWorker:
         current = self.store.statuses([driver.connector_id]).get(driver.connector_id)
         if code != 0 and (current is None or current.state != State.FAILED):
             summary = f"driver process exited with code {code} without reporting a failure"
+            # The driver's log (Spark's and the JVM's output too) may quote its secrets.
+            tail = mask_secrets(driver.log_tail(), _secrets_of(deployment))
             self.report(
                 driver.connector_id,
                 driver.generation,
                 State.FAILED,
-                format_trace(summary, driver.log_tail()),
+                format_trace(summary, tail),
             )
 
     def report(self, cid: str, generation: int, state: State, trace: str = "") -> None:
@@ -275,17 +286,18 @@ class RuntimeWorker:
         mine = {cid: d for cid, d in deployments.items() if d.worker_id == self.worker_id}
         for cid, driver in list(self.drivers.items()):
             deployment = mine.get(cid)
-            if driver.exited():
-                self.reap(driver, deployments.get(cid))
-                continue
-            wanted = (
-                deployment is not None
-                and deployment.generation == driver.generation
-                and deployment.revision == driver.revision
-                and deployment.target_state != TargetState.STOPPED
-            )
-            if not wanted:
-                self.request_stop(driver)
+            with log_context(connector=cid, channel=_channel_of(deployments.get(cid))):
+                if driver.exited():
+                    self.reap(driver, deployments.get(cid))
+                    continue
+                wanted = (
+                    deployment is not None
+                    and deployment.generation == driver.generation
+                    and deployment.revision == driver.revision
+                    and deployment.target_state != TargetState.STOPPED
+                )
+                if not wanted:
+                    self.request_stop(driver)
         for cid, generation in list(self.failed.items()):
             deployment = mine.get(cid)
             if (
@@ -305,7 +317,8 @@ class RuntimeWorker:
                 continue
             if cid in self.failed:
                 continue  # wait for a restart or a stop before trying again
-            self.launch(deployment)
+            with log_context(connector=cid, channel=deployment.channel):
+                self.launch(deployment)
 
     def run(self) -> None:
         log.info(
@@ -321,6 +334,10 @@ class RuntimeWorker:
                 self.converge()
             except redis.RedisError as exc:
                 log.warning("Redis unavailable, retrying: %s", exc)
+            except Exception:
+                # E.g. a record this code cannot read: dying would take every driver here
+                # down with the worker (parent-death signal); retry, the drivers keep running.
+                log.exception("converging failed; retrying")
             elapsed = time.monotonic() - started
             time.sleep(max(self.config.heartbeat_interval - elapsed, 0.05))
         self.shutdown()
@@ -340,9 +357,20 @@ class RuntimeWorker:
         log.info("runtime worker %s stopped", self.worker_id)
 
 
+def _secrets_of(deployment: Deployment) -> list[str]:
+    """The plaintext secrets of ``deployment``; none when they cannot be decrypted (then
+    no process could have used, or quoted, them)."""
+    try:
+        return decrypted_spec(deployment.spec)[1]
+    except ValueError as exc:
+        log.warning("cannot decrypt the secrets of %s: %s", deployment.connector_id, exc)
+        return []
+
+
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging("runtime-worker")
     config = RuntimeConfig.from_env()
+    set_process_context(worker=config.worker_id)
     worker = RuntimeWorker(config, RedisStore.from_url(config.redis_url, config.key_prefix))
 
     def _stop(signum: int, _frame: object) -> None:

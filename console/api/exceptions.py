@@ -25,6 +25,7 @@ from console.services import (
     OffsetsNotSupported,
     RuntimeUnavailable,
 )
+from pipelines.spec.secrets import SecretDecryptionError
 
 
 class ServiceUnavailable(APIException):
@@ -82,6 +83,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         exc = ValidationError(get_error_detail(exc))
     elif isinstance(exc, (RuntimeUnavailable, IngestUnavailable)):
         exc = ServiceUnavailable(str(exc))
+    elif isinstance(exc, SecretDecryptionError):
+        # A configuration fault of this deployment (a key missing from SLUICE_SECRETS_KEY),
+        # not a bad request: the operator fixes the environment and the request succeeds.
+        exc = ServiceUnavailable(f"Stored secrets cannot be read: {exc}.", code="secrets_key")
     elif isinstance(exc, (NotAnHttpChannel, InvalidTransition)):
         exc = Conflict(str(exc))
     elif isinstance(exc, IngestTooLarge):

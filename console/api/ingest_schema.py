@@ -1,4 +1,5 @@
-"""OpenAPI description of ``POST /api/v1/channels/{name}/events`` (HTTP ingestion)."""
+"""OpenAPI description of ``POST /api/v1/channels/{name}/events`` (HTTP ingestion) and of
+the channel's ingestion token (``/api/v1/channels/{name}/ingest-token``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,22 @@ from drf_spectacular.utils import OpenApiExample, OpenApiResponse
 from rest_framework import serializers
 
 INGEST_DESCRIPTION = """\
-Sends events to a channel whose source is `http`. The body is one of:
+Sends events to a channel whose source is `http`.
+
+**Authentication.** Producers send the channel's ingestion token (issue one with
+`POST /api/v1/channels/{name}/ingest-token`) as `Authorization: Bearer slk_…` or
+`X-Sluice-Token: slk_…`; no session, no CSRF token. A console user with the operator role
+(`console.operate_channel`) may post too, with a session (and its CSRF token) or a DRF token.
+No credentials: 401 with `WWW-Authenticate: Bearer`. A token that is not this channel's
+(wrong, rotated, revoked, another channel's), a channel with no token issued, or a console
+user without the operator role: 403 with the reason.
+
+**Rate limit.** A channel accepts `ingest_rate_limit` events per second (default
+`SLUICE_INGEST_RATE_LIMIT`, 1000) in bursts of `SLUICE_INGEST_BURST_SECONDS` (2) seconds' worth;
+every event of a request counts, valid or not. Over it: 429 with `Retry-After` (seconds) and
+nothing written; a request with more events than the burst: 413.
+
+The body is one of:
 
 * `application/cloudevents+json` - one structured-mode CloudEvent;
 * `application/cloudevents-batch+json` - a JSON array of structured-mode CloudEvents;
@@ -19,10 +35,11 @@ Sends events to a channel whose source is `http`. The body is one of:
   source's `default_type` and the current time.
 
 Each event is validated on its own (CloudEvents 1.0: required attributes, specversion 1.0,
-extension names, RFC 3339 time) and against the source's `max_event_bytes`. The valid ones
-are written to the channel's Kafka topic `sluice.ingest.{name}` and the answer waits until
-Kafka confirmed every one: `accepted` means durably written. The channel need not be running;
-it reads what was accepted when it starts.
+extension names, RFC 3339 time) and against its size limit: `SLUICE_INGEST_MAX_EVENT_BYTES`
+(256 KiB), or the source's lower `max_event_bytes`; an event over it is rejected alone. The
+valid ones are written to the channel's Kafka topic `sluice.ingest.{name}` and the answer
+waits until Kafka confirmed every one: `accepted` means durably written. The channel need not
+be running; it reads what was accepted when it starts.
 
 The whole request is refused, and nothing written, when the body is over
 `SLUICE_INGEST_MAX_REQUEST_BYTES` or holds more than `SLUICE_INGEST_MAX_BATCH` events (413),
@@ -76,10 +93,21 @@ INGEST_RESPONSES = {
         description="No event was valid (per-event results), or the body cannot be read "
         '(`{"detail": ...}`). Nothing was written.',
     ),
+    401: OpenApiResponse(
+        description="No credentials: send the channel's token (`WWW-Authenticate: Bearer`)."
+    ),
+    403: OpenApiResponse(
+        description="Not this channel's token, no token issued, or a console user without "
+        "the operator role."
+    ),
     404: OpenApiResponse(description="No channel has this name."),
     409: OpenApiResponse(description="The channel's source is not `http`."),
-    413: OpenApiResponse(description="Body or batch over the limit; nothing was written."),
+    413: OpenApiResponse(description="Body, batch or burst over the limit; nothing was written."),
     415: OpenApiResponse(description="Unsupported content type; nothing was written."),
+    429: OpenApiResponse(
+        description="Over the channel's rate limit (`Retry-After` says when to retry); "
+        "nothing was written."
+    ),
     503: OpenApiResponse(
         _REPORT,
         description="Kafka did not confirm some events (`not_confirmed`): they may not have "
@@ -129,3 +157,11 @@ INGEST_EXAMPLES = [
         status_codes=["207"],
     ),
 ]
+
+INGEST_TOKEN_DESCRIPTION = """\
+Issues the channel's ingestion token, or rotates it (the old token stops working at once).
+The answer holds the token **this once**: the console keeps only its SHA-256 hash and its
+prefix. Producers send it to `POST /api/v1/channels/{name}/events` as
+`Authorization: Bearer <token>`. Needs the editor role (`console.change_channel`).
+201: the channel had no token; 200: a token was replaced.
+"""

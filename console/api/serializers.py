@@ -18,7 +18,7 @@ from console.choices import (
     TargetState,
     WorkerState,
 )
-from console.models import Channel, LifecycleEvent, Task, Worker
+from console.models import AuditEvent, Channel, LifecycleEvent, Revision, Task, Worker
 from console.services import InvalidSpec, specs
 from console.services.restart_policy import RestartPolicy
 from console.services.specs import SECRET_MARKER, PatternError
@@ -138,6 +138,51 @@ class RestartPolicySerializer(serializers.Serializer):
         return attrs
 
 
+class IngestTokenStateSerializer(serializers.Serializer):
+    """Whether a channel has an ingestion token, and its prefix; never the token."""
+
+    exists = serializers.BooleanField(read_only=True)
+    prefix = serializers.CharField(read_only=True, allow_null=True)
+
+
+class IssuedIngestTokenSerializer(serializers.Serializer):
+    """A token just issued: shown this once; the console keeps only its hash."""
+
+    token = serializers.CharField(
+        read_only=True, help_text="The token: send it as 'Authorization: Bearer <token>'."
+    )
+    prefix = serializers.CharField(read_only=True, help_text="Its first characters.")
+    created = serializers.BooleanField(
+        read_only=True, help_text="true: the channel had no token; false: the old one was replaced."
+    )
+
+
+def ingest_token_state(channel: Channel) -> dict[str, Any]:
+    exists = bool(channel.ingest_token_hash)
+    return {"exists": exists, "prefix": channel.ingest_token_prefix if exists else None}
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "properties": {
+            "exists": {"type": "boolean"},
+            "prefix": {"type": "string", "nullable": True},
+        },
+        "required": ["exists", "prefix"],
+        "readOnly": True,
+    }
+)
+class IngestTokenField(serializers.Field):
+    """``{exists, prefix}`` of the channel's ingestion token (read-only)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(source="*", read_only=True, **kwargs)
+
+    def to_representation(self, channel: Channel) -> dict[str, Any]:
+        return ingest_token_state(channel)
+
+
 class ChannelSerializer(serializers.ModelSerializer):
     spec = SpecField(
         help_text=(
@@ -188,6 +233,21 @@ class ChannelSerializer(serializers.ModelSerializer):
     created_by = serializers.CharField(
         source="created_by.username", read_only=True, allow_null=True
     )
+    ingest_rate_limit = serializers.IntegerField(
+        min_value=1,
+        allow_null=True,
+        required=False,
+        help_text=(
+            "Events per second POST …/events accepts for this channel (http source); null: "
+            "the site default SLUICE_INGEST_RATE_LIMIT."
+        ),
+    )
+    ingest_token = IngestTokenField(
+        help_text=(
+            "Whether the channel has an ingestion token for POST …/events (http source) and "
+            "its prefix; issue one with POST …/ingest-token."
+        )
+    )
 
     class Meta:
         model = Channel
@@ -201,6 +261,8 @@ class ChannelSerializer(serializers.ModelSerializer):
             "deployed_revision",
             "drift",
             "restart_policy",
+            "ingest_token",
+            "ingest_rate_limit",
             "created",
             "updated",
             "created_by",
@@ -298,6 +360,31 @@ class TaskSerializer(serializers.ModelSerializer):
         ]
 
 
+class StageCountsSerializer(serializers.Serializer):
+    """One stage's event counts since the channel's driver started (0 again after a restart).
+
+    ``in`` is the events the stage received (for the source, every record read; failed
+    events are not passed to later stages' counts), ``out`` the events it passed on,
+    ``failed`` those it failed (dead letters under errors.tolerance 'all');
+    ``in - out - failed`` is what it dropped (a filter)."""
+
+    stage = serializers.ChoiceField(choices=["source", "transform", "sink"])
+    index = serializers.IntegerField(
+        allow_null=True, help_text="The transform's place in the channel (null otherwise)."
+    )
+    type = serializers.CharField(help_text="The stage's plugin type.")
+    # "in" is a Python keyword: declared through the class namespace, in field order.
+    locals()["in"] = serializers.IntegerField(help_text="Events the stage received.")
+    out = serializers.IntegerField(help_text="Events the stage passed on.")
+    failed = serializers.IntegerField(help_text="Events the stage failed.")
+    in_per_second = serializers.FloatField(
+        required=False, help_text="Events in per second over the latest micro-batch."
+    )
+    out_per_second = serializers.FloatField(
+        required=False, help_text="Events out per second over the latest micro-batch."
+    )
+
+
 class ChannelStatusSerializer(serializers.ModelSerializer):
     """The channel's connector and tasks as reconcile last recorded them."""
 
@@ -334,6 +421,12 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
         ),
     )
     tasks = serializers.SerializerMethodField()
+    stages = serializers.SerializerMethodField(
+        help_text=(
+            "Per-stage event counts (source, transforms in order, sink) since the channel's "
+            "driver started; empty until a micro-batch ran. They restart from 0 with the driver."
+        )
+    )
 
     class Meta:
         model = Channel
@@ -352,6 +445,7 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
             "last_status_at",
             "dead_letters",
             "tasks",
+            "stages",
         ]
         read_only_fields = fields
 
@@ -369,6 +463,13 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
         tasks = sorted(connector.tasks.all(), key=lambda task: task.task_id)  # prefetch-friendly
         return TaskSerializer(tasks, many=True).data
 
+    @extend_schema_field(StageCountsSerializer(many=True))
+    def get_stages(self, channel: Channel) -> list[dict[str, Any]]:
+        connector = getattr(channel, "connector", None)
+        if connector is None:
+            return []
+        return StageCountsSerializer(connector.stage_metrics or [], many=True).data
+
 
 class ChannelWithStatusSerializer(ChannelSerializer):
     """A channel with its runtime status (``GET /channels/?expand=status``)."""
@@ -377,6 +478,24 @@ class ChannelWithStatusSerializer(ChannelSerializer):
 
     class Meta(ChannelSerializer.Meta):
         fields = [*ChannelSerializer.Meta.fields, "status"]
+
+
+class ChannelListItemSerializer(ChannelWithStatusSerializer):
+    """The documented shape of a ``GET /channels/`` item: ``status`` only with ``?expand=status``.
+
+    For the schema only (the view answers with one of the two above). Not read-only, so
+    that drf-spectacular does not mark ``status`` required in the response.
+    """
+
+    status = ChannelStatusSerializer(
+        source="*", required=False, help_text="Only with `expand=status`."
+    )
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    """The body of a 401, 403, 404, 409 or 503: DRF's ``{"detail": "<reason>"}``."""
+
+    detail = serializers.CharField(help_text="Why the request was not served.")
 
 
 class WorkerSerializer(serializers.ModelSerializer):
@@ -392,6 +511,32 @@ class WorkerSerializer(serializers.ModelSerializer):
 
     def get_connectors(self, worker: Worker) -> list[str]:
         return sorted(connector.runtime_id for connector in worker.connectors.all())
+
+
+class RevisionSerializer(serializers.ModelSerializer):
+    """One saved version of a channel's spec; its secrets read as the marker."""
+
+    spec = serializers.SerializerMethodField(
+        help_text=(
+            "The spec as saved in this revision, redacted like the channel's own spec: "
+            f"secrets read as {SECRET_MARKER!r}."
+        )
+    )
+    created_by = serializers.CharField(
+        source="created_by.username",
+        read_only=True,
+        allow_null=True,
+        help_text="Who saved it (null when unknown or the user was deleted).",
+    )
+
+    class Meta:
+        model = Revision
+        fields = ["number", "created_at", "created_by", "spec"]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_spec(self, revision: Revision) -> Any:
+        return specs.redact_spec(revision.spec)
 
 
 class LifecycleEventSerializer(serializers.ModelSerializer):
@@ -410,6 +555,58 @@ class LifecycleEventSerializer(serializers.ModelSerializer):
             "reason",
         ]
         read_only_fields = fields
+
+
+class AuditEventSerializer(serializers.ModelSerializer):
+    """One audited change or operation: who, what, when, from where, and the outcome."""
+
+    user = serializers.IntegerField(
+        source="user_id",
+        read_only=True,
+        allow_null=True,
+        help_text="The user's id; null for anonymous requests or a deleted user.",
+    )
+    changes = serializers.JSONField(
+        read_only=True,
+        help_text=(
+            "The request body as recorded: channel specs with their secrets as "
+            f'{SECRET_MARKER!r}, password and token fields as "[redacted]"; a large body '
+            "only as {truncated, bytes, keys}."
+        ),
+    )
+
+    class Meta:
+        model = AuditEvent
+        fields = [
+            "id",
+            "created_at",
+            "actor",
+            "user",
+            "action",
+            "object_type",
+            "object_id",
+            "changes",
+            "outcome",
+            "remote_addr",
+            "user_agent",
+            "via",
+        ]
+        read_only_fields = fields
+
+
+class AuditQuerySerializer(serializers.Serializer):
+    """Filters of the audit list; each is optional."""
+
+    actor = serializers.CharField(required=False, help_text='Username, or "anonymous".')
+    action = serializers.CharField(
+        required=False,
+        help_text="An action (channel.start); ending in '.' or '*', every action it starts.",
+    )
+    object_type = serializers.CharField(required=False, help_text="channel, user, …")
+    object_id = serializers.CharField(required=False, help_text="A channel name, …")
+    since = serializers.DateTimeField(
+        required=False, help_text="ISO 8601; only events at or after this time."
+    )
 
 
 class PluginSerializer(serializers.Serializer):

@@ -1,5 +1,5 @@
 """``/api/v1/`` routes, spelled out: actions (start, stop, pause, resume, restart, status,
-preview, events, offsets, offsets/copy, validate, test) take no trailing slash."""
+preview, events, ingest-token, offsets, offsets/copy, validate, test) take no trailing slash."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ channel_resume = views.ChannelViewSet.as_view({"post": "resume"})
 channel_restart = views.ChannelViewSet.as_view({"post": "restart"})
 channel_status = views.ChannelViewSet.as_view({"get": "status"})
 channel_preview = views.ChannelViewSet.as_view({"get": "preview"})
-channel_events = views.ChannelViewSet.as_view({"post": "events"})
 worker_list = views.WorkerViewSet.as_view({"get": "list"})
 worker_detail = views.WorkerViewSet.as_view({"get": "retrieve"})
 plugin_list = views.PluginViewSet.as_view({"get": "list"})
@@ -37,7 +36,12 @@ urlpatterns = [
     path("channels/<str:name>/restart", channel_restart, name="channel-restart"),
     path("channels/<str:name>/status", channel_status, name="channel-status"),
     path("channels/<str:name>/preview", channel_preview, name="channel-preview"),
-    path("channels/<str:name>/events", channel_events, name="channel-events"),
+    path("channels/<str:name>/events", views.ChannelEventsView.as_view(), name="channel-events"),
+    path(
+        "channels/<str:name>/ingest-token",
+        views.ChannelIngestTokenView.as_view(),
+        name="channel-ingest-token",
+    ),
     path("channels/<str:name>/offsets", views.ChannelOffsetsView.as_view(), name="channel-offsets"),
     path(
         "channels/<str:name>/offsets/copy",
@@ -49,6 +53,17 @@ urlpatterns = [
         views.ChannelLifecycleView.as_view(),
         name="channel-lifecycle",
     ),
+    path(
+        "channels/<str:name>/revisions/",
+        views.ChannelRevisionListView.as_view(),
+        name="channel-revision-list",
+    ),
+    path(
+        "channels/<str:name>/revisions/<int:number>/",
+        views.ChannelRevisionDetailView.as_view(),
+        name="channel-revision-detail",
+    ),
+    path("audit/", views.AuditEventListView.as_view(), name="audit-list"),
     path("cluster/", views.ClusterView.as_view(), name="cluster"),
     path("workers/", worker_list, name="worker-list"),
     path("workers/<str:worker_id>/", worker_detail, name="worker-detail"),
@@ -58,4 +73,5 @@ urlpatterns = [
     # The issue's spelling: kind in the query, needed only when the type is ambiguous.
     path("plugins/<str:type>/validate", plugin_validate_by_type, name="plugin-validate-by-type"),
     path("event-patterns/test", views.EventPatternTestView.as_view(), name="event-pattern-test"),
+    path("me/", views.MeView.as_view(), name="me"),
 ]

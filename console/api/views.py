@@ -10,6 +10,8 @@ checks change nothing.
 
 from __future__ import annotations
 
+import math
+
 from django.conf import settings
 from django.db.models import Case, Value, When
 from django.shortcuts import get_object_or_404
@@ -22,28 +24,40 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
 )
-from rest_framework import generics, mixins, status, views, viewsets
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework import generics, mixins, serializers, status, views, viewsets
+from rest_framework.exceptions import NotFound, ParseError, Throttled, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from console import services
+from console import permissions, services
 from console.api.exceptions import RequestTooLarge
+from console.api.ingest_auth import (
+    INGEST_AUTHENTICATION,
+    CanPostEvents,
+    UnreadBodyParser,
+)
 from console.api.ingest_schema import (
     INGEST_DESCRIPTION,
     INGEST_EXAMPLES,
     INGEST_REQUEST,
     INGEST_RESPONSES,
+    INGEST_TOKEN_DESCRIPTION,
 )
 from console.api.serializers import (
+    AuditEventSerializer,
+    AuditQuerySerializer,
+    ChannelListItemSerializer,
     ChannelOffsetsSerializer,
     ChannelPreviewSerializer,
     ChannelSerializer,
     ChannelStatusSerializer,
     ChannelWithStatusSerializer,
     ClusterSerializer,
+    ErrorDetailSerializer,
     EventPatternResultSerializer,
     EventPatternTestSerializer,
+    IngestTokenStateSerializer,
+    IssuedIngestTokenSerializer,
     LifecycleEventSerializer,
     OffsetsAlterSerializer,
     OffsetsCopySerializer,
@@ -56,13 +70,25 @@ from console.api.serializers import (
     PluginSerializer,
     RestartAnswerSerializer,
     RestartQuerySerializer,
+    RevisionSerializer,
     TargetStateSerializer,
     WorkerSerializer,
+    ingest_token_state,
 )
 from console.choices import ConnectorState, PluginKind
-from console.models import Channel, LifecycleEvent, Worker
-from console.services import specs
+from console.models import AuditEvent, Channel, LifecycleEvent, Revision, Worker
+from console.services import ingest_tokens, specs
+from console.services.audit import audit_events
+from console.services.channels import UNCHANGED
+from console.services.ingest_rate import IngestRateLimited
 
+QUERY_ERRORS = OpenApiResponse(
+    response={
+        "type": "object",
+        "additionalProperties": {"type": "array", "items": {"type": "string"}},
+    },
+    description="A query parameter is invalid; each key is a parameter, with its messages.",
+)
 SPEC_ERRORS = OpenApiResponse(
     response=OpenApiTypes.OBJECT,
     description=(
@@ -79,8 +105,10 @@ SPEC_ERRORS = OpenApiResponse(
         )
     ],
 )
-NOT_FOUND = OpenApiResponse(description="No channel has this name.")
-RUNTIME_DOWN = OpenApiResponse(description="The runtime is unavailable; nothing changed.")
+NOT_FOUND = OpenApiResponse(ErrorDetailSerializer, description="No channel has this name.")
+RUNTIME_DOWN = OpenApiResponse(
+    ErrorDetailSerializer, description="The runtime is unavailable; nothing changed."
+)
 CONFLICT = OpenApiResponse(
     response=OpenApiTypes.OBJECT,
     description="The channel cannot do this from where it is; nothing changed.",
@@ -111,7 +139,7 @@ CONFLICT = OpenApiResponse(
                 description="`status`: include each channel's status, failures first.",
             )
         ],
-        responses={200: ChannelWithStatusSerializer(many=True)},
+        responses={200: ChannelListItemSerializer(many=True), 400: QUERY_ERRORS},
     ),
     retrieve=extend_schema(
         summary="Get a channel", responses={200: ChannelSerializer, 404: NOT_FOUND}
@@ -144,6 +172,17 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     queryset = Channel.objects.with_summary()
     serializer_class = ChannelSerializer
     lookup_field = "name"
+    required_permissions = {
+        "list": permissions.seeing(),
+        "retrieve": permissions.seeing(),
+        "status": permissions.seeing(),
+        "preview": permissions.seeing(what="channel output"),
+        "create": permissions.CREATE,
+        "update": permissions.CHANGE,
+        "partial_update": permissions.CHANGE,
+        "destroy": permissions.DELETE,
+        **permissions.OPERATE,
+    }
 
     def list(self, request: Request) -> Response:
         expand = request.query_params.get("expand", "")
@@ -177,6 +216,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
             spec=data.get("spec"),
             description=data.get("description"),
             restart_policy=data.get("restart_policy"),
+            ingest_rate_limit=data.get("ingest_rate_limit", UNCHANGED),
             user=request.user,
         )
         return self._respond(channel, status.HTTP_200_OK)
@@ -297,7 +337,8 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         summary="Get a channel's runtime status",
         description=(
             "The connector and its tasks as the control loop last recorded them; drift is "
-            "true while the deployed revision is not the latest saved one."
+            "true while the deployed revision is not the latest saved one. `stages` holds "
+            "each stage's event counts (in / out / failed) since the driver started."
         ),
         responses={200: ChannelStatusSerializer, 404: NOT_FOUND},
     )
@@ -331,26 +372,6 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
             raise ValidationError({"limit": ["Must be a whole number from 1 to 500."]})
         events = services.channel_preview(channel, int(raw))
         return Response(ChannelPreviewSerializer({"name": channel.name, "events": events}).data)
-
-    @extend_schema(
-        operation_id="channels_events",
-        summary="Send events to a channel (http source)",
-        description=INGEST_DESCRIPTION,
-        request=INGEST_REQUEST,
-        responses=INGEST_RESPONSES,
-        examples=INGEST_EXAMPLES,
-    )
-    def events(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
-        services.ingest.http_source_config(channel)  # 409 before reading the body
-        body = read_body(request, settings.SLUICE_INGEST_MAX_REQUEST_BYTES)
-        report = services.ingest_events(
-            channel,
-            content_type=request.content_type or "",
-            headers=request.headers,
-            body=body,
-        )
-        return Response(report.as_dict(), status=ingest_status(report))
 
     def _respond(self, channel: Channel, code: int) -> Response:
         fresh = self.get_queryset().get(pk=channel.pk)
@@ -388,6 +409,92 @@ def ingest_status(report: services.ingest.IngestReport) -> int:
     return status.HTTP_207_MULTI_STATUS
 
 
+class ChannelEventsView(views.APIView):
+    """HTTP ingestion: producers post with the channel's token (console/api/ingest_auth.py).
+
+    Its own authentication and permission, not the console's: a token request needs no
+    session (so no CSRF); a console operator may post with a session (CSRF checked) or a
+    DRF token.
+    """
+
+    authentication_classes = INGEST_AUTHENTICATION
+    permission_classes = [CanPostEvents]
+    parser_classes = [UnreadBodyParser]  # the body is read raw, with its own size limit
+
+    @extend_schema(
+        operation_id="channels_events",
+        summary="Send events to a channel (http source)",
+        description=INGEST_DESCRIPTION,
+        request=INGEST_REQUEST,
+        responses=INGEST_RESPONSES,
+        examples=INGEST_EXAMPLES,
+    )
+    def post(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        services.ingest.http_source_config(channel)  # 409 before reading the body
+        body = read_body(request, settings.SLUICE_INGEST_MAX_REQUEST_BYTES)
+        try:
+            report = services.ingest_events(
+                channel,
+                content_type=request.content_type or "",
+                headers=request.headers,
+                body=body,
+            )
+        except IngestRateLimited as exc:
+            # Retry-After in whole seconds, at least 1 (DRF sends no header for 0).
+            raise Throttled(wait=max(1, math.ceil(exc.retry_after)), detail=str(exc)) from None
+        return Response(report.as_dict(), status=ingest_status(report))
+
+
+class ChannelIngestTokenView(views.APIView):
+    """The channel's ingestion token: issue or rotate (POST), revoke (DELETE), look (GET)."""
+
+    required_permissions = {
+        "get": permissions.seeing(),
+        "post": permissions.MANAGE_INGEST_TOKENS,
+        "delete": permissions.MANAGE_INGEST_TOKENS,
+    }
+
+    @extend_schema(
+        operation_id="channels_ingest_token_retrieve",
+        summary="Does the channel have an ingestion token?",
+        description="Whether a token was issued and its prefix; never the token itself.",
+        responses={200: IngestTokenStateSerializer, 404: NOT_FOUND},
+    )
+    def get(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        return Response(IngestTokenStateSerializer(ingest_token_state(channel)).data)
+
+    @extend_schema(
+        operation_id="channels_ingest_token_create",
+        summary="Issue or rotate the channel's ingestion token",
+        description=INGEST_TOKEN_DESCRIPTION,
+        request=None,
+        responses={
+            201: OpenApiResponse(IssuedIngestTokenSerializer, "Issued (the channel had none)."),
+            200: OpenApiResponse(
+                IssuedIngestTokenSerializer, "Rotated: the old token stopped working."
+            ),
+            404: NOT_FOUND,
+        },
+    )
+    def post(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        issued = ingest_tokens.issue_ingest_token(channel)
+        code = status.HTTP_201_CREATED if issued.created else status.HTTP_200_OK
+        return Response(IssuedIngestTokenSerializer(issued).data, status=code)
+
+    @extend_schema(
+        operation_id="channels_ingest_token_destroy",
+        summary="Revoke the channel's ingestion token",
+        description="Producers using it are refused (403) from now on. Idempotent.",
+        responses={204: None, 404: NOT_FOUND},
+    )
+    def delete(self, request: Request, name: str) -> Response:
+        ingest_tokens.revoke_ingest_token(get_object_or_404(Channel, name=name))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 @extend_schema(
     summary="List a channel's lifecycle events",
     description="Recorded transitions and decisions about the channel, newest first.",
@@ -395,10 +502,72 @@ def ingest_status(report: services.ingest.IngestReport) -> int:
 )
 class ChannelLifecycleView(generics.ListAPIView):
     serializer_class = LifecycleEventSerializer
+    required_permissions = {"get": permissions.seeing("lifecycleevent", "lifecycle events")}
 
     def get_queryset(self):
         channel = get_object_or_404(Channel, name=self.kwargs["name"])
         return LifecycleEvent.objects.filter(channel=channel).order_by("-created_at", "-id")
+
+
+@extend_schema(
+    summary="List the audit trail",
+    description=(
+        "Every state-changing request to the API and the admin (refused ones included) and "
+        "every sign-in, sign-in failure and sign-out, newest first: who, what, the object, "
+        "the redacted request body, the HTTP status, when and from where. Needs "
+        "`console.view_auditevent` (the viewer role). HTTP ingestion is not recorded."
+    ),
+    parameters=[AuditQuerySerializer],
+    responses={200: AuditEventSerializer(many=True), 400: QUERY_ERRORS},
+)
+class AuditEventListView(generics.ListAPIView):
+    serializer_class = AuditEventSerializer
+    queryset = AuditEvent.objects.none()  # the model, for the permission checks
+    permission_classes = [permissions.RolePermission]
+    required_permissions = {"get": permissions.seeing("auditevent", "the audit trail")}
+
+    def get_queryset(self):
+        query = AuditQuerySerializer(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        return audit_events(**query.validated_data)
+
+
+def _channel_revisions(name: str):
+    channel = get_object_or_404(Channel.objects.only("id"), name=name)
+    return Revision.objects.filter(channel=channel).select_related("created_by")
+
+
+@extend_schema(
+    summary="List a channel's revisions",
+    description=(
+        "Every saved version of the channel's spec, newest first: its number, when it was "
+        "saved and by whom, and the spec with its secrets redacted. Compare `number` with "
+        "the status's `revision` (the one running) and `latest_revision`."
+    ),
+    responses={200: RevisionSerializer(many=True), 404: NOT_FOUND},
+)
+class ChannelRevisionListView(generics.ListAPIView):
+    serializer_class = RevisionSerializer
+    required_permissions = {"get": permissions.seeing("revision", "revisions")}
+
+    def get_queryset(self):
+        return _channel_revisions(self.kwargs["name"]).order_by("-number")
+
+
+@extend_schema(
+    summary="Get one revision of a channel",
+    responses={
+        200: RevisionSerializer,
+        404: OpenApiResponse(description="No channel has this name, or it has no such revision."),
+    },
+)
+class ChannelRevisionDetailView(generics.RetrieveAPIView):
+    serializer_class = RevisionSerializer
+    required_permissions = {"get": permissions.seeing("revision", "revisions")}
+    lookup_field = "number"
+
+    def get_queryset(self):
+        return _channel_revisions(self.kwargs["name"])
 
 
 OFFSETS_CONFLICT = OpenApiResponse(
@@ -450,6 +619,12 @@ OFFSETS_EXAMPLE = OpenApiExample(
 
 class ChannelOffsetsView(views.APIView):
     """A channel's source offsets, Kafka Connect's KIP-875 way (``/connectors/{name}/offsets``)."""
+
+    required_permissions = {
+        "get": permissions.seeing(what="channel offsets"),
+        "patch": permissions.ALTER_OFFSETS,
+        "delete": permissions.ALTER_OFFSETS,
+    }
 
     @extend_schema(
         operation_id="channels_offsets_retrieve",
@@ -526,6 +701,8 @@ class ChannelOffsetsView(views.APIView):
 
 
 class ChannelOffsetsCopyView(views.APIView):
+    required_permissions = {"post": permissions.ALTER_OFFSETS}
+
     @extend_schema(
         operation_id="channels_offsets_copy",
         summary="Copy offsets to a stopped channel (migration)",
@@ -563,10 +740,20 @@ class ChannelOffsetsCopyView(views.APIView):
 
 @extend_schema_view(
     list=extend_schema(summary="List runtime workers"),
-    retrieve=extend_schema(summary="Get a runtime worker"),
+    retrieve=extend_schema(
+        summary="Get a runtime worker",
+        responses={
+            200: WorkerSerializer,
+            404: OpenApiResponse(ErrorDetailSerializer, description="No worker has this id."),
+        },
+    ),
 )
 class WorkerViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Worker.objects.prefetch_related("connectors")
+    required_permissions = {
+        "list": permissions.seeing("worker", "runtime workers"),
+        "retrieve": permissions.seeing("worker", "runtime workers"),
+    }
     serializer_class = WorkerSerializer
     lookup_field = "worker_id"
 
@@ -586,7 +773,7 @@ KIND_QUERY = OpenApiParameter(
     enum=PluginKind.values,
     description="The plugin's kind; needed when the type names plugins of several kinds.",
 )
-NO_PLUGIN = OpenApiResponse(description="No plugin has this kind and type.")
+NO_PLUGIN = OpenApiResponse(ErrorDetailSerializer, description="No plugin has this kind and type.")
 CONFIG_VALID = OpenApiResponse(
     response=PluginConfigValidSerializer,
     description="The config is valid; here it is normalised, with its secrets redacted.",
@@ -666,6 +853,11 @@ class PluginViewSet(viewsets.GenericViewSet):
     """The plugin catalogue, read-only, and a config check per plugin."""
 
     serializer_class = PluginSerializer
+    # Checking a config changes nothing: any role may, as it may read the catalogue.
+    required_permissions = {
+        action: permissions.seeing(what="the plugin catalogue")
+        for action in ("list", "retrieve", "validate_config", "validate_config_by_type")
+    }
 
     def get_queryset(self) -> list[specs.Plugin]:
         query = PluginKindQuerySerializer(data=self.request.query_params)
@@ -725,7 +917,11 @@ def _plugin(kind: str, type_: str) -> specs.Plugin:
 
 
 def _check_config(request: Request, plugin: specs.Plugin) -> Response:
-    body = PluginConfigSerializer(data=request.data)
+    try:
+        data = request.data
+    except ParseError as exc:  # a body that is not JSON answers in the same shape
+        return _invalid_config({"body": [str(exc.detail)]})
+    body = PluginConfigSerializer(data=data)
     if not body.is_valid():
         return _invalid_config(body.errors)
     try:
@@ -743,6 +939,9 @@ def _invalid_config(errors: dict) -> Response:
 
 
 class EventPatternTestView(views.APIView):
+    # Testing a pattern changes nothing: any role may.
+    required_permissions = {"post": permissions.seeing(what="event pattern tests")}
+
     @extend_schema(
         operation_id="event_patterns_test",
         summary="Test an event pattern on an event",
@@ -799,6 +998,8 @@ class EventPatternTestView(views.APIView):
 
 
 class ClusterView(views.APIView):
+    required_permissions = {"get": permissions.seeing("worker", "the cluster")}
+
     @extend_schema(
         operation_id="cluster_retrieve",
         summary="The runtime workers, the Spark cluster and each channel's executors",
@@ -816,3 +1017,63 @@ class ClusterView(views.APIView):
     def get(self, request: Request) -> Response:
         cluster = services.cluster_view()
         return Response(ClusterSerializer(cluster, context={"now": cluster.now}).data)
+
+
+# -- the current user ------------------------------------------------------------------------
+
+
+class CapabilitiesSerializer(serializers.Serializer):
+    view = serializers.BooleanField(help_text="May see channels, workers and their history.")
+    operate = serializers.BooleanField(
+        help_text="May start, stop, pause, resume and restart channels and change offsets."
+    )
+    edit = serializers.BooleanField(help_text="May create, change and delete channels.")
+
+
+class MeSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    roles = serializers.ListField(
+        child=serializers.ChoiceField(choices=permissions.ROLES),
+        help_text="The role groups the user is in (viewer, operator, editor).",
+    )
+    is_superuser = serializers.BooleanField(help_text="May do everything, whatever the roles.")
+    can = CapabilitiesSerializer(
+        help_text="What the user may do, from roles and permissions (superusers: all)."
+    )
+
+
+class MeView(views.APIView):
+    """Who is calling and what they may do: the console greys out the buttons it cannot use."""
+
+    required_permissions = {"get": permissions.AUTHENTICATED}
+
+    @extend_schema(
+        operation_id="me_retrieve",
+        summary="The current user, their roles and what they may do",
+        description=(
+            "Any authenticated user, with or without a role. `can` is what the API will "
+            "allow: view (read), operate (start, stop, pause, resume, restart, offsets) and "
+            "edit (create, change, delete channels)."
+        ),
+        responses={200: MeSerializer},
+        examples=[
+            OpenApiExample(
+                "An operator",
+                value={
+                    "username": "alice",
+                    "roles": ["operator"],
+                    "is_superuser": False,
+                    "can": {"view": True, "operate": True, "edit": False},
+                },
+            )
+        ],
+    )
+    def get(self, request: Request) -> Response:
+        user = request.user
+        body = {
+            "username": user.get_username(),
+            "roles": permissions.roles_of(user),
+            "is_superuser": user.is_superuser,
+            "can": permissions.capabilities(user),
+        }
+        return Response(MeSerializer(body).data)

@@ -35,6 +35,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from console.choices import ConnectorState, SubjectType, TargetState, WorkerState
+from console.crypto import decrypt_spec, encrypt_spec
 from console.models import Channel, Connector, Revision
 from console.runtime import RUNTIME_UNAVAILABLE_ERRORS, get_runtime
 from console.services.errors import InvalidTransition, RuntimeUnavailable
@@ -53,6 +54,10 @@ from runtime_adapter.base import Deployment
 logger = logging.getLogger(__name__)
 
 
+UNCHANGED = object()
+"""``update_channel(ingest_rate_limit=UNCHANGED)``: leave the limit as it is."""
+
+
 def create_channel(
     *,
     name: str,
@@ -60,6 +65,7 @@ def create_channel(
     description: str = "",
     target_state: str = TargetState.STOPPED,
     restart_policy: Mapping[str, Any] | None = None,
+    ingest_rate_limit: int | None = None,
     user: AbstractBaseUser | None = None,
     actor: str | None = None,
 ) -> Channel:
@@ -68,21 +74,29 @@ def create_channel(
     ``target_state`` STOPPED (the default) only saves it; RUNNING or PAUSED also deploys
     revision 1 as :func:`start_channel` does (PAUSED: a warm driver, its query not started).
     ``restart_policy`` holds any of the :class:`RestartPolicy` keys; the others take their
-    defaults. Raises :class:`InvalidSpec` for a bad spec (a secret sent as the marker
-    included: there is nothing stored to keep), :class:`django.core.exceptions.ValidationError`
-    for a bad or taken name, target or policy, and :class:`RuntimeUnavailable` when the
+    defaults. ``ingest_rate_limit`` (events/s accepted by HTTP ingestion) ``None``: the
+    site default ``SLUICE_INGEST_RATE_LIMIT``. Raises :class:`InvalidSpec` for a bad spec
+    (a secret sent as the marker included: there is nothing stored to keep),
+    :class:`django.core.exceptions.ValidationError` for a bad or taken name, target, policy
+    or rate limit, and :class:`RuntimeUnavailable` when the
     channel is to run and the runtime cannot be reached; in each case nothing is saved.
     """
     normalized = normalize_spec(spec)
     channel = Channel(
-        name=name, description=description, created_by=user, target_state=target_state
+        name=name,
+        description=description,
+        created_by=user,
+        target_state=target_state,
+        ingest_rate_limit=ingest_rate_limit,
     )
     RestartPolicy().updated(restart_policy or {}).apply_to(channel)
     channel.full_clean()
     actor = actor or actor_for(user)
     with transaction.atomic():
         channel.save()
-        Revision.objects.create(channel=channel, number=1, spec=normalized, created_by=user)
+        Revision.objects.create(
+            channel=channel, number=1, spec=encrypt_spec(normalized), created_by=user
+        )
         record_channel(
             channel,
             actor,
@@ -102,11 +116,13 @@ def update_channel(
     spec: Mapping[str, Any] | None = None,
     description: str | None = None,
     restart_policy: Mapping[str, Any] | None = None,
+    ingest_rate_limit: int | object | None = UNCHANGED,
     user: AbstractBaseUser | None = None,
     actor: str | None = None,
 ) -> Channel:
-    """Change the description, the spec and/or the restart policy; ``None`` leaves each as
-    it is, and ``restart_policy`` changes only the keys it holds.
+    """Change the description, the spec, the restart policy and/or the ingestion rate limit;
+    ``None`` leaves each as it is (``UNCHANGED`` for the rate limit, where ``None`` means
+    "the site default"), and ``restart_policy`` changes only the keys it holds.
 
     Secrets the new spec sends as the marker or leaves out keep their values from the latest
     revision (:func:`pipelines.spec.secrets.merge_secrets`). A new revision is saved only
@@ -119,9 +135,11 @@ def update_channel(
     with transaction.atomic():
         channel = Channel.objects.select_for_update().get(pk=channel.pk)
         latest = channel.latest_revision_obj()
+        # Compared in plaintext: encrypting twice gives different tokens for the same secret.
+        stored = decrypt_spec(latest.spec) if latest else None
         normalized = None
         if spec is not None:
-            normalized = normalize_spec(spec, stored=latest.spec if latest else None)
+            normalized = normalize_spec(spec, stored=stored)
         changed = False
         if description is not None and description != channel.description:
             channel.description = description
@@ -139,10 +157,25 @@ def update_channel(
                 reason=f"restart policy changed to {new_policy.describe()}",
             )
             changed = True
-        if normalized is not None and (latest is None or latest.spec != normalized):
+        if ingest_rate_limit is not UNCHANGED and ingest_rate_limit != channel.ingest_rate_limit:
+            previous = channel.ingest_rate_limit
+            channel.ingest_rate_limit = ingest_rate_limit
+            channel.full_clean(exclude=["name"], validate_unique=False)
+            record_channel(
+                channel,
+                actor or actor_for(user),
+                from_state=channel.target_state,
+                to_state=channel.target_state,
+                reason=(
+                    f"ingestion rate limit changed from {_rate(previous)} "
+                    f"to {_rate(ingest_rate_limit)}"
+                ),
+            )
+            changed = True
+        if normalized is not None and (latest is None or stored != normalized):
             number = latest.number + 1 if latest else 1
             Revision.objects.create(
-                channel=channel, number=number, spec=normalized, created_by=user
+                channel=channel, number=number, spec=encrypt_spec(normalized), created_by=user
             )
             record_channel(
                 channel,
@@ -153,7 +186,9 @@ def update_channel(
             )
             changed = True
         if changed:
-            channel.save(update_fields=["description", *_POLICY_FIELDS, "updated"])
+            channel.save(
+                update_fields=["description", *_POLICY_FIELDS, "ingest_rate_limit", "updated"]
+            )
     return channel
 
 
@@ -360,6 +395,11 @@ def channel_preview(channel: Channel, limit: int = 50) -> list[dict[str, Any]]:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+def _rate(limit: int | None) -> str:
+    return "the site default" if limit is None else f"{limit} events/s"
+
 
 _POLICY_FIELDS = [
     "restart_policy",

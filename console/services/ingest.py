@@ -4,7 +4,11 @@ Every event of a request is validated on its own; then all valid events are writ
 channel's ingest topic (``sluice.ingest.<channel>``, key = event id, value = the structured
 CloudEvent) and the request waits for Kafka to confirm each one. An event is reported
 ``accepted`` only once Kafka confirmed it, so accepted means durably written. Nothing is
-written when the request as a whole is refused (too big, too many events, unreadable).
+written when the request as a whole is refused (too big, too many events, unreadable, over
+the channel's rate limit: :mod:`console.services.ingest_rate`).
+
+Who may post is decided before (the channel's ingestion token,
+:mod:`console.services.ingest_tokens`, or a console operator): this module trusts its caller.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from django.conf import settings
 
 from console.ingest import INGEST_UNAVAILABLE_ERRORS, get_ingest_kafka
 from console.models import Channel
+from console.services import ingest_rate
 from console.services.cloudevents import (
     BadRequest,
     PlainDefaults,
@@ -154,10 +159,13 @@ def ingest_events(
     """Validate the request's events and write the valid ones to the channel's topic.
 
     Raises :class:`NotAnHttpChannel`, :class:`IngestTooLarge` (more events than
-    ``SLUICE_INGEST_MAX_BATCH``), :class:`IngestBadRequest` or :class:`IngestUnavailable`;
-    in each case nothing was written. Otherwise every event has a result: ``accepted``
-    (Kafka confirmed it), ``rejected`` (invalid, with errors per attribute) or
-    ``not_confirmed`` (valid, but Kafka did not confirm it: it may or may not be written).
+    ``SLUICE_INGEST_MAX_BATCH``, or than the channel's rate-limit burst),
+    :class:`IngestBadRequest`, :class:`IngestRateLimited` (every event, valid or not, costs
+    one token of the channel's rate limit; a request takes all it needs or none) or
+    :class:`IngestUnavailable`; in each case nothing was written. Otherwise every event has
+    a result: ``accepted`` (Kafka confirmed it), ``rejected`` (invalid, with errors per
+    attribute) or ``not_confirmed`` (valid, but Kafka did not confirm it: it may or may not
+    be written).
     """
     config = http_source_config(channel)
     defaults = PlainDefaults(
@@ -172,7 +180,14 @@ def ingest_events(
     limit = settings.SLUICE_INGEST_MAX_BATCH
     if len(candidates) > limit:
         raise IngestTooLarge(f"{len(candidates)} events in one request; the limit is {limit}")
-    max_bytes = int(config.get("max_event_bytes") or 262_144)
+    try:
+        ingest_rate.take(channel, len(candidates))
+    except ingest_rate.IngestOverBurst as exc:
+        raise IngestTooLarge(str(exc)) from None
+    # The site-wide cap bounds every channel; a channel's http source may set a lower one.
+    max_bytes = settings.SLUICE_INGEST_MAX_EVENT_BYTES
+    if config.get("max_event_bytes"):
+        max_bytes = min(max_bytes, int(config["max_event_bytes"]))
     results: list[EventResult] = []
     records: list[tuple[int, str, bytes]] = []
     for index, candidate in enumerate(candidates):

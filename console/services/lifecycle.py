@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 
 from console.choices import SubjectType
 from console.models import Channel, LifecycleEvent
+from console.services.specs import mask_known_secrets, plain_secret_values
 
 RECONCILE_ACTOR = "system:reconcile"
 
@@ -29,8 +31,13 @@ def lifecycle_event(
     to_state: str = "",
     reason: str = "",
     at: datetime | None = None,
+    secrets: Iterable[str] = (),
 ) -> LifecycleEvent:
-    """An unsaved event (for ``bulk_create``); ``at`` defaults to now."""
+    """An unsaved event (for ``bulk_create``); ``at`` defaults to now.
+
+    ``secrets`` (plaintext values) are masked as ``***`` in ``reason``.
+    """
+    reason = mask_known_secrets(reason, secrets)
     event = LifecycleEvent(
         channel=channel,
         subject_type=subject_type,
@@ -61,8 +68,12 @@ def record_channel(
     reason: str,
     subject_id: str | None = None,
 ) -> LifecycleEvent:
-    """Save an event about a channel (``subject_id`` names it once it is deleted)."""
+    """Save an event about a channel (``subject_id`` names it once it is deleted).
+
+    The secrets of the channel's latest revision are masked in ``reason``.
+    """
     return record(
+        secrets=_channel_secrets(channel, reason),
         channel=channel,
         subject_type=SubjectType.CHANNEL,
         subject_id=subject_id or channel.name,
@@ -71,3 +82,10 @@ def record_channel(
         actor=actor,
         reason=reason,
     )
+
+
+def _channel_secrets(channel: Channel | None, reason: str) -> list[str]:
+    if channel is None or channel.pk is None or not reason:
+        return []
+    revision = channel.latest_revision_obj()
+    return plain_secret_values(revision.spec) if revision is not None else []

@@ -28,6 +28,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from console.choices import ConnectorState, TargetState
+from console.crypto import decrypt_spec
 from console.models import Channel, Connector
 from console.runtime import RUNTIME_UNAVAILABLE_ERRORS, get_runtime
 from console.services.errors import InvalidTransition, RuntimeUnavailable, ServiceError
@@ -187,7 +188,8 @@ def copy_channel_offsets(
 
 def _spec(channel: Channel) -> dict[str, Any]:
     revision = channel.latest_revision_obj()
-    return with_ingest_fields(revision.spec, channel.name)
+    # The runtime's offset calls run here and connect to Kafka: they need the plaintext secrets.
+    return with_ingest_fields(decrypt_spec(revision.spec), channel.name)
 
 
 def _connector_id(channel: Channel) -> str:

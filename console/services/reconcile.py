@@ -31,6 +31,7 @@ bulk, whatever the number of channels.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -45,8 +46,11 @@ from console.runtime import get_runtime
 from console.services.bulk import update_rows
 from console.services.lifecycle import RECONCILE_ACTOR, lifecycle_event
 from console.services.restart_policy import RestartPolicy
-from console.services.specs import scrub_secrets
+from console.services.specs import mask_known_secrets, plain_secret_values, scrub
 from runtime_adapter.base import ConnectorStatus, RuntimeAdapter, TaskStatus, WorkerInfo
+from runtime_adapter.logs import log_context
+
+logger = logging.getLogger(__name__)
 
 #: Observed states that mean "a driver is (or is about to be) up on the reporting worker".
 _ACTIVE_STATES = frozenset(
@@ -57,6 +61,7 @@ _CONNECTOR_FIELDS = [
     "worker",
     "trace",
     "dead_letters",
+    "stage_metrics",
     "state_changed_at",
     "last_status_at",
 ]
@@ -133,6 +138,7 @@ class _Pass:
         self.changed_tasks: list[Task] = []
         self.gone_tasks: list[int] = []
         self.placements = 0
+        self.secrets: dict[int, list[str]] = {}
 
     def run(self) -> ReconcileReport:
         self.sync_workers(self.runtime.workers())
@@ -145,9 +151,11 @@ class _Pass:
         for task in Task.objects.all():
             tasks.setdefault(task.connector_id, {})[task.task_id] = task
         for connector in connectors:
-            was = connector.state
-            self.observe(connector, statuses.get(connector.runtime_id), tasks.get(connector.pk, {}))
-            self.apply_restart_policy(connector, was)
+            with log_context(channel=connector.channel.name, connector=connector.runtime_id):
+                was = connector.state
+                status = statuses.get(connector.runtime_id)
+                self.observe(connector, status, tasks.get(connector.pk, {}))
+                self.apply_restart_policy(connector, was)
         self.save()
         return ReconcileReport(
             workers_alive=len(self.live),
@@ -263,7 +271,7 @@ class _Pass:
             status = None  # from a driver the connector has since replaced
         if status is not None and status.trace and connector.revision is not None:
             # A driver's error may quote its config; the trace and reason are shown to users.
-            trace = scrub_secrets(status.trace, connector.revision.spec)
+            trace = scrub(status.trace, self.secrets_of(connector))
             status = replace(status, trace=trace)
         state, reason, trusted = self.derive_state(connector, status)
         if trusted:
@@ -271,9 +279,20 @@ class _Pass:
                 connector.generation = status.generation
                 self.new_generations[connector.pk] = connector
             last_status_at = _timestamp(status.updated_at) or connector.last_status_at
-            observed = (status.trace, last_status_at, status.dead_letters)
-            if (connector.trace, connector.last_status_at, connector.dead_letters) != observed:
-                connector.trace, connector.last_status_at, connector.dead_letters = observed
+            observed = (status.trace, last_status_at, status.dead_letters, status.stages)
+            recorded = (
+                connector.trace,
+                connector.last_status_at,
+                connector.dead_letters,
+                connector.stage_metrics,
+            )
+            if recorded != observed:
+                (
+                    connector.trace,
+                    connector.last_status_at,
+                    connector.dead_letters,
+                    connector.stage_metrics,
+                ) = observed
                 self.connector_changed(connector)
             self.mirror_tasks(connector, state, status.tasks, tasks)
         elif state in (ConnectorState.STOPPED, ConnectorState.UNASSIGNED):
@@ -371,8 +390,22 @@ class _Pass:
         connector.restart_attempts = 0
         self.new_attempts[connector.pk] = connector
 
+    def secrets_of(self, connector: Connector) -> list[str]:
+        """The plaintext secrets of the connector's deployed revision (decrypted once a pass)."""
+        revision = connector.revision
+        if revision is None:
+            return []
+        if revision.pk not in self.secrets:
+            self.secrets[revision.pk] = plain_secret_values(revision.spec)
+        return self.secrets[revision.pk]
+
     def connector_event(self, connector: Connector, state: str, reason: str) -> None:
-        """Record a connector's move from its current state to ``state`` (not applied)."""
+        """Record a connector's move from its current state to ``state`` (not applied).
+
+        The reason (often a trace's error line) is masked with the revision's secrets."""
+        reason = mask_known_secrets(reason, self.secrets_of(connector))
+        with log_context(channel=connector.channel.name, connector=connector.runtime_id):
+            logger.info("connector %s → %s: %s", connector.state, state, reason)
         self.events.append(
             lifecycle_event(
                 channel=connector.channel,

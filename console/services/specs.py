@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from console.crypto import decrypt_spec, plain_secret_values
 from console.services.errors import InvalidSpec
 from pipelines.spec import (
     PLUGIN_KINDS,
@@ -23,8 +24,11 @@ from pipelines.spec import (
 )
 from pipelines.spec.patterns import PatternError, matches, validate_pattern
 from pipelines.spec.secrets import (
+    ENCRYPTED_PREFIX,
     SECRET_MARKER,
     config_secret_values,
+    encrypted_secret_paths,
+    mask_known_secrets,
     merge_secrets,
     redact,
     redact_config,
@@ -44,9 +48,12 @@ __all__ = [
     "event_pattern_matches",
     "find_plugin",
     "get_plugin",
+    "mask_known_secrets",
     "normalize_spec",
+    "plain_secret_values",
     "plugins",
     "redact_spec",
+    "scrub",
     "scrub_secrets",
     "validate_pattern",
 ]
@@ -57,11 +64,16 @@ def normalize_spec(data: Any, stored: Mapping[str, Any] | None = None) -> dict[s
 
     The result is what a revision stores: defaults filled in, so two specs that mean the
     same compare equal. Secrets ``data`` sends as the marker or leaves out are taken from
-    ``stored`` (the spec saved before; ``None`` for a new channel). Raises
-    :class:`InvalidSpec` with per-field errors, none of which quotes a secret.
+    ``stored`` (the spec saved before, its secrets encrypted or not; ``None`` for a new
+    channel). The result holds plaintext secrets: encrypt it before saving
+    (:func:`console.crypto.encrypt_spec`). Raises :class:`InvalidSpec` with per-field
+    errors, none of which quotes a secret.
     """
+    if stored is not None:
+        stored = decrypt_spec(stored)
     try:
         merged = merge_secrets(data, stored)
+        _refuse_encrypted_values(merged)
         return validate_spec(merged).model_dump(mode="json")
     except SpecError as exc:
         hidden = secret_values(data) if isinstance(data, Mapping) else []
@@ -77,8 +89,21 @@ def redact_spec(spec: Any) -> Any:
 
 
 def scrub_secrets(text: str, spec: Mapping[str, Any] | None) -> str:
-    """``text`` (an error trace, a reason) with the secrets of ``spec`` replaced by the marker."""
-    return scrub(text, secret_values(spec)) if text and spec else text
+    """``text`` (an error trace, a reason) with the secrets of ``spec`` (a stored spec, its
+    secrets encrypted or not) replaced by the marker."""
+    return scrub(text, plain_secret_values(spec)) if text and spec else text
+
+
+def _refuse_encrypted_values(spec: Any) -> None:
+    """A secret sent in the stored (encrypted) form would be saved unchecked: refuse it."""
+    if isinstance(spec, Mapping):
+        paths = encrypted_secret_paths(spec)
+        if paths:
+            message = (
+                f"a secret may not start with {ENCRYPTED_PREFIX!r} (the form secrets are "
+                "stored in); send the secret itself"
+            )
+            raise SpecError({path: [message] for path in paths})
 
 
 class AmbiguousPluginType(LookupError):

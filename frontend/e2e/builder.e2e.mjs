@@ -1,14 +1,18 @@
 // End-to-end run of the console in Debian's headless Chromium (playwright-core, no download):
 // log in, drag a source, a filter and a sink onto the canvas, connect them, fill the forms,
-// see a validation error and fix it, save, start, watch it run, pause, resume, stop.
-// Screenshots (builder-<flow>.png, channel-<flow>.png) go to E2E_ARTIFACTS.
+// see a validation error and fix it, try sample events on the pattern, save, start, watch it
+// run, pause, resume, stop; view its offsets, save a second revision and open the diff between
+// the running revision and the latest. axe-core checks the channels list, the builder and the
+// channel page (no serious or critical violation; reports axe-<page>-<flow>.json).
+// Screenshots (builder-<flow>.png, channel-<flow>.png, revisions-<flow>.png) go to E2E_ARTIFACTS.
 //
 // E2E_FLOW=generator: generator → filter → preview (the live tail shows the output).
 // E2E_FLOW=kafka: Kafka source (E2E_KAFKA, topic E2E_TOPIC_IN, from the earliest offset) →
 //   filter → Kafka sink (topic E2E_TOPIC_OUT); the caller keeps producing to E2E_TOPIC_IN.
 // Environment: SLUICE_URL, SLUICE_USER, SLUICE_PASSWORD, E2E_ARTIFACTS, E2E_CHANNEL,
 // CHROMIUM (default /usr/bin/chromium), E2E_BUILDER_ONLY=1 to stop after saving.
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 
 import { chromium } from "playwright-core";
@@ -24,6 +28,8 @@ const kafka = process.env.E2E_KAFKA ?? "127.0.0.1:9092";
 const topicIn = process.env.E2E_TOPIC_IN ?? "e2e-in";
 const topicOut = process.env.E2E_TOPIC_OUT ?? "e2e-out";
 const RUN_TIMEOUT = Number(process.env.E2E_RUN_TIMEOUT_MS ?? 180_000);
+
+const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 
 mkdirSync(artifacts, { recursive: true });
 const started = Date.now();
@@ -47,12 +53,21 @@ async function dragToCanvas(testId, x, y) {
 async function connect(fromNode, toNode) {
   const from = page.locator(`.react-flow__node:has([data-testid="node-${fromNode}"]) .react-flow__handle.source`);
   const to = page.locator(`.react-flow__node:has([data-testid="node-${toNode}"]) .react-flow__handle.target`);
-  const a = await from.boundingBox();
-  const b = await to.boundingBox();
-  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
-  await page.mouse.down();
-  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 12 });
-  await page.mouse.up();
+  const edges = () => page.locator(".react-flow__edge").count();
+  const before = await edges();
+  // A drag that starts while the canvas is still re-laying out (side panel opening) can miss
+  // the handle: measure again and retry a few times before giving up.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await page.waitForTimeout(200);
+    const a = await from.boundingBox();
+    const b = await to.boundingBox();
+    await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 12 });
+    await page.mouse.up();
+    if ((await edges()) > before) return;
+  }
+  throw new Error(`could not connect ${fromNode} to ${toNode}`);
 }
 
 async function selectNode(node) {
@@ -96,6 +111,24 @@ const FLOWS = {
   },
 };
 
+/** Run axe-core on the page as it is; fail on any serious or critical violation. */
+async function checkA11y(label) {
+  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: AXE });
+  const result = await page.evaluate(() =>
+    window.axe.run(document, { resultTypes: ["violations"], runOnly: ["wcag2a", "wcag2aa", "wcag21aa", "best-practice"] }),
+  );
+  const report = result.violations.map((v) => ({
+    id: v.id,
+    impact: v.impact,
+    help: v.help,
+    nodes: v.nodes.map((n) => n.target.join(" ")),
+  }));
+  writeFileSync(join(artifacts, `axe-${label}-${flow}.json`), JSON.stringify(report, null, 2));
+  const bad = report.filter((v) => v.impact === "serious" || v.impact === "critical");
+  step(`axe on ${label}: ${report.length} violation(s), ${bad.length} serious or critical`);
+  if (bad.length > 0) throw new Error(`axe on ${label}:\n${JSON.stringify(bad, null, 2)}`);
+}
+
 const stateBadge = () => page.locator("h1 [data-testid=state-badge]");
 
 async function waitForState(state) {
@@ -115,6 +148,7 @@ try {
   await page.getByRole("button", { name: "Log in" }).click();
   await page.getByRole("heading", { name: "Channels" }).waitFor();
   await page.getByRole("region", { name: "Getting started" }).waitFor();
+  await checkA11y("channels");
 
   const stages = FLOWS[flow];
   if (!stages) throw new Error(`unknown E2E_FLOW ${flow}`);
@@ -142,11 +176,16 @@ try {
   await page.getByTestId("save-message").filter({ hasText: "Not saved" }).waitFor();
   await page.getByText("unknown operator 'prefx'").first().waitFor();
 
-  step("fix it, try the pattern on a sample event, save");
+  step("fix it, try the pattern on picked sample events, save");
   await page.getByLabel("Event pattern").fill('{"data": {"region": [{"prefix": "eu-"}]}}');
   await page.waitForFunction(() => !document.querySelector(".stage-node.invalid"));
+  await page.getByLabel("Pick a sample event").selectOption({ label: "EC2 instance state change (EventBridge)" });
   await page.getByRole("button", { name: "Test pattern" }).click();
-  await page.getByTestId("pattern-result").filter({ hasText: "Match" }).waitFor();
+  await page.getByTestId("pattern-result").filter({ hasText: "No match" }).waitFor();
+  await page.getByLabel("Pick a sample event").selectOption({ label: "Order (the demo generator's)" });
+  await page.getByRole("button", { name: "Test pattern" }).click();
+  await page.getByTestId("pattern-result").filter({ hasText: /^Match$/ }).waitFor();
+  await checkA11y("builder");
   await page.getByRole("button", { name: "Save", exact: true }).click();
   await page.getByTestId("save-message").filter({ hasText: "Saved revision 1" }).waitFor();
   await page.screenshot({ path: join(artifacts, `builder-${flow}.png`) });
@@ -171,6 +210,19 @@ try {
     );
     const rate = await page.getByTestId("events-per-second").textContent();
     step(`events/s = ${rate}`);
+
+    step("the read-only canvas counts events per stage");
+    await page.waitForFunction(
+      () => {
+        const lines = [...document.querySelectorAll(".stage-detail")].map((el) => el.textContent ?? "");
+        // Source, every transform and the sink each say what came in and went out.
+        return lines.length >= 3 && lines.every((line) => /\d[\d.,KM]* in · \d[\d.,KM]* out/.test(line));
+      },
+      null,
+      { timeout: RUN_TIMEOUT },
+    );
+    const stageLines = await page.locator(".stage-detail").allTextContents();
+    step(`stage counts: ${stageLines.join(" | ")}`);
     await page.screenshot({ path: join(artifacts, `channel-${flow}.png`), fullPage: true });
     step(`channel screenshot: ${join(artifacts, `channel-${flow}.png`)}`);
 
@@ -182,6 +234,47 @@ try {
     await page.getByRole("button", { name: "Stop", exact: true }).click();
     await waitForState("STOPPED");
     await page.getByRole("region", { name: "Lifecycle" }).getByText("PAUSED").first().waitFor();
+
+    step("view the offsets of the stopped channel");
+    const offsets = page.getByRole("region", { name: "Offsets" });
+    await page.getByTestId("offsets").scrollIntoViewIfNeeded();
+    if (flow === "kafka") {
+      const first = offsets.getByLabel(`New offset for ${topicIn} partition 0`);
+      await page.waitForFunction(
+        (label) => {
+          const input = document.querySelector(`[aria-label="${label}"]`);
+          return input && !input.disabled;
+        },
+        `New offset for ${topicIn} partition 0`,
+        { timeout: 30_000 },
+      );
+      await first.fill("0");
+      await offsets.getByRole("button", { name: "Set offsets", exact: true }).click();
+      await page.getByTestId("offsets-message").waitFor();
+      step(`offsets: ${await page.getByTestId("offsets-message").textContent()}`);
+    } else {
+      await page.getByTestId("offsets-note").waitFor();
+      step(`offsets: ${await page.getByTestId("offsets-note").textContent()}`);
+    }
+    await checkA11y("channel");
+
+    step("save a second revision and diff it against the running one");
+    await page.getByRole("link", { name: "Edit in builder" }).click();
+    await page.getByTestId("node-transform-filter").waitFor();
+    await selectNode("transform-filter");
+    await page.getByLabel("Event pattern").fill('{"data": {"region": [{"prefix": "eu-w"}]}}');
+    await page.waitForFunction(() => !document.querySelector(".stage-node.invalid"));
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByTestId("save-message").filter({ hasText: "Saved revision 2" }).waitFor();
+    await page.getByRole("link", { name: "Open channel page" }).click();
+    const diff = page.getByTestId("revision-diff");
+    await diff.filter({ hasText: "Revision 1 → revision 2" }).waitFor();
+    await diff.locator("ins.diff-line").filter({ hasText: '"eu-w"' }).waitFor();
+    await diff.locator("del.diff-line").filter({ hasText: '"eu-"' }).waitFor();
+    await page.getByRole("region", { name: "Revisions" }).getByText("admin").first().waitFor();
+    await page.getByTestId("revisions").scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(artifacts, `revisions-${flow}.png`), fullPage: true });
+    await checkA11y("channel-diff");
   }
   if (consoleErrors.length > 0) throw new Error(`errors in the page:\n${consoleErrors.join("\n")}`);
   step("passed");

@@ -1,9 +1,14 @@
-import { BuilderPage } from "./builder/BuilderPage";
+import { lazy, Suspense } from "react";
+
 import { csrfToken } from "./api/client";
-import { ChannelPage } from "./ops/ChannelPage";
-import { ChannelsPage } from "./ops/ChannelsPage";
-import { WorkersPage } from "./ops/WorkersPage";
 import { href, useRoute } from "./router";
+
+// Each page is its own chunk, loaded when first visited: the builder's form library and the
+// canvas stay out of the first download.
+const BuilderPage = lazy(() => import("./builder/BuilderPage").then((m) => ({ default: m.BuilderPage })));
+const ChannelPage = lazy(() => import("./ops/ChannelPage").then((m) => ({ default: m.ChannelPage })));
+const ChannelsPage = lazy(() => import("./ops/ChannelsPage").then((m) => ({ default: m.ChannelsPage })));
+const WorkersPage = lazy(() => import("./ops/WorkersPage").then((m) => ({ default: m.WorkersPage })));
 
 export function App() {
   const route = useRoute();
@@ -36,10 +41,12 @@ export function App() {
         </form>
       </header>
       <main className="page">
-        {route.page === "channels" && <ChannelsPage />}
-        {route.page === "channel" && <ChannelPage name={route.name} />}
-        {route.page === "build" && <BuilderPage name={route.name} />}
-        {route.page === "workers" && <WorkersPage />}
+        <Suspense fallback={<p className="muted page-loading">Loading…</p>}>
+          {route.page === "channels" && <ChannelsPage />}
+          {route.page === "channel" && <ChannelPage name={route.name} />}
+          {route.page === "build" && <BuilderPage name={route.name} />}
+          {route.page === "workers" && <WorkersPage />}
+        </Suspense>
       </main>
     </div>
   );

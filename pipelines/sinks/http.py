@@ -23,6 +23,13 @@ Per micro-batch (``foreachBatch``), in three steps:
    secrets do not show up in query plans or the Spark UI. A 2xx answer delivers an event;
    redirects are not followed (a 3xx is a rejection).
 
+   SSRF guard. Every new connection resolves the host once, is refused when any address it
+   resolves to is loopback, link-local, private or otherwise not public (unless
+   ``SLUICE_HTTP_SINK_ALLOW`` names it, see :mod:`pipelines.net`), and connects to the very
+   addresses it checked. A refused event is rejected at once (not retried) with error class
+   ``ForbiddenAddress`` and goes where every rejection goes (the dead letters, or a failed
+   query). The allow-list is read on the driver and shipped to the executors with the config.
+
 3. **Return the rejections** only: the driver collects one row per event that could not be
    delivered and builds the dead letters from them (:data:`pipelines.errors.DEAD_LETTER_SCHEMA`)
    with ``createDataFrame``, so they never recompute the events.
@@ -79,6 +86,7 @@ from pipelines.cloudevents import (
     variant_text_sql,
 )
 from pipelines.errors import DEAD_LETTER_SCHEMA
+from pipelines.net import AllowList, ForbiddenAddress, GuardedPoolManager, allow_list
 from pipelines.sources.kafka import JSON_MEDIA_TYPE
 from pipelines.spec.configs.http_sink import (
     ApiKeyAuth,
@@ -175,7 +183,8 @@ def deliver_http(events: DataFrame, config: HttpSinkConfig) -> DataFrame:
 
     The result has :data:`pipelines.errors.DEAD_LETTER_SCHEMA`, one row per event that was
     not delivered after the retry policy (stage ``sink``; error class ``HttpStatus<code>``,
-    ``ConnectionError``, ``Timeout``, ``TLSError`` or ``EventTooOld``), and is empty when all
+    ``ConnectionError``, ``Timeout``, ``TLSError``, ``ForbiddenAddress`` or ``EventTooOld``),
+    and is empty when all
     were delivered. It is built from collected rows: using it never recomputes ``events``.
     """
     rejections = send_events(events, config)
@@ -213,7 +222,8 @@ def send_events(events: DataFrame, config: HttpSinkConfig) -> list[Rejection]:
         return []
     rate = config.rate_limit_per_second
     share = None if rate is None else rate / partitions
-    return requests.mapPartitions(partial(_send_partition, config, share)).collect()
+    send = partial(_send_partition, config, share, allow_list())
+    return requests.mapPartitions(send).collect()
 
 
 # -- serialization (Spark SQL) -----------------------------------------------------------
@@ -285,9 +295,9 @@ def _binary_headers_sql() -> str:
 
 
 def _send_partition(
-    config: HttpSinkConfig, per_second: float | None, rows: Iterator[Row]
+    config: HttpSinkConfig, per_second: float | None, allowed: AllowList, rows: Iterator[Row]
 ) -> Iterator[Rejection]:
-    sender = _Sender(config, per_second)
+    sender = _Sender(config, per_second, allowed)
     try:
         for row in rows:
             rejection = sender.deliver(row)
@@ -330,10 +340,14 @@ class _RateLimiter:
 class _Sender:
     """Delivers events one by one to the configured URL, with the retry policy."""
 
-    def __init__(self, config: HttpSinkConfig, per_second: float | None) -> None:
+    def __init__(
+        self, config: HttpSinkConfig, per_second: float | None, allowed: AllowList | None = None
+    ) -> None:
         self._config = config
         self._retry = config.retry
-        self._pool = urllib3.PoolManager(num_pools=1, maxsize=1, retries=False)
+        self._pool = GuardedPoolManager(
+            allow_list() if allowed is None else allowed, num_pools=1, maxsize=1, retries=False
+        )
         self._timeout = urllib3.Timeout(total=config.timeout_seconds)
         self._limiter = _RateLimiter(per_second)
         self._headers = {"User-Agent": USER_AGENT, **config.headers, **_auth_headers(config)}
@@ -379,6 +393,8 @@ class _Sender:
                 redirect=False,
                 preload_content=False,
             )
+        except ForbiddenAddress as error:
+            return _Outcome("ForbiddenAddress", f"refused: {error}")
         except urllib3.exceptions.NewConnectionError as error:
             return _Outcome("ConnectionError", f"connection failed: {_reason(error)}", True)
         except urllib3.exceptions.TimeoutError:

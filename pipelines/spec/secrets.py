@@ -16,15 +16,29 @@ out removes it, only the marker keeps it.
 
 Paths are spelled as in spec validation errors: ``source.config.password``,
 ``transforms[0].config.headers.Authorization``.
+
+Secrets are stored encrypted: :func:`encrypt_secrets` replaces each secret string by
+``"enc:v1:<Fernet token>"`` and :func:`decrypt_secrets` turns it back, with a
+:class:`SecretBox` built from ``SLUICE_SECRETS_KEY`` (:func:`secret_box_from_env`). The
+console saves encrypted specs and hands them to the runtime as they are; the driver decrypts
+just before it builds the query, so neither the database nor Redis holds a plaintext secret.
+Plaintext values (saved before encryption) are read as they are. What may quote a secret
+(traces, logs, lifecycle reasons) goes through :func:`mask_known_secrets` or
+:class:`SecretMaskingFilter`.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 import functools
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import hashlib
+import logging
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from pydantic import BaseModel
 
 from pipelines.spec.channel import SpecError
@@ -120,6 +134,232 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(secret, SECRET_MARKER)
     return text
+
+
+# -- encryption at rest ------------------------------------------------------------------
+
+ENCRYPTED_PREFIX = "enc:v1:"
+"""Starts every encrypted secret value; what follows is a Fernet token."""
+
+SECRETS_KEY_ENV = "SLUICE_SECRETS_KEY"
+"""Comma-separated Fernet keys: the first encrypts, all decrypt (list the new key first)."""
+
+DEVELOPMENT_SECRET_KEY = "django-insecure-sluice-development-key-do-not-use-in-production"
+"""The console's development ``SECRET_KEY`` (``console.settings.DEV_SECRET_KEY``), which the
+runtime cannot import: with neither key set, both sides derive the same fallback key from it."""
+
+
+class SecretsKeyError(ValueError):
+    """``SLUICE_SECRETS_KEY`` is malformed (a key is not a Fernet key)."""
+
+
+class SecretDecryptionError(ValueError):
+    """An encrypted secret cannot be decrypted with any configured key."""
+
+
+def is_encrypted(value: Any) -> bool:
+    """Whether ``value`` is a secret as :meth:`SecretBox.encrypt` writes it."""
+    return isinstance(value, str) and value.startswith(ENCRYPTED_PREFIX)
+
+
+def derive_key(secret: str) -> bytes:
+    """A Fernet key derived from ``secret`` (the fallback when no key is configured)."""
+    digest = hashlib.sha256(b"sluice-secrets-at-rest:" + secret.encode()).digest()
+    return base64.urlsafe_b64encode(digest)
+
+
+class SecretBox:
+    """Encrypts and decrypts secret values with a list of Fernet keys (MultiFernet).
+
+    The first key encrypts; every key decrypts, so keys rotate by putting a new one first
+    and keeping the old ones until ``manage.py encrypt_secrets --rotate`` has run.
+    """
+
+    def __init__(self, keys: Sequence[str | bytes], *, derived: bool = False) -> None:
+        if not keys:
+            raise SecretsKeyError(f"{SECRETS_KEY_ENV} holds no key")
+        fernets = []
+        for position, key in enumerate(keys, start=1):
+            try:
+                fernets.append(Fernet(key))
+            except (ValueError, TypeError):
+                raise SecretsKeyError(
+                    f"{SECRETS_KEY_ENV}: key {position} is not a Fernet key (32 url-safe "
+                    'base64-encoded bytes; make one with `python -c "from cryptography.fernet '
+                    'import Fernet; print(Fernet.generate_key().decode())"`)'
+                ) from None
+        self._fernet = MultiFernet(fernets)
+        self.derived = derived
+        """Whether the key was derived from the secret key (no ``SLUICE_SECRETS_KEY``)."""
+
+    @classmethod
+    def from_config(cls, keys: str | None, fallback_secret: str) -> SecretBox:
+        """Keys from a ``SLUICE_SECRETS_KEY`` value; unset or blank, one derived from
+        ``fallback_secret`` (the console's ``SECRET_KEY``)."""
+        listed = [key.strip() for key in (keys or "").split(",") if key.strip()]
+        if listed:
+            return cls(listed)
+        return cls([derive_key(fallback_secret)], derived=True)
+
+    def encrypt(self, value: str) -> str:
+        """``value`` encrypted with the first key, tagged with :data:`ENCRYPTED_PREFIX`."""
+        return ENCRYPTED_PREFIX + self._fernet.encrypt(value.encode()).decode()
+
+    def decrypt(self, value: str) -> str:
+        """The plaintext of ``value``; a value without the prefix (plaintext) as it is.
+
+        Raises :class:`SecretDecryptionError` when no configured key opens it.
+        """
+        if not is_encrypted(value):
+            return value
+        try:
+            return self._fernet.decrypt(value[len(ENCRYPTED_PREFIX) :].encode()).decode()
+        except (InvalidToken, UnicodeDecodeError):
+            raise SecretDecryptionError(
+                f"a stored secret cannot be decrypted with the keys in {SECRETS_KEY_ENV}: "
+                "the key it was encrypted with is missing (keep old keys listed after the "
+                "new one while rotating)"
+            ) from None
+
+    def rotate(self, value: str) -> str:
+        """``value`` encrypted with the first key (plaintext is encrypted)."""
+        if not is_encrypted(value):
+            return self.encrypt(value)
+        try:
+            token = self._fernet.rotate(value[len(ENCRYPTED_PREFIX) :].encode())
+        except InvalidToken:
+            return self.encrypt(self.decrypt(value))  # raises the clear error
+        return ENCRYPTED_PREFIX + token.decode()
+
+
+def secret_box_from_env(environ: Mapping[str, str] | None = None) -> SecretBox:
+    """The :class:`SecretBox` of a process without Django settings (the runtime).
+
+    Uses ``SLUICE_SECRETS_KEY``, else derives the key from ``SLUICE_SECRET_KEY`` or the
+    development key, exactly as the console does from its ``SECRET_KEY``.
+    """
+    env = os.environ if environ is None else environ
+    fallback = env.get("SLUICE_SECRET_KEY") or DEVELOPMENT_SECRET_KEY
+    return SecretBox.from_config(env.get(SECRETS_KEY_ENV), fallback)
+
+
+def encrypt_secrets(spec: Mapping[str, Any], encrypt: Callable[[str], str]) -> dict[str, Any]:
+    """A copy of ``spec`` with each secret string set replaced by ``encrypt(value)``.
+
+    Values already encrypted (:func:`is_encrypted`) are kept, so this is idempotent; values
+    that are not strings are left alone (validation refuses them).
+    """
+    return _map_secrets(spec, lambda value: value if is_encrypted(value) else encrypt(value))
+
+
+def decrypt_secrets(spec: Mapping[str, Any], decrypt: Callable[[str], str]) -> dict[str, Any]:
+    """A copy of ``spec`` with each encrypted secret replaced by ``decrypt(value)``.
+
+    Plaintext secrets (stored before encryption) are kept as they are.
+    """
+    return _map_secrets(spec, lambda value: decrypt(value) if is_encrypted(value) else value)
+
+
+def rotate_secrets(spec: Mapping[str, Any], rotate: Callable[[str], str]) -> dict[str, Any]:
+    """A copy of ``spec`` with every secret string set, encrypted or not, replaced by
+    ``rotate(value)`` (:meth:`SecretBox.rotate`: re-encrypted with the first key)."""
+    return _map_secrets(spec, rotate)
+
+
+def plaintext_secret_paths(spec: Mapping[str, Any]) -> list[str]:
+    """Paths of the secrets set in ``spec`` whose values are plaintext strings."""
+    return [
+        _path(loc)
+        for loc in _spec_secrets(spec, _walk)
+        if isinstance(_get(spec, loc), str)
+        and _get(spec, loc)
+        and not is_encrypted(_get(spec, loc))
+    ]
+
+
+def encrypted_secret_paths(spec: Mapping[str, Any]) -> list[str]:
+    """Paths of the secrets set in ``spec`` whose values are encrypted."""
+    return [_path(loc) for loc in _spec_secrets(spec, _walk) if is_encrypted(_get(spec, loc))]
+
+
+def _map_secrets(spec: Mapping[str, Any], change: Callable[[str], str]) -> dict[str, Any]:
+    data = copy.deepcopy(_as_json(spec))
+    for loc in _spec_secrets(data, _walk):
+        value = _get(data, loc)
+        if isinstance(value, str) and value:
+            _set(data, loc, change(value))
+    return data
+
+
+# -- masking -----------------------------------------------------------------------------
+
+MASK = "***"
+MASK_MIN_LENGTH = 4
+"""Shorter secrets are not masked: replacing every ``"ab"`` would garble any text."""
+
+
+def mask_known_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each occurrence of each secret of 4 or more characters replaced by
+    ``***`` (longest first, so a secret containing another is hidden whole)."""
+    if not text:
+        return text
+    for secret in sorted({s for s in secrets if len(s) >= MASK_MIN_LENGTH}, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return text
+
+
+class SecretMaskingFilter(logging.Filter):
+    """A logging filter that masks known secret values in each record's message.
+
+    Attach it to handlers (it then sees records from every logger); it renders the message
+    with its arguments, masks it, and clears the arguments; it formats the exception into
+    ``exc_text``, masks it and drops ``exc_info``, so any formatter (plain or JSON) gets
+    clean text. Secrets are
+    added as they become known with :meth:`add`.
+    """
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+        self.add(secrets)
+
+    def add(self, secrets: Iterable[str]) -> None:
+        self.secrets.update(s for s in secrets if isinstance(s, str) and len(s) >= MASK_MIN_LENGTH)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.secrets:
+            return True
+        message = record.getMessage()
+        masked = mask_known_secrets(message, self.secrets)
+        if masked != message:
+            record.msg, record.args = masked, None
+        if record.exc_info:
+            # Formatted here and dropped, so no formatter renders the unmasked original.
+            record.exc_text = record.exc_text or logging.Formatter().formatException(
+                record.exc_info
+            )
+            record.exc_info = None
+        if record.exc_text:
+            record.exc_text = mask_known_secrets(record.exc_text, self.secrets)
+        if record.stack_info:
+            record.stack_info = mask_known_secrets(record.stack_info, self.secrets)
+        return True
+
+
+def install_masking_filter(secrets: Iterable[str] = ()) -> SecretMaskingFilter:
+    """Add one :class:`SecretMaskingFilter` to every handler of the root logger (once per
+    process) and return it; later calls add ``secrets`` to the same filter."""
+    root = logging.getLogger()
+    existing = next(
+        (f for h in root.handlers for f in h.filters if isinstance(f, SecretMaskingFilter)),
+        None,
+    )
+    masking = existing or SecretMaskingFilter()
+    masking.add(secrets)
+    for handler in root.handlers:
+        if masking not in handler.filters:
+            handler.addFilter(masking)
+    return masking
 
 
 # -- finding secrets ---------------------------------------------------------------------

@@ -1,6 +1,9 @@
 """The console in real headless Chromium against the running stack (frontend/e2e/builder.e2e.mjs):
-build a channel on the canvas, see a validation error and fix it, save, start, watch it run,
-pause, resume and stop it. Screenshots land in test-artifacts/e2e/."""
+build a channel on the canvas, see a validation error and fix it, try picked sample events on
+the pattern, save, start, watch it run, pause, resume and stop it, view its offsets, save a
+second revision and open its diff against the running one; axe-core finds no serious or
+critical accessibility violation on the channels list, the builder and the channel page.
+Screenshots and axe reports land in test-artifacts/e2e/."""
 
 from __future__ import annotations
 
@@ -54,12 +57,23 @@ def run_browser(
     )
     assert (shots / f"builder-{flow}.png").stat().st_size > 0
     assert (shots / f"channel-{flow}.png").stat().st_size > 0
+    assert (shots / f"revisions-{flow}.png").stat().st_size > 0
+    for page in ("channels", "builder", "channel", "channel-diff"):
+        report = json.loads((shots / f"axe-{page}-{flow}.json").read_text(encoding="utf-8"))
+        serious = [v for v in report if v["impact"] in ("serious", "critical")]
+        assert serious == [], f"axe on {page}: {serious}"
 
 
 def assert_operated_by_admin(stack: Stack, channel: str) -> None:
     http = stack.session()
     status = http.get(f"{stack.api}/channels/{channel}/status", timeout=10).json()
     assert status["target_state"] == "STOPPED"
+    assert (status["revision"], status["latest_revision"], status["drift"]) == (1, 2, True)
+    revisions = http.get(f"{stack.api}/channels/{channel}/revisions/", timeout=10).json()
+    assert [(r["number"], r["created_by"]) for r in revisions["results"]] == [
+        (2, "admin"),
+        (1, "admin"),
+    ]
     events = http.get(f"{stack.api}/channels/{channel}/lifecycle/", timeout=10).json()["results"]
     by_admin = {event["to_state"] for event in events if event["actor"] == "user:admin"}
     assert {"RUNNING", "PAUSED", "STOPPED"} <= by_admin, events

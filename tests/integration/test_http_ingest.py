@@ -1,4 +1,8 @@
-"""HTTP ingestion on real Kafka: the producer path alone, then the whole stack end to end."""
+"""HTTP ingestion on real Kafka: the producer path alone, then the whole stack end to end.
+
+Producers authenticate with the channel's ingestion token (``Authorization: Bearer``), as
+real producers do: no console login.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,13 @@ import json
 import uuid
 
 import pytest
+import requests
 from confluent_kafka.admin import AdminClient
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from console import services
 from console.ingest import set_ingest_kafka
+from console.services.ingest_tokens import issue_ingest_token
 from tests.integration.conftest import Stack
 from tests.integration.test_walking_skeleton import consume_all, make_topic, wait_for_state
 
@@ -59,8 +64,9 @@ def binary_headers(event_id: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def real_ingest(kafka_bootstrap, settings):
+def real_ingest(kafka_bootstrap, redis_url, settings):
     settings.SLUICE_KAFKA_BOOTSTRAP = kafka_bootstrap
+    settings.REDIS_URL = redis_url  # the rate limit's buckets
     set_ingest_kafka(None)
     yield kafka_bootstrap
     set_ingest_kafka(None)
@@ -69,10 +75,10 @@ def real_ingest(kafka_bootstrap, settings):
 @pytest.mark.django_db
 def test_accepted_events_are_in_the_ingest_topic(real_ingest, django_user_model):
     user = django_user_model.objects.create_user("ingest-it", password="x-secret-pass")
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
     name = f"ingest-{uuid.uuid4().hex[:8]}"
-    services.create_channel(name=name, spec=http_spec(real_ingest, "unused"), user=user)
+    channel = services.create_channel(name=name, spec=http_spec(real_ingest, "unused"), user=user)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {issue_ingest_token(channel).token}")
     topic = f"sluice.ingest.{name}"
     metadata = AdminClient({"bootstrap.servers": real_ingest}).list_topics(topic, timeout=10)
     assert len(metadata.topics[topic].partitions) == 3
@@ -125,15 +131,23 @@ def test_events_posted_over_http_reach_the_sink(stack: Stack):
         timeout=10,
     )
     assert created.status_code == 201, created.text
+    issued = http.post(f"{api}/ingest-token", timeout=10)
+    assert issued.status_code == 201, issued.text
+    producer = requests.Session()  # no console login: the channel's token only
+    producer.headers["Authorization"] = f"Bearer {issued.json()['token']}"
+    anonymous = requests.post(f"{api}/events", json={"x": 1}, timeout=10)
+    assert anonymous.status_code == 401 and anonymous.headers["WWW-Authenticate"].startswith(
+        "Bearer"
+    )
     # Accepted before the channel ever ran: read from the start of the ingest topic.
-    early = http.post(f"{api}/events", json={"early": True}, timeout=30)
+    early = producer.post(f"{api}/events", json={"early": True}, timeout=30)
     assert early.status_code == 202, early.text
 
     assert http.post(f"{api}/start", timeout=30).status_code == 202
     wait_for_state(stack, name, "RUNNING", 180)
 
     def send(body: bytes, content_type: str, **headers: str):
-        response = http.post(
+        response = producer.post(
             f"{api}/events",
             data=body,
             headers={"Content-Type": content_type, **headers},

@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.integration.conftest import Stack
 from tests.support.processes import wait_until
@@ -118,6 +119,43 @@ def committed_offsets(bootstrap: str, group: str, topic: str, partitions: int) -
         consumer.close()
 
 
+def assert_metrics_show_running(stack: Stack, name: str) -> None:
+    """One Prometheus scrape (the admin's API token): the channel RUNNING, the control
+    loop's histogram filled by the Celery worker."""
+    response = stack.session().get(f"{stack.base_url}/metrics", timeout=10)
+    assert response.status_code == 200, response.text
+    samples = {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+    }
+    assert samples[("sluice_channel_state", (("channel", name), ("state", "RUNNING")))] == 1
+    assert samples[("sluice_channel_events_per_second", (("channel", name),))] >= 0
+    assert samples[("sluice_reconcile_duration_seconds_count", ())] > 0
+    assert samples[("sluice_reconcile_last_success_timestamp_seconds", ())] > 0
+
+
+def assert_stage_counts(http, stack: Stack, name: str, selected_events: int) -> None:
+    """The status' per-stage counts: every produced event in at the source, the filter's
+    selection out of it and into the sink (they come with the same progress as the offsets)."""
+
+    def counted():
+        stages = http.get(f"{stack.api}/channels/{name}/status", timeout=5).json()["stages"]
+        return stages if stages and stages[0]["in"] == EVENTS else None
+
+    stages = wait_until(counted, 30, what="stage counts to cover every event")
+    assert [(s["stage"], s["index"], s["type"]) for s in stages] == [
+        ("source", None, "kafka"),
+        ("transform", 0, "filter"),
+        ("sink", None, "kafka"),
+    ]
+    assert [(s["in"], s["out"], s["failed"]) for s in stages] == [
+        (EVENTS, EVENTS, 0),
+        (EVENTS, selected_events, 0),
+        (selected_events, selected_events, 0),
+    ]
+
+
 def test_channel_filters_kafka_to_kafka_end_to_end(stack: Stack):
     source, sink, name = "orders-in", "orders-eu", "eu-orders"
     make_topic(stack.kafka, source, 3)
@@ -145,6 +183,7 @@ def test_channel_filters_kafka_to_kafka_end_to_end(stack: Stack):
     print(f"\ndeploy -> RUNNING: {time.monotonic() - started_at:.1f}s")
     assert running["worker_id"] == "it-worker-1"
     assert running["target_state"] == "RUNNING"
+    assert_metrics_show_running(stack, name)
 
     values = consume_all(stack.kafka, sink, len(expected), timeout=180)
     print(
@@ -169,6 +208,7 @@ def test_channel_filters_kafka_to_kafka_end_to_end(stack: Stack):
 
     status = wait_until(tasks_caught_up, 30, what="tasks to report every offset")
     assert {t["topic"] for t in status["tasks"]} == {source}
+    assert_stage_counts(http, stack, name, len(expected))
     assert all(
         t["state"] == "RUNNING" and t["worker_id"] == "it-worker-1" for t in status["tasks"]
     ), status["tasks"]

@@ -151,6 +151,9 @@ def running_stack(
         "SPARK_MASTER": "local[2]",
         "SLUICE_DRIVER_MEMORY": "768m",
         "SPARK_LOCAL_IP": "127.0.0.1",
+        # HTTP sinks of integration tests post to test servers on loopback, which the SSRF
+        # guard refuses unless allowed (web validates specs, runtime workers connect).
+        "SLUICE_HTTP_SINK_ALLOW": "127.0.0.1,localhost",
         **(extra_env or {}),
     }
     manage(env, "migrate", "--noinput", "-v", "0")
@@ -165,11 +168,14 @@ def running_stack(
         else:
             for index in range(1, runtime_workers + 1):
                 stack.start(f"runtime-{index}", runtime_env(index))
-        wait_until(
-            lambda: requests.get(f"{stack.base_url}/healthz", timeout=2).status_code == 200,
-            60,
-            what="the web server",
-        )
+        try:
+            wait_until(
+                lambda: requests.get(f"{stack.base_url}/healthz", timeout=2).status_code == 200,
+                60,
+                what="the web server",
+            )
+        except TimeoutError as exc:
+            raise TimeoutError(f"{exc}\n{stack.logs()}") from None
         yield stack
     finally:
         for service in reversed(list(stack.services.values())):

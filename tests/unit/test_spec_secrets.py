@@ -3,17 +3,35 @@
 from __future__ import annotations
 
 import copy
+import io
+import json
+import logging
 
 import pytest
+from cryptography.fernet import Fernet
 
 from pipelines.spec import SpecError, plugins, validate_spec
 from pipelines.spec.secrets import (
+    DEVELOPMENT_SECRET_KEY,
+    ENCRYPTED_PREFIX,
     SECRET_MARKER,
+    SecretBox,
+    SecretDecryptionError,
+    SecretMaskingFilter,
+    SecretsKeyError,
     config_secret_values,
+    decrypt_secrets,
+    encrypt_secrets,
+    encrypted_secret_paths,
+    install_masking_filter,
+    mask_known_secrets,
     merge_secrets,
+    plaintext_secret_paths,
     redact,
     redact_config,
+    rotate_secrets,
     scrub,
+    secret_box_from_env,
     secret_paths,
     secret_values,
 )
@@ -256,3 +274,155 @@ def test_no_plugin_publishes_a_secret_default_or_example(plugin):
                 check(child)
 
     check(plugin.json_schema)
+
+
+# -- encryption at rest ------------------------------------------------------------------
+
+
+def _box(*keys: bytes) -> SecretBox:
+    return SecretBox(list(keys))
+
+
+KEY_OLD = Fernet.generate_key()
+KEY_NEW = Fernet.generate_key()
+
+
+def test_encrypt_secrets_replaces_each_secret_at_any_depth(stored):
+    box = _box(KEY_NEW)
+
+    encrypted = encrypt_secrets(stored, box.encrypt)
+
+    text = json.dumps(encrypted)
+    assert [s for s in SECRETS if s in text] == []
+    assert encrypted_secret_paths(encrypted) == ["transforms[1].config.api_key", *SINK_PATHS]
+    config = encrypted["sink"]["config"]
+    assert config["headers"]["X-Api-Key"].startswith(ENCRYPTED_PREFIX)  # dict of secrets
+    assert config["sasl"]["password"].startswith(ENCRYPTED_PREFIX)  # nested model
+    assert config["sasl"]["username"] == "svc"  # not a secret
+    assert config["url"] == stored["sink"]["config"]["url"]
+    assert stored["sink"]["config"]["sasl"]["password"] == "DELTA-012"  # the input is a copy
+    assert decrypt_secrets(encrypted, box.decrypt) == stored
+
+
+def test_encrypting_twice_keeps_the_encrypted_values(stored):
+    box = _box(KEY_NEW)
+    once = encrypt_secrets(stored, box.encrypt)
+
+    assert encrypt_secrets(once, box.encrypt) == once
+
+
+def test_decrypt_reads_plaintext_secrets_as_they_are(stored):
+    box = _box(KEY_NEW)
+    mixed = encrypt_secrets(stored, box.encrypt)
+    mixed["sink"]["config"]["auth_header"] = "Bearer BRAVO-456"  # saved before encryption
+
+    assert decrypt_secrets(mixed, box.decrypt) == stored
+    assert plaintext_secret_paths(mixed) == ["sink.config.auth_header"]
+
+
+def test_redact_and_merge_work_on_encrypted_specs(stored):
+    encrypted = encrypt_secrets(stored, _box(KEY_NEW).encrypt)
+
+    assert redact(encrypted) == redact(stored)
+    merged = merge_secrets(redact(encrypted), encrypted)
+    assert merged == encrypted  # the stored (encrypted) values are kept
+
+
+def test_rotation_decrypts_with_every_key_and_encrypts_with_the_first(stored):
+    old = _box(KEY_OLD)
+    rotating = _box(KEY_NEW, KEY_OLD)
+    encrypted_with_old = encrypt_secrets(stored, old.encrypt)
+
+    assert decrypt_secrets(encrypted_with_old, rotating.decrypt) == stored
+    rotated = rotate_secrets(encrypted_with_old, rotating.rotate)
+    assert decrypt_secrets(rotated, _box(KEY_NEW).decrypt) == stored  # old key now unneeded
+    with pytest.raises(SecretDecryptionError):
+        decrypt_secrets(rotated, old.decrypt)
+
+
+def test_a_wrong_key_is_a_clear_error_that_quotes_no_secret(stored):
+    encrypted = encrypt_secrets(stored, _box(KEY_OLD).encrypt)
+
+    with pytest.raises(SecretDecryptionError, match="SLUICE_SECRETS_KEY") as error:
+        decrypt_secrets(encrypted, _box(KEY_NEW).decrypt)
+    assert [s for s in SECRETS if s in str(error.value)] == []
+
+
+def test_a_malformed_key_is_refused_with_its_position():
+    with pytest.raises(SecretsKeyError, match="key 2 is not a Fernet key"):
+        SecretBox.from_config(f"{KEY_NEW.decode()}, not-a-key", "fallback")
+
+
+def test_without_a_key_one_is_derived_from_the_secret_key():
+    derived = SecretBox.from_config("", "some-secret-key")
+    same = SecretBox.from_config(None, "some-secret-key")
+    other = SecretBox.from_config(" ", "another-secret-key")
+
+    token = derived.encrypt("hunter22")
+    assert derived.derived and same.decrypt(token) == "hunter22"
+    with pytest.raises(SecretDecryptionError):
+        other.decrypt(token)
+
+
+def test_the_runtime_builds_its_box_from_the_environment():
+    console_like = SecretBox.from_config(KEY_NEW.decode(), "ignored")
+    token = console_like.encrypt("hunter22")
+
+    assert secret_box_from_env({"SLUICE_SECRETS_KEY": KEY_NEW.decode()}).decrypt(token) == (
+        "hunter22"
+    )
+    dev = SecretBox.from_config("", DEVELOPMENT_SECRET_KEY).encrypt("hunter22")
+    assert secret_box_from_env({}).decrypt(dev) == "hunter22"
+
+
+# -- masking -----------------------------------------------------------------------------
+
+
+def test_mask_known_secrets_hides_secrets_of_four_or_more_characters():
+    text = "auth failed for svc:DELTA-012 with key DELTA-012-EXTRA and pin 123"
+
+    masked = mask_known_secrets(text, ["DELTA-012", "DELTA-012-EXTRA", "123", ""])
+
+    assert masked == "auth failed for svc:*** with key *** and pin 123"
+
+
+def test_the_logging_filter_masks_messages_arguments_and_tracebacks():
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    handler.addFilter(SecretMaskingFilter(["DELTA-012"]))
+    logger = logging.getLogger("tests.masking")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("password %s refused", "DELTA-012")
+        try:
+            raise RuntimeError("bad credentials svc:DELTA-012")
+        except RuntimeError:
+            logger.exception("connector failed")
+    finally:
+        logger.removeHandler(handler)
+
+    output = stream.getvalue()
+    assert "DELTA-012" not in output
+    assert "password *** refused" in output
+    assert "RuntimeError: bad credentials svc:***" in output
+
+
+def test_install_masking_filter_adds_one_filter_to_the_root_handlers():
+    root = logging.getLogger()
+    handler = logging.StreamHandler(io.StringIO())
+    root.addHandler(handler)
+    try:
+        first = install_masking_filter(["ALPHA-1234"])
+        second = install_masking_filter(["BRAVO-5678"])
+
+        assert first is second
+        assert handler.filters.count(first) == 1
+        assert {"ALPHA-1234", "BRAVO-5678"} <= first.secrets
+    finally:
+        root.removeHandler(handler)
+        for h in root.handlers:
+            for f in list(h.filters):
+                if isinstance(f, SecretMaskingFilter):
+                    h.removeFilter(f)

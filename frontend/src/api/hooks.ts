@@ -2,16 +2,21 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
-import { api, post } from "./client";
+import { api, ApiError, post } from "./client";
 import type {
   Channel,
   ChannelAction,
+  ChannelOffsets,
   ChannelSpec,
   ChannelStatus,
   ChannelWithStatus,
+  Cluster,
   LifecycleEvent,
+  Me,
+  OffsetsBody,
   Page,
   Plugin,
+  Revision,
   Worker,
 } from "./types";
 
@@ -70,14 +75,15 @@ export function useLifecycle(name: string) {
   });
 }
 
-export function usePreview(name: string, enabled: boolean) {
+/** The preview tail; ``poll`` false reads it once (and again when asked: refetch). */
+export function usePreview(name: string, enabled: boolean, poll = true) {
   return useQuery({
     queryKey: ["preview", name],
     queryFn: () =>
       api<{ name: string; events: Record<string, unknown>[] }>(
         `channels/${encodeURIComponent(name)}/preview?limit=20`,
       ).then((answer) => answer.events),
-    refetchInterval: POLL_MS,
+    refetchInterval: poll ? POLL_MS : false,
     enabled,
   });
 }
@@ -125,6 +131,8 @@ export function useSaveChannel() {
     onSuccess: (channel) => {
       client.setQueryData(["channel", channel.name], channel);
       void client.invalidateQueries({ queryKey: ["channels"] });
+      void client.invalidateQueries({ queryKey: ["revisions", channel.name] });
+      void client.invalidateQueries({ queryKey: ["status", channel.name] });
     },
   });
 }
@@ -148,4 +156,80 @@ export function validateStage(kind: string, type: string, config: unknown): Prom
 
 export function testPattern(pattern: unknown, event: unknown): Promise<{ result: boolean }> {
   return post<{ result: boolean }>("event-patterns/test", { pattern, event });
+}
+
+export function useRevisions(name: string) {
+  return useQuery({
+    queryKey: ["revisions", name],
+    queryFn: () =>
+      api<Page<Revision>>(`channels/${encodeURIComponent(name)}/revisions/?limit=100`).then(
+        (page) => page.results,
+      ),
+  });
+}
+
+export function useOffsets(name: string) {
+  return useQuery({
+    queryKey: ["offsets", name],
+    queryFn: () => api<ChannelOffsets>(`channels/${encodeURIComponent(name)}/offsets`),
+    refetchInterval: POLL_MS * 5,
+  });
+}
+
+/** PATCH (explicit offsets) or DELETE (reset) a stopped channel's offsets. */
+export function useChangeOffsets(name: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (change: { reset: true } | { body: OffsetsBody }) =>
+      "reset" in change
+        ? api<{ message: string }>(`channels/${encodeURIComponent(name)}/offsets`, { method: "DELETE" })
+        : api<{ message: string }>(`channels/${encodeURIComponent(name)}/offsets`, {
+            method: "PATCH",
+            body: JSON.stringify(change.body),
+          }),
+    onSettled: () => {
+      void client.invalidateQueries({ queryKey: ["offsets", name] });
+      void client.invalidateQueries({ queryKey: ["lifecycle", name] });
+    },
+  });
+}
+
+export function useCluster() {
+  return useQuery({
+    queryKey: ["cluster"],
+    queryFn: () => api<Cluster>("cluster/"),
+    refetchInterval: POLL_MS * 2,
+  });
+}
+
+/** Everything allowed: what the console assumes when the server has no /me endpoint. */
+export const EVERYONE: Me = {
+  username: "",
+  roles: [],
+  is_superuser: false,
+  can: { view: true, operate: true, edit: true },
+};
+
+export function useMe() {
+  return useQuery({
+    queryKey: ["me"],
+    queryFn: () =>
+      api<Me>("me/").catch((error: unknown) => {
+        if (error instanceof ApiError && error.status === 404) return EVERYONE;
+        throw error;
+      }),
+    staleTime: 60_000,
+    retry: false,
+  });
+}
+
+export function useDeleteChannel() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (name: string) => api<null>(`channels/${encodeURIComponent(name)}/`, { method: "DELETE" }),
+    onSuccess: (_data, name) => {
+      client.removeQueries({ queryKey: ["channel", name] });
+      void client.invalidateQueries({ queryKey: ["channels"] });
+    },
+  });
 }

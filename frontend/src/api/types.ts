@@ -80,6 +80,20 @@ export interface ChannelStatus {
   last_status_at: string | null;
   dead_letters: number | null;
   tasks: Task[];
+  /** Per-stage event counts since the driver started (empty before the first batch). */
+  stages?: StageCounts[];
+}
+
+export interface StageCounts {
+  stage: "source" | "transform" | "sink";
+  /** The transform's place in the channel; null for the source and the sink. */
+  index: number | null;
+  type: string;
+  in: number;
+  out: number;
+  failed: number;
+  in_per_second?: number;
+  out_per_second?: number;
 }
 
 export interface LifecycleEvent {
@@ -119,3 +133,104 @@ export type ChannelAction = "start" | "stop" | "pause" | "resume" | "restart";
 
 /** Field errors keyed by path, e.g. {"spec.transforms[1].config.pattern": ["…"]}. */
 export type FieldErrors = Record<string, string[]>;
+
+/** One saved version of a channel's spec (GET /channels/{name}/revisions/). */
+export interface Revision {
+  number: number;
+  created_at: string;
+  created_by: string | null;
+  spec: ChannelSpec;
+}
+
+/** One source partition and the NEXT offset the channel reads from it. */
+export interface SourceOffset {
+  partition: { topic: string; partition: number };
+  offset: { offset: number };
+}
+
+export interface ChannelOffsets {
+  offsets: SourceOffset[];
+  note: string;
+}
+
+export interface ClusterRuntimeWorker {
+  worker_id: string;
+  host: string;
+  pid: number;
+  state: string;
+  started_at: string | null;
+  last_heartbeat: string | null;
+  heartbeat_age: number;
+  connectors: string[];
+}
+
+export interface SparkWorker {
+  worker_id: string;
+  host: string;
+  port: number | null;
+  state: string;
+  cores: number;
+  cores_used: number;
+  memory_mb: number;
+  memory_used_mb: number;
+  last_heartbeat: string | null;
+  heartbeat_age: number | null;
+  web_ui: string;
+}
+
+export interface SparkApplication {
+  app_id: string;
+  name: string;
+  state: string;
+  cores: number;
+  memory_per_executor_mb: number;
+  started_at: string | null;
+}
+
+export interface Executor {
+  id: string;
+  host: string;
+  port: number | null;
+  cores: number;
+  active_tasks: number;
+  completed_tasks: number;
+  failed_tasks: number;
+  memory_used: number;
+  memory_total: number;
+}
+
+export interface ClusterChannel {
+  name: string;
+  connector_id: string;
+  state: ConnectorState;
+  worker_id: string | null;
+  application_id: string | null;
+  executors: Executor[];
+}
+
+export interface Cluster {
+  runtime_workers: ClusterRuntimeWorker[];
+  spark: {
+    mode: "local" | "standalone" | "other";
+    master: string;
+    status: string | null;
+    web_ui: string | null;
+    error: string | null;
+    workers: SparkWorker[];
+    applications: SparkApplication[];
+  };
+  channels: ClusterChannel[];
+}
+
+/** GET /api/v1/me/: who is signed in and what they may do. */
+export interface Me {
+  username: string;
+  roles: string[];
+  is_superuser: boolean;
+  can: { view: boolean; operate: boolean; edit: boolean };
+}
+
+/** PATCH /channels/{name}/offsets with explicit offsets (partitions left out keep theirs). */
+export interface OffsetsBody {
+  offsets: SourceOffset[];
+}

@@ -67,6 +67,7 @@ function Builder({ name }: { name: string | null }) {
   const canvasReady = loaded === name || (name !== null && savedAs.current === name);
   return (
     <div className="builder">
+      <h1 className="visually-hidden">{name ? `Builder: ${name}` : "Builder: new channel"}</h1>
       <BuilderToolbar
         routeName={name}
         onOtherErrors={setOtherErrors}

@@ -78,13 +78,15 @@ export function ChannelSettings({ otherErrors }: { otherErrors: Record<string, s
           />
         )}
         {policyErrors.length > 0 && (
-          <ul className="error small" role="alert">
+          <div role="alert">
+<ul className="error small">
             {policyErrors.map(([path, messages]) => (
               <li key={path}>
                 {path}: {messages.join(" ")}
               </li>
             ))}
           </ul>
+</div>
         )}
       </fieldset>
     </div>

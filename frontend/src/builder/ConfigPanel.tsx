@@ -29,11 +29,13 @@ export function ConfigPanel({ nodeId }: { nodeId: string }) {
       </div>
       <p className="small muted">{plugin.description}</p>
       {stageErrors && (
-        <ul className="error small" role="alert">
+        <div role="alert">
+<ul className="error small">
           {stageErrors.map((m) => (
             <li key={m}>{m}</li>
           ))}
         </ul>
+</div>
       )}
       {node.data.kind !== "sink" && <NextStage nodeId={nodeId} />}
       <StageForm

@@ -20,6 +20,7 @@ export function Palette({ onAdd }: { onAdd: (plugin: Plugin) => void }) {
           onChange={(event) => setQuery(event.target.value)}
         />
       </label>
+      <h2 className="visually-hidden">Stages</h2>
       {plugins.isError && <p className="error">Could not load the plugin catalogue.</p>}
       {KINDS.map((kind) => {
         const items = found.filter((p) => p.kind === kind);

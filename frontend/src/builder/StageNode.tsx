@@ -16,9 +16,10 @@ export const StageNode = memo(function StageNode({ id, data, selected }: NodePro
     <div
       className={`stage-node kind-${data.kind}${selected ? " selected" : ""}${count ? " invalid" : ""}`}
       data-testid={`node-${data.kind}-${data.type}`}
+      role="group"
       aria-label={`${data.kind} ${plugin?.title ?? data.type}${count ? `, ${count} problem(s)` : ""}`}
     >
-      {data.kind !== "source" && <Handle type="target" position={Position.Left} aria-label="input" />}
+      {data.kind !== "source" && <Handle type="target" position={Position.Left} title="input" />}
       <div className="stage-kind">{data.kind}</div>
       <div className="stage-title">{plugin?.title ?? data.type}</div>
       <div className="stage-type small muted">{data.type}</div>
@@ -28,7 +29,7 @@ export const StageNode = memo(function StageNode({ id, data, selected }: NodePro
           {count} problem{count > 1 ? "s" : ""}
         </div>
       )}
-      {data.kind !== "sink" && <Handle type="source" position={Position.Right} aria-label="output" />}
+      {data.kind !== "sink" && <Handle type="source" position={Position.Right} title="output" />}
     </div>
   );
 });

@@ -5,6 +5,7 @@ import { ApiError } from "../api/client";
 import { useChannels, useSaveChannel } from "../api/hooks";
 import { errorsByNode, graphToSpec, type GraphProblem } from "../graph/spec";
 import { href, navigate } from "../router";
+import { useCan } from "../ui/permissions";
 import { downloadJson, parseChannelFile } from "./io";
 import { useBuilder } from "./store";
 
@@ -19,6 +20,7 @@ interface Props {
 export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved }: Props) {
   const state = useBuilder();
   const save = useSaveChannel();
+  const edit = useCan("edit");
   const channels = useChannels();
   const flow = useReactFlow();
   const fileInput = useRef<HTMLInputElement>(null);
@@ -98,7 +100,13 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
             aria-invalid={Boolean(otherErrors.name)}
           />
         </label>
-        <button type="button" className="primary" onClick={onSave} disabled={save.isPending}>
+        <button
+          type="button"
+          className="primary"
+          onClick={onSave}
+          disabled={save.isPending || !edit.allowed}
+          title={edit.reason || undefined}
+        >
           {save.isPending ? "Saving…" : "Save"}
         </button>
         <button type="button" onClick={state.undo} disabled={state.past.length === 0} title="Ctrl+Z">

@@ -2,6 +2,7 @@ import { useState } from "react";
 
 import { useChannelAction } from "../api/hooks";
 import type { ChannelAction, TargetState } from "../api/types";
+import { useCan } from "../ui/permissions";
 
 const ACTIONS: { action: ChannelAction; label: string }[] = [
   { action: "start", label: "Start" },
@@ -37,6 +38,7 @@ export function ActionButtons({
   onDone?: (messages: string[]) => void;
 }) {
   const mutation = useChannelAction();
+  const operate = useCan("operate");
   const [busy, setBusy] = useState(false);
   const run = async (action: ChannelAction) => {
     setBusy(true);
@@ -58,7 +60,8 @@ export function ActionButtons({
           key={action}
           type="button"
           className={action === "start" || action === "resume" ? "primary" : action === "stop" ? "danger" : ""}
-          disabled={busy || names.length === 0 || !targets.some((t) => allowed(action, t))}
+          disabled={busy || !operate.allowed || names.length === 0 || !targets.some((t) => allowed(action, t))}
+          title={operate.reason || undefined}
           onClick={() => void run(action)}
         >
           {label}

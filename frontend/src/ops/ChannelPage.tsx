@@ -10,6 +10,10 @@ import { StateBadge } from "../ui/StateBadge";
 import { ago, eventsPerSecond, fmtNumber, fmtTime, totalLag } from "../ui/format";
 import { ActionButtons } from "./ActionButtons";
 import { ThroughputChart, type Sample } from "./Chart";
+import { DeleteChannelButton } from "./DeleteChannelButton";
+import { OffsetsPanel } from "./OffsetsPanel";
+import { RevisionsPanel } from "./RevisionsPanel";
+import { stageDetails } from "./stageCounts";
 
 const MAX_SAMPLES = 90;
 
@@ -39,15 +43,18 @@ export function ChannelPage({ name }: { name: string }) {
           <a className="button" href={href({ page: "build", name })}>
             Edit in builder
           </a>
+          <DeleteChannelButton name={name} onError={setMessages} />
         </div>
       </div>
-      {messages.length > 0 && (
-        <ul className="error small" role="alert">
-          {messages.map((m) => (
-            <li key={m}>{m}</li>
-          ))}
-        </ul>
-      )}
+      <div className="error small messages" role="alert">
+        {messages.length > 0 && (
+          <ul>
+            {messages.map((m) => (
+              <li key={m}>{m}</li>
+            ))}
+          </ul>
+        )}
+      </div>
 
       <div className="cards">
         <Card label="Target state" value={s?.target_state ?? "—"} />
@@ -79,7 +86,9 @@ export function ChannelPage({ name }: { name: string }) {
       {s?.trace && (
         <section className="panel failure" aria-label="Failure">
           <h2>Failure</h2>
-          <pre className="trace">{s.trace}</pre>
+          <pre className="trace" tabIndex={0} role="region" aria-label="Failure trace">
+            {s.trace}
+          </pre>
         </section>
       )}
 
@@ -127,6 +136,11 @@ export function ChannelPage({ name }: { name: string }) {
       </section>
 
       <div className="two-col">
+        <RevisionsPanel name={name} running={s?.revision ?? null} latest={s?.latest_revision ?? null} />
+        <OffsetsPanel name={name} status={s} />
+      </div>
+
+      <div className="two-col">
         <Lifecycle name={name} />
         <section className="panel" aria-label="Live tail">
           <h2>Live tail</h2>
@@ -168,9 +182,14 @@ function useSamples(status: ChannelStatus | undefined, at: number): Sample[] {
 function ReadOnlyCanvas({ spec, status }: { spec: Parameters<typeof specToGraph>[0]; status?: ChannelStatus }) {
   const graph = useMemo(() => specToGraph(spec), [spec]);
   const rate = eventsPerSecond(status);
-  const nodes = graph.nodes.map((n) =>
-    n.data.kind === "source" && rate !== null ? { ...n, data: { ...n.data, detail: `${rate.toFixed(1)} events/s in` } } : n,
-  );
+  const counts = stageDetails(status?.stages, spec.transforms.length);
+  const nodes = graph.nodes.map((n) => {
+    const lines = [
+      n.data.kind === "source" && rate !== null ? `${rate.toFixed(1)} events/s in` : null,
+      counts.get(n.id) ?? null,
+    ].filter((line): line is string => line !== null);
+    return lines.length > 0 ? { ...n, data: { ...n.data, detail: lines.join(" · ") } } : n;
+  });
   return (
     <ReactFlowProvider>
       <ReactFlow
@@ -194,7 +213,7 @@ function Lifecycle({ name }: { name: string }) {
   return (
     <section className="panel" aria-label="Lifecycle">
       <h2>Lifecycle</h2>
-      <ol className="timeline">
+      <ol className="timeline" tabIndex={0} aria-label="Lifecycle events, newest first">
         {(events.data ?? []).slice(0, 30).map((e) => (
           <li key={e.id}>
             <span className="small muted">{fmtTime(e.created_at)}</span>{" "}
@@ -215,7 +234,7 @@ function LiveTail({ name }: { name: string }) {
   const preview = usePreview(name, true);
   const events = preview.data ?? [];
   return (
-    <div className="tail" data-testid="live-tail">
+    <div className="tail" data-testid="live-tail" tabIndex={0} role="region" aria-label="Newest output events">
       {events.length === 0 && <p className="muted small">No events yet.</p>}
       {events.map((event, index) => (
         <pre key={String(event.id ?? index)} className="tail-event">

@@ -3,6 +3,7 @@ import { useMemo, useState } from "react";
 import { useChannelAction, useChannelsWithStatus } from "../api/hooks";
 import type { Channel, ChannelStatus } from "../api/types";
 import { href } from "../router";
+import { useCan } from "../ui/permissions";
 import { StateBadge } from "../ui/StateBadge";
 import { eventsPerSecond, fmtNumber, stateRank, totalLag } from "../ui/format";
 import { ActionButtons } from "./ActionButtons";
@@ -16,6 +17,7 @@ export function ChannelsPage() {
   const byName = new Map<string, ChannelStatus>(list.map((c) => [c.name, c.status]));
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [messages, setMessages] = useState<string[]>([]);
+  const edit = useCan("edit");
 
   const rows = [...list].sort((a, b) => {
     const rank = stateRank(byName.get(a.name)?.state ?? a.state) - stateRank(byName.get(b.name)?.state ?? b.state);
@@ -35,9 +37,15 @@ export function ChannelsPage() {
       <Welcome channels={list} loading={channels.isPending} />
       <div className="section-head">
         <h1>Channels</h1>
-        <a className="button primary" href={href({ page: "build", name: null })}>
-          New channel
-        </a>
+        {edit.allowed ? (
+          <a className="button primary" href={href({ page: "build", name: null })}>
+            New channel
+          </a>
+        ) : (
+          <button type="button" className="primary" disabled title={edit.reason}>
+            New channel
+          </button>
+        )}
       </div>
       <div className="bulk">
         <span className="muted small">{chosen.length} selected</span>
@@ -48,11 +56,13 @@ export function ChannelsPage() {
         />
       </div>
       {messages.length > 0 && (
-        <ul className="error small" role="alert">
+        <div role="alert">
+<ul className="error small">
           {messages.map((m) => (
             <li key={m}>{m}</li>
           ))}
         </ul>
+</div>
       )}
       <table className="table channels">
         <colgroup>
@@ -138,6 +148,8 @@ export function ChannelsPage() {
 /** The first thing a new user sees: what to do next. */
 function Welcome({ channels, loading }: { channels: Channel[]; loading: boolean }) {
   const action = useChannelAction();
+  const operate = useCan("operate");
+  const edit = useCan("edit");
   const demo = channels.find((c) => c.name === DEMO);
   const anyRunning = channels.some((c) => c.target_state !== "STOPPED");
   if (loading || anyRunning) return null;
@@ -156,7 +168,8 @@ function Welcome({ channels, loading }: { channels: Channel[]; loading: boolean 
             <button
               type="button"
               className="primary"
-              disabled={action.isPending}
+              disabled={action.isPending || !operate.allowed}
+              title={operate.reason || undefined}
               onClick={() =>
                 action.mutate(
                   { name: DEMO, action: "start" },
@@ -166,13 +179,31 @@ function Welcome({ channels, loading }: { channels: Channel[]; loading: boolean 
             >
               Start {DEMO}
             </button>
+            {action.error && (
+              <span className="error small" role="alert">
+                {" "}
+                {action.error.message}
+              </span>
+            )}
           </li>
         ) : null}
         <li>
           Or build your own: drag a source, transforms and a sink onto the canvas, connect them,
           save and start. <a href={href({ page: "build", name: null })}>Open the builder</a>
         </li>
+        <li>
+          Then watch it on its channel page: state, events per second, lag, tasks, revisions and
+          offsets. <a href={href({ page: "workers" })}>Workers</a> shows where channels run.
+        </li>
       </ol>
+      {(!operate.allowed || !edit.allowed) && (
+        <p className="small muted">
+          You can look at everything.{" "}
+          {!edit.allowed && "Building and saving channels needs the editor role. "}
+          {!operate.allowed && "Starting and stopping them needs the operator role. "}
+          Ask an administrator for a role you need.
+        </p>
+      )}
     </section>
   );
 }

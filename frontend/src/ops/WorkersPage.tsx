@@ -1,62 +1,196 @@
-import { useWorkers } from "../api/hooks";
+import { useCluster, useWorkers } from "../api/hooks";
+import type { Cluster } from "../api/types";
 import { href } from "../router";
 import { StateBadge } from "../ui/StateBadge";
-import { ago, fmtTime } from "../ui/format";
+import { ago, fmtAge, fmtMiB, fmtTime } from "../ui/format";
 
-/** Runtime workers: state, heartbeat age and the connectors each hosts. */
+/** Runtime workers (state, heartbeat age, connectors) and the Spark cluster the executors use. */
 export function WorkersPage() {
   const workers = useWorkers();
+  const cluster = useCluster();
   const list = workers.data ?? [];
   return (
     <div className="stack">
-      <h1>Runtime workers</h1>
-      <p className="muted small">
-        Each worker hosts Spark drivers, one per running channel, and heartbeats every few seconds;
-        one silent past the session timeout is declared dead and its channels move to another.
-      </p>
-      <table className="table">
-        <thead>
-          <tr>
-            <th>Worker</th>
-            <th>State</th>
-            <th>Host</th>
-            <th>PID</th>
-            <th>Started</th>
-            <th>Last heartbeat</th>
-            <th>Channels</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.map((w) => (
-            <tr key={w.worker_id}>
-              <td>{w.worker_id}</td>
-              <td>
-                <StateBadge state={w.state} />
-              </td>
-              <td>{w.host}</td>
-              <td>{w.pid ?? "—"}</td>
-              <td>{fmtTime(w.started_at)}</td>
-              <td>{ago(w.last_heartbeat)}</td>
-              <td>
-                {w.connectors.length === 0
-                  ? "—"
-                  : w.connectors.map((c) => (
-                      <a key={c} className="chip" href={href({ page: "channel", name: c })}>
-                        {c}
-                      </a>
-                    ))}
-              </td>
-            </tr>
-          ))}
-          {!workers.isPending && list.length === 0 && (
+      <h1>Workers</h1>
+      <section className="stack" aria-labelledby="runtime-workers-title">
+        <h2 id="runtime-workers-title">Runtime workers</h2>
+        <p className="muted small">
+          Each worker hosts Spark drivers, one per running channel, and heartbeats every few seconds;
+          one silent past the session timeout is declared dead and its channels move to another.
+        </p>
+        <table className="table">
+          <thead>
             <tr>
-              <td colSpan={7} className="muted">
-                No runtime worker has reported yet. `make run` starts one.
-              </td>
+              <th>Worker</th>
+              <th>State</th>
+              <th>Host</th>
+              <th>PID</th>
+              <th>Started</th>
+              <th>Last heartbeat</th>
+              <th>Channels</th>
             </tr>
-          )}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {list.map((w) => (
+              <tr key={w.worker_id}>
+                <td>{w.worker_id}</td>
+                <td>
+                  <StateBadge state={w.state} />
+                </td>
+                <td>{w.host}</td>
+                <td>{w.pid ?? "—"}</td>
+                <td>{fmtTime(w.started_at)}</td>
+                <td>{ago(w.last_heartbeat)}</td>
+                <td>
+                  {w.connectors.length === 0
+                    ? "—"
+                    : w.connectors.map((c) => (
+                        <a key={c} className="chip" href={href({ page: "channel", name: c })}>
+                          {c}
+                        </a>
+                      ))}
+                </td>
+              </tr>
+            ))}
+            {!workers.isPending && list.length === 0 && (
+              <tr>
+                <td colSpan={7} className="muted">
+                  No runtime worker has reported yet. `make run` starts one.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </section>
+      {cluster.error && (
+        <p className="notice small" role="status">
+          The Spark cluster view is unavailable: {cluster.error.message}
+        </p>
+      )}
+      {cluster.data && <SparkCluster cluster={cluster.data} />}
     </div>
+  );
+}
+
+function SparkCluster({ cluster }: { cluster: Cluster }) {
+  const spark = cluster.spark;
+  return (
+    <>
+      <section className="stack" aria-labelledby="spark-title" data-testid="spark-cluster">
+        <h2 id="spark-title">Spark cluster</h2>
+        <p className="muted small">
+          {spark.mode === "local"
+            ? `Master ${spark.master}: executors run inside each channel's driver, on its runtime worker.`
+            : `Master ${spark.master}${spark.status ? ` (${spark.status})` : ""}.`}{" "}
+          {spark.web_ui && (
+            <a href={spark.web_ui} target="_blank" rel="noreferrer">
+              Spark master UI
+            </a>
+          )}
+        </p>
+        {spark.error && (
+          <p className="notice small" role="status" data-testid="spark-error">
+            The Spark master did not answer: {spark.error}
+          </p>
+        )}
+        {spark.mode === "standalone" && (
+          <table className="table">
+            <caption className="visually-hidden">Spark workers</caption>
+            <thead>
+              <tr>
+                <th>Spark worker</th>
+                <th>State</th>
+                <th>Host</th>
+                <th className="num">Cores used / total</th>
+                <th className="num">Memory used / total</th>
+                <th className="num">Heartbeat age</th>
+              </tr>
+            </thead>
+            <tbody>
+              {spark.workers.map((w) => (
+                <tr key={w.worker_id}>
+                  <td className="ellipsis" title={w.worker_id}>
+                    {w.web_ui ? (
+                      <a href={w.web_ui} target="_blank" rel="noreferrer">
+                        {w.worker_id}
+                      </a>
+                    ) : (
+                      w.worker_id
+                    )}
+                  </td>
+                  <td>
+                    <StateBadge state={w.state} />
+                  </td>
+                  <td>{w.port ? `${w.host}:${w.port}` : w.host}</td>
+                  <td className="num">
+                    {w.cores_used} / {w.cores}
+                  </td>
+                  <td className="num">
+                    {fmtMiB(w.memory_used_mb)} / {fmtMiB(w.memory_mb)}
+                  </td>
+                  <td className="num">{fmtAge(w.heartbeat_age)}</td>
+                </tr>
+              ))}
+              {spark.workers.length === 0 && (
+                <tr>
+                  <td colSpan={6} className="muted">
+                    {spark.error ? "Unknown while the master does not answer." : "The master has no workers."}
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <section className="stack" aria-labelledby="executors-title">
+        <h2 id="executors-title">Applications and executors per channel</h2>
+        <table className="table">
+          <thead>
+            <tr>
+              <th>Channel</th>
+              <th>State</th>
+              <th>Runtime worker</th>
+              <th>Spark application</th>
+              <th>Executors (id @ host: cores, active / done / failed tasks)</th>
+            </tr>
+          </thead>
+          <tbody>
+            {cluster.channels.map((c) => (
+              <tr key={c.connector_id}>
+                <td>
+                  <a href={href({ page: "channel", name: c.name })}>{c.name}</a>
+                </td>
+                <td>
+                  <StateBadge state={c.state} />
+                </td>
+                <td>{c.worker_id ?? "—"}</td>
+                <td className="ellipsis">{c.application_id ?? "—"}</td>
+                <td>
+                  {c.executors.length === 0 ? (
+                    "—"
+                  ) : (
+                    <ul className="plain small">
+                      {c.executors.map((e) => (
+                        <li key={e.id}>
+                          {e.id} @ {e.host}: {e.cores} cores, {e.active_tasks} / {e.completed_tasks} /{" "}
+                          {e.failed_tasks}
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+                </td>
+              </tr>
+            ))}
+            {cluster.channels.length === 0 && (
+              <tr>
+                <td colSpan={5} className="muted">
+                  No channel's driver has reported its executors yet.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      </section>
+    </>
   );
 }

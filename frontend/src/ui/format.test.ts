@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { ChannelStatus } from "../api/types";
-import { ago, eventsPerSecond, stateRank, totalLag } from "./format";
+import { ago, eventsPerSecond, fmtAge, fmtMiB, stateRank, totalLag } from "./format";
 
 const task = (rows: number | null, lag: number | null) => ({
   id: 0,
@@ -34,5 +34,20 @@ describe("status figures", () => {
 
   it("says how long ago", () => {
     expect(ago(new Date(1_000).toISOString(), 66_000)).toBe("1m ago");
+  });
+});
+
+describe("fmtAge and fmtMiB", () => {
+  it("shows ages in the largest whole unit", () => {
+    expect(fmtAge(null)).toBe("—");
+    expect(fmtAge(4.4)).toBe("4s");
+    expect(fmtAge(185)).toBe("3m");
+    expect(fmtAge(7300)).toBe("2h");
+  });
+
+  it("shows memory in MiB, GiB past 1024", () => {
+    expect(fmtMiB(512)).toBe("512 MiB");
+    expect(fmtMiB(7680)).toBe("7.5 GiB");
+    expect(fmtMiB(undefined)).toBe("—");
   });
 });

@@ -37,3 +37,18 @@ const RANK: Record<string, number> = { FAILED: 0, RESTARTING: 1, UNASSIGNED: 2, 
 export function stateRank(state: ConnectorState | string): number {
   return RANK[state] ?? 6;
 }
+
+/** A heartbeat age in seconds as "4s", "3m", "2h" ("—" when unknown). */
+export function fmtAge(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) return "—";
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  return `${Math.floor(s / 3600)}h`;
+}
+
+/** Mebibytes as "512 MiB" or "7.5 GiB". */
+export function fmtMiB(mib: number | null | undefined): string {
+  if (mib === null || mib === undefined) return "—";
+  return mib >= 1024 ? `${(mib / 1024).toFixed(1)} GiB` : `${Math.round(mib)} MiB`;
+}

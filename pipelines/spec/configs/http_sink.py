@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from pipelines.net import ALLOW_ENV, check_url_host
 from pipelines.spec.configs.base import Secret, StageConfig
 
 HttpMethod = Literal["POST", "PUT", "PATCH"]
@@ -206,7 +207,8 @@ class HttpSinkConfig(StageConfig):
         title="URL",
         description=(
             "The endpoint, http:// or https://. Put no credentials in it (use auth); use "
-            "https when auth is set."
+            "https when auth is set. Loopback, link-local, private and other non-public "
+            f"addresses are refused unless {ALLOW_ENV} names them."
         ),
         examples=["https://api.example.com/events"],
     )
@@ -279,6 +281,7 @@ class HttpSinkConfig(StageConfig):
             raise ValueError("must not contain a #fragment")
         if any(character.isspace() for character in value):
             raise ValueError("must not contain spaces (percent-encode them)")
+        check_url_host(parts.hostname)
         return value
 
     @field_validator("headers")

@@ -7,6 +7,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from console.ingest import set_ingest_kafka
+from console.permissions import ROLES, grant_role
 from console.runtime import set_runtime
 from tests.unit.console.fake_ingest import FakeIngestKafka
 from tests.unit.console.fakes import FakeRuntime
@@ -52,7 +53,12 @@ def ingest_kafka() -> FakeIngestKafka:
 
 @pytest.fixture
 def user(django_user_model):
-    return django_user_model.objects.create_user("alice", password="s3cret-pass")
+    """A user in every role (viewer, operator, editor), not a superuser: the API tests
+    exercise the whole API; tests/unit/console/test_roles.py checks each role alone."""
+    alice = django_user_model.objects.create_user("alice", password="s3cret-pass")
+    for role in ROLES:
+        grant_role(alice, role)
+    return alice
 
 
 @pytest.fixture

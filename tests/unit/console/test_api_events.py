@@ -1,15 +1,26 @@
-"""POST /api/v1/channels/{name}/events: CloudEvents and plain JSON into the ingest topic."""
+"""POST /api/v1/channels/{name}/events: CloudEvents and plain JSON into the ingest topic.
+
+Producers authenticate with the channel's ingestion token (``producer``); who else may post,
+the rate limit (a real Redis) and the size limits are at the end.
+"""
 
 from __future__ import annotations
 
 import json
+import time
 import uuid
 
 import pytest
+import redis
+from django.middleware.csrf import _get_new_csrf_string, _mask_cipher_secret
+from rest_framework.test import APIClient
 
 from console import services
-from console.models import Revision
+from console.models import Channel, Revision
+from console.permissions import grant_role
+from console.runtime import set_runtime
 from console.services.cloudevents import rfc3339_utc
+from console.services.ingest_tokens import issue_ingest_token
 
 pytestmark = pytest.mark.django_db
 
@@ -30,6 +41,33 @@ def http_spec(**config) -> dict:
 @pytest.fixture
 def channel(user):
     return services.create_channel(name="web-orders", spec=http_spec(), user=user)
+
+
+def token_client(channel: Channel, header: str = "Authorization") -> APIClient:
+    """A producer: no console login, the channel's ingestion token."""
+    token = issue_ingest_token(channel).token
+    client = APIClient(enforce_csrf_checks=True)
+    if header == "Authorization":
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    else:
+        client.credentials(HTTP_X_SLUICE_TOKEN=token)
+    return client
+
+
+@pytest.fixture
+def producer(channel) -> APIClient:
+    return token_client(channel)
+
+
+@pytest.fixture(autouse=True)
+def rate_limit_redis(settings, redis_url, runtime):
+    """The rate limit's buckets live in the session's real Redis; each test starts full."""
+    settings.REDIS_URL = redis_url
+    set_runtime(runtime)  # changing REDIS_URL drops the runtime; keep the fake
+    client = redis.Redis.from_url(redis_url)
+    for key in client.scan_iter(f"{settings.SLUICE_REDIS_PREFIX}:ingest:rate:*"):
+        client.delete(key)
+    yield client
 
 
 def event(**overrides) -> dict:
@@ -55,10 +93,10 @@ def written(ingest_kafka) -> list[tuple[str, dict]]:
 # -- modes ---------------------------------------------------------------------------------
 
 
-def test_a_structured_event_is_written_keyed_by_its_id(api, channel, ingest_kafka):
+def test_a_structured_event_is_written_keyed_by_its_id(producer, channel, ingest_kafka):
     sent = event(time="2024-06-01T10:00:00+02:00", subject="order-7", tenant="acme")
 
-    response = post(api, sent)
+    response = post(producer, sent)
 
     assert response.status_code == 202, response.content
     assert response.json() == {
@@ -69,7 +107,7 @@ def test_a_structured_event_is_written_keyed_by_its_id(api, channel, ingest_kafk
     assert written(ingest_kafka) == [("e-1", {**sent, "time": "2024-06-01T08:00:00Z"})]
 
 
-def test_a_batch_answers_per_event_and_writes_only_the_valid_ones(api, channel, ingest_kafka):
+def test_a_batch_answers_per_event_and_writes_only_the_valid_ones(producer, channel, ingest_kafka):
     batch = [
         event(id="a"),
         event(id="b", time="yesterday"),
@@ -79,7 +117,7 @@ def test_a_batch_answers_per_event_and_writes_only_the_valid_ones(api, channel, 
         event(id="f"),
     ]
 
-    response = post(api, batch, BATCH)
+    response = post(producer, batch, BATCH)
 
     assert response.status_code == 207, response.content
     body = response.json()
@@ -102,12 +140,12 @@ def test_a_batch_answers_per_event_and_writes_only_the_valid_ones(api, channel, 
     assert [key for key, _ in written(ingest_kafka)] == ["a", "f"]
 
 
-def test_values_strict_json_cannot_carry_are_rejected(api, channel, ingest_kafka):
+def test_values_strict_json_cannot_carry_are_rejected(producer, channel, ingest_kafka):
     body = b'[{"specversion": "1.0", "id": "nan", "source": "/s", "type": "t", "data": NaN},'
     body += b' {"specversion": "1.0", "id": "sur", "source": "/s", "type": "t", "x": "\\ud800"},'
     body += b' {"specversion": "1.0", "id": "ok", "source": "/s", "type": "t", "data": 1e400}]'
 
-    response = post(api, body, BATCH)
+    response = post(producer, body, BATCH)
 
     assert response.status_code == 400, response.content
     assert [r["errors"]["event"][0][:30] for r in response.json()["results"]] == [
@@ -116,8 +154,8 @@ def test_values_strict_json_cannot_carry_are_rejected(api, channel, ingest_kafka
     assert written(ingest_kafka) == []
 
 
-def test_a_batch_with_no_valid_event_is_a_400_with_results(api, channel, ingest_kafka):
-    response = post(api, [event(id=""), event(data_base64="AAEC")], BATCH)
+def test_a_batch_with_no_valid_event_is_a_400_with_results(producer, channel, ingest_kafka):
+    response = post(producer, [event(id=""), event(data_base64="AAEC")], BATCH)
 
     assert response.status_code == 400
     body = response.json()
@@ -127,9 +165,9 @@ def test_a_batch_with_no_valid_event_is_a_400_with_results(api, channel, ingest_
     assert written(ingest_kafka) == []
 
 
-def test_a_binary_mode_event_takes_its_attributes_from_ce_headers(api, channel, ingest_kafka):
+def test_a_binary_mode_event_takes_its_attributes_from_ce_headers(producer, channel, ingest_kafka):
     response = post(
-        api,
+        producer,
         b'{"total": 3}',
         "application/json; charset=utf-8",
         **{
@@ -162,21 +200,22 @@ def test_a_binary_mode_event_takes_its_attributes_from_ce_headers(api, channel, 
     ]
 
 
-def test_binary_mode_text_data_and_a_missing_header(api, channel, ingest_kafka):
+def test_binary_mode_text_data_and_a_missing_header(producer, channel, ingest_kafka):
     headers = {"ce-specversion": "1.0", "ce-id": "t-1", "ce-source": "/s", "ce-type": "t"}
-    assert post(api, b"hello", "text/plain", **headers).status_code == 202
+    assert post(producer, b"hello", "text/plain", **headers).status_code == 202
     assert written(ingest_kafka)[0][1]["data"] == "hello"
 
     del headers["ce-type"]
-    response = post(api, b"hello", "text/plain", **headers)
+    response = post(producer, b"hello", "text/plain", **headers)
     assert response.status_code == 400
     assert response.json()["results"][0]["errors"] == {"type": ["required attribute is missing"]}
 
 
-def test_plain_json_is_wrapped_with_a_fresh_id_and_the_default_type(api, user, ingest_kafka):
-    services.create_channel(
+def test_plain_json_is_wrapped_with_a_fresh_id_and_the_default_type(user, ingest_kafka):
+    created = services.create_channel(
         name="web-orders", spec=http_spec(default_type="com.example.web"), user=user
     )
+    api = token_client(created, header="X-Sluice-Token")
 
     one = post(api, {"total": 1}, "application/json")
     many = post(api, [{"total": 2}, 3, {"total": 4}], "application/json")
@@ -203,27 +242,30 @@ def test_plain_json_is_wrapped_with_a_fresh_id_and_the_default_type(api, user, i
 
 
 def test_a_body_over_the_limit_is_a_413_and_nothing_is_written(
-    api, channel, ingest_kafka, settings
+    producer, channel, ingest_kafka, settings
 ):
     settings.SLUICE_INGEST_MAX_REQUEST_BYTES = 200
-    response = post(api, [event(id=str(n)) for n in range(5)], BATCH)
+    response = post(producer, [event(id=str(n)) for n in range(5)], BATCH)
 
     assert response.status_code == 413
     assert "limit is 200" in response.json()["detail"]
     assert written(ingest_kafka) == []
 
 
-def test_more_events_than_the_batch_limit_is_a_413(api, channel, ingest_kafka, settings):
+def test_more_events_than_the_batch_limit_is_a_413(producer, channel, ingest_kafka, settings):
     settings.SLUICE_INGEST_MAX_BATCH = 3
-    response = post(api, [event(id=str(n)) for n in range(4)], BATCH)
+    response = post(producer, [event(id=str(n)) for n in range(4)], BATCH)
 
     assert response.status_code == 413
     assert "4 events" in response.json()["detail"]
     assert written(ingest_kafka) == []
 
 
-def test_an_event_over_max_event_bytes_is_rejected_alone(api, user, ingest_kafka):
-    services.create_channel(name="web-orders", spec=http_spec(max_event_bytes=300), user=user)
+def test_an_event_over_max_event_bytes_is_rejected_alone(user, ingest_kafka):
+    created = services.create_channel(
+        name="web-orders", spec=http_spec(max_event_bytes=300), user=user
+    )
+    api = token_client(created)
 
     response = post(api, [event(id="small"), event(id="big", data="x" * 400)], BATCH)
 
@@ -245,19 +287,19 @@ def test_an_event_over_max_event_bytes_is_rejected_alone(api, user, ingest_kafka
     ],
 )
 def test_an_unreadable_request_is_refused_whole(
-    api, channel, ingest_kafka, body, content_type, code
+    producer, channel, ingest_kafka, body, content_type, code
 ):
-    response = post(api, body, content_type)
+    response = post(producer, body, content_type)
 
     assert response.status_code == code, response.content
     assert response.json()["detail"]
     assert written(ingest_kafka) == []
 
 
-def test_events_kafka_did_not_confirm_make_a_503_naming_them(api, channel, ingest_kafka):
+def test_events_kafka_did_not_confirm_make_a_503_naming_them(producer, channel, ingest_kafka):
     ingest_kafka.refuse = {"b"}
 
-    response = post(api, [event(id="a"), event(id="b"), event(id="c", time="x")], BATCH)
+    response = post(producer, [event(id="a"), event(id="b"), event(id="c", time="x")], BATCH)
 
     assert response.status_code == 503
     body = response.json()
@@ -270,28 +312,27 @@ def test_events_kafka_did_not_confirm_make_a_503_naming_them(api, channel, inges
     }
 
 
-def test_kafka_unreachable_is_a_503_before_anything_is_written(api, channel, ingest_kafka):
+def test_kafka_unreachable_is_a_503_before_anything_is_written(producer, channel, ingest_kafka):
     ingest_kafka.topics.clear()
     ingest_kafka.unreachable = True
 
-    response = post(api, event())
+    response = post(producer, event())
 
     assert response.status_code == 503
     assert "unreachable" in response.json()["detail"]
 
 
-def test_a_channel_without_an_http_source_is_a_409(api, user, spec):
-    services.create_channel(name="kafka-fed", spec=spec, user=user)
+def test_a_channel_without_an_http_source_is_a_409(user, spec):
+    created = services.create_channel(name="kafka-fed", spec=spec, user=user)
 
-    response = post(api, event(), url="/api/v1/channels/kafka-fed/events")
+    response = post(token_client(created), event(), url="/api/v1/channels/kafka-fed/events")
 
     assert response.status_code == 409
     assert "'http'" in response.json()["detail"]
 
 
-def test_unknown_channel_is_a_404_and_anonymous_is_a_401(api, anon, channel):
+def test_unknown_channel_is_a_404_for_an_operator(api, channel):
     assert post(api, event(), url="/api/v1/channels/nope/events").status_code == 404
-    assert post(anon, event()).status_code == 401
 
 
 # -- topic and deployment ------------------------------------------------------------------
@@ -333,3 +374,232 @@ def test_http_source_config_is_validated(api):
     assert set(response.json()["errors"]) == {"config.max_event_bytes", "config.ingest_topic"}
     valid = api.post("/api/v1/plugins/source/http/validate", {"config": {}}, format="json")
     assert valid.json()["config"]["default_type"] == "sluice.http.event"
+
+
+# -- who may post ----------------------------------------------------------------------------
+
+
+def test_no_credentials_is_a_401_with_a_bearer_challenge(anon, channel, ingest_kafka):
+    response = post(anon, event())
+
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Bearer")
+    assert "/api/v1/channels/web-orders/ingest-token" in response.json()["detail"]
+    assert written(ingest_kafka) == []
+
+
+@pytest.mark.parametrize("header", ["Authorization", "X-Sluice-Token"])
+def test_the_right_token_in_either_header_posts(channel, ingest_kafka, header):
+    response = post(token_client(channel, header), event())
+
+    assert response.status_code == 202, response.content
+    assert [key for key, _ in written(ingest_kafka)] == ["e-1"]
+
+
+def test_a_wrong_token_is_a_403(anon, channel, ingest_kafka):
+    issue_ingest_token(channel)
+    anon.credentials(HTTP_AUTHORIZATION="Bearer slk_not-the-token")
+
+    response = post(anon, event())
+
+    assert response.status_code == 403
+    assert "not the ingestion token of channel 'web-orders'" in response.json()["detail"]
+    assert written(ingest_kafka) == []
+
+
+def test_another_channels_token_is_a_403(user, channel, ingest_kafka):
+    other = services.create_channel(name="other", spec=http_spec(), user=user)
+    issue_ingest_token(channel)
+
+    response = post(token_client(other), event())
+
+    assert response.status_code == 403
+    assert written(ingest_kafka) == []
+
+
+def test_a_rotated_or_revoked_token_stops_working(channel, ingest_kafka):
+    old = token_client(channel)
+    assert post(old, event(id="a")).status_code == 202
+    new = token_client(channel)  # rotates
+
+    assert post(old, event(id="b")).status_code == 403
+    assert post(new, event(id="c")).status_code == 202
+    services.ingest_tokens.revoke_ingest_token(channel)
+    revoked = post(new, event(id="d"))
+    assert revoked.status_code == 403
+    assert "has no ingestion token: issue one with POST" in revoked.json()["detail"]
+    assert [key for key, _ in written(ingest_kafka)] == ["a", "c"]
+
+
+def test_a_channel_with_no_token_issued_says_how_to_issue_one(anon, channel, ingest_kafka):
+    anon.credentials(HTTP_AUTHORIZATION="Bearer slk_anything")
+
+    response = post(anon, event())
+
+    assert response.status_code == 403
+    detail = response.json()["detail"]
+    assert "no ingestion token" in detail and "/api/v1/channels/web-orders/ingest-token" in detail
+
+
+def test_an_unknown_channel_answers_a_token_like_a_wrong_one(producer, channel):
+    response = post(producer, event(), url="/api/v1/channels/nope/events")
+
+    assert response.status_code == 403  # a token does not reveal which channels exist
+
+
+def test_a_malformed_bearer_header_is_a_401(anon, channel):
+    anon.credentials(HTTP_AUTHORIZATION="Bearer two words")
+
+    response = post(anon, event())
+
+    assert response.status_code == 401
+    assert "exactly one token" in response.json()["detail"]
+
+
+def test_a_token_is_no_console_login(producer, channel):
+    assert producer.get("/api/v1/channels/").status_code == 401
+    assert producer.post("/api/v1/channels/web-orders/start").status_code == 401
+
+
+def _session_client(django_user_model, name, role=None) -> APIClient:
+    person = django_user_model.objects.create_user(name, password="pw-pw-pw-pw")
+    if role:
+        grant_role(person, role)
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(person)
+    return client
+
+
+def _csrf(client: APIClient) -> str:
+    """Set a CSRF cookie on ``client``; return the matching X-CSRFToken value."""
+    secret = _get_new_csrf_string()
+    client.cookies["csrftoken"] = secret
+    return _mask_cipher_secret(secret)
+
+
+def test_a_session_operator_may_post_with_csrf(django_user_model, channel, ingest_kafka):
+    operator = _session_client(django_user_model, "olga", "operator")
+
+    without_csrf = post(operator, event(id="a"))
+    with_csrf = post(operator, event(id="b"), **{"X-CSRFToken": _csrf(operator)})
+
+    assert without_csrf.status_code == 403
+    assert "CSRF" in without_csrf.json()["detail"]
+    assert with_csrf.status_code == 202, with_csrf.content
+    assert [key for key, _ in written(ingest_kafka)] == ["b"]
+
+
+def test_a_session_viewer_may_not_post(django_user_model, channel, ingest_kafka):
+    viewer = _session_client(django_user_model, "vic", "viewer")
+
+    response = post(viewer, event(), **{"X-CSRFToken": _csrf(viewer)})
+
+    assert response.status_code == 403
+    assert "operator role (console.operate_channel)" in response.json()["detail"]
+    assert written(ingest_kafka) == []
+
+
+def test_an_operator_with_a_drf_token_may_post(api, channel, ingest_kafka):
+    assert post(api, event()).status_code == 202
+
+
+# -- rate limit (real Redis) ---------------------------------------------------------------
+
+
+def batch_of(count: int, start: int = 0) -> list[dict]:
+    return [event(id=f"r-{n}") for n in range(start, start + count)]
+
+
+def test_a_batch_over_the_remaining_budget_is_a_429_and_nothing_is_written(
+    producer, channel, ingest_kafka, settings
+):
+    Channel.objects.filter(pk=channel.pk).update(ingest_rate_limit=5)  # burst: 10 events
+    settings.SLUICE_INGEST_BURST_SECONDS = 2.0
+
+    first = post(producer, batch_of(8), BATCH)
+    second = post(producer, batch_of(5, start=8), BATCH)
+
+    assert first.status_code == 202, first.content
+    assert second.status_code == 429
+    assert int(second["Retry-After"]) >= 1
+    detail = second.json()["detail"]
+    assert "accepts 5 events/s (bursts of 10)" in detail and "5 events" in detail
+    assert [key for key, _ in written(ingest_kafka)] == [f"r-{n}" for n in range(8)]
+
+
+def test_every_event_counts_valid_or_not(producer, channel, ingest_kafka, settings):
+    settings.SLUICE_INGEST_RATE_LIMIT = 2
+    settings.SLUICE_INGEST_BURST_SECONDS = 2.0  # burst: 4
+
+    assert post(producer, [event(id="a"), event(id="")] * 2, BATCH).status_code == 207
+    assert post(producer, event(id="late")).status_code == 429
+
+
+def test_the_bucket_refills_at_the_rate(producer, channel, ingest_kafka, settings):
+    settings.SLUICE_INGEST_RATE_LIMIT = 1000
+    settings.SLUICE_INGEST_BURST_SECONDS = 0.01  # burst: 10, refilled in 10 ms
+
+    assert post(producer, batch_of(10), BATCH).status_code == 202
+    assert post(producer, batch_of(10, 10), BATCH).status_code == 429
+    time.sleep(0.05)
+    assert post(producer, batch_of(10, 20), BATCH).status_code == 202
+
+
+def test_the_limit_is_per_channel(user, channel, ingest_kafka, settings):
+    settings.SLUICE_INGEST_RATE_LIMIT = 1
+    settings.SLUICE_INGEST_BURST_SECONDS = 1.0
+    other = services.create_channel(name="other", spec=http_spec(), user=user)
+
+    assert post(token_client(channel), event(id="a")).status_code == 202
+    assert post(token_client(channel), event(id="b")).status_code == 429
+    other_url = "/api/v1/channels/other/events"
+    assert post(token_client(other), event(id="c"), url=other_url).status_code == 202
+
+
+def test_a_request_bigger_than_the_burst_is_a_413(producer, channel, ingest_kafka, settings):
+    settings.SLUICE_INGEST_RATE_LIMIT = 2
+    settings.SLUICE_INGEST_BURST_SECONDS = 1.0
+
+    response = post(producer, batch_of(3), BATCH)
+
+    assert response.status_code == 413
+    assert "bursts of at most 2: send smaller batches" in response.json()["detail"]
+    assert written(ingest_kafka) == []
+
+
+def test_redis_down_fails_open(producer, channel, ingest_kafka, settings, caplog):
+    settings.SLUICE_INGEST_RATE_LIMIT = 1
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+
+    responses = [post(producer, event(id=str(n))).status_code for n in range(3)]
+
+    assert responses == [202, 202, 202]
+    assert len(written(ingest_kafka)) == 3
+
+
+# -- size limits -----------------------------------------------------------------------------
+
+
+def test_the_site_wide_event_size_cap_bounds_every_channel(
+    producer, channel, ingest_kafka, settings
+):
+    settings.SLUICE_INGEST_MAX_EVENT_BYTES = 300  # the channel's own default is 256 KiB
+
+    response = post(producer, [event(id="small"), event(id="big", data="x" * 400)], BATCH)
+
+    assert response.status_code == 207
+    big = response.json()["results"][1]
+    assert big["status"] == "rejected"
+    assert "the limit is 300" in big["errors"]["event"][0]
+    assert [key for key, _ in written(ingest_kafka)] == ["small"]
+
+
+def test_a_declared_length_over_the_limit_is_a_413_before_reading(
+    producer, channel, ingest_kafka, settings
+):
+    settings.SLUICE_INGEST_MAX_REQUEST_BYTES = 10
+
+    response = post(producer, event())
+
+    assert response.status_code == 413
+    assert "the limit is 10" in response.json()["detail"]

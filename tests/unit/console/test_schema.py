@@ -22,9 +22,13 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/channels/{name}/status",
         "/api/v1/channels/{name}/preview",
         "/api/v1/channels/{name}/events",
+        "/api/v1/channels/{name}/ingest-token",
         "/api/v1/channels/{name}/lifecycle/",
+        "/api/v1/channels/{name}/revisions/",
+        "/api/v1/channels/{name}/revisions/{number}/",
         "/api/v1/channels/{name}/offsets",
         "/api/v1/channels/{name}/offsets/copy",
+        "/api/v1/audit/",
         "/api/v1/cluster/",
         "/api/v1/workers/",
         "/api/v1/workers/{worker_id}/",
@@ -33,6 +37,7 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/plugins/{kind}/{type}/validate",
         "/api/v1/plugins/{type}/validate",
         "/api/v1/event-patterns/test",
+        "/api/v1/me/",
     }
 
 

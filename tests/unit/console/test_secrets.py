@@ -8,8 +8,9 @@ import logging
 import pytest
 
 from console import services
+from console.crypto import decrypt_spec
 from console.models import Channel, Connector, LifecycleEvent, Revision
-from pipelines.spec.secrets import SECRET_MARKER
+from pipelines.spec.secrets import SECRET_MARKER, decrypt_secrets, secret_box_from_env
 from runtime_adapter.states import State
 from tests.unit.console import secret_plugins
 from tests.unit.console.secret_plugins import SECRETS, secret_spec
@@ -40,7 +41,8 @@ def assert_no_secret(response) -> None:
 
 
 def stored_spec(name: str = "orders") -> dict:
-    return Channel.objects.get(name=name).latest_revision_obj().spec
+    """The latest revision's spec, its secrets decrypted (they are stored encrypted)."""
+    return decrypt_spec(Channel.objects.get(name=name).latest_revision_obj().spec)
 
 
 def create(api, spec=None, name="orders"):
@@ -70,13 +72,15 @@ def test_list_and_detail_show_markers_only(api):
     assert detail.json()["spec"]["transforms"][1]["config"]["api_key"] == SECRET_MARKER
 
 
-def test_the_runtime_gets_the_real_secrets(api, runtime):
+def test_the_runtime_gets_the_real_secrets_encrypted(api, runtime):
     create(api)
 
     api.post(f"{CHANNELS}orders/start")
 
     (deployment,) = runtime.calls_named("deploy")
-    assert deployment[0].spec["sink"]["config"]["headers"] == {"X-Api-Key": "CHARLIE-789"}
+    assert "CHARLIE-789" not in json.dumps(deployment[0].spec)  # Redis never holds it
+    plain = decrypt_secrets(deployment[0].spec, secret_box_from_env().decrypt)  # as the driver
+    assert plain["sink"]["config"]["headers"] == {"X-Api-Key": "CHARLIE-789"}
 
 
 def test_get_then_put_round_trips_without_a_new_revision(api):

@@ -23,16 +23,40 @@ class FakeLock:
         self.held.discard(self.name)
 
 
+class FakePipeline:
+    """Just enough of a Redis pipeline for :func:`console.metrics.record_reconcile`."""
+
+    def __init__(self, hashes: dict[str, dict[str, float]]) -> None:
+        self.hashes = hashes
+
+    def hincrby(self, key: str, field: str, amount: float) -> None:
+        fields = self.hashes.setdefault(key, {})
+        fields[field] = fields.get(field, 0) + amount
+
+    hincrbyfloat = hincrby
+
+    def hset(self, key: str, field: str, value: str) -> None:
+        self.hashes.setdefault(key, {})[field] = float(value)
+
+    def execute(self) -> None:
+        pass
+
+
 class FakeRedis:
-    """Just enough of redis.Redis for :func:`console.locks.single_flight`."""
+    """Just enough of redis.Redis for :func:`console.locks.single_flight` and the
+    reconcile metrics."""
 
     def __init__(self) -> None:
         self.held: set[str] = set()
         self.ttls: dict[str, float] = {}
+        self.hashes: dict[str, dict[str, float]] = {}
 
     def lock(self, name: str, timeout: float, blocking: bool) -> FakeLock:
         self.ttls[name] = timeout
         return FakeLock(self.held, name)
+
+    def pipeline(self, transaction: bool = True) -> FakePipeline:
+        return FakePipeline(self.hashes)
 
 
 @pytest.fixture

@@ -163,8 +163,10 @@ def test_the_files_batch_writer_skips_a_replayed_batch(spark: SparkSession, tmp_
 
 
 def test_events_an_http_sink_rejects_become_dead_letters(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("SLUICE_HTTP_SINK_ALLOW", "127.0.0.1")  # the test server's address
+
     def script(request: Request) -> Answer:
         return Answer(422, b"qty must be positive") if b'"qty":-1' in request.body else Answer()
 

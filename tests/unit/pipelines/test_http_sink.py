@@ -36,6 +36,13 @@ from tests.support.http_server import Answer, RecordingServer, Request, refused_
 
 spark_test = pytest.mark.spark
 
+
+@pytest.fixture(autouse=True)
+def allow_the_local_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test server listens on 127.0.0.1, which the SSRF guard refuses unless allowed."""
+    monkeypatch.setenv("SLUICE_HTTP_SINK_ALLOW", "127.0.0.1")
+
+
 ROW_SCHEMA = (
     "id string, source string, type string, subject string, time timestamp, "
     "datacontenttype string, extensions_json string, data_json string, origin_topic string, "

@@ -1,0 +1,332 @@
+"""The audit trail's request side: every state-changing request to ``/api/`` and ``/admin/``.
+
+:class:`AuditMiddleware` records one :class:`~console.models.AuditEvent` per POST, PUT,
+PATCH or DELETE request under ``/api/`` or ``/admin/``, refused ones (401, 403, 400, 409…)
+included: who (the user, or ``"anonymous"``), what (an action such as ``channel.start`` or
+``admin.channel.change``, the object type and id), the redacted body, the HTTP status,
+when, from where (``REMOTE_ADDR``, or the first ``X-Forwarded-For`` hop when the request
+comes from a proxy listed in ``SLUICE_TRUSTED_PROXIES``), the user agent and ``via``.
+
+Not recorded: HTTP ingestion (``POST /api/v1/channels/{name}/events``, data at high
+volume, authenticated by its own token), the read-only POSTs (event-pattern test, plugin
+config validation) and sign-in forms, whose outcome the auth signals below record
+(``auth.login``, ``auth.login_failed``, ``auth.logout``) wherever the user signs in.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
+from django.dispatch import receiver
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.urls import Resolver404, resolve
+
+from console.models import Channel
+from console.services.audit import record_audit, redact_body
+
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+AUDITED_PREFIXES = {"/api/": "api", "/admin/": "admin"}
+#: A body is read for the record up to this size (bigger ones keep only their size).
+MAX_BODY_READ = 1024 * 1024
+
+#: API routes (URL names in the ``api`` namespace) that are never recorded.
+NOT_AUDITED_API = frozenset(
+    {
+        "channel-events",  # HTTP ingestion: data, not an operation
+        "event-pattern-test",  # read-only
+        "plugin-validate",  # read-only
+        "plugin-validate-by-type",  # read-only
+    }
+)
+#: Sign-in and sign-out forms: the auth signals record them (once, with the outcome).
+SIGN_IN_URL_NAMES = frozenset({"login", "logout"})
+
+#: ``(URL name, method)`` → action, for the API's channel operations.
+API_ACTIONS = {
+    ("channel-list", "POST"): "channel.create",
+    ("channel-detail", "PUT"): "channel.update",
+    ("channel-detail", "PATCH"): "channel.update",
+    ("channel-detail", "DELETE"): "channel.delete",
+    ("channel-start", "POST"): "channel.start",
+    ("channel-stop", "POST"): "channel.stop",
+    ("channel-pause", "POST"): "channel.pause",
+    ("channel-resume", "POST"): "channel.resume",
+    ("channel-restart", "POST"): "channel.restart",
+    ("channel-offsets", "PATCH"): "channel.offsets.alter",
+    ("channel-offsets", "DELETE"): "channel.offsets.reset",
+    ("channel-offsets-copy", "POST"): "channel.offsets.copy",
+    ("channel-ingest-token", "POST"): "channel.ingest_token.rotate",
+    ("channel-ingest-token", "DELETE"): "channel.ingest_token.revoke",
+}
+#: Admin views (the suffix of ``<app>_<model>_<view>``) → operation.
+ADMIN_OPERATIONS = {"add": "create", "change": "update", "delete": "delete"}
+
+
+@dataclass
+class AuditTarget:
+    """What a request is about, worked out before the view runs (a deleted object's
+    name is gone afterwards)."""
+
+    via: str
+    action: str
+    object_type: str = ""
+    object_id: str = ""
+    changes: dict[str, Any] = field(default_factory=dict)
+
+
+class AuditMiddleware:
+    """Records each audited request after its response (see the module docstring).
+
+    Place it after ``AuthenticationMiddleware``. DRF authenticates in the view and sets
+    the user on the request, so the user is read after the response.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        target = audit_target(request)
+        response = self.get_response(request)
+        if target is not None:
+            record_audit(
+                action=target.action,
+                user=getattr(request, "user", None),
+                object_type=target.object_type,
+                object_id=target.object_id,
+                changes=target.changes,
+                outcome=response.status_code,
+                remote_addr=client_address(request),
+                user_agent=request.META.get("HTTP_USER_AGENT", ""),
+                via=target.via,
+            )
+        return response
+
+
+def audit_target(request: HttpRequest) -> AuditTarget | None:
+    """What to record about ``request``; ``None`` when it is not audited."""
+    if request.method not in UNSAFE_METHODS:
+        return None
+    via = next((v for p, v in AUDITED_PREFIXES.items() if request.path.startswith(p)), None)
+    if via is None:
+        return None
+    try:
+        match = resolve(request.path_info)
+    except Resolver404:
+        return AuditTarget(via, f"{via}.{request.method.lower()}", changes={"path": request.path})
+    url_name = match.url_name or ""
+    if url_name in SIGN_IN_URL_NAMES:
+        return None
+    if via == "api":
+        if "api" in match.namespaces and url_name in NOT_AUDITED_API:
+            return None
+        return _api_target(request, url_name, match.kwargs)
+    return _admin_target(request, url_name, match.kwargs)
+
+
+def _api_target(request: HttpRequest, url_name: str, kwargs: dict[str, Any]) -> AuditTarget:
+    body = _body(request)
+    action = API_ACTIONS.get((url_name, request.method))
+    if action is None:
+        # An endpoint added later is still recorded, under its URL name.
+        action = f"{url_name.replace('-', '.') or 'api'}.{request.method.lower()}"
+    object_id = str(kwargs.get("name", ""))
+    if action == "channel.create" and isinstance(body, dict):
+        object_id = str(body.get("name") or "")
+    object_type = "channel" if action.startswith("channel") else url_name.partition("-")[0]
+    return AuditTarget("api", action, object_type, object_id, redact_body(body))
+
+
+def _admin_target(request: HttpRequest, url_name: str, kwargs: dict[str, Any]) -> AuditTarget:
+    model, view = _admin_model_view(url_name)
+    form = _form(request)
+    object_type = model or "admin"
+    object_id = str(kwargs.get("object_id", ""))
+    if model == "channel" and object_id:
+        object_id = _channel_name(object_id)
+    if view == "changelist" and form.get("action"):
+        return _admin_bulk_action(request, model, form)
+    if view == "lifecycle":  # the channel page's buttons: admin.channel.start, …
+        operation = str(kwargs.get("operation", "operate"))
+    else:
+        operation = ADMIN_OPERATIONS.get(view, view or "post")
+    if view == "add":
+        object_id = str(form.get("name") or form.get("username") or "")
+    action = f"admin.{model}.{operation}" if model else f"admin.{operation}"
+    return AuditTarget("admin", action, object_type, object_id, redact_body(form))
+
+
+def _admin_bulk_action(
+    request: HttpRequest, model: str, form: dict[str, Any]
+) -> AuditTarget | None:
+    name = str(form["action"])
+    if name == "delete_selected" and "post" not in form:
+        return None  # only the confirmation page: nothing changes until it is confirmed
+    selected = request.POST.getlist("_selected_action")
+    if model == "channel":
+        names = Channel.objects.filter(pk__in=[s for s in selected if s.isdigit()])
+        selected = sorted(names.values_list("name", flat=True))
+    changes: dict[str, Any] = {"action": name, "selected": selected}
+    if form.get("select_across") in ("1", 1):
+        changes["select_across"] = True
+    return AuditTarget(
+        "admin",
+        f"admin.{model}.{name}",
+        model,
+        ",".join(selected),
+        redact_body(changes),
+    )
+
+
+def _admin_model_view(url_name: str) -> tuple[str, str]:
+    """``("channel", "change")`` for ``console_channel_change``; ``("", name)`` otherwise."""
+    from django.contrib import admin
+
+    for model in admin.site._registry:
+        prefix = f"{model._meta.app_label}_{model._meta.model_name}_"
+        if url_name.startswith(prefix):
+            return model._meta.model_name, url_name[len(prefix) :]
+    return "", url_name
+
+
+def _channel_name(pk: str) -> str:
+    if not pk.isdigit():
+        return pk
+    name = Channel.objects.filter(pk=int(pk)).values_list("name", flat=True).first()
+    return name or pk
+
+
+def _body(request: HttpRequest) -> Any:
+    """The request body as JSON or form data, read before the view (which then reads
+    the cached copy); ``{"bytes": n}`` for bodies too big, multipart or unparsable."""
+    content_type = request.content_type or ""
+    length = _content_length(request)
+    if length == 0:
+        return {}
+    if length > MAX_BODY_READ or content_type.startswith("multipart/"):
+        return {"bytes": length, "content_type": content_type}
+    try:
+        raw = request.body
+    except Exception:  # already consumed or too big for Django: keep what we know
+        return {"bytes": length, "content_type": content_type}
+    if content_type == "application/x-www-form-urlencoded":
+        return _flat(QueryDict(raw, encoding=request.encoding))
+    try:
+        return json.loads(raw or b"{}")
+    except ValueError:
+        return {"bytes": length, "content_type": content_type}
+
+
+def _form(request: HttpRequest) -> dict[str, Any]:
+    """The admin's form fields (the admin parses them anyway); files are not kept."""
+    if _content_length(request) > MAX_BODY_READ:
+        return {}
+    try:
+        return _flat(request.POST)
+    except Exception:
+        return {}
+
+
+def _flat(data: QueryDict) -> dict[str, Any]:
+    return {key: values[0] if len(values) == 1 else values for key, values in data.lists()}
+
+
+def _content_length(request: HttpRequest) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
+
+
+# -- where from ------------------------------------------------------------------------------
+
+
+def client_address(request: HttpRequest) -> str | None:
+    """``REMOTE_ADDR``, or the first ``X-Forwarded-For`` hop when ``REMOTE_ADDR`` is a
+    trusted proxy (``SLUICE_TRUSTED_PROXIES``: addresses or networks, ``*`` for any)."""
+    remote = _ip(request.META.get("REMOTE_ADDR", ""))
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    if forwarded and remote is not None and _trusted(remote):
+        first = _ip(forwarded.split(",")[0].strip())
+        if first is not None:
+            return first
+    return remote
+
+
+def _trusted(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    for entry in settings.SLUICE_TRUSTED_PROXIES:
+        if entry == "*":
+            return True
+        try:
+            if ip in ipaddress.ip_network(entry, strict=False):
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def _ip(value: str) -> str | None:
+    try:
+        return str(ipaddress.ip_address(value.strip()))
+    except ValueError:
+        return None
+
+
+# -- signing in and out ------------------------------------------------------------------------
+
+
+def _via(request: HttpRequest | None) -> str:
+    path = getattr(request, "path", "") or ""
+    return next((v for p, v in AUDITED_PREFIXES.items() if path.startswith(p)), "web")
+
+
+def _request_fields(request: HttpRequest | None) -> dict[str, Any]:
+    if request is None or not hasattr(request, "META"):
+        return {"via": "web"}
+    return {
+        "remote_addr": client_address(request),
+        "user_agent": request.META.get("HTTP_USER_AGENT", ""),
+        "via": _via(request),
+    }
+
+
+@receiver(user_logged_in, dispatch_uid="sluice_audit_login")
+def _logged_in(sender, request=None, user=None, **kwargs) -> None:
+    record_audit(
+        action="auth.login",
+        user=user,
+        object_type="user",
+        object_id=user.get_username() if user is not None else "",
+        **_request_fields(request),
+    )
+
+
+@receiver(user_logged_out, dispatch_uid="sluice_audit_logout")
+def _logged_out(sender, request=None, user=None, **kwargs) -> None:
+    record_audit(
+        action="auth.logout",
+        user=user,
+        object_type="user",
+        object_id=user.get_username() if user is not None else "",
+        **_request_fields(request),
+    )
+
+
+@receiver(user_login_failed, dispatch_uid="sluice_audit_login_failed")
+def _login_failed(sender, credentials=None, request=None, **kwargs) -> None:
+    # Django passes the credentials cleansed (the password replaced); keep the name only.
+    username = str((credentials or {}).get("username", ""))
+    record_audit(
+        action="auth.login_failed",
+        object_type="user",
+        object_id=username,
+        changes={"username": username} if username else {},
+        outcome=401,
+        **_request_fields(request),
+    )

@@ -1,0 +1,247 @@
+"""Prometheus metrics: what ``GET /metrics`` serves.
+
+:class:`SluiceCollector` reads the database when Prometheus scrapes, in a fixed number of
+queries whatever the number of channels (channels with their connector, tasks, workers),
+and the reconcile loop's timings from Redis. The reconcile pass runs in the Celery worker,
+not in the web process, so :func:`record_reconcile` keeps its histogram in one Redis hash
+(``<prefix>:metrics:reconcile``: ``sum``, one cumulative count per bucket ``le:<bound>``
+(``le:+Inf`` is the number of passes), ``last_success``, ``failures``), updated in one
+MULTI/EXEC transaction per pass, so a scrape never sees half a pass; every web process
+reads the same numbers, and several Celery workers add to them.
+
+Metrics (labels in braces):
+
+* ``sluice_channel_events_per_second{channel}`` — sum of its RUNNING tasks' rows/s;
+* ``sluice_channel_lag{channel}`` — sum of its tasks' lag (records behind the source);
+* ``sluice_channel_dead_letters_total{channel}`` — events sent to the dead-letter target
+  (or skipped) so far, across restarts;
+* ``sluice_channel_state{channel,state}`` and ``sluice_channel_target_state{channel,state}``
+  — 1 for the current (observed / requested) state, 0 for the others;
+* ``sluice_task_lag{channel,task,topic,partition}``;
+* ``sluice_workers{state}`` — runtime workers ALIVE / DEAD;
+* ``sluice_reconcile_duration_seconds`` (histogram), ``sluice_reconcile_failures_total``,
+  ``sluice_reconcile_last_success_timestamp_seconds`` (0 until a pass succeeds).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+import redis
+from django.conf import settings
+from django.db.models import Count
+from prometheus_client.core import (
+    CollectorRegistry,
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.utils import floatToGoString
+
+from console import locks
+from console.choices import ConnectorState, TargetState, WorkerState
+from console.models import Channel, Task, Worker
+
+logger = logging.getLogger(__name__)
+
+#: Upper bounds (seconds) of the reconcile duration histogram; a pass takes tens of ms.
+RECONCILE_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+def reconcile_key() -> str:
+    return f"{settings.SLUICE_REDIS_PREFIX}:metrics:reconcile"
+
+
+def _bucket_field(bound: float) -> str:
+    return "le:+Inf" if math.isinf(bound) else f"le:{bound:g}"
+
+
+def record_reconcile(duration: float, *, ok: bool, at: float | None = None) -> None:
+    """Add one reconcile pass that took ``duration`` seconds (``ok``: it succeeded).
+
+    Best effort: the control loop must not fail because its metrics cannot be written,
+    so a Redis error is logged and dropped.
+    """
+    key = reconcile_key()
+    try:
+        pipe = locks.redis_client().pipeline(transaction=True)
+        pipe.hincrbyfloat(key, "sum", duration)
+        for bound in (*RECONCILE_BUCKETS, math.inf):
+            if duration <= bound:
+                pipe.hincrby(key, _bucket_field(bound), 1)
+        if ok:
+            pipe.hset(key, "last_success", repr(time.time() if at is None else at))
+        else:
+            pipe.hincrby(key, "failures", 1)
+        pipe.execute()
+    except redis.RedisError as exc:
+        logger.warning("could not record the reconcile pass's metrics: %s", exc)
+
+
+@contextmanager
+def timed_reconcile() -> Iterator[None]:
+    """Record the block as one reconcile pass: failed if it raises (the error propagates)."""
+    started = time.monotonic()
+    try:
+        yield
+    except BaseException:
+        record_reconcile(time.monotonic() - started, ok=False)
+        raise
+    record_reconcile(time.monotonic() - started, ok=True)
+
+
+def read_reconcile() -> dict[str, float] | None:
+    """The reconcile hash as numbers (missing fields are 0); ``None`` if Redis is down."""
+    try:
+        raw = locks.redis_client().hgetall(reconcile_key())
+    except redis.RedisError as exc:
+        logger.warning("could not read the reconcile metrics from Redis: %s", exc)
+        return None
+    return {key.decode(): float(value) for key, value in raw.items()}
+
+
+class SluiceCollector:
+    """Builds every Sluice metric at scrape time (three queries and one Redis read)."""
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self.channel_metrics()
+        yield self.worker_metric()
+        yield from self.reconcile_metrics()
+
+    def channel_metrics(self) -> Iterator[Metric]:
+        events = GaugeMetricFamily(
+            "sluice_channel_events_per_second",
+            "Events per second the channel processes (sum of its running tasks' rates).",
+            labels=["channel"],
+        )
+        lag = GaugeMetricFamily(
+            "sluice_channel_lag",
+            "Records the channel is behind its source (sum of its tasks' lag).",
+            labels=["channel"],
+        )
+        dead_letters = CounterMetricFamily(
+            "sluice_channel_dead_letters",
+            "Events the channel sent to the dead-letter target (or skipped).",
+            labels=["channel"],
+        )
+        state = GaugeMetricFamily(
+            "sluice_channel_state",
+            "The channel's observed state: 1 for the current one, 0 for the others.",
+            labels=["channel", "state"],
+        )
+        target = GaugeMetricFamily(
+            "sluice_channel_target_state",
+            "The state the channel was asked to be in: 1 for the current one, 0 for the others.",
+            labels=["channel", "state"],
+        )
+        task_lag = GaugeMetricFamily(
+            "sluice_task_lag",
+            "Records a task is behind its source partition.",
+            labels=["channel", "task", "topic", "partition"],
+        )
+        rates: dict[str, float] = defaultdict(float)
+        lags: dict[str, float] = defaultdict(float)
+        for task in _tasks():
+            channel = task["connector__channel__name"]
+            if task["state"] == ConnectorState.RUNNING and task["rows_per_second"] is not None:
+                rates[channel] += task["rows_per_second"]
+            if task["lag"] is not None:
+                lags[channel] += task["lag"]
+                task_lag.add_metric(
+                    [
+                        channel,
+                        str(task["task_id"]),
+                        task["topic"] or "",
+                        "" if task["partition"] is None else str(task["partition"]),
+                    ],
+                    task["lag"],
+                )
+        for channel in _channels():
+            name = channel["name"]
+            events.add_metric([name], rates[name])
+            lag.add_metric([name], lags[name])
+            dead_letters.add_metric([name], channel["connector__dead_letters"] or 0)
+            observed = channel["connector__state"] or ConnectorState.STOPPED
+            _add_enum(state, [name], ConnectorState.values, observed)
+            _add_enum(target, [name], TargetState.values, channel["target_state"])
+        yield from (events, lag, dead_letters, state, target, task_lag)
+
+    def worker_metric(self) -> Metric:
+        workers = GaugeMetricFamily(
+            "sluice_workers", "Runtime workers, by liveness.", labels=["state"]
+        )
+        counts = {
+            row["state"]: row["n"]
+            for row in Worker.objects.order_by().values("state").annotate(n=Count("id"))
+        }
+        for value in WorkerState.values:
+            workers.add_metric([value], counts.get(value, 0))
+        return workers
+
+    def reconcile_metrics(self) -> Iterator[Metric]:
+        recorded = read_reconcile()
+        if recorded is None:
+            return  # Redis is down: leave the series absent rather than report zeros
+        buckets = [
+            (floatToGoString(bound), recorded.get(_bucket_field(bound), 0.0))
+            for bound in (*RECONCILE_BUCKETS, math.inf)
+        ]
+        yield HistogramMetricFamily(
+            "sluice_reconcile_duration_seconds",
+            "How long reconcile passes take (passes that ran, failed or not).",
+            buckets=buckets,
+            sum_value=recorded.get("sum", 0.0),
+        )
+        yield CounterMetricFamily(
+            "sluice_reconcile_failures",
+            "Reconcile passes that failed (runtime unreachable or an error).",
+            value=recorded.get("failures", 0.0),
+        )
+        yield GaugeMetricFamily(
+            "sluice_reconcile_last_success_timestamp_seconds",
+            "Unix time the last successful reconcile pass ended (0: none yet).",
+            value=recorded.get("last_success", 0.0),
+        )
+
+
+def _channels() -> list[dict]:
+    """One query: every channel with its connector's state and dead letters."""
+    return list(
+        Channel.objects.order_by("name").values(
+            "name", "target_state", "connector__state", "connector__dead_letters"
+        )
+    )
+
+
+def _tasks() -> Iterable[dict]:
+    """One query: every task with its channel's name."""
+    return Task.objects.order_by("connector__channel__name", "task_id").values(
+        "connector__channel__name",
+        "task_id",
+        "state",
+        "topic",
+        "partition",
+        "lag",
+        "rows_per_second",
+    )
+
+
+def _add_enum(
+    family: GaugeMetricFamily, labels: list[str], values: Iterable[str], current: str
+) -> None:
+    for value in values:
+        family.add_metric([*labels, value], 1 if value == current else 0)
+
+
+def registry() -> CollectorRegistry:
+    """A registry holding only Sluice's metrics (no per-process metrics of the web server,
+    which would differ from one gunicorn worker to the next)."""
+    sluice = CollectorRegistry(auto_describe=False)
+    sluice.register(SluiceCollector())
+    return sluice

@@ -1,0 +1,247 @@
+"""Which network addresses a sink may connect to (the HTTP sink's SSRF guard).
+
+A sink that posts to a URL a user typed must not become a way into the network it runs in:
+loopback, link-local (the cloud metadata service at 169.254.169.254 among them), private
+(RFC 1918, fc00::/7), shared (100.64.0.0/10), unspecified, multicast and reserved addresses
+are refused, and so are IPv4-mapped IPv6 forms of them (``::ffff:127.0.0.1``), unless the
+allow-list names them.
+
+The allow-list is the environment variable ``SLUICE_HTTP_SINK_ALLOW``: comma-separated host
+names (``localhost``, ``api.internal``; exact, case-insensitive) and/or CIDRs or addresses
+(``10.0.0.0/8``, ``127.0.0.1``, ``::1``). pipelines has no Django settings: the console (spec
+validation) and the runtime workers (which launch the drivers) must both get it.
+
+Two checks use it:
+
+* :func:`check_url_host` at spec validation, without DNS: a host that is an address literal
+  (also the legacy forms ``2130706433`` or ``127.1`` that C resolvers accept) or ``localhost``.
+* :class:`GuardedPoolManager` on every new connection: it resolves the host once, refuses the
+  connection when any address it resolves to is forbidden, and connects to the very addresses
+  it checked (the connection is pinned: a DNS answer that changes between check and connect -
+  DNS rebinding - cannot slip a private address in). TLS still verifies the certificate
+  against the host name.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util import connection as urllib3_connection
+
+ALLOW_ENV = "SLUICE_HTTP_SINK_ALLOW"
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+_SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT; not is_private in 3.11
+_LOCALHOST_NAMES = ("localhost", "localhost.localdomain")
+
+
+class ForbiddenAddress(Exception):
+    """A connection to a forbidden address was refused (never an ``OSError``: not retried)."""
+
+
+def forbidden_reason(address: IPAddress) -> str | None:
+    """Why ``address`` may not be connected to, or ``None`` when it is a public address.
+
+    An IPv4-mapped IPv6 address is judged as the IPv4 address it maps.
+    """
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        reason = forbidden_reason(address.ipv4_mapped)
+        return None if reason is None else f"IPv4-mapped {reason}"
+    checks = (
+        (address.is_unspecified, "unspecified address"),
+        (address.is_loopback, "loopback address"),
+        (address.is_link_local, "link-local address (cloud metadata lives there)"),
+        (address.is_multicast, "multicast address"),
+        (address in _SHARED, "shared (carrier-grade NAT) address"),
+        (address.is_reserved, "reserved address"),
+        (address.is_private, "private address"),
+        (not address.is_global, "non-global address"),
+    )
+    for hit, reason in checks:
+        if hit:
+            return reason
+    return None
+
+
+@dataclass(frozen=True)
+class AllowList:
+    """Host names and networks a sink may reach even though they are not public."""
+
+    hosts: frozenset[str] = frozenset()
+    networks: tuple[IPNetwork, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> AllowList:
+        """Parse ``SLUICE_HTTP_SINK_ALLOW`` text; raise ``ValueError`` naming a bad entry."""
+        hosts: set[str] = set()
+        networks: list[IPNetwork] = []
+        for raw in text.split(","):
+            entry = raw.strip().strip("[]")
+            if not entry:
+                continue
+            try:
+                networks.append(ipaddress.ip_network(entry, strict=False))
+                continue
+            except ValueError:
+                pass
+            if "/" in entry or any(c.isspace() for c in entry):
+                raise ValueError(f"{ALLOW_ENV}: {raw.strip()!r} is neither a host name nor a CIDR")
+            hosts.add(entry.lower().rstrip("."))
+        return cls(frozenset(hosts), tuple(networks))
+
+    def allows_host(self, host: str) -> bool:
+        return host.lower().rstrip(".") in self.hosts
+
+    def allows_address(self, address: IPAddress) -> bool:
+        candidates = [address]
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            candidates.append(address.ipv4_mapped)
+        return any(
+            candidate.version == network.version and candidate in network
+            for candidate in candidates
+            for network in self.networks
+        )
+
+
+def allow_list() -> AllowList:
+    """The allow-list of this process's environment (``SLUICE_HTTP_SINK_ALLOW``)."""
+    return AllowList.parse(os.environ.get(ALLOW_ENV, ""))
+
+
+def address_literal(host: str) -> IPAddress | None:
+    """The address ``host`` spells, or ``None`` for a name that needs DNS.
+
+    Besides the standard forms this recognises what ``inet_aton`` (so every C resolver)
+    takes as IPv4: ``2130706433``, ``127.1``, ``0x7f.0.0.1``.
+    """
+    text = host.strip("[]")
+    try:
+        return ipaddress.ip_address(text.split("%", 1)[0])
+    except ValueError:
+        pass
+    if text and all(c in "0123456789abcdefxABCDEFX." for c in text) and text[0].isdigit():
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(text))
+        except OSError:
+            return None
+    return None
+
+
+def check_url_host(host: str, allowed: AllowList | None = None) -> None:
+    """Raise ``ValueError`` when ``host`` is, without DNS, known to be forbidden.
+
+    That is an address literal that is not public, or ``localhost`` (and ``*.localhost``),
+    unless the allow-list names the host or a network holding the address.
+    """
+    allowed = allow_list() if allowed is None else allowed
+    if allowed.allows_host(host):
+        return
+    name = host.lower().rstrip(".")
+    if name in _LOCALHOST_NAMES or name.endswith(".localhost"):
+        raise ValueError(
+            f"{host} is a loopback host; the HTTP sink refuses it unless {ALLOW_ENV} names it"
+        )
+    address = address_literal(host)
+    if address is None or allowed.allows_address(address):
+        return
+    reason = forbidden_reason(address)
+    if reason is not None:
+        raise ValueError(
+            f"{host} is a {reason}; the HTTP sink refuses it unless {ALLOW_ENV} names it"
+        )
+
+
+def vetted_addresses(
+    host: str, port: int, allowed: AllowList
+) -> list[tuple[Any, int, int, tuple[Any, ...]]]:
+    """Resolve ``host`` once; every ``getaddrinfo`` entry, all of them allowed.
+
+    Raises :class:`ForbiddenAddress` when any address is forbidden (a name that resolves to
+    a public and a private address is refused: the resolver could hand out either) and
+    ``socket.gaierror`` when the name does not resolve.
+    """
+    infos = socket.getaddrinfo(host.strip("[]"), port, 0, socket.SOCK_STREAM)
+    if allowed.allows_host(host):
+        return [(family, type_, proto, sockaddr) for family, type_, proto, _, sockaddr in infos]
+    vetted = []
+    for family, type_, proto, _, sockaddr in infos:
+        address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
+        reason = None if allowed.allows_address(address) else forbidden_reason(address)
+        if reason is not None:
+            shown = host if host.strip("[]") == str(address) else f"{host} ({address})"
+            raise ForbiddenAddress(
+                f"{shown} is a {reason}; the HTTP sink refuses it unless {ALLOW_ENV} names it"
+            )
+        vetted.append((family, type_, proto, sockaddr))
+    return vetted
+
+
+def _connect(conn: HTTPConnection, allowed: AllowList) -> socket.socket:
+    """``HTTPConnection._new_conn`` with the guard: resolve, check, connect to what was checked."""
+    try:
+        addresses = vetted_addresses(conn._dns_host, conn.port, allowed)
+    except socket.gaierror as error:
+        raise NameResolutionError(conn.host, conn, error) from error
+    last: OSError | None = None
+    for family, type_, proto, sockaddr in addresses:
+        sock = socket.socket(family, type_, proto)
+        try:
+            urllib3_connection._set_socket_options(sock, conn.socket_options)
+            timeout = conn.timeout  # the pool resolved it to seconds (or None: blocking)
+            if isinstance(timeout, int | float):
+                sock.settimeout(timeout)
+            if conn.source_address:
+                sock.bind(conn.source_address)
+            sock.connect(sockaddr)
+            return sock
+        except TimeoutError as error:
+            sock.close()
+            raise ConnectTimeoutError(
+                conn, f"Connection to {conn.host} timed out. (connect timeout={timeout})"
+            ) from error
+        except OSError as error:
+            sock.close()
+            last = error
+    raise NewConnectionError(conn, f"Failed to establish a new connection: {last}")
+
+
+class _GuardedHTTPConnection(HTTPConnection):
+    allowed: AllowList = AllowList()
+
+    def _new_conn(self) -> socket.socket:
+        return _connect(self, self.allowed)
+
+
+class _GuardedHTTPSConnection(HTTPSConnection):
+    allowed: AllowList = AllowList()
+
+    def _new_conn(self) -> socket.socket:
+        return _connect(self, self.allowed)
+
+
+class GuardedPoolManager(urllib3.PoolManager):
+    """A ``PoolManager`` whose every new connection goes only to allowed addresses.
+
+    A refused connection raises :class:`ForbiddenAddress` out of ``request``.
+    """
+
+    def __init__(self, allowed: AllowList, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        http_conn = type("HTTPConnection", (_GuardedHTTPConnection,), {"allowed": allowed})
+        https_conn = type("HTTPSConnection", (_GuardedHTTPSConnection,), {"allowed": allowed})
+        self.pool_classes_by_scheme = {
+            "http": type("HTTPConnectionPool", (HTTPConnectionPool,), {"ConnectionCls": http_conn}),
+            "https": type(
+                "HTTPSConnectionPool", (HTTPSConnectionPool,), {"ConnectionCls": https_conn}
+            ),
+        }

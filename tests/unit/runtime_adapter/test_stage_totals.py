@@ -1,0 +1,166 @@
+"""The driver adds up each micro-batch's per-stage counts into the status it reports."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import pytest
+
+from runtime_adapter.base import ConnectorStatus
+from runtime_adapter.driver import Driver, StageTotals
+from runtime_adapter.states import State
+
+SPEC = {
+    "source": {"type": "generator", "config": {}},
+    "transforms": [
+        {"type": "filter", "config": {"pattern": {"type": ["order"]}}},
+        {"type": "cast", "config": {"fields": {"data.qty": "long"}}},
+    ],
+    "sink": {"type": "preview", "config": {}},
+}
+
+
+def points() -> list[Any]:
+    from pipelines.builder import stage_points
+
+    return stage_points(SPEC)
+
+
+def progress(batch: int, before: int, end: int, failed: list[int], rate: float = 0.0) -> dict:
+    """A batch's progress: ``before`` rows reached the filter, ``end`` the error gate;
+    ``failed`` per stage, source first."""
+    observed = {
+        "sluice.stages.before_1": {"rows": before},
+        "sluice.stages": {"rows": end, **{f"failed_{n}": f for n, f in enumerate(failed)}},
+    }
+    return {
+        "batchId": batch,
+        "numInputRows": before,
+        "inputRowsPerSecond": rate,
+        "observedMetrics": observed,
+    }
+
+
+def counts(totals: StageTotals) -> list[tuple[int, int, int]]:
+    return [(s["in"], s["out"], s["failed"]) for s in totals.stages()]
+
+
+def test_batches_add_up_once_each_with_the_latest_rate() -> None:
+    totals = StageTotals()
+    totals.start(points(), "run-1")
+    assert totals.stages() == []
+    # 10 read, 1 unreadable; the filter drops 3; the cast fails 2; the sink fails none.
+    assert totals.fold(progress(0, 10, 7, [1, 0, 2, 0], rate=20.0))
+    assert not totals.fold(progress(0, 10, 7, [1, 0, 2, 0]))  # polled again
+    assert totals.fold(progress(1, 4, 4, [0, 0, 0, 0], rate=8.0))
+    assert counts(totals) == [(14, 13, 1), (13, 10, 0), (10, 8, 2), (8, 8, 0)]
+    first = totals.stages()[0]
+    assert {k: first[k] for k in ("stage", "index", "type")} == {
+        "stage": "source",
+        "index": None,
+        "type": "generator",
+    }
+    assert [s["index"] for s in totals.stages()] == [None, 0, 1, None]
+    # The latest batch's rates: 4 records at 8/s.
+    assert (first["in_per_second"], first["out_per_second"]) == (8.0, 8.0)
+    # An idle trigger (no data, no metrics) keeps the totals and zeroes the rates.
+    assert not totals.fold({"batchId": 2, "numInputRows": 0, "observedMetrics": {}})
+    assert counts(totals)[0] == (14, 13, 1)
+    assert totals.stages()[0]["in_per_second"] == 0.0
+
+
+def test_a_restarted_query_keeps_counting_from_the_totals() -> None:
+    totals = StageTotals()
+    totals.start(points(), "run-1")
+    totals.fold(progress(5, 3, 3, [0, 0, 0, 0]))
+    totals.start(points(), "run-2")  # resumed after a pause: batch ids may start lower
+    assert totals.fold(progress(0, 2, 2, [0, 0, 0, 0]))
+    assert counts(totals)[0] == (5, 5, 0)
+
+
+class FakeProgress(dict):
+    """Like PySpark's StreamingQueryProgress: ``batchId`` and ``json``."""
+
+    def __init__(self, data: dict) -> None:
+        super().__init__(data)
+        self.batchId = data["batchId"]
+        self.json = json.dumps(data)
+
+
+class FakeQuery:
+    def __init__(self, reports: list[dict]) -> None:
+        self.recentProgress = [FakeProgress(r) for r in reports]
+        self.lastProgress = self.recentProgress[-1]
+        self.isActive = True
+
+
+class FakeStore:
+    def __init__(self) -> None:
+        self.reported: list[ConnectorStatus] = []
+
+    def report(self, status: ConnectorStatus) -> bool:
+        self.reported.append(status)
+        return True
+
+
+def test_the_status_carries_the_totals_with_batches_missed_between_polls() -> None:
+    store = FakeStore()
+    args = argparse.Namespace(connector_id="c1", worker_id="w1", generation=1)
+    driver = Driver(store, argparse.Namespace(), args)  # type: ignore[arg-type]
+    driver.stage_totals.start(points(), "run-1")
+    driver.query = FakeQuery([progress(0, 5, 5, [0, 0, 0, 0])])
+    driver.report(State.RUNNING, progress=driver.collect_progress())
+    # Three batches ran before the next poll: the two the poll did not see come from
+    # the query's recent progress.
+    driver.query = FakeQuery(
+        [progress(b, b, b, [0, 0, 0, 0]) for b in range(4)]
+        + [{"batchId": 4, "numInputRows": 0}]  # an idle report in between is harmless
+        + [progress(5, 5, 5, [1, 0, 0, 0])]
+    )
+    driver.report(State.RUNNING, progress=driver.collect_progress())
+    stages = store.reported[-1].stages
+    # 5 + (1 + 2 + 3) + 5 read; one failed at the source.
+    assert [(s["stage"], s["in"], s["out"], s["failed"]) for s in stages] == [
+        ("source", 16, 15, 1),
+        ("transform", 15, 15, 0),
+        ("transform", 15, 15, 0),
+        ("sink", 15, 15, 0),
+    ]
+    assert store.reported[0].stages[0]["in"] == 5
+
+
+@pytest.mark.parametrize(
+    ("value", "enabled"),
+    [(None, True), ("true", True), ("1", True), ("false", False), ("0", False), ("off", False)],
+)
+def test_stage_counts_can_be_switched_off(monkeypatch, value, enabled) -> None:
+    from runtime_adapter.driver import stage_counts_enabled
+
+    if value is None:
+        monkeypatch.delenv("SLUICE_STAGE_COUNTS", raising=False)
+    else:
+        monkeypatch.setenv("SLUICE_STAGE_COUNTS", value)
+    assert stage_counts_enabled() is enabled
+
+
+def test_a_channel_counted_from_its_progress_alone() -> None:
+    """kafka → filter → kafka under tolerance none has no observes: records read and the
+    sink's rows written tell every stage's counts."""
+    from pipelines.builder import stage_points
+
+    spec = {
+        "source": {"type": "kafka", "config": {"bootstrap_servers": "k:1", "topics": ["in"]}},
+        "transforms": [{"type": "filter", "config": {"pattern": {"type": ["order"]}}}],
+        "sink": {"type": "kafka", "config": {"bootstrap_servers": "k:1", "topic": "out"}},
+    }
+    totals = StageTotals()
+    totals.start(stage_points(spec), "run-1")
+    batch = {"batchId": 0, "numInputRows": 10, "observedMetrics": {}}
+    assert totals.fold({**batch, "sink": {"numOutputRows": 4}})
+    assert counts(totals) == [(10, 10, 0), (10, 4, 0), (4, 4, 0)]
+    # An idle trigger announcing the next batch's id must not keep that batch from counting.
+    assert not totals.fold({"batchId": 1, "numInputRows": 0, "sink": {"numOutputRows": 0}})
+    assert totals.fold({"batchId": 1, "numInputRows": 5, "sink": {"numOutputRows": 5}})
+    assert counts(totals) == [(15, 15, 0), (15, 9, 0), (9, 9, 0)]
