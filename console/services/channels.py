@@ -141,6 +141,19 @@ def update_channel(
         if spec is not None:
             normalized = normalize_spec(spec, stored=stored)
         changed = False
+
+        def note(reason: str) -> None:
+            """One lifecycle event for one kind of change (the target state stays)."""
+            nonlocal changed
+            record_channel(
+                channel,
+                actor or actor_for(user),
+                from_state=channel.target_state,
+                to_state=channel.target_state,
+                reason=reason,
+            )
+            changed = True
+
         if description is not None and description != channel.description:
             channel.description = description
             changed = True
@@ -149,42 +162,20 @@ def update_channel(
         if new_policy != policy:
             new_policy.apply_to(channel)
             channel.full_clean(exclude=["name"], validate_unique=False)
-            record_channel(
-                channel,
-                actor or actor_for(user),
-                from_state=channel.target_state,
-                to_state=channel.target_state,
-                reason=f"restart policy changed to {new_policy.describe()}",
-            )
-            changed = True
+            note(f"restart policy changed to {new_policy.describe()}")
         if ingest_rate_limit is not UNCHANGED and ingest_rate_limit != channel.ingest_rate_limit:
             previous = channel.ingest_rate_limit
             channel.ingest_rate_limit = ingest_rate_limit
             channel.full_clean(exclude=["name"], validate_unique=False)
-            record_channel(
-                channel,
-                actor or actor_for(user),
-                from_state=channel.target_state,
-                to_state=channel.target_state,
-                reason=(
-                    f"ingestion rate limit changed from {_rate(previous)} "
-                    f"to {_rate(ingest_rate_limit)}"
-                ),
+            note(
+                f"ingestion rate limit changed from {_rate(previous)} to {_rate(ingest_rate_limit)}"
             )
-            changed = True
         if normalized is not None and (latest is None or stored != normalized):
             number = latest.number + 1 if latest else 1
             Revision.objects.create(
                 channel=channel, number=number, spec=encrypt_spec(normalized), created_by=user
             )
-            record_channel(
-                channel,
-                actor or actor_for(user),
-                from_state=channel.target_state,
-                to_state=channel.target_state,
-                reason=f"saved revision {number}",
-            )
-            changed = True
+            note(f"saved revision {number}")
         if changed:
             channel.save(
                 update_fields=["description", *_POLICY_FIELDS, "ingest_rate_limit", "updated"]

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 import requests
-from confluent_kafka import Producer
 
 from tests.integration.test_walking_skeleton import consume_all, make_topic
+from tests.support.orders import PATTERN, produce_range, selected
 from tests.support.processes import free_port, start_redis, wait_until
 from tests.support.spark import local_spark
 from tests.support.stack import Stack, kill_driver, running_stack, runtime_env
@@ -33,27 +33,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 EVENTS = 200_000
 BATCHES = 5
-PATTERN = {"data": {"kind": ["order"]}}
 CHANNELS = ("faults-kafka", "faults-files")
-
-
-def payload(seq: int) -> bytes:
-    kind = ("order", "refund", "quote")[seq % 3]
-    return json.dumps({"seq": seq, "kind": kind, "amount": seq % 1000}).encode()
-
-
-def selected(seq: int) -> bool:
-    return seq % 3 == 0
 
 
 def produce_batch(bootstrap: str, topic: str, batch: int) -> None:
     size = EVENTS // BATCHES
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "acks": "all"})
-    for seq in range(batch * size, (batch + 1) * size):
-        producer.produce(topic, payload(seq))
-        if seq % 10_000 == 0:
-            producer.poll(0)
-    assert producer.flush(120) == 0
+    produce_range(bootstrap, topic, batch * size, (batch + 1) * size)
 
 
 class RedisProcess:

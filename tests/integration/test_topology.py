@@ -45,10 +45,10 @@ import psycopg
 import pytest
 import requests
 import yaml
-from confluent_kafka import Producer
 
 from runtime_adapter.checkpoint import latest_committed
 from tests.integration.test_walking_skeleton import consume_all, make_topic
+from tests.support.orders import PATTERN, produce_range, selected
 from tests.support.processes import REPO_ROOT, Service, start_redis, wait_until
 from tests.support.spark_cluster import StandaloneCluster, standalone_cluster
 from tests.support.stack import Stack, role_command, running_stack
@@ -87,25 +87,10 @@ RUNTIME_WORKER_ENV = ("SLUICE_WORKER_ID", "SLUICE_DRIVER_HOST", "SLUICE_DRIVER_B
 
 BATCH = 20_000  # events per batch; one in three is selected
 MAX_PER_TRIGGER = 10_000
-PATTERN = {"data": {"kind": ["order"]}}
-
-
-def payload(seq: int) -> bytes:
-    kind = ("order", "refund", "quote")[seq % 3]
-    return json.dumps({"seq": seq, "kind": kind, "amount": seq % 1000}).encode()
-
-
-def selected(seq: int) -> bool:
-    return seq % 3 == 0
 
 
 def produce_batch(bootstrap: str, topic: str, batch: int) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "acks": "all"})
-    for seq in range(batch * BATCH, (batch + 1) * BATCH):
-        producer.produce(topic, payload(seq))
-        if seq % 5_000 == 0:
-            producer.poll(0)
-    assert producer.flush(60) == 0, "Kafka did not take the batch"
+    produce_range(bootstrap, topic, batch * BATCH, (batch + 1) * BATCH, timeout=60)
 
 
 # One Fernet key for every role, as compose passes it: the console encrypts stage secrets

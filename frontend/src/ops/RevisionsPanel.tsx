@@ -80,34 +80,22 @@ export function RevisionsPanel({
       {list.length > 1 && pair && (
         <div className="compare">
           <div className="row">
-            <label className="field inline">
-              <span>From</span>
-              <select
-                value={pair[0]}
-                onChange={(e) => setChosen([Number(e.target.value), pair[1]])}
-                aria-label="Compare from revision"
-              >
-                {list.map((r) => (
-                  <option key={r.number} value={r.number}>
-                    {label(r.number)}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <label className="field inline">
-              <span>To</span>
-              <select
-                value={pair[1]}
-                onChange={(e) => setChosen([pair[0], Number(e.target.value)])}
-                aria-label="Compare to revision"
-              >
-                {list.map((r) => (
-                  <option key={r.number} value={r.number}>
-                    {label(r.number)}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <RevisionSelect
+              caption="From"
+              label="Compare from revision"
+              value={pair[0]}
+              numbers={list.map((r) => r.number)}
+              describe={label}
+              onChange={(number) => setChosen([number, pair[1]])}
+            />
+            <RevisionSelect
+              caption="To"
+              label="Compare to revision"
+              value={pair[1]}
+              numbers={list.map((r) => r.number)}
+              describe={label}
+              onChange={(number) => setChosen([pair[0], number])}
+            />
           </div>
           <SpecDiff before={byNumber.get(pair[0])} after={byNumber.get(pair[1])} />
         </div>
@@ -161,5 +149,27 @@ function SpecDiff({ before, after }: { before?: Revision; after?: Revision }) {
         )}
       </div>
     </figure>
+  );
+}
+
+function RevisionSelect(props: {
+  caption: string;
+  label: string;
+  value: number;
+  numbers: number[];
+  describe: (n: number) => string;
+  onChange: (n: number) => void;
+}) {
+  return (
+    <label className="field inline">
+      <span>{props.caption}</span>
+      <select value={props.value} onChange={(e) => props.onChange(Number(e.target.value))} aria-label={props.label}>
+        {props.numbers.map((n) => (
+          <option key={n} value={n}>
+            {props.describe(n)}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
