@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import requests
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -171,3 +172,65 @@ def test_kafka_filter_kafka_in_the_browser(
     assert written, f"nothing reached {sink} ({trickle.sent} orders sent)"
     # The json sink writes each event's data: the orders that passed the filter, as sent.
     assert all(order["region"].startswith("eu-") for order in written), written[:5]
+
+
+@pytest.mark.timeout(300)
+def test_an_editor_issues_an_ingestion_token_in_the_browser(
+    stack: Stack, browser_tools: dict[str, str], shots: Path
+) -> None:
+    """The channel page's HTTP ingestion panel: issue a token, set the rate limit; a producer
+    then sends an event with that token and Kafka takes it."""
+    channel = f"e2e-ingest-{uuid.uuid4().hex[:6]}"
+    http = stack.session()
+    created = http.post(
+        f"{stack.api}/channels/",
+        json={
+            "name": channel,
+            "spec": {
+                "source": {"type": "http", "config": {}},
+                "transforms": [],
+                "sink": {"type": "preview", "config": {}},
+            },
+        },
+        timeout=30,
+    )
+    assert created.status_code == 201, created.text
+    env = {
+        **os.environ,
+        "SLUICE_URL": stack.base_url,
+        "SLUICE_USER": "admin",
+        "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
+        "E2E_ARTIFACTS": str(shots),
+        "E2E_CHANNEL": channel,
+        "CHROMIUM": browser_tools["chromium"],
+    }
+    result = subprocess.run(
+        [browser_tools["node"], str(REPO_ROOT / "frontend" / "e2e" / "ingest.e2e.mjs")],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    (shots / "e2e-ingest.log").write_text(result.stdout + result.stderr, encoding="utf-8")
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
+    token = next(
+        line.split(" ", 1)[1] for line in result.stdout.splitlines() if line.startswith("TOKEN ")
+    )
+
+    detail = http.get(f"{stack.api}/channels/{channel}/", timeout=10).json()
+    assert detail["ingest_token"] == {"exists": True, "prefix": token[:8]}
+    assert detail["ingest_rate_limit"] == 50
+    event = {"specversion": "1.0", "id": "e2e-1", "source": "/e2e", "type": "e2e.sent"}
+    sent = requests.post(
+        f"{stack.api}/channels/{channel}/events",
+        json=event,
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/cloudevents+json",
+        },
+        timeout=30,
+    )
+    assert sent.status_code == 202, sent.text
+    assert sent.json()["accepted"] == 1

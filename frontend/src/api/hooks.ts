@@ -11,6 +11,7 @@ import type {
   ChannelStatus,
   ChannelWithStatus,
   Cluster,
+  IssuedIngestToken,
   LifecycleEvent,
   Me,
   OffsetsBody,
@@ -232,4 +233,29 @@ export function useDeleteChannel() {
       void client.invalidateQueries({ queryKey: ["channels"] });
     },
   });
+}
+
+/** Issue or rotate (POST) and revoke (DELETE) a channel's ingestion token; save its rate limit. */
+export function useIngestAdmin(name: string) {
+  const client = useQueryClient();
+  const path = `channels/${encodeURIComponent(name)}`;
+  const settled = () => {
+    void client.invalidateQueries({ queryKey: ["channel", name] });
+    void client.invalidateQueries({ queryKey: ["lifecycle", name] });
+  };
+  return {
+    issue: useMutation({
+      mutationFn: () => post<IssuedIngestToken>(`${path}/ingest-token`),
+      onSettled: settled,
+    }),
+    revoke: useMutation({
+      mutationFn: () => api<null>(`${path}/ingest-token`, { method: "DELETE" }),
+      onSettled: settled,
+    }),
+    rateLimit: useMutation({
+      mutationFn: (limit: number | null) =>
+        api<unknown>(`${path}/`, { method: "PATCH", body: JSON.stringify({ ingest_rate_limit: limit }) }),
+      onSettled: settled,
+    }),
+  };
 }

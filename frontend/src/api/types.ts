@@ -50,6 +50,17 @@ export interface Channel {
   created: string;
   updated: string;
   created_by: string | null;
+  /** Whether POST …/events has a token (never the token itself). */
+  ingest_token?: { exists: boolean; prefix: string | null };
+  /** Events/s HTTP ingestion accepts; null: the site default. */
+  ingest_rate_limit?: number | null;
+}
+
+/** The answer to POST …/ingest-token: the only time the token is shown. */
+export interface IssuedIngestToken {
+  token: string;
+  prefix: string;
+  created: boolean;
 }
 
 export interface Task {

@@ -11,6 +11,7 @@ import { ago, eventsPerSecond, fmtNumber, fmtTime, totalLag } from "../ui/format
 import { ActionButtons } from "./ActionButtons";
 import { ThroughputChart, type Sample } from "./Chart";
 import { DeleteChannelButton } from "./DeleteChannelButton";
+import { IngestPanel } from "./IngestPanel";
 import { OffsetsPanel } from "./OffsetsPanel";
 import { RevisionsPanel } from "./RevisionsPanel";
 import { stageDetails } from "./stageCounts";
@@ -139,6 +140,8 @@ export function ChannelPage({ name }: { name: string }) {
         <RevisionsPanel name={name} running={s?.revision ?? null} latest={s?.latest_revision ?? null} />
         <OffsetsPanel name={name} status={s} />
       </div>
+
+      {channel.data?.spec.source.type === "http" && <IngestPanel channel={channel.data} />}
 
       <div className="two-col">
         <Lifecycle name={name} />
