@@ -8,7 +8,7 @@ runtime builds the same box from its environment (:func:`secret_box_from_env`).
 
 from __future__ import annotations
 
-import threading
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +22,7 @@ from pipelines.spec.secrets import (
     SecretsKeyError,
     decrypt_secrets,
     encrypt_secrets,
+    is_encrypted,
     secret_values,
 )
 
@@ -34,18 +35,11 @@ __all__ = [
     "secret_box",
 ]
 
-_lock = threading.Lock()
-_box: SecretBox | None = None
 
-
+@functools.cache
 def secret_box() -> SecretBox:
     """The process-wide box (built on first use; raises :class:`SecretsKeyError`)."""
-    global _box
-    if _box is None:
-        with _lock:
-            if _box is None:
-                _box = SecretBox.from_config(settings.SLUICE_SECRETS_KEY, settings.SECRET_KEY)
-    return _box
+    return SecretBox.from_config(settings.SLUICE_SECRETS_KEY, settings.SECRET_KEY)
 
 
 def encrypt_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -69,12 +63,10 @@ def plain_secret_values(spec: Mapping[str, Any] | None) -> list[str]:
     try:
         return secret_values(decrypt_spec(spec))
     except (SecretDecryptionError, SecretsKeyError):
-        return [v for v in secret_values(spec) if not v.startswith("enc:")]
+        return [v for v in secret_values(spec) if not is_encrypted(v)]
 
 
 @receiver(setting_changed)
 def _forget_box_on_setting_change(setting: str, **kwargs) -> None:
-    global _box
     if setting in {"SLUICE_SECRETS_KEY", "SECRET_KEY"}:
-        with _lock:
-            _box = None
+        secret_box.cache_clear()

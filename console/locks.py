@@ -13,9 +13,12 @@ from django.dispatch import receiver
 
 
 @functools.cache
-def redis_client() -> redis.Redis:
-    """The console's own Redis connection (``settings.REDIS_URL``)."""
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=5, socket_connect_timeout=5)
+def redis_client(timeout: float = 5.0) -> redis.Redis:
+    """The console's own Redis connection (``settings.REDIS_URL``), one per ``timeout``
+    (seconds to connect and per command; request paths that must not hang ask for less)."""
+    return redis.Redis.from_url(
+        settings.REDIS_URL, socket_timeout=timeout, socket_connect_timeout=timeout
+    )
 
 
 @contextmanager

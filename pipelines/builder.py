@@ -72,7 +72,8 @@ class StagePoint:
 
 def stage_points(spec: ChannelSpec | Mapping[str, object]) -> list[StagePoint]:
     """The counted stages of a channel, in order: its source, its transforms, its sink."""
-    spec = validate_spec(spec)
+    if not isinstance(spec, ChannelSpec):  # a validated spec is not validated again
+        spec = validate_spec(spec)
     points = [StagePoint(0, "source", None, spec.source.type, "source")]
     for index, stage in enumerate(spec.transforms):
         points.append(transform_point(index, stage))

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from console import locks
 from console.models import Channel
 from console.services.errors import ServiceError
 
@@ -90,10 +91,9 @@ def channel_rate_limit(channel: Channel) -> RateLimit | None:
     return RateLimit(rate=rate, burst=burst)
 
 
-@functools.cache
 def _client() -> redis.Redis:
     # Short timeouts: a hung Redis must not hold up every ingestion request (fail open fast).
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=0.5, socket_connect_timeout=0.5)
+    return locks.redis_client(timeout=0.5)
 
 
 @functools.cache
@@ -148,7 +148,6 @@ def _warn_unlimited(exc: Exception) -> None:
 
 
 @receiver(setting_changed)
-def _forget_client_on_setting_change(setting: str, **kwargs) -> None:
-    if setting == "REDIS_URL":
-        _client.cache_clear()
+def _forget_script_on_setting_change(setting: str, **kwargs) -> None:
+    if setting == "REDIS_URL":  # the client is locks.redis_client's, which forgets it too
         _script.cache_clear()

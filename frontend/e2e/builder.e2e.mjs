@@ -11,11 +11,10 @@
 //   filter → Kafka sink (topic E2E_TOPIC_OUT); the caller keeps producing to E2E_TOPIC_IN.
 // Environment: SLUICE_URL, SLUICE_USER, SLUICE_PASSWORD, E2E_ARTIFACTS, E2E_CHANNEL,
 // CHROMIUM (default /usr/bin/chromium), E2E_BUILDER_ONLY=1 to stop after saving.
-import { mkdirSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 
-import { chromium } from "playwright-core";
+import { axeViolations, logIn, openBrowser } from "./browser.mjs";
 
 const base = (process.env.SLUICE_URL ?? "http://127.0.0.1:8000").replace(/\/$/, "");
 const user = process.env.SLUICE_USER ?? "admin";
@@ -29,19 +28,11 @@ const topicIn = process.env.E2E_TOPIC_IN ?? "e2e-in";
 const topicOut = process.env.E2E_TOPIC_OUT ?? "e2e-out";
 const RUN_TIMEOUT = Number(process.env.E2E_RUN_TIMEOUT_MS ?? 180_000);
 
-const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
-
 mkdirSync(artifacts, { recursive: true });
 const started = Date.now();
 const step = (what) => console.log(`[e2e ${((Date.now() - started) / 1000).toFixed(1)}s] ${what}`);
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-background-networking", "--disable-dev-shm-usage"],
-});
-const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-page.setDefaultTimeout(15_000);
+const { browser, page } = await openBrowser();
 const consoleErrors = [];
 page.on("pageerror", (error) => consoleErrors.push(String(error)));
 
@@ -113,18 +104,7 @@ const FLOWS = {
 
 /** Run axe-core on the page as it is; fail on any serious or critical violation. */
 async function checkA11y(label) {
-  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: AXE });
-  const result = await page.evaluate(() =>
-    window.axe.run(document, { resultTypes: ["violations"], runOnly: ["wcag2a", "wcag2aa", "wcag21aa", "best-practice"] }),
-  );
-  const report = result.violations.map((v) => ({
-    id: v.id,
-    impact: v.impact,
-    help: v.help,
-    nodes: v.nodes.map((n) => n.target.join(" ")),
-  }));
-  writeFileSync(join(artifacts, `axe-${label}-${flow}.json`), JSON.stringify(report, null, 2));
-  const bad = report.filter((v) => v.impact === "serious" || v.impact === "critical");
+  const { report, bad } = await axeViolations(page, join(artifacts, `axe-${label}-${flow}.json`));
   step(`axe on ${label}: ${report.length} violation(s), ${bad.length} serious or critical`);
   if (bad.length > 0) throw new Error(`axe on ${label}:\n${JSON.stringify(bad, null, 2)}`);
 }
@@ -142,11 +122,7 @@ async function waitForState(state) {
 
 try {
   step("log in");
-  await page.goto(`${base}/`);
-  await page.getByLabel("User name").fill(user);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Log in" }).click();
-  await page.getByRole("heading", { name: "Channels" }).waitFor();
+  await logIn(page, base, user, password);
   await page.getByRole("region", { name: "Getting started" }).waitFor();
   await checkA11y("channels");
 

@@ -3,33 +3,21 @@
 // its rate limit, and run axe-core on the page. Prints `TOKEN <token>` for the caller, which
 // then posts an event with it.
 // Environment: SLUICE_URL, SLUICE_USER, SLUICE_PASSWORD, E2E_ARTIFACTS, E2E_CHANNEL, CHROMIUM.
-import { mkdirSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 
-import { chromium } from "playwright-core";
+import { axeViolations, logIn, openBrowser } from "./browser.mjs";
 
 const base = (process.env.SLUICE_URL ?? "http://127.0.0.1:8000").replace(/\/$/, "");
 const artifacts = process.env.E2E_ARTIFACTS ?? "test-artifacts/e2e";
 const channel = process.env.E2E_CHANNEL ?? "e2e-ingest";
-const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 mkdirSync(artifacts, { recursive: true });
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-background-networking", "--disable-dev-shm-usage"],
-});
-const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-page.setDefaultTimeout(15_000);
+const { browser, page } = await openBrowser();
 page.on("dialog", (dialog) => dialog.accept());
 
 try {
-  await page.goto(`${base}/`);
-  await page.getByLabel("User name").fill(process.env.SLUICE_USER ?? "admin");
-  await page.getByLabel("Password").fill(process.env.SLUICE_PASSWORD ?? "");
-  await page.getByRole("button", { name: "Log in" }).click();
-  await page.getByRole("heading", { name: "Channels" }).waitFor();
+  await logIn(page, base, process.env.SLUICE_USER ?? "admin", process.env.SLUICE_PASSWORD ?? "");
 
   await page.goto(`${base}/#/channels/${encodeURIComponent(channel)}`);
   const panel = page.getByTestId("ingest");
@@ -47,14 +35,8 @@ try {
   await panel.getByRole("button", { name: "Save limit" }).click();
   await panel.getByText("Rate limit: 50 events/s.").waitFor();
 
-  await page.addScriptTag({ path: AXE });
-  const result = await page.evaluate(() =>
-    window.axe.run(document, { resultTypes: ["violations"], runOnly: ["wcag2a", "wcag2aa", "wcag21aa", "best-practice"] }),
-  );
-  const report = result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(" ")) }));
-  writeFileSync(join(artifacts, "axe-channel-ingest.json"), JSON.stringify(report, null, 2));
+  const { bad } = await axeViolations(page, join(artifacts, "axe-channel-ingest.json"));
   await page.screenshot({ path: join(artifacts, "channel-ingest.png"), fullPage: true });
-  const bad = report.filter((v) => v.impact === "serious" || v.impact === "critical");
   if (bad.length > 0) throw new Error(`axe on the ingestion panel:\n${JSON.stringify(bad, null, 2)}`);
   console.log(`TOKEN ${token}`);
 } catch (error) {

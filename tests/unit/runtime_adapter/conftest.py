@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.store import RedisStore
 
@@ -22,3 +25,21 @@ def store(redis_url: str, prefix: str) -> RedisStore:
 @pytest.fixture
 def runtime(redis_url: str, prefix: str) -> SparkRuntime:
     return SparkRuntime(redis_url, prefix)
+
+
+@pytest.fixture
+def worker_config(redis_url: str, prefix: str, tmp_path: Path):
+    """A runtime worker's config on the test Redis and a var/ of its own; keyword arguments
+    override fields (``worker_id`` defaults to ``w1``)."""
+
+    def make(**overrides) -> RuntimeConfig:
+        fields = {"worker_id": "w1", **overrides}
+        return replace(
+            RuntimeConfig.from_env(),
+            redis_url=redis_url,
+            key_prefix=prefix,
+            var_dir=tmp_path,
+            **fields,
+        )
+
+    return make

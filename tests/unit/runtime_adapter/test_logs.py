@@ -9,15 +9,13 @@ import os
 import subprocess
 import sys
 import threading
-from dataclasses import replace
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
 from runtime_adapter import logs
 from runtime_adapter.base import Deployment
-from runtime_adapter.config import REPO_ROOT, RuntimeConfig
+from runtime_adapter.config import REPO_ROOT
 from runtime_adapter.states import TargetState
 from runtime_adapter.store import RedisStore
 from runtime_adapter.worker import RuntimeWorker
@@ -256,16 +254,9 @@ class _SleeperWorker(RuntimeWorker):
 
 
 def test_the_runtime_worker_logs_launches_with_the_connector_and_channel(
-    redis_url: str, prefix: str, tmp_path: Path, caplog
+    redis_url: str, prefix: str, worker_config, caplog
 ):
-    config = replace(
-        RuntimeConfig.from_env(),
-        redis_url=redis_url,
-        key_prefix=prefix,
-        var_dir=tmp_path,
-        worker_id="w1",
-        driver_stop_grace=0.5,
-    )
+    config = worker_config(driver_stop_grace=0.5)
     store = RedisStore.from_url(redis_url, prefix)
     store.put_deployment(
         Deployment("orders-c", "orders", 1, {}, TargetState.RUNNING, worker_id="w1")

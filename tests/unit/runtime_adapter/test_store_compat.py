@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
-from pathlib import Path
 
-from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.states import State
 from runtime_adapter.store import RedisStore, status_from_json
 from runtime_adapter.worker import RuntimeWorker
@@ -66,15 +63,8 @@ class FlakyWorker(RuntimeWorker):
         self.running = False
 
 
-def test_the_worker_loop_survives_a_failed_pass(redis_url: str, prefix: str, tmp_path: Path):
-    config = replace(
-        RuntimeConfig.from_env(),
-        redis_url=redis_url,
-        key_prefix=prefix,
-        var_dir=tmp_path,
-        worker_id="w-flaky",
-        heartbeat_interval=0.05,
-    )
+def test_the_worker_loop_survives_a_failed_pass(redis_url: str, prefix: str, worker_config):
+    config = worker_config(worker_id="w-flaky", heartbeat_interval=0.05)
     worker = FlakyWorker(config, RedisStore.from_url(redis_url, prefix))
     worker.run()  # returns once the third pass stops it; the failures did not end it
     assert worker.passes == 3

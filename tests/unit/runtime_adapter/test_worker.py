@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from runtime_adapter.base import Deployment
-from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import RedisStore
@@ -32,15 +29,8 @@ class FakeDriverWorker(RuntimeWorker):
 
 
 @pytest.fixture
-def worker(redis_url: str, prefix: str, tmp_path: Path):
-    config = replace(
-        RuntimeConfig.from_env(),
-        redis_url=redis_url,
-        key_prefix=prefix,
-        var_dir=tmp_path,
-        worker_id="w1",
-        driver_stop_grace=0.5,
-    )
+def worker(redis_url: str, prefix: str, worker_config):
+    config = worker_config(driver_stop_grace=0.5)
     worker = FakeDriverWorker(config, RedisStore.from_url(redis_url, prefix))
     yield worker
     worker.shutdown()
