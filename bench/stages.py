@@ -40,6 +40,7 @@ from pipelines.sinks.kafka import events_to_kafka_records
 from pipelines.sources.kafka import kafka_records_to_events
 from pipelines.spec import StageSpec
 from pipelines.spec.configs import KafkaSinkConfig, KafkaSourceConfig
+from runtime_adapter.config import RuntimeConfig
 
 BOOTSTRAP = "localhost:9092"
 SOURCE = KafkaSourceConfig(bootstrap_servers=BOOTSTRAP, topics=["bench-in"], format="json")
@@ -54,6 +55,7 @@ def session() -> SparkSession:
         .config("spark.sql.shuffle.partitions", "1")
         .config("spark.driver.memory", "2g")
         .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.jars", ",".join(str(p) for p in RuntimeConfig.from_env().spark_jars()))
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

@@ -26,6 +26,8 @@ writes it.
 
 from __future__ import annotations
 
+import json
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -39,6 +41,7 @@ from pyspark.sql.types import (
     VariantType,
 )
 
+from pipelines import native
 from pipelines.sql import sql_column, sql_string
 
 SPECVERSION = "1.0"
@@ -146,8 +149,16 @@ def event_variant() -> Column:
     return F.expr(event_variant_sql())
 
 
-def event_json() -> Column:
-    """The whole event as structured-mode CloudEvents JSON text."""
+def event_json(native_zone: str | None = None) -> Column:
+    """The whole event as structured-mode CloudEvents JSON text.
+
+    With ``native_zone`` (the session time zone, given when the session has Sluice's Spark
+    functions: :func:`pipelines.native.json_zone`) an event without extensions is written
+    with them: attribute strings quoted by ``quote`` and the data by ``json``, members in
+    the same order and NULL ones left out, so the text is the same.
+    """
+    if native_zone is not None:
+        return F.expr(_native_event_json_sql(native_zone))
     # Spark writes a VARIANT's JSON slowly (a new JSON generator per string, keys included),
     # so an event without extensions (the common case) is written from a struct of its
     # attributes: NULL ones are left out and members come in the order of a VARIANT object
@@ -168,6 +179,19 @@ def event_json() -> Column:
         f"WHEN {no_extensions} THEN {attributes_json('`data`')} "
         f"ELSE to_json({event_variant_sql()}) END"
     )
+
+
+def _native_event_json_sql(zone: str) -> str:
+    values = {name: native.quote(f"`{name}`") for name in ATTRIBUTES}
+    values["time"] = native.quote(time_text_sql("`time`"))
+    values["data"] = native.json("`data`", zone)
+    # concat is NULL when a value is (the member is left out), concat_ws skips NULLs.
+    members = ", ".join(
+        f"concat({sql_string(json.dumps(name) + ':')}, {values[name]})" for name in sorted(values)
+    )
+    envelope = f"concat('{{', concat_ws(',', {members}), '}}')"
+    with_extensions = native.json(event_variant_sql(), zone)
+    return f"CASE WHEN size(`extensions`) = 0 THEN {envelope} ELSE {with_extensions} END"
 
 
 def no_extensions() -> Column:

@@ -31,6 +31,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from pipelines import native
 from pipelines.plan import computed_once
 from pipelines.spec.patterns import CompiledPattern, FieldPath, Rule, Step, compile_pattern
 from pipelines.spec.patterns.ip import IPV4_REGEX, IPV6_REGEX
@@ -66,23 +67,28 @@ _QUICK = "__sluice_quick_match"
 _UNDECIDED = "CAST(NULL AS BOOLEAN)"
 _BINDING_PREFIX = "__sluice_q"
 _COLUMN = re.compile(r"`[^`]*`")
-_NUMBER_KINDS = "('TIN', 'SMA', 'INT', 'BIG', 'FLO', 'DOU', 'DEC')"  # type name prefixes
+_NUMBER_KINDS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT', 'FLOAT', 'DOUBLE')"  # and DECIMAL(p,s)
 _LIKE_ESCAPE = "!"
 _RelativeSteps = Sequence[tuple[FieldPath, Step]]
 
 
-def filter_events(df: DataFrame, pattern: Any) -> DataFrame:
+def filter_events(df: DataFrame, pattern: Any, *, native_reads: bool | None = None) -> DataFrame:
     """Return the rows of ``df`` whose string column ``event`` holds JSON matching ``pattern``.
 
     ``event`` is a whole event document (for Sluice events, the CloudEvents JSON form). Rows
     whose ``event`` is NULL, not valid JSON or not a JSON object never match; the columns of
     ``df`` are returned unchanged. Raises ``PatternError`` when the pattern is invalid.
+    ``native_reads``: see :func:`filter_by_pattern` (by default, when the session has them).
     """
     root = f"`{_EVENT_VARIANT}`"
     is_object = F.expr(f"try_variant_get({root}, '$', 'struct<>') IS NOT NULL")
     with_root = df.withColumn(_EVENT_VARIANT, F.try_parse_json(F.col("event")))
     matched = filter_by_pattern(
-        with_root, pattern, lambda key: variant_child(root, key), lambda c: is_object & c
+        with_root,
+        pattern,
+        partial(variant_child, root),
+        lambda c: is_object & c,
+        native_reads=native_reads,
     )
     return matched.drop(_EVENT_VARIANT)
 
@@ -92,6 +98,8 @@ def filter_by_pattern(
     pattern: Any,
     child: ChildAccessor,
     condition: Callable[[Column], Column] = lambda matched: matched,
+    *,
+    native_reads: bool | None = None,
 ) -> DataFrame:
     """Rows of ``df`` for which ``condition(matched)`` holds, ``matched`` being the never-NULL
     predicate of ``pattern`` (see :func:`pattern_predicate`); the columns are unchanged.
@@ -103,10 +111,20 @@ def filter_by_pattern(
     only the rows it keeps or cannot decide reach the second, interpreted filter, which
     evaluates the full predicate for the undecided ones. Raises ``PatternError`` when the
     pattern is invalid.
+
+    The quick predicate reads values with Sluice's Spark functions (:mod:`pipelines.native`)
+    when the session has them (``native_reads`` None: when available; True: required,
+    RuntimeError without them; False: never), else with built-in expressions; the full
+    predicate always uses built-in expressions.
     """
     compiled = compile_pattern(pattern)
     full = F.expr(pattern_sql(compiled, child))
-    quick_predicate = quick_pattern_sql(compiled, child)
+    if native_reads is not False:
+        available = native.native_functions(df.sparkSession)
+        if native_reads and not available:
+            raise RuntimeError("Sluice's Spark functions are not available in this session")
+        native_reads = available
+    quick_predicate = quick_pattern_sql(compiled, child, native_reads=native_reads)
     if quick_predicate is None:
         return df.filter(condition(full))
     decided = df
@@ -154,7 +172,9 @@ class QuickPredicate:
     bindings: dict[str, str]
 
 
-def quick_pattern_sql(compiled: CompiledPattern, child: ChildAccessor) -> QuickPredicate | None:
+def quick_pattern_sql(
+    compiled: CompiledPattern, child: ChildAccessor, *, native_reads: bool = False
+) -> QuickPredicate | None:
     """Lambda-free SQL that decides most events: the predicate of :func:`pattern_sql` when
     no array lies along the pattern's fields, NULL when one does (the full predicate must
     then decide). None when :func:`pattern_sql` has no fast path (large patterns).
@@ -163,8 +183,13 @@ def quick_pattern_sql(compiled: CompiledPattern, child: ChildAccessor) -> QuickP
     Node-level results are only combined with AND, OR, NOT and CASE, so by three-valued
     logic a non-NULL result does not depend on the replaced branches: it equals the full
     predicate's.
+
+    With ``native_reads`` the values are read with Sluice's Spark functions (the session
+    must have them, :func:`pipelines.native.native_functions`): a member with ``field``, a
+    string's text with ``text``, a number with ``number``, and a value's kind mostly from
+    those two (``schema_of_variant`` only for values that are neither).
     """
-    compiler = _Compiler(child, FAST_PATH_LEVELS, quick=True)
+    compiler = _Compiler(child, FAST_PATH_LEVELS, quick=True, native_reads=native_reads)
     sql = _any([compiler.rule(rule) for rule in compiled.rules])
     if len(sql) > FAST_PATH_MAX_SQL:
         return None
@@ -216,10 +241,17 @@ class _Scope:
 class _Compiler:
     """Generates the SQL of one pattern; lambda variables get fresh names (``__v1``, ...)."""
 
-    def __init__(self, child: ChildAccessor, fast_path_levels: int, quick: bool = False) -> None:
+    def __init__(
+        self,
+        child: ChildAccessor,
+        fast_path_levels: int,
+        quick: bool = False,
+        native_reads: bool = False,
+    ) -> None:
         self._child = child
         self._fast_path_levels = fast_path_levels
         self._quick = quick  # arrays (and levels past the fast path) are left undecided (NULL)
+        self._native = quick and native_reads  # the quick predicate reads with pipelines.native
         self._names: Iterator[int] = itertools.count(1)
         self.bindings: dict[str, str] = {}
         """Quick mode: SQL -> name of the column computed once that holds it."""
@@ -232,8 +264,31 @@ class _Compiler:
         return f"`{name}`"
 
     def kind(self, value: str) -> str:
-        """SQL for the type name of ``value`` (``schema_of_variant``)."""
-        return self.bound(_kind(value))
+        """SQL for the type name of ``value`` (``schema_of_variant``).
+
+        With native reads a string is ``STRING`` and a number ``DOUBLE`` (callers test a
+        number's kind by name, :func:`_is_number`) without writing a type name: the
+        text and the number are read anyway, and ``number`` is NaN for a non-number.
+        """
+        if not self._native:
+            return self.bound(_kind(value))
+        text, number = self.text(value), self.number(value)
+        return self.bound(
+            f"CASE WHEN {text} IS NOT NULL THEN 'STRING' WHEN NOT isnan({number}) THEN 'DOUBLE' "
+            f"ELSE {_kind(value)} END"
+        )
+
+    def text(self, value: str) -> str:
+        """SQL for the text of a string ``value`` (callers test its kind first)."""
+        return self.bound(native.text(value) if self._native else _string(value))
+
+    def number(self, value: str) -> str:
+        """SQL for a number ``value`` as a DOUBLE (callers test its kind first)."""
+        return self.bound(native.number(value) if self._native else _double(value))
+
+    def child_of(self, node: str, key: str) -> str:
+        """SQL for the member ``key`` of ``node`` (see :func:`variant_child`)."""
+        return native.field(node, key) if self._native else variant_child(node, key)
 
     def is_leaf(self, value: str) -> str:
         return f"coalesce({_is_leaf_kind(self.kind(value))}, false)"
@@ -271,7 +326,7 @@ class _Compiler:
             is_array = _is_array(node)
             if all(not path for path, _ in steps):
                 # Only leaf tests on this node: they read its type name anyway.
-                is_array = f"(left({self.kind(node)}, 5) = 'ARRAY')"
+                is_array = f"startswith({self.kind(node)}, 'ARRAY')"
         else:
             array_steps = self._array_node_steps(node, absent, pinned, scope.general())
         if not scope.fast_levels:
@@ -284,7 +339,7 @@ class _Compiler:
     ) -> str:
         conditions = [f"NOT {self._value_has_leaf(node, path, scope)}" for path, _ in absent]
         if pinned:
-            child = partial(variant_child, node)
+            child = partial(self.child_of, node)
             conditions.append(self._element_steps(child, node, pinned, scope))
         return _all(conditions)
 
@@ -332,7 +387,7 @@ class _Compiler:
     def _value_has_leaf(self, node: str, path: FieldPath, scope: _Scope) -> str:
         if not path:
             return self.is_leaf(node)
-        return self._node_has_leaf(variant_child(node, path[0]), path[1:], scope)
+        return self._node_has_leaf(self.child_of(node, path[0]), path[1:], scope)
 
     def _elements_have_leaf(self, elements: str, path: FieldPath, scope: _Scope) -> str:
         e = self.var()
@@ -367,7 +422,7 @@ class _Compiler:
         if len(strings) < 2:
             return _any([self.matcher(m, value, kind) for m in matchers])
         listed = ", ".join(sql_string(text) for text in strings)
-        text = self.bound(_string(value))
+        text = self.text(value)
         in_strings = f"coalesce(({kind} = 'STRING' AND {text} IN ({listed})), false)"
         return _any([in_strings, *others])
 
@@ -390,7 +445,8 @@ def _is_leaf(value: str) -> str:
 
 
 def _is_leaf_kind(kind: str) -> str:
-    return f"(left({kind}, 5) NOT IN ('OBJEC', 'ARRAY'))"
+    # startswith: no substring per value (these run for every field of every event)
+    return f"(NOT (startswith({kind}, 'OBJECT') OR startswith({kind}, 'ARRAY')))"
 
 
 def _string(value: str) -> str:
@@ -402,16 +458,16 @@ def _double(value: str) -> str:
 
 
 def _is_number(kind: str) -> str:
-    return f"(left({kind}, 3) IN {_NUMBER_KINDS})"
+    return f"({kind} IN {_NUMBER_KINDS} OR startswith({kind}, 'DECIMAL'))"
 
 
 def _exact_string(compiler: _Compiler, matcher: ExactString, value: str, kind: str) -> str:
-    text = compiler.bound(_string(value))
+    text = compiler.text(value)
     return f"({kind} = 'STRING' AND {text} = {sql_string(matcher.value)})"
 
 
 def _exact_number(compiler: _Compiler, matcher: ExactNumber, value: str, kind: str) -> str:
-    number = compiler.bound(_double(value))
+    number = compiler.number(value)
     return f"({_is_number(kind)} AND {number} = {sql_double(matcher.value)})"
 
 
@@ -425,34 +481,36 @@ def _exact_literal(_: _Compiler, matcher: ExactLiteral, value: str, kind: str) -
 def _ip_range(compiler: _Compiler, matcher: IpRange, value: str, kind: str) -> str:
     text = compiler.var()
     key_of_text = ip_key(text, matcher.low.version)
-    key = f"element_at(transform(array({_string(value)}), {text} -> {key_of_text}), 1)"
+    key = f"element_at(transform(array({compiler.text(value)}), {text} -> {key_of_text}), 1)"
     low, high = sql_string(matcher.low.key), sql_string(matcher.high.key)
     return f"({kind} = 'STRING' AND {key} BETWEEN {low} AND {high})"
 
 
 def _affix(compiler: _Compiler, matcher: Prefix | Suffix, value: str, kind: str) -> str:
-    text, affix = compiler.bound(_string(value)), sql_string(matcher.value)
+    text, affix = compiler.text(value), sql_string(matcher.value)
     if matcher.ignore_case:
         text, affix = f"lower({text})", f"lower({affix})"
     function = "startswith" if isinstance(matcher, Prefix) else "endswith"
     return f"({kind} = 'STRING' AND {function}({text}, {affix}))"
 
 
-def _equals_ignore_case(_: _Compiler, matcher: EqualsIgnoreCase, value: str, kind: str) -> str:
+def _equals_ignore_case(
+    compiler: _Compiler, matcher: EqualsIgnoreCase, value: str, kind: str
+) -> str:
     expected = sql_string(matcher.value)
-    return f"({kind} = 'STRING' AND lower({_string(value)}) = lower({expected}))"
+    return f"({kind} = 'STRING' AND lower({compiler.text(value)}) = lower({expected}))"
 
 
-def _wildcard(_: _Compiler, matcher: Wildcard, value: str, kind: str) -> str:
+def _wildcard(compiler: _Compiler, matcher: Wildcard, value: str, kind: str) -> str:
     pattern = sql_string(like_pattern(matcher.tokens))
-    return f"({kind} = 'STRING' AND {_string(value)} LIKE {pattern} ESCAPE '{_LIKE_ESCAPE}')"
+    return f"({kind} = 'STRING' AND {compiler.text(value)} LIKE {pattern} ESCAPE '{_LIKE_ESCAPE}')"
 
 
 def _numeric_range(compiler: _Compiler, matcher: NumericRange, value: str, kind: str) -> str:
     # Bounds are finite (the parser refuses others) and Spark orders NaN above +Infinity, so
     # two comparisons, a missing bound being a strict infinity, also refuse NaN and both
     # infinities: the value is read twice instead of four times.
-    number = compiler.bound(_double(value))
+    number = compiler.number(value)
     if matcher.lower is None:
         above = f"{number} > double('-inf')"
     else:

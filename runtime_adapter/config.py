@@ -55,6 +55,7 @@ class RuntimeConfig:
     driver_host: str | None = None
     driver_bind_address: str | None = None
     spark_master_ui_url: str | None = None
+    functions_dir: Path = REPO_ROOT / ".cache" / "jars" / "sluice-spark"
 
     @classmethod
     def from_env(cls) -> RuntimeConfig:
@@ -82,6 +83,10 @@ class RuntimeConfig:
             driver_host=os.environ.get("SLUICE_DRIVER_HOST") or None,
             driver_bind_address=os.environ.get("SLUICE_DRIVER_BIND_ADDRESS") or None,
             spark_master_ui_url=os.environ.get("SLUICE_SPARK_MASTER_UI_URL") or None,
+            functions_dir=Path(
+                os.environ.get("SLUICE_SPARK_FUNCTIONS_DIR")
+                or REPO_ROOT / ".cache" / "jars" / "sluice-spark"
+            ),
         )
 
     @property
@@ -127,5 +132,6 @@ class RuntimeConfig:
         return "127.0.0.1"
 
     def spark_jars(self) -> list[Path]:
-        """The Kafka connector jars every driver is started with (never resolved at start)."""
-        return sorted(self.jars_dir.glob("*.jar"))
+        """The jars every driver is started with (never resolved at start): Spark's Kafka
+        connector and Sluice's own Spark functions (:mod:`pipelines.native`)."""
+        return sorted(self.jars_dir.glob("*.jar")) + sorted(self.functions_dir.glob("*.jar"))

@@ -3,6 +3,7 @@
 #   redis-server              (scripts/redis.sh runs it in the foreground; the system service is
 #                              kept stopped and disabled)
 #   java >= 17                (openjdk-17-jre-headless: Kafka broker, Spark driver)
+#   javac                     (openjdk-17-jdk-headless: Sluice's Spark functions, scripts/fetch-jars.sh)
 #   mvn                       (maven: scripts/fetch-jars.sh)
 #   chromium, chromium-driver (the end-to-end tests drive Debian's Chromium with playwright-core;
 #                              no browser is ever downloaded at run time)
@@ -30,6 +31,11 @@ if [[ -n "$jv" ]] && (( jv >= 17 )); then
 else
   [[ -n "$jv" ]] && warn "java $jv on PATH is too old (need >= 17)"
   missing+=(openjdk-17-jre-headless)
+fi
+if command -v javac >/dev/null; then
+  have+=(javac)
+else
+  missing+=(openjdk-17-jdk-headless)
 fi
 if command -v mvn >/dev/null; then
   have+=(mvn)
@@ -100,7 +106,7 @@ if [[ " ${missing[*]} " == *" redis-server "* ]]; then
   log "redis-server system service disabled (scripts/redis.sh runs our own instance)"
 fi
 
-for cmd in redis-server java mvn; do
+for cmd in redis-server java javac mvn; do
   command -v "$cmd" >/dev/null || die "$cmd still not on PATH after installing ${missing[*]}"
 done
 jv="$(java_major)"

@@ -6,8 +6,11 @@
 #   .cache/jars/spark-kafka/  spark-sql-kafka-0-10_2.13 at the pyspark version plus ONLY those of its
 #                             runtime dependencies pyspark's own jars/ folder lacks
 #                             -> spark-submit --jars "$(scripts/fetch-jars.sh --print-spark-jars)"
+#   .cache/jars/sluice-spark/ Sluice's own Spark functions (spark/src/main/java: fast VARIANT reads
+#                             for the event-pattern filter), compiled with javac against pyspark's
+#                             jars - nothing downloaded; given to drivers with the connector jars
 #
-# Usage: scripts/fetch-jars.sh [--force] [kafka|spark-kafka|all ...]
+# Usage: scripts/fetch-jars.sh [--force] [kafka|spark-kafka|sluice-spark|all ...]
 #        scripts/fetch-jars.sh --print-spark-jars     # fetch if needed, print comma-separated jar paths
 #
 # Idempotent: each target dir holds a .stamp keyed on the POMs, this script and (spark-kafka) the
@@ -36,17 +39,17 @@ for arg in "$@"; do
   case "$arg" in
     --force|-f) FORCE=1 ;;
     --print-spark-jars) PRINT_SPARK_JARS=1 ;;
-    kafka|spark-kafka) TARGETS+=("$arg") ;;
-    all) TARGETS+=(kafka spark-kafka) ;;
+    kafka|spark-kafka|sluice-spark) TARGETS+=("$arg") ;;
+    all) TARGETS+=(kafka spark-kafka sluice-spark) ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$SELF"; exit 0 ;;
     *) die "unknown argument '$arg' (try --help)" ;;
   esac
 done
 if (( PRINT_SPARK_JARS )); then
-  TARGETS=(spark-kafka)
+  TARGETS=(spark-kafka sluice-spark)
   exec 3>&1 1>&2          # progress messages to stderr, the jar list alone to stdout
 elif (( ${#TARGETS[@]} == 0 )); then
-  TARGETS=(kafka spark-kafka)
+  TARGETS=(kafka spark-kafka sluice-spark)
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -320,6 +323,56 @@ fetch_spark_kafka() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Sluice's Spark functions: Java sources compiled against the very Spark jars pyspark ships.
+build_sluice_spark() {
+  local target="$JARS_DIR/sluice-spark" src="$ROOT/spark/src/main/java" pj sv key start tmp py
+  local -a sources
+  pj="$(find_pyspark_jars)" && [[ -d "$pj" ]] \
+    || die "sluice-spark: pyspark not found (looked in .venv; set PYSPARK_JARS_DIR or install pyspark into .venv first)"
+  sv="$(find "$pj" -maxdepth 1 -name 'spark-core_2.13-*.jar' -printf '%f\n' | sed -n 's/^spark-core_2\.13-\(.*\)\.jar$/\1/p' | head -n1)"
+  [[ -n "$sv" ]] || die "sluice-spark: cannot tell the Spark version: no spark-core_2.13-*.jar in $pj"
+  mapfile -t sources < <(find "$src" -name '*.java' | sort)
+  (( ${#sources[@]} > 0 )) || die "sluice-spark: no Java sources in ${src#"$ROOT"/}"
+  key="$( { echo "sluice-spark $sv $pj"; find "$pj" -maxdepth 1 -name '*.jar' -printf '%f\n' | sort; } \
+          | files_key "$SELF" "$ROOT/scripts/_lib.sh" "${sources[@]}")"
+  if (( ! FORCE )) && stamp_ok "$target" "$key"; then
+    log "sluice-spark: up to date for Spark $sv ($(summary "$target") in .cache/jars/sluice-spark)"
+    return
+  fi
+  lock_jars_dir
+  if (( ! FORCE )) && stamp_ok "$target" "$key"; then
+    log "sluice-spark: up to date (built by a concurrent run)"
+    return
+  fi
+  command -v javac >/dev/null || die "sluice-spark: javac not found (a Java 17 JDK is needed: scripts/ensure-system.sh)"
+  start=$(now_ms)
+  new_tmp sluice-spark; tmp=$TMP
+  mkdir -p "$tmp/classes" "$tmp/out"
+  if ! javac --release 17 -Xlint:all,-path -Werror -encoding UTF-8 -cp "$pj/*" \
+         -d "$tmp/classes" "${sources[@]}" >"$tmp/javac.log" 2>&1; then
+    sed 's/^/    /' "$tmp/javac.log" | head -n 30 >&2
+    die "sluice-spark: javac failed on ${src#"$ROOT"/} against Spark $sv"
+  fi
+  py="$(python_bin)"
+  "$py" - "$tmp/classes" "$tmp/out/sluice-spark-functions-$sv.jar" "$sv" <<'PY'
+import os, sys, zipfile
+classes, dest, sv = sys.argv[1:]
+manifest = ("Manifest-Version: 1.0\r\n"
+            f"Implementation-Title: Sluice Spark functions, compiled against Spark {sv} "
+            "by scripts/fetch-jars.sh\r\n\r\n")
+with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("META-INF/MANIFEST.MF", manifest)
+    for d, _, files in sorted(os.walk(classes)):
+        for f in sorted(files):
+            p = os.path.join(d, f)
+            z.write(p, os.path.relpath(p, classes))
+PY
+  { echo "$key"; echo "# Sluice Spark functions for Spark $sv ($pj), built $(date -u +%FT%TZ) by scripts/fetch-jars.sh"; } >"$tmp/out/.stamp"
+  install_dir "$tmp/out" "$target"
+  log "sluice-spark: done in $(elapsed "$start"): $(summary "$target") in .cache/jars/sluice-spark"
+}
+
+# ---------------------------------------------------------------------------------------------
 mkdir -p "$JARS_DIR"
 declare -A done_targets=()
 for t in "${TARGETS[@]}"; do
@@ -328,9 +381,10 @@ for t in "${TARGETS[@]}"; do
   case "$t" in
     kafka) fetch_kafka ;;
     spark-kafka) fetch_spark_kafka ;;
+    sluice-spark) build_sluice_spark ;;
   esac
 done
 
 if (( PRINT_SPARK_JARS )); then
-  find "$JARS_DIR/spark-kafka" -maxdepth 1 -name '*.jar' | sort | paste -sd, - >&3
+  find "$JARS_DIR/spark-kafka" "$JARS_DIR/sluice-spark" -maxdepth 1 -name '*.jar' | sort | paste -sd, - >&3
 fi

@@ -23,15 +23,17 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
+from pipelines import native
 from pipelines.cloudevents import ATTRIBUTES, event_json
 from pipelines.spec.configs.files import FilesSinkConfig
 
 
 def events_to_file_rows(events: DataFrame, config: FilesSinkConfig) -> DataFrame:
     """The rows the file sink writes (one per event): see the module docstring."""
-    data = F.to_json("data")
+    data = native.to_json(events, "data")
     if config.format == "jsonl":
-        line = event_json() if config.content == "cloudevents" else F.coalesce(data, F.lit("null"))
+        envelope = event_json(native.json_zone(events))
+        line = envelope if config.content == "cloudevents" else F.coalesce(data, F.lit("null"))
         return events.select(line.alias("value"))
     if config.content == "data":
         return events.select(data.alias("data"))

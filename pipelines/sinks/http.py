@@ -77,6 +77,7 @@ from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
+from pipelines import native
 from pipelines.cloudevents import (
     JSON_CONTENT_TYPE,
     STRUCTURED_CONTENT_TYPE,
@@ -236,12 +237,12 @@ def events_to_requests(events: DataFrame, config: HttpSinkConfig) -> DataFrame:
     headers (Content-Type and, in binary mode, ``ce-*`` not yet percent-encoded), and
     ``age_from_micros`` the epoch microseconds of ``time``, else ``origin_timestamp``.
     """
-    with_event = events.withColumn("_event", event_json())
+    with_event = events.withColumn("_event", event_json(native.json_zone(events)))
     if config.body == "cloudevents":
         body = F.col("_event")
         headers = F.expr(f"map('Content-Type', {sql_string(STRUCTURED_CONTENT_TYPE)})")
     elif config.body == "data":
-        body = F.to_json("data")
+        body = native.to_json(events, "data")
         headers = F.expr(
             f"CASE WHEN data IS NULL THEN CAST(map() AS map<string,string>) "
             f"ELSE map('Content-Type', {sql_string(JSON_CONTENT_TYPE)}) END"

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
+from pipelines import native
 from pipelines.cloudevents import event_json, time_text
 from pipelines.spec.configs.jdbc import JdbcSinkConfig
 
@@ -35,7 +35,10 @@ Row = tuple[Any, ...]
 
 def events_to_rows(events: DataFrame, config: JdbcSinkConfig) -> DataFrame:
     """The table's columns (all text) of each event: id, source, type, time, subject, data."""
-    data = event_json() if config.content == "cloudevents" else F.to_json("data")
+    if config.content == "cloudevents":
+        data = event_json(native.json_zone(events))
+    else:
+        data = native.to_json(events, "data")
     return events.select(
         "id", "source", "type", time_text("time").alias("time"), "subject", data.alias("data")
     )

@@ -27,6 +27,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
+from pipelines import native
 from pipelines.cloudevents import (
     JSON_CONTENT_TYPE,
     STRUCTURED_CONTENT_TYPE,
@@ -68,10 +69,10 @@ def events_to_kafka_records(events: DataFrame, config: KafkaSinkConfig) -> DataF
     if config.format == "cloudevents-binary":
         value, headers = F.expr(_BINARY_VALUE_SQL), F.expr(_binary_headers_sql())
     elif config.format == "cloudevents":
-        value = event_json()
+        value = event_json(native.json_zone(events))
         headers = F.array(_header(CONTENT_TYPE_HEADER, F.lit(STRUCTURED_CONTENT_TYPE)))
     else:
-        value = F.to_json(F.col("data"))
+        value = native.to_json(events, "data")
         headers = F.array(_header(CONTENT_TYPE_HEADER, F.lit(JSON_CONTENT_TYPE)))
     key = F.coalesce(*_field_text(config.key_field), _text(PARTITION_KEY_EXTENSION), F.col("id"))
     records = events.select(

@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
+from pipelines import native
 from pipelines.cloudevents import event_json
 from pipelines.spec.configs.preview import PreviewSinkConfig
 
@@ -71,7 +72,7 @@ def newest_events(events: DataFrame, max_events: int) -> list[dict[str, Any]]:
     newest = events.orderBy(
         F.col("time").desc_nulls_last(), F.col("origin_offset").desc_nulls_last()
     ).limit(max_events)
-    rows = newest.select(event_json().alias("event")).collect()
+    rows = newest.select(event_json(native.json_zone(newest)).alias("event")).collect()
     return [json.loads(row.event) for row in reversed(rows)]
 
 

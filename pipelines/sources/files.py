@@ -31,6 +31,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from pipelines import native
 from pipelines.cloudevents import (
     JSON_CONTENT_TYPE,
     SPECVERSION,
@@ -110,7 +111,7 @@ def file_records_to_events(raw: DataFrame, config: FilesSourceConfig) -> DataFra
 def json_lines_to_records(raw: DataFrame) -> DataFrame:
     """One record per non-blank line of each file, its ``data`` parsed from the JSON line."""
     lines = _lines(raw).filter(F.trim("_line") != "")
-    parsed = lines.withColumn("data", computed_once(F.try_parse_json("_line")))
+    parsed = lines.withColumn("data", computed_once(native.try_parse_json(lines, "_line")))
     problem = F.when(F.col("data").isNull(), F.lit("line is not valid JSON"))
     return _fail_on_problem(parsed, problem, "InvalidJson").drop("_line")
 

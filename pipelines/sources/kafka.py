@@ -36,6 +36,7 @@ import json
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from pipelines import native
 from pipelines.cloudevents import (
     JSON_CONTENT_TYPE,
     OPTIONAL_STRING_ATTRIBUTES,
@@ -115,7 +116,8 @@ def kafka_records_to_events(records: DataFrame, config: KafkaSourceConfig) -> Da
 
 def json_records_to_events(records: DataFrame) -> DataFrame:
     """Wrap records whose value is plain JSON into events (``format: json``)."""
-    parsed = _with_origin(records).withColumn("data", computed_once(F.try_parse_json("_text")))
+    origin = _with_origin(records)
+    parsed = origin.withColumn("data", computed_once(native.try_parse_json(origin, "_text")))
     checked = _fail_on_problem(
         parsed, F.when(F.col("data").isNull(), F.lit("value is not valid JSON"))
     )
@@ -153,7 +155,8 @@ def _wrapped(records: DataFrame, content_type: str) -> DataFrame:
 
 def structured_records_to_events(records: DataFrame) -> DataFrame:
     """Read records whose value is a structured-mode CloudEvent (``format: cloudevents``)."""
-    parsed = _with_origin(records).withColumn("_event", computed_once(F.try_parse_json("_text")))
+    origin = _with_origin(records)
+    parsed = origin.withColumn("_event", computed_once(native.try_parse_json(origin, "_text")))
     with_attributes = parsed.select("*", *_structured_attributes(F.col("_event")))
     checked = _fail_on_problem(with_attributes, _structured_problem())
     events = checked.withColumn("time", F.try_to_timestamp("_time")).withColumn(
@@ -176,7 +179,9 @@ def binary_records_to_events(records: DataFrame) -> DataFrame:
     with_data = attributes.withColumn(
         "data",
         computed_once(
-            F.when(is_json, F.try_parse_json("_text")).otherwise(F.col("_text").cast("variant"))
+            F.when(is_json, native.try_parse_json(attributes, "_text")).otherwise(
+                F.col("_text").cast("variant")
+            )
         ),
     ).withColumn("_bad_json", is_json & F.col("_text").isNotNull() & F.col("data").isNull())
     checked = _fail_on_problem(with_data, _binary_problem())

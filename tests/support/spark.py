@@ -14,15 +14,18 @@ from typing import Any
 from tests.support.processes import REPO_ROOT
 
 SPARK_KAFKA_JARS = REPO_ROOT / ".cache" / "jars" / "spark-kafka"
+SLUICE_SPARK_JARS = REPO_ROOT / ".cache" / "jars" / "sluice-spark"
 
 
-def spark_kafka_jars() -> str:
-    """Comma-separated paths of Spark's Kafka connector jars ("" when not fetched yet)."""
-    return ",".join(str(path) for path in sorted(SPARK_KAFKA_JARS.glob("*.jar")))
+def spark_jars() -> str:
+    """Comma-separated paths of Spark's Kafka connector jars and Sluice's Spark functions
+    ("" when not fetched yet)."""
+    jars = [*sorted(SPARK_KAFKA_JARS.glob("*.jar")), *sorted(SLUICE_SPARK_JARS.glob("*.jar"))]
+    return ",".join(str(path) for path in jars)
 
 
 def local_spark() -> Any:
-    """The process's local SparkSession (2 cores, no UI, Kafka connector jars)."""
+    """The process's local SparkSession (2 cores, no UI, the jars of :func:`spark_jars`)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
@@ -31,7 +34,7 @@ def local_spark() -> Any:
         .appName("sluice-pipelines-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.jars", spark_kafka_jars())
+        .config("spark.jars", spark_jars())
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

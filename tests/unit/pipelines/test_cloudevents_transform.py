@@ -138,10 +138,12 @@ def test_registered() -> None:
 
 
 def test_event_json_without_extensions_is_the_variant_form_exactly(spark: Any) -> None:
-    """event_json() writes events without extensions from a struct (fast); the text must be
-    byte for byte what the VARIANT form gives."""
+    """event_json() writes events without extensions from a struct (fast), or with Sluice's
+    Spark functions; the text must be byte for byte what the VARIANT form gives (with
+    extensions too)."""
     from pyspark.sql import functions as F
 
+    from pipelines import native
     from pipelines.cloudevents import event_json, event_variant
 
     tricky = [
@@ -156,6 +158,16 @@ def test_event_json_without_extensions_is_the_variant_form_exactly(spark: Any) -
         {"time": datetime(1969, 12, 31, 23, 59, 59, 123456, tzinfo=UTC), "data": 1},
     ]
     events = events_frame(spark, tricky)
-    rows = events.select(event_json().alias("fast"), F.to_json(event_variant()).alias("slow"))
-    for row in rows.collect():
-        assert row.fast == row.slow
+    zone = native.json_zone(events)
+    assert zone is not None  # the test session has Sluice's Spark functions
+    extended = events.withColumn(
+        "extensions", F.expr("map('partitionkey', CAST('k\"1' AS VARIANT), 'n', parse_json('2'))")
+    )
+    for frame in (events, extended):
+        rows = frame.select(
+            event_json().alias("fast"),
+            event_json(zone).alias("native"),
+            F.to_json(event_variant()).alias("slow"),
+        )
+        for row in rows.collect():
+            assert row.fast == row.native == row.slow

@@ -34,13 +34,19 @@ def events_frame(spark: SparkSession, events: list[Any]) -> DataFrame:
     return frame
 
 
-def matching_rows(frame: DataFrame, pattern: Any) -> set[int]:
-    return {row.i for row in filter_events(frame, pattern).select("i").collect()}
+def matching_rows(frame: DataFrame, pattern: Any, native_reads: bool | None = None) -> set[int]:
+    matched = filter_events(frame, pattern, native_reads=native_reads)
+    return {row.i for row in matched.select("i").collect()}
 
 
-@pytest.fixture(scope="module")
-def conformance_results(spark: SparkSession) -> dict[str, bool]:
-    """Whether ``filter_events`` keeps each vector's event.
+READS = [pytest.param(True, id="native"), pytest.param(False, id="builtin")]
+"""The quick predicate reads values with Sluice's Spark functions or with built-in ones."""
+
+
+@pytest.fixture(scope="module", params=READS)
+def conformance_results(spark: SparkSession, request: pytest.FixtureRequest) -> dict[str, bool]:
+    """Whether ``filter_events`` keeps each vector's event, reading values with Sluice's
+    functions (``native``) or built-in ones (``builtin``).
 
     One query per distinct pattern, over the events of the vectors sharing it; 4 at a time.
     """
@@ -51,7 +57,7 @@ def conformance_results(spark: SparkSession) -> dict[str, bool]:
 
     def run(indexes: list[int]) -> set[int]:
         rows = frame.filter(F.col("i").isin(indexes))
-        return matching_rows(rows, VECTORS[indexes[0]]["pattern"])
+        return matching_rows(rows, VECTORS[indexes[0]]["pattern"], request.param)
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         kept = set().union(*pool.map(run, by_pattern.values()))
@@ -215,9 +221,15 @@ def test_arrays_of_arrays_are_searched_three_levels_deep(spark: SparkSession) ->
     assert matching_rows(events_frame(spark, events), {"a": {"b": ["x"]}}) == {2}
 
 
-def test_the_quick_predicate_never_contradicts_the_full_one(spark: SparkSession) -> None:
+@pytest.mark.parametrize("native_reads", READS)
+def test_the_quick_predicate_never_contradicts_the_full_one(
+    spark: SparkSession, native_reads: bool
+) -> None:
     """``filter_by_pattern`` trusts the lambda-free quick predicate whenever it is not NULL:
     on every conformance vector it must then say what the full predicate says."""
+    from pipelines import native
+
+    assert native.native_functions(spark)  # the test session has Sluice's jar
     from pipelines.patterns import pattern_sql, quick_pattern_sql
     from pipelines.spec.patterns import compile_pattern
 
@@ -231,7 +243,7 @@ def test_the_quick_predicate_never_contradicts_the_full_one(spark: SparkSession)
     for indexes in by_pattern.values():
         compiled = compile_pattern(VECTORS[indexes[0]]["pattern"])
         child = partial(variant_child, "`_ev`")
-        quick = quick_pattern_sql(compiled, child)
+        quick = quick_pattern_sql(compiled, child, native_reads=native_reads)
         if quick is None:
             continue
         rows = frame.filter(F.col("i").isin(indexes))
@@ -247,3 +259,52 @@ def test_the_quick_predicate_never_contradicts_the_full_one(spark: SparkSession)
                 decided += 1
                 assert row.quick == row.full, VECTORS[row.i]["id"]
     assert decided > len(VECTORS) // 2  # the quick path really decides most events
+
+
+@pytest.mark.parametrize("native_reads", READS)
+def test_the_quick_predicate_agrees_with_the_python_evaluator_on_random_cases(
+    spark: SparkSession, native_reads: bool
+) -> None:
+    """The quick predicate tells most values' kinds without a type name (natively: a
+    string by its text, a number by its DOUBLE): on random events holding numbers, 0 and 1,
+    booleans, numeric strings, nulls, arrays and objects, wherever it decides it must say
+    what the evaluator says."""
+    from pipelines import native
+    from pipelines.patterns import quick_pattern_sql
+
+    assert native.native_functions(spark)
+    from pipelines.spec.patterns import compile_pattern
+
+    rnd = random.Random(20261121)
+    scalars: list[Any] = [0, 1, 0.0, 1.0, -0.0, 2, 150.5, 1e300, True, False, None, "1", "0", "x"]
+    events = [
+        {key: rnd.choice([*scalars, [rnd.choice(scalars)], {"a": rnd.choice(scalars)}])
+         for key in rnd.sample(KEYS, rnd.randint(1, 3))}
+        for _ in range(300)
+    ]  # fmt: skip
+    operators = [
+        lambda: 1, lambda: 0, lambda: "1", lambda: True, lambda: None,
+        lambda: {"numeric": [">", 0]}, lambda: {"numeric": ["=", 1]},
+        lambda: {"numeric": ["<", 1]}, lambda: {"anything-but": [0, 1]},
+        lambda: {"anything-but": "1"}, lambda: {"prefix": "1"}, lambda: {"exists": True},
+        lambda: {"exists": False}, lambda: {"equals-ignore-case": "X"}, lambda: {"wildcard": "*"},
+    ]  # fmt: skip
+    patterns = [
+        {key: [rnd.choice(operators)() for _ in range(rnd.randint(1, 2))]
+         for key in rnd.sample(KEYS, rnd.randint(1, 2))}
+        for _ in range(16)
+    ]  # fmt: skip
+    frame = events_frame(spark, events).withColumn("_ev", F.parse_json("event"))
+    child = partial(variant_child, "`_ev`")
+    decided = 0
+    for pattern in patterns:
+        quick = quick_pattern_sql(compile_pattern(pattern), child, native_reads=native_reads)
+        assert quick is not None
+        rows = frame
+        for name, sql in quick.bindings.items():
+            rows = rows.withColumn(name, F.expr(sql))
+        for row in rows.select("i", F.expr(quick.sql).alias("quick")).collect():
+            if row.quick is not None:
+                decided += 1
+                assert row.quick == matches(pattern, events[row.i]), (pattern, events[row.i])
+    assert decided > len(events) * len(patterns) // 2

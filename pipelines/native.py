@@ -1,0 +1,155 @@
+"""Sluice's own Spark functions: VARIANT values parsed, read and written faster.
+
+Spark's ``variant_get(v, path, type)`` builds and evaluates a ``Cast`` expression for every
+value it reads (and ``variant_get(v, path, 'variant')`` rebuilds the value's metadata), so
+reading three fields of an event costs about as much as parsing it. The event-pattern filter
+reads every field its pattern names, for every event: it uses three small functions written
+in Java (``spark/src/main/java/io/sluice/spark/VariantFunctions.java``, built into
+``.cache/jars/sluice-spark/`` by ``scripts/fetch-jars.sh`` and given to every driver with
+Spark's Kafka connector) that read the VARIANT encoding directly, in generated code:
+
+* ``field(v, key)`` - the member ``key`` of an object (NULL when absent or not an object);
+* ``text(v)`` - the text of a string (NULL for any other value);
+* ``number(v)`` - a number as a DOUBLE, as ``try_variant_get(v, '$', 'double')`` gives it
+  (NaN for any other value: JSON has no NaN).
+
+Two more do what Spark's own functions do, without their per-value setup: sources parse with
+``parse`` (``try_parse_json`` creates a Jackson ``JsonFactory`` per document) and sinks write
+with ``json`` (``to_json`` of a VARIANT creates a JSON generator per string) and ``quote``
+(a string as a JSON string literal, for the CloudEvents envelope).
+
+They are a Spark function catalog, registered in a session on first use
+(:func:`native_functions`). A session without the jar (a user's own) still runs every
+channel: the filter then uses built-in expressions only, with the same results.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from pipelines.sql import sql_column, sql_string
+
+CATALOG = "sluice_fn"
+CATALOG_CLASS = "io.sluice.spark.VariantFunctions"
+PREFIX = f"{CATALOG}.variant."
+DISABLE_ENV = "SLUICE_NATIVE_FUNCTIONS"
+"""``false`` makes every query use built-in expressions only (for comparisons)."""
+
+PROBE = "parse_json('\"x\"')"
+"""A VARIANT string: the registration probe analyzes ``text(PROBE)``."""
+
+_log = logging.getLogger(__name__)
+_lock = threading.Lock()
+_sessions: dict[int, bool] = {}
+
+
+def native_functions(spark: SparkSession) -> bool:
+    """Whether ``spark`` can call Sluice's functions; registers their catalog
+    (``spark.sql.catalog.sluice_fn``) the first time it is asked for a session.
+
+    False when ``SLUICE_NATIVE_FUNCTIONS=false``, when the catalog name is taken by another
+    class, or when the jar is not on the session's class path.
+    """
+    if os.environ.get(DISABLE_ENV, "").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    key = spark._jsparkSession.hashCode()  # type: ignore[attr-defined]
+    with _lock:
+        if key not in _sessions:
+            _sessions[key] = _register(spark)
+        return _sessions[key]
+
+
+def _register(spark: SparkSession) -> bool:
+    conf_key = f"spark.sql.catalog.{CATALOG}"
+    current = spark.conf.get(conf_key, None)
+    if current not in (None, CATALOG_CLASS):
+        _log.info("%s names %s, not Sluice's functions: not using them", conf_key, current)
+        return False
+    spark.conf.set(conf_key, CATALOG_CLASS)
+    try:  # analysis only: loads the catalog and binds a function, runs nothing
+        spark.sql(f"SELECT {text(PROBE)}")
+    except Exception as exc:
+        if current is None:
+            spark.conf.unset(conf_key)
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        _log.info("Sluice's Spark functions are not usable here (%s): built-in only", reason)
+        return False
+    return True
+
+
+def field(value: str, key: str) -> str:
+    """SQL: the member ``key`` of the VARIANT object ``value`` (NULL when absent)."""
+    return f"{PREFIX}field({value}, {sql_string(key)})"
+
+
+def text(value: str) -> str:
+    """SQL: the text of the VARIANT string ``value`` (NULL for any other value)."""
+    return f"{PREFIX}text({value})"
+
+
+def number(value: str) -> str:
+    """SQL: the VARIANT number ``value`` as a DOUBLE (NaN for any other value)."""
+    return f"{PREFIX}number({value})"
+
+
+def parse(value: str, *, allow_duplicate_keys: bool, validate_unicode: bool) -> str:
+    """SQL: ``try_parse_json(value)`` under those settings (NULL when not valid JSON)."""
+    flags = f"{str(allow_duplicate_keys).lower()}, {str(validate_unicode).lower()}"
+    return f"{PREFIX}parse({value}, {flags})"
+
+
+def json(value: str, zone: str) -> str:
+    """SQL: ``to_json(value)`` of a VARIANT (``zone``: the session time zone)."""
+    return f"{PREFIX}json({value}, {sql_string(zone)})"
+
+
+def quote(value: str) -> str:
+    """SQL: the string ``value`` as a JSON string literal (NULL for NULL)."""
+    return f"{PREFIX}quote({value})"
+
+
+def try_parse_json(df: DataFrame, column: str) -> Column:
+    """``try_parse_json`` of ``df``'s string column ``column``: Sluice's parser when the
+    session has it (same results; Spark's creates a JSON factory per document)."""
+    spark = df.sparkSession
+    if not native_functions(spark):
+        return F.try_parse_json(column)
+    return F.expr(
+        parse(
+            sql_column(column),
+            allow_duplicate_keys=_conf_flag(spark, "spark.sql.variant.allowDuplicateKeys", False),
+            validate_unicode=_conf_flag(
+                spark, "spark.sql.variant.validateUnicodeInJsonParsing", True
+            ),
+        )
+    )
+
+
+def to_json(df: DataFrame, column: str) -> Column:
+    """``to_json`` of ``df``'s VARIANT column ``column``: Sluice's writer when the session
+    has it (same text; Spark's creates a JSON generator per string)."""
+    spark = df.sparkSession
+    if not native_functions(spark):
+        return F.to_json(F.col(column))
+    return F.expr(json(sql_column(column), session_time_zone(spark)))
+
+
+def json_zone(df: DataFrame) -> str | None:
+    """The session time zone when ``df``'s session has Sluice's functions, else None: what
+    :func:`pipelines.cloudevents.event_json` takes to write events with them."""
+    spark = df.sparkSession
+    return session_time_zone(spark) if native_functions(spark) else None
+
+
+def session_time_zone(spark: SparkSession) -> str:
+    return spark.conf.get("spark.sql.session.timeZone") or "UTC"
+
+
+def _conf_flag(spark: SparkSession, key: str, default: bool) -> bool:
+    value = spark.conf.get(key, None)
+    return default if value is None else value.strip().lower() == "true"

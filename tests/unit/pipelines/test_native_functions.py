@@ -1,0 +1,230 @@
+"""Sluice's Spark functions (spark/src/main/java, pipelines.native) against the built-in
+functions they replace: every result must be the built-in one, exactly."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from pipelines import native
+
+pytestmark = pytest.mark.spark
+
+CHARS = [chr(c) for c in range(0x80)] + ["é", "€", "𝄞", "\u2028", "日本", "\ufeff"]
+
+
+def random_text(rnd: random.Random) -> str:
+    return "".join(rnd.choice(CHARS) for _ in range(rnd.randint(0, 12)))
+
+
+def random_value(rnd: random.Random, depth: int = 0) -> Any:
+    roll = rnd.random()
+    if depth > 3 or roll < 0.5:
+        return rnd.choice(
+            [
+                random_text(rnd),
+                "x" * rnd.randint(60, 300),  # long strings: a different VARIANT encoding
+                rnd.randint(-(10**20), 10**20),
+                rnd.randint(-300, 300),
+                rnd.uniform(-1e6, 1e6),
+                1.10, 0.0, -0.0, 1e300, 1.5e-7, 100.00, 12345678901234567890.5,
+                True, False, None,
+            ]
+        )  # fmt: skip
+    if roll < 0.75:
+        return {random_text(rnd): random_value(rnd, depth + 1) for _ in range(rnd.randint(0, 5))}
+    return [random_value(rnd, depth + 1) for _ in range(rnd.randint(0, 4))]
+
+
+EDGE_DOCUMENTS = [
+    '{"a":1} xyz',  # what follows the first value is ignored, by both
+    '{"a":1,"a":2}',  # duplicate keys: refused unless allowed
+    "nope",
+    "",
+    " ",
+    "1e400",
+    '"\\ud800"',  # a lone surrogate: refused when unicode is validated
+    "\ufeff{}",
+    "\x00{}",
+    json.dumps({f"k{i:03}": i for i in range(300)}),  # more fields than a linear search
+    json.dumps({"nested": {"deeper": {"deepest": [1, {"k": "v"}]}}}),
+    "123456789012345678901234567890123456789",
+    "-0",
+    "1E2",
+    "0.1e1",
+    '{"é":"ü","\\"q":"\\\\"}',
+    "[" * 400 + "]" * 400,
+]
+
+
+@pytest.fixture(scope="module")
+def documents(spark: SparkSession) -> DataFrame:
+    assert native.native_functions(spark), "the test session has Sluice's jar"
+    rnd = random.Random(20261121)
+    texts = [json.dumps(random_value(rnd)) for _ in range(2000)] + EDGE_DOCUMENTS
+    frame = spark.createDataFrame(list(enumerate(texts)), "i int, t string").cache()
+    frame.count()
+    return frame
+
+
+@pytest.mark.parametrize("allow_duplicates", [False, True])
+@pytest.mark.parametrize("validate_unicode", [True, False])
+def test_parse_is_try_parse_json(
+    spark: SparkSession, documents: DataFrame, allow_duplicates: bool, validate_unicode: bool
+) -> None:
+    settings = {
+        "spark.sql.variant.allowDuplicateKeys": str(allow_duplicates).lower(),
+        "spark.sql.variant.validateUnicodeInJsonParsing": str(validate_unicode).lower(),
+    }
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        rows = documents.select(
+            "t",
+            F.to_json(F.try_parse_json("t")).alias("spark"),
+            F.to_json(native.try_parse_json(documents, "t")).alias("sluice"),
+        ).collect()
+    finally:
+        for key in settings:
+            spark.conf.unset(key)
+    assert [(r.t, r.sluice) for r in rows] == [(r.t, r.spark) for r in rows]
+    assert sum(r.spark is None for r in rows) >= 5  # the invalid ones are among them
+
+
+def test_json_is_to_json(spark: SparkSession, documents: DataFrame) -> None:
+    parsed = documents.withColumn("v", F.try_parse_json("t"))
+    rows = parsed.select(
+        "t", F.to_json("v").alias("spark"), native.to_json(parsed, "v").alias("sluice")
+    ).collect()
+    assert [(r.t, r.sluice) for r in rows] == [(r.t, r.spark) for r in rows]
+
+
+def test_json_writes_values_json_has_no_literal_for_as_spark_does(spark: SparkSession) -> None:
+    """Dates, timestamps, floats, binary values and non-finite doubles (a VARIANT built in
+    SQL may hold them) go to Spark's writer, with the session time zone."""
+    values = spark.sql(
+        "SELECT to_variant_object(named_struct("
+        "'d', DATE '2024-02-29', 't', TIMESTAMP '2024-06-01 08:15:30.5', "
+        "'n', CAST(TIMESTAMP '2024-06-01 08:15:30' AS TIMESTAMP_NTZ), 'f', CAST(1.5 AS FLOAT), "
+        "'b', X'00FF', 'inf', CAST('Infinity' AS DOUBLE), 's', 'x')) AS v "
+        "UNION ALL SELECT CAST(CAST('NaN' AS DOUBLE) AS VARIANT)"
+    )
+    for zone in ("UTC", "America/New_York"):
+        spark.conf.set("spark.sql.session.timeZone", zone)
+        try:
+            rows = values.select(
+                F.to_json("v").alias("spark"), native.to_json(values, "v").alias("sluice")
+            ).collect()
+        finally:
+            spark.conf.unset("spark.sql.session.timeZone")
+        assert [r.sluice for r in rows] == [r.spark for r in rows]
+
+
+def test_quote_escapes_as_spark_writes_strings(spark: SparkSession, documents: DataFrame) -> None:
+    rows = documents.select(
+        F.to_json(F.struct(F.col("t").alias("s"))).alias("spark"),
+        F.expr(f"concat('{{\"s\":', {native.quote('t')}, '}}')").alias("sluice"),
+        F.expr(native.quote("CAST(NULL AS STRING)")).alias("null"),
+    ).collect()
+    assert [r.sluice for r in rows] == [r.spark for r in rows]
+    assert {r.null for r in rows} == {None}
+
+
+def test_field_text_and_number_read_what_variant_get_reads(
+    spark: SparkSession, documents: DataFrame
+) -> None:
+    """For every member of every object document (and a few absent ones): the member, its
+    text when it is a string, its number when it is one (NaN otherwise)."""
+    parsed = documents.withColumn("v", F.try_parse_json("t")).filter(
+        F.expr("schema_of_variant(v) LIKE 'OBJECT%'")
+    )
+    keys = parsed.select(
+        "i", "v", F.explode(F.array_union(F.json_object_keys("t"), F.array(F.lit("absent"))))
+    ).withColumnRenamed("col", "k")
+    member = f"{native.PREFIX}field(v, k)"
+    rows = keys.select(
+        "i",
+        "k",
+        F.expr("to_json(try_element_at(try_variant_get(v, '$', 'map<string,variant>'), k))").alias(
+            "spark_member"
+        ),
+        F.expr(f"to_json({member})").alias("sluice_member"),
+        F.expr(
+            "CASE WHEN schema_of_variant(try_element_at(try_variant_get(v, '$', "
+            "'map<string,variant>'), k)) = 'STRING' THEN try_variant_get(try_element_at("
+            "try_variant_get(v, '$', 'map<string,variant>'), k), '$', 'string') END"
+        ).alias("spark_text"),
+        F.expr(native.text(member)).alias("sluice_text"),
+        F.expr(
+            "CASE WHEN regexp_like(schema_of_variant(try_element_at(try_variant_get(v, '$', "
+            "'map<string,variant>'), k)), '^(TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE|DECIMAL)') "
+            "THEN try_variant_get(try_element_at(try_variant_get(v, '$', "
+            "'map<string,variant>'), k), '$', 'double') ELSE double('NaN') END"
+        ).alias("spark_number"),
+        F.expr(native.number(member)).alias("sluice_number"),
+    ).collect()
+    assert len(rows) > 1000
+    for r in rows:
+        assert r.sluice_member == r.spark_member, (r.i, r.k)
+        assert r.sluice_text == r.spark_text, (r.i, r.k)
+        same_number = r.sluice_number == r.spark_number or (
+            r.sluice_number != r.sluice_number and r.spark_number != r.spark_number  # NaN
+        )
+        assert same_number, (r.i, r.k, r.sluice_number, r.spark_number)
+    assert any(r.sluice_text for r in rows) and any(r.sluice_number == 0 for r in rows)
+
+
+def test_they_are_registered_once_per_session(spark: SparkSession) -> None:
+    assert native.native_functions(spark)
+    assert spark.conf.get(f"spark.sql.catalog.{native.CATALOG}") == native.CATALOG_CLASS
+
+
+def test_they_can_be_turned_off(spark: SparkSession, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(native.DISABLE_ENV, "false")
+    assert not native.native_functions(spark)
+    frame = spark.createDataFrame([('{"a":1}',)], "t string")
+    assert "sluice_fn" not in str(native.try_parse_json(frame, "t"))
+
+
+def test_a_session_without_the_jar_uses_built_in_functions(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Registration probes the catalog: a class that is not on the class path (a user's own
+    session without Sluice's jar) leaves the session as it was, and built-ins are used."""
+    monkeypatch.setattr(native, "CATALOG", "sluice_missing")
+    monkeypatch.setattr(native, "CATALOG_CLASS", "io.sluice.spark.NotThere")
+    monkeypatch.setattr(native, "PREFIX", "sluice_missing.variant.")
+    assert native._register(spark) is False
+    assert spark.conf.get("spark.sql.catalog.sluice_missing", None) is None
+
+
+def test_a_catalog_of_the_same_name_is_left_alone(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(native, "CATALOG", "sluice_taken")
+    spark.conf.set("spark.sql.catalog.sluice_taken", "com.example.Catalog")
+    try:
+        assert native._register(spark) is False
+        assert spark.conf.get("spark.sql.catalog.sluice_taken") == "com.example.Catalog"
+    finally:
+        spark.conf.unset("spark.sql.catalog.sluice_taken")
+
+
+def test_parse_reads_malformed_utf8_as_spark_does(spark: SparkSession) -> None:
+    """Spark decodes the text first (malformed bytes become U+FFFD): so does Sluice's parser
+    for such text, instead of reading the bytes (which would refuse them)."""
+    hex_documents = ["7B2261223A22FF227D", "FF7B7D", "7B2261223A22C3A9227D", "EFBBBF7B7D", "007B7D"]
+    frame = spark.createDataFrame([(h,) for h in hex_documents], "h string").withColumn(
+        "t", F.unhex("h").cast("string")
+    )
+    rows = frame.select(
+        F.to_json(F.try_parse_json("t")).alias("spark"),
+        F.to_json(native.try_parse_json(frame, "t")).alias("sluice"),
+    ).collect()
+    assert [r.sluice for r in rows] == [r.spark for r in rows]
+    assert rows[0].spark == '{"a":"\ufffd"}'
