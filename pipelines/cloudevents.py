@@ -26,8 +26,6 @@ writes it.
 
 from __future__ import annotations
 
-import json
-
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -182,14 +180,9 @@ def event_json(native_zone: str | None = None) -> Column:
 
 
 def _native_event_json_sql(zone: str) -> str:
-    values = {name: native.quote(f"`{name}`") for name in ATTRIBUTES}
-    values["time"] = native.quote(time_text_sql("`time`"))
-    values["data"] = native.json("`data`", zone)
-    # concat is NULL when a value is (the member is left out), concat_ws skips NULLs.
-    members = ", ".join(
-        f"concat({sql_string(json.dumps(name) + ':')}, {values[name]})" for name in sorted(values)
-    )
-    envelope = f"concat('{{', concat_ws(',', {members}), '}}')"
+    members = {name: f"`{name}`" for name in ATTRIBUTES}
+    members["time"] = time_text_sql("`time`")
+    envelope = native.envelope("`data`", zone, members)
     with_extensions = native.json(event_variant_sql(), zone)
     return f"CASE WHEN size(`extensions`) = 0 THEN {envelope} ELSE {with_extensions} END"
 

@@ -13,10 +13,12 @@ Spark's Kafka connector) that read the VARIANT encoding directly, in generated c
 * ``number(v)`` - a number as a DOUBLE, as ``try_variant_get(v, '$', 'double')`` gives it
   (NaN for any other value: JSON has no NaN).
 
-Two more do what Spark's own functions do, without their per-value setup: sources parse with
-``parse`` (``try_parse_json`` creates a Jackson ``JsonFactory`` per document) and sinks write
-with ``json`` (``to_json`` of a VARIANT creates a JSON generator per string) and ``quote``
-(a string as a JSON string literal, for the CloudEvents envelope).
+* ``kind(v)`` - the first word of ``schema_of_variant(v)`` (``OBJECT``, ``STRING``, ...).
+
+More do what Spark's own functions do, without their per-value setup: sources parse with
+``parse`` (``try_parse_json`` creates a Jackson ``JsonFactory`` per document), sinks write
+with ``json`` (``to_json`` of a VARIANT creates a JSON generator per string) and a CloudEvent
+without extensions with ``envelope`` (its JSON object in one buffer).
 
 They are a Spark function catalog, registered in a session on first use
 (:func:`native_functions`). A session without the jar (a user's own) still runs every
@@ -108,9 +110,24 @@ def json(value: str, zone: str) -> str:
     return f"{PREFIX}json({value}, {sql_string(zone)})"
 
 
-def quote(value: str) -> str:
-    """SQL: the string ``value`` as a JSON string literal (NULL for NULL)."""
-    return f"{PREFIX}quote({value})"
+def kind(value: str) -> str:
+    """SQL: the type name ``schema_of_variant(value)`` starts with (``OBJECT``, ``ARRAY``,
+    ``STRING``, ``BIGINT``, ``DECIMAL``, ...), without member types or precision."""
+    return f"{PREFIX}kind({value})"
+
+
+ENVELOPE_MEMBERS = (
+    "datacontenttype", "dataschema", "id", "source", "specversion", "subject", "time", "type"
+)  # fmt: skip
+"""The string members ``envelope`` takes after the data, in its order (sorted names)."""
+
+
+def envelope(data: str, zone: str, members: dict[str, str]) -> str:
+    """SQL: the JSON object of ``data`` (a VARIANT, written as :func:`json` writes it) and
+    the string ``members`` (SQL per name of :data:`ENVELOPE_MEMBERS`), names sorted, NULL
+    ones left out."""
+    values = ", ".join(members[name] for name in ENVELOPE_MEMBERS)
+    return f"{PREFIX}envelope({data}, {sql_string(zone)}, {values})"
 
 
 def try_parse_json(df: DataFrame, column: str) -> Column:

@@ -264,19 +264,10 @@ class _Compiler:
         return f"`{name}`"
 
     def kind(self, value: str) -> str:
-        """SQL for the type name of ``value`` (``schema_of_variant``).
-
-        With native reads a string is ``STRING`` and a number ``DOUBLE`` (callers test a
-        number's kind by name, :func:`_is_number`) without writing a type name: the
-        text and the number are read anyway, and ``number`` is NaN for a non-number.
-        """
-        if not self._native:
-            return self.bound(_kind(value))
-        text, number = self.text(value), self.number(value)
-        return self.bound(
-            f"CASE WHEN {text} IS NOT NULL THEN 'STRING' WHEN NOT isnan({number}) THEN 'DOUBLE' "
-            f"ELSE {_kind(value)} END"
-        )
+        """SQL for the type name of ``value`` (``schema_of_variant``; with native reads its
+        first word only, ``kind``: callers test ``STRING``, ``VOID``, ``BOOLEAN`` exactly and
+        numbers, objects and arrays by prefix)."""
+        return self.bound(native.kind(value) if self._native else _kind(value))
 
     def text(self, value: str) -> str:
         """SQL for the text of a string ``value`` (callers test its kind first)."""
@@ -324,8 +315,8 @@ class _Compiler:
             node = self.bound(node)
             array_steps = _UNDECIDED
             is_array = _is_array(node)
-            if all(not path for path, _ in steps):
-                # Only leaf tests on this node: they read its type name anyway.
+            if self._native or all(not path for path, _ in steps):
+                # Leaf tests on this node read its type name anyway; native kinds are cheap.
                 is_array = f"startswith({self.kind(node)}, 'ARRAY')"
         else:
             array_steps = self._array_node_steps(node, absent, pinned, scope.general())

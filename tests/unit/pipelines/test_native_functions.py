@@ -125,14 +125,38 @@ def test_json_writes_values_json_has_no_literal_for_as_spark_does(spark: SparkSe
         assert [r.sluice for r in rows] == [r.spark for r in rows]
 
 
-def test_quote_escapes_as_spark_writes_strings(spark: SparkSession, documents: DataFrame) -> None:
+def test_envelope_escapes_strings_as_spark_writes_them(
+    spark: SparkSession, documents: DataFrame
+) -> None:
+    """Every text as an attribute (``id``) of an envelope without data, and with a member
+    left out (NULL), against Spark's JSON writer."""
+    members = {name: "CAST(NULL AS STRING)" for name in native.ENVELOPE_MEMBERS}
+    members["id"], members["type"] = "t", "'x'"
     rows = documents.select(
-        F.to_json(F.struct(F.col("t").alias("s"))).alias("spark"),
-        F.expr(f"concat('{{\"s\":', {native.quote('t')}, '}}')").alias("sluice"),
-        F.expr(native.quote("CAST(NULL AS STRING)")).alias("null"),
+        F.to_json(F.struct(F.col("t").alias("id"), F.lit("x").alias("type"))).alias("spark"),
+        F.expr(native.envelope("CAST(NULL AS VARIANT)", "UTC", members)).alias("sluice"),
     ).collect()
     assert [r.sluice for r in rows] == [r.spark for r in rows]
-    assert {r.null for r in rows} == {None}
+
+
+def test_kind_is_the_first_word_of_schema_of_variant(spark: SparkSession) -> None:
+    values = spark.sql(
+        "SELECT parse_json(j) AS v FROM VALUES ('1'), ('300'), ('5000000000'), ('1.5'), "
+        "('1e300'), ('12345678901234567890123'), ('true'), ('false'), ('null'), ('\"x\"'), "
+        "('\"' || repeat('y', 100) || '\"'), ('{\"a\":1}'), ('[1]'), ('{}'), ('[]') AS t(j) "
+        "UNION ALL SELECT CAST(DATE '2024-01-01' AS VARIANT) "
+        "UNION ALL SELECT CAST(TIMESTAMP '2024-01-01 00:00:00' AS VARIANT) "
+        "UNION ALL SELECT CAST(CAST(TIMESTAMP '2024-01-01 00:00:00' AS TIMESTAMP_NTZ) AS VARIANT) "
+        "UNION ALL SELECT CAST(CAST(1.5 AS FLOAT) AS VARIANT) "
+        "UNION ALL SELECT CAST(X'01' AS VARIANT) UNION ALL SELECT CAST(NULL AS VARIANT)"
+    )
+    rows = values.select(
+        F.expr("regexp_extract(schema_of_variant(v), '^[A-Z_]+', 0)").alias("spark"),
+        F.expr(native.kind("v")).alias("sluice"),
+    ).collect()
+    assert len(rows) == 21
+    for r in rows:
+        assert r.sluice == (r.spark or None)
 
 
 def test_field_text_and_number_read_what_variant_get_reads(
@@ -228,3 +252,31 @@ def test_parse_reads_malformed_utf8_as_spark_does(spark: SparkSession) -> None:
     ).collect()
     assert [r.sluice for r in rows] == [r.spark for r in rows]
     assert rows[0].spark == '{"a":"\ufffd"}'
+
+
+def test_parse_agrees_on_random_bytes_valid_utf8_or_not(spark: SparkSession) -> None:
+    """Sluice's parser reads the bytes in place only when they are well-formed UTF-8 (what
+    Java's decoder reads without replacing anything): random byte strings inside a JSON
+    string, with overlong forms, surrogates, code points past U+10FFFF, cut sequences and
+    stray continuation bytes, parse as Spark parses them."""
+    pieces = [
+        b"a", b"\xc3\xa9", b"\xe2\x82\xac", b"\xf0\x9d\x84\x9e", b"\xc0\x80", b"\xc2", b"\x80",
+        b"\xe0\x80\x80", b"\xe0\xa0\x80", b"\xed\xa0\x80", b"\xed\x9f\xbf", b"\xef\xbf\xbf",
+        b"\xf0\x80\x80\x80", b"\xf0\x90\x80\x80", b"\xf4\x8f\xbf\xbf", b"\xf4\x90\x80\x80",
+        b"\xf5\x80\x80\x80", b"\xff", b"\xe2\x82", b"\\\\u00e9", b"abcdefgh",
+    ]  # fmt: skip
+    rnd = random.Random(7)
+    documents = [
+        b'{"a":"' + b"".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 6))) + b'"}'
+        for _ in range(400)
+    ]
+    frame = spark.createDataFrame([(d.hex(),) for d in documents], "h string").withColumn(
+        "t", F.unhex("h").cast("string")
+    )
+    rows = frame.select(
+        F.to_json(F.try_parse_json("t")).alias("spark"),
+        F.to_json(native.try_parse_json(frame, "t")).alias("sluice"),
+    ).collect()
+    assert [r.sluice for r in rows] == [r.spark for r in rows]
+    assert any("\ufffd" in (r.spark or "") for r in rows)  # malformed ones were among them
+    assert any("é" in (r.spark or "") for r in rows)  # and well-formed non-ASCII ones

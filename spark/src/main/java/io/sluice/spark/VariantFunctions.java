@@ -7,6 +7,7 @@ import java.util.Locale;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.util.JsonRecyclerPools;
 
 import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
 import org.apache.spark.sql.connector.catalog.FunctionCatalog;
@@ -55,8 +56,14 @@ import org.apache.spark.unsafe.types.VariantVal;
  *   <li>{@code json(v VARIANT, zone STRING) -> STRING}: what {@code to_json(v)} gives (the
  *       session time zone {@code zone} only matters for timestamps, which JSON input never
  *       holds), written as UTF-8 bytes directly.
- *   <li>{@code quote(s STRING) -> STRING}: {@code s} as a JSON string literal, escaped as
- *       Spark's JSON writer escapes it; NULL for NULL.
+ *   <li>{@code kind(v VARIANT) -> STRING}: the name of a value's type as {@code
+ *       schema_of_variant} starts it ({@code OBJECT}, {@code ARRAY}, {@code STRING}, {@code
+ *       BIGINT}, {@code DOUBLE}, {@code DECIMAL}, {@code BOOLEAN}, {@code VOID}, ...) without
+ *       the members' types or a decimal's precision; NULL for NULL.
+ *   <li>{@code envelope(data VARIANT, zone STRING, datacontenttype, dataschema, id, source,
+ *       specversion, subject, time, type STRING) -> STRING}: the JSON object with those
+ *       members in that (sorted) order, NULL ones left out, the data written as {@code json}
+ *       writes it: a CloudEvent without extensions, in one buffer.
  * </ul>
  */
 public final class VariantFunctions implements FunctionCatalog {
@@ -80,7 +87,8 @@ public final class VariantFunctions implements FunctionCatalog {
       Identifier.of(namespace, "number"),
       Identifier.of(namespace, "parse"),
       Identifier.of(namespace, "json"),
-      Identifier.of(namespace, "quote")
+      Identifier.of(namespace, "kind"),
+      Identifier.of(namespace, "envelope")
     };
   }
 
@@ -97,8 +105,10 @@ public final class VariantFunctions implements FunctionCatalog {
         return new Parse();
       case "json":
         return new Json();
-      case "quote":
-        return new Quote();
+      case "kind":
+        return new Kind();
+      case "envelope":
+        return new Envelope();
       default:
         throw new NoSuchFunctionException(ident);
     }
@@ -257,8 +267,13 @@ public final class VariantFunctions implements FunctionCatalog {
   public static final class Parse extends Function<VariantVal> {
     private static final long serialVersionUID = 1L;
 
-    /** Thread-safe once configured; Spark's parse_json uses a default one per document. */
-    private static final JsonFactory FACTORY = new JsonFactory();
+    /**
+     * Thread-safe once configured; Spark's parse_json uses a default one per document. Its
+     * buffers come from a shared deque rather than a thread-local (an executor thread's
+     * crowded ThreadLocalMap made each lookup a slow miss).
+     */
+    private static final JsonFactory FACTORY =
+        JsonFactory.builder().recyclerPool(JsonRecyclerPools.newConcurrentDequePool()).build();
 
     @Override
     public DataType[] inputTypes() {
@@ -305,10 +320,10 @@ public final class VariantFunctions implements FunctionCatalog {
    */
   static byte[] utf8Bytes(UTF8String text) {
     int n = text.numBytes();
-    if (!(text.getBaseObject() instanceof byte[]) || !text.isValid()) {
+    byte[] bytes = text.getBytes(); // the backing array itself when it holds just the text
+    if (!validUtf8(bytes, n)) {
       return null;
     }
-    byte[] bytes = text.getBytes(); // the backing array itself when it holds just the text
     if (n >= 3 && (bytes[0] & 0xFF) == 0xEF && (bytes[1] & 0xFF) == 0xBB && (bytes[2] & 0xFF) == 0xBF) {
       return null;
     }
@@ -319,6 +334,67 @@ public final class VariantFunctions implements FunctionCatalog {
     }
     return bytes;
   }
+
+  /**
+   * Whether {@code bytes[0, n)} is well-formed UTF-8 (RFC 3629: no overlong forms, no
+   * surrogates, nothing above U+10FFFF), which is exactly what Java's decoder reads without
+   * replacing anything. ASCII runs are skipped 8 bytes at a time: UTF8String.isValid decodes
+   * every character and costs as much as the parse.
+   */
+  static boolean validUtf8(byte[] bytes, int n) {
+    int i = 0;
+    while (i < n) {
+      if (i + 8 <= n && (((long) LONGS.get(bytes, i)) & 0x8080808080808080L) == 0) {
+        i += 8;
+        continue;
+      }
+      int b = bytes[i] & 0xFF;
+      if (b < 0x80) {
+        i++;
+        continue;
+      }
+      int more;
+      int low = 0x80;
+      int high = 0xBF;
+      if (b >= 0xC2 && b <= 0xDF) {
+        more = 1;
+      } else if (b >= 0xE0 && b <= 0xEF) {
+        more = 2;
+        if (b == 0xE0) {
+          low = 0xA0; // no overlong three-byte forms
+        } else if (b == 0xED) {
+          high = 0x9F; // no UTF-16 surrogates
+        }
+      } else if (b >= 0xF0 && b <= 0xF4) {
+        more = 3;
+        if (b == 0xF0) {
+          low = 0x90; // no overlong four-byte forms
+        } else if (b == 0xF4) {
+          high = 0x8F; // nothing above U+10FFFF
+        }
+      } else {
+        return false;
+      }
+      if (i + more >= n) {
+        return false; // cut short
+      }
+      int second = bytes[i + 1] & 0xFF;
+      if (second < low || second > high) {
+        return false;
+      }
+      for (int k = 2; k <= more; k++) {
+        if ((bytes[i + k] & 0xC0) != 0x80) {
+          return false;
+        }
+      }
+      i += more + 1;
+    }
+    return true;
+  }
+
+  private static final java.lang.invoke.VarHandle LONGS =
+      java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+          long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
 
   /** {@code json(v VARIANT, zone STRING) -> STRING}. */
   public static final class Json extends Function<UTF8String> {
@@ -354,13 +430,16 @@ public final class VariantFunctions implements FunctionCatalog {
     }
   }
 
-  /** {@code quote(s STRING) -> STRING}. */
-  public static final class Quote extends Function<UTF8String> {
+  /** {@code kind(v VARIANT) -> STRING}. */
+  public static final class Kind extends Function<UTF8String> {
     private static final long serialVersionUID = 1L;
+    private static final UTF8String OBJECT = UTF8String.fromString("OBJECT");
+    private static final UTF8String ARRAY = UTF8String.fromString("ARRAY");
+    private static final UTF8String STRING = UTF8String.fromString("STRING");
 
     @Override
     public DataType[] inputTypes() {
-      return new DataType[] {DataTypes.StringType};
+      return new DataType[] {VariantType$.MODULE$};
     }
 
     @Override
@@ -370,16 +449,117 @@ public final class VariantFunctions implements FunctionCatalog {
 
     @Override
     public String name() {
-      return "quote";
+      return "kind";
     }
 
-    public static UTF8String invoke(UTF8String s) {
-      if (s == null) {
+    public static UTF8String invoke(VariantVal v) {
+      if (v == null) {
         return null;
       }
-      byte[] bytes = s.getBytes();
-      JsonWriter out = new JsonWriter(bytes.length + 8);
-      out.string(bytes, 0, bytes.length);
+      byte[] value = v.getValue();
+      int header = value[0] & 0xFF;
+      switch (header & VariantUtil.BASIC_TYPE_MASK) {
+        case VariantUtil.OBJECT:
+          return OBJECT;
+        case VariantUtil.ARRAY:
+          return ARRAY;
+        case VariantUtil.SHORT_STR:
+          return STRING;
+        default:
+          return PRIMITIVE_KINDS[header >> VariantUtil.BASIC_TYPE_BITS];
+      }
+    }
+
+    /** schema_of_variant's names of the primitive types, by type id (null: unknown). */
+    private static final UTF8String[] PRIMITIVE_KINDS = new UTF8String[64];
+
+    static {
+      String[][] names = {
+        {"NULL", "VOID"}, {"TRUE", "BOOLEAN"}, {"FALSE", "BOOLEAN"}, {"INT1", "BIGINT"},
+        {"INT2", "BIGINT"}, {"INT4", "BIGINT"}, {"INT8", "BIGINT"}, {"DOUBLE", "DOUBLE"},
+        {"DECIMAL4", "DECIMAL"}, {"DECIMAL8", "DECIMAL"}, {"DECIMAL16", "DECIMAL"},
+        {"DATE", "DATE"}, {"TIMESTAMP", "TIMESTAMP"}, {"TIMESTAMP_NTZ", "TIMESTAMP_NTZ"},
+        {"FLOAT", "FLOAT"}, {"BINARY", "BINARY"}, {"LONG_STR", "STRING"}, {"UUID", "UUID"},
+      };
+      int[] ids = {
+        VariantUtil.NULL, VariantUtil.TRUE, VariantUtil.FALSE, VariantUtil.INT1,
+        VariantUtil.INT2, VariantUtil.INT4, VariantUtil.INT8, VariantUtil.DOUBLE,
+        VariantUtil.DECIMAL4, VariantUtil.DECIMAL8, VariantUtil.DECIMAL16, VariantUtil.DATE,
+        VariantUtil.TIMESTAMP, VariantUtil.TIMESTAMP_NTZ, VariantUtil.FLOAT, VariantUtil.BINARY,
+        VariantUtil.LONG_STR, VariantUtil.UUID,
+      };
+      for (int i = 0; i < ids.length; i++) {
+        PRIMITIVE_KINDS[ids[i]] = UTF8String.fromString(names[i][1]);
+      }
+    }
+  }
+
+  /** {@code envelope(data VARIANT, zone STRING, 8 attribute STRINGs) -> STRING}. */
+  public static final class Envelope extends Function<UTF8String> {
+    private static final long serialVersionUID = 1L;
+
+    /** The members after data, in order: each key as a JSON string and a colon. */
+    private static final String[] KEYS = {
+      "datacontenttype", "dataschema", "id", "source", "specversion", "subject", "time", "type"
+    };
+
+    @Override
+    public DataType[] inputTypes() {
+      DataType[] types = new DataType[2 + KEYS.length];
+      types[0] = VariantType$.MODULE$;
+      Arrays.fill(types, 1, types.length, DataTypes.StringType);
+      return types;
+    }
+
+    @Override
+    public DataType resultType() {
+      return DataTypes.StringType;
+    }
+
+    @Override
+    public String name() {
+      return "envelope";
+    }
+
+    public static UTF8String invoke(
+        VariantVal data,
+        UTF8String zone,
+        UTF8String datacontenttype,
+        UTF8String dataschema,
+        UTF8String id,
+        UTF8String source,
+        UTF8String specversion,
+        UTF8String subject,
+        UTF8String time,
+        UTF8String type) {
+      UTF8String[] values = {
+        datacontenttype, dataschema, id, source, specversion, subject, time, type
+      };
+      JsonWriter out = new JsonWriter((data == null ? 0 : data.getValue().length) + 256);
+      boolean first = true;
+      out.raw("{");
+      if (data != null) {
+        out.raw("\"data\":");
+        if (!out.value(data.getValue(), data.getMetadata(), 0)) {
+          // A value JSON has no literal for: the data as Spark writes it, then the rest.
+          out = new JsonWriter(256);
+          out.raw("{\"data\":");
+          out.raw(Json.invoke(data, zone));
+        }
+        first = false;
+      }
+      for (int i = 0; i < KEYS.length; i++) {
+        if (values[i] == null) {
+          continue;
+        }
+        out.raw(first ? "\"" : ",\"");
+        out.raw(KEYS[i]);
+        out.raw("\":");
+        byte[] bytes = values[i].getBytes();
+        out.string(bytes, 0, bytes.length);
+        first = false;
+      }
+      out.raw("}");
       return out.result();
     }
   }
@@ -413,6 +593,17 @@ public final class VariantFunctions implements FunctionCatalog {
     private void put(byte b) {
       room(1);
       buffer[size++] = b;
+    }
+
+    void raw(String ascii) {
+      put(ascii);
+    }
+
+    void raw(UTF8String text) {
+      byte[] bytes = text.getBytes();
+      room(bytes.length);
+      System.arraycopy(bytes, 0, buffer, size, bytes.length);
+      size += bytes.length;
     }
 
     private void put(String ascii) {
