@@ -61,6 +61,20 @@ stamp_ok() {  # DIR KEY
   [[ -f "$1/.stamp" ]] && [[ "$(head -n1 "$1/.stamp")" == "$2" ]] && compgen -G "$1/*.jar" >/dev/null
 }
 
+up_to_date() {  # NAME TARGET_DIR KEY [NOTE]: true (and says so) when the stamp matches KEY; checked
+                # again once the lock is held, so concurrent runs do the work once
+  if (( ! FORCE )) && stamp_ok "$2" "$3"; then
+    log "$1: up to date${4:+ $4} ($(summary "$2") in ${2#"$ROOT"/})"
+    return 0
+  fi
+  lock_jars_dir
+  if (( ! FORCE )) && stamp_ok "$2" "$3"; then
+    log "$1: up to date (made by a concurrent run)"
+    return 0
+  fi
+  return 1
+}
+
 now_ms() { local t=${EPOCHREALTIME/./}; echo $(( 10#${t:0:${#t}-3} )); }
 elapsed() { local ms=$(( $(now_ms) - $1 )); printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100)); }
 
@@ -116,15 +130,7 @@ fetch_kafka() {
   local target="$JARS_DIR/kafka" key start tmp kafka_version
   kafka_version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM_DIR/kafka.pom.xml")"
   key="$(echo "kafka" | files_key "$SELF" "$ROOT/scripts/_lib.sh" "$POM_DIR/kafka.pom.xml" "$MAVEN_SETTINGS")"
-  if (( ! FORCE )) && stamp_ok "$target" "$key"; then
-    log "kafka: up to date ($(summary "$target") in .cache/jars/kafka)"
-    return
-  fi
-  lock_jars_dir
-  if (( ! FORCE )) && stamp_ok "$target" "$key"; then
-    log "kafka: up to date (fetched by a concurrent run)"
-    return
-  fi
+  up_to_date kafka "$target" "$key" && return
   start=$(now_ms)
   log "kafka: resolving Apache Kafka $kafka_version (kafka_2.13 + kafka-tools + log4j2) with Maven (first run downloads ~45 MB into ~/.m2) ..."
   new_tmp kafka; tmp=$TMP
@@ -155,6 +161,14 @@ find_pyspark_jars() {
     "$ROOT/.venv/bin/python" -c 'import pyspark,os;print(os.path.join(os.path.dirname(pyspark.__file__),"jars"))' 2>/dev/null && return
   fi
   return 1
+}
+
+PJ="" SV=""
+find_spark() {  # TARGET -> PJ (pyspark's jars/ folder) and SV (its Spark version), or dies
+  PJ="$(find_pyspark_jars)" && [[ -d "$PJ" ]] \
+    || die "$1: pyspark not found (looked in .venv; set PYSPARK_JARS_DIR or install pyspark into .venv first)"
+  SV="$(find "$PJ" -maxdepth 1 -name 'spark-core_2.13-*.jar' -printf '%f\n' | sed -n 's/^spark-core_2\.13-\(.*\)\.jar$/\1/p' | head -n1)"
+  [[ -n "$SV" ]] || die "$1: cannot tell the Spark version: no spark-core_2.13-*.jar in $PJ"
 }
 
 python_bin() {
@@ -236,22 +250,11 @@ PY
 
 fetch_spark_kafka() {
   local target="$JARS_DIR/spark-kafka" pj sv key start tmp
-  pj="$(find_pyspark_jars)" && [[ -d "$pj" ]] \
-    || die "spark-kafka: pyspark not found (looked in .venv; set PYSPARK_JARS_DIR or install pyspark into .venv first)"
-  sv="$(find "$pj" -maxdepth 1 -name 'spark-core_2.13-*.jar' -printf '%f\n' | sed -n 's/^spark-core_2\.13-\(.*\)\.jar$/\1/p' | head -n1)"
-  [[ -n "$sv" ]] || die "spark-kafka: cannot tell the Spark version: no spark-core_2.13-*.jar in $pj"
+  find_spark spark-kafka; pj=$PJ sv=$SV
   key="$( { echo "spark-kafka $sv $pj"; find "$pj" -maxdepth 1 -name '*.jar' -printf '%f\n' | sort; } \
           | files_key "$SELF" "$ROOT/scripts/_lib.sh" "$POM_DIR/spark-kafka.pom.xml" \
                       "$POM_DIR/spark-token-provider.pom.xml" "$MAVEN_SETTINGS")"
-  if (( ! FORCE )) && stamp_ok "$target" "$key"; then
-    log "spark-kafka: up to date for pyspark $sv ($(summary "$target") in .cache/jars/spark-kafka)"
-    return
-  fi
-  lock_jars_dir
-  if (( ! FORCE )) && stamp_ok "$target" "$key"; then
-    log "spark-kafka: up to date (fetched by a concurrent run)"
-    return
-  fi
+  up_to_date spark-kafka "$target" "$key" "for pyspark $sv" && return
   start=$(now_ms)
   log "spark-kafka: resolving org.apache.spark:spark-sql-kafka-0-10_2.13:$sv (matches pyspark $sv in ${pj#"$ROOT"/}) ..."
   new_tmp spark-kafka; tmp=$TMP
@@ -327,23 +330,12 @@ fetch_spark_kafka() {
 build_sluice_spark() {
   local target="$JARS_DIR/sluice-spark" src="$ROOT/spark/src/main/java" pj sv key start tmp py
   local -a sources
-  pj="$(find_pyspark_jars)" && [[ -d "$pj" ]] \
-    || die "sluice-spark: pyspark not found (looked in .venv; set PYSPARK_JARS_DIR or install pyspark into .venv first)"
-  sv="$(find "$pj" -maxdepth 1 -name 'spark-core_2.13-*.jar' -printf '%f\n' | sed -n 's/^spark-core_2\.13-\(.*\)\.jar$/\1/p' | head -n1)"
-  [[ -n "$sv" ]] || die "sluice-spark: cannot tell the Spark version: no spark-core_2.13-*.jar in $pj"
+  find_spark sluice-spark; pj=$PJ sv=$SV
   mapfile -t sources < <(find "$src" -name '*.java' | sort)
   (( ${#sources[@]} > 0 )) || die "sluice-spark: no Java sources in ${src#"$ROOT"/}"
   key="$( { echo "sluice-spark $sv $pj"; find "$pj" -maxdepth 1 -name '*.jar' -printf '%f\n' | sort; } \
           | files_key "$SELF" "$ROOT/scripts/_lib.sh" "${sources[@]}")"
-  if (( ! FORCE )) && stamp_ok "$target" "$key"; then
-    log "sluice-spark: up to date for Spark $sv ($(summary "$target") in .cache/jars/sluice-spark)"
-    return
-  fi
-  lock_jars_dir
-  if (( ! FORCE )) && stamp_ok "$target" "$key"; then
-    log "sluice-spark: up to date (built by a concurrent run)"
-    return
-  fi
+  up_to_date sluice-spark "$target" "$key" "for Spark $sv" && return
   command -v javac >/dev/null || die "sluice-spark: javac not found (a Java 17 JDK is needed: scripts/ensure-system.sh)"
   start=$(now_ms)
   new_tmp sluice-spark; tmp=$TMP

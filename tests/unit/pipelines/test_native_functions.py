@@ -239,17 +239,22 @@ def test_a_catalog_of_the_same_name_is_left_alone(
         spark.conf.unset("spark.sql.catalog.sluice_taken")
 
 
-def test_parse_reads_malformed_utf8_as_spark_does(spark: SparkSession) -> None:
-    """Spark decodes the text first (malformed bytes become U+FFFD): so does Sluice's parser
-    for such text, instead of reading the bytes (which would refuse them)."""
-    hex_documents = ["7B2261223A22FF227D", "FF7B7D", "7B2261223A22C3A9227D", "EFBBBF7B7D", "007B7D"]
-    frame = spark.createDataFrame([(h,) for h in hex_documents], "h string").withColumn(
+def parsed_both_ways(spark: SparkSession, documents: list[bytes]) -> list[Any]:
+    """Each byte string as a STRING column, parsed by Spark and by Sluice: (spark, sluice)."""
+    frame = spark.createDataFrame([(d.hex(),) for d in documents], "h string").withColumn(
         "t", F.unhex("h").cast("string")
     )
-    rows = frame.select(
+    return frame.select(
         F.to_json(F.try_parse_json("t")).alias("spark"),
         F.to_json(native.try_parse_json(frame, "t")).alias("sluice"),
     ).collect()
+
+
+def test_parse_reads_malformed_utf8_as_spark_does(spark: SparkSession) -> None:
+    """Spark decodes the text first (malformed bytes become U+FFFD): so does Sluice's parser
+    for such text, instead of reading the bytes (which would refuse them)."""
+    documents = [b'{"a":"\xff"}', b"\xff{}", b'{"a":"\xc3\xa9"}', b"\xef\xbb\xbf{}", b"\x00{}"]
+    rows = parsed_both_ways(spark, documents)
     assert [r.sluice for r in rows] == [r.spark for r in rows]
     assert rows[0].spark == '{"a":"\ufffd"}'
 
@@ -270,13 +275,7 @@ def test_parse_agrees_on_random_bytes_valid_utf8_or_not(spark: SparkSession) -> 
         b'{"a":"' + b"".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 6))) + b'"}'
         for _ in range(400)
     ]
-    frame = spark.createDataFrame([(d.hex(),) for d in documents], "h string").withColumn(
-        "t", F.unhex("h").cast("string")
-    )
-    rows = frame.select(
-        F.to_json(F.try_parse_json("t")).alias("spark"),
-        F.to_json(native.try_parse_json(frame, "t")).alias("sluice"),
-    ).collect()
+    rows = parsed_both_ways(spark, documents)
     assert [r.sluice for r in rows] == [r.spark for r in rows]
     assert any("\ufffd" in (r.spark or "") for r in rows)  # malformed ones were among them
     assert any("é" in (r.spark or "") for r in rows)  # and well-formed non-ASCII ones

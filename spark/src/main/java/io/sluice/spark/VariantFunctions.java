@@ -114,25 +114,51 @@ public final class VariantFunctions implements FunctionCatalog {
     }
   }
 
-  /** A function that is its own bound form: its input types are fixed. */
+  /** A function that is its own bound form: its name and types are fixed. */
   private abstract static class Function<R> implements UnboundFunction, ScalarFunction<R> {
     private static final long serialVersionUID = 1L;
+    private static final DataType VARIANT = VariantType$.MODULE$;
+    private static final DataType STRING = DataTypes.StringType;
+
+    private final String name;
+    private final DataType resultType;
+    private final DataType[] inputTypes;
+
+    Function(String name, DataType resultType, DataType... inputTypes) {
+      this.name = name;
+      this.resultType = resultType;
+      this.inputTypes = inputTypes;
+    }
+
+    @Override
+    public String name() {
+      return name;
+    }
+
+    @Override
+    public DataType resultType() {
+      return resultType;
+    }
+
+    @Override
+    public DataType[] inputTypes() {
+      return inputTypes.clone();
+    }
 
     @Override
     public BoundFunction bind(StructType inputType) {
-      DataType[] expected = inputTypes();
-      if (inputType.fields().length != expected.length) {
+      if (inputType.fields().length != inputTypes.length) {
         throw new UnsupportedOperationException(
             String.format(
                 "%s takes %d argument(s), got %d",
-                name(), expected.length, inputType.fields().length));
+                name, inputTypes.length, inputType.fields().length));
       }
       return this;
     }
 
     @Override
     public String description() {
-      return name();
+      return name;
     }
   }
 
@@ -140,20 +166,11 @@ public final class VariantFunctions implements FunctionCatalog {
   public static final class Field extends Function<VariantVal> {
     private static final long serialVersionUID = 1L;
 
-    @Override
-    public DataType[] inputTypes() {
-      return new DataType[] {VariantType$.MODULE$, DataTypes.StringType};
+    public Field() {
+      super("field", Function.VARIANT, Function.VARIANT, Function.STRING);
     }
 
-    @Override
-    public DataType resultType() {
-      return VariantType$.MODULE$;
-    }
 
-    @Override
-    public String name() {
-      return "field";
-    }
 
     public static VariantVal invoke(VariantVal v, UTF8String key) {
       if (v == null || key == null) {
@@ -174,20 +191,11 @@ public final class VariantFunctions implements FunctionCatalog {
   public static final class Text extends Function<UTF8String> {
     private static final long serialVersionUID = 1L;
 
-    @Override
-    public DataType[] inputTypes() {
-      return new DataType[] {VariantType$.MODULE$};
+    public Text() {
+      super("text", Function.STRING, Function.VARIANT);
     }
 
-    @Override
-    public DataType resultType() {
-      return DataTypes.StringType;
-    }
 
-    @Override
-    public String name() {
-      return "text";
-    }
 
     public static UTF8String invoke(VariantVal v) {
       if (v == null) {
@@ -213,25 +221,16 @@ public final class VariantFunctions implements FunctionCatalog {
   public static final class Number extends Function<Double> {
     private static final long serialVersionUID = 1L;
 
-    @Override
-    public DataType[] inputTypes() {
-      return new DataType[] {VariantType$.MODULE$};
+    public Number() {
+      super("number", DataTypes.DoubleType, Function.VARIANT);
     }
 
-    @Override
-    public DataType resultType() {
-      return DataTypes.DoubleType;
-    }
 
     @Override
     public boolean isResultNullable() {
       return false;
     }
 
-    @Override
-    public String name() {
-      return "number";
-    }
 
     public static double invoke(VariantVal v) {
       if (v == null) {
@@ -275,20 +274,11 @@ public final class VariantFunctions implements FunctionCatalog {
     private static final JsonFactory FACTORY =
         JsonFactory.builder().recyclerPool(JsonRecyclerPools.newConcurrentDequePool()).build();
 
-    @Override
-    public DataType[] inputTypes() {
-      return new DataType[] {DataTypes.StringType, DataTypes.BooleanType, DataTypes.BooleanType};
+    public Parse() {
+      super("parse", Function.VARIANT, Function.STRING, DataTypes.BooleanType, DataTypes.BooleanType);
     }
 
-    @Override
-    public DataType resultType() {
-      return VariantType$.MODULE$;
-    }
 
-    @Override
-    public String name() {
-      return "parse";
-    }
 
     public static VariantVal invoke(
         UTF8String text, boolean allowDuplicateKeys, boolean validateUnicode) {
@@ -400,20 +390,11 @@ public final class VariantFunctions implements FunctionCatalog {
   public static final class Json extends Function<UTF8String> {
     private static final long serialVersionUID = 1L;
 
-    @Override
-    public DataType[] inputTypes() {
-      return new DataType[] {VariantType$.MODULE$, DataTypes.StringType};
+    public Json() {
+      super("json", Function.STRING, Function.VARIANT, Function.STRING);
     }
 
-    @Override
-    public DataType resultType() {
-      return DataTypes.StringType;
-    }
 
-    @Override
-    public String name() {
-      return "json";
-    }
 
     public static UTF8String invoke(VariantVal v, UTF8String zone) {
       if (v == null) {
@@ -437,20 +418,11 @@ public final class VariantFunctions implements FunctionCatalog {
     private static final UTF8String ARRAY = UTF8String.fromString("ARRAY");
     private static final UTF8String STRING = UTF8String.fromString("STRING");
 
-    @Override
-    public DataType[] inputTypes() {
-      return new DataType[] {VariantType$.MODULE$};
+    public Kind() {
+      super("kind", Function.STRING, Function.VARIANT);
     }
 
-    @Override
-    public DataType resultType() {
-      return DataTypes.StringType;
-    }
 
-    @Override
-    public String name() {
-      return "kind";
-    }
 
     public static UTF8String invoke(VariantVal v) {
       if (v == null) {
@@ -503,22 +475,15 @@ public final class VariantFunctions implements FunctionCatalog {
       "datacontenttype", "dataschema", "id", "source", "specversion", "subject", "time", "type"
     };
 
-    @Override
-    public DataType[] inputTypes() {
+    public Envelope() {
+      super("envelope", Function.STRING, envelopeInputs());
+    }
+
+    private static DataType[] envelopeInputs() {
       DataType[] types = new DataType[2 + KEYS.length];
-      types[0] = VariantType$.MODULE$;
-      Arrays.fill(types, 1, types.length, DataTypes.StringType);
+      types[0] = Function.VARIANT;
+      Arrays.fill(types, 1, types.length, Function.STRING);
       return types;
-    }
-
-    @Override
-    public DataType resultType() {
-      return DataTypes.StringType;
-    }
-
-    @Override
-    public String name() {
-      return "envelope";
     }
 
     public static UTF8String invoke(
@@ -680,7 +645,7 @@ public final class VariantFunctions implements FunctionCatalog {
           string(value, pos + 1, typeInfo);
           return true;
         case VariantUtil.OBJECT:
-          return object(value, metadata, pos, typeInfo);
+          return object(value, metadata, pos);
         case VariantUtil.ARRAY:
           return array(value, metadata, pos, typeInfo);
         default:
@@ -726,36 +691,25 @@ public final class VariantFunctions implements FunctionCatalog {
       }
     }
 
-    private boolean object(byte[] value, byte[] metadata, int pos, int typeInfo) {
-      boolean large = ((typeInfo >> 4) & 0x1) != 0;
-      int idSize = ((typeInfo >> 2) & 0x3) + 1;
-      int offsetSize = (typeInfo & 0x3) + 1;
-      int sizeBytes = large ? VariantUtil.U32_SIZE : 1;
-      int fields = VariantUtil.readUnsigned(value, pos + 1, sizeBytes);
-      int idStart = pos + 1 + sizeBytes;
-      int offsetStart = idStart + fields * idSize;
-      int dataStart = offsetStart + (fields + 1) * offsetSize;
-      int metaOffsetSize = ((metadata[0] >> 6) & 0x3) + 1;
-      int dictionarySize = VariantUtil.readUnsigned(metadata, 1, metaOffsetSize);
-      int stringStart = 1 + (dictionarySize + 2) * metaOffsetSize;
+    private boolean object(byte[] value, byte[] metadata, int pos) {
+      ObjectLayout object = new ObjectLayout(value, metadata, pos);
       put((byte) '{');
-      for (int i = 0; i < fields; i++) {
+      for (int i = 0; i < object.size; i++) {
         if (i > 0) {
           put((byte) ',');
         }
-        int id = VariantUtil.readUnsigned(value, idStart + idSize * i, idSize);
-        int from = VariantUtil.readUnsigned(metadata, 1 + (id + 1) * metaOffsetSize, metaOffsetSize);
-        int to = VariantUtil.readUnsigned(metadata, 1 + (id + 2) * metaOffsetSize, metaOffsetSize);
-        string(metadata, stringStart + from, to - from);
+        int id = object.id(i);
+        int from = object.keyStart(id);
+        string(metadata, from, object.keyStart(id + 1) - from);
         put((byte) ':');
-        int at = dataStart + VariantUtil.readUnsigned(value, offsetStart + offsetSize * i, offsetSize);
-        if (!value(value, metadata, at)) {
+        if (!value(value, metadata, object.valueAt(i))) {
           return false;
         }
       }
       put((byte) '}');
       return true;
     }
+
 
     private boolean array(byte[] value, byte[] metadata, int pos, int typeInfo) {
       boolean large = ((typeInfo >> 2) & 0x1) != 0;
@@ -787,32 +741,21 @@ public final class VariantFunctions implements FunctionCatalog {
    * as {@link Variant#getFieldByKey} does.
    */
   static int fieldPosition(byte[] value, byte[] metadata, UTF8String key) {
-    int header = value[0] & 0xFF;
-    if ((header & VariantUtil.BASIC_TYPE_MASK) != VariantUtil.OBJECT) {
+    if ((value[0] & VariantUtil.BASIC_TYPE_MASK) != VariantUtil.OBJECT) {
       return -1;
     }
-    int typeInfo = header >> VariantUtil.BASIC_TYPE_BITS;
-    boolean large = ((typeInfo >> 4) & 0x1) != 0;
-    int idSize = ((typeInfo >> 2) & 0x3) + 1;
-    int offsetSize = (typeInfo & 0x3) + 1;
-    int sizeBytes = large ? VariantUtil.U32_SIZE : 1;
-    int size = VariantUtil.readUnsigned(value, 1, sizeBytes);
-    int idStart = 1 + sizeBytes;
-    int offsetStart = idStart + size * idSize;
-    int dataStart = offsetStart + (size + 1) * offsetSize;
-    if (size > LINEAR_SEARCH_FIELDS) {
+    ObjectLayout object = new ObjectLayout(value, metadata, 0);
+    if (object.size > LINEAR_SEARCH_FIELDS) {
       // Field ids are sorted by their keys (Java string order): a binary search, as
       // Variant.getFieldByKey does, decoding one key per probe.
       String wanted = key.toString();
       int low = 0;
-      int high = size - 1;
+      int high = object.size - 1;
       while (low <= high) {
         int mid = (low + high) >>> 1;
-        int id = VariantUtil.readUnsigned(value, idStart + idSize * mid, idSize);
-        int order = VariantUtil.getMetadataKey(metadata, id).compareTo(wanted);
+        int order = VariantUtil.getMetadataKey(metadata, object.id(mid)).compareTo(wanted);
         if (order == 0) {
-          return dataStart
-              + VariantUtil.readUnsigned(value, offsetStart + offsetSize * mid, offsetSize);
+          return object.valueAt(mid);
         }
         if (order < 0) {
           low = mid + 1;
@@ -822,22 +765,69 @@ public final class VariantFunctions implements FunctionCatalog {
       }
       return -1;
     }
-    int metaOffsetSize = ((metadata[0] >> 6) & 0x3) + 1;
-    int dictionarySize = VariantUtil.readUnsigned(metadata, 1, metaOffsetSize);
-    int stringStart = 1 + (dictionarySize + 2) * metaOffsetSize;
     byte[] keyBytes = key.getBytes();
-    for (int i = 0; i < size; i++) {
-      int id = VariantUtil.readUnsigned(value, idStart + idSize * i, idSize);
-      int from = VariantUtil.readUnsigned(metadata, 1 + (id + 1) * metaOffsetSize, metaOffsetSize);
-      int to = VariantUtil.readUnsigned(metadata, 1 + (id + 2) * metaOffsetSize, metaOffsetSize);
+    for (int i = 0; i < object.size; i++) {
+      int id = object.id(i);
+      int from = object.keyStart(id);
+      int to = object.keyStart(id + 1);
       if (to - from == keyBytes.length
-          && Arrays.equals(
-              metadata, stringStart + from, stringStart + to, keyBytes, 0, keyBytes.length)) {
-        return dataStart + VariantUtil.readUnsigned(value, offsetStart + offsetSize * i, offsetSize);
+          && Arrays.equals(metadata, from, to, keyBytes, 0, keyBytes.length)) {
+        return object.valueAt(i);
       }
     }
     return -1;
   }
+
+  /**
+   * Where the parts of the VARIANT object at {@code pos} lie (its header decoded once): its
+   * fields' ids, their values, and their keys' bytes in the metadata dictionary.
+   */
+  static final class ObjectLayout {
+    final int size;
+    private final byte[] value;
+    private final byte[] metadata;
+    private final int idSize;
+    private final int offsetSize;
+    private final int idStart;
+    private final int offsetStart;
+    private final int dataStart;
+    private final int metaOffsetSize;
+    private final int stringStart;
+
+    ObjectLayout(byte[] value, byte[] metadata, int pos) {
+      int typeInfo = (value[pos] & 0xFF) >> VariantUtil.BASIC_TYPE_BITS;
+      boolean large = ((typeInfo >> 4) & 0x1) != 0;
+      int sizeBytes = large ? VariantUtil.U32_SIZE : 1;
+      this.value = value;
+      this.metadata = metadata;
+      idSize = ((typeInfo >> 2) & 0x3) + 1;
+      offsetSize = (typeInfo & 0x3) + 1;
+      size = VariantUtil.readUnsigned(value, pos + 1, sizeBytes);
+      idStart = pos + 1 + sizeBytes;
+      offsetStart = idStart + size * idSize;
+      dataStart = offsetStart + (size + 1) * offsetSize;
+      metaOffsetSize = ((metadata[0] >> 6) & 0x3) + 1;
+      int dictionarySize = VariantUtil.readUnsigned(metadata, 1, metaOffsetSize);
+      stringStart = 1 + (dictionarySize + 2) * metaOffsetSize;
+    }
+
+    /** The dictionary id of field {@code i}'s key. */
+    int id(int i) {
+      return VariantUtil.readUnsigned(value, idStart + idSize * i, idSize);
+    }
+
+    /** Where the key of dictionary id {@code id} starts in the metadata (id + 1: ends). */
+    int keyStart(int id) {
+      return stringStart
+          + VariantUtil.readUnsigned(metadata, 1 + (id + 1) * metaOffsetSize, metaOffsetSize);
+    }
+
+    /** Where field {@code i}'s value starts in the value bytes. */
+    int valueAt(int i) {
+      return dataStart + VariantUtil.readUnsigned(value, offsetStart + offsetSize * i, offsetSize);
+    }
+  }
+
 
   static final int LINEAR_SEARCH_FIELDS = 32;
 }
