@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+SPARK_KAFKA_JARS_DIR = REPO_ROOT / ".cache" / "jars" / "spark-kafka"
+"""Spark's Kafka connector jars (``scripts/fetch-jars.sh spark-kafka``)."""
+FUNCTIONS_JARS_DIR = REPO_ROOT / ".cache" / "jars" / "sluice-spark"
+"""Sluice's own Spark functions (``scripts/fetch-jars.sh sluice-spark``)."""
 
 
 def _env_int(name: str, default: int) -> int:
@@ -55,7 +59,7 @@ class RuntimeConfig:
     driver_host: str | None = None
     driver_bind_address: str | None = None
     spark_master_ui_url: str | None = None
-    functions_dir: Path = REPO_ROOT / ".cache" / "jars" / "sluice-spark"
+    functions_dir: Path = FUNCTIONS_JARS_DIR
 
     @classmethod
     def from_env(cls) -> RuntimeConfig:
@@ -68,10 +72,7 @@ class RuntimeConfig:
             checkpoint_root=Path(
                 os.environ.get("SLUICE_CHECKPOINT_ROOT") or var_dir / "checkpoints"
             ),
-            jars_dir=Path(
-                os.environ.get("SLUICE_SPARK_JARS_DIR")
-                or REPO_ROOT / ".cache" / "jars" / "spark-kafka"
-            ),
+            jars_dir=Path(os.environ.get("SLUICE_SPARK_JARS_DIR") or SPARK_KAFKA_JARS_DIR),
             worker_id=os.environ.get("SLUICE_WORKER_ID") or socket.gethostname(),
             heartbeat_interval=_env_float("SLUICE_WORKER_HEARTBEAT_INTERVAL", 1.0),
             driver_stop_grace=_env_float("SLUICE_DRIVER_STOP_GRACE", 20.0),
@@ -83,10 +84,7 @@ class RuntimeConfig:
             driver_host=os.environ.get("SLUICE_DRIVER_HOST") or None,
             driver_bind_address=os.environ.get("SLUICE_DRIVER_BIND_ADDRESS") or None,
             spark_master_ui_url=os.environ.get("SLUICE_SPARK_MASTER_UI_URL") or None,
-            functions_dir=Path(
-                os.environ.get("SLUICE_SPARK_FUNCTIONS_DIR")
-                or REPO_ROOT / ".cache" / "jars" / "sluice-spark"
-            ),
+            functions_dir=Path(os.environ.get("SLUICE_SPARK_FUNCTIONS_DIR") or FUNCTIONS_JARS_DIR),
         )
 
     @property

@@ -11,17 +11,13 @@ import logging
 import os
 from typing import Any
 
-from tests.support.processes import REPO_ROOT
-
-SPARK_KAFKA_JARS = REPO_ROOT / ".cache" / "jars" / "spark-kafka"
-SLUICE_SPARK_JARS = REPO_ROOT / ".cache" / "jars" / "sluice-spark"
+from runtime_adapter.config import RuntimeConfig
 
 
 def spark_jars() -> str:
-    """Comma-separated paths of Spark's Kafka connector jars and Sluice's Spark functions
-    ("" when not fetched yet)."""
-    jars = [*sorted(SPARK_KAFKA_JARS.glob("*.jar")), *sorted(SLUICE_SPARK_JARS.glob("*.jar"))]
-    return ",".join(str(path) for path in jars)
+    """Comma-separated paths of the jars every driver gets (Spark's Kafka connector and
+    Sluice's Spark functions, :meth:`RuntimeConfig.spark_jars`; "" when not fetched yet)."""
+    return ",".join(str(path) for path in RuntimeConfig.from_env().spark_jars())
 
 
 def local_spark() -> Any:
