@@ -3,10 +3,13 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 VENV   ?= .venv
-PYTHON ?= python3
+# Debian's own Python when it is new enough: it lives where every user can read it, so the
+# runtime worker can drop root for the unprivileged user sluice (a pyenv under /root cannot).
+SYSTEM_PYTHON := $(shell /usr/bin/python3 -c 'import sys; assert sys.version_info >= (3, 11); print(sys.executable)' 2>/dev/null)
+PYTHON ?= $(or $(SYSTEM_PYTHON),python3)
 PY     := $(VENV)/bin/python
-# The venv is rebuilt whenever the pinned dependencies change.
-DEPS_STAMP := $(VENV)/.deps-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+# The venv is rebuilt whenever the pinned dependencies or the interpreter change.
+DEPS_STAMP := $(VENV)/.deps-$(shell (cat pyproject.toml; echo $(PYTHON)) | sha1sum | cut -c1-12)
 
 .PHONY: help install system jars frontend run test lint unit integration e2e bench bench-control clean distclean
 
@@ -19,6 +22,8 @@ system: ## Debian packages the stack needs (redis-server, Java, Maven)
 	@bash scripts/ensure-system.sh
 
 $(DEPS_STAMP): pyproject.toml
+	@if [ -x $(PY) ] && [ "$$($(PY) -c 'import os, sys; print(os.path.realpath(sys._base_executable))')" != "$$($(PYTHON) -c 'import os, sys; print(os.path.realpath(sys.executable))')" ]; then \
+	  echo "==> the venv was made with another Python: rebuilding it with $(PYTHON)"; rm -rf $(VENV); fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip
 	@$(PY) -m pip install -q -e ".[dev]"

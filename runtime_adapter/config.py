@@ -60,6 +60,8 @@ class RuntimeConfig:
     driver_bind_address: str | None = None
     spark_master_ui_url: str | None = None
     functions_dir: Path = FUNCTIONS_JARS_DIR
+    runtime_user: str | None = None
+    """Started as root, the worker drops to this user (``SLUICE_RUNTIME_USER``)."""
 
     @classmethod
     def from_env(cls) -> RuntimeConfig:
@@ -85,6 +87,7 @@ class RuntimeConfig:
             driver_bind_address=os.environ.get("SLUICE_DRIVER_BIND_ADDRESS") or None,
             spark_master_ui_url=os.environ.get("SLUICE_SPARK_MASTER_UI_URL") or None,
             functions_dir=Path(os.environ.get("SLUICE_SPARK_FUNCTIONS_DIR") or FUNCTIONS_JARS_DIR),
+            runtime_user=os.environ.get("SLUICE_RUNTIME_USER") or None,
         )
 
     @property

@@ -39,6 +39,7 @@ from runtime_adapter.base import ConnectorStatus, Deployment, WorkerInfo
 from runtime_adapter.config import REPO_ROOT, RuntimeConfig
 from runtime_adapter.driver import decrypted_spec, format_trace, mask_secrets
 from runtime_adapter.logs import configure_logging, log_context, set_process_context
+from runtime_adapter.privileges import become_runtime_user, driver_environment
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import RedisStore
 
@@ -162,7 +163,7 @@ class RuntimeWorker:
         ]
 
     def driver_env(self) -> dict[str, str]:
-        env = dict(os.environ)
+        env = driver_environment(os.environ)
         env.setdefault("SPARK_LOCAL_IP", self.config.resolved_driver_host())
         env["PYSPARK_PYTHON"] = self.config.python
         env["PYSPARK_DRIVER_PYTHON"] = self.config.python
@@ -371,6 +372,11 @@ def main() -> None:
     configure_logging("runtime-worker")
     config = RuntimeConfig.from_env()
     set_process_context(worker=config.worker_id)
+    become_runtime_user(
+        config.runtime_user,
+        folders=[config.checkpoint_root, config.var_dir / "logs" / "connectors"],
+        needed=[REPO_ROOT, Path(config.python), Path(sys.base_prefix), *config.spark_jars()],
+    )
     worker = RuntimeWorker(config, RedisStore.from_url(config.redis_url, config.key_prefix))
 
     def _stop(signum: int, _frame: object) -> None:

@@ -55,6 +55,14 @@ else
   missing+=(postgresql)
 fi
 
+# The unprivileged account runtime workers and Spark drivers drop to when started as root
+# (SLUICE_RUNTIME_USER; scripts/run.sh uses it). Never a login account.
+if (( EUID == 0 )) && ! id sluice >/dev/null 2>&1; then
+  useradd --system --user-group --create-home --home-dir /var/lib/sluice \
+    --shell /usr/sbin/nologin sluice
+  log "created the system user sluice (runtime workers and Spark drivers run as it)"
+fi
+
 if (( ${#missing[@]} == 0 )); then
   log "system packages OK (${have[*]/%/,} nothing to install)"
   exit 0

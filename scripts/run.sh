@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 export SLUICE_VAR_DIR="${SLUICE_VAR_DIR:-$PWD/var}"
 export SLUICE_PORT="${SLUICE_PORT:-8000}"
 mkdir -p "$SLUICE_VAR_DIR"
+[[ -n "${SLUICE_FILES_ROOTS:-}" ]] || mkdir -p data  # the default files root (pipelines/spec/paths.py)
 PY=.venv/bin/python
 
 # Embedded Redis and Kafka unless the environment points at existing ones.
@@ -24,6 +25,19 @@ $PY manage.py migrate --noinput -v 0
 $PY manage.py collectstatic --noinput -v 0
 admin_note="$($PY manage.py ensure_admin)"
 if [[ "${SLUICE_SEED_DEMO:-true}" == "true" ]]; then $PY manage.py seed_demo; fi
+
+# Least privilege: started as root, the runtime worker (and so every Spark driver) drops to
+# the unprivileged user sluice (made by scripts/ensure-system.sh), if it can reach this checkout.
+if (( EUID == 0 )) && [[ -z "${SLUICE_RUNTIME_USER:-}" ]] && id sluice >/dev/null 2>&1; then
+  if runuser -u sluice -- test -r "$PWD/manage.py" -a -x "$PWD/.venv/bin/python"; then
+    export SLUICE_RUNTIME_USER=sluice
+    if [[ -z "${SLUICE_FILES_ROOTS:-}" ]]; then
+      mkdir -p data && chown -R sluice:sluice data  # the default files root, Sluice's own
+    fi
+  else
+    echo "WARNING: the user sluice cannot read $PWD: Spark drivers will run as root" >&2
+  fi
+fi
 
 url="http://127.0.0.1:${SLUICE_PORT}/"
 kafka_port="${KAFKA_PORT:-9092}"
