@@ -26,6 +26,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from console import permissions, services
+from console.api.parsers import StrictJSONError, loads_strict
 from console.choices import ConnectorState, TargetState, WorkerState
 from console.models import (
     AuditEvent,
@@ -124,6 +125,27 @@ class RevisionInline(admin.TabularInline):
         return json.dumps(redact_spec(revision.spec), indent=2, sort_keys=True)
 
 
+class StrictJSONFormField(forms.JSONField):
+    """The admin's JSON text parsed as the API parses a body (``loads_strict``): depth and
+    duplicate keys are form errors, never a 500."""
+
+    def to_python(self, value):
+        if self.disabled or value in self.empty_values or not isinstance(value, str):
+            return super().to_python(value)
+        try:
+            return loads_strict(value)
+        except StrictJSONError as exc:
+            raise ValidationError(str(exc).removeprefix("JSON parse error - "), "invalid") from None
+
+    def bound_data(self, data, initial):
+        if self.disabled or not isinstance(data, str):
+            return super().bound_data(data, initial)
+        try:
+            return loads_strict(data)
+        except StrictJSONError:
+            return forms.fields.InvalidJSONInput(data)
+
+
 class ChannelForm(forms.ModelForm):
     """Edits the latest spec with its secrets redacted; a marker left in keeps the secret.
 
@@ -131,7 +153,7 @@ class ChannelForm(forms.ModelForm):
     existing one keeps what it has.
     """
 
-    spec = forms.JSONField(help_text="The channel spec as JSON: source, transforms, sink.")
+    spec = StrictJSONFormField(help_text="The channel spec as JSON: source, transforms, sink.")
 
     class Meta:
         model = Channel

@@ -4,29 +4,33 @@
 PATCH or DELETE request under ``/api/`` or ``/admin/``, refused ones (401, 403, 400, 409…)
 included: who (the user, or ``"anonymous"``), what (an action such as ``channel.start`` or
 ``admin.channel.change``, the object type and id), the redacted body, the HTTP status,
-when, from where (``REMOTE_ADDR``, or the first ``X-Forwarded-For`` hop when the request
-comes from a proxy listed in ``SLUICE_TRUSTED_PROXIES``), the user agent and ``via``.
+when, from where (``REMOTE_ADDR``, or the nearest ``X-Forwarded-For`` hop that is not a
+proxy listed in ``SLUICE_TRUSTED_PROXIES`` when the request comes through one; sign-in
+throttling counts failures by the same address), the user agent and ``via``.
 
 Not recorded: HTTP ingestion (``POST /api/v1/channels/{name}/events``, data at high
 volume, authenticated by its own token), the read-only POSTs (event-pattern test, plugin
 config validation) and sign-in forms, whose outcome the auth signals below record
-(``auth.login``, ``auth.login_failed``, ``auth.logout``) wherever the user signs in.
+(``auth.login``, ``auth.login_failed``, ``auth.logout``) wherever the user signs in, with
+``auth.lockout`` when too many failures lock a user name out from an address
+(:mod:`console.signin`).
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from axes.signals import user_locked_out
 from django.conf import settings
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import Resolver404, resolve
 
+from console.api.parsers import StrictJSONError, loads_strict
 from console.models import Channel
 from console.services.audit import record_audit, redact_body
 
@@ -217,8 +221,9 @@ def _body(request: HttpRequest) -> Any:
     if content_type == "application/x-www-form-urlencoded":
         return _flat(QueryDict(raw, encoding=request.encoding))
     try:
-        return json.loads(raw or b"{}")
-    except ValueError:
+        # The API's own limits (depth, repeated keys): the view answers 400 for what fails them.
+        return loads_strict(raw or b"{}", storable=False)
+    except StrictJSONError:
         return {"bytes": length, "content_type": content_type}
 
 
@@ -247,22 +252,37 @@ def _content_length(request: HttpRequest) -> int:
 
 
 def client_address(request: HttpRequest) -> str | None:
-    """``REMOTE_ADDR``, or the first ``X-Forwarded-For`` hop when ``REMOTE_ADDR`` is a
-    trusted proxy (``SLUICE_TRUSTED_PROXIES``: addresses or networks, ``*`` for any)."""
+    """The client's address: ``REMOTE_ADDR``, or, when that is a trusted proxy
+    (``SLUICE_TRUSTED_PROXIES``: addresses or networks, ``*`` for any), the nearest
+    ``X-Forwarded-For`` hop that is not one.
+
+    Read from the right: each trusted proxy appends the address it received from, so hops
+    left of the first untrusted one are whatever the client sent and prove nothing (a client
+    that rotated them would otherwise escape sign-in throttling). ``*`` trusts the peer
+    whatever its address, not the hops: the one it appended is the client.
+    """
     remote = _ip(request.META.get("REMOTE_ADDR", ""))
     forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-    if forwarded and remote is not None and _trusted(remote):
-        first = _ip(forwarded.split(",")[0].strip())
-        if first is not None:
-            return first
-    return remote
+    if not forwarded or remote is None or not _trusted(remote, any_peer=True):
+        return remote
+    client = remote
+    for hop in reversed(forwarded.split(",")):
+        address = _ip(hop)
+        if address is None:
+            break  # garbage from the client side: stop at the last address proxies vouch for
+        client = address
+        if not _trusted(address):
+            break
+    return client
 
 
-def _trusted(address: str) -> bool:
+def _trusted(address: str, *, any_peer: bool = False) -> bool:
     ip = ipaddress.ip_address(address)
     for entry in settings.SLUICE_TRUSTED_PROXIES:
         if entry == "*":
-            return True
+            if any_peer:
+                return True
+            continue
         try:
             if ip in ipaddress.ip_network(entry, strict=False):
                 return True
@@ -315,6 +335,29 @@ def _logged_out(sender, request=None, user=None, **kwargs) -> None:
         object_type="user",
         object_id=user.get_username() if user is not None else "",
         **_request_fields(request),
+    )
+
+
+@receiver(user_locked_out, dispatch_uid="sluice_audit_lockout")
+def _locked_out(sender, request=None, username=None, ip_address=None, **kwargs) -> None:
+    # django-axes signals on the attempt that reaches the limit and again on every refused
+    # attempt while locked (each one also an auth.login_failed): record the lockout once.
+    failures = getattr(request, "axes_failures_since_start", None)
+    if failures is not None and failures > settings.AXES_FAILURE_LIMIT:
+        return
+    fields = _request_fields(request)
+    fields["remote_addr"] = ip_address or fields.get("remote_addr")
+    record_audit(
+        action="auth.lockout",
+        object_type="user",
+        object_id=str(username or ""),
+        changes={
+            "username": str(username or ""),
+            "failures": failures,
+            "cooloff_seconds": int(settings.AXES_COOLOFF_TIME.total_seconds()),
+        },
+        outcome=429,
+        **fields,
     )
 
 

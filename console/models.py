@@ -9,6 +9,8 @@ Only :mod:`console.services` writes these models.
 
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
@@ -32,6 +34,18 @@ channel_name_validator = RegexValidator(
 )
 
 
+DESCRIPTION_MAX_LENGTH = 2000
+"""The longest channel description accepted (API and admin; a 1 MB one was saved before)."""
+
+
+def new_checkpoint_key(name: str) -> str:
+    """The checkpoint key of a channel created now (see :attr:`Channel.checkpoint_key`):
+    ``<name>.<12 random hex digits>``, unique per channel, so that a channel created under a
+    deleted one's name never resumes its checkpoint, even when removing it failed.
+    Channels created before keys were unique keep their name (migration 0006)."""
+    return f"{name}.{secrets.token_hex(6)}"
+
+
 class ChannelQuerySet(models.QuerySet):
     def with_summary(self) -> ChannelQuerySet:
         """Annotate ``latest_revision`` and ``latest_spec``; join connector and creator.
@@ -49,7 +63,7 @@ class Channel(models.Model):
     """A named, versioned event channel: source → transforms → sink."""
 
     name = models.CharField(max_length=63, unique=True, validators=[channel_name_validator])
-    description = models.TextField(blank=True)
+    description = models.TextField(blank=True, max_length=DESCRIPTION_MAX_LENGTH)
     target_state = models.CharField(
         max_length=16, choices=TargetState.choices, default=TargetState.STOPPED
     )
@@ -104,6 +118,17 @@ class Channel(models.Model):
         help_text="Events per second accepted by HTTP ingestion; empty = SLUICE_INGEST_RATE_LIMIT.",
     )
 
+    checkpoint_key = models.CharField(
+        max_length=100,
+        unique=True,
+        blank=True,
+        editable=False,
+        help_text=(
+            "The folder of the channel's checkpoint under the runtime's checkpoint root "
+            "(SLUICE_CHECKPOINT_ROOT); removed with the channel."
+        ),
+    )
+
     objects = ChannelQuerySet.as_manager()
 
     class Meta:
@@ -128,6 +153,11 @@ class Channel(models.Model):
                     )
                 }
             )
+
+    def save(self, *args, **kwargs) -> None:
+        if not self.checkpoint_key:  # set once, when the channel is created
+            self.checkpoint_key = new_checkpoint_key(self.name)
+        super().save(*args, **kwargs)
 
     def latest_revision_obj(self) -> Revision | None:
         """The newest saved revision (one query)."""

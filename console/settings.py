@@ -9,7 +9,14 @@ variable                        default
 SLUICE_SECRET_KEY               an insecure development key (system check ``console.W001``)
 SLUICE_SECRETS_KEY              derived from the secret key (check ``console.W003``); Fernet
                                 keys, comma-separated, encrypting stage-config secrets
-SLUICE_TRUSTED_PROXIES          none (proxy IPs/networks whose X-Forwarded-For the audit trusts)
+SLUICE_TRUSTED_PROXIES          none (proxy IPs/networks whose X-Forwarded-For the audit trail and
+                                sign-in throttling trust for the client address; ``*``: the
+                                peer is a proxy whatever its address)
+SLUICE_LOGIN_FAILURE_LIMIT      5 (failed sign-ins of one user from one address before a lockout)
+SLUICE_LOGIN_COOLOFF_SECONDS    900 (how long a lockout lasts after the last failed attempt)
+SLUICE_MAX_REQUEST_BYTES        1048576 (largest request body, JSON or form; 413 past it)
+SLUICE_JSON_MAX_DEPTH           64 (deepest nesting of objects and arrays in a JSON body)
+SLUICE_CSP_REPORT_URI           none (where browsers report Content-Security-Policy violations)
 SLUICE_DEBUG                    false
 SLUICE_ALLOWED_HOSTS            ``127.0.0.1,localhost``
 SLUICE_VAR_DIR                  ``<repo>/var``
@@ -39,11 +46,15 @@ SLUICE_PROXY_SSL_HEADER         none; behind a TLS proxy, e.g. ``X-Forwarded-Pro
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF, UNSAFE_HASHES, UNSAFE_INLINE
 
 from console.schedule import beat_schedule
 from runtime_adapter import logs
@@ -91,6 +102,12 @@ def _env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def _csp_hash(source: str) -> str:
+    """A Content-Security-Policy source allowing the inline script ``source`` by its hash."""
+    digest = base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
+    return f"'sha256-{digest}'"
+
+
 # -- core --------------------------------------------------------------------------------------
 
 SECRET_KEY = os.environ.get("SLUICE_SECRET_KEY") or DEV_SECRET_KEY
@@ -116,12 +133,15 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
+    "csp",
     "console.apps.ConsoleConfig",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -129,6 +149,8 @@ MIDDLEWARE = [
     "console.audit.AuditMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out sign-in into console.signin's 429.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "console.urls"
@@ -151,6 +173,35 @@ TEMPLATES = [
         },
     },
 ]
+
+# -- signing in: throttled on every door (django-axes) ------------------------------------------
+
+# /login/, /admin/login/ and /api/auth/login/ all authenticate through these backends, so one
+# throttle guards every door (console/signin.py). After SLUICE_LOGIN_FAILURE_LIMIT failed
+# attempts for one user name from one client address, that pair is locked out for
+# SLUICE_LOGIN_COOLOFF_SECONDS after its last attempt: every attempt is refused with 429 without
+# checking the password, so the answer never tells whether it was right. Locking the pair, not
+# the user alone, keeps an attacker from locking a colleague out from everywhere; not the
+# address alone, so colleagues behind one NAT do not lock each other out. The price: an attacker
+# with many addresses gets 5 guesses per address; strong passwords remain the defence there.
+# Operators unlock with `manage.py axes_reset_username <user>` (or axes_reset_ip_username,
+# axes_reset for everything) or by deleting the access attempt in the admin.
+AUTHENTICATION_BACKENDS = [
+    "console.signin.SignInThrottle",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"  # shared by every web worker
+AXES_FAILURE_LIMIT = _env_int("SLUICE_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(seconds=_env_int("SLUICE_LOGIN_COOLOFF_SECONDS", 15 * 60))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# The client address as the audit trail sees it: REMOTE_ADDR, or the nearest X-Forwarded-For hop
+# not in SLUICE_TRUSTED_PROXIES when the request comes through one of them. Never a header a
+# client can set for itself, or every guess could claim a fresh address.
+AXES_CLIENT_IP_CALLABLE = "console.audit.client_address"
+AXES_LOCKOUT_CALLABLE = "console.signin.lockout_response"
+# Successful sign-ins are in the audit trail (auth.login); no second log of them.
+AXES_DISABLE_ACCESS_LOG = True
 
 # -- HTTPS, cookies and security headers -------------------------------------------------------
 
@@ -191,6 +242,46 @@ if _proxy_ssl_header:
             f"got {_proxy_ssl_header!r}"
         )
     SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https")
+
+# Content-Security-Policy (django-csp): scripts, styles, images, fonts and connections from this
+# origin only; no plugins, no <base>, forms post here only, never framed. Inline <script> and
+# <style> elements run only with the request's nonce (console/templates use
+# {{ request.csp_nonce }}); style="" attributes are allowed (the admin's and DRF's templates use
+# them; an attribute styles its own element and can load nothing img-src does not allow).
+# Per-view relaxations, each with its reason: the console page (console.views.console_app) and
+# the Swagger UI (console/urls.py). One inline event handler may run, by its hash: the "Log out"
+# link of DRF's browsable API (rest_framework's optional_logout tag). The browsable API's
+# inline <style> (syntax colours) is refused: its JSON shows uncoloured.
+DRF_LOGOUT_HANDLER = 'document.getElementById("logoutForm").submit()'
+_csp_directives: dict[str, object] = {
+    "default-src": [SELF],
+    "script-src": [SELF, NONCE],
+    "script-src-attr": [UNSAFE_HASHES, _csp_hash(DRF_LOGOUT_HANDLER)],
+    "style-src": [SELF, NONCE],
+    "style-src-attr": [UNSAFE_INLINE],
+    "img-src": [SELF, "data:"],
+    "font-src": [SELF],
+    "connect-src": [SELF],
+    "object-src": [NONE],
+    "base-uri": [NONE],
+    "form-action": [SELF],
+    "frame-ancestors": [NONE],
+}
+if SLUICE_HTTPS:
+    _csp_directives["upgrade-insecure-requests"] = True
+_csp_report_uri = os.environ.get("SLUICE_CSP_REPORT_URI", "").strip()
+if _csp_report_uri:
+    _csp_directives["report-uri"] = [_csp_report_uri]
+CONTENT_SECURITY_POLICY = {"DIRECTIVES": _csp_directives}
+
+# -- request bodies ----------------------------------------------------------------------------
+
+# The largest body Django reads (JSON, form): a 413 with a JSON error past it on the API
+# (console.api.exceptions), Django's 400 page elsewhere. Ingestion has its own
+# SLUICE_INGEST_MAX_REQUEST_BYTES. A channel spec is far smaller (pipelines.spec.channel limits it).
+DATA_UPLOAD_MAX_MEMORY_SIZE = _env_int("SLUICE_MAX_REQUEST_BYTES", 1024 * 1024)
+# Objects and arrays in a JSON body nest at most this deep (console.api.parsers): deeper is a 400.
+SLUICE_JSON_MAX_DEPTH = _env_int("SLUICE_JSON_MAX_DEPTH", 64)
 
 # -- database ----------------------------------------------------------------------------------
 
@@ -363,5 +454,8 @@ LOGGING = {
         "celery.beat": {"level": "WARNING"},
         "celery.app.trace": {"level": "WARNING"},
         "celery.worker.strategy": {"level": "WARNING"},
+        # django-axes logs every failed sign-in (WARNING), with the user and address masked:
+        # the audit trail records each one (auth.login_failed, auth.lockout) with both.
+        "axes": {"level": "ERROR"},
     },
 }

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hmac
 import html
 
+from csp.constants import UNSAFE_EVAL
+from csp.decorators import csp_update
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db import DatabaseError, connection
@@ -37,6 +39,14 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
 
 
+#: The console page's one relaxation of the site's Content-Security-Policy: the builder's
+#: config forms validate with Ajv (@rjsf/validator-ajv8), which compiles each plugin's JSON
+#: Schema to a function with ``new Function``. Scripts still load from this origin only and
+#: no inline script runs; the page builds no code from what users type.
+CONSOLE_APP_CSP = {"script-src": [UNSAFE_EVAL]}
+
+
+@csp_update(CONSOLE_APP_CSP)
 @require_safe
 @login_required
 @ensure_csrf_cookie
@@ -45,7 +55,8 @@ def console_app(request: HttpRequest) -> HttpResponse:
 
     Anonymous visitors are sent to the login page. The CSRF cookie is always set, so the
     app can send ``X-CSRFToken`` with the session cookie on every API write. 503 with
-    instructions when the frontend has not been built.
+    instructions when the frontend has not been built. The page is served with the site's
+    Content-Security-Policy plus :data:`CONSOLE_APP_CSP` (Vite's build has no inline script).
     """
     index = settings.FRONTEND_DIST / "index.html"
     try:

@@ -72,7 +72,7 @@ case "$role" in
       "${MANAGE[@]}" seed_demo
     fi
     log "starting gunicorn on 0.0.0.0:$web_port"
-    exec gunicorn console.wsgi:application \
+    exec gunicorn console.wsgi:application --config /app/console/gunicorn.conf.py \
       --bind "0.0.0.0:$web_port" \
       --workers "${GUNICORN_WORKERS:-2}" --threads "${GUNICORN_THREADS:-4}" \
       --graceful-timeout 10 --access-logfile - "$@"

@@ -1,25 +1,34 @@
-"""Which network addresses a sink may connect to (the HTTP sink's SSRF guard).
+"""Which network addresses a sink may connect to (the SSRF guard of the HTTP and JDBC sinks).
 
-A sink that posts to a URL a user typed must not become a way into the network it runs in:
-loopback, link-local (the cloud metadata service at 169.254.169.254 among them), private
-(RFC 1918, fc00::/7), shared (100.64.0.0/10), unspecified, multicast and reserved addresses
-are refused, and so are IPv4-mapped IPv6 forms of them (``::ffff:127.0.0.1``), unless the
-allow-list names them.
+A sink that connects to an address a user typed must not become a way into the network it
+runs in: loopback, link-local (the cloud metadata service at 169.254.169.254 among them),
+private (RFC 1918, fc00::/7), shared (100.64.0.0/10), unspecified, multicast and reserved
+addresses are refused, and so are IPv6 addresses that embed such an IPv4 address
+(IPv4-mapped ``::ffff:127.0.0.1``, 6to4 ``2002:7f00:1::``, Teredo ``2001::/32``, NAT64
+``64:ff9b::7f00:1``, IPv4-compatible ``::127.0.0.1``), unless the sink's allow-list names them.
 
-The allow-list is the environment variable ``SLUICE_HTTP_SINK_ALLOW``: comma-separated host
-names (``localhost``, ``api.internal``; exact, case-insensitive) and/or CIDRs or addresses
-(``10.0.0.0/8``, ``127.0.0.1``, ``::1``). pipelines has no Django settings: the console (spec
-validation) and the runtime workers (which launch the drivers) must both get it.
+Each sink has an allow-list of its own (:class:`Outbound`), so allowing a local database does
+not let HTTP requests reach loopback services, and the other way round:
 
-Two checks use it:
+* ``SLUICE_HTTP_SINK_ALLOW`` - the ``http`` sink;
+* ``SLUICE_JDBC_SINK_ALLOW`` - the ``jdbc`` sink's PostgreSQL hosts.
+
+Each is comma-separated host names (``localhost``, ``api.internal``; exact,
+case-insensitive) and/or CIDRs or addresses (``10.0.0.0/8``, ``127.0.0.1``, ``::1``).
+pipelines has no Django settings: the console (spec validation) and the runtime workers
+(which launch the drivers) must both get them.
+
+Two checks use them:
 
 * :func:`check_url_host` at spec validation, without DNS: a host that is an address literal
   (also the legacy forms ``2130706433`` or ``127.1`` that C resolvers accept) or ``localhost``.
-* :class:`GuardedPoolManager` on every new connection: it resolves the host once, refuses the
-  connection when any address it resolves to is forbidden, and connects to the very addresses
-  it checked (the connection is pinned: a DNS answer that changes between check and connect -
-  DNS rebinding - cannot slip a private address in). TLS still verifies the certificate
-  against the host name.
+* :func:`vetted_addresses` on every new connection: it resolves the host once, refuses the
+  connection when any address it resolves to is forbidden, and the caller connects to the
+  very addresses it checked (the connection is pinned: a DNS answer that changes between
+  check and connect - DNS rebinding - cannot slip a private address in).
+  :class:`GuardedPoolManager` does that for the HTTP sink (TLS still verifies the
+  certificate against the host name); the JDBC sink passes the checked address to libpq as
+  ``hostaddr`` (``host`` stays the name, for TLS).
 """
 
 from __future__ import annotations
@@ -37,11 +46,14 @@ from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConn
 from urllib3.util import connection as urllib3_connection
 
 ALLOW_ENV = "SLUICE_HTTP_SINK_ALLOW"
+JDBC_ALLOW_ENV = "SLUICE_JDBC_SINK_ALLOW"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 _SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT; not is_private in 3.11
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052 well-known prefix
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated (RFC 4291 2.5.5.1)
 _LOCALHOST_NAMES = ("localhost", "localhost.localdomain")
 
 
@@ -49,14 +61,32 @@ class ForbiddenAddress(Exception):
     """A connection to a forbidden address was refused (never an ``OSError``: not retried)."""
 
 
+@dataclass(frozen=True)
+class Outbound:
+    """A kind of outbound connection: who refuses, and the variable of its allow-list."""
+
+    who: str
+    allow_env: str
+
+
+HTTP_SINK = Outbound("the HTTP sink", ALLOW_ENV)
+JDBC_SINK = Outbound("the JDBC sink", JDBC_ALLOW_ENV)
+
+
 def forbidden_reason(address: IPAddress) -> str | None:
     """Why ``address`` may not be connected to, or ``None`` when it is a public address.
 
-    An IPv4-mapped IPv6 address is judged as the IPv4 address it maps.
+    An IPv4-mapped or NAT64 (``64:ff9b::/96``) IPv6 address is judged as the IPv4 address it
+    stands for. A 6to4, Teredo or IPv4-compatible address is refused when the IPv4 address it
+    embeds is forbidden, and otherwise judged as an IPv6 address.
     """
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        reason = forbidden_reason(address.ipv4_mapped)
-        return None if reason is None else f"IPv4-mapped {reason}"
+    if isinstance(address, ipaddress.IPv6Address):
+        for kind, embedded in _embedded_ipv4(address):
+            reason = forbidden_reason(embedded)
+            if reason is not None:
+                return f"{kind} {reason}"
+        if address.ipv4_mapped is not None or address in _NAT64:
+            return None
     checks = (
         (address.is_unspecified, "unspecified address"),
         (address.is_loopback, "loopback address"),
@@ -73,16 +103,36 @@ def forbidden_reason(address: IPAddress) -> str | None:
     return None
 
 
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[tuple[str, ipaddress.IPv4Address]]:
+    """The IPv4 addresses ``address`` embeds, each with the name of the embedding."""
+    if address.ipv4_mapped is not None:
+        return [("IPv4-mapped", address.ipv4_mapped)]
+    if address in _NAT64:
+        return [("NAT64", ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))]
+    if address.sixtofour is not None:
+        return [("6to4", address.sixtofour)]
+    if address.teredo is not None:
+        server, client = address.teredo
+        return [("Teredo", client), ("Teredo server", server)]
+    if address in _IPV4_COMPATIBLE and not (address.is_unspecified or address.is_loopback):
+        return [("IPv4-compatible", ipaddress.IPv4Address(int(address)))]
+    return []
+
+
 @dataclass(frozen=True)
 class AllowList:
-    """Host names and networks a sink may reach even though they are not public."""
+    """Host names and networks a sink may reach even though they are not public.
+
+    ``outbound`` names the sink and the variable in refusals.
+    """
 
     hosts: frozenset[str] = frozenset()
     networks: tuple[IPNetwork, ...] = ()
+    outbound: Outbound = HTTP_SINK
 
     @classmethod
-    def parse(cls, text: str) -> AllowList:
-        """Parse ``SLUICE_HTTP_SINK_ALLOW`` text; raise ``ValueError`` naming a bad entry."""
+    def parse(cls, text: str, outbound: Outbound = HTTP_SINK) -> AllowList:
+        """Parse an allow-list variable's text; raise ``ValueError`` naming a bad entry."""
         hosts: set[str] = set()
         networks: list[IPNetwork] = []
         for raw in text.split(","):
@@ -95,9 +145,18 @@ class AllowList:
             except ValueError:
                 pass
             if "/" in entry or any(c.isspace() for c in entry):
-                raise ValueError(f"{ALLOW_ENV}: {raw.strip()!r} is neither a host name nor a CIDR")
+                raise ValueError(
+                    f"{outbound.allow_env}: {raw.strip()!r} is neither a host name nor a CIDR"
+                )
             hosts.add(entry.lower().rstrip("."))
-        return cls(frozenset(hosts), tuple(networks))
+        return cls(frozenset(hosts), tuple(networks), outbound)
+
+    def refusal(self, shown: str, reason: str) -> str:
+        """The message refusing ``shown`` (a host, maybe with its address) for ``reason``."""
+        return (
+            f"{shown} is a {reason}; {self.outbound.who} refuses it unless "
+            f"{self.outbound.allow_env} names it"
+        )
 
     def allows_host(self, host: str) -> bool:
         return host.lower().rstrip(".") in self.hosts
@@ -113,9 +172,10 @@ class AllowList:
         )
 
 
-def allow_list() -> AllowList:
-    """The allow-list of this process's environment (``SLUICE_HTTP_SINK_ALLOW``)."""
-    return AllowList.parse(os.environ.get(ALLOW_ENV, ""))
+def allow_list(outbound: Outbound = HTTP_SINK) -> AllowList:
+    """The allow-list of ``outbound`` in this process's environment (default: the HTTP sink's,
+    ``SLUICE_HTTP_SINK_ALLOW``)."""
+    return AllowList.parse(os.environ.get(outbound.allow_env, ""), outbound)
 
 
 def address_literal(host: str) -> IPAddress | None:
@@ -137,28 +197,27 @@ def address_literal(host: str) -> IPAddress | None:
     return None
 
 
-def check_url_host(host: str, allowed: AllowList | None = None) -> None:
+def check_url_host(
+    host: str, allowed: AllowList | None = None, outbound: Outbound = HTTP_SINK
+) -> None:
     """Raise ``ValueError`` when ``host`` is, without DNS, known to be forbidden.
 
     That is an address literal that is not public, or ``localhost`` (and ``*.localhost``),
-    unless the allow-list names the host or a network holding the address.
+    unless the allow-list (``allowed``, by default ``outbound``'s from the environment)
+    names the host or a network holding the address.
     """
-    allowed = allow_list() if allowed is None else allowed
+    allowed = allow_list(outbound) if allowed is None else allowed
     if allowed.allows_host(host):
         return
     name = host.lower().rstrip(".")
     if name in _LOCALHOST_NAMES or name.endswith(".localhost"):
-        raise ValueError(
-            f"{host} is a loopback host; the HTTP sink refuses it unless {ALLOW_ENV} names it"
-        )
+        raise ValueError(allowed.refusal(host, "loopback host"))
     address = address_literal(host)
     if address is None or allowed.allows_address(address):
         return
     reason = forbidden_reason(address)
     if reason is not None:
-        raise ValueError(
-            f"{host} is a {reason}; the HTTP sink refuses it unless {ALLOW_ENV} names it"
-        )
+        raise ValueError(allowed.refusal(host, reason))
 
 
 def vetted_addresses(
@@ -179,11 +238,16 @@ def vetted_addresses(
         reason = None if allowed.allows_address(address) else forbidden_reason(address)
         if reason is not None:
             shown = host if host.strip("[]") == str(address) else f"{host} ({address})"
-            raise ForbiddenAddress(
-                f"{shown} is a {reason}; the HTTP sink refuses it unless {ALLOW_ENV} names it"
-            )
+            raise ForbiddenAddress(allowed.refusal(shown, reason))
         vetted.append((family, type_, proto, sockaddr))
     return vetted
+
+
+def vetted_ips(host: str, port: int, allowed: AllowList) -> list[str]:
+    """:func:`vetted_addresses` as address texts (each once, in the resolver's order), for a
+    client that pins its connection with an address parameter (libpq's ``hostaddr``)."""
+    texts = (str(sockaddr[0]) for _, _, _, sockaddr in vetted_addresses(host, port, allowed))
+    return list(dict.fromkeys(texts))
 
 
 def _connect(conn: HTTPConnection, allowed: AllowList) -> socket.socket:

@@ -9,16 +9,18 @@ from __future__ import annotations
 import re
 
 BACKSLASH = "\\"
-_SAFE_LITERAL = re.compile(r"[^'\\]*")
+# No quote, backslash or "$": Spark substitutes ${...} in SQL text before it parses it
+# (spark.sql.variable.substitute), even inside a string literal.
+_SAFE_LITERAL = re.compile(r"[^'\\$]*")
 
 
 def sql_string(text: str) -> str:
     """A SQL string literal for ``text``.
 
-    Plain quoting when ``text`` holds no quote or backslash, else a hex literal decoded as
-    UTF-8, so neither ``spark.sql.parser.escapedStringLiterals`` nor
-    ``spark.sql.ansi.doubleQuotedIdentifiers`` can change its meaning. Both forms are constant
-    (foldable) expressions.
+    Plain quoting when ``text`` holds no quote, backslash or ``$``, else a hex literal
+    decoded as UTF-8, so neither ``spark.sql.parser.escapedStringLiterals``,
+    ``spark.sql.ansi.doubleQuotedIdentifiers`` nor variable substitution (``${env:…}``) can
+    change its meaning. Both forms are constant (foldable) expressions.
     """
     if _SAFE_LITERAL.fullmatch(text):
         return f"'{text}'"

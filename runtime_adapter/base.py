@@ -21,7 +21,10 @@ class Deployment:
     """What the console wants a connector to be.
 
     ``generation`` grows by one for every restart the console asks for: a worker
-    hosting an older generation replaces its driver.
+    hosting an older generation replaces its driver. ``checkpoint`` is the folder of the
+    connector's checkpoint under the checkpoint root (the channel's checkpoint key, unique
+    per channel: a channel created under a deleted one's name never resumes its
+    checkpoint); empty, the channel's name (deployments written before it existed).
     """
 
     connector_id: str
@@ -31,6 +34,12 @@ class Deployment:
     target_state: TargetState
     worker_id: str | None = None
     generation: int = 0
+    checkpoint: str = ""
+
+    @property
+    def checkpoint_key(self) -> str:
+        """The folder of the connector's checkpoint under the checkpoint root."""
+        return self.checkpoint or self.channel
 
 
 @dataclass(frozen=True)
@@ -238,7 +247,8 @@ class RuntimeAdapter(Protocol):
         """Replace the connector's driver; returns the new generation."""
 
     def delete(self, connector_id: str) -> None:
-        """Stop the connector and forget it (its checkpoint stays on disk)."""
+        """Stop the connector and forget it, its checkpoint removed where the adapter
+        can reach it."""
 
     def status(self, connector_ids: Iterable[str]) -> dict[str, ConnectorStatus]:
         """Observed status of many connectors in one call; unknown ids are absent."""
@@ -253,8 +263,9 @@ class RuntimeAdapter(Protocol):
         """The newest events a connector's ``preview`` sink kept, newest first."""
 
     def offsets(self, connector_id: str, channel: str) -> ConnectorOffsets:
-        """The connector's source offsets (KIP-875's GET): from the checkpoint of ``channel``
-        with any pending change laid over it. Reads only."""
+        """The connector's source offsets (KIP-875's GET): from the checkpoint whose key is
+        ``channel`` (:attr:`Deployment.checkpoint_key`) with any pending change laid over it.
+        Reads only."""
 
     def alter_offsets(self, connector_id: str, change: OffsetChange) -> None:
         """Record ``change`` for the connector's next start (KIP-875's PATCH and DELETE).

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +35,38 @@ KafkaOffsets = dict[tuple[str, int], int]
 
 class CheckpointError(RuntimeError):
     """The checkpoint cannot be read or moved as asked."""
+
+
+_KEY = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}(\.[0-9a-f]{1,32})?")
+"""A checkpoint key: a channel name, optionally followed by ``.`` and a hex suffix."""
+
+
+def checkpoint_dir(root: Path, key: str) -> Path:
+    """The folder of the checkpoint ``key`` names (a channel's checkpoint key, which is its
+    name for channels created before keys were unique) under ``root``.
+
+    Raises :class:`CheckpointError` for a key that is not a single folder name of that
+    form, so no key can reach outside ``root``.
+    """
+    if not _KEY.fullmatch(key):
+        raise CheckpointError(f"{key!r} is not a checkpoint key")
+    return root / key
+
+
+def remove_checkpoint(root: Path, key: str) -> bool:
+    """Remove the checkpoint folder of ``key`` under ``root``; ``True`` when there was one.
+
+    A symbolic link in its place is removed, never followed. Raises ``OSError`` when the
+    folder cannot be removed (permissions, a file system that is not mounted read-write).
+    """
+    path = checkpoint_dir(root, key)
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+        return True
+    if not path.exists():
+        return False
+    shutil.rmtree(path)
+    return True
 
 
 @dataclass(frozen=True)

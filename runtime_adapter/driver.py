@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime_adapter.base import ConnectorStatus, Deployment, TaskStatus
+from runtime_adapter.checkpoint import checkpoint_dir
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.executors import ExecutorWatch
 from runtime_adapter.kafka import (
@@ -362,10 +363,13 @@ class Driver:
         if self.spark is None:
             from pyspark.sql import SparkSession
 
+            from pipelines.sql_guard import harden_session
+
             self.spark = SparkSession.builder.appName(f"sluice-{deployment.channel}").getOrCreate()
+            harden_session(self.spark)  # before any query: no reflection, files or ${...} in SQL
             self.spark.sparkContext.setLogLevel(os.environ.get("SLUICE_SPARK_LOG_LEVEL", "WARN"))
             self.application_id = self.spark.sparkContext.applicationId
-        checkpoint = self.config.checkpoint_root / deployment.channel
+        checkpoint = checkpoint_dir(self.config.checkpoint_root, deployment.checkpoint_key)
         checkpoint.mkdir(parents=True, exist_ok=True)
         spec = validate_spec(self.apply_offset_change(self.plain_spec(deployment), checkpoint))
         writer = build_stream(

@@ -7,6 +7,7 @@ drivers (:mod:`runtime_adapter.driver`) report status back.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,12 @@ from runtime_adapter.base import (
     SparkCluster,
     WorkerInfo,
 )
-from runtime_adapter.checkpoint import CheckpointError, latest_committed
+from runtime_adapter.checkpoint import (
+    CheckpointError,
+    checkpoint_dir,
+    latest_committed,
+    remove_checkpoint,
+)
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.kafka import group_offsets
 from runtime_adapter.offsets import client_settings, kafka_source
@@ -29,13 +35,15 @@ from runtime_adapter.spark_master import master_cluster
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import RedisStore
 
+log = logging.getLogger("sluice.runtime")
+
 
 class SparkRuntime:
     """:class:`runtime_adapter.base.RuntimeAdapter` for Spark Structured Streaming.
 
     Offsets are read from the checkpoints under ``checkpoint_root`` (``SLUICE_CHECKPOINT_ROOT``
-    by default): the console's host must see the directory the runtime workers write
-    (one host, or a shared file system).
+    by default), and a deleted connector's checkpoint is removed there: the console's host
+    must see the directory the runtime workers write (one host, or a shared file system).
     """
 
     def __init__(
@@ -67,7 +75,18 @@ class SparkRuntime:
         return generation
 
     def delete(self, connector_id: str) -> None:
+        """Forget the connector, then remove its checkpoint, so that nothing created later
+        under the same name resumes from it. A checkpoint that cannot be removed is logged
+        and left (the connector is forgotten all the same)."""
+        deployment = self.store.deployment(connector_id)
         self.store.delete(connector_id)
+        if deployment is None:
+            return
+        try:
+            if remove_checkpoint(self.checkpoint_root, deployment.checkpoint_key):
+                log.info("removed the checkpoint of deleted connector %s", connector_id)
+        except (CheckpointError, OSError) as exc:
+            log.warning("the checkpoint of deleted connector %s stays: %s", connector_id, exc)
 
     def status(self, connector_ids: Iterable[str]) -> dict[str, ConnectorStatus]:
         return self.store.statuses(connector_ids)
@@ -85,7 +104,7 @@ class SparkRuntime:
 
     def offsets(self, connector_id: str, channel: str) -> ConnectorOffsets:
         try:
-            committed = latest_committed(self.checkpoint_root / channel)
+            committed = latest_committed(checkpoint_dir(self.checkpoint_root, channel))
         except (CheckpointError, OSError, ValueError) as exc:
             raise OffsetsError(f"the checkpoint of {channel!r} cannot be read: {exc}") from exc
         position = dict(committed.kafka or {}) if committed else {}

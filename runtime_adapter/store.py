@@ -120,6 +120,7 @@ class RedisStore:
             "channel": deployment.channel,
             "revision": deployment.revision,
             "spec": deployment.spec,
+            "checkpoint": deployment.checkpoint,
         }
         cid = deployment.connector_id
         pipe = self.redis.pipeline()
@@ -175,6 +176,7 @@ class RedisStore:
                 target_state=TargetState(targets.get(cid, TargetState.STOPPED)),
                 worker_id=workers.get(cid) or None,
                 generation=int(generations.get(cid, 0)),
+                checkpoint=definition.get("checkpoint", ""),
             )
         return result
 
@@ -194,6 +196,7 @@ class RedisStore:
             target_state=TargetState(target or TargetState.STOPPED),
             worker_id=worker or None,
             generation=int(generation or 0),
+            checkpoint=definition.get("checkpoint", ""),
         )
 
     # -- offset changes (set by the console, applied by the next driver) ----------------------

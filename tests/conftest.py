@@ -10,9 +10,27 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.spec.paths import FILES_ROOTS_ENV
 from tests.support.processes import REPO_ROOT, start_kafka, start_postgres, start_redis
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def files_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """pytest's base temp directory is the files root (``SLUICE_FILES_ROOTS``) of the session:
+    files stages and SQLite databases of tests live in ``tmp_path`` folders, and the stacks
+    tests start inherit it. Tests that need other roots set the variable themselves."""
+    root = tmp_path_factory.getbasetemp()
+    previous = os.environ.get(FILES_ROOTS_ENV)
+    os.environ[FILES_ROOTS_ENV] = str(root)
+    try:
+        yield root
+    finally:
+        if previous is None:
+            os.environ.pop(FILES_ROOTS_ENV, None)
+        else:
+            os.environ[FILES_ROOTS_ENV] = previous
 
 
 @pytest.fixture(scope="session")

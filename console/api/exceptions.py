@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import status
 from rest_framework.exceptions import (
@@ -91,6 +93,11 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         exc = Conflict(str(exc))
     elif isinstance(exc, IngestTooLarge):
         exc = RequestTooLarge(str(exc))
+    elif isinstance(exc, RequestDataTooBig):
+        # Django refuses to read a body over DATA_UPLOAD_MAX_MEMORY_SIZE (SLUICE_MAX_REQUEST_BYTES);
+        # left alone it becomes Django's HTML "400 Bad Request" page.
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        exc = RequestTooLarge(f"The body is over the limit of {limit} bytes.")
     elif isinstance(exc, IngestBadRequest):
         exc = (
             UnsupportedMediaType("", str(exc))

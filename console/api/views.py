@@ -43,6 +43,7 @@ from console.api.ingest_schema import (
     INGEST_RESPONSES,
     INGEST_TOKEN_DESCRIPTION,
 )
+from console.api.parsers import JSONSyntaxError, StrictJSONError, loads_strict
 from console.api.serializers import (
     AuditEventSerializer,
     AuditQuerySerializer,
@@ -80,6 +81,7 @@ from console.models import AuditEvent, Channel, LifecycleEvent, Revision, Worker
 from console.services import ingest_tokens, specs
 from console.services.audit import audit_events
 from console.services.channels import UNCHANGED
+from console.services.cloudevents import is_json_media_type
 from console.services.ingest_rate import IngestRateLimited
 
 QUERY_ERRORS = OpenApiResponse(
@@ -398,6 +400,27 @@ def read_body(request: Request, limit: int) -> bytes:
     return body
 
 
+def check_ingest_json(request: Request, body: bytes) -> None:
+    """Hold posted events to the JSON limits of every API body (:mod:`console.api.parsers`):
+    :class:`ParseError` (400, naming the path) for nesting deeper than
+    ``SLUICE_JSON_MAX_DEPTH`` or a repeated key, before anything decodes the events.
+
+    Only bodies ingestion reads as JSON (a JSON media type, or none with ``ce-*`` headers);
+    a body that is not JSON at all is left to ingestion, which says so in its own words.
+    Strings may hold NUL: events go to Kafka, not to the database.
+    """
+    content_type = request.content_type or ""
+    binary_mode = any(name.lower().startswith("ce-") for name in request.headers)
+    if not body or not (is_json_media_type(content_type) or (binary_mode and not content_type)):
+        return
+    try:
+        loads_strict(body, storable=False)
+    except JSONSyntaxError:
+        return
+    except StrictJSONError as exc:
+        raise ParseError(str(exc)) from None
+
+
 def ingest_status(report: services.ingest.IngestReport) -> int:
     """202 all accepted, 207 some rejected, 400 none valid, 503 Kafka did not confirm some."""
     if not report.complete:
@@ -433,6 +456,7 @@ class ChannelEventsView(views.APIView):
         channel = get_object_or_404(Channel, name=name)
         services.ingest.http_source_config(channel)  # 409 before reading the body
         body = read_body(request, settings.SLUICE_INGEST_MAX_REQUEST_BYTES)
+        check_ingest_json(request, body)
         try:
             report = services.ingest_events(
                 channel,

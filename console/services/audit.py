@@ -136,7 +136,7 @@ def _redact_spec_value(value: Any) -> Any:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # the form reports what is wrong with it
             return f"<not JSON, {len(value)} characters>"
     if isinstance(value, Mapping):
         return redact_spec(value)

@@ -188,8 +188,9 @@ def delete_channel(
 ) -> None:
     """Delete the channel, its revisions and connector, and tell the runtime to forget it.
 
-    The connector's checkpoint stays on the runtime's disk; lifecycle events are kept
-    (with ``channel`` unset).
+    The runtime removes the connector's checkpoint with it (where it can reach the
+    checkpoint root), so a channel created later under the same name starts afresh instead
+    of resuming from it; lifecycle events are kept (with ``channel`` unset).
     """
     with transaction.atomic():
         channel = Channel.objects.select_for_update().get(pk=channel.pk)
@@ -443,6 +444,7 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
         target_state=runtime_states.TargetState(target),
         worker_id=worker.worker_id if worker and worker.state == WorkerState.ALIVE else None,
         generation=connector.generation,
+        checkpoint=channel.checkpoint_key,
     )
     _call_runtime(get_runtime().deploy, deployment)
     if connector.state == ConnectorState.FAILED:

@@ -77,7 +77,7 @@ def channel_offsets(channel: Channel) -> ChannelOffsets:
             f"a {source_type} source keeps its position in the channel's checkpoint "
             "(which files it read, or how far it counted); it has no offsets to show or move",
         )
-    found = _call(get_runtime().offsets, _connector_id(channel), channel.name)
+    found = _call(get_runtime().offsets, _connector_id(channel), channel.checkpoint_key)
     pending = found.pending
     if pending is not None and pending.kind == "reset":
         note = "offsets reset: the next start begins from the source's starting_offsets"
@@ -245,7 +245,7 @@ def _require_checkpoint_for_http(channel: Channel, spec: dict[str, Any]) -> None
     hold another position, so it must have run once."""
     if spec["source"]["type"] != "http":
         return
-    found = _call(get_runtime().offsets, _connector_id(channel), channel.name)
+    found = _call(get_runtime().offsets, _connector_id(channel), channel.checkpoint_key)
     if found.batch_id is None:
         raise InvalidTransition(
             f"channel {channel.name!r} has never committed a batch: an http source's offsets "
@@ -259,7 +259,7 @@ def _channel_origin(channel: Channel, name: str) -> tuple[str, list[SourceOffset
     origin = Channel.objects.filter(name=name).first()
     if origin is None:
         raise InvalidOffsets({"from_channel": [f"No channel is named {name!r}."]})
-    found = _call(get_runtime().offsets, _connector_id(origin), origin.name)
+    found = _call(get_runtime().offsets, _connector_id(origin), origin.checkpoint_key)
     return f"channel {name!r}", found.offsets
 
 

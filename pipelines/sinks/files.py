@@ -13,6 +13,11 @@ attempts.
   ``content: cloudevents`` one column per attribute (``time`` a timestamp) and
   ``extensions`` and ``data`` as JSON text. JSON text rather than Parquet's VARIANT (which
   Spark 4.2 can write) because every Parquet reader understands it.
+
+The directory is checked again right before each use
+(:func:`~pipelines.spec.paths.recheck_files_location`, the check the spec validation ran:
+under the files roots, symlinks resolved now, since one may have changed since the spec was
+saved), and Spark writes to the resolved ``file://`` location.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pyspark.sql.streaming import DataStreamWriter
 from pipelines import native
 from pipelines.cloudevents import ATTRIBUTES, event_json
 from pipelines.spec.configs.files import FilesSinkConfig
+from pipelines.spec.paths import recheck_files_location
 
 
 def events_to_file_rows(events: DataFrame, config: FilesSinkConfig) -> DataFrame:
@@ -44,9 +50,10 @@ def events_to_file_rows(events: DataFrame, config: FilesSinkConfig) -> DataFrame
 
 def write_files(events: DataFrame, config: FilesSinkConfig) -> DataStreamWriter:
     """A streaming writer of the events into ``config.path`` (append mode)."""
+    location = recheck_files_location(config.path, "files sink")
     rows = events_to_file_rows(events, config)
     file_format = "text" if config.format == "jsonl" else "parquet"
-    return rows.writeStream.format(file_format).option("path", config.path).outputMode("append")
+    return rows.writeStream.format(file_format).option("path", location).outputMode("append")
 
 
 def write_files_batch(events: DataFrame, config: FilesSinkConfig, batch_id: int) -> None:
@@ -56,16 +63,17 @@ def write_files_batch(events: DataFrame, config: FilesSinkConfig, batch_id: int)
     ``_spark_metadata`` log look the same either way, and a batch id already in the log
     (a replay after a crash) writes nothing: still exactly once.
     """
+    location = recheck_files_location(config.path, "files sink")
     rows = events_to_file_rows(events, config)
-    _file_stream_sink(rows.sparkSession, config).addBatch(batch_id, rows._jdf)
+    _file_stream_sink(rows.sparkSession, config, location).addBatch(batch_id, rows._jdf)
 
 
 _SINKS: dict[tuple[str, str], Any] = {}
 
 
-def _file_stream_sink(spark: SparkSession, config: FilesSinkConfig) -> Any:
-    """Spark's ``FileStreamSink`` for the configured directory (one per path and format)."""
-    key = (config.path, config.format)
+def _file_stream_sink(spark: SparkSession, config: FilesSinkConfig, location: str) -> Any:
+    """Spark's ``FileStreamSink`` for the checked ``location`` (one per location and format)."""
+    key = (location, config.format)
     if key not in _SINKS:
         jvm = spark._jvm
         formats = jvm.org.apache.spark.sql.execution.datasources
@@ -76,10 +84,10 @@ def _file_stream_sink(spark: SparkSession, config: FilesSinkConfig) -> Any:
         )
         utils = jvm.org.apache.spark.api.python.PythonUtils
         options = jvm.java.util.HashMap()
-        options.put("path", config.path)
+        options.put("path", location)
         _SINKS[key] = jvm.org.apache.spark.sql.execution.streaming.sinks.FileStreamSink(
             spark._jsparkSession,
-            config.path,
+            location,
             file_format,
             utils.toSeq(jvm.java.util.ArrayList()),
             utils.toScalaMap(options),

@@ -11,10 +11,23 @@ SQLite, ``timestamptz`` in PostgreSQL), ``subject``, ``data`` (JSON text in SQLi
 in PostgreSQL: the whole event or only its data, see ``content``) and ``written_at``. PostgreSQL
 is reached with psycopg, SQLite with the standard library; the password is passed to psycopg
 as a parameter, never put into a URL or a message.
+
+Right before each connection the target is checked again with the functions the spec
+validation used (:mod:`pipelines.spec.configs.jdbc`):
+
+* PostgreSQL - the URL is parsed into the parameters psycopg gets (never the URL itself, so
+  libpq reads nothing the check did not see); the host is resolved once, every address it
+  resolves to must pass the address guard (:func:`pipelines.net.vetted_ips`, allow-list
+  ``SLUICE_JDBC_SINK_ALLOW``), and libpq connects to the checked address (``hostaddr``)
+  while ``host`` stays the name (TLS verifies against it). A refusal raises
+  :class:`~pipelines.net.ForbiddenAddress` and nothing is sent.
+* SQLite - the file is resolved again under the files roots (a symlink may have changed
+  since the spec was saved) and the resolved file is opened.
 """
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import closing
@@ -27,7 +40,13 @@ from pyspark.sql.streaming import DataStreamWriter
 
 from pipelines import native
 from pipelines.cloudevents import event_json, time_text
-from pipelines.spec.configs.jdbc import JdbcSinkConfig
+from pipelines.net import JDBC_SINK, allow_list, vetted_ips
+from pipelines.spec.configs.jdbc import (
+    JdbcSinkConfig,
+    PostgresqlTarget,
+    postgresql_target,
+    sqlite_file,
+)
 
 ROW_COLUMNS = ("id", "source", "type", "time", "subject", "data")
 Row = tuple[Any, ...]
@@ -71,8 +90,12 @@ def upsert_rows(config: JdbcSinkConfig, rows: Iterable[Row]) -> int:
 
 
 def sqlite_path(url: str) -> Path:
-    """The file of a ``sqlite:///relative.db`` or ``sqlite:////absolute.db`` URL."""
-    return Path(url.removeprefix("sqlite:///"))
+    """The checked, resolved file of a ``sqlite:///relative.db`` (relative to the first files
+    root) or ``sqlite:////absolute.db`` URL; ``ValueError`` when it is not allowed."""
+    try:
+        return sqlite_file(url)
+    except ValueError as error:
+        raise ValueError(f"jdbc sink: {error}") from None
 
 
 def _upsert_sqlite(config: JdbcSinkConfig, rows: Iterable[Row]) -> int:
@@ -105,8 +128,6 @@ def _upsert_sqlite(config: JdbcSinkConfig, rows: Iterable[Row]) -> int:
 
 
 def _upsert_postgresql(config: JdbcSinkConfig, rows: Iterable[Row]) -> int:
-    import psycopg  # only PostgreSQL channels need it
-
     table = _quoted(config.table)
     create = (
         f"CREATE TABLE IF NOT EXISTS {table} (id TEXT PRIMARY KEY, source TEXT NOT NULL, "
@@ -118,12 +139,7 @@ def _upsert_postgresql(config: JdbcSinkConfig, rows: Iterable[Row]) -> int:
         "VALUES (%s, %s, %s, %s::timestamptz, %s, %s::jsonb, now()) "
         f"ON CONFLICT (id) DO UPDATE SET {_updates()}"
     )
-    credentials = {"user": config.user, "password": config.password}
-    connection = psycopg.connect(
-        config.url,
-        connect_timeout=10,
-        **{name: value for name, value in credentials.items() if value is not None},
-    )
+    connection = connect_postgresql(config)
     sent = 0
     # Leaving the connection's block commits, or rolls back on an error.
     with connection, connection.cursor() as cursor:
@@ -132,6 +148,47 @@ def _upsert_postgresql(config: JdbcSinkConfig, rows: Iterable[Row]) -> int:
             cursor.executemany(insert, chunk)
             sent += len(chunk)
     return sent
+
+
+def postgresql_parameters(config: JdbcSinkConfig) -> tuple[PostgresqlTarget, dict[str, Any]]:
+    """The checked target of ``config.url`` and the psycopg parameters (no ``hostaddr`` yet)."""
+    try:
+        target = postgresql_target(config.url)
+    except ValueError as error:
+        raise ValueError(f"jdbc sink: url {error}") from None
+    parameters: dict[str, Any] = {
+        "host": target.host,
+        "port": target.port,
+        "dbname": target.dbname,
+        "connect_timeout": 10,
+        **target.parameters,
+        "user": config.user or target.user,
+        "password": config.password,
+    }
+    return target, {name: value for name, value in parameters.items() if value is not None}
+
+
+def connect_postgresql(config: JdbcSinkConfig) -> Any:
+    """A psycopg connection to a checked address of the configured host.
+
+    The host is resolved once; :class:`~pipelines.net.ForbiddenAddress` when any address is
+    forbidden (nothing is sent). Each allowed address is tried in turn, pinned with
+    ``hostaddr``; the last failure is raised when none answers.
+    """
+    import psycopg  # only PostgreSQL channels need it
+
+    target, parameters = postgresql_parameters(config)
+    try:
+        addresses = vetted_ips(target.host, target.port, allow_list(JDBC_SINK))
+    except socket.gaierror as error:
+        raise OSError(f"jdbc sink: cannot resolve {target.host}: {error}") from None
+    last: Exception = OSError(f"jdbc sink: {target.host} resolves to no address")
+    for address in addresses:
+        try:
+            return psycopg.connect(hostaddr=address, **parameters)
+        except psycopg.OperationalError as error:  # refused, timed out: try the next address
+            last = error
+    raise last
 
 
 def _updates() -> str:

@@ -22,6 +22,11 @@ are skipped). CSV: ``data`` is an object of strings keyed by the file's header (
 ``_c1``, ...), one record per line (quoted fields may hold delimiters and doubled quotes, not
 line breaks - like Spark's own CSV reader by default). Parquet: ``data`` is the row as an
 object. A line that cannot be read fails the query with a message naming the file and line.
+
+The directory is checked again right before each use
+(:func:`~pipelines.spec.paths.recheck_files_location`, the check the spec validation ran:
+under the files roots, symlinks resolved now, since one may have changed since the spec was
+saved), and Spark reads the resolved ``file://`` location.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from pipelines.cloudevents import (
 from pipelines.errors import SNIPPET_CHARS, mark_failures, no_failure
 from pipelines.plan import computed_once
 from pipelines.spec.configs.files import FilesSourceConfig
+from pipelines.spec.paths import recheck_files_location
 from pipelines.sql import sql_column
 
 FILE_RECORD_TYPE = "sluice.file.record"
@@ -65,20 +71,22 @@ def files_source_options(config: FilesSourceConfig) -> dict[str, str]:
 
 def read_files(spark: SparkSession, config: FilesSourceConfig) -> DataFrame:
     """Streaming DataFrame of the raw file records (see the module docstring)."""
+    location = recheck_files_location(config.path, "files source")
     reader = spark.readStream.options(**files_source_options(config))
     if config.format != "parquet":
-        raw = reader.format("text").load(config.path)
+        raw = reader.format("text").load(location)
         return raw.select(*_file_columns(), F.col("value").alias("_text"))
-    raw = reader.schema(parquet_schema(spark, config)).parquet(config.path)
+    raw = reader.schema(parquet_schema(spark, config)).parquet(location)
     row = F.struct(*(F.col(sql_column(name)) for name in raw.columns)).alias("_row")
     return raw.select(row, *_file_columns(), F.col("_metadata.row_index").alias("_row_index"))
 
 
 def parquet_schema(spark: SparkSession, config: FilesSourceConfig) -> StructType:
     """The schema of the Parquet files now in the directory; :class:`NoFilesToReadError` if none."""
+    location = recheck_files_location(config.path, "files source")
     reader = spark.read.options(**files_source_options(config))
     try:
-        schema = reader.parquet(config.path).schema
+        schema = reader.parquet(location).schema
     except AnalysisException as error:
         raise NoFilesToReadError(
             f"files source: no Parquet file in {config.path} to read the schema from "

@@ -9,10 +9,20 @@ source: a secret is found at any depth the schema describes (nested models, ``Op
 Secrets are write-only. What leaves the console is :func:`redact`-ed: each secret that is
 set (any value but ``None``) becomes :data:`SECRET_MARKER`. What comes back goes through
 :func:`merge_secrets` before it is validated: a secret sent as the marker, or a secret field
-left out, keeps the value stored for the same stage (same position, same type); ``null``
-clears an optional secret, and a new value replaces it. So GET-then-PUT of a spec neither
-leaks nor loses its secrets. Dict entries and list items are data, not fields: leaving one
-out removes it, only the marker keeps it.
+left out, keeps the value stored for the same stage (same position, same type, same
+binding); ``null`` clears an optional secret, and a new value replaces it. So GET-then-PUT of
+a spec neither leaks nor loses its secrets. Dict entries and list items are data, not
+fields: leaving one out removes it, only the marker keeps it.
+
+A stored secret is bound to where it goes (as EventBridge binds a connection's credentials to
+its endpoint): each config model with secrets declares a classmethod
+``secret_binding(config) -> dict[str, Any]`` naming the normalised address its secrets
+authenticate to (an HTTP origin, a database, a set of Kafka brokers and the identity used
+there). When the binding of the stage sent differs from the stored one, the stored secrets of
+that stage are not kept: each one sent as the marker or left out is an error naming what
+changed, so an editor who points a stage at another host must type the secret again and
+cannot have the stored one sent there. A model that declares no binding binds its secrets to
+all of its other settings (:func:`secret_binding`): forgetting to declare one fails closed.
 
 Paths are spelled as in spec validation errors: ``source.config.password``,
 ``transforms[0].config.headers.Authorization``.
@@ -40,6 +50,7 @@ from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
 from pipelines.spec.channel import SpecError
 from pipelines.spec.plugins import PluginKind, UnknownPluginError, get_plugin
@@ -77,27 +88,41 @@ def merge_secrets(
 
     A secret sent as :data:`SECRET_MARKER`, or a secret field left out of an object whose
     model declares it, takes the stored value at the same path, provided the stage at that
-    position has the same type in both specs. Everything else is returned as sent (validate
-    the result afterwards); a ``new_spec`` that is not an object is returned unchanged.
+    position has the same type in both specs and the same :func:`secret_binding`.
+    Everything else is returned as sent (validate the result afterwards); a ``new_spec``
+    that is not an object is returned unchanged.
 
     Raises :class:`SpecError` for a marker with no stored secret to keep (a new channel, a
-    stage moved or retyped): saving the marker itself as the secret would be wrong.
+    stage moved or retyped): saving the marker itself as the secret would be wrong; and for
+    a marker or a left-out secret whose stage now points somewhere else (its binding
+    changed): the secret must be entered again, or sent as ``null`` to clear it.
     """
     if not isinstance(new_spec, Mapping):
         return new_spec
     merged = copy.deepcopy(dict(new_spec))
     stored = _as_json(stored_spec) if stored_spec is not None else {}
-    kept = {
-        loc: _get(stored, loc)
-        for loc in _spec_secrets(stored, _walk)
-        if _same_stage(merged, stored, loc)
-    }
+    kept: dict[Loc, Any] = {}
+    rebound: dict[Loc, str] = {}
+    changes = _BindingChanges(merged, stored)
+    for loc in _spec_secrets(stored, _walk):
+        if not _same_stage(merged, stored, loc):
+            continue
+        changed = changes.of(loc)
+        if changed:
+            rebound[loc] = (
+                f"re-enter the {changes.title(loc)}: the address it authenticates to "
+                f"changed ({', '.join(changed)})"
+            )
+        else:
+            kept[loc] = _get(stored, loc)
     errors: dict[str, list[str]] = {}
     for loc in _spec_secrets(merged, _walk):
         if _get(merged, loc) != SECRET_MARKER:
             continue
         if loc in kept:
             _set(merged, loc, kept[loc])
+        elif loc in rebound:
+            errors[_path(loc)] = [rebound[loc]]
         else:
             errors[_path(loc)] = [
                 f"{SECRET_MARKER!r} keeps a stored secret, and there is none here to keep; "
@@ -106,9 +131,27 @@ def merge_secrets(
     for loc in _spec_secrets(merged, _absent):
         if loc in kept:
             _set(merged, loc, kept[loc])
+        elif loc in rebound:
+            errors[_path(loc)] = [f"{rebound[loc]}; or send null to remove it"]
     if errors:
         raise SpecError(errors)
     return merged
+
+
+def secret_binding(model: type[BaseModel], config: Any) -> dict[str, Any]:
+    """Where the secrets of one stage's ``config`` (raw JSON, valid or not) go.
+
+    ``model.secret_binding(config)`` when the model declares it: a few named values, each
+    normalised so that a change that keeps the address (the case of a host name, a default
+    port written out, another path) keeps the binding. Without a declaration: every setting
+    of the stage but its secrets, defaults filled in, so that any other change drops the
+    stored secrets (it fails closed). Raises ``TypeError``, ``ValueError``, ``KeyError`` or
+    ``AttributeError`` when ``config`` is too malformed to read a binding from.
+    """
+    if not isinstance(config, Mapping):
+        raise TypeError("a stage config is an object")
+    declared = getattr(model, "secret_binding", None)
+    return dict(declared(config)) if callable(declared) else _settings(model, config)
 
 
 def redact_config(model: type[BaseModel], config: Any) -> Any:
@@ -462,6 +505,16 @@ _BRANCHES = ("anyOf", "oneOf", "allOf")
 _JSON_TYPES = {"object": Mapping, "array": list, "string": str, "boolean": bool}
 
 
+def _branches(schema: Schema, defs: Schema) -> list[Schema]:
+    """``schema`` resolved, and every branch of its unions at any depth, resolved."""
+    schema = _resolve(schema, defs)
+    found = [schema]
+    for keyword in _BRANCHES:
+        for branch in schema.get(keyword, ()):
+            found += _branches(branch, defs)
+    return found
+
+
 def _is_secret(schema: Schema, defs: Schema) -> bool:
     """Whether a field's schema is a secret, possibly optional (``Secret | None``)."""
     schema = _resolve(schema, defs)
@@ -500,6 +553,21 @@ def _resolve(schema: Schema, defs: Schema) -> Schema:
     return schema
 
 
+def _title(schema: Schema, loc: Loc, defs: Schema) -> str | None:
+    """The title ``schema`` gives the field at ``loc`` (following ``$ref`` and unions)."""
+    for part in loc:
+        found: Schema | None = None
+        for branch in _branches(schema, defs):
+            if isinstance(part, str) and part in branch.get("properties", {}):
+                found = branch["properties"][part]
+                break
+        if found is None:
+            return None  # a dict entry or a list item: named by its key
+        schema = found
+    title = schema.get("title") or _resolve(schema, defs).get("title")
+    return title if isinstance(title, str) and title else None
+
+
 @functools.cache
 def _schema(model: type[BaseModel]) -> Schema:
     return model.model_json_schema()
@@ -507,6 +575,93 @@ def _schema(model: type[BaseModel]) -> Schema:
 
 def _defs(model: type[BaseModel]) -> Schema:
     return _schema(model).get("$defs", {})
+
+
+# -- bindings ----------------------------------------------------------------------------
+
+_UNREADABLE = (TypeError, ValueError, KeyError, AttributeError)
+
+
+def _settings(model: type[BaseModel], config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with the model's defaults filled in (top level), without its secrets."""
+    filled = dict(config)
+    for name, field in model.model_fields.items():
+        if name not in filled and not field.is_required():
+            filled[name] = to_jsonable_python(field.get_default(call_default_factory=True))
+    return _without_secrets(_schema(model), filled, _defs(model))
+
+
+def _whole(model: type[BaseModel], config: Any) -> Any:
+    return _settings(model, config) if isinstance(config, Mapping) else config
+
+
+def _without_secrets(schema: Schema, value: Any, defs: Schema) -> Any:
+    """A copy of ``value`` without the fields ``schema`` (any branch) calls secret."""
+    branches = _branches(schema, defs)
+    if isinstance(value, Mapping):
+        fields: dict[str, Schema] = {}
+        for branch in branches:
+            fields.update(branch.get("properties", {}))
+        extra = next(
+            (
+                b["additionalProperties"]
+                for b in branches
+                if isinstance(b.get("additionalProperties"), Mapping)
+            ),
+            None,
+        )
+        result = {}
+        for key, item in value.items():
+            field = fields.get(key, extra)
+            if field is None:
+                result[key] = item
+            elif not _is_secret(field, defs):
+                result[key] = _without_secrets(field, item, defs)
+        return result
+    items = next((b["items"] for b in branches if isinstance(b.get("items"), Mapping)), None)
+    if isinstance(value, list) and items is not None:
+        return [_without_secrets(items, item, defs) for item in value]
+    return value
+
+
+class _BindingChanges:
+    """What changed in the binding of each stored stage, between a stored spec and a new one
+    (the stages compared are at the same position and of the same type)."""
+
+    def __init__(self, new: Any, stored: Any) -> None:
+        self.new, self.stored = new, stored
+        self.models = {
+            stage_loc: _config_model(kind, stage) for stage_loc, kind, stage in _stages(stored)
+        }
+        self._changed: dict[Loc, list[str]] = {}
+
+    def of(self, loc: Loc) -> list[str]:
+        """The names of the binding values that differ for the stage holding ``loc``."""
+        stage_loc = _stage_loc(loc)
+        if stage_loc not in self._changed:
+            self._changed[stage_loc] = self._compare(stage_loc)
+        return self._changed[stage_loc]
+
+    def title(self, loc: Loc) -> str:
+        """The secret's field title as a sentence names it ("password", "SASL password")."""
+        stage_loc = _stage_loc(loc)
+        model = self.models.get(stage_loc)
+        found = model and _title(_schema(model), loc[len(stage_loc) + 1 :], _defs(model))
+        title = found or str(loc[-1])
+        return title[0].lower() + title[1:] if title[1:2].islower() else title
+
+    def _compare(self, stage_loc: Loc) -> list[str]:
+        model = self.models.get(stage_loc)
+        if model is None:
+            return ["type"]
+        stored = _get(self.stored, (*stage_loc, "config"))
+        new = _get(self.new, (*stage_loc, "config"))
+        try:
+            before, after = secret_binding(model, stored), secret_binding(model, new)
+        except _UNREADABLE:  # an invalid config: only the same settings keep the secrets
+            before, after = {"config": _whole(model, stored)}, {"config": _whole(model, new)}
+        names = dict.fromkeys([*before, *after])
+        return [name for name in names if before.get(name, _MISSING) != after.get(name, _MISSING)]
 
 
 # -- locations ---------------------------------------------------------------------------
@@ -530,9 +685,15 @@ def _set(data: Any, loc: Loc, value: Any) -> None:
     parent[loc[-1]] = value
 
 
+def _stage_loc(loc: Loc) -> Loc:
+    """The location of the stage that holds ``loc`` (``("sink",)``, ``("transforms", 1)``)."""
+    return loc[:2] if loc[0] in ("transforms", "errors") else loc[:1]
+
+
 def _same_stage(new: Any, stored: Any, loc: Loc) -> bool:
-    """Whether the stage holding ``loc`` has the same type in both specs."""
-    stage_loc = loc[:2] if loc[0] in ("transforms", "errors") else loc[:1]
+    """Whether the stage holding ``loc`` has the same type in both specs (its position is
+    the one in ``loc``: a stage moved elsewhere is another stage)."""
+    stage_loc = _stage_loc(loc)
     new_stage, stored_stage = _get(new, stage_loc), _get(stored, stage_loc)
     return (
         isinstance(new_stage, Mapping)

@@ -1,116 +1,318 @@
-"""A cheap syntactic check of user Spark SQL *expressions* (no pyspark, no parsing).
+"""The save-time check of a ``sql`` transform expression (sqlglot, no pyspark).
 
-It guarantees an expression cannot be a statement or smuggle one in: no ``;`` and no
-comments outside literals, quotes and parentheses balanced, and none of the statement
-keywords in :data:`FORBIDDEN_KEYWORDS` as a whole word outside string literals and
-back-quoted identifiers (so no sub-query either). Spark parses the expression when the
-query is built (``F.expr``); that reports every other mistake.
+An expression is parsed with sqlglot's Databricks dialect (it reads Spark 4's VARIANT paths
+``data:items[0].sku::string`` and raw strings ``r'...'``) and its syntax tree is held to
+allow-lists, never to a keyword list:
+
+* one expression: no ``;``, no comments, no ``${...}`` (Spark substitutes variables, even
+  ``${env:NAME}``, into the text before parsing it);
+* every function call names a function of :data:`~pipelines.spec.sql_functions.ALLOWED_FUNCTIONS`
+  by its plain name; a bare word Spark reads as a function (``current_user``) is judged as one;
+* every node is one of a fixed set of expression forms, so sub-queries, table references,
+  window and aggregate clauses, parameters, ``IDENTIFIER(...)`` and ``*`` are refused;
+* every column reference starts at an event column
+  (:data:`~pipelines.spec.sql_functions.EVENT_COLUMNS`) or at a variable bound by an
+  enclosing lambda.
+
+The driver checks the same text again with Spark's own parser before it runs
+(``pipelines.sql_guard``); that check is the authoritative one, this one gives the editor a
+field error at once. Only validating a ``sql`` config imports this module (and sqlglot).
+
+sqlglot turns many Spark names into typed nodes (``nvl`` becomes ``Coalesce``). The parser used
+here only knows the allowed names: any other name, whatever sqlglot knows about it, stays an
+``Anonymous`` call and is refused by name; a typed node must be of a class that one of the
+allowed names produces, or of the syntax forms listed in :data:`_SYNTAX_NODES`.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+import itertools
+from collections.abc import Iterator
+from functools import cache
 
-FORBIDDEN_KEYWORDS = frozenset(
-    {"SELECT", "INSERT", "DROP", "CREATE", "DELETE", "UPDATE", "MERGE", "ALTER", "TRUNCATE"}
+from sqlglot import exp
+from sqlglot.dialects.databricks import Databricks
+from sqlglot.errors import ErrorLevel, ParseError, TokenError
+from sqlglot.tokens import Token, TokenType
+
+from pipelines.spec.sql_functions import (
+    AGGREGATE_REFUSAL,
+    ALLOWED_FUNCTIONS,
+    IDENTIFIER_REFUSAL,
+    PARAMETER_REFUSAL,
+    STAR_REFUSAL,
+    SUBQUERY_REFUSAL,
+    SYNTAX_FUNCTIONS,
+    WINDOW_REFUSAL,
+    check_reference,
+    check_text,
+    is_allowed_function,
+    refusal,
 )
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+_NAME_THE_RESULT = "name the result: end the expression with AS <name> (or use a bare column)"
+
+_SYNTAX_NODES: tuple[type[exp.Expr], ...] = (
+    exp.Literal,
+    exp.RawString,
+    exp.HexString,
+    exp.Boolean,
+    exp.Null,
+    exp.Paren,
+    exp.Tuple,
+    exp.Neg,
+    exp.Not,
+    exp.BitwiseNot,
+    exp.And,
+    exp.Or,
+    exp.Add,
+    exp.Sub,
+    exp.Mul,
+    exp.Div,
+    exp.IntDiv,
+    exp.Mod,
+    exp.DPipe,
+    exp.EQ,
+    exp.NEQ,
+    exp.GT,
+    exp.GTE,
+    exp.LT,
+    exp.LTE,
+    exp.NullSafeEQ,
+    exp.NullSafeNEQ,
+    exp.Is,
+    exp.In,
+    exp.Between,
+    exp.Like,
+    exp.ILike,
+    exp.Any,  # LIKE ANY ('a%', 'b%'); a sub-query below it is refused on its own
+    exp.All,
+    exp.RegexpLike,
+    exp.Escape,
+    exp.BitwiseAnd,
+    exp.BitwiseOr,
+    exp.BitwiseXor,
+    exp.BitwiseLeftShift,
+    exp.BitwiseRightShift,
+    exp.Bracket,
+    exp.JSONExtract,
+    exp.Cast,
+    exp.TryCast,
+    exp.Case,
+    exp.If,
+    exp.Interval,
+    exp.Collate,
+    exp.DataType,
+    exp.DataTypeParam,
+    exp.ColumnConstraint,
+    exp.NotNullColumnConstraint,
+    exp.CommentColumnConstraint,
+)
+"""Operators, literals, types and call-shaped syntax (``CASE``, ``CAST``, ``a:b``)."""
+
+_LEAVES: tuple[type[exp.Expr], ...] = (exp.JSONPath, exp.Var)
+"""Nodes whose subtree holds path steps or units as plain text: not walked."""
+
+_NOT_DERIVED = (exp.Anonymous, exp.Column, exp.Identifier, exp.Alias, exp.Dot, exp.Lambda)
+"""Nodes always judged on their own, whoever made them."""
+
+_REFUSED: tuple[tuple[tuple[type[exp.Expr], ...], str], ...] = (
+    ((exp.Query, exp.Subquery, exp.Table, exp.From, exp.Unnest), SUBQUERY_REFUSAL),
+    ((exp.Window,), WINDOW_REFUSAL),
+    (
+        (exp.Filter, exp.WithinGroup, exp.Distinct, exp.IgnoreNulls, exp.RespectNulls),
+        AGGREGATE_REFUSAL,
+    ),
+    ((exp.Placeholder, exp.Parameter, exp.SessionParameter), PARAMETER_REFUSAL),
+    ((exp.Star,), STAR_REFUSAL),
+)
 
 
-@dataclass(frozen=True)
-class Token:
-    """A word, a back-quoted identifier (``quoted``), a string literal (as ``''``) or one
-    other character, at ``depth`` parentheses."""
+class _SparkExpressions(Databricks):
+    """Databricks' dialect whose parser knows only the allowed function names."""
 
-    text: str
-    quoted: bool
-    depth: int
+    class Parser(Databricks.Parser):
+        FUNCTIONS = {
+            name: build
+            for name, build in Databricks.Parser.FUNCTIONS.items()
+            if is_allowed_function(name)
+        }
+        FUNCTION_PARSERS = {
+            name: parse
+            for name, parse in Databricks.Parser.FUNCTION_PARSERS.items()
+            if is_allowed_function(name)
+        }
+        # Bare words are columns here; the walk judges Spark's literal functions by name.
+        NO_PAREN_FUNCTIONS: dict = {}
+        NO_PAREN_FUNCTION_PARSERS = {
+            name: parse
+            for name, parse in Databricks.Parser.NO_PAREN_FUNCTION_PARSERS.items()
+            if name in ("CASE", "IF")
+        }
+
+
+_DIALECT = _SparkExpressions()
 
 
 def check_expression(expression: str) -> str:
-    """Return the output name of ``expression`` (``... AS name`` or a bare column name), or
-    raise ``ValueError`` saying what is wrong."""
-    tokens = tokenize(expression)
+    """Return the output name of ``expression`` (``... AS name`` or a bare column), or raise
+    ``ValueError`` saying what is not allowed (the first problem found)."""
+    tokens = _tokens(expression)
+    tree = _parse(expression, tokens)
+    if isinstance(tree, exp.Alias):
+        _check(tree.this, frozenset())
+        if tokens[-2].token_type != TokenType.ALIAS:
+            raise ValueError(_NAME_THE_RESULT)
+        return tree.alias
+    _check(tree, frozenset())
+    if isinstance(tree, exp.Column) and len(tree.parts) == 1:
+        return tree.name
+    raise ValueError(_NAME_THE_RESULT)
+
+
+def _tokens(expression: str) -> list[Token]:
+    check_text(expression)
+    try:
+        tokens = _DIALECT.tokenize(expression)
+    except TokenError:
+        raise ValueError(
+            "cannot read the expression: an unterminated string literal or `name`"
+        ) from None
+    depth = 0
     for token in tokens:
-        if not token.quoted and token.text.upper() in FORBIDDEN_KEYWORDS:
-            raise ValueError(f"{token.text.upper()} is not allowed: write an expression only")
-    significant = [token for token in tokens if token.text.strip()]
-    if len(significant) == 1 and _is_name(significant[0]):
-        return significant[0].text
-    if (
-        len(significant) >= 3
-        and significant[-2].text.upper() == "AS"
-        and not significant[-2].quoted
-        and significant[-2].depth == 0
-        and _is_name(significant[-1])
-    ):
-        return significant[-1].text
-    raise ValueError("name the result: end the expression with AS <name> (or use a bare column)")
-
-
-def tokenize(expression: str) -> list[Token]:
-    """Tokens of ``expression``; raise ``ValueError`` for ``;``, comments, an unterminated
-    literal or identifier, or unbalanced parentheses."""
-    tokens: list[Token] = []
-    depth, position = 0, 0
-    while position < len(expression):
-        char = expression[position]
-        if char in "'\"":
-            position = _end_of_literal(expression, position)
-            tokens.append(Token(char * 2, False, depth))  # the literal, its text left out
-            continue
-        if char == "`":
-            name, position = _quoted_identifier(expression, position)
-            tokens.append(Token(name, True, depth))
-            continue
-        word = _WORD.match(expression, position)
-        if word:
-            tokens.append(Token(word.group(), False, depth))
-            position = word.end()
-            continue
-        _check_character(expression, position)
-        depth += {"(": 1, ")": -1}.get(char, 0)
+        if token.comments:
+            raise ValueError("comments are not allowed")
+        if token.token_type == TokenType.SEMICOLON:
+            raise ValueError("';' is not allowed: write one expression, not statements")
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
         if depth < 0:
             raise ValueError("unbalanced parentheses")
-        tokens.append(Token(char, False, depth))
-        position += 1
     if depth:
         raise ValueError("unbalanced parentheses")
+    if not tokens:
+        raise ValueError("write an expression")
+    if tokens[-1].token_type == TokenType.ALIAS:  # sqlglot would drop a dangling AS
+        raise ValueError(_NAME_THE_RESULT)
+    for token, following in itertools.pairwise(tokens):
+        if token.text.upper() == "IDENTIFIER" and following.token_type == TokenType.L_PAREN:
+            raise ValueError(IDENTIFIER_REFUSAL)
     return tokens
 
 
-def _check_character(expression: str, position: int) -> None:
-    if expression[position] == ";":
-        raise ValueError("';' is not allowed: write one expression, not statements")
-    if expression.startswith(("--", "/*"), position):
-        raise ValueError("comments are not allowed")
+def _parse(expression: str, tokens: list[Token]) -> exp.Expr:
+    try:
+        trees = _DIALECT.parser(error_level=ErrorLevel.IMMEDIATE).parse(tokens, expression)
+    except ParseError as exc:
+        error = exc.errors[0] if exc.errors else {}
+        near = error.get("highlight") or ""
+        description = error.get("description") or str(exc).splitlines()[0]
+        raise ValueError(f"not a Spark SQL expression near {near!r}: {description}") from None
+    except RecursionError:
+        raise ValueError("the expression is nested too deeply") from None
+    except Exception as exc:  # sqlglot raises more than SqlglotError on odd input
+        detail = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise ValueError(f"not a Spark SQL expression: {detail}") from None
+    if len(trees) != 1 or trees[0] is None:
+        raise ValueError("write one expression")
+    return trees[0]
 
 
-def _end_of_literal(expression: str, start: int) -> int:
-    quote, position = expression[start], start + 1
-    while position < len(expression):
-        char = expression[position]
-        if char == "\\":
-            position += 2
-        elif char == quote:
-            return position + 1
-        else:
-            position += 1
-    raise ValueError(f"unterminated string literal starting at character {start}")
+def _check(node: exp.Expr, bound: frozenset[str]) -> None:
+    """Raise ``ValueError`` unless every node under ``node`` is allowed; ``bound`` holds the
+    (lower-case) names of the enclosing lambdas' variables."""
+    if isinstance(node, _LEAVES):
+        return
+    if isinstance(node, exp.Column):
+        _check_column(node, bound)
+        return
+    if isinstance(node, exp.Identifier):  # a lambda variable in the lambda's body
+        check_reference(node.name, bound, single=True)
+        return
+    if isinstance(node, exp.Lambda):
+        names = {variable.name.lower() for variable in node.expressions}
+        _check(node.this, bound | names)
+        return
+    if isinstance(node, exp.Dot):
+        _check_dot(node, bound)
+        return
+    if isinstance(node, exp.Alias | exp.PropertyEQ | exp.Kwarg):  # struct(a AS x), f(k => v)
+        value = node.this if isinstance(node, exp.Alias) else node.expression
+        _check(value, bound)
+        return
+    if isinstance(node, exp.ColumnDef):  # a field of STRUCT<name: type>: its name is no column
+        for child in (node.args.get("kind"), *node.args.get("constraints", [])):
+            if isinstance(child, exp.Expr):
+                _check(child, bound)
+        return
+    _check_node(node)
+    for child in _children(node):
+        _check(child, bound)
 
 
-def _quoted_identifier(expression: str, start: int) -> tuple[str, int]:
-    name, position = "", start + 1
-    while position < len(expression):
-        if expression.startswith("``", position):
-            name, position = name + "`", position + 2
-        elif expression[position] == "`":
-            return name, position + 1
-        else:
-            name, position = name + expression[position], position + 1
-    raise ValueError(f"unterminated `identifier` starting at character {start}")
+def _check_node(node: exp.Expr) -> None:
+    for classes, message in _REFUSED:
+        if isinstance(node, classes):
+            raise ValueError(message)
+    if isinstance(node, exp.Anonymous):
+        name = node.name
+        if not isinstance(node.this, str | exp.Identifier) or not is_allowed_function(name):
+            raise ValueError(refusal(name.lower() or node.sql()))
+        return
+    if isinstance(node, _SYNTAX_NODES) or type(node) in allowed_function_nodes():
+        return
+    if isinstance(node, exp.Func):
+        raise ValueError(refusal(type(node).sql_names()[0].lower()))
+    raise ValueError(f"{node.key.upper()} is not allowed in an expression")
 
 
-def _is_name(token: Token) -> bool:
-    return token.quoted or (_WORD.fullmatch(token.text) is not None and token.depth == 0)
+def _children(node: exp.Expr) -> Iterator[exp.Expr]:
+    for value in node.args.values():
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, exp.Expr):
+                yield child
+
+
+def _check_column(column: exp.Column, bound: frozenset[str]) -> None:
+    if isinstance(column.this, exp.Star):
+        raise ValueError(STAR_REFUSAL)
+    parts = column.parts
+    check_reference(parts[0].name, bound, single=len(parts) == 1)
+
+
+def _check_dot(node: exp.Dot, bound: frozenset[str]) -> None:
+    """``struct_value.field`` is allowed; ``a.b.f(...)`` is a qualified function name."""
+    if not isinstance(node.expression, exp.Identifier) or isinstance(node.this, exp.Identifier):
+        raise ValueError(refusal(_dotted_name(node)))
+    _check(node.this, bound)
+
+
+def _dotted_name(node: exp.Expr) -> str:
+    if isinstance(node, exp.Dot):
+        return f"{_dotted_name(node.this)}.{_dotted_name(node.expression)}"
+    if isinstance(node, exp.Anonymous | exp.Identifier):
+        return node.name.lower()
+    if isinstance(node, exp.Func):
+        return type(node).sql_names()[0].lower()
+    return node.sql()
+
+
+@cache
+def allowed_function_nodes() -> frozenset[type[exp.Expr]]:
+    """The sqlglot node classes the allowed function names parse to: with 0 to 4 arguments,
+    every node a name's builder makes but the columns it was given (``from_utc_timestamp``
+    makes an ``AtTimeZone``)."""
+    classes: set[type[exp.Expr]] = set()
+    for name in sorted(ALLOWED_FUNCTIONS | SYNTAX_FUNCTIONS):
+        for arity in range(5):
+            arguments = ", ".join(f"a{index}" for index in range(arity))
+            try:
+                trees = _DIALECT.parse(f"{name}({arguments})", error_level=ErrorLevel.IGNORE)
+            except Exception:  # a name that needs other syntax (CAST, TRIM(... FROM ...))
+                continue
+            for tree in trees:
+                if tree is None or isinstance(tree, (*_NOT_DERIVED, exp.Aliases)):
+                    continue  # not a call (``in(a)`` reads as a column with aliases)
+                classes.update(
+                    type(node) for node in tree.walk() if not isinstance(node, _NOT_DERIVED)
+                )
+    return frozenset(classes)

@@ -20,6 +20,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.sql import DataFrame, SparkSession
 
 from pipelines.cloudevents import event_json
+from pipelines.net import JDBC_ALLOW_ENV
 from pipelines.sinks.jdbc import upsert_rows, write_jdbc
 from pipelines.sinks.kafka import write_kafka
 from pipelines.sources.kafka import kafka_records_to_events, read_kafka
@@ -283,6 +284,14 @@ ROWS = [
 ]
 
 
+@pytest.fixture
+def local_postgres_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The throwaway PostgreSQL listens on loopback, which the JDBC sink's guard refuses
+    unless allowed."""
+    monkeypatch.setenv(JDBC_ALLOW_ENV, "127.0.0.1")
+
+
+@pytest.mark.usefixtures("local_postgres_allowed")
 def test_jdbc_upsert_on_postgresql_is_idempotent(postgres_url: str) -> None:
     import psycopg
 
@@ -303,6 +312,7 @@ def test_jdbc_upsert_on_postgresql_is_idempotent(postgres_url: str) -> None:
     assert rows[0][3].isoformat() == "2024-06-01T08:15:30.120000+00:00"
 
 
+@pytest.mark.usefixtures("local_postgres_allowed")
 def test_jdbc_sink_streams_from_kafka_and_a_replay_writes_no_duplicate(
     spark: SparkSession, kafka_bootstrap: str, tmp_path: Path, postgres_url: str
 ) -> None:

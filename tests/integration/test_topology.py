@@ -422,7 +422,8 @@ def test_a_channel_runs_across_the_topology_and_moves_with_its_checkpoint(
         f"lost {len(set(expected_first) - set(first_seqs))}"
     )
     timings["create -> first batch in the sink"] = time.monotonic() - created_at
-    checkpoint = topology.checkpoint_root / channel
+    # The checkpoint's folder is the channel's checkpoint key: <name>.<random hex>.
+    [checkpoint] = topology.checkpoint_root.glob(f"{channel}.*")
     assert (checkpoint / "commits").is_dir(), f"no checkpoint at {checkpoint}"
     for var_dir in topology.runtime_vars.values():
         assert not (var_dir / "checkpoints").exists(), f"a checkpoint under {var_dir}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from typing import Any
 
 from runtime_adapter.config import RuntimeConfig
@@ -23,7 +24,11 @@ def spark_jars() -> str:
 def local_spark() -> Any:
     """The process's local SparkSession (2 cores, no UI, the jars of :func:`spark_jars`)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Python workers run this interpreter (the venv), as a driver's do (PYSPARK_PYTHON).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
+
+    from pipelines.sql_guard import harden_session
 
     session = (
         SparkSession.builder.master("local[2]")
@@ -34,6 +39,7 @@ def local_spark() -> Any:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
+    harden_session(session)  # as every driver does (runtime_adapter.driver)
     # py4j logs at INFO when its sockets close, after pytest has closed the log streams.
     logging.getLogger("py4j").setLevel(logging.WARNING)
     return session

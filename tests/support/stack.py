@@ -75,6 +75,8 @@ def role_command(name: str, stack: Stack) -> list[str]:
         return [
             str(VENV_BIN / "gunicorn"),
             "console.wsgi:application",
+            "--config",
+            "console/gunicorn.conf.py",
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
@@ -154,6 +156,11 @@ def running_stack(
         # HTTP sinks of integration tests post to test servers on loopback, which the SSRF
         # guard refuses unless allowed (web validates specs, runtime workers connect).
         "SLUICE_HTTP_SINK_ALLOW": "127.0.0.1,localhost",
+        # JDBC sinks of integration tests write to a throwaway PostgreSQL on loopback.
+        "SLUICE_JDBC_SINK_ALLOW": "127.0.0.1,localhost",
+        # Files stages of tests live in pytest's temp folders (tests/conftest.py makes the
+        # base one the files root); outside pytest, the folder holding var/.
+        "SLUICE_FILES_ROOTS": os.environ.get("SLUICE_FILES_ROOTS") or str(var.parent),
         **(extra_env or {}),
     }
     manage(env, "migrate", "--noinput", "-v", "0")

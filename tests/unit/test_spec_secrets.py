@@ -231,6 +231,357 @@ def test_merge_returns_what_is_not_an_object_unchanged(stored):
     assert merge_secrets(["x"], stored) == ["x"]  # type: ignore[arg-type]
 
 
+# -- secrets bound to where they go ------------------------------------------------------
+
+KAFKA_SASL = {
+    "bootstrap_servers": "k1.example.com:9093,k2.example.com:9093",
+    "security": {
+        "protocol": "SASL_SSL",
+        "sasl_mechanism": "SCRAM-SHA-512",
+        "username": "svc",
+        "password": "KAFKA-PASS-1",
+    },
+}
+BOUND_STAGES = {
+    "http-basic": {
+        "type": "http",
+        "config": {
+            "url": "https://api.example.com/events",
+            "auth": {"type": "basic", "username": "svc", "password": "HTTP-PASS-1"},
+        },
+    },
+    "http-bearer": {
+        "type": "http",
+        "config": {
+            "url": "https://api.example.com/events",
+            "auth": {"type": "bearer", "token": "HTTP-TOKEN-1"},
+        },
+    },
+    "http-api-key": {
+        "type": "http",
+        "config": {
+            "url": "https://api.example.com/events",
+            "auth": {"type": "api_key", "header": "X-API-Key", "value": "HTTP-KEY-1"},
+        },
+    },
+    "jdbc": {
+        "type": "jdbc",
+        "config": {
+            "url": "postgresql://db.example.com:5432/events?sslmode=verify-full",
+            "user": "app",
+            "password": "JDBC-PASS-1",
+        },
+    },
+    "kafka": {"type": "kafka", "config": {**KAFKA_SASL, "topic": "out"}},
+}
+KAFKA_SOURCE = {"type": "kafka", "config": {"bootstrap_servers": "k:9092", "topics": ["in"]}}
+PLAIN_SINK = {"type": "kafka", "config": {"bootstrap_servers": "k:9092", "topic": "out"}}
+
+
+def bound_spec(where: str, stage: str) -> dict:
+    """A stored spec with ``BOUND_STAGES[stage]`` as its source, sink or dead-letter sink."""
+    spec: dict = {"source": KAFKA_SOURCE, "sink": PLAIN_SINK}
+    if where == "source":
+        spec["source"] = {"type": "kafka", "config": {**KAFKA_SASL, "topics": ["in"]}}
+    elif where == "sink":
+        spec["sink"] = BOUND_STAGES[stage]
+    else:
+        spec["errors"] = {"tolerance": "all", "dead_letter": BOUND_STAGES[stage]}
+    return validate_spec(copy.deepcopy(spec)).model_dump(mode="json")
+
+
+def resend(stored: dict, config_loc: tuple, edit) -> dict:
+    """``merge_secrets`` of the stored spec read back (redacted) with ``edit`` applied to the
+    config at ``config_loc``."""
+    new = redact(stored)
+    config = new
+    for part in config_loc:
+        config = config[part]
+    edit(config)
+    return merge_secrets(new, stored)
+
+
+def setter(path: str, value):
+    """An edit that sets the config field at ``path`` (dotted) to ``value``."""
+
+    def edit(config: dict) -> None:
+        *parents, name = path.split(".")
+        for parent in parents:
+            config = config[parent]
+        config[name] = value
+
+    return edit
+
+
+# (stage, field, new value, secret path in the config, what the error names)
+REBINDINGS = [
+    ("http-basic", "url", "https://evil.example.net/events", "auth.password", "url host"),
+    ("http-basic", "url", "http://api.example.com/events", "auth.password", "url scheme, url port"),
+    ("http-basic", "url", "https://api.example.com:8443/events", "auth.password", "url port"),
+    ("http-basic", "auth.username", "admin", "auth.password", "auth.username"),
+    ("http-bearer", "url", "https://evil.example.net/events", "auth.token", "url host"),
+    ("http-bearer", "url", "https://93.184.216.34/events", "auth.token", "url host"),
+    ("http-api-key", "url", "https://evil.example.net/", "auth.value", "url host"),
+    (
+        "jdbc",
+        "url",
+        "postgresql://evil.example.net:5432/events?sslmode=verify-full",
+        "password",
+        "url host",
+    ),
+    (
+        "jdbc",
+        "url",
+        "postgresql://db.example.com:6432/events?sslmode=verify-full",
+        "password",
+        "url port",
+    ),
+    (
+        "jdbc",
+        "url",
+        "postgresql://db.example.com:5432/other?sslmode=verify-full",
+        "password",
+        "url database",
+    ),
+    (
+        "jdbc",
+        "url",
+        "postgresql://db.example.com:5432/events?sslmode=disable",
+        "password",
+        "url parameters",
+    ),
+    ("jdbc", "user", "postgres", "password", "user"),
+    (
+        "jdbc",
+        "url",
+        "postgresql://root@db.example.com:5432/events?sslmode=verify-full",
+        "password",
+        None,
+    ),  # the URL's user counts only when the field names none
+    (
+        "kafka",
+        "bootstrap_servers",
+        "evil.example.net:9093",
+        "security.password",
+        "bootstrap_servers",
+    ),
+    (
+        "kafka",
+        "bootstrap_servers",
+        "k1.example.com:9093,k2.example.com:9093,evil.example.net:9093",
+        "security.password",
+        "bootstrap_servers",
+    ),
+    (
+        "kafka",
+        "bootstrap_servers",
+        "k1.example.com:9094,k2.example.com:9093",
+        "security.password",
+        "bootstrap_servers",
+    ),
+    ("kafka", "security.sasl_mechanism", "PLAIN", "security.password", "security.sasl_mechanism"),
+    ("kafka", "security.username", "admin", "security.password", "security.username"),
+    ("kafka", "security.protocol", "SASL_PLAINTEXT", "security.password", "security.protocol"),
+    (
+        "kafka",
+        "security.ssl_endpoint_identification",
+        False,
+        "security.password",
+        "security.ssl_endpoint_identification",
+    ),
+]
+WHERE = {"sink": ("sink", "config"), "dead_letter": ("errors", "dead_letter", "config")}
+
+
+@pytest.mark.parametrize("where", ["sink", "dead_letter"])
+@pytest.mark.parametrize(
+    ("stage", "field", "value", "secret", "changed"),
+    REBINDINGS,
+    ids=[f"{case[0]}-{case[1]}-{case[2]}" for case in REBINDINGS],
+)
+def test_a_kept_secret_is_dropped_when_its_address_changes(
+    where, stage, field, value, secret, changed
+):
+    stored = bound_spec(where, stage)
+    config_loc = WHERE[where]
+    path = ".".join([*config_loc, secret])
+
+    if changed is None:
+        merged = resend(stored, config_loc, setter(field, value))
+        assert secret_paths(merged) == secret_paths(stored)  # kept
+        return
+    with pytest.raises(SpecError) as raised:
+        resend(stored, config_loc, setter(field, value))
+
+    assert list(raised.value.errors) == [path]
+    (message,) = raised.value.errors[path]
+    assert message.startswith("re-enter the ")
+    assert message.endswith(f": the address it authenticates to changed ({changed})")
+    assert not [value for value in secret_values(stored) if value in message]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "changed"),
+    [
+        ("bootstrap_servers", "evil.example.net:9093", "bootstrap_servers"),
+        ("security.username", "admin", "security.username"),
+        ("security.sasl_mechanism", "SCRAM-SHA-256", "security.sasl_mechanism"),
+    ],
+)
+def test_a_kafka_source_password_is_bound_too(field, value, changed):
+    stored = bound_spec("source", "kafka")
+
+    with pytest.raises(SpecError) as raised:
+        resend(stored, ("source", "config"), setter(field, value))
+
+    assert raised.value.errors == {
+        "source.config.security.password": [
+            f"re-enter the SASL password: the address it authenticates to changed ({changed})"
+        ]
+    }
+
+
+def test_the_message_names_the_secret_and_what_changed():
+    stored = bound_spec("sink", "jdbc")
+
+    with pytest.raises(SpecError) as raised:
+        resend(stored, ("sink", "config"), setter("url", "postgresql://evil.example.net/events"))
+
+    assert raised.value.errors == {
+        "sink.config.password": [
+            "re-enter the password: the address it authenticates to changed "
+            "(url host, url parameters)"
+        ]
+    }
+
+
+# (stage, field, new value): the same address written another way keeps the secret
+COSMETIC = [
+    ("http-basic", "url", "HTTPS://API.Example.COM:443/events"),
+    ("http-basic", "url", "https://api.example.com./events/"),
+    ("http-basic", "url", "https://api.example.com/other/path?page=2"),
+    ("http-bearer", "timeout_seconds", 30),
+    ("http-api-key", "auth.header", "Authorization"),
+    ("jdbc", "url", "postgres://DB.example.com/events?sslmode=verify-full"),
+    ("jdbc", "table", "other_events"),
+    ("kafka", "bootstrap_servers", " K2.Example.com:9093 , k1.example.com:9093"),
+    ("kafka", "topic", "elsewhere"),
+]
+
+
+@pytest.mark.parametrize("where", ["sink", "dead_letter"])
+@pytest.mark.parametrize(("stage", "field", "value"), COSMETIC, ids=lambda v: str(v))
+def test_the_same_address_written_another_way_keeps_the_secret(where, stage, field, value):
+    stored = bound_spec(where, stage)
+
+    merged = resend(stored, WHERE[where], setter(field, value))
+
+    assert secret_values(merged) == secret_values(stored)
+    validate_spec(merged)
+
+
+def test_a_cosmetic_change_to_a_kafka_source_keeps_its_password():
+    stored = bound_spec("source", "kafka")
+    edit = setter("bootstrap_servers", "k2.example.com:9093,K1.EXAMPLE.COM:9093")
+
+    assert secret_values(resend(stored, ("source", "config"), edit)) == ["KAFKA-PASS-1"]
+
+
+def test_a_secret_left_out_of_a_moved_address_is_required_again():
+    stored = bound_spec("sink", "jdbc")
+
+    def edit(config: dict) -> None:
+        config["url"] = "postgresql://evil.example.net:5432/events?sslmode=verify-full"
+        del config["password"]
+
+    with pytest.raises(SpecError) as raised:
+        resend(stored, ("sink", "config"), edit)
+
+    (message,) = raised.value.errors["sink.config.password"]
+    assert "re-enter the password" in message
+    assert message.endswith("or send null to remove it")
+
+
+def test_a_moved_address_takes_a_new_secret_or_null():
+    stored = bound_spec("sink", "jdbc")
+    moved = "postgresql://db2.example.com:5432/events?sslmode=verify-full"
+
+    def new_password(config: dict) -> None:
+        config.update(url=moved, password="JDBC-PASS-2")
+
+    def no_password(config: dict) -> None:
+        config.update(url=moved, password=None)
+
+    assert resend(stored, ("sink", "config"), new_password)["sink"]["config"]["password"] == (
+        "JDBC-PASS-2"
+    )
+    assert resend(stored, ("sink", "config"), no_password)["sink"]["config"]["password"] is None
+
+
+def test_swapping_the_sink_and_the_dead_letter_target_does_not_carry_their_secrets():
+    sink = copy.deepcopy(BOUND_STAGES["kafka"])
+    dead_letter = copy.deepcopy(BOUND_STAGES["kafka"])
+    dead_letter["config"].update(bootstrap_servers="dlq.example.com:9093", topic="dlq")
+    dead_letter["config"]["security"]["password"] = "DLQ-PASS-1"
+    stored = validate_spec(
+        {
+            "source": KAFKA_SOURCE,
+            "sink": sink,
+            "errors": {"tolerance": "all", "dead_letter": dead_letter},
+        }
+    ).model_dump(mode="json")
+    new = redact(stored)
+    new["sink"], new["errors"]["dead_letter"] = new["errors"]["dead_letter"], new["sink"]
+
+    with pytest.raises(SpecError) as raised:
+        merge_secrets(new, stored)
+
+    assert sorted(raised.value.errors) == [
+        "errors.dead_letter.config.security.password",
+        "sink.config.security.password",
+    ]
+
+
+def test_a_plugin_that_declares_no_binding_binds_its_secrets_to_all_its_settings(stored):
+    new = redact(stored)
+    new["transforms"][1]["config"]["endpoint"] = "http://elsewhere"  # enrich declares none
+
+    with pytest.raises(SpecError) as raised:
+        merge_secrets(new, stored)
+
+    assert raised.value.errors == {
+        "transforms[1].config.api_key": [
+            "re-enter the API key: the address it authenticates to changed (endpoint)"
+        ]
+    }
+
+
+def test_a_binding_that_cannot_be_read_compares_the_whole_config():
+    stored = bound_spec("sink", "jdbc")
+    new = redact(stored)
+    new["sink"]["config"]["url"] = 5432  # not a URL: validation refuses it later
+
+    with pytest.raises(SpecError) as raised:
+        merge_secrets(new, stored)
+
+    assert "changed (config)" in raised.value.errors["sink.config.password"][0]
+    assert merge_secrets(redact(stored), stored) == stored  # the same config still reads
+
+
+@pytest.mark.parametrize("plugin", plugins(), ids=lambda p: f"{p.kind}-{p.type}")
+def test_every_built_in_plugin_with_a_secret_declares_its_binding(plugin):
+    """A plugin without ``secret_binding`` fails closed (any change drops its secrets):
+    a built-in one should say what its secrets authenticate to."""
+
+    def has_secret(node) -> bool:
+        if isinstance(node, dict):
+            return node.get("writeOnly") is True or any(has_secret(v) for v in node.values())
+        return isinstance(node, list) and any(has_secret(v) for v in node)
+
+    if has_secret(plugin.json_schema):
+        assert callable(getattr(plugin.config_model, "secret_binding", None)), plugin.type
+
+
 def test_config_level_helpers():
     config = {"url": "u", "auth_header": "Bearer X1", "headers": {"h": "Y2"}, "sasl": None}
 

@@ -7,11 +7,22 @@ from typing import Literal
 from pydantic import ConfigDict, Field, field_validator
 
 from pipelines.spec.configs.base import StageConfig
+from pipelines.spec.paths import FILES_ROOTS_ENV, FILES_SCHEMES_ENV, resolve_files_location
 
 _PATH_DESCRIPTION = (
-    "A directory path or URI Spark can reach from every executor (file:///..., hdfs://..., "
-    "s3a://...)."
+    f"A directory under the files roots ({FILES_ROOTS_ENV}; by default the data/ folder of "
+    "the installation): an absolute path, a file:/// URI, or a path relative to the first "
+    "root. It must not lead (also through a symlink) outside the roots or into Sluice's own "
+    "var/ directory. Other schemes (hdfs://, s3a://) only where an operator allows them "
+    f"({FILES_SCHEMES_ENV}). Every executor must see the same directory."
 )
+
+
+def check_files_path(value: str) -> str:
+    """Return ``value`` unchanged if it names an allowed location (see
+    :mod:`pipelines.spec.paths`), else raise ``ValueError`` (a field error)."""
+    resolve_files_location(value)
+    return value
 
 
 class FilesSourceConfig(StageConfig):
@@ -25,7 +36,7 @@ class FilesSourceConfig(StageConfig):
             f"{_PATH_DESCRIPTION} Each file is read once, when first seen: move complete files "
             "in (write elsewhere, then rename) rather than writing them in place."
         ),
-        examples=["/data/inbox"],
+        examples=["inbox"],
         min_length=1,
     )
     format: Literal["jsonl", "csv", "parquet"] = Field(
@@ -64,6 +75,11 @@ class FilesSourceConfig(StageConfig):
         description="csv: the character between fields.",
     )
 
+    @field_validator("path")
+    @classmethod
+    def _check_path(cls, value: str) -> str:
+        return check_files_path(value)
+
     @field_validator("csv_delimiter")
     @classmethod
     def _check_delimiter(cls, value: str) -> str:
@@ -78,7 +94,7 @@ class FilesSinkConfig(StageConfig):
     model_config = ConfigDict(title="Files sink")
 
     path: str = Field(
-        title="Directory", description=_PATH_DESCRIPTION, examples=["/data/outbox"], min_length=1
+        title="Directory", description=_PATH_DESCRIPTION, examples=["outbox"], min_length=1
     )
     format: Literal["parquet", "jsonl"] = Field(
         "parquet",
@@ -98,3 +114,8 @@ class FilesSinkConfig(StageConfig):
             "attribute, extensions and data as JSON text)."
         ),
     )
+
+    @field_validator("path")
+    @classmethod
+    def _check_path(cls, value: str) -> str:
+        return check_files_path(value)

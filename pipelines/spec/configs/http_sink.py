@@ -8,7 +8,9 @@ write-only in the catalogue and redacted by the console.
 
 from __future__ import annotations
 
+import ipaddress
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -42,6 +44,40 @@ _CONNECTION_HEADERS = frozenset(
 """Hop-by-hop and framing headers: the HTTP client sets them, per connection and request."""
 _BODY_HEADERS = frozenset({"content-type"})
 _SECRET_HEADER = re.compile(r"authorization|cookie|api[-_]?key|token|secret|passw", re.IGNORECASE)
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def canonical_host(host: str) -> str:
+    """``host`` as a secret binding compares it: lower case, no trailing dot, an address
+    literal in its canonical form (``[0:0::1]`` and ``[::1]`` are one host).
+
+    Two spellings of one address that are not literals (``2130706433``, a name that resolves
+    to it) stay different: a binding that changes for no reason only asks for the secret
+    again, never sends it elsewhere."""
+    host = host.strip("[]").lower().rstrip(".")
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host
+
+
+def url_origin(url: str) -> dict[str, Any]:
+    """The origin of an ``http(s)`` URL, as a secret binding: ``url scheme``, ``url host``
+    (:func:`canonical_host`) and ``url port`` (the scheme's default filled in).
+
+    The path and query are left out: a secret sent to an origin may go to any path of it,
+    as a browser's origin and an EventBridge connection to an API destination's endpoint
+    have it. Raises ``ValueError`` (or ``TypeError``) for what is not a URL.
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return {
+        "url scheme": scheme,
+        "url host": canonical_host(parts.hostname or ""),
+        "url port": parts.port or DEFAULT_PORTS.get(scheme),
+    }
 
 
 def check_header_name(name: str) -> str:
@@ -305,3 +341,15 @@ class HttpSinkConfig(StageConfig):
             if any(name.lower() == header for name in self.headers):
                 raise ValueError(f"headers must not set {self.auth.header!r}: auth sets it")
         return self
+
+    @classmethod
+    def secret_binding(cls, config: Mapping[str, Any]) -> dict[str, Any]:
+        """What the auth secret authenticates to (:mod:`pipelines.spec.secrets`): the URL's
+        origin (:func:`url_origin`; another path on it keeps the secret), the auth type and
+        the basic-auth user name (another user with the old password is another login)."""
+        auth = config.get("auth") or {}
+        return {
+            **url_origin(config["url"]),
+            "auth.type": auth.get("type", "none"),
+            "auth.username": auth.get("username"),
+        }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
@@ -14,6 +15,7 @@ from pipelines.spec.configs.base import (
     check_bootstrap_servers,
     check_topic,
 )
+from pipelines.spec.configs.http_sink import canonical_host
 from pipelines.spec.fieldpaths import parse_field_path
 
 SourceFormat = Literal["json", "cloudevents", "cloudevents-binary", "raw"]
@@ -124,6 +126,26 @@ _PROPERTIES = Field(
 def _title_security(schema: dict[str, Any]) -> None:
     """Give the ``security`` property a title (pydantic leaves it off a field that is a $ref)."""
     schema["properties"]["security"]["title"] = "Security"
+
+
+def kafka_secret_binding(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What a Kafka stage's secrets authenticate to (:mod:`pipelines.spec.secrets`): the set
+    of brokers (order, spaces and the case of host names aside), the security protocol (no
+    downgrade from TLS to plaintext), the SASL mechanism and user name, and what the TLS
+    client trusts (truststore, host name verification). Any change asks for every password
+    of the stage again, the TLS ones included."""
+    security = config.get("security") or {}
+    brokers = (broker.strip().rpartition(":") for broker in config["bootstrap_servers"].split(","))
+    return {
+        "bootstrap_servers": frozenset(
+            (canonical_host(host), int(port)) for host, _, port in brokers
+        ),
+        "security.protocol": security.get("protocol", "PLAINTEXT"),
+        "security.sasl_mechanism": security.get("sasl_mechanism"),
+        "security.username": security.get("username"),
+        "security.ssl_truststore_location": security.get("ssl_truststore_location"),
+        "security.ssl_endpoint_identification": security.get("ssl_endpoint_identification", True),
+    }
 
 
 def check_properties(value: dict[str, str]) -> dict[str, str]:
@@ -311,6 +333,11 @@ class KafkaSourceConfig(StageConfig):
             return start
         raise ValueError(_STARTING_OFFSETS_HELP)
 
+    @classmethod
+    def secret_binding(cls, config: Mapping[str, Any]) -> dict[str, Any]:
+        """Where this stage's secrets go: :func:`kafka_secret_binding`."""
+        return kafka_secret_binding(config)
+
 
 class KafkaSinkConfig(StageConfig):
     """Write events to Kafka topics."""
@@ -368,3 +395,8 @@ class KafkaSinkConfig(StageConfig):
         if value is not None:
             parse_field_path(value)
         return value
+
+    @classmethod
+    def secret_binding(cls, config: Mapping[str, Any]) -> dict[str, Any]:
+        """Where this stage's secrets go: :func:`kafka_secret_binding`."""
+        return kafka_secret_binding(config)

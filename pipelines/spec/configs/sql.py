@@ -7,7 +7,14 @@ from typing import Annotated
 from pydantic import AfterValidator, ConfigDict, Field, field_validator
 
 from pipelines.spec.configs.base import StageConfig
-from pipelines.spec.sql_expressions import check_expression
+
+
+def check_expression(expression: str) -> str:
+    """:func:`pipelines.spec.sql_expressions.check_expression`, imported when first needed:
+    Spark's Python workers import this module with the plugin catalogue, and need no sqlglot."""
+    from pipelines.spec.sql_expressions import check_expression as check
+
+    return check(expression)
 
 
 def _checked(expression: str) -> str:
@@ -23,10 +30,15 @@ class SqlConfig(StageConfig):
     expressions: list[Annotated[str, AfterValidator(_checked)]] = Field(
         title="Expressions",
         description=(
-            "Spark SQL expressions over the event columns (id, source, type, subject, time, "
-            "extensions, data as VARIANT: data:amount::double). Each one ends with AS <name> "
-            "or is a bare column; the results become the keys of the new data object. "
-            "Expressions only: no ';', no comments, no SELECT/INSERT/DROP/... keywords."
+            "Spark SQL expressions over the event columns (id, source, specversion, type, "
+            "subject, time, datacontenttype, dataschema, extensions, data as VARIANT: "
+            "data:amount::double). Each one ends with AS <name> or is a bare column; the "
+            "results become the keys of the new data object. Each expression is checked "
+            "against allow-lists: only Spark's built-in scalar functions of the SQL function "
+            "allow-list (string, math, date/time, conditional, array/map/struct, higher-order, "
+            "JSON/VARIANT, hashing, casts), operators, CASE, casts and lambdas; no "
+            "sub-queries or tables, no aggregate or window functions, no parameters, no ';' "
+            "or comments."
         ),
         examples=[["data:order.id::string AS order_id", "data:amount::double * 1.2 AS total"]],
         min_length=1,

@@ -38,7 +38,7 @@ class FakeRuntime:
     status_calls: int = 0
     unavailable: BaseException | None = None
     checkpoints: dict[str, ConnectorOffsets] = field(default_factory=dict)
-    """Channel name → what its checkpoint holds (set by tests)."""
+    """Channel name (or checkpoint key) → what its checkpoint holds (set by tests)."""
     offset_changes: dict[str, OffsetChange] = field(default_factory=dict)
     groups: dict[str, list[SourceOffset]] = field(default_factory=dict)
     """Consumer group → its committed offsets (set by tests)."""
@@ -105,7 +105,8 @@ class FakeRuntime:
     def offsets(self, connector_id: str, channel: str) -> ConnectorOffsets:
         """As the Spark runtime: the checkpoint's offsets with a pending change laid over."""
         self._call("offsets", connector_id, channel)
-        found = self.checkpoints.get(channel, ConnectorOffsets([]))
+        name = channel.partition(".")[0]  # the console asks by checkpoint key
+        found = self.checkpoints.get(channel, self.checkpoints.get(name, ConnectorOffsets([])))
         change = self.offset_changes.get(connector_id)
         position = {(o.topic, o.partition): o.offset for o in found.offsets}
         if change is not None and change.kind == "reset":

@@ -7,13 +7,15 @@ validation, the catalogue API and :mod:`pipelines.spec.secrets` all see them.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import ConfigDict, Field, field_validator
 
 from pipelines.spec.configs.base import Secret, StageConfig
+from pipelines.spec.configs.http_sink import url_origin
 from pipelines.spec.plugins import Plugin
 
 
@@ -52,9 +54,15 @@ class WebhookSinkConfig(StageConfig):
         None, title="Auth", description="Basic or bearer authentication."
     )
 
+    @classmethod
+    def secret_binding(cls, config: Mapping[str, Any]) -> dict[str, Any]:
+        """Its secrets go to the URL's origin (any path of it)."""
+        return url_origin(config["url"])
+
 
 class EnrichConfig(StageConfig):
-    """Look events up in an HTTP API (a transform with a required secret)."""
+    """Look events up in an HTTP API (a transform with a required secret; it declares no
+    ``secret_binding``, so its secret is bound to all its other settings)."""
 
     model_config = ConfigDict(title="Enrich")
 

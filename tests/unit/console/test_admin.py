@@ -43,6 +43,24 @@ def test_an_invalid_spec_is_shown_on_the_form(admin_client, spec):
     assert not Channel.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 1000 + "]" * 1000, b"nest deeper than"),
+        ('{"source": {}, "source": {}}', b"source"),
+    ],
+    ids=["1000 levels deep", "duplicate key"],
+)
+def test_deep_or_ambiguous_json_in_the_spec_field_is_a_form_error(admin_client, text, message):
+    response = admin_client.post(
+        "/admin/console/channel/add/", {"name": "orders", "description": "", "spec": text}
+    )
+
+    assert response.status_code == 200
+    assert message in response.content
+    assert not Channel.objects.exists()
+
+
 def test_editing_saves_a_new_revision(admin_client, spec):
     channel = services.create_channel(name="orders", spec=spec)
     spec["sink"]["config"]["topic"] = "elsewhere"

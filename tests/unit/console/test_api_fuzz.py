@@ -13,6 +13,10 @@ Left out, and why:
 * ``POST /channels/{name}/events`` — HTTP ingestion writes to Kafka; its own tests
   (``test_api_events.py``) cover it against a fake producer.
 
+Hostile bodies (issue 12): every operation that takes JSON, ingestion included (nothing is
+written when the body is refused), gets JSON nested far past ``SLUICE_JSON_MAX_DEPTH`` (the
+issue's ~1,000 levels gave a 500) and a body of several MB: a 400 or 413 in JSON, never a 5xx.
+
 Bounded and deterministic: ``MAX_EXAMPLES`` per operation, a fixed seed
 (``derandomize``), no deadline. ``SLUICE_FUZZ_EXAMPLES`` changes the bound (e.g. 200 for a
 longer local hunt).
@@ -58,8 +62,8 @@ CHECKS = [
 STOPPED, RUNNING, FILES, HTTP = "orders", "payments", "archive", "webhooks"
 WORKER = "worker-1"
 
-schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
-schema = schema.exclude(path_regex=r"/channels/\{name\}/events$", method="POST")
+full_schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
+schema = full_schema.exclude(path_regex=r"/channels/\{name\}/events$", method="POST")
 
 
 @schema.hook
@@ -142,3 +146,51 @@ def fuzz_world(db, django_user_model, runtime, tmp_path) -> Iterator[dict[str, s
 )
 def test_api_answers_every_generated_request_as_documented(case, fuzz_world):
     case.call_and_validate(headers=fuzz_world, checks=CHECKS)
+
+
+# -- deep and large bodies ---------------------------------------------------------------------
+
+#: Bodies every JSON operation must refuse cleanly, and the status each gets.
+HOSTILE_BODIES = {
+    "arrays-1000-deep": (b"[" * 1000 + b"]" * 1000, 400),
+    "objects-1000-deep": (b'{"a":' * 1000 + b"1" + b"}" * 1000, 400),
+    "arrays-100000-deep": (b"[" * 100_000 + b"]" * 100_000, 400),
+    "strings-3-MB": (b'{"name": "' + b"x" * 3_000_000 + b'"}', 413),
+}
+#: Path parameters that reach each view's body parsing (an existing stopped channel, the
+#: http-source one for ingestion, an unambiguous plugin type).
+HOSTILE_PATH_PARAMETERS = {"name": STOPPED, "kind": "source", "type": "filter"}
+
+
+def json_operations() -> list:
+    """``(operation, its JSON media type)`` for every operation whose body may be JSON."""
+    found = []
+    for result in full_schema.get_all_operations():
+        operation = result.ok()
+        media_types = [body.media_type for body in operation.body if "json" in body.media_type]
+        if media_types:
+            found.append(pytest.param(operation, media_types[0], id=operation.label))
+    return found
+
+
+@pytest.mark.parametrize(("operation", "media_type"), json_operations())
+@pytest.mark.parametrize("body", list(HOSTILE_BODIES))
+def test_deep_and_large_json_bodies_are_refused_never_a_server_error(
+    operation, media_type, body, fuzz_world
+):
+    raw, expected = HOSTILE_BODIES[body]
+    parameters = {
+        name: HTTP if name == "name" and operation.path.endswith("/events") else value
+        for name, value in HOSTILE_PATH_PARAMETERS.items()
+        if name in operation.path
+    }
+    if operation.path.startswith("/api/v1/plugins/{kind}"):
+        parameters["type"] = "kafka"
+    case = operation.Case(path_parameters=parameters, body=raw, media_type=media_type)
+
+    response = case.call(headers=fuzz_world)
+
+    case.validate_response(response, checks=[not_a_server_error])
+    assert response.status_code == expected, response.text[:300]
+    assert response.headers["content-type"][0].startswith("application/json")
+    assert len(response.content) < 4096  # the answer names the problem, not the body

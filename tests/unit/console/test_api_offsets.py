@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from console.choices import ConnectorState, SubjectType
-from console.models import Connector, LifecycleEvent
+from console.models import Channel, Connector, LifecycleEvent
 from runtime_adapter.base import ConnectorOffsets, OffsetChange, OffsetsError, SourceOffset
 
 pytestmark = pytest.mark.django_db
@@ -67,7 +67,8 @@ def test_get_answers_the_checkpoint_offsets_in_kip_875_shape(api, spec, runtime)
         "offsets": [item("orders", 0, 42), item("orders", 1, 17)],
         "note": "",
     }
-    assert runtime.calls_named("offsets") == [("orders", "orders")]
+    key = Channel.objects.get(name="orders").checkpoint_key  # the checkpoint's folder
+    assert runtime.calls_named("offsets") == [("orders", key)]
 
 
 def test_get_of_a_never_started_channel_says_it_starts_from_starting_offsets(api, spec):

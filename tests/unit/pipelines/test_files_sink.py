@@ -40,7 +40,7 @@ def events(spark: SparkSession) -> DataFrame:
 
 
 def sink(**config: str) -> FilesSinkConfig:
-    return FilesSinkConfig(path="/out", **config)  # type: ignore[arg-type]
+    return FilesSinkConfig(path="out", **config)  # type: ignore[arg-type]
 
 
 def test_registry() -> None:

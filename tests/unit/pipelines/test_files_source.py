@@ -25,8 +25,8 @@ pytestmark = pytest.mark.spark
 
 FILE_TIME = datetime(2024, 6, 1, 8, 15, 30, tzinfo=UTC)
 TEXT_SCHEMA = "_file_path string, _file_name string, _file_time timestamp, _text string"
-JSONL = FilesSourceConfig(path="/in")
-CSV = FilesSourceConfig(path="/in", format="csv")
+JSONL = FilesSourceConfig(path="in")
+CSV = FilesSourceConfig(path="in", format="csv")
 
 
 def text_files(spark: SparkSession, files: dict[str, str]) -> DataFrame:
@@ -52,7 +52,7 @@ def test_options_and_registry() -> None:
     assert SOURCES["files"].to_events is file_records_to_events
     assert files_source_options(JSONL) == {"wholetext": "true"}
     parquet = FilesSourceConfig(
-        path="/p", format="parquet", file_pattern="*.parquet", max_files_per_trigger=2
+        path="p", format="parquet", file_pattern="*.parquet", max_files_per_trigger=2
     )
     assert files_source_options(parquet) == {
         "pathGlobFilter": "*.parquet",
@@ -108,13 +108,13 @@ def test_csv_lines_become_objects_of_strings(spark: SparkSession) -> None:
 
 
 def test_csv_without_header_and_with_another_delimiter(spark: SparkSession) -> None:
-    config = FilesSourceConfig(path="/in", format="csv", csv_header=False, csv_delimiter=";")
+    config = FilesSourceConfig(path="in", format="csv", csv_header=False, csv_delimiter=";")
     events = events_of(text_files(spark, {"a.csv": 'a;"b;c"\nd;e\n'}), config)
     assert [(e["id"], e["data"]) for e in events] == [
         ("a.csv/1", {"_c0": "a", "_c1": "b;c"}),
         ("a.csv/2", {"_c0": "d", "_c1": "e"}),
     ]
-    tab = FilesSourceConfig(path="/in", format="csv", csv_delimiter="\t")
+    tab = FilesSourceConfig(path="in", format="csv", csv_delimiter="\t")
     assert events_of(text_files(spark, {"t.csv": "a\tb\n1\t|\n"}), tab)[0]["data"] == {
         "a": "1",
         "b": "|",

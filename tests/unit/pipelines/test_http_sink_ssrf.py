@@ -46,6 +46,15 @@ FORBIDDEN_URLS = [
     ("http://localhost:8080/e", "loopback host"),
     ("http://LOCALHOST./e", "loopback host"),
     ("http://api.localhost/e", "loopback host"),
+    # IPv6 forms that embed a forbidden IPv4 address (issue 12, finding 8)
+    ("http://[2002:7f00:1::]/", "6to4 loopback"),  # 6to4 form of 127.0.0.1
+    ("http://[2002:a9fe:a9fe::]/latest/meta-data/", "6to4 link-local"),
+    ("http://[2002:a00:1::1]/e", "6to4 private"),
+    ("http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/e", "Teredo loopback"),  # client 127.0.0.1
+    ("http://[64:ff9b::7f00:1]/e", "NAT64 loopback"),
+    ("http://[64:ff9b::a9fe:a9fe]/e", "NAT64 link-local"),
+    ("http://[::127.0.0.1]/e", "IPv4-compatible loopback"),
+    ("http://[::a9fe:a9fe]/e", "IPv4-compatible link-local"),
 ]
 
 
@@ -129,6 +138,40 @@ def test_forbidden_reason_judges_mapped_addresses_as_ipv4() -> None:
     )
     assert forbidden_reason(ipaddress.ip_address("::ffff:8.8.8.8")) is None
     assert forbidden_reason(ipaddress.ip_address("93.184.216.34")) is None
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("2002:7f00:1::", "6to4 loopback address"),
+        ("2002:808:808::1", None),  # 6to4 of a public address
+        ("64:ff9b::808:808", None),  # NAT64 of a public address: where DNS64 sends it
+        ("2001:0:4136:e378:8000:63bf:80ff:fffe", "Teredo loopback address"),
+        ("2001:0:4136:e378:8000:63bf:f7f7:f7f7", "private address"),  # Teredo of 8.8.8.8
+        ("::127.0.0.1", "IPv4-compatible loopback address"),
+        ("::8.8.8.8", "reserved address"),  # IPv4-compatible forms are never routed
+        ("::1", "loopback address"),
+        ("::", "unspecified address"),
+    ],
+)
+def test_forbidden_reason_judges_embedded_ipv4_addresses(address: str, reason: str | None) -> None:
+    assert forbidden_reason(ipaddress.ip_address(address)) == reason
+
+
+def test_6to4_loopback_is_refused_in_a_spec_and_after_resolution(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(SpecError) as raised:
+        validate_spec(sink_spec("http://[2002:7f00:1::]/"))
+    [message] = raised.value.errors["sink.config.url"]
+    assert "2002:7f00:1:: is a 6to4 loopback address" in message
+
+    def six_to_four(host, port, *args, **kwargs):
+        return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("2002:7f00:1::", port, 0, 0))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", six_to_four)
+    with pytest.raises(ForbiddenAddress, match=r"\(2002:7f00:1::\) is a 6to4 loopback"):
+        vetted_addresses("sixtofour.example", 80, AllowList())
 
 
 def test_address_literals_include_the_legacy_ipv4_forms() -> None:

@@ -50,21 +50,21 @@ def test_generator_and_preview_take_empty_configs() -> None:
 
 
 def test_files_configs_defaults() -> None:
-    source = {"type": "files", "config": {"path": "/in"}}
-    sink = {"type": "files", "config": {"path": "/out"}}
+    source = {"type": "files", "config": {"path": "in"}}
+    sink = {"type": "files", "config": {"path": "out"}}
     valid = validate_spec(spec(source, sink))
 
     assert valid.source.config == {
-        "path": "/in",
+        "path": "in",
         "format": "jsonl",
         "file_pattern": None,
         "max_files_per_trigger": None,
         "csv_header": True,
         "csv_delimiter": ",",
     }
-    assert valid.sink.config == {"path": "/out", "format": "parquet", "content": "data"}
-    assert FilesSourceConfig(path="/in") == FilesSourceConfig.model_validate(valid.source.config)
-    assert FilesSinkConfig(path="/o", format="jsonl", content="cloudevents").content == (
+    assert valid.sink.config == {"path": "out", "format": "parquet", "content": "data"}
+    assert FilesSourceConfig(path="in") == FilesSourceConfig.model_validate(valid.source.config)
+    assert FilesSinkConfig(path="o", format="jsonl", content="cloudevents").content == (
         "cloudevents"
     )
 

@@ -23,8 +23,9 @@ def store(redis_url: str, prefix: str) -> RedisStore:
 
 
 @pytest.fixture
-def runtime(redis_url: str, prefix: str) -> SparkRuntime:
-    return SparkRuntime(redis_url, prefix)
+def runtime(redis_url: str, prefix: str, tmp_path: Path) -> SparkRuntime:
+    """Its checkpoint root is the test's own: deleting a connector removes its checkpoint."""
+    return SparkRuntime(redis_url, prefix, checkpoint_root=tmp_path / "checkpoints")
 
 
 @pytest.fixture
