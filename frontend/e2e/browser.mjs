@@ -1,6 +1,6 @@
 // What the browser scripts share: Debian's Chromium through playwright-core (no download),
 // the console's login, and axe-core on the page as it is.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
 import { chromium } from "playwright-core";
@@ -16,6 +16,14 @@ export async function openBrowser() {
   });
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.setDefaultTimeout(15_000);
+  // The console runs under its Content-Security-Policy here as in production: anything the
+  // policy blocks fails the script (it may still finish, to show what else went wrong).
+  page.on("console", (message) => {
+    if (/Content.Security.Policy/i.test(message.text())) {
+      console.log(`[e2e] CSP violation: ${message.text()}`);
+      process.exitCode = 1;
+    }
+  });
   return { browser, page };
 }
 
@@ -31,7 +39,9 @@ export async function logIn(page, base, user, password) {
 /** Run axe-core on the page, write its violations to `reportPath`, and return them with the
  * serious or critical ones. */
 export async function axeViolations(page, reportPath) {
-  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: AXE });
+  // Evaluated through the DevTools protocol, which the page's CSP does not govern (an
+  // injected <script> would be blocked, as it should be).
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(readFileSync(AXE, "utf8"));
   const result = await page.evaluate(() =>
     window.axe.run(document, { resultTypes: ["violations"], runOnly: ["wcag2a", "wcag2aa", "wcag21aa", "best-practice"] }),
   );
