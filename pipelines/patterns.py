@@ -68,7 +68,6 @@ _UNDECIDED = "CAST(NULL AS BOOLEAN)"
 _BINDING_PREFIX = "__sluice_q"
 _COLUMN = re.compile(r"`[^`]*`")
 _NUMBER_KINDS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT', 'FLOAT', 'DOUBLE')"  # and DECIMAL(p,s)
-_LIKE_ESCAPE = "!"
 _RelativeSteps = Sequence[tuple[FieldPath, Step]]
 
 
@@ -206,12 +205,6 @@ def variant_child(node: str, key: str) -> str:
         fields = f"try_variant_get({node}, '$', 'map<string,variant>')"
         return f"try_element_at({fields}, {sql_string(key)})"
     return f"try_variant_get({node}, {sql_string(path)}, 'variant')"
-
-
-def like_pattern(tokens: Sequence[str | None]) -> str:
-    """SQL LIKE pattern (escape character ``!``) for parsed wildcard tokens."""
-    escape = str.maketrans({char: _LIKE_ESCAPE + char for char in ("%", "_", _LIKE_ESCAPE)})
-    return "".join("%" if token is None else token.translate(escape) for token in tokens)
 
 
 def _all(conditions: Sequence[str]) -> str:
@@ -493,8 +486,42 @@ def _equals_ignore_case(
 
 
 def _wildcard(compiler: _Compiler, matcher: Wildcard, value: str, kind: str) -> str:
-    pattern = sql_string(like_pattern(matcher.tokens))
-    return f"({kind} = 'STRING' AND {compiler.text(value)} LIKE {pattern} ESCAPE '{_LIKE_ESCAPE}')"
+    return f"({kind} = 'STRING' AND {wildcard_sql(matcher.segments, compiler.text(value))})"
+
+
+def wildcard_sql(segments: Sequence[str], text: str) -> str:
+    """SQL: the string ``text`` matches the wildcard of literal ``segments`` (NULL when
+    ``text`` is NULL), by the algorithm of ``matchers.wildcard_matches`` and without a regular
+    expression (``LIKE`` and ``rlike`` run Java's backtracking regex engine: ``*a*a*a*b``
+    takes minutes on a few thousand characters).
+
+    ``text`` must start with the first segment and end with the last one without overlap;
+    each middle segment is found with ``locate`` from where the previous one ended, and the
+    last one must end where the suffix may start. The positions are chained in one nested
+    expression that names each position once (``nullif`` or ``CASE`` would repeat it, and
+    Spark's generated code would double at each level). So that a missing segment cannot
+    restart the search at the beginning, the search runs in ``text`` followed by every middle
+    segment: each segment is then always found, at worst in that tail, past the end of
+    ``text``, and the final check fails. ``text`` is read once per segment (a quick predicate
+    binds it to a column); the nesting is bounded by ``MAX_WILDCARD_STARS``.
+    """
+    if len(segments) == 1:
+        return f"{text} = {sql_string(segments[0])}"
+    first, *middle, last = segments
+    conditions = []
+    if first:
+        conditions.append(f"startswith({text}, {sql_string(first)})")
+    if last:
+        conditions.append(f"endswith({text}, {sql_string(last)})")
+    if middle:
+        searched = f"concat({text}, {sql_string(''.join(middle))})"
+        end = str(len(first) + 1)  # 1-based position just after the segments found so far
+        for segment in middle:
+            end = f"locate({sql_string(segment)}, {searched}, {end}) + {len(segment)}"
+        conditions.append(f"{end} + {len(last)} <= char_length({text}) + 1")
+    elif first and last:
+        conditions.append(f"char_length({text}) >= {len(first) + len(last)}")
+    return _all(conditions)
 
 
 def _numeric_range(compiler: _Compiler, matcher: NumericRange, value: str, kind: str) -> str:

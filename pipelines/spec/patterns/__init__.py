@@ -24,7 +24,10 @@ Known differences from event-ruler (edge cases, documented and tested as such):
 * IP addresses follow ``ip.py``: no leading zeros in IPv4, no dotted IPv4 inside IPv6, and an
   IPv4-mapped IPv6 address stays IPv6 (Java reads ``::ffff:a00:1`` as ``10.0.0.1``);
 * arrays directly inside arrays are searched ``model.MAX_ARRAY_NESTING`` (3) levels deep;
-* a pattern may expand to at most ``parser.MAX_RULES`` rules (``$or`` combinations).
+* patterns are bounded in size, depth, string length, values, ``$or`` combinations and
+  wildcards (``limits.py``, the same on every path), and match in time linear in the size of
+  the event: wildcards never backtrack (``matchers.wildcard_matches``) and the evaluator
+  decides each array element once (``evaluator.py``).
 """
 
 from __future__ import annotations

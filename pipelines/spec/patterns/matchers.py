@@ -13,7 +13,6 @@ parser in ``parser.py`` and its Spark twin.
 from __future__ import annotations
 
 import math
-import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -136,18 +135,40 @@ class EqualsIgnoreCase(Matcher):
 class Wildcard(Matcher):
     """A JSON string matching a wildcard: ``*`` is any run of characters (even none).
 
-    ``\\*`` is a literal asterisk and ``\\\\`` a literal backslash. ``tokens`` is the parsed
-    form: literal strings and ``None`` for each ``*``.
+    ``\\*`` is a literal asterisk and ``\\\\`` a literal backslash. ``segments`` is the parsed
+    form: the literal text between the unescaped ``*`` (one more segment than stars; only
+    the first and the last may be empty, ``**`` being refused by the parser).
     """
 
     value: str
-    tokens: tuple[str | None, ...] = field(compare=False)
+    segments: tuple[str, ...] = field(compare=False)
 
     def matches(self, value: JsonLeaf) -> bool:
-        if not isinstance(value, str):
+        return isinstance(value, str) and wildcard_matches(self.segments, value)
+
+
+def wildcard_matches(segments: tuple[str, ...], text: str) -> bool:
+    """Whether ``text`` matches the wildcard whose literal segments are ``segments``.
+
+    No backtracking: ``text`` must start with the first segment and end with the last one
+    (without the two overlapping); the middle segments must then occur in order, without
+    overlapping, between them, and the leftmost occurrence of each is always the best
+    choice (it leaves the most room for the next). So the time is linear in the length of
+    ``text`` (times the length of the segments at worst, which ``str.find`` rarely reaches).
+    """
+    if len(segments) == 1:
+        return text == segments[0]
+    first, *middle, last = segments
+    end = len(text) - len(last)
+    if end < len(first) or not text.startswith(first) or not text.endswith(last):
+        return False
+    position = len(first)
+    for segment in middle:
+        found = text.find(segment, position, end)
+        if found < 0:
             return False
-        regex = "".join(".*" if token is None else re.escape(token) for token in self.tokens)
-        return re.fullmatch(regex, value, flags=re.DOTALL) is not None
+        position = found + len(segment)
+    return True
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@ that follow. A field set twice in one rule keeps the later value, as in event-ru
 
 A plain string that is an IP address literal matches that address in any notation (event-ruler
 turns it into a one-address CIDR range); ``{"exactly": "..."}`` forces text equality.
+
+Patterns are bounded (size, depth, string length, values, rules, wildcards): the limits and
+their values are in ``limits.py``. Size and depth are checked first, without recursion, so
+that no pattern can exhaust the parser.
 """
 
 from __future__ import annotations
@@ -20,6 +24,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipelines.spec.patterns.ip import parse_cidr, parse_ip
+from pipelines.spec.patterns.limits import (
+    MAX_COMPILED_MATCHERS,
+    MAX_MATCH_VALUES,
+    MAX_PATTERN_BYTES,
+    MAX_PATTERN_DEPTH,
+    MAX_RULES,
+    MAX_STRING_LENGTH,
+    MAX_WILDCARD_STARS,
+    MAX_WILDCARDS,
+)
 from pipelines.spec.patterns.matchers import (
     AnythingBut,
     EqualsIgnoreCase,
@@ -37,10 +51,6 @@ from pipelines.spec.patterns.matchers import (
     is_json_number,
 )
 from pipelines.spec.patterns.model import CompiledPattern, FieldPath, PatternError, Rule, Step
-
-MAX_RULES = 64
-"""Upper bound on the rules one pattern may expand to (``$or`` forks and fields accepting
-a value or absence multiply them); each rule becomes its own Spark sub-expression."""
 
 OR_KEYWORD = "$or"
 
@@ -89,14 +99,40 @@ def compile_pattern(pattern: Any) -> CompiledPattern:
 def _expand(drafts: list[_Draft], report: Report) -> tuple[Rule, ...]:
     """Turn drafts into sorted rules; a field accepting values *or* absence forks the rule."""
     rules: dict[Rule, None] = {}
+    compiled = 0
     for draft in drafts:
         alternatives = [_field_steps(path, parsed) for path, parsed in draft.items()]
         for combination in itertools.product(*alternatives):
-            rules[Rule(tuple(sorted(combination, key=lambda step: step.sort_key)))] = None
+            rule = Rule(tuple(sorted(combination, key=lambda step: step.sort_key)))
+            if rule in rules:
+                continue
+            rules[rule] = None
             if len(rules) > MAX_RULES:
                 report("", f"the pattern expands to more than {MAX_RULES} alternatives")
                 return ()
+            compiled += sum(_matcher_count(m) for step in rule.steps for m in step.matchers)
+            if compiled > MAX_COMPILED_MATCHERS:
+                report(
+                    "",
+                    f"the pattern expands to more than {MAX_COMPILED_MATCHERS:,} matchers over "
+                    f"its {len(rules)} alternatives (each $or branch repeats the fields it "
+                    f"shares); the limit is {MAX_COMPILED_MATCHERS:,}",
+                )
+                return ()
     return tuple(rules)
+
+
+def _matcher_count(matcher: Matcher) -> int:
+    """How many match values a matcher holds: one, plus one per value an anything-but excludes."""
+    if isinstance(matcher, AnythingBut):
+        return 1 + len(matcher.excluded)
+    return 1
+
+
+def _wildcard_count(matcher: Matcher) -> int:
+    if isinstance(matcher, AnythingBut):
+        return sum(isinstance(excluded, Wildcard) for excluded in matcher.excluded)
+    return int(isinstance(matcher, Wildcard))
 
 
 def _field_steps(path: FieldPath, parsed: _Field) -> list[Step]:
@@ -127,20 +163,82 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
+def _shape_problems(pattern: Any) -> tuple[list[tuple[str, str]], bool]:
+    """Problems with the pattern's depth, size and string lengths, found without recursion.
+
+    Returns the problems and whether they are fatal (too deep or too large: the pattern is
+    not parsed further). Too deep stops the walk at the first container past the limit.
+    """
+    problems: list[tuple[str, str]] = []
+    stack: list[tuple[Any, str, int, Any]] = [(pattern, "", 1, None)]  # value, loc, depth, key
+    while stack:
+        value, loc, depth, key = stack.pop()
+        if isinstance(key, str) and len(key) > MAX_STRING_LENGTH:
+            problems.append((loc, _too_long("a field name", key)))
+        if isinstance(value, dict | list) and depth > MAX_PATTERN_DEPTH:
+            return [(loc, _TOO_DEEP)], True
+        if isinstance(value, dict):
+            children = [
+                (child, _at(loc, name) if isinstance(name, str) else loc, depth + 1, name)
+                for name, child in value.items()
+            ]
+            stack.extend(reversed(children))
+        elif isinstance(value, list):
+            stack.extend(
+                (child, f"{loc}[{index}]", depth + 1, None)
+                for index, child in reversed(list(enumerate(value)))
+            )
+        elif isinstance(value, str) and len(value) > MAX_STRING_LENGTH:
+            problems.append((loc, _too_long("a string", value)))
+    size = len(json.dumps(pattern, ensure_ascii=False, separators=(",", ":"), default=str).encode())
+    if size > MAX_PATTERN_BYTES:
+        limit = f"the limit is {MAX_PATTERN_BYTES:,} bytes"
+        return [("", f"the pattern is {size:,} bytes long as compact JSON; {limit}")], True
+    return problems, False
+
+
+_TOO_DEEP = f"objects and arrays are nested too deeply; the limit is {MAX_PATTERN_DEPTH} levels"
+
+
+def _too_long(what: str, text: str) -> str:
+    return f"{what} of {len(text):,} characters; the limit is {MAX_STRING_LENGTH:,} characters"
+
+
 class _Parser:
     """Walks a pattern, collecting problems and rule drafts (event-ruler's rule maps)."""
 
     def __init__(self) -> None:
         self.problems: list[tuple[str, str]] = []
+        self._match_values = 0
+        self._wildcards = 0
 
     def report(self, loc: str, message: str) -> None:
         self.problems.append((loc, message))
 
     def parse(self, pattern: Any) -> list[_Draft]:
+        problems, fatal = _shape_problems(pattern)
+        self.problems.extend(problems)
+        if fatal:
+            return []
         if not isinstance(pattern, dict):
             self.report("", f"a pattern must be a JSON object, got {_kind(pattern)}")
             return []
         return self._object(pattern, (), "", [], in_or=False)
+
+    def _count(self, matcher: Matcher, loc: str) -> None:
+        """Count a field's matcher against the pattern-wide limits; report the one crossing them."""
+        before = self._match_values
+        self._match_values += _matcher_count(matcher)
+        if before <= MAX_MATCH_VALUES < self._match_values:
+            self.report(
+                loc,
+                f"too many match values: the limit is {MAX_MATCH_VALUES:,} per pattern "
+                "(each value of a field counts one, each value an anything-but lists one more)",
+            )
+        before = self._wildcards
+        self._wildcards += _wildcard_count(matcher)
+        if before <= MAX_WILDCARDS < self._wildcards:
+            self.report(loc, f"too many wildcards: the limit is {MAX_WILDCARDS} per pattern")
 
     def _object(
         self, obj: dict[str, Any], path: FieldPath, loc: str, drafts: list[_Draft], *, in_or: bool
@@ -195,6 +293,7 @@ class _Parser:
             if result is _ABSENT:
                 absent = True
             elif isinstance(result, Matcher):
+                self._count(result, f"{loc}[{index}]")
                 matchers.append(result)
         return _Field(tuple(dict.fromkeys(matchers)), absent)
 
@@ -290,19 +389,21 @@ def _affix(matcher: type[Prefix] | type[Suffix], name: str) -> Callable[..., Ope
     return parse
 
 
-def wildcard_tokens(text: str) -> tuple[str | None, ...]:
-    """Parse a wildcard into literal strings and ``None`` for each ``*``.
+def wildcard_segments(text: str) -> tuple[str, ...]:
+    """Parse a wildcard into the literal segments around its unescaped ``*`` characters.
 
-    Raises ``ValueError`` on ``**`` or on a backslash that escapes neither ``*`` nor ``\\``.
+    ``\\*`` is a literal ``*`` and ``\\\\`` a literal backslash (event-ruler's escapes); there
+    is one more segment than stars: ``"a*b\\*c*"`` gives ``("a", "b*c", "")``. Raises
+    ``ValueError`` on ``**`` or on a backslash that escapes neither ``*`` nor ``\\``.
     """
-    tokens: list[str | None] = []
+    segments: list[str] = []
     literal: list[str] = []
     chars = iter(enumerate(text))
     for position, char in chars:
         if char == "*":
             if text[position + 1 : position + 2] == "*":
                 raise ValueError(f"consecutive wildcard characters at position {position}")
-            tokens.extend(["".join(literal), None] if literal else [None])
+            segments.append("".join(literal))
             literal = []
         elif char == "\\":
             escaped = next(chars, (position, ""))[1]
@@ -313,17 +414,25 @@ def wildcard_tokens(text: str) -> tuple[str | None, ...]:
             literal.append(escaped)
         else:
             literal.append(char)
-    if literal:
-        tokens.append("".join(literal))
-    return tuple(tokens)
+    segments.append("".join(literal))
+    return tuple(segments)
 
 
 def _wildcard_matcher(text: str, loc: str, report: Report) -> Matcher | None:
     try:
-        return Wildcard(text, wildcard_tokens(text))
+        segments = wildcard_segments(text)
     except ValueError as error:
         report(loc, f"invalid wildcard {text!r}: {error}")
         return None
+    stars = len(segments) - 1
+    if stars > MAX_WILDCARD_STARS:
+        report(
+            loc,
+            f"the wildcard has {stars} * characters; the limit is {MAX_WILDCARD_STARS} per "
+            "wildcard",
+        )
+        return None
+    return Wildcard(text, segments)
 
 
 def _wildcard(operand: Any, loc: str, report: Report) -> OperatorResult:

@@ -19,7 +19,7 @@ from pipelines.spec.patterns import (
 )
 from pipelines.spec.patterns.ip import parse_cidr, parse_ip
 from pipelines.spec.patterns.matchers import ExactString
-from pipelines.spec.patterns.parser import MAX_RULES, wildcard_tokens
+from pipelines.spec.patterns.parser import MAX_RULES, wildcard_segments
 from tests.support.conformance import load_conformance
 
 VECTORS: list[dict[str, Any]] = load_conformance()["vectors"]
@@ -263,8 +263,9 @@ def test_ip_parsing() -> None:
     assert (low.key, high.key) == ("4:0A000000", "4:0A0000FF")
 
 
-def test_wildcard_tokens() -> None:
-    assert wildcard_tokens("a*b\\*c\\\\*") == ("a", None, "b*c\\", None)
-    assert wildcard_tokens("") == ()
+def test_wildcard_segments() -> None:
+    assert wildcard_segments("a*b\\*c\\\\*") == ("a", "b*c\\", "")
+    assert wildcard_segments("*") == ("", "")
+    assert wildcard_segments("") == ("",)
     with pytest.raises(ValueError, match="consecutive"):
-        wildcard_tokens("a**")
+        wildcard_segments("a**")

@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pipelines.patterns import filter_events, like_pattern, pattern_predicate, variant_child
+from pipelines.patterns import filter_events, pattern_predicate, variant_child
 from pipelines.spec.patterns import PatternError, matches
 from tests.support.conformance import load_conformance
 
@@ -123,10 +123,6 @@ def test_keys_and_values_need_no_escaping(spark: SparkSession, escaped_literals:
             expected = {i for i, event in enumerate(AWKWARD_EVENTS) if matches(pattern, event)}
             assert expected, pattern
             assert matching_rows(frame, pattern) == expected, pattern
-
-
-def test_like_pattern_escapes_sql_wildcards() -> None:
-    assert like_pattern(("50%_", None, "!")) == "50!%!_%!!"
 
 
 # -- differential testing: random patterns and events, Python evaluator vs Spark ----------
