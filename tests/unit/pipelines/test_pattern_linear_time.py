@@ -24,6 +24,7 @@ from pipelines.spec.patterns import PatternError, compile_pattern, matches
 from pipelines.spec.patterns.evaluator import matches_compiled
 from pipelines.spec.patterns.matchers import Wildcard
 from pipelines.spec.patterns.parser import wildcard_segments
+from tests.support.random_patterns import RandomPatterns
 from tests.unit.pipelines.acfinder_reference import reference_matches
 
 ATTACK_WILDCARD = "*a" * 19 + "*b"  # 20 stars, as in the issue
@@ -197,25 +198,15 @@ OPERATORS = [
 ]
 
 
-def random_value(rnd: random.Random, depth: int) -> Any:
-    roll = rnd.random()
-    if depth > 2 or roll < 0.3:
-        return rnd.choice(SCALARS)
-    if roll < 0.65:
-        return {key: random_value(rnd, depth + 1) for key in rnd.sample(KEYS, rnd.randint(1, 3))}
-    return [random_value(rnd, depth + 1) for _ in range(rnd.randint(0, 3))]
-
-
-def random_pattern(rnd: random.Random, depth: int = 0) -> dict[str, Any]:
-    pattern: dict[str, Any] = {}
-    for key in rnd.sample(KEYS, rnd.randint(1, 2)):
-        if depth < 2 and rnd.random() < 0.5:
-            pattern[key] = random_pattern(rnd, depth + 1)
-        else:
-            pattern[key] = [rnd.choice(OPERATORS)() for _ in range(rnd.randint(1, 2))]
-    if depth < 2 and rnd.random() < 0.1:
-        pattern["$or"] = [random_pattern(rnd, depth + 1), random_pattern(rnd, depth + 1)]
-    return pattern
+RANDOM = RandomPatterns(
+    KEYS,
+    SCALARS,
+    OPERATORS,
+    scalar_share=0.3,
+    object_share=0.65,
+    min_object_keys=1,
+    or_share=0.1,
+)
 
 
 def test_the_evaluator_agrees_with_event_ruler_backtracking_on_random_cases() -> None:
@@ -225,11 +216,11 @@ def test_the_evaluator_agrees_with_event_ruler_backtracking_on_random_cases() ->
     outcomes = []
     for _ in range(300):
         try:
-            compiled = compile_pattern(random_pattern(rnd))
+            compiled = compile_pattern(RANDOM.pattern(rnd))
         except PatternError:  # too many alternatives
             continue
         for _ in range(10):
-            event = {key: random_value(rnd, 0) for key in rnd.sample(KEYS, rnd.randint(2, 3))}
+            event = {key: RANDOM.value(rnd) for key in rnd.sample(KEYS, rnd.randint(2, 3))}
             expected = reference_matches(compiled, event)
             assert matches_compiled(compiled, event) is expected, (compiled, event)
             outcomes.append(expected)

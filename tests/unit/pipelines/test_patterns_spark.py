@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from pipelines.patterns import filter_events, pattern_predicate, variant_child
 from pipelines.spec.patterns import PatternError, matches
 from tests.support.conformance import load_conformance
+from tests.support.random_patterns import RandomPatterns
 
 pytestmark = pytest.mark.spark
 
@@ -147,34 +148,23 @@ OPERATORS = [
 ]
 
 
-def random_value(rnd: random.Random, depth: int) -> Any:
-    roll = rnd.random()
-    if depth > 2 or roll < 0.45:
-        return rnd.choice(SCALARS)
-    if roll < 0.75:
-        return {key: random_value(rnd, depth + 1) for key in rnd.sample(KEYS, rnd.randint(0, 3))}
-    return [random_value(rnd, depth + 1) for _ in range(rnd.randint(0, 3))]
-
-
-def random_pattern(rnd: random.Random, depth: int = 0) -> dict[str, Any]:
-    pattern: dict[str, Any] = {}
-    for key in rnd.sample(KEYS, rnd.randint(1, 2)):
-        if depth < 2 and rnd.random() < 0.5:
-            pattern[key] = random_pattern(rnd, depth + 1)
-        else:
-            pattern[key] = [rnd.choice(OPERATORS)() for _ in range(rnd.randint(1, 2))]
-    if depth < 2 and rnd.random() < 0.15:
-        pattern["$or"] = [random_pattern(rnd, depth + 1), random_pattern(rnd, depth + 1)]
-    return pattern
+RANDOM = RandomPatterns(
+    KEYS,
+    SCALARS,
+    OPERATORS,
+    scalar_share=0.45,
+    object_share=0.75,
+    min_object_keys=0,
+    or_share=0.15,
+)
 
 
 def test_spark_agrees_with_the_python_evaluator_on_random_cases(spark: SparkSession) -> None:
     rnd = random.Random(20240601)
     events = [
-        {key: random_value(rnd, 0) for key in rnd.sample(KEYS, rnd.randint(1, 3))}
-        for _ in range(150)
+        {key: RANDOM.value(rnd) for key in rnd.sample(KEYS, rnd.randint(1, 3))} for _ in range(150)
     ]
-    patterns = [random_pattern(rnd) for _ in range(12)]
+    patterns = [RANDOM.pattern(rnd) for _ in range(12)]
     frame = events_frame(spark, events).withColumn("v", F.parse_json("event"))
     # One query evaluates every pattern (the conformance test covers filter_events itself).
     predicates = [pattern_predicate(p, partial(variant_child, "v")) for p in patterns]
