@@ -40,6 +40,68 @@ _OWNED_PROPERTIES = (
 """Properties set by a structured field, or that Spark manages itself and refuses."""
 _SECRET_PROPERTY = re.compile(r"password|jaas|secret|token|\.key$", re.IGNORECASE)
 
+_NUMBER = re.compile(r"-?[0-9]{1,19}")
+_WORD = re.compile(r"[A-Za-z0-9._-]{1,249}")
+_BOOLEAN = re.compile(r"true|false")
+ALLOWED_PROPERTIES: dict[str, re.Pattern[str]] = {
+    **dict.fromkeys(
+        (
+            # consumer
+            "kafka.fetch.min.bytes",
+            "kafka.fetch.max.bytes",
+            "kafka.fetch.max.wait.ms",
+            "kafka.max.partition.fetch.bytes",
+            "kafka.max.poll.records",
+            "kafka.max.poll.interval.ms",
+            "kafka.session.timeout.ms",
+            "kafka.heartbeat.interval.ms",
+            "kafka.default.api.timeout.ms",
+            # producer
+            "kafka.linger.ms",
+            "kafka.batch.size",
+            "kafka.buffer.memory",
+            "kafka.max.request.size",
+            "kafka.max.block.ms",
+            "kafka.delivery.timeout.ms",
+            "kafka.retries",
+            "kafka.max.in.flight.requests.per.connection",
+            "kafka.compression.gzip.level",
+            "kafka.compression.lz4.level",
+            "kafka.compression.zstd.level",
+            # both
+            "kafka.request.timeout.ms",
+            "kafka.receive.buffer.bytes",
+            "kafka.send.buffer.bytes",
+            "kafka.reconnect.backoff.ms",
+            "kafka.reconnect.backoff.max.ms",
+            "kafka.retry.backoff.ms",
+            "kafka.retry.backoff.max.ms",
+            "kafka.connections.max.idle.ms",
+            "kafka.metadata.max.age.ms",
+            "kafka.socket.connection.setup.timeout.ms",
+            "kafka.socket.connection.setup.timeout.max.ms",
+        ),
+        _NUMBER,
+    ),
+    **dict.fromkeys(
+        ("kafka.check.crcs", "kafka.allow.auto.create.topics", "kafka.enable.idempotence"),
+        _BOOLEAN,
+    ),
+    **dict.fromkeys(("kafka.client.id", "kafka.client.rack", "kafka.group.id"), _WORD),
+    "kafka.acks": re.compile(r"all|-1|0|1"),
+    "kafka.compression.type": re.compile(r"none|gzip|snappy|lz4|zstd"),
+    "kafka.isolation.level": re.compile(r"read_committed|read_uncommitted"),
+    "kafka.client.dns.lookup": re.compile(
+        r"use_all_dns_ips|resolve_canonical_bootstrap_servers_only"
+    ),
+}
+"""The Kafka client properties a stage may set, each with the form its value must have.
+
+An allow-list of tuning settings: Kafka's client configuration also names classes the JVM
+loads (``*.class``, ``*.classes``, ``metric.reporters``, ``config.providers``), files and URLs
+it reads (``sasl.oauthbearer.*.url`` reads ``file:`` URLs, ``ssl.*.location``) and login
+modules, and every one of those would hand the driver's JVM to whoever writes the spec."""
+
 _BOOTSTRAP_SERVERS = Field(
     title="Bootstrap servers",
     description="Kafka brokers to connect to, as a comma-separated list of host:port.",
@@ -117,8 +179,10 @@ _PROPERTIES = Field(
     default_factory=dict,
     title="Other Kafka properties",
     description=(
-        'Further Kafka client settings, each prefixed "kafka." (e.g. "kafka.request.timeout.ms"). '
-        "Settings that have a field above, and secrets, are refused here."
+        'Further Kafka client tuning settings, each prefixed "kafka." (e.g. '
+        '"kafka.request.timeout.ms"): timeouts, sizes, batching, compression, acks, client id. '
+        "Only an allow-list of settings is accepted: none that loads a class, reads a file or "
+        "URL, or holds a secret."
     ),
 )
 
@@ -149,14 +213,23 @@ def kafka_secret_binding(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def check_properties(value: dict[str, str]) -> dict[str, str]:
-    """Return Kafka client properties if each is a safe ``kafka.``-prefixed setting."""
-    for key in value:
+    """Return Kafka client properties if each is one of :data:`ALLOWED_PROPERTIES` with a
+    value of the form it allows."""
+    for key, setting in value.items():
         if not key.startswith("kafka.") or key == "kafka.":
             raise ValueError(f"{key!r}: Kafka client properties start with 'kafka.'")
         if key in _OWNED_PROPERTIES or key.startswith("kafka.ssl."):
             raise ValueError(f"{key!r} is set by a field of its own (or managed by Spark)")
         if _SECRET_PROPERTY.search(key):
             raise ValueError(f"{key!r} looks like a secret: use the security fields")
+        form = ALLOWED_PROPERTIES.get(key)
+        if form is None:
+            raise ValueError(
+                f"{key!r} is not an allowed Kafka property; allowed: "
+                + ", ".join(sorted(name.removeprefix("kafka.") for name in ALLOWED_PROPERTIES))
+            )
+        if not isinstance(setting, str) or not form.fullmatch(setting):
+            raise ValueError(f"{key!r}: {setting!r} is not a valid value")
     return value
 
 

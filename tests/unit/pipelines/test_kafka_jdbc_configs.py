@@ -87,6 +87,38 @@ def errors(kind: str, type_: str, config: dict[str, Any]) -> dict[str, list[str]
             "config.properties",
             "looks like a secret",
         ),
+        # Kafka client settings that load classes, read files or URLs: an allow-list refuses
+        # them, whatever their name looks like.
+        *(
+            (
+                {"topics": ["a"], "properties": {key: value}},
+                "config.properties",
+                f"{key!r} ",  # "is not an allowed Kafka property" or "looks like a secret"
+            )
+            for key, value in [
+                ("kafka.config.providers", "file"),
+                (
+                    "kafka.config.providers.file.class",
+                    "org.apache.kafka.common.config.provider.FileConfigProvider",
+                ),
+                ("kafka.sasl.oauthbearer.token.endpoint.url", "file:///etc/passwd"),
+                ("kafka.sasl.oauthbearer.jwks.endpoint.url", "http://169.254.169.254/"),
+                ("kafka.sasl.login.callback.handler.class", "com.example.Evil"),
+                ("kafka.metric.reporters", "com.example.Evil"),
+                ("kafka.partitioner.class", "com.example.Evil"),
+                ("kafka.KAFKA.request.timeout.ms", "1"),
+            ]
+        ),
+        (
+            {"topics": ["a"], "properties": {"kafka.request.timeout.ms": "${file:/etc/x:y}"}},
+            "config.properties",
+            "is not a valid value",
+        ),
+        (
+            {"topics": ["a"], "properties": {"kafka.client.id": "a\nb"}},
+            "config.properties",
+            "is not a valid value",
+        ),
         (
             {"topics": ["a"], "security": {"protocol": "SASL_SSL", "username": "u"}},
             "config.security",
