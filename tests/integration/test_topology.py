@@ -118,6 +118,8 @@ def common_env(
         "SLUICE_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "SLUICE_CSRF_TRUSTED_ORIGINS": "",
         "SLUICE_CHECKPOINT_ROOT": str(checkpoint_root),
+        # compose's data volume, beside the checkpoints one (/var/lib/sluice/{checkpoints,data})
+        "SLUICE_FILES_ROOTS": str(checkpoint_root.parent / "data"),
         "SLUICE_LOG_LEVEL": "INFO",
         "SLUICE_DRIVER_MEMORY": "768m",
         "SLUICE_EXECUTOR_MEMORY": "512m",
