@@ -77,8 +77,8 @@ def forbidden_reason(address: IPAddress) -> str | None:
     """Why ``address`` may not be connected to, or ``None`` when it is a public address.
 
     An IPv4-mapped or NAT64 (``64:ff9b::/96``) IPv6 address is judged as the IPv4 address it
-    stands for. A 6to4, Teredo or IPv4-compatible address is refused when the IPv4 address it
-    embeds is forbidden, and otherwise judged as an IPv6 address.
+    stands for. A Teredo or IPv4-compatible address is refused when the IPv4 address it embeds
+    is forbidden, and otherwise judged as an IPv6 address; a 6to4 address is always refused.
     """
     if isinstance(address, ipaddress.IPv6Address):
         for kind, embedded in _embedded_ipv4(address):
@@ -87,6 +87,10 @@ def forbidden_reason(address: IPAddress) -> str | None:
                 return f"{kind} {reason}"
         if address.ipv4_mapped is not None or address in _NAT64:
             return None
+        if address.sixtofour is not None:
+            # Deprecated (RFC 7526), and Python's own verdict on 2002::/16 depends on its patch
+            # level (CVE-2024-4032): refused whatever the IPv4 address it embeds.
+            return "6to4 address (deprecated relay form, RFC 7526)"
     checks = (
         (address.is_unspecified, "unspecified address"),
         (address.is_loopback, "loopback address"),

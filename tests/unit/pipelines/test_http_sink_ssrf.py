@@ -144,7 +144,7 @@ def test_forbidden_reason_judges_mapped_addresses_as_ipv4() -> None:
     ("address", "reason"),
     [
         ("2002:7f00:1::", "6to4 loopback address"),
-        ("2002:808:808::1", None),  # 6to4 of a public address
+        ("2002:808:808::1", "6to4 address (deprecated relay form, RFC 7526)"),  # of 8.8.8.8
         ("64:ff9b::808:808", None),  # NAT64 of a public address: where DNS64 sends it
         ("2001:0:4136:e378:8000:63bf:80ff:fffe", "Teredo loopback address"),
         ("2001:0:4136:e378:8000:63bf:f7f7:f7f7", "private address"),  # Teredo of 8.8.8.8
