@@ -38,10 +38,13 @@ def spark() -> Iterator[SparkSession]:
     yield local_spark()
 
 
-def new_topic(bootstrap: str, partitions: int = 1, prefix: str = "it") -> str:
+def new_topic(
+    bootstrap: str, partitions: int = 1, prefix: str = "it", config: dict[str, str] | None = None
+) -> str:
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until the topic exists
-    futures = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])
+    topic = NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})
+    futures = admin.create_topics([topic])
     futures[name].result(timeout=30)
     return name
 
@@ -189,7 +192,10 @@ def test_raw_records_and_structured_output(
 def test_starting_offsets_by_timestamp_and_explicit(
     spark: SparkSession, kafka_bootstrap: str, tmp_path: Path
 ) -> None:
-    topic = new_topic(kafka_bootstrap, partitions=2)
+    # Records from 2024 are past the default 7-day retention: without retention.ms=-1 the
+    # broker's retention check (30 s after it starts, then every 5 minutes) deletes them while
+    # the test reads, and "earliest" becomes the end of the log.
+    topic = new_topic(kafka_bootstrap, partitions=2, config={"retention.ms": "-1"})
     base = 1_717_228_800_000  # 2024-06-01T08:00:00Z
     produce(
         kafka_bootstrap,
