@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def production_env(tmp_path: Path) -> dict[str, str]:
-    """What an operator sets for a console served over https (see README, "Production")."""
+    """What an operator sets for a console served over https (docs/cluster.md, "Production
+    settings")."""
     return {
         "SLUICE_SECRET_KEY": secrets.token_urlsafe(50),
         # Fernet key for secrets in stage configs (console.W003 without it).
