@@ -68,22 +68,26 @@ def manage(env: dict[str, str], *args: str) -> str:
     return result.stdout
 
 
+def web_command(port: int | str, workers: int = 2, threads: int = 4) -> list[str]:
+    """The console's gunicorn, as the Procfile starts it (from the repository root)."""
+    return [
+        str(VENV_BIN / "gunicorn"),
+        "console.wsgi:application",
+        "--config",
+        "console/gunicorn.conf.py",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+    ]
+
+
 def role_command(name: str, stack: Stack) -> list[str]:
     """The command line of a role, as in the Procfile."""
     if name == "web":
-        port = stack.base_url.rsplit(":", 1)[1]
-        return [
-            str(VENV_BIN / "gunicorn"),
-            "console.wsgi:application",
-            "--config",
-            "console/gunicorn.conf.py",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "2",
-            "--threads",
-            "4",
-        ]
+        return web_command(stack.base_url.rsplit(":", 1)[1])
     if name == "celery":
         return [
             str(VENV_BIN / "celery"),

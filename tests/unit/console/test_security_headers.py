@@ -8,10 +8,7 @@ import base64
 import hashlib
 import os
 import re
-import socket
 import subprocess
-import sys
-import time
 import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
@@ -20,6 +17,8 @@ import pytest
 from django.test import Client
 
 from console import services
+from tests.support.processes import free_port, wait_until
+from tests.support.stack import web_command
 
 pytestmark = pytest.mark.django_db
 
@@ -211,43 +210,25 @@ def test_the_drf_login_page_runs_no_inline_script():
 # -- the server banner -----------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_gunicorn_with_the_console_config_sends_no_server_banner(tmp_path):
     """The Procfile's and the image's gunicorn command, answering /healthz."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLUICE_", "DATABASE_"))}
     env["SLUICE_VAR_DIR"] = str(tmp_path)
-    gunicorn = Path(sys.executable).with_name("gunicorn")
-    command = [
-        str(gunicorn),
-        "console.wsgi:application",
-        "--config",
-        "console/gunicorn.conf.py",
-        "--bind",
-        f"127.0.0.1:{port}",
-        "--workers",
-        "1",
-        "--threads",
-        "2",
-    ]
     server = subprocess.Popen(
-        command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        web_command(port, workers=1, threads=2),
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
-        answer = None
-        deadline = time.monotonic() + 30
-        while answer is None and time.monotonic() < deadline:
-            try:
-                answer = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)
-            except OSError:
-                assert server.poll() is None, server.stderr.read().decode()
-                time.sleep(0.2)
-        assert answer is not None, "gunicorn did not answer within 30 s"
+
+        def healthz():
+            assert server.poll() is None, server.stderr.read().decode()
+            return urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)
+
+        answer = wait_until(healthz, 30, interval=0.2, what="gunicorn to answer /healthz")
         assert answer.status == 200
         assert "Server" not in answer.headers
         assert "gunicorn" not in str(answer.headers).lower()
