@@ -268,7 +268,7 @@ def _measure_live(stack: Any, repeat: int) -> list[Figure]:
         resume.append(time.perf_counter() - started + until(name, running, 60))
         print(f"  {name}: resume → RUNNING {resume[-1]:.2f} s", flush=True)
 
-        kill_driver(name)
+        kill_driver(stack, name)
         failure.append(until(name, lambda s: s["state"] == "FAILED", 60))
         print(f"  {name}: kill -9 driver → FAILED {failure[-1]:.2f} s", flush=True)
         post(f"channels/{name}/stop")
@@ -284,7 +284,7 @@ def _measure_live(stack: Any, repeat: int) -> list[Figure]:
     print(f"  {name}: kill -9 of worker {host} → RUNNING elsewhere {moved:.1f} s", flush=True)
     timeout = float(stack.env.get("SLUICE_WORKER_SESSION_TIMEOUT", "10"))
     return [
-        Figure("create → RUNNING (cold driver)", statistics.median(cold), None, repeat),
+        Figure("create → RUNNING (warm shared driver)", statistics.median(cold), None, repeat),
         Figure("resume from PAUSED → RUNNING", statistics.median(resume), 2.0, repeat),
         Figure("kill -9 of a driver → FAILED in the API", statistics.median(failure), 5.0, repeat),
         Figure(

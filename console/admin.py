@@ -424,14 +424,17 @@ class ConnectorAdmin(ReadOnlyAdmin):
         "runtime_id",
         "state_badge",
         "worker",
+        "driver_id",
         "revision",
         "generation",
         "restart_attempts",
         "state_changed_at",
+        "status_reason",
     ]
-    list_filter = ["state"]
-    search_fields = ["runtime_id", "worker__worker_id"]
+    list_filter = ["state", "finished"]
+    search_fields = ["runtime_id", "worker__worker_id", "driver_id"]
     list_select_related = ["revision__channel", "worker"]
+    readonly_fields = ["driver_id", "status_reason", "finished"]
 
     @admin.display(description="state", ordering="state")
     def state_badge(self, connector: Connector) -> str:

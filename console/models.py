@@ -221,7 +221,8 @@ class Connector(models.Model):
     """The physical side of a channel: one deployed revision on the runtime.
 
     ``worker`` is the console's placement decision (the runtime worker it assigned
-    the connector to); ``state`` and ``trace`` are what the runtime last reported.
+    the connector to); ``state``, ``trace``, ``driver_id``, ``status_reason`` and
+    ``finished`` are what the runtime last reported.
     """
 
     channel = models.OneToOneField(Channel, on_delete=models.CASCADE, related_name="connector")
@@ -243,6 +244,17 @@ class Connector(models.Model):
     )
     generation = models.PositiveIntegerField(default=0)
     trace = models.TextField(blank=True)
+    driver_id = models.CharField(
+        max_length=255,
+        blank=True,
+        help_text="The Spark driver the runtime last reported running the connector's query "
+        "(a shared driver hosts many connectors); empty when none.",
+    )
+    status_reason = models.TextField(
+        blank=True,
+        help_text="Why the connector is in its state, as the runtime last said when the state "
+        "alone does not (a source topic waited for, no core free for a real-time query).",
+    )
     stage_metrics = models.JSONField(
         default=list,
         blank=True,
@@ -251,6 +263,11 @@ class Connector(models.Model):
     )
     dead_letters = models.BigIntegerField(
         default=0, help_text="Events the runtime sent to the dead-letter target (or skipped)."
+    )
+    finished = models.BooleanField(
+        default=False,
+        help_text="An available-now run reached the end of its source and stopped by itself "
+        "(as the runtime last said); starting the channel runs it again.",
     )
     state_changed_at = models.DateTimeField(null=True, blank=True)
     last_status_at = models.DateTimeField(null=True, blank=True)

@@ -17,6 +17,7 @@ from pipelines.sinks import BATCH_SINKS, SINK_CHECKS, SINKS
 from pipelines.sinks.preview import PreviewPublisher, preview_buffer
 from pipelines.sources import SOURCES
 from pipelines.spec import ChannelSpec, StageSpec, parse_stage_config, validate_spec
+from pipelines.spec.channel import RuntimeOptions
 from pipelines.spec.configs.preview import PreviewSinkConfig
 from pipelines.transforms import TRANSFORMS
 
@@ -198,8 +199,8 @@ def build_stream(
 
     The spec is validated again (``SpecError`` with spec-relative paths if invalid). The
     writer has ``checkpointLocation = checkpoint_dir``, ``queryName = sluice-{channel}``,
-    append output mode and the default trigger (micro-batches back to back), which the
-    caller may override before starting.
+    append output mode and the trigger of the spec's execution mode (:func:`with_trigger`:
+    by default micro-batches back to back).
 
     Failed events (:mod:`pipelines.errors`) meet the channel's error policy before the sink:
     with ``tolerance: none`` the first one fails the query and the sink is Spark's streaming
@@ -245,7 +246,27 @@ def build_stream(
             on_dead_letters=on_dead_letters,
         )
         writer = events.writeStream.foreachBatch(router).outputMode("append")
+    writer = with_trigger(writer, spec.runtime)
     return writer.option("checkpointLocation", checkpoint_dir).queryName(query_name(channel))
+
+
+REAL_TIME_CHECKPOINT_SECONDS = 60.0
+"""How often a real-time query checkpoints its progress unless ``interval_seconds`` says."""
+
+
+def with_trigger(writer: DataStreamWriter, options: RuntimeOptions) -> DataStreamWriter:
+    """The writer with the trigger of the channel's execution mode (see
+    :class:`pipelines.spec.channel.RuntimeOptions`)."""
+    if options.mode == "available-now":
+        return writer.trigger(availableNow=True)
+    if options.mode == "real-time":
+        seconds = options.interval_seconds or REAL_TIME_CHECKPOINT_SECONDS
+        return writer.outputMode("update").trigger(realTime=f"{round(seconds * 1000)} milliseconds")
+    if options.interval_seconds:
+        return writer.trigger(
+            processingTime=f"{round(options.interval_seconds * 1000)} milliseconds"
+        )
+    return writer
 
 
 def record_empty_batches(

@@ -96,6 +96,13 @@ class ConnectorStatus:
     """The Spark executors of the connector's application (empty until its driver reports)."""
     application_id: str | None = None
     """The Spark application id of the connector's driver (``app-…`` on a standalone master)."""
+    driver_id: str | None = None
+    """The Spark driver that runs (or ran) the connector's query (:class:`DriverInfo`)."""
+    reason: str = ""
+    """Why the connector is in its state, when the state alone does not say (a source topic
+    waited for, no core free for a real-time query); empty otherwise."""
+    finished: bool = False
+    """An available-now run that reached the end of its source (then STOPPED by itself)."""
     stages: list[dict[str, Any]] = field(default_factory=list)
     """Per-stage event counts since the driver started (they restart from 0 with it), in
     order source, transforms, sink: ``{"stage": "source"|"transform"|"sink", "index": n|None,
@@ -113,6 +120,33 @@ class WorkerInfo:
     started_at: float
     last_heartbeat: float
     connectors: list[str] = field(default_factory=list)
+    drivers: list[str] = field(default_factory=list)
+    """The ids of the Spark drivers the worker runs (:class:`DriverInfo`)."""
+
+
+@dataclass(frozen=True)
+class DriverInfo:
+    """A long-lived Spark driver of a runtime worker, as its last heartbeat describes it.
+
+    ``isolation`` is ``shared`` (many connectors' queries, up to ``capacity``) or
+    ``dedicated`` (one connector); ``connectors`` are those whose query it hosts now
+    (running or paused), ``cores`` the cores its real-time queries hold.
+    """
+
+    driver_id: str
+    worker_id: str
+    pid: int
+    isolation: str
+    started_at: float
+    last_heartbeat: float
+    capacity: int = 1
+    memory: str = ""
+    connectors: list[str] = field(default_factory=list)
+    application_id: str | None = None
+    cores: int = 0
+    ready: bool = True
+    """False while the driver starts its SparkSession (its heartbeats may then pause: the
+    worker allows a start timeout, not the session timeout)."""
 
 
 @dataclass(frozen=True)
@@ -255,6 +289,9 @@ class RuntimeAdapter(Protocol):
 
     def workers(self) -> list[WorkerInfo]:
         """Every runtime worker that has ever heartbeated and not been forgotten."""
+
+    def drivers(self) -> list[DriverInfo]:
+        """The Spark drivers the runtime workers run now (which connectors each hosts)."""
 
     def forget_worker(self, worker_id: str) -> None:
         """Drop a dead worker's registration."""

@@ -28,6 +28,16 @@ def _env_int(name: str, default: int) -> int:
     return value
 
 
+def _env_count(name: str, default: int) -> int:
+    """A whole number that may be 0."""
+    raw = os.environ.get(name)
+    if raw in (None, ""):
+        return default
+    if not raw.strip().isdigit():
+        raise ValueError(f"{name} must be a whole number (0 or more), got {raw!r}")
+    return int(raw)
+
+
 def _env_float(name: str, default: float) -> float:
     raw = os.environ.get(name)
     if raw in (None, ""):
@@ -62,6 +72,22 @@ class RuntimeConfig:
     functions_dir: Path = FUNCTIONS_JARS_DIR
     runtime_user: str | None = None
     """Started as root, the worker drops to this user (``SLUICE_RUNTIME_USER``)."""
+    shared_driver_memory: str = "2g"
+    """Memory of a shared driver (``SLUICE_SHARED_DRIVER_MEMORY``); ``driver_memory`` is a
+    dedicated driver's."""
+    channels_per_driver: int = 50
+    """The most connectors one shared driver hosts (``SLUICE_CHANNELS_PER_DRIVER``)."""
+    warm_drivers: int = 1
+    """Shared drivers kept running even with no connector, ready for the next one
+    (``SLUICE_WARM_DRIVERS``; 0 keeps none)."""
+    driver_idle_seconds: float = 60.0
+    """How long a shared driver beyond the warm ones lives without a connector
+    (``SLUICE_DRIVER_IDLE_SECONDS``)."""
+    driver_session_timeout: float = 30.0
+    """A driver silent this long (no heartbeat) is killed and its connectors FAILED
+    (``SLUICE_DRIVER_SESSION_TIMEOUT``)."""
+    driver_start_timeout: float = 180.0
+    """How long a new driver may take to send its first heartbeat."""
 
     @classmethod
     def from_env(cls) -> RuntimeConfig:
@@ -88,6 +114,12 @@ class RuntimeConfig:
             spark_master_ui_url=os.environ.get("SLUICE_SPARK_MASTER_UI_URL") or None,
             functions_dir=Path(os.environ.get("SLUICE_SPARK_FUNCTIONS_DIR") or FUNCTIONS_JARS_DIR),
             runtime_user=os.environ.get("SLUICE_RUNTIME_USER") or None,
+            shared_driver_memory=os.environ.get("SLUICE_SHARED_DRIVER_MEMORY") or "2g",
+            channels_per_driver=_env_int("SLUICE_CHANNELS_PER_DRIVER", 50),
+            warm_drivers=_env_count("SLUICE_WARM_DRIVERS", 1),
+            driver_idle_seconds=_env_float("SLUICE_DRIVER_IDLE_SECONDS", 60.0),
+            driver_session_timeout=_env_float("SLUICE_DRIVER_SESSION_TIMEOUT", 30.0),
+            driver_start_timeout=_env_float("SLUICE_DRIVER_START_TIMEOUT", 180.0),
         )
 
     @property

@@ -16,6 +16,7 @@ from runtime_adapter.base import (
     ConnectorOffsets,
     ConnectorStatus,
     Deployment,
+    DriverInfo,
     OffsetChange,
     OffsetsError,
     SourceOffset,
@@ -54,16 +55,31 @@ class SparkRuntime:
 
     def deploy(self, deployment: Deployment) -> None:
         self.store.put_deployment(deployment)
+        self._nudge_worker_of(deployment.connector_id)
 
     def assign(self, connector_id: str, worker_id: str | None) -> None:
+        previous = self.store.deployment(connector_id)
         self.store.assign(connector_id, worker_id)
+        self.store.nudge(worker_id, previous.worker_id if previous else None)
 
     def set_target_state(self, connector_id: str, target_state: TargetState) -> None:
         self.store.set_target(connector_id, target_state)
+        self._nudge_worker_of(connector_id)
+
+    def _nudge_worker_of(self, connector_id: str) -> None:
+        """Wake the connector's runtime worker and the driver running it: they act on the
+        change now, not at their next pass."""
+        current = self.store.deployment(connector_id)
+        status = self.store.statuses([connector_id]).get(connector_id)
+        self.store.nudge(
+            current.worker_id if current else None, status.driver_id if status else None
+        )
 
     def restart(self, connector_id: str) -> int:
         generation = self.store.bump_generation(connector_id)
         current = self.store.deployment(connector_id)
+        if current is not None:
+            self.store.nudge(current.worker_id)
         self.store.force_status(
             ConnectorStatus(
                 connector_id=connector_id,
@@ -82,6 +98,7 @@ class SparkRuntime:
         self.store.delete(connector_id)
         if deployment is None:
             return
+        self.store.nudge(deployment.worker_id)
         try:
             if remove_checkpoint(self.checkpoint_root, deployment.checkpoint_key):
                 log.info("removed the checkpoint of deleted connector %s", connector_id)
@@ -96,6 +113,9 @@ class SparkRuntime:
 
     def forget_worker(self, worker_id: str) -> None:
         self.store.forget_worker(worker_id)
+
+    def drivers(self) -> list[DriverInfo]:
+        return sorted(self.store.drivers(), key=lambda d: (d.worker_id, d.driver_id))
 
     def preview(self, connector_id: str, limit: int = 50) -> list[dict[str, Any]]:
         return self.store.preview(connector_id, limit)

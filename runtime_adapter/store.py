@@ -15,6 +15,18 @@ by connector id or worker id inside a hash, so one round trip reads them all:
 * ``{p}:preview:{connector}`` list of the newest output events (JSON), newest first
 * ``{p}:deadletters``         connector id → dead letters routed so far (an integer, added
   to by drivers with ``HINCRBY``, so it survives restarts, moves and status rewrites)
+* ``{p}:placement:{driver}``  connector id → JSON :class:`Placement`: the connectors a runtime
+  worker placed in one of its Spark drivers (written by that worker only; the driver runs
+  what it finds there)
+* ``{p}:drivers``             driver id → JSON :class:`DriverInfo` heartbeat (written by the
+  driver, removed by its worker when the driver is gone)
+* ``{p}:retire``              the ids of drivers their worker asked to stop and exit (a set)
+* ``{p}:nudge:{id}``          a list a runtime worker or a driver blocks on between two passes:
+  whoever changes what it should do pushes to it, so the change is acted on at once rather
+  than at the next pass (the passes stay: a lost nudge only costs that wait)
+* ``{p}:start``               connector id → JSON ``{"topic": {"partition": offset}}``: where a
+  Kafka source whose checkpoint has no batch yet starts, resolved once at its first start
+  (so a restart before the first batch does not resolve ``latest`` again and skip events)
 
 Only the console writes ``desired:*`` (a driver only removes the offset change it applied)
 and each write touches one field, so
@@ -29,7 +41,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import redis
@@ -37,6 +49,7 @@ import redis
 from runtime_adapter.base import (
     ConnectorStatus,
     Deployment,
+    DriverInfo,
     ExecutorInfo,
     OffsetChange,
     TaskStatus,
@@ -61,6 +74,19 @@ if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
 end
 return 0
 """
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A connector placed in a driver: the generation and revision the driver is to run.
+
+    ``placed_at`` tells two placements of the same generation and revision apart (stopped,
+    then started again): a driver runs each placement once.
+    """
+
+    generation: int
+    revision: int
+    placed_at: float = 0.0
 
 
 def status_to_json(status: ConnectorStatus) -> str:
@@ -156,6 +182,7 @@ class RedisStore:
         pipe.hdel(self.key("status"), connector_id)
         pipe.hdel(self.key("deadletters"), connector_id)
         pipe.hdel(self.key("desired:offsets"), connector_id)
+        pipe.hdel(self.key("start"), connector_id)
         pipe.delete(self.key(f"preview:{connector_id}"))
         pipe.execute()
 
@@ -181,23 +208,36 @@ class RedisStore:
         return result
 
     def deployment(self, connector_id: str) -> Deployment | None:
+        return self.deployments_of([connector_id]).get(connector_id)
+
+    def deployments_of(self, connector_ids: Iterable[str]) -> dict[str, Deployment]:
+        """The desired connectors among ``connector_ids``, in one round trip (unknown ids,
+        deleted ones, are absent)."""
+        ids = list(connector_ids)
+        if not ids:
+            return {}
         pipe = self.redis.pipeline()
         for name in ("desired:spec", "desired:target", "desired:worker", "desired:generation"):
-            pipe.hget(self.key(name), connector_id)
-        raw, target, worker, generation = pipe.execute()
-        if raw is None:
-            return None
-        definition = json.loads(raw)
-        return Deployment(
-            connector_id=connector_id,
-            channel=definition["channel"],
-            revision=int(definition["revision"]),
-            spec=definition["spec"],
-            target_state=TargetState(target or TargetState.STOPPED),
-            worker_id=worker or None,
-            generation=int(generation or 0),
-            checkpoint=definition.get("checkpoint", ""),
-        )
+            pipe.hmget(self.key(name), ids)
+        specs, targets, workers, generations = pipe.execute()
+        result: dict[str, Deployment] = {}
+        for cid, raw, target, worker, generation in zip(
+            ids, specs, targets, workers, generations, strict=True
+        ):
+            if raw is None:
+                continue
+            definition = json.loads(raw)
+            result[cid] = Deployment(
+                connector_id=cid,
+                channel=definition["channel"],
+                revision=int(definition["revision"]),
+                spec=definition["spec"],
+                target_state=TargetState(target or TargetState.STOPPED),
+                worker_id=worker or None,
+                generation=int(generation or 0),
+                checkpoint=definition.get("checkpoint", ""),
+            )
+        return result
 
     # -- offset changes (set by the console, applied by the next driver) ----------------------
 
@@ -283,6 +323,89 @@ class RedisStore:
         """The newest ``limit`` events of the connector's tail, newest first."""
         raw = self.redis.lrange(self.key(f"preview:{connector_id}"), 0, max(limit, 1) - 1)
         return [json.loads(item) for item in raw]
+
+    # -- starting positions (resolved once, at a connector's first start) --------------------
+
+    def start_position(self, connector_id: str) -> dict[str, dict[str, int]] | None:
+        raw = self.redis.hget(self.key("start"), connector_id)
+        return json.loads(raw) if raw else None
+
+    def put_start_position(self, connector_id: str, offsets: dict[str, dict[str, int]]) -> None:
+        self.redis.hset(self.key("start"), connector_id, json.dumps(offsets, sort_keys=True))
+
+    def clear_start_position(self, connector_id: str) -> None:
+        self.redis.hdel(self.key("start"), connector_id)
+
+    # -- placements (a worker's connectors in its drivers) ------------------------------------
+
+    def place(self, driver_id: str, connector_id: str, placement: Placement) -> None:
+        self.redis.hset(
+            self.key(f"placement:{driver_id}"), connector_id, json.dumps(asdict(placement))
+        )
+
+    def unplace(self, driver_id: str, connector_id: str) -> None:
+        self.redis.hdel(self.key(f"placement:{driver_id}"), connector_id)
+
+    def placements(self, driver_id: str) -> dict[str, Placement]:
+        raw: dict[str, str] = self.redis.hgetall(self.key(f"placement:{driver_id}"))
+        return {cid: Placement(**_known(Placement, json.loads(v))) for cid, v in raw.items()}
+
+    def placed_deployments(
+        self, driver_id: str
+    ) -> tuple[dict[str, Placement], dict[str, Deployment]]:
+        """A driver's placements and their connectors' desired state, in two round trips."""
+        placements = self.placements(driver_id)
+        return placements, self.deployments_of(placements)
+
+    # -- nudges (act now, not at the next pass) -----------------------------------------------
+
+    def nudge(self, *ids: str | None) -> None:
+        """Wake the runtime workers or drivers ``ids`` (``None`` ids are skipped)."""
+        wanted = [i for i in ids if i]
+        if not wanted:
+            return
+        pipe = self.redis.pipeline()
+        for target in wanted:
+            key = self.key(f"nudge:{target}")
+            pipe.rpush(key, 1)
+            pipe.expire(key, 60)  # nobody waits on it any more: gone by itself
+        pipe.execute()
+
+    def wait_nudge(self, target: str, timeout: float) -> bool:
+        """Block until ``target`` is nudged or ``timeout`` seconds pass; True when nudged.
+
+        Nudges that piled up are taken together: one pass acts on them all."""
+        if timeout <= 0:
+            return False
+        key = self.key(f"nudge:{target}")
+        found = self.redis.blpop([key], timeout=max(timeout, 0.01))
+        if found is not None:
+            self.redis.delete(key)
+        return found is not None
+
+    # -- drivers -----------------------------------------------------------------------------
+
+    def driver_heartbeat(self, info: DriverInfo) -> None:
+        self.redis.hset(self.key("drivers"), info.driver_id, json.dumps(asdict(info)))
+
+    def drivers(self) -> list[DriverInfo]:
+        raw: dict[str, str] = self.redis.hgetall(self.key("drivers"))
+        return [DriverInfo(**_known(DriverInfo, json.loads(value))) for value in raw.values()]
+
+    def forget_driver(self, driver_id: str) -> None:
+        """Drop a driver that is gone: its heartbeat, its placements, its retirement."""
+        pipe = self.redis.pipeline()
+        pipe.hdel(self.key("drivers"), driver_id)
+        pipe.delete(self.key(f"placement:{driver_id}"))
+        pipe.srem(self.key("retire"), driver_id)
+        pipe.execute()
+
+    def retire(self, driver_id: str) -> None:
+        """Ask a driver to stop its queries and exit."""
+        self.redis.sadd(self.key("retire"), driver_id)
+
+    def retired(self, driver_id: str) -> bool:
+        return bool(self.redis.sismember(self.key("retire"), driver_id))
 
     # -- workers -----------------------------------------------------------------------------
 

@@ -1,20 +1,30 @@
 """The runtime worker: ``python -m runtime_adapter.worker``.
 
-A long-lived agent on a runtime host. Every ``heartbeat_interval`` seconds it
-heartbeats to Redis and converges its drivers to the assignment the console
-wrote there:
+A long-lived agent on a runtime host. It keeps a small pool of long-lived Spark drivers
+(:mod:`runtime_adapter.driver`, started with ``spark-submit``) and places its connectors'
+queries in them. Every ``heartbeat_interval`` seconds it heartbeats to Redis and converges
+to the assignment the console wrote there:
 
-* an assigned connector whose target is RUNNING or PAUSED and that has no
-  driver here gets one (``spark-submit`` of :mod:`runtime_adapter.driver`);
-* a driver whose connector was unassigned, deleted, restarted (newer generation)
-  or redeployed (another revision) is stopped; a restarted or redeployed one is
-  started again;
-* a connector whose target is STOPPED loses its driver and is reported STOPPED;
-* a driver that dies without reporting is reported FAILED with the tail of its log.
+* a connector assigned here whose target is RUNNING or PAUSED is placed in a driver
+  (``{p}:placement:{driver}``): a ``shared`` one (the default) in a shared driver with room,
+  the fullest first, a new one started when none has room; a ``dedicated`` one in a driver
+  of its own;
+* a restart (a newer generation) or a redeploy (another revision) is placed again, in the same
+  shared driver (the driver restarts that query alone); a dedicated driver is replaced on a
+  restart;
+* a connector unassigned, deleted or whose target is STOPPED is taken out of its driver,
+  which stops its query (and reports STOPPED); one that is not in any driver and whose
+  target is STOPPED is reported STOPPED here;
+* a connector whose run ended (FAILED; an available-now run that finished) is taken out
+  and not placed again until a restart or a stop;
+* a driver that dies (``kill -9``, an out-of-memory JVM) or stops heartbeating for
+  ``driver_session_timeout`` seconds (then it is killed) takes its connectors to FAILED with
+  the cause named and the tail of its log; the restart policy brings them back.
 
-Drivers stop by themselves when they stop owning their connector; the worker
-escalates to SIGTERM and then SIGKILL of the driver's process group after a
-grace period. Drivers are started with a parent-death signal, so a killed
+``warm_drivers`` shared drivers are kept running even with nothing placed, so a new channel
+starts in about a second; other empty ones retire after ``driver_idle_seconds``. A driver is retired
+through the store (it stops its queries and exits), then SIGTERM, then SIGKILL of its process
+group after a grace period. Drivers are started with a parent-death signal, so a killed
 worker does not leave drivers behind.
 """
 
@@ -29,34 +39,32 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 import redis
 
-from runtime_adapter.base import ConnectorStatus, Deployment, WorkerInfo
+from runtime_adapter.base import ConnectorStatus, Deployment, DriverInfo, WorkerInfo
 from runtime_adapter.config import REPO_ROOT, RuntimeConfig
-from runtime_adapter.driver import decrypted_spec, format_trace, mask_secrets
+from runtime_adapter.errors import decrypted_spec, format_trace, mask_secrets
 from runtime_adapter.logs import configure_logging, log_context, set_process_context
 from runtime_adapter.privileges import become_runtime_user, driver_environment
 from runtime_adapter.states import State, TargetState
-from runtime_adapter.store import RedisStore
+from runtime_adapter.store import Placement, RedisStore
 
 log = logging.getLogger("sluice.worker")
 
 DRIVER_SCRIPT = Path(__file__).with_name("driver.py")
 LOG_TAIL_BYTES = 8_000
 _PR_SET_PDEATHSIG = 1
+_HOSTED_TARGETS = (TargetState.RUNNING, TargetState.PAUSED)
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
     with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-def _channel_of(deployment: Deployment | None) -> str | None:
-    return deployment.channel if deployment is not None else None
 
 
 def spark_submit_path() -> str:
@@ -65,21 +73,37 @@ def spark_submit_path() -> str:
     return str(Path(pyspark.__file__).parent / "bin" / "spark-submit")
 
 
+def isolation_of(deployment: Deployment) -> str:
+    runtime = deployment.spec.get("runtime") or {}
+    return "dedicated" if runtime.get("isolation") == "dedicated" else "shared"
+
+
 @dataclass
 class DriverProcess:
-    """A driver this worker started, and what it was started for."""
+    """A driver this worker started, and what it hosts."""
 
-    connector_id: str
-    generation: int
-    revision: int
+    driver_id: str
+    isolation: str
+    capacity: int
     process: subprocess.Popen
     log_path: Path
     log_file: IO[bytes]
-    stop_requested_at: float | None = None
+    launched_at: float
+    placed: set[str] = field(default_factory=set)
+    empty_since: float | None = None
+    retire_requested_at: float | None = None
     signals_sent: list[str] = field(default_factory=list)
+    killed_for: str = ""
 
     def exited(self) -> bool:
         return self.process.poll() is not None
+
+    @property
+    def retiring(self) -> bool:
+        return self.retire_requested_at is not None
+
+    def has_room(self) -> bool:
+        return not self.retiring and not self.exited() and len(self.placed) < self.capacity
 
     def log_tail(self) -> str:
         with self.log_path.open("rb") as handle:
@@ -89,8 +113,24 @@ class DriverProcess:
             return handle.read().decode("utf-8", errors="replace")
 
 
+def exit_cause(driver: DriverProcess, code: int | None, tail: str) -> str:
+    """One line naming why a driver ended, for its connectors' traces."""
+    who = f"driver {driver.driver_id} (pid {driver.process.pid})"
+    if driver.killed_for:
+        return f"{who} {driver.killed_for}"
+    if "java.lang.OutOfMemoryError" in tail:
+        return f"{who} ran out of memory (java.lang.OutOfMemoryError); exit code {code}"
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"{who} was killed by {name}"
+    return f"{who} exited with code {code} without reporting a failure"
+
+
 class RuntimeWorker:
-    """Hosts connector drivers and converges them to this worker's assignment."""
+    """Keeps a pool of drivers and converges their placements to this worker's assignment."""
 
     def __init__(self, config: RuntimeConfig, store: RedisStore) -> None:
         self.config = config
@@ -98,25 +138,31 @@ class RuntimeWorker:
         self.worker_id = config.worker_id
         self.started_at = time.time()
         self.drivers: dict[str, DriverProcess] = {}
-        # Drivers that failed: not started again until a restart (new generation) or a stop.
+        self.placed: dict[str, tuple[str, Placement]] = {}
+        # Runs that ended here (by generation): not placed again until a restart or a stop.
         self.failed: dict[str, int] = {}
+        self.finished: dict[str, int] = {}
+        # Connectors taken out of a driver because their target is STOPPED: (driver, when).
+        self.stopping: dict[str, tuple[str, float]] = {}
+        self.next_driver = 1
         self.running = True
 
     # -- driver processes ---------------------------------------------------------------------
 
-    def driver_command(self, deployment: Deployment) -> list[str]:
+    def driver_command(self, driver_id: str, isolation: str, capacity: int, name: str) -> list[str]:
         # --jars are served by the driver to its executors, so on a standalone master the
         # Kafka connector reaches every executor without being installed on the workers.
         jars = ",".join(str(path) for path in self.config.spark_jars())
         host = self.config.resolved_driver_host()
+        memory = self.driver_memory(isolation)
         command = [
             spark_submit_path(),
             "--master",
             self.config.spark_master,
             "--name",
-            f"sluice-{deployment.channel}",
+            name,
             "--driver-memory",
-            self.config.driver_memory,
+            memory,
             "--conf",
             "spark.ui.enabled=false",
             "--conf",
@@ -127,6 +173,9 @@ class RuntimeWorker:
             "spark.sql.shuffle.partitions=2",
             "--conf",
             "spark.sql.streaming.stopGracefullyOnShutdown=true",
+            # Each connector's jobs run in a pool of their own, shared fairly.
+            "--conf",
+            "spark.scheduler.mode=FAIR",
         ]
         if self.config.standalone:
             command += self.standalone_options()
@@ -134,20 +183,29 @@ class RuntimeWorker:
             command += ["--jars", jars]
         command += [
             str(DRIVER_SCRIPT),
-            "--connector-id",
-            deployment.connector_id,
+            "--driver-id",
+            driver_id,
             "--worker-id",
             self.worker_id,
-            "--generation",
-            str(deployment.generation),
+            "--isolation",
+            isolation,
+            "--capacity",
+            str(capacity),
+            "--memory",
+            memory,
         ]
         return command
+
+    def driver_memory(self, isolation: str) -> str:
+        if isolation == "dedicated":
+            return self.config.driver_memory
+        return self.config.shared_driver_memory
 
     def standalone_options(self) -> list[str]:
         """What a driver needs on a standalone master: executor size and a cap on cores.
 
         Without ``spark.cores.max`` a standalone master gives an application every free
-        core, and the next connector would wait for one forever.
+        core, and the next driver would wait for one forever.
         """
         config = self.config
         return [
@@ -175,22 +233,22 @@ class RuntimeWorker:
         )
         return env
 
-    def launch(self, deployment: Deployment) -> None:
-        from pipelines.spec.secrets import install_masking_filter
-
-        # This process's log lines never quote a secret of a connector it hosts.
-        install_masking_filter(_secrets_of(deployment))
-        log_dir = self.config.var_dir / "logs" / "connectors"
+    def launch(self, isolation: str, name: str | None = None) -> DriverProcess:
+        """Start a driver (``shared``, or ``dedicated`` to one connector)."""
+        driver_id = f"{self.worker_id}.d{self.next_driver}"
+        self.next_driver += 1
+        capacity = 1 if isolation == "dedicated" else self.config.channels_per_driver
+        log_dir = self.config.var_dir / "logs" / "drivers"
         log_dir.mkdir(parents=True, exist_ok=True)
-        log_path = log_dir / f"{deployment.connector_id}.log"
+        log_path = log_dir / f"{driver_id}.log"
         log_file = log_path.open("ab")
         log_file.write(
             f"\n=== {time.strftime('%Y-%m-%dT%H:%M:%S')} worker {self.worker_id} starts "
-            f"generation {deployment.generation}\n".encode()
+            f"{isolation} driver {driver_id}\n".encode()
         )
         log_file.flush()  # the header must precede the driver's own output
         process = subprocess.Popen(
-            self.driver_command(deployment),
+            self.driver_command(driver_id, isolation, capacity, name or f"sluice-{driver_id}"),
             env=self.driver_env(),
             stdout=log_file,
             stderr=subprocess.STDOUT,
@@ -198,63 +256,67 @@ class RuntimeWorker:
             start_new_session=True,
             preexec_fn=_die_with_parent,
         )
-        self.drivers[deployment.connector_id] = DriverProcess(
-            deployment.connector_id,
-            deployment.generation,
-            deployment.revision,
-            process,
-            log_path,
-            log_file,
+        driver = DriverProcess(
+            driver_id, isolation, capacity, process, log_path, log_file, time.time()
         )
-        log.info(
-            "started driver for %s (generation %s, pid %s)",
-            deployment.connector_id,
-            deployment.generation,
-            process.pid,
-        )
+        self.drivers[driver_id] = driver
+        log.info("started %s driver %s (pid %s)", isolation, driver_id, process.pid)
+        return driver
 
-    def request_stop(self, driver: DriverProcess) -> None:
-        """Escalate: the driver stops itself via Redis, then SIGTERM, then SIGKILL."""
+    def retire(self, driver: DriverProcess) -> None:
+        """Escalate: the driver stops itself via the store, then SIGTERM, then SIGKILL."""
         now = time.time()
-        if driver.stop_requested_at is None:
-            driver.stop_requested_at = now
+        if driver.retire_requested_at is None:
+            driver.retire_requested_at = now
+            self.store.retire(driver.driver_id)
+            self.store.nudge(driver.driver_id)
+            log.info("retiring driver %s", driver.driver_id)
             return
-        waited = now - driver.stop_requested_at
+        waited = now - driver.retire_requested_at
         grace = self.config.driver_stop_grace
         for sig, after in ((signal.SIGTERM, grace), (signal.SIGKILL, grace + 10)):
             if waited >= after and sig.name not in driver.signals_sent:
                 driver.signals_sent.append(sig.name)
-                log.warning("driver %s did not stop; sending %s", driver.connector_id, sig.name)
+                log.warning("driver %s did not stop; sending %s", driver.driver_id, sig.name)
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(driver.process.pid, sig)
 
-    def reap(self, driver: DriverProcess, deployment: Deployment | None) -> None:
-        """Forget an exited driver; report FAILED if it died without saying why."""
+    def kill(self, driver: DriverProcess, why: str) -> None:
+        """SIGKILL a driver that cannot be trusted any more (its connectors will be FAILED)."""
+        if driver.killed_for:
+            return
+        driver.killed_for = why
+        log.error("driver %s %s", driver.driver_id, why)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(driver.process.pid, signal.SIGKILL)
+
+    def reap(self, driver: DriverProcess, deployments: dict[str, Deployment]) -> None:
+        """Forget an exited driver; each connector it still hosted is FAILED with the cause."""
         code = driver.process.returncode
         driver.log_file.close()
-        del self.drivers[driver.connector_id]
-        stopped_by_us = driver.stop_requested_at is not None
-        if code != 0 and not stopped_by_us:
-            self.failed[driver.connector_id] = driver.generation
-        log.info("driver for %s exited with %s", driver.connector_id, code)
-        if deployment is None or deployment.worker_id != self.worker_id:
+        del self.drivers[driver.driver_id]
+        self.store.forget_driver(driver.driver_id)
+        log.info("driver %s exited with %s", driver.driver_id, code)
+        orphans = [cid for cid, (did, _) in self.placed.items() if did == driver.driver_id]
+        if not orphans:
             return
-        if stopped_by_us or deployment.generation != driver.generation:
-            return
-        if deployment.target_state == TargetState.STOPPED:
-            self.report(driver.connector_id, driver.generation, State.STOPPED)
-            return
-        current = self.store.statuses([driver.connector_id]).get(driver.connector_id)
-        if code != 0 and (current is None or current.state != State.FAILED):
-            summary = f"driver process exited with code {code} without reporting a failure"
+        tail = driver.log_tail()
+        cause = exit_cause(driver, code, tail)
+        for cid in orphans:
+            _, placement = self.placed.pop(cid)
+            deployment = deployments.get(cid)
+            if deployment is None or deployment.worker_id != self.worker_id:
+                continue
+            if deployment.generation != placement.generation:
+                continue  # restarted meanwhile: placed again below
+            if deployment.target_state not in _HOSTED_TARGETS:
+                continue
+            self.failed[cid] = placement.generation
+            with log_context(connector=cid, channel=deployment.channel):
+                log.error("connector %s failed with its driver: %s", cid, cause)
             # The driver's log (Spark's and the JVM's output too) may quote its secrets.
-            tail = mask_secrets(driver.log_tail(), _secrets_of(deployment))
-            self.report(
-                driver.connector_id,
-                driver.generation,
-                State.FAILED,
-                format_trace(summary, tail),
-            )
+            masked = mask_secrets(tail, _secrets_of(deployment))
+            self.report(cid, placement.generation, State.FAILED, format_trace(cause, masked))
 
     def report(self, cid: str, generation: int, state: State, trace: str = "") -> None:
         self.store.report(
@@ -277,49 +339,201 @@ class RuntimeWorker:
                 pid=os.getpid(),
                 started_at=self.started_at,
                 last_heartbeat=time.time(),
-                connectors=sorted(self.drivers),
+                connectors=sorted(self.placed),
+                drivers=sorted(self.drivers),
             )
         )
+
+    def forget_previous_drivers(self) -> None:
+        """Drop what an earlier run of this worker left in the store (its drivers died
+        with it: they are started with a parent-death signal)."""
+        for info in self.store.drivers():
+            if info.worker_id == self.worker_id:
+                self.store.forget_driver(info.driver_id)
 
     def converge(self) -> None:
         """One level-triggered pass: make this host's drivers match the assignment."""
         deployments = self.store.deployments()
         mine = {cid: d for cid, d in deployments.items() if d.worker_id == self.worker_id}
-        for cid, driver in list(self.drivers.items()):
-            deployment = mine.get(cid)
-            with log_context(connector=cid, channel=_channel_of(deployments.get(cid))):
-                if driver.exited():
-                    self.reap(driver, deployments.get(cid))
-                    continue
-                wanted = (
-                    deployment is not None
-                    and deployment.generation == driver.generation
-                    and deployment.revision == driver.revision
-                    and deployment.target_state != TargetState.STOPPED
+        infos = {i.driver_id: i for i in self.store.drivers() if i.worker_id == self.worker_id}
+        self.watch_drivers(infos, deployments)
+        self.forget_ended_runs(mine)
+        statuses = self.store.statuses(set(mine) | set(self.placed))
+        self.note_ended_runs(statuses)
+        self.update_placements(mine)
+        self.place_new(mine)
+        self.report_stopped(mine, statuses, infos)
+        self.keep_pool()
+
+    def watch_drivers(self, infos: dict[str, DriverInfo], deployments: dict[str, Deployment]):
+        now = time.time()
+        for driver in list(self.drivers.values()):
+            if driver.exited():
+                self.reap(driver, deployments)
+                continue
+            info = infos.get(driver.driver_id)
+            if info is None or not info.ready:
+                if now - driver.launched_at > self.config.driver_start_timeout:
+                    self.kill(
+                        driver,
+                        f"did not start its SparkSession within "
+                        f"{self.config.driver_start_timeout:g} s: killed",
+                    )
+            elif now - info.last_heartbeat > self.config.driver_session_timeout:
+                silence = now - info.last_heartbeat
+                self.kill(
+                    driver,
+                    f"stopped heartbeating ({silence:.0f} s silent, session timeout "
+                    f"{self.config.driver_session_timeout:g} s): killed",
                 )
-                if not wanted:
-                    self.request_stop(driver)
-        for cid, generation in list(self.failed.items()):
+            if driver.retiring:
+                self.retire(driver)  # escalates
+
+    def forget_ended_runs(self, mine: dict[str, Deployment]) -> None:
+        for ended in (self.failed, self.finished):
+            for cid, generation in list(ended.items()):
+                deployment = mine.get(cid)
+                if (
+                    deployment is None
+                    or deployment.generation != generation
+                    or deployment.target_state == TargetState.STOPPED
+                ):
+                    del ended[cid]
+
+    def note_ended_runs(self, statuses: dict[str, ConnectorStatus]) -> None:
+        """A placed connector whose run ended in its driver (FAILED, or finished) is not
+        placed again until a restart or a stop."""
+        for cid, (_, placement) in list(self.placed.items()):
+            status = statuses.get(cid)
+            if status is None or status.generation != placement.generation:
+                continue
+            if status.worker_id != self.worker_id or status.updated_at < placement.placed_at:
+                continue  # another worker's, or from a run before this placement
+            if status.state == State.FAILED:
+                self.failed[cid] = placement.generation
+            elif status.state == State.STOPPED and status.finished:
+                self.finished[cid] = placement.generation
+
+    def wanted(self, cid: str, deployment: Deployment | None) -> bool:
+        return (
+            deployment is not None
+            and deployment.target_state in _HOSTED_TARGETS
+            and cid not in self.failed
+            and cid not in self.finished
+        )
+
+    def update_placements(self, mine: dict[str, Deployment]) -> None:
+        """Take out what is no longer wanted; place again what was restarted or redeployed."""
+        for cid, (driver_id, placement) in list(self.placed.items()):
             deployment = mine.get(cid)
-            if (
-                deployment is None
-                or deployment.generation != generation
-                or deployment.target_state == TargetState.STOPPED
+            driver = self.drivers[driver_id]
+            if not self.wanted(cid, deployment):
+                self.unplace(cid)
+                if deployment is not None and deployment.target_state == TargetState.STOPPED:
+                    self.stopping[cid] = (driver_id, time.time())
+                continue
+            if isolation_of(deployment) != driver.isolation:
+                self.unplace(cid)  # placed anew below, in a driver of the other kind
+                continue
+            if (deployment.generation, deployment.revision) == (
+                placement.generation,
+                placement.revision,
             ):
-                del self.failed[cid]
-        statuses = self.store.statuses(list(mine))
-        for cid, deployment in mine.items():
-            if cid in self.drivers:
                 continue
-            if deployment.target_state == TargetState.STOPPED:
-                current = statuses.get(cid)
-                if current is None or current.state != State.STOPPED:
-                    self.report(cid, deployment.generation, State.STOPPED)
+            if driver.isolation == "dedicated" and deployment.generation != placement.generation:
+                self.unplace(cid)  # a restart of a dedicated connector replaces its JVM
                 continue
-            if cid in self.failed:
-                continue  # wait for a restart or a stop before trying again
+            self.place(cid, deployment, driver)
+
+    def place_new(self, mine: dict[str, Deployment]) -> None:
+        for cid, deployment in sorted(mine.items()):
+            if cid in self.placed or not self.wanted(cid, deployment):
+                continue
+            self.stopping.pop(cid, None)
             with log_context(connector=cid, channel=deployment.channel):
-                self.launch(deployment)
+                if isolation_of(deployment) == "dedicated":
+                    driver = self.launch("dedicated", name=f"sluice-{deployment.channel}")
+                else:
+                    driver = self.shared_driver()
+                self.place(cid, deployment, driver)
+
+    def shared_driver(self) -> DriverProcess:
+        """The fullest shared driver with room (the oldest on a tie), or a new one."""
+        candidates = [d for d in self.drivers.values() if d.isolation == "shared" and d.has_room()]
+        if not candidates:
+            return self.launch("shared")
+        return max(candidates, key=lambda d: (len(d.placed), -d.launched_at))
+
+    def place(self, cid: str, deployment: Deployment, driver: DriverProcess) -> None:
+        from pipelines.spec.secrets import install_masking_filter
+
+        # This process's log lines (a driver's log tail) never quote a connector's secret.
+        install_masking_filter(_secrets_of(deployment))
+        placement = Placement(deployment.generation, deployment.revision, time.time())
+        self.store.place(driver.driver_id, cid, placement)
+        self.store.nudge(driver.driver_id)
+        self.placed[cid] = (driver.driver_id, placement)
+        driver.placed.add(cid)
+        driver.empty_since = None
+        log.info(
+            "placed %s (generation %s, revision %s) in driver %s",
+            cid,
+            deployment.generation,
+            deployment.revision,
+            driver.driver_id,
+        )
+
+    def unplace(self, cid: str) -> None:
+        driver_id, _ = self.placed.pop(cid)
+        self.store.unplace(driver_id, cid)
+        self.store.nudge(driver_id)
+        driver = self.drivers.get(driver_id)
+        if driver is not None:
+            driver.placed.discard(cid)
+            if not driver.placed:
+                driver.empty_since = time.time()
+        log.info("took %s out of driver %s", cid, driver_id)
+
+    def report_stopped(
+        self,
+        mine: dict[str, Deployment],
+        statuses: dict[str, ConnectorStatus],
+        infos: dict[str, DriverInfo],
+    ) -> None:
+        """Report STOPPED for a connector stopped here once no driver runs its query."""
+        for cid, deployment in mine.items():
+            if deployment.target_state != TargetState.STOPPED or cid in self.placed:
+                continue
+            if cid in self.stopping:
+                driver_id, since = self.stopping[cid]
+                info = infos.get(driver_id)
+                if driver_id in self.drivers and (
+                    info is None or info.last_heartbeat <= since or cid in info.connectors
+                ):
+                    continue  # its driver may still be stopping the query
+                del self.stopping[cid]
+            current = statuses.get(cid)
+            if current is None or current.state != State.STOPPED:
+                self.report(cid, deployment.generation, State.STOPPED)
+
+    def keep_pool(self) -> None:
+        """Keep ``warm_drivers`` shared drivers running (empty or not); retire empty ones
+        beyond them once idle long enough, and dedicated ones as soon as they are empty."""
+        now = time.time()
+        shared = [d for d in self.drivers.values() if d.isolation == "shared" and not d.retiring]
+        surplus = len(shared) - self.config.warm_drivers
+        empty = sorted((d for d in shared if not d.placed), key=lambda d: -d.launched_at)
+        for driver in empty:
+            if surplus <= 0:
+                break
+            if now - (driver.empty_since or driver.launched_at) >= self.config.driver_idle_seconds:
+                self.retire(driver)
+                surplus -= 1
+        for driver in list(self.drivers.values()):
+            if driver.isolation == "dedicated" and not driver.placed and not driver.retiring:
+                self.retire(driver)
+        for _ in range(-surplus):
+            self.launch("shared")
 
     def run(self) -> None:
         log.info(
@@ -328,6 +542,8 @@ class RuntimeWorker:
             self.config.spark_master,
             len(self.config.spark_jars()),
         )
+        with contextlib.suppress(redis.RedisError):
+            self.forget_previous_drivers()
         while self.running:
             started = time.monotonic()
             try:
@@ -339,23 +555,39 @@ class RuntimeWorker:
                 # E.g. a record this code cannot read: dying would take every driver here
                 # down with the worker (parent-death signal); retry, the drivers keep running.
                 log.exception("converging failed; retrying")
-            elapsed = time.monotonic() - started
-            time.sleep(max(self.config.heartbeat_interval - elapsed, 0.05))
+            self.pause(self.config.heartbeat_interval - (time.monotonic() - started))
         self.shutdown()
 
+    def pause(self, seconds: float) -> None:
+        """Wait for the next pass: ``seconds``, or less when nudged (a change to act on)."""
+        try:
+            self.store.wait_nudge(self.worker_id, seconds)
+        except redis.RedisError:
+            time.sleep(max(seconds, 0.05))
+
     def shutdown(self) -> None:
-        """Stop every driver: SIGTERM, then SIGKILL after the grace period."""
+        """Retire every driver (their queries stop), then SIGTERM and SIGKILL the rest."""
         for driver in self.drivers.values():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(driver.process.pid, signal.SIGTERM)
+            with contextlib.suppress(redis.RedisError):
+                self.store.retire(driver.driver_id)
         deadline = time.time() + self.config.driver_stop_grace
+        _wait_all(self.drivers.values(), deadline)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for driver in self.drivers.values():
+                if not driver.exited():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(driver.process.pid, sig)
+            _wait_all(self.drivers.values(), time.time() + 5)
         for driver in self.drivers.values():
-            try:
-                driver.process.wait(timeout=max(deadline - time.time(), 0.1))
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(driver.process.pid, signal.SIGKILL)
+            with contextlib.suppress(redis.RedisError):
+                self.store.forget_driver(driver.driver_id)
         log.info("runtime worker %s stopped", self.worker_id)
+
+
+def _wait_all(drivers: Iterable[DriverProcess], deadline: float) -> None:
+    for driver in drivers:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            driver.process.wait(timeout=max(deadline - time.time(), 0.1))
 
 
 def _secrets_of(deployment: Deployment) -> list[str]:
@@ -374,7 +606,7 @@ def main() -> None:
     set_process_context(worker=config.worker_id)
     become_runtime_user(
         config.runtime_user,
-        folders=[config.checkpoint_root, config.var_dir / "logs" / "connectors"],
+        folders=[config.checkpoint_root, config.var_dir / "logs" / "drivers"],
         needed=[REPO_ROOT, Path(config.python), Path(sys.base_prefix), *config.spark_jars()],
     )
     worker = RuntimeWorker(config, RedisStore.from_url(config.redis_url, config.key_prefix))

@@ -390,6 +390,19 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
 
     state = serializers.ChoiceField(choices=ConnectorState.choices, read_only=True)
     worker_id = serializers.CharField(source="connector.worker_id", allow_null=True)
+    driver_id = serializers.SerializerMethodField(
+        help_text=(
+            "The Spark driver running the channel's query, as the runtime last reported "
+            "(a shared driver hosts many channels; see GET /cluster/); null when none."
+        )
+    )
+    reason = serializers.SerializerMethodField(
+        help_text=(
+            "Why the channel is in its state when the state alone does not say, as the "
+            "runtime last reported (e.g. a source topic waited for while UNASSIGNED, or "
+            "'available-now run finished: …' once STOPPED); empty otherwise."
+        )
+    )
     trace = serializers.CharField(source="connector.trace", allow_null=True)
     revision = serializers.IntegerField(
         source="connector.revision.number",
@@ -435,6 +448,8 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
             "state",
             "target_state",
             "worker_id",
+            "driver_id",
+            "reason",
             "trace",
             "revision",
             "latest_revision",
@@ -451,6 +466,16 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
 
     def get_latest_revision(self, channel: Channel) -> int | None:
         return latest_revision_number(channel)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_driver_id(self, channel: Channel) -> str | None:
+        connector = getattr(channel, "connector", None)
+        return (connector.driver_id or None) if connector is not None else None
+
+    @extend_schema_field(serializers.CharField())
+    def get_reason(self, channel: Channel) -> str:
+        connector = getattr(channel, "connector", None)
+        return connector.status_reason if connector is not None else ""
 
     def get_drift(self, channel: Channel) -> bool:
         return has_drift(channel)
@@ -781,6 +806,39 @@ class EpochDateTimeField(serializers.DateTimeField):
         return super().to_representation(datetime.fromtimestamp(value, tz=UTC))
 
 
+class ClusterDriverSerializer(serializers.Serializer):
+    """A long-lived Spark driver of a runtime worker, as its last heartbeat describes it."""
+
+    driver_id = serializers.CharField()
+    isolation = serializers.ChoiceField(
+        choices=["shared", "dedicated"],
+        help_text=(
+            "shared: many channels' queries side by side (up to capacity); dedicated: one "
+            "channel's (runtime.isolation: dedicated in its spec)."
+        ),
+    )
+    pid = serializers.IntegerField(help_text="The driver's process id on the worker's host.")
+    started_at = EpochDateTimeField()
+    last_heartbeat = EpochDateTimeField()
+    heartbeat_age = serializers.FloatField(help_text="Seconds since the driver's last heartbeat.")
+    capacity = serializers.IntegerField(help_text="The most channels the driver takes.")
+    memory = serializers.CharField(
+        allow_blank=True, help_text="The driver's JVM memory (spark.driver.memory, e.g. 1g)."
+    )
+    cores = serializers.IntegerField(help_text="Cores its real-time queries hold.")
+    application_id = serializers.CharField(
+        allow_null=True, help_text="The driver's Spark application id."
+    )
+    connectors = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Ids of the connectors whose queries it hosts now (running or paused).",
+    )
+    channels = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The names of the channels those connectors run.",
+    )
+
+
 class ClusterRuntimeWorkerSerializer(serializers.Serializer):
     worker_id = serializers.CharField()
     host = serializers.CharField()
@@ -795,6 +853,9 @@ class ClusterRuntimeWorkerSerializer(serializers.Serializer):
     connectors = serializers.ListField(
         child=serializers.CharField(),
         help_text="Ids of the connectors whose drivers it hosts, as its heartbeat says.",
+    )
+    drivers = ClusterDriverSerializer(
+        many=True, help_text="Its Spark drivers, each with the channels it hosts."
     )
 
 
@@ -867,6 +928,9 @@ class ClusterChannelSerializer(serializers.Serializer):
     connector_id = serializers.CharField()
     state = serializers.ChoiceField(choices=ConnectorState.choices)
     worker_id = serializers.CharField(allow_null=True)
+    driver_id = serializers.CharField(
+        allow_null=True, help_text="The Spark driver running the channel's query."
+    )
     application_id = serializers.CharField(
         allow_null=True, help_text="The Spark application of the connector's driver."
     )

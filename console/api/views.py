@@ -340,7 +340,9 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         description=(
             "The connector and its tasks as the control loop last recorded them; drift is "
             "true while the deployed revision is not the latest saved one. `stages` holds "
-            "each stage's event counts (in / out / failed) since the driver started."
+            "each stage's event counts (in / out / failed) since the driver started; "
+            "`driver_id` the Spark driver running the channel's query and `reason` why the "
+            "channel is in its state when the state alone does not say."
         ),
         responses={200: ChannelStatusSerializer, 404: NOT_FOUND},
     )
@@ -1026,15 +1028,16 @@ class ClusterView(views.APIView):
 
     @extend_schema(
         operation_id="cluster_retrieve",
-        summary="The runtime workers, the Spark cluster and each channel's executors",
+        summary="Runtime workers and their drivers, the Spark cluster, each channel's executors",
         description=(
-            "Read live from the runtime: every runtime worker with its heartbeat age and the "
-            "connectors whose drivers it hosts; the Spark cluster the executors run on (with a "
-            "standalone master (SPARK_MASTER=spark://…), the master's workers with their "
-            "cores, memory and last heartbeat, and its running applications); and each "
-            "channel's Spark application and executors as its driver last reported them. "
-            "A master that does not answer is reported in `spark.error`, not as an error "
-            "status."
+            "Read live from the runtime: every runtime worker with its heartbeat age, the "
+            "connectors it hosts and its Spark drivers (shared or dedicated, with their "
+            "capacity, memory, heartbeat age and the channels whose queries each runs); the "
+            "Spark cluster the executors run on (with a standalone master "
+            "(SPARK_MASTER=spark://…), the master's workers with their cores, memory and last "
+            "heartbeat, and its running applications); and each channel's driver, Spark "
+            "application and executors as its driver last reported them. A master that does "
+            "not answer is reported in `spark.error`, not as an error status."
         ),
         responses={200: ClusterSerializer, 503: RUNTIME_DOWN},
     )

@@ -6,7 +6,7 @@ Target-state transitions (the user's wish; Kafka Connect's, observed state aside
 operation       allowed from target
 ==============  ===========================================================================
 start           any: deploys the latest revision with target RUNNING (restarts a FAILED
-                connector)
+                connector, or one whose available-now run finished)
 stop            any: target STOPPED, the driver is released, the checkpoint kept
 pause           RUNNING or PAUSED: target PAUSED, the driver stays warm with its query
                 stopped; from STOPPED it is an :class:`InvalidTransition`
@@ -221,7 +221,8 @@ def start_channel(
     Creates the connector on first start. The deployment names the connector's current
     worker when that worker is alive, else none (reconcile then places it). Starting a
     running channel whose latest revision is already deployed changes nothing. Starting a
-    FAILED connector restarts it (a new generation, the restart policy's count reset).
+    FAILED connector restarts it (a new generation, the restart policy's count reset); so does
+    starting one whose available-now run finished (it reads on from its checkpoint).
     """
     with transaction.atomic():
         channel = Channel.objects.select_for_update().get(pk=channel.pk)
@@ -405,6 +406,8 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
     """Deploy the latest revision with ``target`` (RUNNING or PAUSED); ``channel`` is locked.
 
     A FAILED connector is restarted: a start after a failure is the user asking for that.
+    So is one whose available-now run finished: it runs again from its checkpoint, as a new
+    generation, whose reports the finished run's cannot be taken for.
     """
     revision = channel.latest_revision_obj()
     connector, _ = Connector.objects.select_related("revision", "worker").get_or_create(
@@ -447,17 +450,21 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
         checkpoint=channel.checkpoint_key,
     )
     _call_runtime(get_runtime().deploy, deployment)
-    if connector.state == ConnectorState.FAILED:
-        # A failed driver stays down until restarted (as in Kafka Connect).
+    if connector.state == ConnectorState.FAILED or connector.finished:
+        # A failed driver stays down until restarted (as in Kafka Connect); a finished run
+        # is not placed again by the runtime before a new generation either.
+        rerun = connector.state != ConnectorState.FAILED
         connector.generation = _call_runtime(get_runtime().restart, connector.runtime_id)
         connector.restart_attempts = 0
-        connector.save(update_fields=["generation", "restart_attempts"])
+        connector.finished = False
+        connector.save(update_fields=["generation", "restart_attempts", "finished"])
+        what = "the finished available-now run again" if rerun else "the failed connector"
         record_channel(
             channel,
             actor,
             from_state=channel.target_state,
             to_state=channel.target_state,
-            reason=f"restarting the failed connector (generation {connector.generation})",
+            reason=f"restarting {what} (generation {connector.generation})",
         )
     return connector
 

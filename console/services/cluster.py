@@ -1,4 +1,5 @@
-"""The cluster view: runtime workers, the Spark cluster under them, each channel's executors.
+"""The cluster view: runtime workers, their Spark drivers and the channels each hosts, the
+Spark cluster under them, each channel's executors.
 
 Everything here is read live from the runtime adapter (heartbeats, driver reports and the
 Spark master it asks), not from the database the reconcile loop writes: the view shows
@@ -16,7 +17,27 @@ from console.choices import WorkerState
 from console.models import Connector
 from console.runtime import RUNTIME_UNAVAILABLE_ERRORS, get_runtime
 from console.services.errors import RuntimeUnavailable
-from runtime_adapter.base import ExecutorInfo, SparkCluster, WorkerInfo
+from runtime_adapter.base import DriverInfo, ExecutorInfo, SparkCluster, WorkerInfo
+
+
+@dataclass(frozen=True)
+class DriverView:
+    """A Spark driver of a runtime worker and the channels whose queries it hosts now."""
+
+    driver_id: str
+    isolation: str
+    pid: int
+    started_at: float
+    last_heartbeat: float
+    heartbeat_age: float
+    capacity: int
+    memory: str
+    cores: int
+    application_id: str | None
+    connectors: list[str]
+    """The connector ids it hosts, as its heartbeat says."""
+    channels: list[str]
+    """The names of the channels those connectors belong to (the ones the console knows)."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +52,7 @@ class RuntimeWorkerView:
     last_heartbeat: float
     heartbeat_age: float
     connectors: list[str]
+    drivers: list[DriverView] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -43,6 +65,7 @@ class ChannelExecutors:
     worker_id: str | None
     application_id: str | None
     executors: list[ExecutorInfo]
+    driver_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -53,8 +76,32 @@ class Cluster:
     now: float = 0.0
 
 
-def _worker_view(info: WorkerInfo, now: float, session_timeout: float) -> RuntimeWorkerView:
-    age = max(now - info.last_heartbeat, 0.0)
+def _age(now: float, last_heartbeat: float) -> float:
+    return round(max(now - last_heartbeat, 0.0), 3)
+
+
+def _driver_view(info: DriverInfo, now: float, names: dict[str, str]) -> DriverView:
+    connectors = sorted(info.connectors)
+    return DriverView(
+        driver_id=info.driver_id,
+        isolation=info.isolation,
+        pid=info.pid,
+        started_at=info.started_at,
+        last_heartbeat=info.last_heartbeat,
+        heartbeat_age=_age(now, info.last_heartbeat),
+        capacity=info.capacity,
+        memory=info.memory,
+        cores=info.cores,
+        application_id=info.application_id,
+        connectors=connectors,
+        channels=sorted(names[cid] for cid in connectors if cid in names),
+    )
+
+
+def _worker_view(
+    info: WorkerInfo, drivers: list[DriverView], now: float, session_timeout: float
+) -> RuntimeWorkerView:
+    age = _age(now, info.last_heartbeat)
     return RuntimeWorkerView(
         worker_id=info.worker_id,
         host=info.host,
@@ -62,13 +109,15 @@ def _worker_view(info: WorkerInfo, now: float, session_timeout: float) -> Runtim
         state=WorkerState.ALIVE if age <= session_timeout else WorkerState.DEAD,
         started_at=info.started_at,
         last_heartbeat=info.last_heartbeat,
-        heartbeat_age=round(age, 3),
+        heartbeat_age=age,
         connectors=sorted(info.connectors),
+        drivers=sorted(drivers, key=lambda d: d.driver_id),
     )
 
 
 def cluster_view() -> Cluster:
-    """The runtime workers, the Spark cluster and the executors of every deployed channel.
+    """The runtime workers (each with its Spark drivers and the channels they host), the
+    Spark cluster and the driver and executors of every deployed channel.
 
     Raises :class:`RuntimeUnavailable` when the runtime's store cannot be reached; a Spark
     master that does not answer is not an error here: ``spark.error`` says why.
@@ -80,12 +129,18 @@ def cluster_view() -> Cluster:
     )
     try:
         infos = runtime.workers()
+        driver_infos = runtime.drivers()
         statuses = runtime.status([c.runtime_id for c in connectors]) if connectors else {}
     except RUNTIME_UNAVAILABLE_ERRORS as exc:
         raise RuntimeUnavailable(f"the runtime is unavailable: {exc}") from exc
+    names = {c.runtime_id: c.channel.name for c in connectors}
+    drivers: dict[str, list[DriverView]] = {}
+    for driver in driver_infos:
+        drivers.setdefault(driver.worker_id, []).append(_driver_view(driver, now, names))
     timeout = settings.SLUICE_WORKER_SESSION_TIMEOUT
     workers = sorted(
-        (_worker_view(info, now, timeout) for info in infos), key=lambda w: w.worker_id
+        (_worker_view(info, drivers.get(info.worker_id, []), now, timeout) for info in infos),
+        key=lambda w: w.worker_id,
     )
     channels = []
     for connector in sorted(connectors, key=lambda c: c.channel.name):
@@ -100,6 +155,7 @@ def cluster_view() -> Cluster:
                 worker_id=status.worker_id,
                 application_id=status.application_id,
                 executors=list(status.executors),
+                driver_id=status.driver_id,
             )
         )
     return Cluster(workers, runtime.spark_cluster(), channels, now)

@@ -14,8 +14,13 @@ missed or repeated pass does no harm. A pass
    believed (the connector is UNASSIGNED, or STOPPED if its target is); a connector
    whose target is STOPPED and that has no status is STOPPED. Tasks mirror the
    reported ones; without a trusted report they take the connector's state and keep
-   their offsets. A reported trace is stored (and its error line recorded as a reason)
-   with the deployed revision's secrets replaced by the marker;
+   their offsets (and the connector shows no driver and no reason). A reported trace is
+   stored (and its error line recorded as a reason) with the deployed revision's secrets
+   replaced by the marker; so are the driver that runs the query and the runtime's reason
+   for the state (a source topic waited for), which is then the recorded reason of the
+   change. An available-now run that reached the end of its source (STOPPED, finished)
+   while its channel's target is RUNNING sets that target to STOPPED, recorded as a
+   channel event with the runtime's reason ("available-now run finished: …");
 4. applies each channel's restart policy (:mod:`console.services.restart_policy`): a FAILED
    connector whose policy allows it and whose backoff has passed is restarted (a new
    generation, state RESTARTING, reason ``automatic restart 2/5 after failure: <error
@@ -41,12 +46,13 @@ from django.conf import settings
 from django.db import transaction
 
 from console.choices import HOSTED_TARGETS, ConnectorState, SubjectType, TargetState, WorkerState
-from console.models import Connector, LifecycleEvent, Task, Worker
+from console.models import Channel, Connector, LifecycleEvent, Task, Worker
 from console.runtime import get_runtime
 from console.services.bulk import update_rows
 from console.services.lifecycle import RECONCILE_ACTOR, lifecycle_event
 from console.services.restart_policy import RestartPolicy
 from console.services.specs import mask_known_secrets, plain_secret_values, scrub
+from runtime_adapter import states as runtime_states
 from runtime_adapter.base import ConnectorStatus, RuntimeAdapter, TaskStatus, WorkerInfo
 from runtime_adapter.logs import log_context
 
@@ -60,6 +66,9 @@ _CONNECTOR_FIELDS = [
     "state",
     "worker",
     "trace",
+    "driver_id",
+    "status_reason",
+    "finished",
     "dead_letters",
     "stage_metrics",
     "state_changed_at",
@@ -97,7 +106,9 @@ def reconcile(
     """Run one pass (see the module docstring); ``now`` is a Unix time, for tests.
 
     Runtime errors propagate before anything is written to the database; placements
-    already sent to the runtime are idempotent and are simply made again next pass.
+    already sent to the runtime are idempotent and are simply made again next pass. The one
+    runtime call after the writes tells the runtime the targets of channels whose
+    available-now run finished (which the user's next start or stop settles anyway).
     """
     return _Pass(runtime or get_runtime(), time.time() if now is None else now).run()
 
@@ -133,6 +144,7 @@ class _Pass:
         self.changed_connectors: dict[int, Connector] = {}
         self.new_generations: dict[int, Connector] = {}
         self.new_attempts: dict[int, Connector] = {}
+        self.finished_runs: list[tuple[Connector, int, LifecycleEvent]] = []
         self.restarts = 0
         self.new_tasks: list[Task] = []
         self.changed_tasks: list[Task] = []
@@ -157,6 +169,7 @@ class _Pass:
                 self.observe(connector, status, tasks.get(connector.pk, {}))
                 self.apply_restart_policy(connector, was)
         self.save()
+        self.stop_finished_in_runtime()
         return ReconcileReport(
             workers_alive=len(self.live),
             workers_dead=len(self.dead_reasons),
@@ -269,35 +282,80 @@ class _Pass:
     ) -> None:
         if status is not None and status.generation < connector.generation:
             status = None  # from a driver the connector has since replaced
-        if status is not None and status.trace and connector.revision is not None:
+        if (
+            status is not None
+            and (status.trace or status.reason)
+            and connector.revision is not None
+        ):
             # A driver's error may quote its config; the trace and reason are shown to users.
-            trace = scrub(status.trace, self.secrets_of(connector))
-            status = replace(status, trace=trace)
+            secrets = self.secrets_of(connector)
+            status = replace(
+                status,
+                trace=scrub(status.trace, secrets),
+                reason=scrub(status.reason, secrets)[:_MAX_REASON],
+            )
         state, reason, trusted = self.derive_state(connector, status)
         if trusted:
             if status.generation > connector.generation:
                 connector.generation = status.generation
                 self.new_generations[connector.pk] = connector
             last_status_at = _timestamp(status.updated_at) or connector.last_status_at
-            observed = (status.trace, last_status_at, status.dead_letters, status.stages)
-            recorded = (
-                connector.trace,
-                connector.last_status_at,
-                connector.dead_letters,
-                connector.stage_metrics,
+            self.update_connector(
+                connector,
+                {
+                    "trace": status.trace,
+                    "driver_id": status.driver_id or "",
+                    "status_reason": status.reason,
+                    "finished": status.finished,
+                    "last_status_at": last_status_at,
+                    "dead_letters": status.dead_letters,
+                    "stage_metrics": status.stages,
+                },
             )
-            if recorded != observed:
-                (
-                    connector.trace,
-                    connector.last_status_at,
-                    connector.dead_letters,
-                    connector.stage_metrics,
-                ) = observed
-                self.connector_changed(connector)
             self.mirror_tasks(connector, state, status.tasks, tasks)
         elif state in (ConnectorState.STOPPED, ConnectorState.UNASSIGNED):
+            # No driver runs it (or none is believed to): neither its driver nor the
+            # runtime's reason is shown; the connector's event says why.
+            self.update_connector(connector, {"driver_id": "", "status_reason": ""})
             self.park_tasks(connector, state, tasks)
         self.set_connector_state(connector, state, reason)
+        if trusted and state == ConnectorState.STOPPED and status.finished:
+            self.stop_finished(connector, reason)
+
+    def update_connector(self, connector: Connector, values: dict) -> None:
+        """Apply ``values`` to the connector; it is written only when one of them differs."""
+        if all(getattr(connector, name) == value for name, value in values.items()):
+            return
+        for name, value in values.items():
+            setattr(connector, name, value)
+        self.connector_changed(connector)
+
+    def stop_finished(self, connector: Connector, reason: str) -> None:
+        """An available-now run reached the end of its source: the channel's target follows.
+
+        Done as a user's stop is (target STOPPED, then told to the runtime, restart count
+        reset), recorded as a channel event by the control loop. Starting the channel again runs
+        it again from its checkpoint, as a new generation (:func:`console.services.start_channel`),
+        so this run's report is not taken for the next one's.
+        """
+        channel = connector.channel
+        if channel.target_state != TargetState.RUNNING:
+            return
+        event = lifecycle_event(
+            channel=channel,
+            subject_type=SubjectType.CHANNEL,
+            subject_id=channel.name,
+            from_state=channel.target_state,
+            to_state=TargetState.STOPPED,
+            actor=RECONCILE_ACTOR,
+            reason=reason or "available-now run finished",
+            at=self.at,
+            secrets=self.secrets_of(connector),
+        )
+        self.finished_runs.append((connector, connector.generation, event))
+        if connector.restart_attempts:
+            connector.restart_attempts = 0
+            self.new_attempts[connector.pk] = connector
 
     def derive_state(
         self, connector: Connector, status: ConnectorStatus | None
@@ -317,6 +375,8 @@ class _Pass:
                 ConnectorState.UNASSIGNED if target in HOSTED_TARGETS else ConnectorState.STOPPED
             )
             return derived, f"worker {reporter} that reported it {state} is dead", False
+        if status.reason:
+            return state, status.reason, True
         if state == ConnectorState.FAILED:
             return state, summarize_trace(status.trace), True
         return state, f"reported by worker {reporter}" if reporter else "reported", True
@@ -503,7 +563,34 @@ class _Pass:
             # Written apart so a pass never writes back a generation it did not change.
             update_rows(Connector, self.new_generations.values(), ["generation"])
             update_rows(Connector, self.new_attempts.values(), ["restart_attempts"])
+            self.stop_finished_channels()
             Task.objects.filter(pk__in=self.gone_tasks).delete()
             Task.objects.bulk_create(self.new_tasks)
             update_rows(Task, self.changed_tasks, [*_TASK_FIELDS, "updated"])
             LifecycleEvent.objects.bulk_create(self.events)
+
+    def stop_finished_channels(self) -> None:
+        """Set the target of each channel whose available-now run finished to STOPPED, unless
+        someone changed it since the pass read it (a stop, or a start that ran it again: a new
+        generation). Only then is the change recorded."""
+        stopped = []
+        for connector, generation, event in self.finished_runs:
+            changed = Channel.objects.filter(
+                pk=connector.channel_id,
+                target_state=TargetState.RUNNING,
+                connector__generation=generation,
+            ).update(target_state=TargetState.STOPPED, updated=self.at)
+            if changed:
+                connector.channel.target_state = TargetState.STOPPED
+                logger.info(
+                    "channel %s target RUNNING → STOPPED: %s", event.subject_id, event.reason
+                )
+                self.events.append(event)
+                stopped.append((connector, generation, event))
+        self.finished_runs = stopped
+
+    def stop_finished_in_runtime(self) -> None:
+        """Tell the runtime the targets :meth:`stop_finished_channels` set (after the commit,
+        as the console's services do: a runtime call is idempotent, a rollback is not)."""
+        for connector, _, _ in self.finished_runs:
+            self.runtime.set_target_state(connector.runtime_id, runtime_states.TargetState.STOPPED)

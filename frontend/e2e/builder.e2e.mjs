@@ -161,6 +161,19 @@ try {
   await page.getByLabel("Pick a sample event").selectOption({ label: "Order (the demo generator's)" });
   await page.getByRole("button", { name: "Test pattern" }).click();
   await page.getByTestId("pattern-result").filter({ hasText: /^Match$/ }).waitFor();
+  if (flow === "generator") {
+    step("available-now is refused on the generator source's node (it has no end); back to micro-batch");
+    await page.locator(".react-flow__pane").click({ position: { x: 20, y: 20 } });
+    await page.getByLabel("Execution mode").selectOption("available-now");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByTestId("save-message").filter({ hasText: "Not saved" }).waitFor();
+    await page.locator("[data-testid=node-source-generator].invalid").waitFor();
+    await selectNode("source-generator");
+    await page.locator(".config-panel").getByText(/no end for available-now/).first().waitFor();
+    await page.locator(".react-flow__pane").click({ position: { x: 20, y: 20 } });
+    await page.getByLabel("Execution mode").selectOption("micro-batch");
+    await page.getByLabel("Isolation").selectOption("shared");
+  }
   await checkA11y("builder");
   await page.getByRole("button", { name: "Save", exact: true }).click();
   await page.getByTestId("save-message").filter({ hasText: "Saved revision 1" }).waitFor();
@@ -173,6 +186,8 @@ try {
     await page.getByRole("heading", { name: channel }).waitFor();
     await page.getByRole("button", { name: "Start", exact: true }).click();
     await waitForState("RUNNING");
+    await page.getByTestId("driver").filter({ hasText: /^Driver \S+/ }).waitFor({ timeout: RUN_TIMEOUT });
+    step(`${await page.getByTestId("driver").textContent()}`);
 
     step("events are counted");
     await page.waitForFunction(

@@ -75,8 +75,73 @@ class ErrorPolicy(BaseModel):
     log: bool = Field(False, description="Log each bad event (with its context) in the driver log.")
 
 
+ExecutionMode = Literal["micro-batch", "real-time", "available-now"]
+Isolation = Literal["shared", "dedicated"]
+
+MIN_INTERVAL_SECONDS = 0.1
+MAX_INTERVAL_SECONDS = 86_400.0
+
+REAL_TIME_SOURCES = frozenset({"kafka"})
+REAL_TIME_SINKS = frozenset({"kafka"})
+REAL_TIME_TRANSFORMS = frozenset(
+    {
+        "filter",
+        "rename",
+        "drop",
+        "insert",
+        "mask",
+        "cast",
+        "flatten",
+        "extract",
+        "set_key",
+        "route",
+        "cloudevents",
+        "sql",
+        "input_transformer",
+    }
+)
+"""Stateless transforms: each maps one event to at most one, with no state across events."""
+AVAILABLE_NOW_SOURCES = frozenset({"kafka", "http", "files"})
+"""Sources with an end to reach: a Kafka topic's (or an ingest topic's) end offsets as the run
+starts, the files present then. A generator never runs out."""
+
+
+class RuntimeOptions(BaseModel):
+    """How the runtime runs the channel: in which driver, in which execution mode."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    isolation: Isolation = Field(
+        "shared",
+        description=(
+            "shared: the channel's query runs in a long-lived Spark driver beside other "
+            "channels (starts in about a second, costs little). dedicated: a Spark driver of "
+            "its own (a JVM per channel: for heavy or risky channels)."
+        ),
+    )
+    mode: ExecutionMode = Field(
+        "micro-batch",
+        description=(
+            "micro-batch: batches one after another (or every interval_seconds). real-time: "
+            "Spark's real-time mode, the lowest latency, for stateless Kafka to Kafka channels; "
+            "it holds one core per source partition while it runs. available-now: process "
+            "what the source holds when the run starts, then stop (a backfill)."
+        ),
+    )
+    interval_seconds: float | None = Field(
+        None,
+        ge=MIN_INTERVAL_SECONDS,
+        le=MAX_INTERVAL_SECONDS,
+        description=(
+            "micro-batch: start a batch at most this often (none: as soon as the previous one "
+            "ends and events wait). real-time: how often progress is checkpointed (default 60)."
+        ),
+    )
+
+
 class ChannelSpec(BaseModel):
-    """A channel: one source, an ordered chain of transforms, one sink, an error policy."""
+    """A channel: one source, an ordered chain of transforms, one sink, an error policy, and
+    how the runtime runs it."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -84,6 +149,7 @@ class ChannelSpec(BaseModel):
     transforms: list[StageSpec] = Field(default_factory=list, max_length=MAX_TRANSFORMS)
     sink: StageSpec
     errors: ErrorPolicy = Field(default_factory=ErrorPolicy)
+    runtime: RuntimeOptions = Field(default_factory=RuntimeOptions)
 
 
 class SpecError(ValueError):
@@ -134,9 +200,15 @@ def validate_spec(data: Any) -> ChannelSpec:
     stages["transforms"] = _checked_transforms(data.get("transforms", []), errors)
     if "errors" in data:
         stages["errors"] = _checked_error_policy(data["errors"], errors)
+    if "runtime" in data:
+        stages["runtime"] = _checked_runtime(data["runtime"], errors)
     if errors:
         raise SpecError(errors)
-    return ChannelSpec.model_validate(stages)
+    spec = ChannelSpec.model_validate(stages)
+    _check_mode(spec, errors)
+    if errors:
+        raise SpecError(errors)
+    return spec
 
 
 def parse_stage_config(kind: PluginKind, stage: StageSpec) -> BaseModel:
@@ -201,6 +273,50 @@ def _checked_error_policy(data: Any, errors: ErrorMap) -> ErrorPolicy | None:
         _merge(errors, _pydantic_errors(error.errors(), "errors", tuple(ErrorPolicy.model_fields)))
         return None
     return policy.model_copy(update={"dead_letter": checked})
+
+
+def _checked_runtime(data: Any, errors: ErrorMap) -> RuntimeOptions | None:
+    if not isinstance(data, Mapping):
+        _add(errors, "runtime", 'must be an object like {"isolation": "shared", ...}')
+        return None
+    try:
+        options = RuntimeOptions.model_validate(data)
+    except ValidationError as error:
+        known = tuple(RuntimeOptions.model_fields)
+        _merge(errors, _pydantic_errors(error.errors(), "runtime", known))
+        return None
+    if options.mode == "available-now" and options.interval_seconds is not None:
+        _add(errors, "runtime.interval_seconds", "available-now runs without an interval")
+    return options
+
+
+def _check_mode(spec: ChannelSpec, errors: ErrorMap) -> None:
+    """Refuse, at the field that prevents it, a mode the channel's stages cannot run in."""
+    mode = spec.runtime.mode
+    if mode == "available-now" and spec.source.type not in AVAILABLE_NOW_SOURCES:
+        allowed = ", ".join(sorted(AVAILABLE_NOW_SOURCES))
+        _add(
+            errors,
+            "source.type",
+            f"a {spec.source.type} source has no end for available-now to reach "
+            f"(available-now reads {allowed})",
+        )
+    if mode != "real-time":
+        return
+    why = "real-time mode runs stateless Kafka to Kafka channels"
+    if spec.source.type not in REAL_TIME_SOURCES:
+        _add(errors, "source.type", f"{why}; a {spec.source.type} source cannot run in it")
+    if spec.sink.type not in REAL_TIME_SINKS:
+        _add(errors, "sink.type", f"{why}; a {spec.sink.type} sink cannot run in it")
+    for index, stage in enumerate(spec.transforms):
+        if stage.type not in REAL_TIME_TRANSFORMS:
+            _add(errors, f"transforms[{index}].type", f"{why}; {stage.type} cannot run in it")
+    if spec.errors.dead_letter is not None:
+        _add(
+            errors,
+            "errors.dead_letter",
+            f"{why}; dead letters are written per micro-batch, which real-time mode has not",
+        )
 
 
 def _checked_stage(kind: PluginKind, data: Any, loc: str, errors: ErrorMap) -> StageSpec | None:

@@ -66,7 +66,11 @@ def faults_stack(
             var=tmp_path_factory.mktemp("faults-var"),
             log_dir=logs,
             runtime_workers=2,
-            extra_env={"SLUICE_DRIVER_MEMORY": "640m", "SPARK_MASTER": "local[1]"},
+            extra_env={
+                "SLUICE_DRIVER_MEMORY": "640m",
+                "SLUICE_SHARED_DRIVER_MEMORY": "768m",
+                "SPARK_MASTER": "local[1]",
+            },
         ) as stack:
             yield stack, redis
     finally:
@@ -132,7 +136,7 @@ def test_channels_survive_every_fault_without_losing_events(
 
     # 1. kill -9 of a driver: the restart policy brings it back.
     killed_at = time.monotonic()
-    kill_driver(CHANNELS[0])
+    kill_driver(stack, CHANNELS[0])
     wait_until(lambda: status(CHANNELS[0])["state"] != "RUNNING", 60, what="the failure seen")
     timings["driver failure seen"] = time.monotonic() - killed_at
     produce_batch(stack.kafka, source, 1)

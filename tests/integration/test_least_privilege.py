@@ -110,9 +110,9 @@ def _environ_of(pid: int) -> dict[str, str]:
     return {name: value for name, _, value in pairs}
 
 
-def _driver_pids(connector_id: str) -> list[int]:
+def _driver_pids(driver_id: str) -> list[int]:
     found = subprocess.run(
-        ["pgrep", "-f", f"driver.py --connector-id {connector_id} "],
+        ["pgrep", "-f", f"driver.py --driver-id {driver_id} "],
         capture_output=True,
         text=True,
         check=False,
@@ -142,8 +142,9 @@ def test_worker_and_driver_run_unprivileged_without_the_console_secrets(
         return status is not None and status.state is State.RUNNING
 
     wait_until(running, 120, what=f"{connector} RUNNING (see the worker's log in test-artifacts)")
-    pids = _driver_pids(connector)
-    assert pids, "no driver process found"
+    driver_id = runtime.status([connector])[connector].driver_id
+    pids = _driver_pids(driver_id)
+    assert pids, f"no process of driver {driver_id} found"
     for pid in pids:  # spark-submit's JVM and the Python driver it runs
         assert _uid_of(pid) == runtime_user.uid, f"driver pid {pid} runs as {_uid_of(pid)}"
         env = _environ_of(pid)
@@ -163,4 +164,10 @@ def test_worker_and_driver_run_unprivileged_without_the_console_secrets(
     owners = {pwd.getpwuid(path.stat().st_uid).pw_name for path in written}
     assert owners == {runtime_user.name}, f"checkpoint files owned by {owners}"
     runtime.set_target_state(connector, TargetState.STOPPED)
-    wait_until(lambda: not _driver_pids(connector), 60, what="the driver to stop")
+
+    def stopped() -> bool:
+        status = runtime.status([connector]).get(connector)
+        hosts = [d for d in runtime.drivers() if connector in d.connectors]
+        return status is not None and status.state is State.STOPPED and not hosts
+
+    wait_until(stopped, 60, what="the query stopped")

@@ -66,6 +66,10 @@ def cluster_stack(
             "SLUICE_EXECUTOR_MEMORY": "512m",
             "SLUICE_EXECUTOR_CORES": "1",
             "SLUICE_MAX_CORES": "1",
+            # No warm driver holding a core of the two while it waits, and a driver with no
+            # channel left retires at once: stopping the channels gives the cores back.
+            "SLUICE_WARM_DRIVERS": "0",
+            "SLUICE_DRIVER_IDLE_SECONDS": "0",
         },
     ) as stack:
         yield stack
@@ -169,7 +173,9 @@ def test_channels_run_on_a_standalone_cluster_and_the_cluster_view_shows_it(
         assert (worker["cores_used"], worker["memory_used_mb"]) == (1, 512), workers
         assert worker["last_heartbeat"] and worker["heartbeat_age"] < 60
     apps = {app["name"]: app for app in spark_view["applications"]}
-    assert {"sluice-on-standalone", "sluice-standalone-tail"} <= apps.keys()
+    drivers = {c["name"]: c["driver_id"] for c in body["channels"]}
+    assert len(set(drivers.values())) == 2, drivers  # one shared driver on each runtime worker
+    assert {f"sluice-{driver}" for driver in drivers.values()} <= apps.keys()
 
     runtime_workers = {w["worker_id"]: w for w in body["runtime_workers"]}
     assert {"it-worker-1", "it-worker-2"} <= runtime_workers.keys()
@@ -179,7 +185,7 @@ def test_channels_run_on_a_standalone_cluster_and_the_cluster_view_shows_it(
 
     for channel in body["channels"]:
         assert channel["state"] == "RUNNING"
-        assert channel["application_id"] == apps[f"sluice-{channel['name']}"]["app_id"]
+        assert channel["application_id"] == apps[f"sluice-{channel['driver_id']}"]["app_id"]
         [executor] = remote_executors(channel)
         assert executor["host"] == "127.0.0.1" and executor["cores"] == 1
         assert executor["memory_total"] > 0

@@ -125,6 +125,10 @@ def common_env(
         "SLUICE_EXECUTOR_MEMORY": "512m",
         "SLUICE_EXECUTOR_CORES": "1",
         "SLUICE_MAX_CORES": "2",  # one executor on each of the two one-core Spark workers
+        # No warm driver holding the cluster's two cores while it waits: the channel's driver
+        # gets them both, and a driver with no channel left retires at once.
+        "SLUICE_WARM_DRIVERS": "0",
+        "SLUICE_DRIVER_IDLE_SECONDS": "0",
     }
 
 
@@ -164,17 +168,17 @@ class Topology:
     def logs(self) -> str:
         return f"{self.stack.logs()}\n{self.spark.logs()}\n--- redis ---\n{self.redis.log_tail(20)}"
 
-    def driver_log(self, worker_id: str, channel: str) -> str:
-        path = self.runtime_vars[worker_id] / "logs" / "connectors" / f"{channel}.log"
-        return path.read_text(errors="replace") if path.exists() else ""
+    def driver_log(self, worker_id: str) -> str:
+        """The logs of every driver the runtime worker started."""
+        folder = self.runtime_vars[worker_id] / "logs" / "drivers"
+        return "".join(path.read_text(errors="replace") for path in sorted(folder.glob("*.log")))
 
 
 def keep_driver_logs(base: Path, logs: Path) -> None:
     """Copy each runtime worker's driver logs next to the other service logs."""
-    for path in base.glob("var-runtime-worker-*/logs/connectors/*.log"):
-        worker = path.parents[2].name.removeprefix("var-")
+    for path in base.glob("var-runtime-worker-*/logs/drivers/*.log"):
         with contextlib.suppress(OSError):
-            shutil.copyfile(path, logs / f"driver-{path.stem}-on-{worker}.log")
+            shutil.copyfile(path, logs / f"driver-{path.stem}.log")
 
 
 @pytest.fixture(scope="module")
@@ -287,9 +291,9 @@ def committed_total(http: requests.Session, stack: Stack, channel: str) -> int:
     return sum(entry["offset"]["offset"] for entry in response.json()["offsets"])
 
 
-def driver_pids(channel: str) -> list[int]:
-    """The JVM of a channel's Spark driver (the connector id is the channel name)."""
-    pattern = f"org.apache.spark.deploy.SparkSubmit.*--connector-id {channel} "
+def driver_pids(worker_id: str) -> list[int]:
+    """The JVMs of the Spark drivers a runtime worker started (``--driver-id <worker>.dN``)."""
+    pattern = f"org.apache.spark.deploy.SparkSubmit.*--driver-id {worker_id}[.]d[0-9]+ "
     found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False)
     return [int(pid) for pid in found.stdout.split()]
 
@@ -314,8 +318,8 @@ def listeners_off_loopback(sessions: set[int]) -> list[str]:
 def kill_host(topology: Topology, worker_id: str, channel: str) -> None:
     """``kill -9`` a runtime worker and its channel's driver (JVM and Python), as if the host
     went away: neither gets to report anything."""
-    groups = {os.getpgid(pid) for pid in driver_pids(channel)}
-    assert groups, f"no driver process of {channel} found"
+    groups = {os.getpgid(pid) for pid in driver_pids(worker_id)}
+    assert groups, f"no driver process of {worker_id} (running {channel}) found"
     worker = topology.stack.services[worker_id]
     os.killpg(worker.process.pid, signal.SIGKILL)
     for group in groups:
@@ -412,7 +416,7 @@ def test_a_channel_runs_across_the_topology_and_moves_with_its_checkpoint(
     # Every process started here (executors and the driver included) listens on 127.0.0.1.
     services = [*stack.services.values(), *spark.services, topology.redis]
     sessions = {service.process.pid for service in services}  # each leads its own session
-    sessions |= {os.getsid(pid) for pid in driver_pids(channel)}
+    sessions |= {os.getsid(pid) for worker in topology.runtime_vars for pid in driver_pids(worker)}
     wrong = listeners_off_loopback(sessions)
     assert not wrong, "listening beyond 127.0.0.1:\n" + "\n".join(wrong)
 
@@ -464,7 +468,7 @@ def test_a_channel_runs_across_the_topology_and_moves_with_its_checkpoint(
     batch_after = latest_committed(checkpoint).batch_id
     assert batch_after > batch_before, (batch_before, batch_after)
     # ... and its log, in the new host's var/, says it ran from the shared checkpoint.
-    new_log = topology.driver_log(other, channel)
+    new_log = topology.driver_log(other)
     assert f"checkpoint {checkpoint}" in new_log, new_log[-3000:]
 
     # The cluster view shows the move: the old host DEAD, two executors of the new driver.
@@ -495,7 +499,7 @@ def test_a_channel_runs_across_the_topology_and_moves_with_its_checkpoint(
     #    stop` sends) stops its driver without reporting the channel FAILED.
     stopping_at = time.monotonic()
     stack.services[other].stop(timeout=40)
-    assert not driver_pids(channel), "the driver outlived its runtime worker"
+    assert not driver_pids(other), "a driver outlived its runtime worker"
     timings["graceful stop of the runtime worker"] = time.monotonic() - stopping_at
     seen = set()
     deadline = time.monotonic() + 4  # a few reconcile passes (every second)
@@ -504,7 +508,7 @@ def test_a_channel_runs_across_the_topology_and_moves_with_its_checkpoint(
         time.sleep(0.5)
     events = http.get(f"{stack.api}/channels/{channel}/lifecycle/?limit=200", timeout=5).json()
     failed = [e for e in events["results"] if e["to_state"] == "FAILED"]
-    assert "FAILED" not in seen and not failed, (seen, failed, topology.driver_log(other, channel))
+    assert "FAILED" not in seen and not failed, (seen, failed, topology.driver_log(other))
 
     timings["total"] = time.monotonic() - topology.started_at
     report = {

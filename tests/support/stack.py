@@ -118,15 +118,25 @@ def role_command(name: str, stack: Stack) -> list[str]:
     raise ValueError(f"unknown role {name!r}")
 
 
-def kill_driver(channel: str) -> None:
-    """``kill -9`` the JVM of a channel's Spark driver (the connector id is the channel name)."""
-    pattern = f"org.apache.spark.deploy.SparkSubmit.*--connector-id {channel} "
+def driver_pids(driver_id: str) -> list[int]:
+    """The JVM of a Spark driver (``spark-submit … --driver-id ID``), by its id."""
+    pattern = f"org.apache.spark.deploy.SparkSubmit.*--driver-id {driver_id} "
     found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False)
-    pids = [int(pid) for pid in found.stdout.split()]
+    return [int(pid) for pid in found.stdout.split()]
+
+
+def kill_driver(stack: Stack, channel: str) -> str:
+    """``kill -9`` the JVM of the Spark driver running a channel's query; returns its id."""
+    status = stack.session().get(f"{stack.api}/channels/{channel}/status", timeout=5).json()
+    driver_id = status.get("driver_id")
+    if not driver_id:
+        raise RuntimeError(f"{channel} reports no driver: {status}")
+    pids = driver_pids(driver_id)
     if not pids:
-        raise RuntimeError(f"no driver process of {channel} found")
+        raise RuntimeError(f"no process of driver {driver_id} (running {channel}) found")
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
+    return driver_id
 
 
 def runtime_env(index: int) -> dict[str, str]:
@@ -156,6 +166,7 @@ def running_stack(
         "SLUICE_ADMIN_PASSWORD": "integration-secret",
         "SPARK_MASTER": "local[2]",
         "SLUICE_DRIVER_MEMORY": "768m",
+        "SLUICE_SHARED_DRIVER_MEMORY": "1g",
         "SPARK_LOCAL_IP": "127.0.0.1",
         # HTTP sinks of integration tests post to test servers on loopback, which the SSRF
         # guard refuses unless allowed (web validates specs, runtime workers connect).

@@ -22,11 +22,23 @@ export interface ErrorPolicy {
   log: boolean;
 }
 
+export type Isolation = "shared" | "dedicated";
+export type ExecutionMode = "micro-batch" | "real-time" | "available-now";
+
+/** How the runtime runs a channel (the spec's `runtime` block; absent: the defaults). */
+export interface RuntimeOptions {
+  isolation: Isolation;
+  mode: ExecutionMode;
+  /** micro-batch: at most one batch this often; real-time: checkpoint interval; null: none. */
+  interval_seconds: number | null;
+}
+
 export interface ChannelSpec {
   source: Stage;
   transforms: Stage[];
   sink: Stage;
   errors?: ErrorPolicy;
+  runtime?: RuntimeOptions;
 }
 
 export type ConnectorState =
@@ -81,6 +93,10 @@ export interface ChannelStatus {
   state: ConnectorState;
   target_state: TargetState;
   worker_id: string | null;
+  /** The Spark driver running the channel's query (shared or dedicated); null when none. */
+  driver_id: string | null;
+  /** Why the channel is in its state when the state alone does not say; "" otherwise. */
+  reason: string;
   trace: string | null;
   revision: number | null;
   latest_revision: number | null;
@@ -164,6 +180,25 @@ export interface ChannelOffsets {
   note: string;
 }
 
+/** A long-lived Spark driver of a runtime worker and the channels whose queries it runs. */
+export interface ClusterDriver {
+  driver_id: string;
+  isolation: Isolation;
+  pid: number;
+  started_at: string | null;
+  last_heartbeat: string | null;
+  heartbeat_age: number;
+  /** The most channels it takes. */
+  capacity: number;
+  /** Its JVM memory (e.g. "1g"). */
+  memory: string;
+  /** Cores its real-time queries hold. */
+  cores: number;
+  application_id: string | null;
+  connectors: string[];
+  channels: string[];
+}
+
 export interface ClusterRuntimeWorker {
   worker_id: string;
   host: string;
@@ -173,6 +208,7 @@ export interface ClusterRuntimeWorker {
   last_heartbeat: string | null;
   heartbeat_age: number;
   connectors: string[];
+  drivers: ClusterDriver[];
 }
 
 export interface SparkWorker {
@@ -215,6 +251,7 @@ export interface ClusterChannel {
   connector_id: string;
   state: ConnectorState;
   worker_id: string | null;
+  driver_id: string | null;
   application_id: string | null;
   executors: Executor[];
 }

@@ -1,12 +1,17 @@
 import { usePlugins } from "../api/hooks";
 import type { ErrorPolicy } from "../api/types";
+import { runtimeErrors } from "../graph/runtime";
 import { pluginIndex, pluginKey } from "./plugins";
+import { RuntimeSettings } from "./RuntimeSettings";
 import { StageForm } from "./StageForm";
 import { useBuilder } from "./store";
 
 const DEFAULT_POLICY: ErrorPolicy = { tolerance: "none", dead_letter: null, log: false };
 
-/** Shown when no stage is selected: the channel's description and its bad-event policy. */
+/**
+ * Shown when no stage is selected: the channel's description, its bad-event policy and how
+ * the runtime runs it.
+ */
 export function ChannelSettings({ otherErrors }: { otherErrors: Record<string, string[]> }) {
   const description = useBuilder((s) => s.description);
   const setMeta = useBuilder((s) => s.setMeta);
@@ -89,6 +94,8 @@ export function ChannelSettings({ otherErrors }: { otherErrors: Record<string, s
 </div>
         )}
       </fieldset>
+
+      <RuntimeSettings errors={runtimeErrors(otherErrors)} />
     </div>
   );
 }

@@ -16,6 +16,9 @@ export function ConfigPanel({ nodeId }: { nodeId: string }) {
   if (!node) return null;
   if (!plugin) return <p className="muted">Loading the {node.data.type} plugin…</p>;
   const stageErrors = errors?.[""];
+  // The stage's own problems (its type, e.g. one the execution mode cannot run) are listed
+  // above the form; passed to it, they would mark every field of the form as invalid.
+  const fieldErrors = errors && stageErrors ? withoutKey(errors, "") : errors;
   return (
     <div className="config-panel">
       <div className="panel-head">
@@ -43,7 +46,7 @@ export function ConfigPanel({ nodeId }: { nodeId: string }) {
         idPrefix={`cfg-${nodeId}`}
         plugin={plugin}
         config={node.data.config}
-        errors={errors}
+        errors={fieldErrors}
         onChange={(next) => setConfig(nodeId, next)}
       />
       {node.data.type === "filter" && <PatternBench pattern={node.data.config.pattern} />}
@@ -81,4 +84,10 @@ function NextStage({ nodeId }: { nodeId: string }) {
       </select>
     </label>
   );
+}
+
+function withoutKey<T>(record: Record<string, T>, key: string): Record<string, T> {
+  const copy = { ...record };
+  delete copy[key];
+  return copy;
 }

@@ -30,7 +30,7 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
   const onSave = () => {
     setMessage("");
     onOtherErrors({});
-    const result = graphToSpec(state.nodes, state.edges, state.errors);
+    const result = graphToSpec(state.nodes, state.edges, state.errors, state.runtime);
     if (!result.ok) {
       setProblems(result.problems);
       return;
@@ -53,6 +53,9 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
             const grouped = errorsByNode(error.fieldErrors(), result.order, configs);
             state.setNodeErrors(grouped.nodes);
             onOtherErrors(grouped.other);
+            // The channel's settings (error policy, runtime) show in the side panel with no
+            // stage selected: show them when the server found something wrong there.
+            if (Object.keys(grouped.other).some(isChannelSetting)) state.select(null);
             const count = Object.keys(error.fieldErrors()).length;
             setMessage(`Not saved: ${count} problem${count === 1 ? "" : "s"}, marked on the canvas.`);
           } else {
@@ -77,7 +80,7 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
   };
 
   const onExport = () => {
-    const result = graphToSpec(state.nodes, state.edges, state.errors);
+    const result = graphToSpec(state.nodes, state.edges, state.errors, state.runtime);
     if (!result.ok) {
       setProblems(result.problems);
       return;
@@ -86,7 +89,7 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
     downloadJson(`${name}.json`, { name, description: state.description, spec: result.spec });
   };
 
-  const generalErrors = Object.entries(otherErrors).filter(([path]) => !path.startsWith("spec.errors"));
+  const generalErrors = Object.entries(otherErrors).filter(([path]) => !isChannelSetting(path));
   return (
     <div className="toolbar-wrap">
       <div className="toolbar" role="toolbar" aria-label="Builder">
@@ -158,4 +161,9 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
       </div>
     </div>
   );
+}
+
+/** Whether a server error path is about a setting the channel settings panel shows. */
+function isChannelSetting(path: string): boolean {
+  return /^spec\.(errors|runtime)(\.|$)/.test(path);
 }

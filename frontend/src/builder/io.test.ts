@@ -23,6 +23,17 @@ describe("parseChannelFile", () => {
     expect(file.spec.source.type).toBe("generator");
   });
 
+  it("keeps the runtime options of an exported channel", () => {
+    const runtime = { isolation: "dedicated", mode: "available-now", interval_seconds: null };
+    const file = parseChannelFile(
+      JSON.stringify({
+        name: "backfill",
+        spec: { source: { type: "kafka", config: {} }, sink: { type: "preview", config: {} }, runtime },
+      }),
+    );
+    expect(file.spec.runtime).toEqual(runtime);
+  });
+
   it("explains what is wrong", () => {
     expect(() => parseChannelFile("{")).toThrow(/Not JSON/);
     expect(() => parseChannelFile("[]")).toThrow(/object/);

@@ -4,8 +4,14 @@ import { graphToSpec } from "../graph/spec";
 import { useBuilder } from "./store";
 
 const spec = () => {
-  const { nodes, edges, errors } = useBuilder.getState();
-  return graphToSpec(nodes, edges, errors);
+  const { nodes, edges, errors, runtime } = useBuilder.getState();
+  return graphToSpec(nodes, edges, errors, runtime);
+};
+
+const stages = {
+  source: { type: "kafka", config: { bootstrap_servers: "k:9092", topics: ["orders"] } },
+  transforms: [],
+  sink: { type: "kafka", config: { bootstrap_servers: "k:9092", topic: "out" } },
 };
 
 describe("builder store", () => {
@@ -97,5 +103,29 @@ describe("builder store", () => {
     expect(useBuilder.getState().selectedId).toBe("n2");
     // New stages get fresh ids.
     expect(useBuilder.getState().addStage("transform", "mask", { x: 0, y: 0 })).toBe("n3");
+  });
+
+  it("keeps a spec without runtime options without them (the server's defaults)", () => {
+    useBuilder.getState().load({ name: "old", description: "", spec: stages });
+    expect(useBuilder.getState().runtime).toBeNull();
+    const result = spec();
+    expect(result.ok && "runtime" in result.spec).toBe(false);
+  });
+
+  it("round-trips the runtime options and undoes a change of them", () => {
+    const runtime = { isolation: "dedicated" as const, mode: "real-time" as const, interval_seconds: 5 };
+    useBuilder.getState().load({ name: "rt", description: "", spec: { ...stages, runtime } });
+    expect(spec()).toMatchObject({ ok: true, spec: { ...stages, runtime } });
+
+    const s = useBuilder.getState();
+    s.setRuntime({ ...runtime, mode: "available-now", interval_seconds: null });
+    expect(useBuilder.getState().dirty).toBe(true);
+    expect(spec()).toMatchObject({ ok: true, spec: { runtime: { mode: "available-now", interval_seconds: null } } });
+    s.setRuntime({ ...runtime, mode: "available-now", interval_seconds: null }); // the same: no undo step
+    expect(useBuilder.getState().past).toHaveLength(1);
+    s.undo();
+    expect(useBuilder.getState().runtime).toEqual(runtime);
+    s.redo();
+    expect(useBuilder.getState().runtime?.mode).toBe("available-now");
   });
 });

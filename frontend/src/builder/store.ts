@@ -10,7 +10,7 @@ import {
 } from "@xyflow/react";
 import { create } from "zustand";
 
-import type { ChannelSpec, ErrorPolicy, PluginKind } from "../api/types";
+import type { ChannelSpec, ErrorPolicy, PluginKind, RuntimeOptions } from "../api/types";
 import {
   canConnect,
   connect as connectEdges,
@@ -25,6 +25,8 @@ interface Snapshot {
   nodes: StageNode[];
   edges: Edge[];
   errors: ErrorPolicy | null;
+  /** The spec's runtime block as loaded or chosen; null: none (the server's defaults). */
+  runtime: RuntimeOptions | null;
 }
 
 export interface BuilderState extends Snapshot {
@@ -50,6 +52,7 @@ export interface BuilderState extends Snapshot {
   deleteNode: (id: string) => void;
   setConfig: (id: string, config: Record<string, unknown>) => void;
   setErrorPolicy: (errors: ErrorPolicy | null) => void;
+  setRuntime: (runtime: RuntimeOptions | null) => void;
   select: (id: string | null) => void;
   setNodeErrors: (errors: Record<string, Record<string, string[]>>) => void;
   setStageErrors: (id: string, errors: Record<string, string[]>) => void;
@@ -63,7 +66,7 @@ const HISTORY = 100;
 const CONFIG_UNDO_GROUP_MS = 1500;
 
 function snapshot(state: Snapshot): Snapshot {
-  return { nodes: state.nodes, edges: state.edges, errors: state.errors };
+  return { nodes: state.nodes, edges: state.edges, errors: state.errors, runtime: state.runtime };
 }
 
 export const useBuilder = create<BuilderState>()((set, get) => {
@@ -81,6 +84,7 @@ export const useBuilder = create<BuilderState>()((set, get) => {
     nodes: [],
     edges: [],
     errors: null,
+    runtime: null,
     name: "",
     description: "",
     exists: false,
@@ -98,6 +102,7 @@ export const useBuilder = create<BuilderState>()((set, get) => {
         nodes: graph.nodes as StageNode[],
         edges: graph.edges,
         errors: channel?.spec.errors ?? null,
+        runtime: channel?.spec.runtime ?? null,
         name: channel?.name ?? "",
         description: channel?.description ?? "",
         exists: channel !== null,
@@ -175,6 +180,11 @@ export const useBuilder = create<BuilderState>()((set, get) => {
       }),
 
     setErrorPolicy: (errors) => change({ errors }),
+
+    setRuntime: (runtime) => {
+      if (JSON.stringify(runtime) === JSON.stringify(get().runtime)) return;
+      change({ runtime });
+    },
 
     select: (id) => set({ selectedId: id }),
 

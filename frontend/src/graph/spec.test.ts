@@ -41,6 +41,32 @@ describe("specToGraph / graphToSpec", () => {
     expect(back).toEqual({ ok: true, spec, order: ["n1", "n2", "n3", "n4"] });
   });
 
+  it("keeps the runtime options, and leaves them out when there are none", () => {
+    const { nodes, edges } = specToGraph(spec);
+    const runtime = { isolation: "dedicated" as const, mode: "available-now" as const, interval_seconds: null };
+    const back = graphToSpec(nodes, edges, null, runtime);
+    expect(back.ok && back.spec.runtime).toEqual(runtime);
+    const plain = graphToSpec(nodes, edges, null, null);
+    expect(plain.ok && "runtime" in plain.spec).toBe(false);
+  });
+
+  it("puts the errors a mode causes on the stages it cannot run", () => {
+    const grouped = errorsByNode(
+      {
+        "spec.source.type": ["a generator source has no end for available-now to reach"],
+        "spec.transforms[0].type": ["real-time mode runs stateless Kafka to Kafka channels"],
+        "spec.runtime.mode": ["unknown"],
+        "spec.errors.dead_letter": ["no dead letters in real-time mode"],
+      },
+      ["a", "b", "c"],
+    );
+    expect(grouped.nodes).toEqual({
+      a: { "": ["a generator source has no end for available-now to reach"] },
+      b: { "": ["real-time mode runs stateless Kafka to Kafka channels"] },
+    });
+    expect(Object.keys(grouped.other)).toEqual(["spec.runtime.mode", "spec.errors.dead_letter"]);
+  });
+
   it("keeps the error policy", () => {
     const { nodes, edges } = specToGraph(spec);
     const errors = { tolerance: "all" as const, dead_letter: null, log: true };
@@ -134,6 +160,12 @@ describe("server errors", () => {
       field: "security.password",
     });
     expect(parseErrorPath("spec.sink")).toEqual({ stage: "sink", field: "" });
+    // The stage's type (a plugin the execution mode cannot run) is the stage's own problem.
+    expect(parseErrorPath("spec.source.type")).toEqual({ stage: "source", field: "" });
+    expect(parseErrorPath("spec.transforms[2].type")).toEqual({ stage: 2, field: "" });
+    expect(parseErrorPath("spec.source.config")).toEqual({ stage: "source", field: "" });
+    expect(parseErrorPath("spec.source.config.type")).toEqual({ stage: "source", field: "type" });
+    expect(parseErrorPath("spec.runtime.mode")).toEqual({ stage: null, field: "runtime.mode" });
     expect(parseErrorPath("spec.errors.dead_letter.config.topic")).toEqual({
       stage: "errors",
       field: "dead_letter.config.topic",

@@ -6,7 +6,7 @@
  * every problem that keeps a canvas from being a spec, with the nodes involved.
  */
 
-import type { ChannelSpec, ErrorPolicy, PluginKind, Stage } from "../api/types";
+import type { ChannelSpec, ErrorPolicy, PluginKind, RuntimeOptions, Stage } from "../api/types";
 
 export interface StageData {
   kind: PluginKind;
@@ -114,11 +114,15 @@ export type ToSpec =
   | { ok: true; spec: ChannelSpec; order: string[] }
   | { ok: false; problems: GraphProblem[] };
 
-/** The spec the canvas describes, or why it describes none. */
+/**
+ * The spec the canvas describes, or why it describes none. The error policy and the runtime
+ * options are the channel's settings (not on the canvas); left out when null (the defaults).
+ */
 export function graphToSpec(
   nodes: GraphNode[],
   edges: GraphEdge[],
   errors?: ErrorPolicy | null,
+  runtime?: RuntimeOptions | null,
 ): ToSpec {
   const problems = checkGraph(nodes, edges);
   if (problems.length > 0) return { ok: false, problems };
@@ -142,6 +146,7 @@ export function graphToSpec(
     sink: stages[stages.length - 1]!,
   };
   if (errors) spec.errors = errors;
+  if (runtime) spec.runtime = runtime;
   return { ok: true, spec, order };
 }
 
@@ -179,7 +184,10 @@ export function removeNode(
 export interface ErrorTarget {
   /** "source", "sink", a transform index, or "errors" for the error policy. */
   stage: "source" | "sink" | "errors" | number | null;
-  /** The path inside the stage's config ("pattern", "security.password"), "" for the stage. */
+  /**
+   * The path inside the stage's config ("pattern", "security.password"), "" for the stage
+   * itself (its type, e.g. one the channel's execution mode cannot run).
+   */
   field: string;
 }
 
@@ -198,8 +206,9 @@ export function parseErrorPath(path: string): ErrorTarget {
     stage = named[1] as "source" | "sink" | "errors";
     tail = named[2] ?? "";
   }
-  const field = stage === "errors" ? tail : tail.replace(/^config\.?/, "");
-  return { stage, field };
+  if (stage === "errors") return { stage, field: tail };
+  const config = tail.match(/^config(?:\.(.*))?$/);
+  return { stage, field: config ? (config[1] ?? "") : "" };
 }
 
 /** Group server errors by canvas node id (and field) using the chain order of the save. */

@@ -37,6 +37,22 @@ export function ChannelPage({ name }: { name: string }) {
           <h1>
             {name} <StateBadge state={s?.state ?? channel.data?.state} />
           </h1>
+          {s?.reason && (
+            <p className="state-reason" role="status" data-testid="state-reason">
+              {s.reason}
+            </p>
+          )}
+          <p className="small muted" data-testid="driver">
+            {s?.driver_id ? (
+              <>
+                {s.state === "STOPPED" || s.state === "FAILED" ? "Last ran in driver" : "Driver"}{" "}
+                <a href={href({ page: "workers" })}>{s.driver_id}</a>
+                {s.worker_id ? ` on worker ${s.worker_id}` : ""}
+              </>
+            ) : (
+              "No driver runs the channel now."
+            )}
+          </p>
           <p className="muted small">{channel.data?.description}</p>
         </div>
         <div className="head-actions">

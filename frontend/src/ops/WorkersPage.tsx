@@ -3,8 +3,12 @@ import type { Cluster } from "../api/types";
 import { href } from "../router";
 import { StateBadge } from "../ui/StateBadge";
 import { ago, fmtAge, fmtMiB, fmtTime } from "../ui/format";
+import { DriversSection } from "./DriversSection";
 
-/** Runtime workers (state, heartbeat age, connectors) and the Spark cluster the executors use. */
+/**
+ * Runtime workers (state, heartbeat age, connectors), the Spark drivers each runs with the
+ * channels they host, and the Spark cluster the executors use.
+ */
 export function WorkersPage() {
   const workers = useWorkers();
   const cluster = useCluster();
@@ -15,8 +19,8 @@ export function WorkersPage() {
       <section className="stack" aria-labelledby="runtime-workers-title">
         <h2 id="runtime-workers-title">Runtime workers</h2>
         <p className="muted small">
-          Each worker hosts Spark drivers, one per running channel, and heartbeats every few seconds;
-          one silent past the session timeout is declared dead and its channels move to another.
+          Each worker runs a few long-lived Spark drivers that host its channels, and heartbeats every few
+          seconds; one silent past the session timeout is declared dead and its channels move to another.
         </p>
         <table className="table">
           <thead>
@@ -67,6 +71,7 @@ export function WorkersPage() {
           The Spark cluster view is unavailable: {cluster.error.message}
         </p>
       )}
+      {cluster.data && <DriversSection cluster={cluster.data} />}
       {cluster.data && <SparkCluster cluster={cluster.data} />}
     </div>
   );
@@ -80,7 +85,7 @@ function SparkCluster({ cluster }: { cluster: Cluster }) {
         <h2 id="spark-title">Spark cluster</h2>
         <p className="muted small">
           {spark.mode === "local"
-            ? `Master ${spark.master}: executors run inside each channel's driver, on its runtime worker.`
+            ? `Master ${spark.master}: executors run inside each driver, on its runtime worker.`
             : `Master ${spark.master}${spark.status ? ` (${spark.status})` : ""}.`}{" "}
           {spark.web_ui && (
             <a href={spark.web_ui} target="_blank" rel="noreferrer">
@@ -150,6 +155,7 @@ function SparkCluster({ cluster }: { cluster: Cluster }) {
               <th>Channel</th>
               <th>State</th>
               <th>Runtime worker</th>
+              <th>Driver</th>
               <th>Spark application</th>
               <th>Executors (id @ host: cores, active / done / failed tasks)</th>
             </tr>
@@ -164,6 +170,7 @@ function SparkCluster({ cluster }: { cluster: Cluster }) {
                   <StateBadge state={c.state} />
                 </td>
                 <td>{c.worker_id ?? "—"}</td>
+                <td className="ellipsis">{c.driver_id ?? "—"}</td>
                 <td className="ellipsis">{c.application_id ?? "—"}</td>
                 <td>
                   {c.executors.length === 0 ? (
@@ -183,7 +190,7 @@ function SparkCluster({ cluster }: { cluster: Cluster }) {
             ))}
             {cluster.channels.length === 0 && (
               <tr>
-                <td colSpan={5} className="muted">
+                <td colSpan={6} className="muted">
                   No channel's driver has reported its executors yet.
                 </td>
               </tr>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { ChannelStatus } from "../api/types";
-import { ago, eventsPerSecond, fmtAge, fmtMiB, stateRank, totalLag } from "./format";
+import { ago, eventsPerSecond, fmtAge, fmtMiB, fmtSparkMemory, stateRank, totalLag } from "./format";
 
 const task = (rows: number | null, lag: number | null) => ({
   id: 0,
@@ -49,5 +49,16 @@ describe("fmtAge and fmtMiB", () => {
     expect(fmtMiB(512)).toBe("512 MiB");
     expect(fmtMiB(7680)).toBe("7.5 GiB");
     expect(fmtMiB(undefined)).toBe("—");
+  });
+});
+
+describe("fmtSparkMemory", () => {
+  it("reads Spark's memory settings", () => {
+    expect(fmtSparkMemory("1g")).toBe("1 GiB");
+    expect(fmtSparkMemory("512m")).toBe("512 MiB");
+    expect(fmtSparkMemory("1536M")).toBe("1.5 GiB");
+    expect(fmtSparkMemory("2048k")).toBe("2 MiB");
+    expect(fmtSparkMemory("")).toBe("—");
+    expect(fmtSparkMemory("lots")).toBe("lots");
   });
 });

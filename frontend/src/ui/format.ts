@@ -52,3 +52,13 @@ export function fmtMiB(mib: number | null | undefined): string {
   if (mib === null || mib === undefined) return "—";
   return mib >= 1024 ? `${(mib / 1024).toFixed(1)} GiB` : `${Math.round(mib)} MiB`;
 }
+
+/** A Spark memory setting ("1g", "512m", "2048k") as "1 GiB", "512 MiB"; other text as is. */
+export function fmtSparkMemory(value: string | null | undefined): string {
+  if (!value) return "—";
+  const match = value.trim().match(/^(\d+(?:\.\d+)?)\s*([kmgt])b?$/i);
+  if (!match) return value;
+  const factor: Record<string, number> = { k: 1 / 1024, m: 1, g: 1024, t: 1024 * 1024 };
+  const mib = Number(match[1]) * factor[match[2]!.toLowerCase()]!;
+  return mib >= 1024 && mib % 1024 === 0 ? `${mib / 1024} GiB` : fmtMiB(mib);
+}

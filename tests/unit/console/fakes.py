@@ -1,20 +1,21 @@
 """An in-memory :class:`RuntimeAdapter` for fast unit tests.
 
-It records every call and answers ``status``/``workers`` from what a test put in
-``statuses`` and ``worker_infos``. Real Redis-backed behaviour is covered by the
-integration tests.
+It records every call and answers ``status``/``workers``/``drivers`` from what a test put
+in ``statuses``, ``worker_infos`` and ``driver_infos``. Real Redis-backed behaviour is
+covered by the integration tests.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from runtime_adapter.base import (
     ConnectorOffsets,
     ConnectorStatus,
     Deployment,
+    DriverInfo,
     ExecutorInfo,
     OffsetChange,
     SourceOffset,
@@ -32,6 +33,7 @@ class FakeRuntime:
     targets: dict[str, TargetState] = field(default_factory=dict)
     statuses: dict[str, ConnectorStatus] = field(default_factory=dict)
     worker_infos: dict[str, WorkerInfo] = field(default_factory=dict)
+    driver_infos: dict[str, DriverInfo] = field(default_factory=dict)
     calls: list[tuple] = field(default_factory=list)
     previews: dict[str, list[dict]] = field(default_factory=dict)
     generations: dict[str, int] = field(default_factory=dict)
@@ -92,6 +94,11 @@ class FakeRuntime:
             raise self.unavailable
         return list(self.worker_infos.values())
 
+    def drivers(self) -> list[DriverInfo]:
+        if self.unavailable is not None:
+            raise self.unavailable
+        return sorted(self.driver_infos.values(), key=lambda d: (d.worker_id, d.driver_id))
+
     def forget_worker(self, worker_id: str) -> None:
         self._call("forget_worker", worker_id)
         self.worker_infos.pop(worker_id, None)
@@ -150,6 +157,7 @@ class FakeRuntime:
             pid=1000 + len(self.worker_infos),
             started_at=previous.started_at if previous else at,
             last_heartbeat=at,
+            drivers=previous.drivers if previous else [],
         )
 
     def report(
@@ -165,6 +173,9 @@ class FakeRuntime:
         dead_letters: int = 0,
         executors: list[ExecutorInfo] | None = None,
         application_id: str | None = None,
+        driver_id: str | None = None,
+        reason: str = "",
+        finished: bool = False,
     ) -> None:
         """Record what a driver would report for ``connector_id``."""
         self.statuses[connector_id] = ConnectorStatus(
@@ -178,4 +189,37 @@ class FakeRuntime:
             dead_letters=dead_letters,
             executors=executors or [],
             application_id=application_id,
+            driver_id=driver_id,
+            reason=reason,
+            finished=finished,
         )
+
+    def host_driver(
+        self,
+        driver_id: str,
+        worker_id: str,
+        connectors: list[str],
+        *,
+        isolation: str = "shared",
+        capacity: int = 50,
+        memory: str = "1g",
+        at: float | None = None,
+        application_id: str | None = None,
+    ) -> None:
+        """Record a driver's heartbeat: ``worker_id`` runs it, hosting ``connectors``."""
+        at = time.time() if at is None else at
+        self.driver_infos[driver_id] = DriverInfo(
+            driver_id=driver_id,
+            worker_id=worker_id,
+            pid=2000 + len(self.driver_infos),
+            isolation=isolation,
+            started_at=at - 60,
+            last_heartbeat=at,
+            capacity=capacity,
+            memory=memory,
+            connectors=list(connectors),
+            application_id=application_id,
+        )
+        worker = self.worker_infos.get(worker_id)
+        if worker is not None and driver_id not in worker.drivers:
+            self.worker_infos[worker_id] = replace(worker, drivers=[*worker.drivers, driver_id])

@@ -119,3 +119,19 @@ def test_changelists_render(admin_client, spec, model):
     assert Connector.objects.exists()
 
     assert admin_client.get(f"/admin/console/{model}/").status_code == 200
+
+
+def test_the_connector_admin_shows_its_driver_and_reason_read_only(admin_client, spec):
+    services.start_channel(services.create_channel(name="orders", spec=spec))
+    connector = Connector.objects.get()
+    Connector.objects.filter(pk=connector.pk).update(
+        driver_id="w1-shared-1", status_reason="waiting for source topic 'orders'"
+    )
+
+    listing = admin_client.get("/admin/console/connector/").content.decode()
+    page = admin_client.get(f"/admin/console/connector/{connector.pk}/change/").content.decode()
+
+    assert "w1-shared-1" in listing
+    for text in ("w1-shared-1", "waiting for source topic &#x27;orders&#x27;"):
+        assert text in page
+    assert 'name="driver_id"' not in page and 'name="status_reason"' not in page

@@ -124,6 +124,60 @@ def test_standalone_master_workers_and_executors(api, runtime, spec):
     assert channel["executors"][1]["active_tasks"] == 2
 
 
+def test_each_runtime_worker_shows_its_drivers_and_the_channels_they_host(api, runtime, spec):
+    now = time.time()
+    runtime.heartbeat("w1", at=now - 1)
+    for name in ("orders", "payments", "audit"):
+        services.start_channel(services.create_channel(name=name, spec=spec))
+    runtime.host_driver("w1-shared-1", "w1", ["payments", "orders"], capacity=50, at=now - 2)
+    runtime.host_driver(
+        "w1-dedicated-audit",
+        "w1",
+        ["audit", "deleted-long-ago"],
+        isolation="dedicated",
+        capacity=1,
+        memory="2g",
+        at=now - 3,
+        application_id="local-1700000000",
+    )
+    runtime.report("orders", State.RUNNING, "w1", driver_id="w1-shared-1")
+    runtime.report("audit", State.RUNNING, "w1", driver_id="w1-dedicated-audit")
+
+    body = api.get(CLUSTER).json()
+
+    [worker] = body["runtime_workers"]
+    dedicated, shared = worker["drivers"]
+    assert shared["driver_id"] == "w1-shared-1"
+    assert (shared["isolation"], shared["capacity"], shared["memory"], shared["cores"]) == (
+        "shared",
+        50,
+        "1g",
+        0,
+    )
+    assert shared["channels"] == shared["connectors"] == ["orders", "payments"]
+    assert 1.9 <= shared["heartbeat_age"] < 10 and shared["pid"] > 0
+    assert shared["application_id"] is None
+    assert (dedicated["isolation"], dedicated["capacity"], dedicated["memory"]) == (
+        "dedicated",
+        1,
+        "2g",
+    )
+    assert dedicated["application_id"] == "local-1700000000"
+    # A connector the console does not know is listed by id, not as a channel.
+    assert dedicated["connectors"] == ["audit", "deleted-long-ago"]
+    assert dedicated["channels"] == ["audit"]
+    drivers = {c["name"]: c["driver_id"] for c in body["channels"]}
+    assert drivers == {"audit": "w1-dedicated-audit", "orders": "w1-shared-1"}
+
+
+def test_a_worker_without_drivers_has_an_empty_list(api, runtime):
+    runtime.heartbeat("w1")
+
+    [worker] = api.get(CLUSTER).json()["runtime_workers"]
+
+    assert worker["drivers"] == []
+
+
 def test_a_master_that_does_not_answer_is_reported_not_a_failure(api, runtime):
     runtime.cluster = SparkCluster(
         mode="standalone",
@@ -157,3 +211,8 @@ def test_schema_describes_the_cluster_view(anon):
     assert {"id", "host", "cores", "active_tasks", "memory_used"} <= components["Executor"][
         "properties"
     ].keys()
+    assert "drivers" in components["ClusterRuntimeWorker"]["required"]
+    assert {"driver_id", "isolation", "capacity", "memory", "heartbeat_age", "channels"} <= (
+        components["ClusterDriver"]["properties"].keys()
+    )
+    assert "driver_id" in components["ClusterChannel"]["properties"]

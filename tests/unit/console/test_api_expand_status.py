@@ -58,3 +58,31 @@ def test_an_unknown_expansion_is_a_field_error(api):
     response = api.get(f"{CHANNELS}?expand=tasks")
     assert response.status_code == 400
     assert response.json() == {"expand": ["The only expansion is 'status'."]}
+
+
+def test_status_carries_the_driver_and_the_runtimes_reason(api, spec):
+    started_channels(spec, ["alpha", "bravo"])
+    Connector.objects.filter(runtime_id="alpha").update(
+        state=ConnectorState.UNASSIGNED,
+        driver_id="w1-shared-1",
+        status_reason="waiting for source topic 'orders' to be created on localhost:9092",
+    )
+    services.create_channel(name="never-started", spec=spec)
+
+    listed = {
+        c["name"]: c["status"] for c in api.get(f"{CHANNELS}?expand=status").json()["results"]
+    }
+    alone = api.get(f"{CHANNELS}alpha/status").json()
+
+    assert alone == listed["alpha"]
+    assert alone["driver_id"] == "w1-shared-1"
+    assert alone["reason"].startswith("waiting for source topic 'orders'")
+    assert (listed["bravo"]["driver_id"], listed["bravo"]["reason"]) == (None, "")
+    assert (listed["never-started"]["driver_id"], listed["never-started"]["reason"]) == (None, "")
+
+
+def test_the_schema_documents_driver_and_reason(anon):
+    schema = anon.get("/api/schema/", {"format": "json"}).json()
+    properties = schema["components"]["schemas"]["ChannelStatus"]["properties"]
+    assert properties["driver_id"]["nullable"] is True
+    assert properties["reason"]["type"] == "string"

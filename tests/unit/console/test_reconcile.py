@@ -1,14 +1,19 @@
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 from console import services
-from console.choices import ConnectorState, SubjectType, WorkerState
+from console.choices import ConnectorState, SubjectType, TargetState, WorkerState
 from console.models import Channel, Connector, LifecycleEvent, Task, Worker
-from runtime_adapter.base import TaskStatus
+from runtime_adapter.base import ConnectorStatus, TaskStatus
 from runtime_adapter.states import State
 
 pytestmark = pytest.mark.django_db
+
+# The module (console.services.reconcile is also the name of its entry point).
+reconcile_module = importlib.import_module("console.services.reconcile")
 
 NOW = 1_700_000_000.0
 
@@ -314,12 +319,19 @@ def test_a_second_pass_with_nothing_new_changes_nothing(
     reconcile(runtime)
     started("a", "b")
     reconcile(runtime)
-    runtime.report("a", State.RUNNING, "w1", tasks=[TaskStatus(0, State.RUNNING, "w1", offset=1)])
+    runtime.report(
+        "a",
+        State.RUNNING,
+        "w1",
+        tasks=[TaskStatus(0, State.RUNNING, "w1", offset=1)],
+        driver_id="w1-shared-1",
+        reason="catching up",
+    )
     runtime.report("b", State.FAILED, "w1", trace="boom")
     reconcile(runtime)
     before = (
         list(LifecycleEvent.objects.values_list("id", flat=True)),
-        list(Connector.objects.values("state", "worker", "trace", "generation", "last_status_at")),
+        list(Connector.objects.values()),
         list(Task.objects.values()),
         list(Worker.objects.values()),
     )
@@ -329,7 +341,7 @@ def test_a_second_pass_with_nothing_new_changes_nothing(
 
     after = (
         list(LifecycleEvent.objects.values_list("id", flat=True)),
-        list(Connector.objects.values("state", "worker", "trace", "generation", "last_status_at")),
+        list(Connector.objects.values()),
         list(Task.objects.values()),
         list(Worker.objects.values()),
     )
@@ -366,3 +378,144 @@ def test_dead_letter_counts_are_mirrored_and_shown_in_status(runtime, started, a
 
     assert connector("orders").dead_letters == 7
     assert api.get("/api/v1/channels/orders/status").json()["dead_letters"] == 7
+
+
+WAITING = (
+    "waiting for source topic 'orders' to be created on localhost:9092 (looked every 5 s); "
+    "it will be read from its first event"
+)
+
+
+def test_the_driver_and_the_runtimes_reason_are_mirrored(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    started("a")
+    reconcile(runtime)
+    runtime.report("a", State.RUNNING, "w1", driver_id="w1-shared-1")
+    reconcile(runtime)
+    assert (connector("a").driver_id, connector("a").status_reason) == ("w1-shared-1", "")
+
+    runtime.report("a", State.UNASSIGNED, "w1", driver_id="w1-shared-1", reason=WAITING)
+    reconcile(runtime)
+
+    row = connector("a")
+    assert (row.state, row.driver_id, row.status_reason) == ("UNASSIGNED", "w1-shared-1", WAITING)
+    # The runtime's reason is the recorded reason of the change, not "reported by worker w1".
+    assert events(subject_type=SubjectType.CONNECTOR)[-1] == ("a", "RUNNING", "UNASSIGNED", WAITING)
+
+
+def test_a_connector_no_driver_runs_shows_neither_driver_nor_reason(runtime, started):
+    runtime.heartbeat("w1", at=NOW)
+    started("a")
+    reconcile(runtime)
+    runtime.report("a", State.RUNNING, "w1", driver_id="w1-shared-1", reason="catching up")
+    reconcile(runtime)
+
+    reconcile(runtime, now=NOW + 60)  # w1 missed its session timeout
+
+    row = connector("a")
+    assert (row.state, row.driver_id, row.status_reason) == ("UNASSIGNED", "", "")
+
+
+def finished_run(runtime, started, spec) -> None:
+    """Channel ``a`` in available-now mode, RUNNING on w1, whose run then finished."""
+    spec["runtime"] = {"mode": "available-now"}
+    runtime.heartbeat("w1", at=NOW)
+    started("a")
+    reconcile(runtime)
+    runtime.report("a", State.RUNNING, "w1", driver_id="w1-shared-1")
+    reconcile(runtime)
+    runtime.report(
+        "a",
+        State.STOPPED,
+        "w1",
+        driver_id="w1-shared-1",
+        reason="available-now run finished: 1200 events read",
+        finished=True,
+        updated_at=2.0,
+    )
+
+
+def test_a_finished_available_now_run_stops_its_channel(runtime, started, spec):
+    finished_run(runtime, started, spec)
+
+    reconcile(runtime)
+
+    channel = Channel.objects.get(name="a")
+    assert channel.target_state == TargetState.STOPPED
+    row = connector("a")
+    assert (row.state, row.finished) == (ConnectorState.STOPPED, True)
+    assert row.status_reason == "available-now run finished: 1200 events read"
+    assert runtime.targets["a"] == TargetState.STOPPED
+    [connector_event] = LifecycleEvent.objects.filter(
+        subject_type=SubjectType.CONNECTOR, to_state="STOPPED"
+    )
+    [channel_event] = LifecycleEvent.objects.filter(
+        subject_type=SubjectType.CHANNEL, actor="system:reconcile"
+    )
+    assert connector_event.reason == "available-now run finished: 1200 events read"
+    assert (
+        channel_event.subject_id,
+        channel_event.from_state,
+        channel_event.to_state,
+        channel_event.actor,
+        channel_event.reason,
+    ) == ("a", "RUNNING", "STOPPED", "system:reconcile", connector_event.reason)
+    assert channel_event.created_at.timestamp() == NOW
+
+    count, calls = LifecycleEvent.objects.count(), len(runtime.calls)
+    report = reconcile(runtime)
+
+    assert (report.events, LifecycleEvent.objects.count(), len(runtime.calls)) == (0, count, calls)
+
+
+def test_starting_a_finished_run_again_is_a_new_generation(runtime, started, spec):
+    finished_run(runtime, started, spec)
+    reconcile(runtime)
+    channel = Channel.objects.get(name="a")
+
+    services.start_channel(channel)
+
+    row = connector("a")
+    assert (row.generation, row.finished) == (1, False)
+    assert runtime.calls_named("restart") == [("a",)]
+    reason = LifecycleEvent.objects.filter(subject_type=SubjectType.CHANNEL).latest("id").reason
+    assert reason == "restarting the finished available-now run again (generation 1)"
+    # The report of the finished run (generation 0) is not taken for the new run's.
+    runtime.statuses["a"] = ConnectorStatus(
+        connector_id="a", state=State.STOPPED, worker_id="w1", finished=True, updated_at=3.0
+    )
+    reconcile(runtime)
+    assert Channel.objects.get(name="a").target_state == TargetState.RUNNING
+
+
+def test_a_finished_run_of_a_stopped_channel_changes_no_target(runtime, started, spec):
+    finished_run(runtime, started, spec)
+    services.stop_channel(Channel.objects.get(name="a"))
+    before = LifecycleEvent.objects.filter(subject_type=SubjectType.CHANNEL).count()
+
+    reconcile(runtime)
+
+    assert Channel.objects.get(name="a").target_state == TargetState.STOPPED
+    assert LifecycleEvent.objects.filter(subject_type=SubjectType.CHANNEL).count() == before
+
+
+def test_a_finished_run_started_again_during_the_pass_keeps_its_target(
+    runtime, started, spec, monkeypatch
+):
+    finished_run(runtime, started, spec)
+    save = reconcile_module._Pass.save
+
+    def start_then_save(self):
+        # The user starts the channel again while the pass runs: a new generation.
+        Connector.objects.filter(runtime_id="a").update(generation=1)
+        save(self)
+
+    monkeypatch.setattr(reconcile_module._Pass, "save", start_then_save)
+
+    reconcile(runtime)
+
+    assert Channel.objects.get(name="a").target_state == TargetState.RUNNING
+    assert not LifecycleEvent.objects.filter(
+        subject_type=SubjectType.CHANNEL, actor="system:reconcile"
+    ).exists()
+    assert runtime.calls_named("set_target_state") == []

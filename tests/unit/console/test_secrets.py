@@ -212,6 +212,26 @@ def test_a_trace_quoting_a_secret_is_scrubbed_from_status_and_lifecycle(api, run
     assert_no_secret(lifecycle)
 
 
+def test_a_runtime_reason_quoting_a_secret_is_scrubbed_from_status_and_lifecycle(api, runtime):
+    create(api)
+    api.post(f"{CHANNELS}orders/start")
+    runtime.heartbeat("w1", at=NOW)
+    runtime.report("orders", State.RUNNING, "w1", updated_at=NOW)
+    services.reconcile(runtime=runtime, now=NOW)
+    reason = "waiting for sink credentials svc:DELTA-012 to be accepted"
+    runtime.report("orders", State.UNASSIGNED, "w1", reason=reason, updated_at=NOW)
+
+    services.reconcile(runtime=runtime, now=NOW)
+
+    expected = f"waiting for sink credentials svc:{SECRET_MARKER} to be accepted"
+    assert Connector.objects.get().status_reason == expected
+    assert LifecycleEvent.objects.filter(reason=expected).exists()
+    status = api.get(f"{CHANNELS}orders/status")
+    assert status.json()["reason"] == expected
+    assert_no_secret(status)
+    assert_no_secret(api.get(f"{CHANNELS}orders/lifecycle/"))
+
+
 def test_no_lifecycle_event_quotes_a_secret(api):
     create(api)
     spec = api.get(f"{CHANNELS}orders/").json()["spec"]

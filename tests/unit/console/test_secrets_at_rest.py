@@ -3,7 +3,6 @@ what may quote a secret (lifecycle reasons, traces, log lines) masks it."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 
@@ -23,7 +22,8 @@ from pipelines.spec.secrets import (
     SecretMaskingFilter,
 )
 from runtime_adapter.config import RuntimeConfig
-from runtime_adapter.driver import Driver, decrypted_spec
+from runtime_adapter.errors import decrypted_spec
+from runtime_adapter.hosted import HostedConnector
 from runtime_adapter.states import State
 from runtime_adapter.worker import _secrets_of
 from tests.unit.console import secret_plugins
@@ -217,8 +217,9 @@ def test_the_driver_masks_its_secrets_in_the_traces_it_reports(api, runtime, roo
     api.post(f"{CHANNELS}orders/start")
     (call,) = runtime.calls_named("deploy")
     store = _Store()
-    args = argparse.Namespace(connector_id="orders", worker_id="w1", generation=0)
-    driver = Driver(store, RuntimeConfig.from_env(), args)
+    driver = HostedConnector(
+        store, RuntimeConfig.from_env(), connector_id="orders", worker_id="w1", generation=0
+    )
 
     driver.plain_spec(call[0])
     driver.report(State.FAILED, "Traceback …\nValueError: token ECHO-345 expired")

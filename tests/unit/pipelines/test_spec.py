@@ -149,7 +149,7 @@ def test_wrong_types_are_reported_per_field() -> None:
 
 
 def test_structural_errors() -> None:
-    assert errors_of([VALID]) == {"": ["must be an object with source, transforms, sink, errors"]}
+    assert errors_of([VALID]) == {"": ["must be an object with source, transforms, sink, errors, runtime"]}
     assert errors_of(spec_with(transforms={"type": "filter"})) == {
         "transforms": ["must be a list of stages"]
     }
@@ -165,7 +165,7 @@ def test_unknown_fields_list_the_expected_ones() -> None:
     sink = {"type": "kafka", "config": {**VALID["sink"]["config"], "topics": ["x"]}}
     errors = errors_of(spec_with(sink=sink, name="x"))
     assert errors == {
-        "name": ["unknown field; expected one of: source, transforms, sink, errors"],
+        "name": ["unknown field; expected one of: source, transforms, sink, errors, runtime"],
         "sink.config.topics": [
             "unknown field; expected one of: bootstrap_servers, topic, format, key_field, "
             "topic_field, security, properties"

@@ -231,9 +231,19 @@ def test_the_driver_logs_its_connector_worker_and_channel(redis_url: str, prefix
         Deployment("orders-c", "orders", 1, {}, TargetState.RUNNING, worker_id="w1", generation=0)
     )
     code = (
-        "import sys\nfrom runtime_adapter import driver\n"
-        "sys.exit(driver.main(['--connector-id', 'orders-c', '--worker-id', 'w1',"
-        " '--generation', '0']))\n"
+        "import sys\n"
+        "from runtime_adapter import driver, hosted, logs, store\n"
+        "from runtime_adapter.config import RuntimeConfig\n"
+        "logs.configure_logging('driver')\n"
+        "logs.set_process_context(worker='w1')  # as driver.main does\n"
+        "config = RuntimeConfig.from_env()\n"
+        "redis = store.RedisStore.from_url(config.redis_url, config.key_prefix)\n"
+        "placement = store.Placement(0, 1, 1.0)\n"
+        "connector = hosted.HostedConnector(redis, config, connector_id='orders-c',\n"
+        "    worker_id='w1', generation=0, driver_id='w1.d1', placement=placement)\n"
+        "connector.start(redis.deployment('orders-c'))  # its own thread\n"
+        "connector.done.wait(30)\n"
+        "sys.exit(1 if connector.state.name == 'FAILED' else 0)\n"
     )
     with pytest.raises(subprocess.CalledProcessError) as failed:  # the empty spec is invalid
         _run(code, REDIS_URL=redis_url, SLUICE_REDIS_PREFIX=prefix, SLUICE_LOG_FORMAT="json")
@@ -249,14 +259,14 @@ def test_the_driver_logs_its_connector_worker_and_channel(redis_url: str, prefix
 
 
 class _SleeperWorker(RuntimeWorker):
-    def driver_command(self, deployment: Deployment) -> list[str]:
+    def driver_command(self, driver_id: str, isolation: str, capacity: int, name: str):
         return [sys.executable, "-c", "import time\nwhile True: time.sleep(0.1)"]
 
 
 def test_the_runtime_worker_logs_launches_with_the_connector_and_channel(
     redis_url: str, prefix: str, worker_config, caplog
 ):
-    config = worker_config(driver_stop_grace=0.5)
+    config = worker_config(driver_stop_grace=0.5, warm_drivers=0)
     store = RedisStore.from_url(redis_url, prefix)
     store.put_deployment(
         Deployment("orders-c", "orders", 1, {}, TargetState.RUNNING, worker_id="w1")
@@ -268,5 +278,7 @@ def test_the_runtime_worker_logs_launches_with_the_connector_and_channel(
             worker.converge()
     finally:
         worker.shutdown()
-    [started] = [r for r in caplog.records if r.getMessage().startswith("started driver")]
-    assert (started.channel, started.connector) == ("orders", "orders-c")
+    [started] = [r for r in caplog.records if r.getMessage().startswith("started shared driver")]
+    [placed] = [r for r in caplog.records if r.getMessage().startswith("placed orders-c")]
+    for record in (started, placed):
+        assert (record.channel, record.connector) == ("orders", "orders-c")

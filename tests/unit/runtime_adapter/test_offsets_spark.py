@@ -8,7 +8,6 @@ the change, runs the query again and checks by event id what the files sink hold
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 import uuid
@@ -24,7 +23,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from runtime_adapter.base import OffsetChange, SourceOffset
 from runtime_adapter.checkpoint import latest_committed
 from runtime_adapter.config import RuntimeConfig
-from runtime_adapter.driver import Driver
+from runtime_adapter.hosted import HostedConnector
 from runtime_adapter.kafka import GroupCommitter, consumer_group
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.store import RedisStore
@@ -87,8 +86,13 @@ class Channel:
             key_prefix=prefix,
             checkpoint_root=root / "checkpoints",
         )
-        args = argparse.Namespace(connector_id=self.name, worker_id="w1", generation=0)
-        self.driver = Driver(RedisStore.from_url(redis_url, prefix), config, args)
+        self.driver = HostedConnector(
+            RedisStore.from_url(redis_url, prefix),
+            config,
+            connector_id=self.name,
+            worker_id="w1",
+            generation=0,
+        )
         self.driver.channel = self.name
         self.driver.spark = spark
         self.driver.committer = GroupCommitter(kafka, consumer_group(self.name))

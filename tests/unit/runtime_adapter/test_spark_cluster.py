@@ -33,11 +33,18 @@ def config(monkeypatch: pytest.MonkeyPatch, **env: str) -> RuntimeConfig:
         "SLUICE_DRIVER_HOST",
         "SLUICE_DRIVER_BIND_ADDRESS",
         "SLUICE_SPARK_MASTER_UI_URL",
+        "SLUICE_DRIVER_MEMORY",
+        "SLUICE_SHARED_DRIVER_MEMORY",
     ):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     return RuntimeConfig.from_env()
+
+
+def shared_driver_command(cfg: RuntimeConfig, isolation: str = "shared") -> list[str]:
+    worker = RuntimeWorker(cfg, store=None)  # type: ignore[arg-type]
+    return worker.driver_command("w1.d1", isolation, 50, "sluice-w1.d1")
 
 
 def conf_values(command: list[str]) -> dict[str, str]:
@@ -54,7 +61,7 @@ def option(command: list[str], name: str) -> str | None:
 
 def test_local_default_keeps_everything_on_the_loopback(monkeypatch):
     cfg = config(monkeypatch)
-    command = RuntimeWorker(cfg, store=None).driver_command(DEPLOYMENT)  # type: ignore[arg-type]
+    command = shared_driver_command(cfg)
 
     assert cfg.spark_master == "local[*]" and not cfg.standalone
     assert option(command, "--master") == "local[*]"
@@ -62,6 +69,26 @@ def test_local_default_keeps_everything_on_the_loopback(monkeypatch):
     assert confs["spark.driver.host"] == confs["spark.driver.bindAddress"] == "127.0.0.1"
     assert "spark.cores.max" not in confs and "--executor-memory" not in command
     assert cfg.master_ui_urls() == []
+    # One pool per connector's jobs, shared fairly; the driver knows who it is.
+    assert confs["spark.scheduler.mode"] == "FAIR"
+    assert command[-10:] == [
+        "--driver-id",
+        "w1.d1",
+        "--worker-id",
+        cfg.worker_id,
+        "--isolation",
+        "shared",
+        "--capacity",
+        "50",
+        "--memory",
+        "2g",
+    ]
+
+
+def test_shared_and_dedicated_drivers_get_their_own_memory(monkeypatch):
+    cfg = config(monkeypatch, SLUICE_DRIVER_MEMORY="900m", SLUICE_SHARED_DRIVER_MEMORY="3g")
+    assert option(shared_driver_command(cfg), "--driver-memory") == "3g"
+    assert option(shared_driver_command(cfg, "dedicated"), "--driver-memory") == "900m"
 
 
 def test_standalone_sizes_executors_and_caps_cores(monkeypatch):
@@ -72,7 +99,7 @@ def test_standalone_sizes_executors_and_caps_cores(monkeypatch):
         SLUICE_EXECUTOR_MEMORY="512m",
         SLUICE_MAX_CORES="4",
     )
-    command = RuntimeWorker(cfg, store=None).driver_command(DEPLOYMENT)  # type: ignore[arg-type]
+    command = shared_driver_command(cfg)
 
     assert option(command, "--master") == "spark://127.0.0.1:7077"
     assert option(command, "--executor-memory") == "512m"
@@ -112,7 +139,7 @@ def test_driver_address_can_be_set(monkeypatch):
         SLUICE_DRIVER_HOST="runtime-1.internal",
         SLUICE_DRIVER_BIND_ADDRESS="0.0.0.0",
     )
-    confs = conf_values(RuntimeWorker(cfg, store=None).driver_command(DEPLOYMENT))  # type: ignore[arg-type]
+    confs = conf_values(shared_driver_command(cfg))
 
     assert confs["spark.driver.host"] == "runtime-1.internal"
     assert confs["spark.driver.bindAddress"] == "0.0.0.0"

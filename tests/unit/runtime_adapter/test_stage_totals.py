@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from typing import Any
 
 import pytest
 
 from runtime_adapter.base import ConnectorStatus
-from runtime_adapter.driver import Driver, StageTotals
+from runtime_adapter.hosted import HostedConnector
+from runtime_adapter.progress import StageTotals
 from runtime_adapter.states import State
 
 SPEC = {
@@ -107,8 +107,13 @@ class FakeStore:
 
 def test_the_status_carries_the_totals_with_batches_missed_between_polls() -> None:
     store = FakeStore()
-    args = argparse.Namespace(connector_id="c1", worker_id="w1", generation=1)
-    driver = Driver(store, argparse.Namespace(), args)  # type: ignore[arg-type]
+    driver = HostedConnector(
+        store,  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        connector_id="c1",
+        worker_id="w1",
+        generation=1,
+    )
     driver.stage_totals.start(points(), "run-1")
     driver.query = FakeQuery([progress(0, 5, 5, [0, 0, 0, 0])])
     driver.report(State.RUNNING, progress=driver.collect_progress())
@@ -136,7 +141,7 @@ def test_the_status_carries_the_totals_with_batches_missed_between_polls() -> No
     [(None, True), ("true", True), ("1", True), ("false", False), ("0", False), ("off", False)],
 )
 def test_stage_counts_can_be_switched_off(monkeypatch, value, enabled) -> None:
-    from runtime_adapter.driver import stage_counts_enabled
+    from runtime_adapter.progress import stage_counts_enabled
 
     if value is None:
         monkeypatch.delenv("SLUICE_STAGE_COUNTS", raising=False)

@@ -1,12 +1,17 @@
-"""Convergence of the runtime worker, with a tiny Python process standing in for spark-submit.
+"""The runtime worker's pool of drivers and its placements, with a small Python process
+standing in for a Spark driver (it heartbeats and reports its placements RUNNING as a real
+one does, through the same store).
 
-The real driver under spark-submit is covered by tests/integration.
+The real driver under spark-submit is covered by tests/integration/test_shared_drivers.py.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -17,101 +22,269 @@ from runtime_adapter.store import RedisStore
 from runtime_adapter.worker import RuntimeWorker
 from tests.support.processes import wait_until
 
-FAKE_DRIVERS = {
-    "sleeper": "import time\nwhile True: time.sleep(0.1)",
-    "crasher": "import sys\nprint('fake driver: cannot parse spec', flush=True)\nsys.exit(3)",
-}
+FAKE_DRIVER = """
+import os, sys, time
+from runtime_adapter.base import ConnectorStatus, DriverInfo
+from runtime_adapter.states import State
+from runtime_adapter.store import RedisStore
+
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+driver, worker = args["--driver-id"], args["--worker-id"]
+store = RedisStore.from_url(os.environ["REDIS_URL"], os.environ["SLUICE_REDIS_PREFIX"])
+print(f"fake driver {driver} up", flush=True)
+started, beats = time.time(), 0
+if os.environ.get("SLUICE_REDIS_PREFIX", "").endswith("-slow"):
+    # As a real driver starting its SparkSession: one "not ready" beat, then a long silence.
+    store.driver_heartbeat(DriverInfo(driver, worker, os.getpid(), args["--isolation"],
+                                      started, time.time(), ready=False))
+    time.sleep(2.5)
+while not store.retired(driver):
+    placements = store.placements(driver)
+    deployments = store.deployments_of(placements)
+    for cid, placement in placements.items():
+        deployment = deployments.get(cid)
+        if deployment is None:
+            continue
+        state = State.FAILED if deployment.channel == "crasher" else State.RUNNING
+        finished = deployment.channel == "backfill"
+        if finished:
+            state = State.STOPPED
+        store.report(ConnectorStatus(cid, state, worker, placement.generation,
+                                     trace="boom" if state == State.FAILED else "",
+                                     driver_id=driver, finished=finished))
+    hangs = any(d.channel == "hanger" for d in deployments.values())
+    if not hangs or beats < 3:
+        beats += 1
+        store.driver_heartbeat(DriverInfo(driver, worker, os.getpid(), args["--isolation"],
+                                          started, time.time(), int(args["--capacity"]),
+                                          connectors=sorted(placements)))
+    time.sleep(0.1)
+print(f"fake driver {driver} retired", flush=True)
+"""
 
 
 class FakeDriverWorker(RuntimeWorker):
-    def driver_command(self, deployment: Deployment) -> list[str]:
-        return [sys.executable, "-c", FAKE_DRIVERS[deployment.channel]]
+    def driver_command(self, driver_id: str, isolation: str, capacity: int, name: str):
+        return [
+            sys.executable,
+            "-c",
+            FAKE_DRIVER,
+            "--driver-id",
+            driver_id,
+            "--worker-id",
+            self.worker_id,
+            "--isolation",
+            isolation,
+            "--capacity",
+            str(capacity),
+        ]
 
 
 @pytest.fixture
-def worker(redis_url: str, prefix: str, worker_config):
-    config = worker_config(driver_stop_grace=0.5)
-    worker = FakeDriverWorker(config, RedisStore.from_url(redis_url, prefix))
-    yield worker
-    worker.shutdown()
+def make_worker(redis_url: str, prefix: str, worker_config):
+    made: list[RuntimeWorker] = []
+
+    def make(**overrides) -> RuntimeWorker:
+        settings = {"driver_stop_grace": 1.0, "warm_drivers": 0, **overrides}
+        worker = FakeDriverWorker(worker_config(**settings), RedisStore.from_url(redis_url, prefix))
+        made.append(worker)
+        return worker
+
+    yield make
+    for worker in made:
+        worker.shutdown()
 
 
-def deploy(runtime: SparkRuntime, channel: str, worker: str | None = "w1") -> None:
-    runtime.deploy(Deployment(channel, channel, 1, {}, TargetState.RUNNING, worker_id=worker))
+@pytest.fixture
+def worker(make_worker):
+    return make_worker()
 
 
-def converge_until(worker: RuntimeWorker, condition, timeout: float = 10.0):
+def deploy(
+    runtime: SparkRuntime,
+    channel: str,
+    worker: str | None = "w1",
+    isolation: str = "shared",
+    revision: int = 1,
+) -> None:
+    spec = {"runtime": {"isolation": isolation}}
+    runtime.deploy(
+        Deployment(channel, channel, revision, spec, TargetState.RUNNING, worker_id=worker)
+    )
+
+
+def converge_until(worker: RuntimeWorker, condition, timeout: float = 15.0, what: str = ""):
     def step():
         worker.converge()
         return condition()
 
-    return wait_until(step, timeout, interval=0.1)
+    return wait_until(step, timeout, interval=0.1, what=what)
 
 
-def test_launches_assigned_connectors_only(worker, runtime):
-    deploy(runtime, "sleeper")
-    deploy(runtime, "crasher", worker="w2")
+def state_of(runtime: SparkRuntime, cid: str) -> State | None:
+    status = runtime.status([cid]).get(cid)
+    return status.state if status else None
+
+
+def driver_of(worker: RuntimeWorker, cid: str) -> str:
+    return worker.placed[cid][0]
+
+
+def test_shared_connectors_share_one_driver_and_dedicated_ones_get_their_own(worker, runtime):
+    deploy(runtime, "a")
+    deploy(runtime, "b")
+    deploy(runtime, "heavy", isolation="dedicated")
+    deploy(runtime, "elsewhere", worker="w2")
     worker.converge()
-    assert set(worker.drivers) == {"sleeper"}
+    assert set(worker.placed) == {"a", "b", "heavy"}
+    assert driver_of(worker, "a") == driver_of(worker, "b") != driver_of(worker, "heavy")
+    assert len(worker.drivers) == 2
+    converge_until(worker, lambda: state_of(runtime, "a") == State.RUNNING, what="a RUNNING")
+    converge_until(worker, lambda: state_of(runtime, "heavy") == State.RUNNING)
+    assert runtime.status(["a"])["a"].driver_id == driver_of(worker, "a")
     worker.heartbeat()
     [info] = runtime.workers()
-    assert info.connectors == ["sleeper"] and info.worker_id == "w1"
+    assert info.connectors == ["a", "b", "heavy"] and sorted(info.drivers) == sorted(worker.drivers)
+    drivers = {d.driver_id: d for d in runtime.drivers()}
+    shared = drivers[driver_of(worker, "a")]
+    assert shared.isolation == "shared" and shared.connectors == ["a", "b"]
+    assert drivers[driver_of(worker, "heavy")].isolation == "dedicated"
 
 
-def test_stop_target_stops_the_driver_and_reports_stopped(worker, runtime):
-    deploy(runtime, "sleeper")
+def test_a_full_shared_driver_makes_room_in_a_new_one(make_worker, runtime):
+    worker = make_worker(channels_per_driver=2)
+    for name in ("a", "b", "c"):
+        deploy(runtime, name)
     worker.converge()
-    process = worker.drivers["sleeper"].process
-    runtime.set_target_state("sleeper", TargetState.STOPPED)
-    converge_until(worker, lambda: "sleeper" not in worker.drivers)
-    assert process.poll() is not None
+    assert driver_of(worker, "a") == driver_of(worker, "b") != driver_of(worker, "c")
+
+
+def test_stop_takes_the_connector_out_and_it_is_reported_stopped(worker, runtime):
+    deploy(runtime, "a")
+    deploy(runtime, "b")
+    converge_until(worker, lambda: state_of(runtime, "a") == State.RUNNING)
+    driver = driver_of(worker, "a")
+    runtime.set_target_state("a", TargetState.STOPPED)
+    converge_until(worker, lambda: state_of(runtime, "a") == State.STOPPED, what="a STOPPED")
+    assert "a" not in worker.placed and driver_of(worker, "b") == driver
+    assert worker.drivers[driver].process.poll() is None, "the neighbour's driver stays"
+    runtime.set_target_state("a", TargetState.RUNNING)
     worker.converge()
-    assert runtime.status(["sleeper"])["sleeper"].state is State.STOPPED
-    runtime.set_target_state("sleeper", TargetState.RUNNING)
+    assert driver_of(worker, "a") == driver, "started again in the same warm driver"
+
+
+def test_unassigned_connector_leaves_its_driver_without_a_report(worker, runtime):
+    deploy(runtime, "a")
     worker.converge()
-    assert "sleeper" in worker.drivers, "a stopped connector starts again"
-
-
-def test_unassigned_driver_is_stopped_without_a_report(worker, runtime):
-    deploy(runtime, "sleeper")
+    runtime.assign("a", "w2")
     worker.converge()
-    runtime.assign("sleeper", "w2")
-    converge_until(worker, lambda: "sleeper" not in worker.drivers)
-    assert runtime.status(["sleeper"]) == {}
+    assert "a" not in worker.placed
+    assert runtime.status(["a"]) == {}
 
 
-def test_crash_is_reported_failed_with_log_tail_and_not_relaunched(worker, runtime):
+def test_restart_places_a_shared_connector_again_in_the_same_driver(worker, runtime):
+    deploy(runtime, "a")
+    worker.converge()
+    driver, first = worker.placed["a"]
+    runtime.restart("a")
+    worker.converge()
+    again, second = worker.placed["a"]
+    assert again == driver and second.generation == first.generation + 1
+    deploy(runtime, "a", revision=2)
+    worker.converge()
+    assert worker.placed["a"][1].revision == 2 and worker.placed["a"][0] == driver
+
+
+def test_restart_of_a_dedicated_connector_replaces_its_driver(worker, runtime):
+    deploy(runtime, "heavy", isolation="dedicated")
+    worker.converge()
+    first = driver_of(worker, "heavy")
+    process = worker.drivers[first].process
+    runtime.restart("heavy")
+    worker.converge()
+    assert driver_of(worker, "heavy") != first
+    converge_until(worker, lambda: process.poll() is not None, what="the old driver retired")
+
+
+def test_a_changed_isolation_moves_the_connector(worker, runtime):
+    deploy(runtime, "a")
+    worker.converge()
+    shared = driver_of(worker, "a")
+    deploy(runtime, "a", isolation="dedicated", revision=2)
+    worker.converge()
+    assert driver_of(worker, "a") != shared
+    assert worker.drivers[driver_of(worker, "a")].isolation == "dedicated"
+
+
+def test_a_killed_driver_fails_each_of_its_connectors_with_the_cause(worker, runtime):
+    deploy(runtime, "a")
+    deploy(runtime, "b")
+    deploy(runtime, "heavy", isolation="dedicated")
+    converge_until(worker, lambda: state_of(runtime, "b") == State.RUNNING)
+    converge_until(worker, lambda: state_of(runtime, "heavy") == State.RUNNING)
+    shared = worker.drivers[driver_of(worker, "a")]
+    os.kill(shared.process.pid, signal.SIGKILL)
+    converge_until(worker, lambda: state_of(runtime, "a") == State.FAILED, what="a FAILED")
+    for name in ("a", "b"):
+        status = runtime.status([name])[name]
+        assert status.state is State.FAILED
+        assert status.trace.startswith(f"driver {shared.driver_id} (pid {shared.process.pid})")
+        assert "was killed by SIGKILL" in status.trace.splitlines()[0]
+        assert "fake driver" in status.trace, "the tail of the driver's log"
+    assert state_of(runtime, "heavy") == State.RUNNING, "another driver's connector is untouched"
+    worker.converge()
+    assert "a" not in worker.placed, "a failed connector waits for a restart"
+    runtime.restart("a")
+    worker.converge()
+    assert driver_of(worker, "a") != shared.driver_id and "b" not in worker.placed
+
+
+def test_a_driver_that_stops_heartbeating_is_killed_and_its_connectors_fail(make_worker, runtime):
+    worker = make_worker(driver_session_timeout=1.5)
+    deploy(runtime, "hanger")  # its stand-in driver stops heartbeating after three beats
+    converge_until(worker, lambda: state_of(runtime, "hanger") == State.FAILED, what="FAILED")
+    trace = runtime.status(["hanger"])["hanger"].trace
+    assert "stopped heartbeating" in trace.splitlines()[0] and "killed" in trace
+
+
+def test_a_failed_or_finished_run_is_not_placed_again(worker, runtime):
     deploy(runtime, "crasher")
+    deploy(runtime, "backfill")
+    converge_until(worker, lambda: "crasher" in worker.failed, what="the failure noted")
+    converge_until(worker, lambda: "backfill" in worker.finished, what="the end noted")
     worker.converge()
-    converge_until(worker, lambda: "crasher" not in worker.drivers)
-    status = runtime.status(["crasher"])["crasher"]
-    assert status.state is State.FAILED
-    assert status.trace.startswith("driver process exited with code 3")
-    assert "cannot parse spec" in status.trace
+    assert "crasher" not in worker.placed and "backfill" not in worker.placed
+    runtime.restart("backfill")
     worker.converge()
-    assert "crasher" not in worker.drivers, "a failed connector waits for a restart"
-    runtime.restart("crasher")
-    worker.converge()
-    assert worker.drivers["crasher"].generation == 1
+    assert "backfill" in worker.placed
 
 
-def test_restart_replaces_the_driver(worker, runtime):
-    deploy(runtime, "sleeper")
+def test_empty_drivers_beyond_the_warm_ones_retire(make_worker, runtime):
+    worker = make_worker(warm_drivers=1, driver_idle_seconds=0.0)
     worker.converge()
-    first = worker.drivers["sleeper"].process
-    runtime.restart("sleeper")
-    converge_until(worker, lambda: first.poll() is not None)
-    converge_until(worker, lambda: "sleeper" in worker.drivers)
-    assert worker.drivers["sleeper"].generation == 1
-    time.sleep(0.1)
-    assert worker.drivers["sleeper"].process.poll() is None
+    [warm] = worker.drivers.values()
+    deploy(runtime, "heavy", isolation="dedicated")
+    worker.converge()
+    dedicated = worker.drivers[driver_of(worker, "heavy")]
+    runtime.set_target_state("heavy", TargetState.STOPPED)
+    converge_until(worker, lambda: dedicated.process.poll() is not None, what="retired")
+    converge_until(worker, lambda: dedicated.driver_id not in worker.drivers)
+    assert list(worker.drivers) == [warm.driver_id], "the warm driver stays"
+    time.sleep(0.2)
+    assert warm.process.poll() is None
 
 
-def test_redeploy_of_another_revision_replaces_the_driver(worker, runtime):
-    deploy(runtime, "sleeper")
-    worker.converge()
-    first = worker.drivers["sleeper"].process
-    runtime.deploy(Deployment("sleeper", "sleeper", 2, {}, TargetState.RUNNING))
-    converge_until(worker, lambda: first.poll() is not None)
-    converge_until(worker, lambda: "sleeper" in worker.drivers)
-    assert worker.drivers["sleeper"].revision == 2
+def test_a_driver_starting_its_spark_session_gets_the_start_timeout(redis_url, worker_config):
+    prefix = f"test-{time.monotonic_ns()}-slow"  # the stand-in driver starts slowly
+    config = replace(
+        worker_config(driver_stop_grace=1.0, warm_drivers=0, driver_session_timeout=1.0),
+        key_prefix=prefix,
+    )
+    worker = FakeDriverWorker(config, RedisStore.from_url(redis_url, prefix))
+    runtime = SparkRuntime(redis_url, prefix)
+    try:
+        deploy(runtime, "a")
+        converge_until(worker, lambda: state_of(runtime, "a") == State.RUNNING, timeout=20)
+        assert not any(d.killed_for for d in worker.drivers.values())
+    finally:
+        worker.shutdown()

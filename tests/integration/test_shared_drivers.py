@@ -1,0 +1,226 @@
+"""Channels side by side in one shared Spark driver, on the real stack (Kafka, Redis, Spark,
+Celery, the web API): a neighbour's failure, stop and start leave a channel running and
+delivering; a new channel on a topic that does not exist yet waits for it and skips nothing;
+an available-now channel reads what is there and stops.
+
+The kill -9 of a shared driver (every channel it hosted recovers, nothing lost) is in
+test_faults.py.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+
+import pytest
+from confluent_kafka import Producer
+
+from tests.integration.conftest import Stack
+from tests.integration.test_walking_skeleton import consume_all, make_topic
+from tests.support.orders import PATTERN, produce_range, selected
+from tests.support.processes import wait_until
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+
+def kafka_spec(
+    kafka: str,
+    source: str,
+    sink: str,
+    *,
+    transforms: list[dict] | None = None,
+    starting: str = "earliest",
+    runtime: dict | None = None,
+) -> dict:
+    spec = {
+        "source": {
+            "type": "kafka",
+            "config": {
+                "bootstrap_servers": kafka,
+                "topics": [source],
+                "starting_offsets": starting,
+            },
+        },
+        "transforms": transforms
+        if transforms is not None
+        else [{"type": "filter", "config": {"pattern": PATTERN}}],
+        "sink": {"type": "kafka", "config": {"bootstrap_servers": kafka, "topic": sink}},
+    }
+    if runtime:
+        spec["runtime"] = runtime
+    return spec
+
+
+class Channels:
+    """Channels this test made through the API (stopped and deleted at the end)."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.stack = stack
+        self.http = stack.session()
+        self.names: list[str] = []
+
+    def create(self, prefix: str, spec: dict, target: str = "RUNNING") -> str:
+        name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+        body = {"name": name, "spec": spec, "target_state": target}
+        created = self.http.post(f"{self.stack.api}/channels/", json=body, timeout=10)
+        assert created.status_code == 201, created.text
+        self.names.append(name)
+        return name
+
+    def status(self, name: str) -> dict:
+        return self.http.get(f"{self.stack.api}/channels/{name}/status", timeout=5).json()
+
+    def act(self, name: str, action: str) -> None:
+        response = self.http.post(f"{self.stack.api}/channels/{name}/{action}", timeout=10)
+        assert response.status_code in (200, 202), response.text
+
+    def wait_state(self, name: str, state: str, timeout: float = 180) -> dict:
+        def reached() -> dict | None:
+            status = self.status(name)
+            return status if status["state"] == state else None
+
+        try:
+            return wait_until(reached, timeout, interval=0.5, what=f"{name} {state}")
+        except TimeoutError:
+            pytest.fail(f"{name} not {state}: {self.status(name)}\n{self.stack.logs()}")
+
+    def offsets(self, name: str) -> int:
+        return sum(task["offset"] or 0 for task in self.status(name)["tasks"])
+
+    def events(self, name: str) -> list[dict]:
+        url = f"{self.stack.api}/channels/{name}/lifecycle/?limit=200"
+        return self.http.get(url, timeout=5).json()["results"]
+
+    def cleanup(self) -> None:
+        for name in self.names:
+            self.http.post(f"{self.stack.api}/channels/{name}/stop", timeout=10)
+            self.http.delete(f"{self.stack.api}/channels/{name}/", timeout=10)
+
+
+@pytest.fixture
+def channels(stack: Stack):
+    made = Channels(stack)
+    yield made
+    made.cleanup()
+
+
+def topics(stack: Stack, *prefixes: str) -> list[str]:
+    suffix = uuid.uuid4().hex[:6]
+    names = [f"{prefix}-{suffix}" for prefix in prefixes]
+    for name in names:
+        make_topic(stack.kafka, name, 2)
+    return names
+
+
+def grows(read: Callable[[], int], what: str, timeout: float = 90) -> None:
+    before = read()
+    wait_until(lambda: read() > before, timeout, interval=0.5, what=what)
+
+
+def test_a_neighbour_failing_stopping_and_starting_leaves_a_channel_running(
+    stack: Stack, channels: Channels
+) -> None:
+    src_a, out_a, src_b, out_b = topics(stack, "sd-a-in", "sd-a-out", "sd-b-in", "sd-b-out")
+    a = channels.create("shared-a", kafka_spec(stack.kafka, src_a, out_a))
+    cast = [{"type": "cast", "config": {"fields": {"data.amount": "long"}}}]
+    b = channels.create("shared-b", kafka_spec(stack.kafka, src_b, out_b, transforms=cast))
+    first = channels.wait_state(a, "RUNNING")
+    channels.wait_state(b, "RUNNING")
+    driver = first["driver_id"]
+    assert driver and channels.status(b)["driver_id"] == driver, "both in one shared driver"
+
+    produce_range(stack.kafka, src_a, 0, 300)
+    grows(lambda: channels.offsets(a), f"{a} reading")
+
+    # b fails at run time (a cast error under tolerance none): a is untouched.
+    poison = Producer({"bootstrap.servers": stack.kafka})
+    poison.produce(src_b, json.dumps({"seq": 1, "amount": "not a number"}).encode())
+    poison.flush(10)
+    wait_until(
+        lambda: any(e["to_state"] == "FAILED" for e in channels.events(b)),
+        120,
+        interval=1,
+        what=f"{b} FAILED",
+    )
+    failed = [e for e in channels.events(b) if e["to_state"] == "FAILED"]
+    assert "cannot cast" in failed[0]["reason"], failed
+    produce_range(stack.kafka, src_a, 300, 600)
+    grows(lambda: channels.offsets(a), f"{a} still reading beside a failed neighbour")
+    status = channels.status(a)
+    assert status["state"] == "RUNNING" and status["driver_id"] == driver
+    assert [e for e in channels.events(a) if e["to_state"] != "RUNNING"] == [] or all(
+        e["to_state"] in ("UNASSIGNED", "RUNNING") for e in channels.events(a)
+    ), channels.events(a)
+
+    # b stopped, then started with a fixed spec: a keeps reading all along.
+    channels.act(b, "stop")
+    channels.wait_state(b, "STOPPED")
+    produce_range(stack.kafka, src_a, 600, 900)
+    grows(lambda: channels.offsets(a), f"{a} reading while its neighbour is stopped")
+    fixed = kafka_spec(stack.kafka, src_b, out_b, transforms=[])
+    updated = channels.http.put(
+        f"{stack.api}/channels/{b}/", json={"name": b, "spec": fixed}, timeout=10
+    )
+    assert updated.status_code == 200, updated.text
+    channels.act(b, "start")
+    channels.wait_state(b, "RUNNING")
+    assert channels.status(b)["driver_id"] == driver, "back in the same warm driver"
+    produce_range(stack.kafka, src_a, 900, 1200)
+    expected = [seq for seq in range(1200) if selected(seq)]
+    delivered = consume_all(stack.kafka, out_a, len(expected), timeout=120)
+    assert sorted({json.loads(v)["seq"] for v in delivered}) == expected
+    assert [e for e in channels.events(a) if e["to_state"] in ("FAILED", "STOPPED")] == []
+
+
+def test_a_missing_source_topic_is_waited_for_and_read_from_its_first_event(
+    stack: Stack, channels: Channels
+) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    source, sink = f"sd-late-in-{suffix}", f"sd-late-out-{suffix}"
+    make_topic(stack.kafka, sink, 1)
+    name = channels.create(
+        "late-topic", kafka_spec(stack.kafka, source, sink, transforms=[], starting="latest")
+    )
+
+    def waiting() -> dict | None:
+        status = channels.status(name)
+        return status if "waiting for source topic" in (status.get("reason") or "") else None
+
+    status = wait_until(waiting, 120, interval=0.5, what="the wait shown")
+    assert status["state"] == "UNASSIGNED" and source in status["reason"], status
+    make_topic(stack.kafka, source, 2)
+    produce_range(stack.kafka, source, 0, 20)  # before the query runs: none may be skipped
+    channels.wait_state(name, "RUNNING")
+    delivered = consume_all(stack.kafka, sink, 20, timeout=120)
+    assert sorted(json.loads(v)["seq"] for v in delivered) == list(range(20))
+    # A restart before any new event resolves nothing again: nothing read twice, none skipped.
+    channels.act(name, "restart")
+    channels.wait_state(name, "RUNNING")
+    produce_range(stack.kafka, source, 20, 30)
+    delivered = consume_all(stack.kafka, sink, 30, timeout=120)
+    assert sorted(json.loads(v)["seq"] for v in delivered) == list(range(30))
+
+
+def test_an_available_now_channel_reads_what_is_there_and_stops(
+    stack: Stack, channels: Channels
+) -> None:
+    source, sink = topics(stack, "sd-backfill-in", "sd-backfill-out")
+    produce_range(stack.kafka, source, 0, 900)
+    name = channels.create(
+        "backfill",
+        kafka_spec(stack.kafka, source, sink, runtime={"mode": "available-now"}),
+    )
+    expected = [seq for seq in range(900) if selected(seq)]
+    delivered = consume_all(stack.kafka, sink, len(expected), timeout=180)
+    assert sorted(json.loads(v)["seq"] for v in delivered) == expected
+
+    def stopped() -> dict | None:
+        status = channels.status(name)
+        return (
+            status if status["state"] == "STOPPED" and status["target_state"] == "STOPPED" else None
+        )
+
+    status = wait_until(stopped, 120, interval=1, what="the backfill STOPPED by itself")
+    assert "available-now run finished" in status["reason"], status
+    assert any("available-now run finished" in e["reason"] for e in channels.events(name))
