@@ -32,11 +32,12 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
-from console.choices import ConnectorState, SubjectType, TargetState, WorkerState
+from console.choices import HOSTED_TARGETS, ConnectorState, SubjectType, TargetState, WorkerState
 from console.crypto import decrypt_spec, encrypt_spec
-from console.models import Channel, Connector, Revision
+from console.models import Channel, Connector, Revision, Worker
 from console.runtime import RUNTIME_UNAVAILABLE_ERRORS, get_runtime
 from console.services.errors import InvalidTransition, RuntimeUnavailable
 from console.services.ingest import (
@@ -436,6 +437,8 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
             reason=f"deploying revision {revision.number} (was {was})",
         )
     worker = connector.worker
+    if worker is None or worker.state != WorkerState.ALIVE:
+        worker = _place_now(channel, connector, actor)
     if revision.spec["source"]["type"] == HTTP_SOURCE:
         # Raises (nothing changes) when Kafka is down: the query would have no topic.
         ensure_ingest_topic(channel.name)
@@ -467,6 +470,27 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
             reason=f"restarting {what} (generation {connector.generation})",
         )
     return connector
+
+
+def _place_now(channel: Channel, connector: Connector, actor: str) -> Worker | None:
+    """Assign an unplaced connector to the least loaded live worker as it is deployed, as the
+    next reconcile pass would (sticky from then on): the start does not wait for that pass."""
+    live = Worker.objects.filter(state=WorkerState.ALIVE).annotate(
+        hosting=Count("connectors", filter=Q(connectors__channel__target_state__in=HOSTED_TARGETS))
+    )
+    chosen = min(live, key=lambda w: (w.hosting, w.worker_id), default=None)
+    if chosen is None:
+        return None  # reconcile places it when a worker is alive
+    connector.worker = chosen
+    connector.save(update_fields=["worker"])
+    _record_connector(
+        channel,
+        connector,
+        actor,
+        ConnectorState.UNASSIGNED,
+        f"assigned to worker {chosen.worker_id} (least loaded, hosting {chosen.hosting})",
+    )
+    return chosen
 
 
 def _send_target(channel: Channel, target: runtime_states.TargetState) -> None:
