@@ -302,7 +302,7 @@ def _measure_live(stack: Any, repeat: int) -> list[Figure]:
 
 def report(sections: dict[str, list[Figure]]) -> str:
     lines = [f"Sluice control-plane benchmark, {time.strftime('%Y-%m-%d %H:%M:%S %Z')}"]
-    lines.append(f"machine: {os.cpu_count()} cores; reconcile interval 2 s (default)")
+    lines.append(f"machine: {os.cpu_count()} cores; reconcile interval 1 s (default)")
     for title, figures in sections.items():
         lines += ["", title, "-" * len(title)]
         lines += [figure.row() for figure in figures]

@@ -178,23 +178,24 @@ class Bench:
 
     def busy_run(self, label: str, events: int) -> float:
         """A new busy channel drains ``events`` (one in three selected); its events/s from
-        its API start until the last selected event is in its sink."""
+        the first selected event in its sink to the last (its start, which the deploy figures
+        time, left out)."""
         name = f"busy-{label}-{self.suffix}"
         source, sink = f"{name}-in", f"{name}-out"
         self.topics(source, sink, partitions=2)
         produce_range(self.stack.kafka, source, 0, events)
         expected = sum(1 for seq in range(events) if selected(seq))
-        started = time.monotonic()
         self.create(name, spec(self.stack.kafka, source, sink, max_per_trigger=50_000))
-        delivered = count_until(self.stack.kafka, sink, expected, timeout=900)
-        seconds = time.monotonic() - started
+        delivered, first, last = count_until(self.stack.kafka, sink, expected, timeout=900)
         if delivered < expected:
             raise RuntimeError(f"{name}: {delivered} of {expected} delivered")
         self.http.post(f"{self.stack.api}/channels/{name}/stop", timeout=30)
-        return events / seconds
+        return events / max(last - first, 1e-3)
 
 
-def count_until(bootstrap: str, topic: str, expected: int, timeout: float) -> int:
+def count_until(bootstrap: str, topic: str, expected: int, timeout: float):
+    """Records read from ``topic`` until ``expected`` arrived (or ``timeout``), with the
+    times the first and the last of them were read."""
     from confluent_kafka import Consumer
 
     consumer = Consumer(
@@ -206,16 +207,18 @@ def count_until(bootstrap: str, topic: str, expected: int, timeout: float) -> in
         }
     )
     consumer.subscribe([topic])
-    seen = 0
+    seen, first, last = 0, 0.0, 0.0
     deadline = time.monotonic() + timeout
     try:
         while seen < expected and time.monotonic() < deadline:
-            for message in consumer.consume(10_000, 0.5):
-                if not message.error():
-                    seen += 1
+            messages = [m for m in consumer.consume(10_000, 0.2) if not m.error()]
+            if messages:
+                last = time.monotonic()
+                first = first or last
+                seen += len(messages)
     finally:
         consumer.close()
-    return seen
+    return seen, first, last
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -235,7 +238,7 @@ def run(args: argparse.Namespace, work: Path) -> Results:
             var=work / "var",
             log_dir=logs / "stack",
             extra_env={
-                "SLUICE_RECONCILE_INTERVAL": "2",  # the production default
+                "SLUICE_RECONCILE_INTERVAL": "1",  # the production default
                 "SPARK_MASTER": "local[2]",
                 "SLUICE_CHANNELS_PER_DRIVER": str(args.per_driver),
                 "SLUICE_SHARED_DRIVER_MEMORY": args.driver_memory,
@@ -243,6 +246,8 @@ def run(args: argparse.Namespace, work: Path) -> Results:
         ) as stack:
             bench = Bench(stack, kafka.process.pid)
             time.sleep(20)  # the warm driver up
+            bench.busy_run("warm-up", args.backlog // 3)  # the JVM's JIT warmed up
+            time.sleep(args.settle)
             results.baseline = sample(bench.runtime_roots(), args.sample)
             print(f"runtime at rest, no channel: {results.baseline}", flush=True)
             results.alone = bench.busy_run("alone", args.backlog)
@@ -287,13 +292,17 @@ def report(results: Results) -> str:
         f"runtime with no channel (worker + warm driver): {base.cpu_percent:.1f} % of a core, "
         f"{base.rss_mb:.0f} MB",
         "",
-        "idle channels | deploy p50 / p99 | runtime CPU | runtime RSS | per idle channel "
+        "idle channels | deploy p50 / p99 | runtime CPU | runtime RSS | each added idle channel "
         "(CPU, RSS) | broker CPU",
     ]
+    previous = (0, base.cpu_percent, base.rss_mb)
     for step, figures in sorted(results.steps.items()):
         runtime = figures["runtime"]
-        cpu_each = (runtime["cpu_percent"] - base.cpu_percent) / step
-        rss_each = (runtime["rss_mb"] - base.rss_mb) / step
+        # What each idle channel added since the previous step (the first: since none ran).
+        added = step - previous[0]
+        cpu_each = (runtime["cpu_percent"] - previous[1]) / added
+        rss_each = (runtime["rss_mb"] - previous[2]) / added
+        previous = (step, runtime["cpu_percent"], runtime["rss_mb"])
         lines.append(
             f"{step:>13} | {figures['deploy_p50_s']:.2f} s / {figures['deploy_p99_s']:.2f} s "
             f"| {runtime['cpu_percent']:.1f} % | {runtime['rss_mb']:.0f} MB | "

@@ -25,7 +25,7 @@ REDIS_URL                       ``redis://127.0.0.1:6379/0``
 CELERY_BROKER_URL               ``REDIS_URL``
 SLUICE_RUNTIME                  ``runtime_adapter.spark.SparkRuntime``
 SLUICE_REDIS_PREFIX             ``sluice`` (prefix of the runtime's Redis keys)
-SLUICE_RECONCILE_INTERVAL       2 (seconds between reconcile passes)
+SLUICE_RECONCILE_INTERVAL       1 (seconds between reconcile passes)
 SLUICE_WORKER_SESSION_TIMEOUT   10 (seconds without heartbeat before a worker is DEAD)
 SLUICE_RESTART_RESET_SECONDS    600 (seconds RUNNING before the restart policy's count resets)
 SLUICE_LOG_LEVEL                INFO
@@ -391,7 +391,7 @@ SPECTACULAR_SETTINGS = {
 REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 SLUICE_RUNTIME = os.environ.get("SLUICE_RUNTIME") or "runtime_adapter.spark.SparkRuntime"
 SLUICE_REDIS_PREFIX = os.environ.get("SLUICE_REDIS_PREFIX") or "sluice"
-SLUICE_RECONCILE_INTERVAL = _env_float("SLUICE_RECONCILE_INTERVAL", 2.0)
+SLUICE_RECONCILE_INTERVAL = _env_float("SLUICE_RECONCILE_INTERVAL", 1.0)
 SLUICE_WORKER_SESSION_TIMEOUT = _env_float("SLUICE_WORKER_SESSION_TIMEOUT", 10.0)
 SLUICE_RESTART_RESET_SECONDS = _env_float("SLUICE_RESTART_RESET_SECONDS", 600.0)
 # GET /metrics (Prometheus) accepts "Authorization: Bearer <this>" besides a session with

@@ -54,7 +54,7 @@ def test_embedded_defaults(tmp_path):
     assert s["db"]["NAME"] == str(tmp_path / "sluice.sqlite3")
     assert s["redis"] == s["broker"] == "redis://127.0.0.1:6379/0"
     assert s["runtime"] == "runtime_adapter.spark.SparkRuntime"
-    assert (s["interval"], s["timeout"], s["expires"]) == (2.0, 10.0, 2.0)
+    assert (s["interval"], s["timeout"], s["expires"]) == (1.0, 10.0, 1.0)
     assert s["static_root"] == str(tmp_path / "static")
 
 
