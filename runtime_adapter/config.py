@@ -88,6 +88,9 @@ class RuntimeConfig:
     (``SLUICE_DRIVER_SESSION_TIMEOUT``)."""
     driver_start_timeout: float = 180.0
     """How long a new driver may take to send its first heartbeat."""
+    worker_cores: int = os.cpu_count() or 1
+    """Cores this runtime worker's real-time queries may hold, one per source partition each
+    (``SLUICE_WORKER_CORES``; default: the host's)."""
 
     @classmethod
     def from_env(cls) -> RuntimeConfig:
@@ -120,6 +123,7 @@ class RuntimeConfig:
             driver_idle_seconds=_env_float("SLUICE_DRIVER_IDLE_SECONDS", 60.0),
             driver_session_timeout=_env_float("SLUICE_DRIVER_SESSION_TIMEOUT", 30.0),
             driver_start_timeout=_env_float("SLUICE_DRIVER_START_TIMEOUT", 180.0),
+            worker_cores=_env_int("SLUICE_WORKER_CORES", os.cpu_count() or 1),
         )
 
     @property

@@ -61,6 +61,7 @@ class DriverHost:
         isolation: str = "shared",
         capacity: int = 1,
         memory: str = "",
+        cores: int = 0,
     ) -> None:
         self.store = store
         self.config = config
@@ -69,6 +70,7 @@ class DriverHost:
         self.isolation = isolation
         self.capacity = capacity
         self.memory = memory
+        self.cores = cores
         self.started_at = time.time()
         self.parent_pid = os.getppid()
         self.hosted: dict[str, HostedConnector] = {}
@@ -106,6 +108,7 @@ class DriverHost:
                 memory=self.memory,
                 connectors=sorted(self.hosted),
                 application_id=self.application_id,
+                cores=self.cores,
                 ready=ready,
             )
         )
@@ -195,6 +198,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--isolation", choices=("shared", "dedicated"), default="shared")
     parser.add_argument("--capacity", type=int, default=1)
     parser.add_argument("--memory", default="")
+    parser.add_argument("--cores", type=int, default=0)
     return parser.parse_args(argv)
 
 
@@ -211,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         isolation=args.isolation,
         capacity=args.capacity,
         memory=args.memory,
+        cores=args.cores,
     )
 
     def _graceful(signum: int, _frame: Any) -> None:

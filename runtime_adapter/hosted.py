@@ -56,7 +56,7 @@ KEEPALIVE = 30.0
 """The longest a connector's status goes unwritten when nothing changes."""
 TOPIC_WAIT_INTERVAL = 5.0
 """Seconds between two looks for a source topic that does not exist yet."""
-POLLING_DELAY_MS = int(os.environ.get("SLUICE_IDLE_POLL_MS", "250"))
+POLLING_DELAY_MS = int(os.environ.get("SLUICE_IDLE_POLL_MS", "500"))
 """How long a query with nothing to read waits before asking its source again (Spark's
 ``spark.sql.streaming.pollingDelay``, 10 ms by default: 100 broker round trips a second for
 an idle Kafka channel). A busy query never waits: the next batch starts when events are there."""

@@ -74,8 +74,15 @@ def spark_submit_path() -> str:
 
 
 def isolation_of(deployment: Deployment) -> str:
+    """A real-time query holds its cores for as long as it runs: always a driver of its own."""
     runtime = deployment.spec.get("runtime") or {}
-    return "dedicated" if runtime.get("isolation") == "dedicated" else "shared"
+    if runtime.get("isolation") == "dedicated" or real_time(deployment):
+        return "dedicated"
+    return "shared"
+
+
+def real_time(deployment: Deployment) -> bool:
+    return (deployment.spec.get("runtime") or {}).get("mode") == "real-time"
 
 
 @dataclass
@@ -94,6 +101,8 @@ class DriverProcess:
     retire_requested_at: float | None = None
     signals_sent: list[str] = field(default_factory=list)
     killed_for: str = ""
+    cores: int = 0
+    """Cores a real-time query holds in this driver (0: none reserved)."""
 
     def exited(self) -> bool:
         return self.process.poll() is not None
@@ -146,19 +155,27 @@ class RuntimeWorker:
         self.stopping: dict[str, tuple[str, float]] = {}
         self.next_driver = 1
         self.running = True
+        # Real-time connectors: source partitions by (connector, revision); why one waits.
+        self.partition_counts: dict[tuple[str, int], int] = {}
+        self.unplaceable_reasons: dict[str, str] = {}
 
     # -- driver processes ---------------------------------------------------------------------
 
-    def driver_command(self, driver_id: str, isolation: str, capacity: int, name: str) -> list[str]:
+    def driver_command(
+        self, driver_id: str, isolation: str, capacity: int, name: str, cores: int = 0
+    ) -> list[str]:
         # --jars are served by the driver to its executors, so on a standalone master the
         # Kafka connector reaches every executor without being installed on the workers.
         jars = ",".join(str(path) for path in self.config.spark_jars())
         host = self.config.resolved_driver_host()
         memory = self.driver_memory(isolation)
+        master = self.config.spark_master
+        if cores and master.startswith("local"):
+            master = f"local[{cores}]"  # one task slot per source partition, no more
         command = [
             spark_submit_path(),
             "--master",
-            self.config.spark_master,
+            master,
             "--name",
             name,
             "--driver-memory",
@@ -178,7 +195,7 @@ class RuntimeWorker:
             "spark.scheduler.mode=FAIR",
         ]
         if self.config.standalone:
-            command += self.standalone_options()
+            command += self.standalone_options(cores)
         if jars:
             command += ["--jars", jars]
         command += [
@@ -193,6 +210,8 @@ class RuntimeWorker:
             str(capacity),
             "--memory",
             memory,
+            "--cores",
+            str(cores),
         ]
         return command
 
@@ -201,7 +220,7 @@ class RuntimeWorker:
             return self.config.driver_memory
         return self.config.shared_driver_memory
 
-    def standalone_options(self) -> list[str]:
+    def standalone_options(self, cores: int = 0) -> list[str]:
         """What a driver needs on a standalone master: executor size and a cap on cores.
 
         Without ``spark.cores.max`` a standalone master gives an application every free
@@ -214,7 +233,7 @@ class RuntimeWorker:
             "--conf",
             f"spark.executor.cores={config.executor_cores}",
             "--conf",
-            f"spark.cores.max={max(config.max_cores, config.executor_cores)}",
+            f"spark.cores.max={max(cores or config.max_cores, config.executor_cores)}",
             # Python run on executors (the http sink's senders) imports ``pipelines``.
             "--conf",
             f"spark.executorEnv.PYTHONPATH={REPO_ROOT}",
@@ -233,8 +252,9 @@ class RuntimeWorker:
         )
         return env
 
-    def launch(self, isolation: str, name: str | None = None) -> DriverProcess:
-        """Start a driver (``shared``, or ``dedicated`` to one connector)."""
+    def launch(self, isolation: str, name: str | None = None, cores: int = 0) -> DriverProcess:
+        """Start a driver (``shared``, or ``dedicated`` to one connector; ``cores`` reserved
+        for a real-time query)."""
         driver_id = f"{self.worker_id}.d{self.next_driver}"
         self.next_driver += 1
         capacity = 1 if isolation == "dedicated" else self.config.channels_per_driver
@@ -248,7 +268,9 @@ class RuntimeWorker:
         )
         log_file.flush()  # the header must precede the driver's own output
         process = subprocess.Popen(
-            self.driver_command(driver_id, isolation, capacity, name or f"sluice-{driver_id}"),
+            self.driver_command(
+                driver_id, isolation, capacity, name or f"sluice-{driver_id}", cores
+            ),
             env=self.driver_env(),
             stdout=log_file,
             stderr=subprocess.STDOUT,
@@ -257,7 +279,7 @@ class RuntimeWorker:
             preexec_fn=_die_with_parent,
         )
         driver = DriverProcess(
-            driver_id, isolation, capacity, process, log_path, log_file, time.time()
+            driver_id, isolation, capacity, process, log_path, log_file, time.time(), cores=cores
         )
         self.drivers[driver_id] = driver
         log.info("started %s driver %s (pid %s)", isolation, driver_id, process.pid)
@@ -451,11 +473,71 @@ class RuntimeWorker:
                 continue
             self.stopping.pop(cid, None)
             with log_context(connector=cid, channel=deployment.channel):
+                cores = 0
+                if real_time(deployment):
+                    cores = self.cores_for(cid, deployment)
+                    if not cores:
+                        continue  # UNASSIGNED with the reason; tried again next pass
                 if isolation_of(deployment) == "dedicated":
-                    driver = self.launch("dedicated", name=f"sluice-{deployment.channel}")
+                    name = f"sluice-{deployment.channel}"
+                    driver = self.launch("dedicated", name=name, cores=cores)
                 else:
                     driver = self.shared_driver()
                 self.place(cid, deployment, driver)
+
+    def cores_for(self, cid: str, deployment: Deployment) -> int:
+        """The cores a real-time connector needs (one per source partition) when this worker
+        has them free; else 0, and the connector is reported UNASSIGNED with the reason (a
+        real-time query short of cores would run, silently reading only some partitions)."""
+        try:
+            needed = self.partitions_of(cid, deployment)
+        except Exception as exc:  # brokers away, no such topic yet: say so, try again
+            self.unplaceable(cid, deployment, f"real-time mode: cannot count its cores: {exc}")
+            return 0
+        held = sum(d.cores for d in self.drivers.values() if not d.exited())
+        free = self.config.worker_cores - held
+        if needed > free:
+            self.unplaceable(
+                cid,
+                deployment,
+                f"real-time mode needs {needed} cores (one per source partition) and worker "
+                f"{self.worker_id} has {max(free, 0)} of {self.config.worker_cores} free "
+                f"({held} held by real-time channels): not started",
+            )
+            return 0
+        return needed
+
+    def partitions_of(self, cid: str, deployment: Deployment) -> int:
+        key = (cid, deployment.revision)
+        if key not in self.partition_counts:
+            from runtime_adapter.offsets import kafka_source, source_partitions
+
+            source = kafka_source(decrypted_spec(deployment.spec)[0])
+            if source is None:
+                raise ValueError("its source does not read Kafka")
+            partitions = source_partitions(source)
+            if not partitions:
+                raise ValueError(
+                    f"its source topics {', '.join(source.topics or ())} have no partition"
+                )
+            self.partition_counts[key] = len(partitions)
+        return self.partition_counts[key]
+
+    def unplaceable(self, cid: str, deployment: Deployment, reason: str) -> None:
+        """Report a connector this worker cannot place, with why (once per reason)."""
+        if self.unplaceable_reasons.get(cid) == reason:
+            return
+        self.unplaceable_reasons[cid] = reason
+        log.warning("connector %s: %s", cid, reason)
+        self.store.report(
+            ConnectorStatus(
+                connector_id=cid,
+                state=State.UNASSIGNED,
+                worker_id=self.worker_id,
+                generation=deployment.generation,
+                reason=reason,
+            )
+        )
 
     def shared_driver(self) -> DriverProcess:
         """The fullest shared driver with room (the oldest on a tie), or a new one."""
@@ -469,6 +551,7 @@ class RuntimeWorker:
 
         # This process's log lines (a driver's log tail) never quote a connector's secret.
         install_masking_filter(_secrets_of(deployment))
+        self.unplaceable_reasons.pop(cid, None)
         placement = Placement(deployment.generation, deployment.revision, time.time())
         self.store.place(driver.driver_id, cid, placement)
         self.store.nudge(driver.driver_id)

@@ -101,6 +101,8 @@ REAL_TIME_TRANSFORMS = frozenset(
     }
 )
 """Stateless transforms: each maps one event to at most one, with no state across events."""
+REAL_TIME_MIN_INTERVAL_SECONDS = 5.0
+"""Spark's ``spark.sql.streaming.realTimeMode.minBatchDuration``."""
 AVAILABLE_NOW_SOURCES = frozenset({"kafka", "http", "files"})
 """Sources with an end to reach: a Kafka topic's (or an ingest topic's) end offsets as the run
 starts, the files present then. A generator never runs out."""
@@ -134,7 +136,8 @@ class RuntimeOptions(BaseModel):
         le=MAX_INTERVAL_SECONDS,
         description=(
             "micro-batch: start a batch at most this often (none: as soon as the previous one "
-            "ends and events wait). real-time: how often progress is checkpointed (default 60)."
+            "ends and events wait). real-time: how often progress is checkpointed (default 60, "
+            "at least 5); a stop replays at most this much."
         ),
     )
 
@@ -311,11 +314,20 @@ def _check_mode(spec: ChannelSpec, errors: ErrorMap) -> None:
     for index, stage in enumerate(spec.transforms):
         if stage.type not in REAL_TIME_TRANSFORMS:
             _add(errors, f"transforms[{index}].type", f"{why}; {stage.type} cannot run in it")
-    if spec.errors.dead_letter is not None:
+    if spec.errors.tolerance == "all":
         _add(
             errors,
-            "errors.dead_letter",
-            f"{why}; dead letters are written per micro-batch, which real-time mode has not",
+            "errors.tolerance",
+            f"{why}; tolerance 'all' routes bad events per micro-batch, which real-time mode "
+            "has not (use 'none')",
+        )
+    interval = spec.runtime.interval_seconds
+    if interval is not None and interval < REAL_TIME_MIN_INTERVAL_SECONDS:
+        _add(
+            errors,
+            "runtime.interval_seconds",
+            f"real-time mode checkpoints at most every {REAL_TIME_MIN_INTERVAL_SECONDS:g} s "
+            "(Spark's minimum batch duration)",
         )
 
 

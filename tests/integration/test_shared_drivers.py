@@ -224,3 +224,20 @@ def test_an_available_now_channel_reads_what_is_there_and_stops(
     status = wait_until(stopped, 120, interval=1, what="the backfill STOPPED by itself")
     assert "available-now run finished" in status["reason"], status
     assert any("available-now run finished" in e["reason"] for e in channels.events(name))
+
+
+def test_a_real_time_channel_delivers_from_a_driver_of_its_own(
+    stack: Stack, channels: Channels
+) -> None:
+    source, sink = topics(stack, "sd-rt-in", "sd-rt-out")
+    runtime = {"mode": "real-time", "interval_seconds": 10}
+    name = channels.create("real-time", kafka_spec(stack.kafka, source, sink, runtime=runtime))
+    status = channels.wait_state(name, "RUNNING")
+    cluster = channels.http.get(f"{stack.api}/cluster/", timeout=10).json()
+    drivers = {d["driver_id"]: d for w in cluster["runtime_workers"] for d in w["drivers"]}
+    driver = drivers[status["driver_id"]]
+    assert (driver["isolation"], driver["cores"]) == ("dedicated", 2), driver  # 2 partitions
+    produce_range(stack.kafka, source, 0, 600)
+    expected = [seq for seq in range(600) if selected(seq)]
+    delivered = consume_all(stack.kafka, sink, len(expected), timeout=120)
+    assert sorted({json.loads(v)["seq"] for v in delivered}) == expected

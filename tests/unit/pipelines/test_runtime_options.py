@@ -81,11 +81,17 @@ def test_real_time_refuses_each_stage_it_cannot_run_at_its_place():
         source={"type": "generator", "config": {}},
         sink={"type": "preview", "config": {}},
         errors={"tolerance": "all", "dead_letter": {"type": "kafka", "config": KAFKA_SINK}},
-        runtime={"mode": "real-time"},
+        runtime={"mode": "real-time", "interval_seconds": 1},
     )
     found = errors(data)
-    assert set(found) == {"source.type", "sink.type", "errors.dead_letter"}
+    assert set(found) == {
+        "source.type",
+        "sink.type",
+        "errors.tolerance",
+        "runtime.interval_seconds",
+    }
     assert found["source.type"][0].startswith("real-time mode runs stateless Kafka to Kafka")
+    assert "at most every 5 s" in found["runtime.interval_seconds"][0]
 
 
 class FakeWriter:

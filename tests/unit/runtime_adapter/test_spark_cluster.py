@@ -71,7 +71,7 @@ def test_local_default_keeps_everything_on_the_loopback(monkeypatch):
     assert cfg.master_ui_urls() == []
     # One pool per connector's jobs, shared fairly; the driver knows who it is.
     assert confs["spark.scheduler.mode"] == "FAIR"
-    assert command[-10:] == [
+    assert command[-12:] == [
         "--driver-id",
         "w1.d1",
         "--worker-id",
@@ -82,7 +82,20 @@ def test_local_default_keeps_everything_on_the_loopback(monkeypatch):
         "50",
         "--memory",
         "2g",
+        "--cores",
+        "0",
     ]
+
+
+def test_a_real_time_driver_gets_exactly_its_cores(monkeypatch):
+    cfg = config(monkeypatch, SPARK_MASTER="local[*]")
+    worker = RuntimeWorker(cfg, store=None)  # type: ignore[arg-type]
+    command = worker.driver_command("w1.d2", "dedicated", 1, "sluice-rt", cores=3)
+    assert option(command, "--master") == "local[3]" and command[-1] == "3"
+    cfg = config(monkeypatch, SPARK_MASTER="spark://127.0.0.1:7077", SLUICE_MAX_CORES="1")
+    worker = RuntimeWorker(cfg, store=None)  # type: ignore[arg-type]
+    confs = conf_values(worker.driver_command("w1.d2", "dedicated", 1, "sluice-rt", cores=3))
+    assert confs["spark.cores.max"] == "3"
 
 
 def test_shared_and_dedicated_drivers_get_their_own_memory(monkeypatch):

@@ -64,7 +64,9 @@ print(f"fake driver {driver} retired", flush=True)
 
 
 class FakeDriverWorker(RuntimeWorker):
-    def driver_command(self, driver_id: str, isolation: str, capacity: int, name: str):
+    def driver_command(
+        self, driver_id: str, isolation: str, capacity: int, name: str, cores: int = 0
+    ):
         return [
             sys.executable,
             "-c",
@@ -286,5 +288,40 @@ def test_a_driver_starting_its_spark_session_gets_the_start_timeout(redis_url, w
         deploy(runtime, "a")
         converge_until(worker, lambda: state_of(runtime, "a") == State.RUNNING, timeout=20)
         assert not any(d.killed_for for d in worker.drivers.values())
+    finally:
+        worker.shutdown()
+
+
+class PartitionsWorker(FakeDriverWorker):
+    """Real-time connectors' partitions from their (test) spec, not from Kafka."""
+
+    def partitions_of(self, cid: str, deployment: Deployment) -> int:
+        return deployment.spec["partitions"]
+
+
+def test_real_time_connectors_get_their_cores_or_wait_with_the_reason(
+    redis_url, prefix, worker_config, runtime
+):
+    worker = PartitionsWorker(
+        worker_config(driver_stop_grace=1.0, warm_drivers=0, worker_cores=3),
+        RedisStore.from_url(redis_url, prefix),
+    )
+    try:
+        for name, partitions in (("rt-a", 2), ("rt-b", 2)):
+            spec = {"runtime": {"mode": "real-time"}, "partitions": partitions}
+            runtime.deploy(Deployment(name, name, 1, spec, TargetState.RUNNING, worker_id="w1"))
+        worker.converge()
+        driver = worker.drivers[driver_of(worker, "rt-a")]
+        assert (driver.isolation, driver.cores) == ("dedicated", 2)
+        assert "rt-b" not in worker.placed, "never half-started"
+        waiting = runtime.status(["rt-b"])["rt-b"]
+        assert waiting.state is State.UNASSIGNED
+        assert waiting.reason == (
+            "real-time mode needs 2 cores (one per source partition) and worker w1 has 1 of 3 "
+            "free (2 held by real-time channels): not started"
+        )
+        runtime.set_target_state("rt-a", TargetState.STOPPED)
+        converge_until(worker, lambda: "rt-b" in worker.placed, what="rt-b placed once rt-a stops")
+        assert worker.drivers[driver_of(worker, "rt-b")].cores == 2
     finally:
         worker.shutdown()
