@@ -7,10 +7,19 @@ for the run; the work is Kafka → filter (numeric, prefix and anything-but) →
 * **Sluice** - the query :mod:`pipelines` builds from a channel spec, on 1 and on 2 cores;
 * **(a) plain PySpark** - the same work written by hand (2 cores);
 * **(b) Python loop** - confluent-kafka consume → filter → wrap → produce (bounded);
-* **(c) Kafka's limit** - Kafka's own producer and consumer performance tools.
+* **(c) Kafka's limit** - Kafka's own producer and consumer performance tools;
+* **pass-through** (:mod:`bench.mirror`) - Kafka → Kafka with no transform: MirrorMaker 2
+  (Kafka Connect's ``MirrorSourceConnector``, dedicated mode, the broker's Kafka version)
+  against a Sluice pass-through channel (``json`` → ``json``) and Spark copying key and value
+  (the floor of Structured Streaming), each timed from the first record it wrote to the last
+  (``--only mirror`` runs these alone).
 
 Throughput drains a backlog; latency (p50, p99, from produce timestamp to sink timestamp)
-is taken from events produced at a steady rate while each contender runs continuously.
+is taken from events produced at a steady rate while each contender runs continuously:
+Sluice as the bench runs it, Sluice polled from Python every 0.5 s with the runtime's
+``pollingDelay`` (as a runtime driver runs a channel), Sluice in Spark's real-time mode
+(``runtime.mode: real-time``), plain PySpark and the loop (``--latency-repeat`` runs each,
+median reported with the range).
 Kafka's perf tools run first (the consumer's pass also brings the topic into the page cache
 for everyone); each Spark contender then runs ``--repeat`` times (3), in rounds whose order
 rotates so that no contender always goes first, and its median run is reported (a single
@@ -38,6 +47,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from bench.mirror import Drain, run_mm2, run_spark_pass
 from bench.workload import make_event, selected
 from tests.support.processes import REPO_ROOT, start_kafka
 
@@ -64,6 +74,24 @@ class Latency:
     samples: int
     p50_ms: float
     p99_ms: float
+    batches: dict = field(default_factory=dict)
+    """Spark contenders: the median ``durationMs`` of each phase of the micro-batches that
+    read rows, their median input rows (``rows``) and their number (``count``)."""
+    runs: list[tuple[float, float]] = field(default_factory=list)
+    """(p50, p99) of every run (``p50_ms``/``p99_ms`` are the median run's)."""
+
+
+@dataclass
+class PassThrough:
+    """A pass-through contender's runs (:class:`bench.mirror.Drain`); the median by rate."""
+
+    name: str
+    runs: list[Drain] = field(default_factory=list)
+
+    @property
+    def median(self) -> Drain:
+        ordered = sorted(self.runs, key=lambda run: run.rate)
+        return ordered[(len(ordered) - 1) // 2]
 
 
 @dataclass
@@ -72,8 +100,10 @@ class Results:
     event_bytes: int
     expected_out: int
     throughput: dict[str, Throughput] = field(default_factory=dict)
+    passthrough: dict[str, PassThrough] = field(default_factory=dict)
     latency: dict[str, Latency] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    spark_conf: list[str] = field(default_factory=list)
 
 
 # -- Kafka helpers -------------------------------------------------------------------------------
@@ -181,10 +211,21 @@ def run_contender(module: str, bootstrap: str, source: str, label: str, *args: s
     return last_json(result.stdout + result.stderr), sink
 
 
-def spark_throughput(mode: str, cores: int, bootstrap: str, source: str) -> Throughput:
+def conf_args(spark_conf: list[str]) -> list[str]:
+    return [arg for setting in spark_conf for arg in ("--conf", setting)]
+
+
+def spark_throughput(
+    mode: str, cores: int, bootstrap: str, source: str, spark_conf: list[str]
+) -> Throughput:
     label = f"{mode}-{cores}"
     data, sink = run_contender(
-        "bench.spark_job", bootstrap, source, label, "--mode", mode, "--cores", str(cores)
+        "bench.spark_job",
+        bootstrap,
+        source,
+        label,
+        *("--mode", mode, "--cores", str(cores)),
+        *conf_args(spark_conf),
     )
     if "error" in data:
         raise RuntimeError(f"{mode} on {cores} cores failed: {data['error']}")
@@ -215,6 +256,7 @@ def latency(name: str, command: list[str], bootstrap: str, rate: int, seconds: f
     samples: list[float] = []
     stop = threading.Event()
     reader = threading.Thread(target=collect_latencies, args=(bootstrap, sink, stop, samples))
+    output = ""
     try:
         ready = process.stdout.readline()
         if '"ready"' not in ready:
@@ -225,13 +267,19 @@ def latency(name: str, command: list[str], bootstrap: str, rate: int, seconds: f
         time.sleep(5)  # drain
     finally:
         stop.set()
-        process.wait(timeout=120)
+        try:
+            output, _ = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
         if reader.is_alive():
             reader.join(30)
     if len(samples) < 10:
         raise RuntimeError(f"{name}: only {len(samples)} latency samples")
     cuts = statistics.quantiles(samples, n=100)
-    return Latency(name, len(samples), cuts[49], cuts[98])
+    lines = [line for line in output.splitlines() if line.startswith("{")]
+    batches = json.loads(lines[-1]).get("batches", {}) if lines else {}
+    return Latency(name, len(samples), cuts[49], cuts[98], batches)
 
 
 def kafka_perf(bootstrap: str, source: str, events: int) -> list[Throughput]:
@@ -294,9 +342,37 @@ def report(results: Results) -> str:
             f"{row.name:<34}{row.events:>12,}{row.seconds:>10.1f}{row.rate:>12,.0f}{out:>11}"
             f"   {runs}".rstrip()
         )
-    lines += ["", f"{'latency (paced input)':<34}{'samples':>12}{'p50 ms':>10}{'p99 ms':>12}"]
+    p = results.passthrough
+    if p:
+        lines += [
+            "",
+            f"{'pass-through (Kafka → Kafka)':<34}{'events':>12}{'drain s':>10}{'events/s':>12}"
+            f"{'ev/CPU s':>11}{'start s':>9}   runs (events/s)",
+        ]
+        for row in p.values():
+            run = row.median
+            runs = " ".join(f"{r.rate:,.0f}" for r in row.runs) if len(row.runs) > 1 else ""
+            lines.append(
+                f"{row.name:<34}{run.events:>12,}{run.drain:>10.1f}{run.rate:>12,.0f}"
+                f"{run.cpu_rate:>11,.0f}{run.startup:>9.1f}   {runs}".rstrip()
+            )
+    if results.latency:
+        lines += [
+            "",
+            f"{'latency (paced input)':<34}{'samples':>12}{'p50 ms':>10}{'p99 ms':>12}"
+            "   batch ms  rows/batch   runs p50/p99",
+        ]
     for row in results.latency.values():
-        lines.append(f"{row.name:<34}{row.samples:>12,}{row.p50_ms:>10.0f}{row.p99_ms:>12.0f}")
+        batch = row.batches.get("triggerExecution")
+        rows = row.batches.get("rows")
+        batch_text = (
+            f"{batch:>11,.0f}{rows:>12,.0f}" if batch is not None else f"{'-':>11}{'-':>12}"
+        )
+        runs = " ".join(f"{a:.0f}/{b:.0f}" for a, b in row.runs) if len(row.runs) > 1 else ""
+        lines.append(
+            f"{row.name:<34}{row.samples:>12,}{row.p50_ms:>10.0f}{row.p99_ms:>12.0f}"
+            f"{batch_text}   {runs}".rstrip()
+        )
 
     def ratio(a: str, b: str, target: str = "") -> str:
         if a not in t or b not in t:
@@ -304,24 +380,64 @@ def report(results: Results) -> str:
         value = t[a].rate / t[b].rate
         return f"  {t[a].name} / {t[b].name}: {value:.2f}x {target}".rstrip()
 
-    lines += [
-        "",
-        "ratios (events/s)",
+    throughput_ratios = [
         ratio("sluice-2", "plain-2", "(target >= 0.9x)"),
         ratio("sluice-2", "loop", "(target >= 3x)"),
         ratio("sluice-2", "kafka-consumer", "(share of the broker's consume limit)"),
         ratio("sluice-2", "sluice-1", "(2 cores vs 1)"),
+    ]
+    lines += [
+        "",
+        "ratios (events/s)",
+        *(throughput_ratios if t else []),
+        *passthrough_ratios(p),
         *[f"  note: {note}" for note in results.notes],
     ]
+    if results.spark_conf:
+        lines.append(
+            f"  Spark options set in every Spark contender: {' '.join(results.spark_conf)}"
+        )
     return "\n".join(lines)
+
+
+def passthrough_ratios(p: dict[str, PassThrough]) -> list[str]:
+    lines = []
+    for a, b in (("sluice-pass", "mm2"), ("spark-pass", "mm2"), ("sluice-pass", "spark-pass")):
+        if a in p and b in p:
+            x, y = p[a].median, p[b].median
+            lines.append(
+                f"  {p[a].name} / {p[b].name}: {x.rate / y.rate:.2f}x events/s, "
+                f"{x.cpu_rate / y.cpu_rate:.2f}x events per CPU second"
+            )
+    return lines
 
 
 def _key_of(table: dict[str, Throughput], row: Throughput) -> str:
     return next(key for key, value in table.items() if value is row)
 
 
-CONTENDERS = ("sluice-1", "sluice-2", "plain-2", "loop", "kafka")
 SPARK_RUNS = (("sluice-1", "sluice", 1), ("sluice-2", "sluice", 2), ("plain-2", "plain", 2))
+PASS_RUNS = (
+    ("mm2", "MirrorMaker 2 (2 tasks)"),
+    ("sluice-pass", "Sluice pass-through, 2 cores"),
+    ("spark-pass", "Spark key/value copy, 2 cores"),
+)
+LATENCY_ONLY = ("sluice-driver", "sluice-rtm", "sluice-tuned", "plain-tuned")
+CONTENDERS = (
+    "sluice-1", "sluice-2", "plain-2", "loop", "kafka", *(key for key, _ in PASS_RUNS),
+    *LATENCY_ONLY,
+)  # fmt: skip
+ONLY = {
+    "mirror": {key for key, _ in PASS_RUNS},
+    "latency": {"sluice-2", "plain-2", "loop", *LATENCY_ONLY},
+}
+TUNED_CONF = "spark.sql.constraintPropagation.enabled=false"
+"""The per-batch planning option proposed for the runtime's sessions (``*-tuned``
+contenders): Spark optimizes a streaming query's whole plan again on every micro-batch, and
+constraint propagation over Sluice's plan (its CASE WHEN failure columns) was 20-50 % of
+that time in the optimizer's own rule timings (more under load)."""
+DRIVER_POLLING_DELAY = "spark.sql.streaming.pollingDelay=250ms"
+"""What ``runtime_adapter.hosted`` sets in a channel's session (``SLUICE_IDLE_POLL_MS``)."""
 
 
 def parse_args() -> argparse.Namespace:
@@ -333,17 +449,39 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--latency-rate", type=int, default=5_000)
     parser.add_argument("--latency-seconds", type=float, default=20)
+    parser.add_argument(
+        "--latency-repeat", type=int, default=1, help="latency runs of each contender (median)"
+    )
     parser.add_argument("--skip-latency", action="store_true")
     parser.add_argument(
         "--contenders",
-        default=",".join(CONTENDERS),
-        help=f"comma-separated subset of: {', '.join(CONTENDERS)}",
+        default=",".join(key for key in CONTENDERS if not key.endswith("-tuned")),
+        help=f"comma-separated subset of: {', '.join(CONTENDERS)} (default: all but *-tuned)",
+    )
+    parser.add_argument(
+        "--only",
+        choices=sorted(ONLY),
+        help="mirror: only the pass-through contenders (MirrorMaker 2, Sluice, Spark), no "
+        "latency; latency: only the latency part",
+    )
+    parser.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="spark.NAME=VALUE",
+        help="a Spark SQL option set in every Spark contender's session (repeatable)",
     )
     args = parser.parse_args()
     args.chosen = set(args.contenders.split(","))
     unknown = args.chosen - set(CONTENDERS)
     if unknown:
         parser.error(f"unknown contenders: {', '.join(sorted(unknown))}")
+    if args.only:
+        args.chosen &= ONLY[args.only]
+        args.skip_latency = args.only == "mirror"
+        args.skip_throughput = args.only == "latency"
+    else:
+        args.skip_throughput = False
     return args
 
 
@@ -358,7 +496,7 @@ def measure_throughput(args: argparse.Namespace, results: Results, bootstrap: st
         shift = round_ % max(len(spark_runs), 1)  # rotate: no contender always goes first
         for key, mode, cores in spark_runs[shift:] + spark_runs[:shift]:
             print(f"running {key} (run {round_ + 1} of {args.repeat}) …", flush=True)
-            run = spark_throughput(mode, cores, bootstrap, source)
+            run = spark_throughput(mode, cores, bootstrap, source, args.spark_conf)
             measured[key].append(run)
             if run.events_out != results.expected_out:
                 results.notes.append(
@@ -369,26 +507,85 @@ def measure_throughput(args: argparse.Namespace, results: Results, bootstrap: st
         chosen = next(r for r in runs if r.seconds == median)
         chosen.runs = [r.seconds for r in runs]
         t[key] = chosen
+    measure_passthrough(args, results, bootstrap, source)
     if "loop" in args.chosen:
         print("running the Python loop …", flush=True)
         t["loop"] = loop_throughput(bootstrap, source, min(args.loop_events, args.events))
 
 
+def measure_passthrough(
+    args: argparse.Namespace, results: Results, bootstrap: str, source: str
+) -> None:
+    """MirrorMaker 2, Sluice and Spark copying the backlog, ``--repeat`` rounds, rotated."""
+    runs = [(key, name) for key, name in PASS_RUNS if key in args.chosen]
+    if not runs:
+        return
+    events = end_offsets_total(bootstrap, source)
+    timeout = max(300.0, events / 2_000)
+    for key, name in runs:
+        results.passthrough[key] = PassThrough(name)
+    for round_ in range(max(args.repeat, 1)):
+        shift = round_ % len(runs)
+        for key, _ in runs[shift:] + runs[:shift]:
+            print(f"running {key} (run {round_ + 1} of {args.repeat}) …", flush=True)
+            if key == "mm2":
+                drain = run_mm2(bootstrap, source, events, tasks=PARTITIONS, timeout=timeout)
+            else:
+                sink = f"out-{key}-{uuid.uuid4().hex[:6]}"
+                create_topic(bootstrap, sink)  # as many partitions as the source, as MM2's
+                mode = "sluice-pass" if key == "sluice-pass" else "plain-pass"
+                extra = tuple(conf_args(args.spark_conf))
+                drain, _ = run_spark_pass(
+                    bootstrap, source, sink, events, mode=mode, extra=extra, timeout=timeout
+                )
+            results.passthrough[key].runs.append(drain)
+
+
 def measure_latency(args: argparse.Namespace, results: Results, bootstrap: str) -> None:
-    spark = python_module("bench.spark_job", "--cores", "2")
+    spark = python_module("bench.spark_job", "--cores", "2", *conf_args(args.spark_conf))
     lat = ["--latency-seconds", str(args.latency_seconds + 15)]
     loop_limits = ("--max-events", "10000000", "--max-seconds", str(args.latency_seconds + 10))
-    runs = (
+    driver_like = ["--poll", "--conf", DRIVER_POLLING_DELAY]
+    runs = [
         ("sluice-2", "Sluice, 2 cores", [*spark, "--mode", "sluice", *lat]),
+        (
+            "sluice-driver",
+            "Sluice as the runtime drives it",
+            [*spark, "--mode", "sluice", *driver_like, *lat],
+        ),
+        (
+            "sluice-rtm",
+            "Sluice, real-time mode",
+            [*spark, "--mode", "sluice", "--real-time", "5", *lat],
+        ),
+        (
+            "sluice-tuned",
+            "Sluice, no constraint propagation",
+            [*spark, "--mode", "sluice", "--conf", TUNED_CONF, *lat],
+        ),
         ("plain-2", "(a) plain PySpark, 2 cores", [*spark, "--mode", "plain", *lat]),
+        (
+            "plain-tuned",
+            "(a) plain, no constraint propag.",
+            [*spark, "--mode", "plain", "--conf", TUNED_CONF, *lat],
+        ),
         ("loop", "(b) Python loop", python_module("bench.loop", *loop_limits)),
-    )
-    for key, name, command in runs:
-        if key in args.chosen:
-            print(f"latency of {name} …", flush=True)
-            results.latency[key] = latency(
-                name, command, bootstrap, args.latency_rate, args.latency_seconds
+    ]
+    runs = [run for run in runs if run[0] in args.chosen]
+    measured: dict[str, list[Latency]] = {key: [] for key, _, _ in runs}
+    repeat = max(args.latency_repeat, 1)
+    for round_ in range(repeat):
+        shift = round_ % max(len(runs), 1)
+        for key, name, command in runs[shift:] + runs[:shift]:
+            print(f"latency of {name} (run {round_ + 1} of {repeat}) …", flush=True)
+            measured[key].append(
+                latency(name, command, bootstrap, args.latency_rate, args.latency_seconds)
             )
+    for key, _, _ in runs:
+        ordered = sorted(measured[key], key=lambda run: run.p99_ms)
+        chosen = ordered[(len(ordered) - 1) // 2]
+        chosen.runs = [(run.p50_ms, run.p99_ms) for run in measured[key]]
+        results.latency[key] = chosen
 
 
 def save(results: Results, text: str) -> None:
@@ -410,7 +607,9 @@ def main() -> None:
         seconds, wanted = produce_backlog(bootstrap, "bench-in", args.events)
         print(f"produced {args.events:,} events in {seconds:.1f}s; {wanted:,} match the pattern")
         results = Results(args.events, len(make_event(0, random.Random(0))), wanted)
-        measure_throughput(args, results, bootstrap)
+        results.spark_conf = list(args.spark_conf)
+        if not args.skip_throughput:
+            measure_throughput(args, results, bootstrap)
         if not args.skip_latency:
             measure_latency(args, results, bootstrap)
         text = report(results)

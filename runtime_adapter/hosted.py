@@ -63,6 +63,14 @@ an idle Kafka channel). A busy query never waits: the next batch starts when eve
 STOP_TIMEOUT_MS = 30_000
 """How long stopping a query may take before Spark gives up on its batch (a stuck sink must
 not hold its thread, and its driver's shutdown, forever)."""
+SESSION_SQL_OPTIONS = {"spark.sql.constraintPropagation.enabled": "false"}
+"""Spark SQL options of every channel's session. Spark optimizes a streaming query's whole
+logical plan again for every micro-batch, a fixed cost that lengthens every batch and so, at
+a steady input rate, the rows per batch and the latency. Constraint propagation (filters
+inferred from every Filter and Project; a channel's plan has no join to gain from them) is
+a good part of that on a channel's plan, whose ``failure`` column is rebuilt by a CASE WHEN
+at every stage: 20-50 % of the optimizer's time per batch on the bench channel
+(``python -m bench.dataplane --only latency``, contender ``sluice-tuned``)."""
 
 
 class NotOwner(Exception):
@@ -340,6 +348,8 @@ class HostedConnector:
             harden_session(session)  # a new session starts from Spark's defaults: again
             session.conf.set("spark.sql.streaming.pollingDelay", f"{POLLING_DELAY_MS}ms")
             session.conf.set("spark.sql.streaming.stopTimeout", str(STOP_TIMEOUT_MS))
+            for key, value in SESSION_SQL_OPTIONS.items():
+                session.conf.set(key, value)
             self.spark = session
             self.application_id = session.sparkContext.applicationId
         return self.spark

@@ -9,8 +9,13 @@
 #   .cache/jars/sluice-spark/ Sluice's own Spark functions (spark/src/main/java: fast VARIANT reads
 #                             for the event-pattern filter), compiled with javac against pyspark's
 #                             jars - nothing downloaded; given to drivers with the connector jars
+#   .cache/jars/connect-mirror/ Kafka Connect's MirrorMaker 2 (connect-mirror + connect-runtime and
+#                             their runtime deps + log4j2 binding) at the broker's Kafka version, a
+#                             classpath of its own; only for `make bench` (bench/mirror.py), so not
+#                             fetched by default: name it (the benchmark does, before it starts)
+#                             -> java -cp '.cache/jars/connect-mirror/*' org.apache.kafka.connect.mirror.MirrorMaker
 #
-# Usage: scripts/fetch-jars.sh [--force] [kafka|spark-kafka|sluice-spark|all ...]
+# Usage: scripts/fetch-jars.sh [--force] [kafka|spark-kafka|sluice-spark|connect-mirror|all ...]
 #        scripts/fetch-jars.sh --print-spark-jars     # fetch if needed, print comma-separated jar paths
 #
 # Idempotent: each target dir holds a .stamp keyed on the POMs, this script and (spark-kafka) the
@@ -39,7 +44,7 @@ for arg in "$@"; do
   case "$arg" in
     --force|-f) FORCE=1 ;;
     --print-spark-jars) PRINT_SPARK_JARS=1 ;;
-    kafka|spark-kafka|sluice-spark) TARGETS+=("$arg") ;;
+    kafka|spark-kafka|sluice-spark|connect-mirror) TARGETS+=("$arg") ;;
     all) TARGETS+=(kafka spark-kafka sluice-spark) ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$SELF"; exit 0 ;;
     *) die "unknown argument '$arg' (try --help)" ;;
@@ -148,6 +153,36 @@ fetch_kafka() {
   { echo "$key"; echo "# kafka $kafka_version, fetched $(date -u +%FT%TZ) by scripts/fetch-jars.sh"; } >"$tmp/out/.stamp"
   install_dir "$tmp/out" "$target"
   log "kafka: done in $(elapsed "$start"): $(summary "$target") in .cache/jars/kafka"
+}
+
+# ---------------------------------------------------------------------------------------------
+# MirrorMaker 2 for the data-plane benchmark, at the same Kafka version as the broker (the
+# version is kafka.pom.xml's, handed to connect-mirror.pom.xml, so the two cannot drift).
+fetch_connect_mirror() {
+  local target="$JARS_DIR/connect-mirror" key start tmp kafka_version
+  kafka_version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM_DIR/kafka.pom.xml")"
+  [[ -n "$kafka_version" ]] || die "connect-mirror: no <kafka.version> in kafka.pom.xml"
+  key="$(echo "connect-mirror $kafka_version" | files_key "$SELF" "$ROOT/scripts/_lib.sh" \
+           "$POM_DIR/kafka.pom.xml" "$POM_DIR/connect-mirror.pom.xml" "$MAVEN_SETTINGS")"
+  up_to_date connect-mirror "$target" "$key" "for Kafka $kafka_version" && return
+  start=$(now_ms)
+  log "connect-mirror: resolving Apache Kafka $kafka_version connect-mirror (MirrorMaker 2) + connect-runtime with Maven (first run downloads ~36 MB into ~/.m2) ..."
+  new_tmp connect-mirror; tmp=$TMP
+  MVN_LOG="$tmp/.mvn.log"
+  if ! run_mvn -f "$POM_DIR/connect-mirror.pom.xml" -Dkafka.version="$kafka_version" \
+         dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp/out"; then
+    show_mvn_errors
+    die "connect-mirror: Maven could not fetch the MirrorMaker 2 jars (full log: $MVN_LOG)"
+  fi
+  local must
+  for must in "connect-mirror-$kafka_version.jar" "connect-mirror-client-$kafka_version.jar" \
+              "connect-runtime-$kafka_version.jar" "kafka-clients-$kafka_version.jar" \
+              log4j-core-*.jar log4j-slf4j-impl-*.jar; do
+    compgen -G "$tmp/out/$must" >/dev/null || die "connect-mirror: expected $must in the Maven output, not found"
+  done
+  { echo "$key"; echo "# connect-mirror $kafka_version (MirrorMaker 2), fetched $(date -u +%FT%TZ) by scripts/fetch-jars.sh"; } >"$tmp/out/.stamp"
+  install_dir "$tmp/out" "$target"
+  log "connect-mirror: done in $(elapsed "$start"): $(summary "$target") in .cache/jars/connect-mirror"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -374,6 +409,7 @@ for t in "${TARGETS[@]}"; do
     kafka) fetch_kafka ;;
     spark-kafka) fetch_spark_kafka ;;
     sluice-spark) build_sluice_spark ;;
+    connect-mirror) fetch_connect_mirror ;;
   esac
 done
 

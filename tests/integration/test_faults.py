@@ -134,13 +134,20 @@ def test_channels_survive_every_fault_without_losing_events(
     produce_batch(stack.kafka, source, 0)
     recover("start")
 
-    # 1. kill -9 of a driver: the restart policy brings it back.
+    # 1. kill -9 of a shared driver: every channel it ran fails with the cause named, and the
+    #    restart policy brings each back in another driver.
     killed_at = time.monotonic()
-    kill_driver(stack, CHANNELS[0])
+    killed = kill_driver(stack, CHANNELS[0])
+    hosted = [name for name in CHANNELS if status(name)["driver_id"] == killed]
     wait_until(lambda: status(CHANNELS[0])["state"] != "RUNNING", 60, what="the failure seen")
     timings["driver failure seen"] = time.monotonic() - killed_at
     produce_batch(stack.kafka, source, 1)
     recover("kill -9 driver")
+    for name in hosted:
+        assert status(name)["driver_id"] not in (killed, None), status(name)
+        events = http.get(f"{stack.api}/channels/{name}/lifecycle/?limit=200", timeout=5).json()
+        failures = [e["reason"] for e in events["results"] if e["to_state"] == "FAILED"]
+        assert any(f"driver {killed}" in r and "killed by SIGKILL" in r for r in failures), failures
 
     # 2. kill -9 of the runtime worker hosting the files channel: the other one takes over.
     host = status(CHANNELS[1])["worker_id"]

@@ -36,8 +36,18 @@ def events(kafka_records: Callable[..., Any]) -> DataFrame:
 
 def test_options_and_registry() -> None:
     # No "topic" option: it would override each record's topic column.
-    assert kafka_sink_options(JSON_SINK) == {"kafka.bootstrap.servers": "localhost:9092"}
+    assert kafka_sink_options(JSON_SINK) == {
+        "kafka.bootstrap.servers": "localhost:9092",
+        # Batched sends (Kafka 4's own linger.ms default): about a fifth less CPU per event.
+        "kafka.linger.ms": "5",
+        "kafka.batch.size": "262144",
+    }
     assert SINKS["kafka"] is write_kafka
+
+
+def test_a_sinks_own_properties_win_over_the_producer_defaults() -> None:
+    sink = JSON_SINK.model_copy(update={"properties": {"kafka.linger.ms": "0"}})
+    assert kafka_sink_options(sink)["kafka.linger.ms"] == "0"
 
 
 def test_json_format_writes_data_keyed_by_event_id(events: DataFrame) -> None:
