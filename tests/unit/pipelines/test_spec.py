@@ -149,7 +149,9 @@ def test_wrong_types_are_reported_per_field() -> None:
 
 
 def test_structural_errors() -> None:
-    assert errors_of([VALID]) == {"": ["must be an object with source, transforms, sink, errors, runtime"]}
+    assert errors_of([VALID]) == {
+        "": ["must be an object with source, transforms, sink, errors, runtime"]
+    }
     assert errors_of(spec_with(transforms={"type": "filter"})) == {
         "transforms": ["must be a list of stages"]
     }
