@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from pipelines.spec.patterns import PatternError
-from pipelines.spec.plugins import PluginKind, UnknownPluginError, get_plugin
+from pipelines.spec.plugins import PluginKind, UnknownPluginError, get_plugin, plugin_types
 
 ErrorMap = dict[str, list[str]]
 
@@ -83,24 +83,9 @@ MAX_INTERVAL_SECONDS = 86_400.0
 
 REAL_TIME_SOURCES = frozenset({"kafka"})
 REAL_TIME_SINKS = frozenset({"kafka"})
-REAL_TIME_TRANSFORMS = frozenset(
-    {
-        "filter",
-        "rename",
-        "drop",
-        "insert",
-        "mask",
-        "cast",
-        "flatten",
-        "extract",
-        "set_key",
-        "route",
-        "cloudevents",
-        "sql",
-        "input_transformer",
-    }
-)
-"""Stateless transforms: each maps one event to at most one, with no state across events."""
+REAL_TIME_TRANSFORMS = frozenset(plugin_types("transform"))
+"""Every built-in transform is stateless (each maps one event to at most one, with no state
+across events), so real-time mode runs them all; a stateful one would be left out here."""
 REAL_TIME_MIN_INTERVAL_SECONDS = 5.0
 """Spark's ``spark.sql.streaming.realTimeMode.minBatchDuration``."""
 AVAILABLE_NOW_SOURCES = frozenset({"kafka", "http", "files"})
