@@ -204,12 +204,29 @@ class HostedConnector:
             except NotOwner:
                 log.info("connector %s is no longer ours to run; stopping", self.connector_id)
             except Exception as exc:
-                if not self.released:
+                if self.released:
+                    pass
+                elif not self.jvm_alive():
+                    # The driver's JVM died under the query (kill -9, out of memory): that is
+                    # the cause, and the worker reports it with the JVM's log; a py4j error
+                    # about a lost connection would only hide it.
+                    log.error("connector %s lost its driver's JVM: %s", self.connector_id, exc)
+                else:
                     detail = traceback.format_exc()
                     log.error("connector %s failed: %s", self.connector_id, exc)
                     self.report(State.FAILED, format_trace(summarize_failure(str(exc)), detail))
             finally:
                 self.close()
+
+    def jvm_alive(self) -> bool:
+        """Whether the driver's JVM still answers (a py4j round trip)."""
+        if self.base_spark is None:
+            return True  # no JVM used yet: any failure is the connector's own
+        try:
+            self.base_spark.sparkContext._jvm.java.lang.System.currentTimeMillis()
+        except Exception:
+            return False
+        return True
 
     def loop(self) -> None:
         if self.deployment is None or not self.owns(self.deployment):
@@ -247,7 +264,7 @@ class HostedConnector:
         try:
             self.stop_query()
         except Exception as exc:  # the thread ends either way
-            log.warning("stopping the query of %s failed: %s", self.connector_id, exc)
+            log.info("stopping the query of %s failed: %s", self.connector_id, exc)
         if self.committer is not None:
             self.committer.close()
             self.committer = None

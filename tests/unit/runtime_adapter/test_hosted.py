@@ -1,0 +1,56 @@
+"""A hosted connector's failure report: its own failures are reported, the loss of its
+driver's JVM is not (the worker reports that, with the cause and the JVM's log)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from runtime_adapter.base import ConnectorStatus, Deployment
+from runtime_adapter.hosted import HostedConnector
+from runtime_adapter.states import State, TargetState
+from runtime_adapter.store import Placement
+
+
+class Store:
+    def __init__(self) -> None:
+        self.reported: list[ConnectorStatus] = []
+
+    def report(self, status: ConnectorStatus) -> bool:
+        self.reported.append(status)
+        return True
+
+
+def spark(jvm_answers: bool) -> SimpleNamespace:
+    def now() -> int:
+        if not jvm_answers:
+            raise ConnectionRefusedError("py4j: the gateway is gone")
+        return 1
+
+    system = SimpleNamespace(currentTimeMillis=now)
+    jvm = SimpleNamespace(java=SimpleNamespace(lang=SimpleNamespace(System=system)))
+    return SimpleNamespace(sparkContext=SimpleNamespace(_jvm=jvm))
+
+
+@pytest.mark.parametrize(("jvm_answers", "reported"), [(True, [State.FAILED]), (False, [])])
+def test_a_failure_is_reported_unless_the_jvm_is_gone(monkeypatch, jvm_answers, reported):
+    store = Store()
+    hosted = HostedConnector(
+        store,  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        connector_id="c1",
+        worker_id="w1",
+        generation=0,
+        placement=Placement(0, 1, 1.0),
+        spark=spark(jvm_answers),
+    )
+
+    def step(deployment: Deployment) -> None:
+        raise RuntimeError("An error occurred while calling o1522.isActive")
+
+    monkeypatch.setattr(hosted, "step", step)
+    hosted.deployment = Deployment("c1", "c1", 1, {}, TargetState.RUNNING, worker_id="w1")
+    hosted.run()
+    assert [status.state for status in store.reported] == reported
+    assert hosted.done.is_set()
