@@ -71,7 +71,7 @@ export function RuntimeSettings({ errors }: { errors: Record<string, string[]> }
 function modeHint(mode: ExecutionMode): string {
   if (mode === "real-time")
     return (
-      "Kafka source and sink, stateless transforms, no dead-letter target. It holds one core per " +
+      "Kafka source and sink, stateless transforms, errors.tolerance none. It holds one core per " +
       "source partition while it runs; with none free the channel waits UNASSIGNED, with the reason."
     );
   if (mode === "available-now")
