@@ -28,12 +28,6 @@ from typing import Any
 
 from runtime_adapter.base import DriverInfo, ExecutorInfo
 from runtime_adapter.config import RuntimeConfig
-from runtime_adapter.errors import (  # noqa: F401  (the driver's failure helpers, re-exported)
-    decrypted_spec,
-    format_trace,
-    mask_secrets,
-    summarize_failure,
-)
 from runtime_adapter.executors import ExecutorWatch
 from runtime_adapter.hosted import HostedConnector
 from runtime_adapter.logs import configure_logging, set_process_context

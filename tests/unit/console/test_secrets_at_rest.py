@@ -26,6 +26,7 @@ from runtime_adapter.errors import decrypted_spec
 from runtime_adapter.hosted import HostedConnector
 from runtime_adapter.states import State
 from runtime_adapter.worker import _secrets_of
+from tests.support.reports import ReportingStore
 from tests.unit.console import secret_plugins
 from tests.unit.console.secret_plugins import SECRETS, secret_spec
 
@@ -194,15 +195,6 @@ def test_a_failed_connector_trace_and_its_reason_never_quote_a_secret(api, runti
     assert "DELTA-012" not in "".join(LifecycleEvent.objects.values_list("reason", flat=True))
 
 
-class _Store:
-    def __init__(self) -> None:
-        self.reports = []
-
-    def report(self, status) -> bool:
-        self.reports.append(status)
-        return True
-
-
 @pytest.fixture
 def root_filters():
     """Remove the masking filter the driver installs on the root handlers afterwards."""
@@ -216,7 +208,7 @@ def test_the_driver_masks_its_secrets_in_the_traces_it_reports(api, runtime, roo
     create(api)
     api.post(f"{CHANNELS}orders/start")
     (call,) = runtime.calls_named("deploy")
-    store = _Store()
+    store = ReportingStore()
     driver = HostedConnector(
         store, RuntimeConfig.from_env(), connector_id="orders", worker_id="w1", generation=0
     )
@@ -224,7 +216,7 @@ def test_the_driver_masks_its_secrets_in_the_traces_it_reports(api, runtime, roo
     driver.plain_spec(call[0])
     driver.report(State.FAILED, "Traceback …\nValueError: token ECHO-345 expired")
 
-    assert store.reports[-1].trace == "Traceback …\nValueError: token *** expired"
+    assert store.reported[-1].trace == "Traceback …\nValueError: token *** expired"
 
 
 # -- system checks ---------------------------------------------------------------------------

@@ -7,19 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from runtime_adapter.base import ConnectorStatus, Deployment
+from runtime_adapter.base import Deployment
 from runtime_adapter.hosted import HostedConnector
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import Placement
-
-
-class Store:
-    def __init__(self) -> None:
-        self.reported: list[ConnectorStatus] = []
-
-    def report(self, status: ConnectorStatus) -> bool:
-        self.reported.append(status)
-        return True
+from tests.support.reports import ReportingStore
 
 
 def spark(jvm_answers: bool) -> SimpleNamespace:
@@ -35,7 +27,7 @@ def spark(jvm_answers: bool) -> SimpleNamespace:
 
 @pytest.mark.parametrize(("jvm_answers", "reported"), [(True, [State.FAILED]), (False, [])])
 def test_a_failure_is_reported_unless_the_jvm_is_gone(monkeypatch, jvm_answers, reported):
-    store = Store()
+    store = ReportingStore()
     hosted = HostedConnector(
         store,  # type: ignore[arg-type]
         None,  # type: ignore[arg-type]

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from runtime_adapter.base import ConnectorStatus
 from runtime_adapter.hosted import HostedConnector
 from runtime_adapter.progress import StageTotals
 from runtime_adapter.states import State
+from tests.support.reports import ReportingStore
 
 SPEC = {
     "source": {"type": "generator", "config": {}},
@@ -96,17 +96,8 @@ class FakeQuery:
         self.isActive = True
 
 
-class FakeStore:
-    def __init__(self) -> None:
-        self.reported: list[ConnectorStatus] = []
-
-    def report(self, status: ConnectorStatus) -> bool:
-        self.reported.append(status)
-        return True
-
-
 def test_the_status_carries_the_totals_with_batches_missed_between_polls() -> None:
-    store = FakeStore()
+    store = ReportingStore()
     driver = HostedConnector(
         store,  # type: ignore[arg-type]
         None,  # type: ignore[arg-type]
