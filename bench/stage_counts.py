@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from bench.stages import SINK, SOURCE, Timing, records, session, time_write
 from bench.workload import PATTERN
 from pipelines.builder import StagePoint, apply_transforms, observe_stages
-from pipelines.errors import capturing_failed_events, fail_fast, label_failures
+from pipelines.errors import capturing_failed_events, fail_fast, failing_stage
 from pipelines.sinks import SINK_CHECKS
 from pipelines.sinks.kafka import events_to_kafka_records
 from pipelines.sources.kafka import kafka_records_to_events
@@ -41,13 +41,15 @@ POINTS = [
 def bench_query(records: DataFrame, *, count_stages: bool) -> DataFrame:
     """What ``build_stream`` composes for the bench channel (kafka → filter → kafka)."""
     with capturing_failed_events(False):
-        events = label_failures(kafka_records_to_events(records, SOURCE), "source")
+        with failing_stage("source"):
+            events = kafka_records_to_events(records, SOURCE)
         events = events.withColumn("origin_payload", F.lit(None).cast("string"))
         filter_stage = StageSpec(type="filter", config={"pattern": PATTERN})
         events = apply_transforms(events, [filter_stage], count_stages=count_stages)
         check = SINK_CHECKS.get("kafka")
         if check is not None:
-            events = label_failures(check(events, SINK), "sink")
+            with failing_stage("sink"):
+                events = check(events, SINK)
         if count_stages:
             events = observe_stages(events, POINTS)
         return events_to_kafka_records(fail_fast(events), SINK)

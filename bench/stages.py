@@ -34,7 +34,7 @@ from pyspark.sql import functions as F
 from bench import spark_job
 from bench.workload import EVENT_BYTES, PATTERN, REGIONS, STATUSES
 from pipelines.builder import apply_transforms
-from pipelines.errors import capturing_failed_events, fail_fast, label_failures
+from pipelines.errors import capturing_failed_events, fail_fast, failing_stage
 from pipelines.sinks import SINK_CHECKS
 from pipelines.sinks.kafka import events_to_kafka_records
 from pipelines.sources.kafka import kafka_records_to_events
@@ -102,14 +102,16 @@ def sluice_cases(records: DataFrame) -> dict[str, DataFrame]:
 
 def _sluice_cases(records: DataFrame) -> dict[str, DataFrame]:
     # What pipelines.builder.build_stream composes (errors.tolerance none, the default).
-    events = label_failures(kafka_records_to_events(records, SOURCE), "source")
+    with failing_stage("source"):
+        events = kafka_records_to_events(records, SOURCE)
     events = events.withColumn("origin_payload", F.lit(None).cast("string"))
     selected = apply_transforms(events, [StageSpec(type="filter", config={"pattern": PATTERN})])
 
     def to_records(events: DataFrame) -> DataFrame:
         check = SINK_CHECKS.get("kafka")
         if check is not None:
-            events = label_failures(check(events, SINK), "sink")
+            with failing_stage("sink"):
+                events = check(events, SINK)
         return events_to_kafka_records(fail_fast(events), SINK)
 
     return {

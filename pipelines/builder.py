@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
-from pipelines.errors import ErrorRouter, capturing_failed_events, fail_fast, label_failures
+from pipelines.errors import ErrorRouter, capturing_failed_events, fail_fast, failing_stage
 from pipelines.sinks import BATCH_SINKS, SINK_CHECKS, SINKS
 from pipelines.sinks.preview import PreviewPublisher, preview_buffer
 from pipelines.sources import SOURCES
@@ -222,7 +222,8 @@ def build_stream(
     with capturing_failed_events(tolerant):  # only dead letters need the failed event
         events = build_events(spark, spec, keep_payload=tolerant, count_stages=count_stages)
         if check is not None:
-            events = label_failures(check(events, sink_config), "sink")
+            with failing_stage("sink"):
+                events = check(events, sink_config)
         if count_stages and observes_gate(spec):  # before the gate: foreachBatch gets it
             events = observe_stages(events, stage_points(spec))
     publisher = None
@@ -312,7 +313,8 @@ def build_events(
     """
     source = _implementation(SOURCES, "source", spec.source)
     config = parse_stage_config("source", spec.source)
-    events = label_failures(source.to_events(source.read(spark, config), config), "source")
+    with failing_stage("source"):
+        events = source.to_events(source.read(spark, config), config)
     if not keep_payload:
         events = events.withColumn("origin_payload", F.lit(None).cast("string"))
     return apply_transforms(
@@ -342,8 +344,8 @@ def apply_transforms(
             events = observe_rows(events, point)
         dropped_before = dropped_before or point.drops
         transform = _implementation(TRANSFORMS, "transform", stage)
-        events = transform(events, parse_stage_config("transform", stage))
-        events = label_failures(events, point.label)
+        with failing_stage(point.label):
+            events = transform(events, parse_stage_config("transform", stage))
     return events
 
 

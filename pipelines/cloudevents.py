@@ -181,7 +181,7 @@ def event_json(native_zone: str | None = None) -> Column:
 
 def _native_event_json_sql(zone: str) -> str:
     members = {name: f"`{name}`" for name in ATTRIBUTES}
-    members["time"] = time_text_sql("`time`")
+    members["time"] = native.time_text("`time`")
     envelope = native.envelope("`data`", zone, members)
     with_extensions = native.json(event_variant_sql(), zone)
     return f"CASE WHEN size(`extensions`) = 0 THEN {envelope} ELSE {with_extensions} END"

@@ -77,13 +77,13 @@ def no_failure() -> Column:
 
 
 def failure_of(error_class: Column | str, message: Column, event: Column | None) -> Column:
-    """A ``failure`` struct whose stage the builder fills in (:func:`label_failures`);
-    ``event`` is the event's JSON text as the failing stage received it (NULL for a record
-    that never became an event)."""
+    """A ``failure`` struct naming the stage being built (:func:`failing_stage`; NULL outside
+    one); ``event`` is the event's JSON text as the failing stage received it (NULL for a
+    record that never became an event)."""
     if isinstance(error_class, str):
         error_class = F.lit(error_class)
     return F.struct(
-        F.lit(None).cast("string").alias("stage"),
+        F.lit(_stage.get()).cast("string").alias("stage"),
         error_class.alias("error_class"),
         message.alias("message"),
         (event if event is not None else F.lit(None).cast("string")).alias("event"),
@@ -91,6 +91,23 @@ def failure_of(error_class: Column | str, message: Column, event: Column | None)
 
 
 _capture_events: ContextVar[bool] = ContextVar("sluice_capture_failed_events", default=True)
+_stage: ContextVar[str | None] = ContextVar("sluice_failing_stage", default=None)
+
+
+@contextmanager
+def failing_stage(label: str) -> Iterator[None]:
+    """While a stage is built: the ``failure.stage`` its failures carry (``source``,
+    ``transforms[2] (cast)``, ``sink``).
+
+    The stage is written into each failure where it is made (:func:`mark_failures`), not
+    stamped on afterwards: a relabelling step after every stage was a CASE WHEN over the
+    ``failure`` struct per stage, re-optimized by Spark on every micro-batch for nothing.
+    """
+    token = _stage.set(label)
+    try:
+        yield
+    finally:
+        _stage.reset(token)
 
 
 @contextmanager
@@ -111,9 +128,14 @@ def mark_failures(events: DataFrame, checks: Sequence[Check], *, source: bool = 
     """``events`` with ``failure`` set on each event that fails a check (the first one that
     does); an event that had already failed keeps its first failure.
 
-    A transform's failure keeps the event as the stage received it (its JSON form, built for
-    failed events only) unless built under ``capturing_failed_events(False)``; a source's
-    (``source=True``) has none: the record never became one.
+    Each failure names the stage being built (:func:`failing_stage`). A transform's failure
+    keeps the event as the stage received it (its JSON form, built for failed events only)
+    unless built under ``capturing_failed_events(False)``; a source's (``source=True``) has
+    none: the record never became one.
+
+    The new ``failure`` is :func:`~pipelines.plan.computed_once`: later stages and the error
+    gate read it several times, and Spark would otherwise substitute this CASE (which reads
+    the previous ``failure`` twice) into each of those reads, stage after stage.
     """
     if not checks:
         return events
@@ -121,21 +143,13 @@ def mark_failures(events: DataFrame, checks: Sequence[Check], *, source: bool = 
     chain = F.when(F.col("failure").isNotNull(), F.col("failure"))
     for condition, error_class, message in checks:
         chain = chain.when(condition, failure_of(error_class, message, event))
-    return events.withColumn("failure", chain)
+    return events.withColumn("failure", computed_once(chain))
 
 
 def failed_or(condition: Column) -> Column:
     """A filter condition that keeps failed events whatever ``condition`` says, so they
     reach the error gate (a filter must never make a bad event disappear)."""
     return F.col("failure").isNotNull() | F.coalesce(condition, F.lit(False))
-
-
-def label_failures(events: DataFrame, stage: str) -> DataFrame:
-    """Name ``stage`` in the failures a stage just set (those without a stage yet)."""
-    unlabelled = F.col("failure").isNotNull() & F.col("failure.stage").isNull()
-    labelled = F.col("failure").withField("stage", F.lit(stage))
-    failure = F.when(unlabelled, labelled).otherwise(F.col("failure"))
-    return events.withColumn("failure", computed_once(failure))
 
 
 def failure_text() -> Column:

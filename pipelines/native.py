@@ -1,24 +1,29 @@
-"""Sluice's own Spark functions: VARIANT values parsed, read and written faster.
+"""Sluice's own Spark functions: VARIANT values parsed, read, matched and written faster.
 
 Spark's ``variant_get(v, path, type)`` builds and evaluates a ``Cast`` expression for every
 value it reads (and ``variant_get(v, path, 'variant')`` rebuilds the value's metadata), so
-reading three fields of an event costs about as much as parsing it. The event-pattern filter
-reads every field its pattern names, for every event: it uses three small functions written
-in Java (``spark/src/main/java/io/sluice/spark/VariantFunctions.java``, built into
+reading three fields of an event costs about as much as parsing it. Sluice's functions are
+written in Java (``spark/src/main/java/io/sluice/spark/``, built into
 ``.cache/jars/sluice-spark/`` by ``scripts/fetch-jars.sh`` and given to every driver with
-Spark's Kafka connector) that read the VARIANT encoding directly, in generated code:
+Spark's Kafka connector) and read the VARIANT encoding directly, in generated code:
 
 * ``field(v, key)`` - the member ``key`` of an object (NULL when absent or not an object);
 * ``text(v)`` - the text of a string (NULL for any other value);
 * ``number(v)`` - a number as a DOUBLE, as ``try_variant_get(v, '$', 'double')`` gives it
-  (NaN for any other value: JSON has no NaN).
-
-* ``kind(v)`` - the first word of ``schema_of_variant(v)`` (``OBJECT``, ``STRING``, ...).
+  (NaN for any other value: JSON has no NaN);
+* ``kind(v)`` - the first word of ``schema_of_variant(v)`` (``OBJECT``, ``STRING``, ...);
+* ``matches(v, steps)`` - the event-pattern filter's test: whether the steps of a rule that
+  start at one top-level field hold below that field's value ``v`` (NULL: missing), with
+  event-ruler's array-consistent semantics, in one pass over the VARIANT bytes and never
+  NULL; ``steps`` is the JSON text ``pipelines.patterns.steps_json`` writes, compiled once
+  per distinct literal. ``pipelines.patterns`` makes a pattern one small expression of these.
 
 More do what Spark's own functions do, without their per-value setup: sources parse with
 ``parse`` (``try_parse_json`` creates a Jackson ``JsonFactory`` per document), sinks write
-with ``json`` (``to_json`` of a VARIANT creates a JSON generator per string) and a CloudEvent
-without extensions with ``envelope`` (its JSON object in one buffer).
+with ``json`` (``to_json`` of a VARIANT creates a JSON generator per string), a CloudEvent
+without extensions with ``envelope`` (its JSON object in one buffer) and its ``time`` with
+``time`` (the same text as :func:`pipelines.cloudevents.time_text_sql`, one call instead of a
+dozen built-in expressions that Spark optimizes again on every micro-batch).
 
 They are a Spark function catalog, registered in a session on first use
 (:func:`native_functions`). A session without the jar (a user's own) still runs every
@@ -97,6 +102,18 @@ def text(value: str) -> str:
 def number(value: str) -> str:
     """SQL: the VARIANT number ``value`` as a DOUBLE (NaN for any other value)."""
     return f"{PREFIX}number({value})"
+
+
+def matches(node: str, steps: str) -> str:
+    """SQL: whether the pattern steps of the JSON text ``steps`` hold below the VARIANT
+    ``node`` (a top-level field's value, NULL when missing); never NULL."""
+    return f"{PREFIX}matches({node}, {sql_string(steps)})"
+
+
+def time_text(timestamp: str) -> str:
+    """SQL: the TIMESTAMP ``timestamp`` as RFC 3339 text in UTC (NULL for NULL), e.g.
+    ``2024-06-01T08:15:30.120Z``: what :func:`pipelines.cloudevents.time_text_sql` gives."""
+    return f"CASE WHEN {timestamp} IS NOT NULL THEN {PREFIX}time({timestamp}) END"
 
 
 def parse(value: str, *, allow_duplicate_keys: bool, validate_unicode: bool) -> str:

@@ -1,18 +1,27 @@
 """Compile event patterns into native Spark predicates (no Python UDF on the per-event path).
 
-A pattern is first compiled by :mod:`pipelines.spec.patterns` into rules; each rule becomes
-a Spark SQL boolean expression over VARIANT values (``try_variant_get``, ``schema_of_variant``
-and higher-order array functions). The whole pattern is generated as SQL text and parsed once
-with ``F.expr``: building it call by call through py4j is hundreds of times slower. The
-semantics are those of the pure-Python evaluator (aws/event-ruler's array-consistent
-matching); the conformance vectors run through both paths.
+A pattern is first compiled by :mod:`pipelines.spec.patterns` into rules. The semantics are
+those of the pure-Python evaluator (aws/event-ruler's array-consistent matching); the
+conformance vectors run through every path. Predicates are generated as SQL text and parsed
+once with ``F.expr``: building them call by call through py4j is hundreds of times slower.
 
-How a rule compiles (equivalent to ``pipelines.spec.patterns.evaluator``): steps are grouped
-by their first path segment and evaluated on that child node. A node is *crushed* into the
-list of its non-array values (arrays of arrays are flattened up to :data:`MAX_ARRAY_NESTING`
-levels). The absence steps that come before the node's first value step must hold in every
-element ("no leaf anywhere below"); the remaining steps must all hold inside one element,
-``exists(elements, e -> ...)``, which is what keeps matched fields in the same array element.
+With Sluice's Spark functions (:mod:`pipelines.native`, the default when the session has
+them) a pattern is one small expression (:func:`native_pattern_sql`): an OR over its rules
+of an AND over each rule's top-level fields of one ``matches(<field>, '<steps>')`` call,
+which decides the steps below that field in Java (``EventPatterns.java``), in generated
+code. Spark re-optimizes a streaming query's plan on every micro-batch, so a small
+expression tree matters as much as a fast one.
+
+Without them, each rule becomes a Spark SQL boolean expression over VARIANT values
+(``try_variant_get``, ``schema_of_variant`` and higher-order array functions).
+
+How a rule is decided, on both paths (equivalent to ``pipelines.spec.patterns.evaluator``):
+steps are grouped by their first path segment and evaluated on that child node. A node is
+*crushed* into the list of its non-array values (arrays of arrays are flattened up to
+:data:`MAX_ARRAY_NESTING` levels). The absence steps that come before the node's first value
+step must hold in every element ("no leaf anywhere below"); the remaining steps must all hold
+inside one element (in SQL ``exists(elements, e -> ...)``), which is what keeps matched
+fields in the same array element.
 
 Generated predicates never evaluate to NULL, so ``NOT`` and ``filter`` behave as booleans.
 Literals are emitted so that no setting of ``spark.sql.parser.escapedStringLiterals`` or
@@ -22,13 +31,14 @@ Literals are emitted so that no setting of ``spark.sql.parser.escapedStringLiter
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipelines import native
@@ -66,6 +76,7 @@ _EVENT_VARIANT = "__sluice_event"
 _QUICK = "__sluice_quick_match"
 _UNDECIDED = "CAST(NULL AS BOOLEAN)"
 _BINDING_PREFIX = "__sluice_q"
+_ICU_CASE_MAPPINGS = "spark.sql.icu.caseMappings.enabled"
 _COLUMN = re.compile(r"`[^`]*`")
 _NUMBER_KINDS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT', 'FLOAT', 'DOUBLE')"  # and DECIMAL(p,s)
 _RelativeSteps = Sequence[tuple[FieldPath, Step]]
@@ -80,14 +91,16 @@ def filter_events(df: DataFrame, pattern: Any, *, native_reads: bool | None = No
     ``native_reads``: see :func:`filter_by_pattern` (by default, when the session has them).
     """
     root = f"`{_EVENT_VARIANT}`"
-    is_object = F.expr(f"try_variant_get({root}, '$', 'struct<>') IS NOT NULL")
     with_root = df.withColumn(_EVENT_VARIANT, F.try_parse_json(F.col("event")))
+    native_matching = use_native_matching(df.sparkSession, native_reads)
+    if native_matching:
+        is_object = F.expr(f"coalesce({native.kind(root)} = 'OBJECT', false)")
+        child = partial(native.field, root)
+    else:
+        is_object = F.expr(f"try_variant_get({root}, '$', 'struct<>') IS NOT NULL")
+        child = partial(variant_child, root)
     matched = filter_by_pattern(
-        with_root,
-        pattern,
-        partial(variant_child, root),
-        lambda c: is_object & c,
-        native_reads=native_reads,
+        with_root, pattern, child, lambda c: is_object & c, native_reads=native_matching
     )
     return matched.drop(_EVENT_VARIANT)
 
@@ -102,28 +115,25 @@ def filter_by_pattern(
 ) -> DataFrame:
     """Rows of ``df`` for which ``condition(matched)`` holds, ``matched`` being the never-NULL
     predicate of ``pattern`` (see :func:`pattern_predicate`); the columns are unchanged.
+    Raises ``PatternError`` when the pattern is invalid.
 
     ``condition`` must treat ``matched`` as a boolean (AND, OR, coalesce) and be lambda-free.
-    The plan decides most rows in generated code: lambdas (needed for arrays only) make
-    Spark interpret the whole operator they are in, so a first filter applies the quick,
-    lambda-free form of the predicate (:func:`quick_pattern_sql`), computed once per row;
-    only the rows it keeps or cannot decide reach the second, interpreted filter, which
-    evaluates the full predicate for the undecided ones. Raises ``PatternError`` when the
-    pattern is invalid.
 
-    The quick predicate reads values with Sluice's Spark functions (:mod:`pipelines.native`)
-    when the session has them (``native_reads`` None: when available; True: required,
-    RuntimeError without them; False: never), else with built-in expressions; the full
-    predicate always uses built-in expressions.
+    With Sluice's Spark functions (``native_reads`` None: when the session has them, see
+    :func:`use_native_matching`; True: required; False: never) the plan is one filter whose
+    condition is ``condition`` of :func:`native_pattern_sql`, evaluated in generated code.
+
+    Without them, most rows are still decided in generated code: lambdas (needed for arrays
+    only) make Spark interpret the whole operator they are in, so a first filter applies the
+    quick, lambda-free form of the predicate (:func:`quick_pattern_sql`, built-in
+    expressions), computed once per row; only the rows it keeps or cannot decide reach the
+    second, interpreted filter, which evaluates the full predicate for the undecided ones.
     """
     compiled = compile_pattern(pattern)
+    if use_native_matching(df.sparkSession, native_reads):
+        return df.filter(condition(F.expr(native_pattern_sql(compiled, child))))
     full = F.expr(pattern_sql(compiled, child))
-    if native_reads is not False:
-        available = native.native_functions(df.sparkSession)
-        if native_reads and not available:
-            raise RuntimeError("Sluice's Spark functions are not available in this session")
-        native_reads = available
-    quick_predicate = quick_pattern_sql(compiled, child, native_reads=native_reads)
+    quick_predicate = quick_pattern_sql(compiled, child)
     if quick_predicate is None:
         return df.filter(condition(full))
     decided = df
@@ -139,14 +149,117 @@ def filter_by_pattern(
     return matched.drop(_QUICK, *quick_predicate.bindings)
 
 
-def pattern_predicate(pattern: Any, child: ChildAccessor) -> Column:
+def use_native_matching(spark: SparkSession, native_reads: bool | None) -> bool:
+    """Whether a filter in ``spark`` uses Sluice's ``matches`` (see :func:`filter_by_pattern`
+    for ``native_reads``): when the session has Sluice's functions and lower-cases text as
+    ``matches`` does, with ICU case mappings (``spark.sql.icu.caseMappings.enabled``, true
+    unless changed; a session without them filters with built-in expressions, whose
+    ``lower`` then follows that setting). RuntimeError when required and not possible.
+    """
+    if native_reads is False:
+        return False
+    if not native.native_functions(spark):
+        if native_reads:
+            raise RuntimeError("Sluice's Spark functions are not available in this session")
+        return False
+    if spark.conf.get(_ICU_CASE_MAPPINGS, "true").strip().lower() != "true":
+        if native_reads:
+            raise RuntimeError(f"Sluice's pattern matcher needs {_ICU_CASE_MAPPINGS}=true")
+        return False
+    return True
+
+
+def pattern_predicate(
+    pattern: Any, child: ChildAccessor, *, native_matching: bool = False
+) -> Column:
     """Compile ``pattern`` into a never-NULL boolean Column.
 
     ``child(key)`` returns SQL for the VARIANT value of the event's top-level field ``key``
     (NULL when absent), so events may be one VARIANT column or typed columns.
+    ``native_matching``: the small form of :func:`native_pattern_sql` (the session must
+    have Sluice's functions, :func:`use_native_matching`); by default built-in expressions
+    only (:func:`pattern_sql`, with lambdas: Spark interprets the operator holding it).
     Raises ``PatternError`` when the pattern is invalid.
     """
-    return F.expr(pattern_sql(compile_pattern(pattern), child))
+    compiled = compile_pattern(pattern)
+    if native_matching:
+        return F.expr(native_pattern_sql(compiled, child))
+    return F.expr(pattern_sql(compiled, child))
+
+
+def native_pattern_sql(compiled: CompiledPattern, child: ChildAccessor) -> str:
+    """SQL of a compiled pattern's predicate with Sluice's ``matches`` function: an OR over
+    the rules of an AND over each rule's top-level fields (in the order the evaluator takes
+    them) of ``matches(child(key), '<steps_json of the field's steps>')``. Never NULL.
+
+    The expression grows with the number of rules times fields, not with the matchers:
+    those are in the literals, which Spark's optimizer does not look into.
+    """
+    return _any(
+        [
+            _all(
+                [
+                    native.matches(child(key), steps_json(group))
+                    for key, group in _by_first_key(_rule_steps(rule)).items()
+                ]
+            )
+            for rule in compiled.rules
+        ]
+    )
+
+
+def steps_json(steps: _RelativeSteps) -> str:
+    """The JSON text ``matches`` takes for ``steps`` (paths relative to the node it tests):
+    an array of ``{"path": [keys], "absent": true}`` or ``{"path": [keys], "matchers":
+    [matcher, ...]}`` in order, each matcher a one-member object (see ``_MATCHER_JSON`` and
+    ``EventPatterns.java``), e.g. ``[{"path":["amount"],"matchers":[{"numeric":[100.0,false,
+    null,false]}]}]``. ASCII only, so any text passes through SQL literals and py4j."""
+    document = [
+        {"path": list(path), "absent": True}
+        if step.absent
+        else {"path": list(path), "matchers": [_matcher_json(m) for m in step.matchers]}
+        for path, step in steps
+    ]
+    return json.dumps(document, separators=(",", ":"), allow_nan=False)
+
+
+def _rule_steps(rule: Rule) -> list[tuple[FieldPath, Step]]:
+    return [(step.path, step) for step in rule.steps]
+
+
+def _by_first_key(steps: _RelativeSteps) -> dict[str, list[tuple[FieldPath, Step]]]:
+    """The steps with a path, grouped by its first key (in order of first appearance), with
+    their paths relative to that key."""
+    groups: dict[str, list[tuple[FieldPath, Step]]] = {}
+    for path, step in steps:
+        if path:
+            groups.setdefault(path[0], []).append((path[1:], step))
+    return groups
+
+
+def _matcher_json(matcher: Matcher) -> dict[str, Any]:
+    return _MATCHER_JSON[type(matcher)](matcher)
+
+
+def _affix_json(matcher: Prefix | Suffix) -> dict[str, Any]:
+    name = "prefix" if isinstance(matcher, Prefix) else "suffix"
+    return {f"{name}-ignore-case" if matcher.ignore_case else name: matcher.value}
+
+
+_MATCHER_JSON: dict[type[Matcher], Callable[[Any], dict[str, Any]]] = {
+    ExactString: lambda m: {"string": m.value},
+    ExactNumber: lambda m: {"number": float(m.value)},
+    ExactLiteral: lambda m: {"literal": m.value},
+    IpRange: lambda m: {"ip": [m.low.key, m.high.key]},
+    Prefix: _affix_json,
+    Suffix: _affix_json,
+    EqualsIgnoreCase: lambda m: {"equals-ignore-case": m.value},
+    Wildcard: lambda m: {"wildcard": list(m.segments)},
+    NumericRange: lambda m: {"numeric": [m.lower, m.lower_inclusive, m.upper, m.upper_inclusive]},
+    AnythingBut: lambda m: {"anything-but": [_matcher_json(x) for x in m.excluded]},
+    Exists: lambda m: {"exists": True},
+}
+"""Matcher type -> its JSON for ``matches``. Every matcher of ``pipelines.spec.patterns``."""
 
 
 def pattern_sql(compiled: CompiledPattern, child: ChildAccessor) -> str:
@@ -186,7 +299,9 @@ def quick_pattern_sql(
     With ``native_reads`` the values are read with Sluice's Spark functions (the session
     must have them, :func:`pipelines.native.native_functions`): a member with ``field``, a
     string's text with ``text``, a number with ``number``, and a value's kind mostly from
-    those two (``schema_of_variant`` only for values that are neither).
+    those two (``schema_of_variant`` only for values that are neither). (A session with
+    them filters with :func:`native_pattern_sql` instead: :func:`filter_by_pattern` uses
+    the quick predicate with built-in reads only.)
     """
     compiler = _Compiler(child, FAST_PATH_LEVELS, quick=True, native_reads=native_reads)
     sql = _any([compiler.rule(rule) for rule in compiled.rules])
@@ -281,7 +396,7 @@ class _Compiler:
         return f"__v{next(self._names)}"
 
     def rule(self, rule: Rule) -> str:
-        steps = [(step.path, step) for step in rule.steps]
+        steps = _rule_steps(rule)
         scope = _Scope(lambdas=False, fast_levels=self._fast_path_levels)
         return self._element_steps(self._child, None, steps, scope)
 
@@ -290,12 +405,9 @@ class _Compiler:
     ) -> str:
         """Steps that hold inside one element: leaf steps on it, the others per child key."""
         conditions = [self._leaf_step(element, step, scope) for path, step in steps if not path]
-        groups: dict[str, list[tuple[FieldPath, Step]]] = {}
-        for path, step in steps:
-            if path:
-                groups.setdefault(path[0], []).append((path[1:], step))
         conditions.extend(
-            self._node_steps(child(key), group, scope) for key, group in groups.items()
+            self._node_steps(child(key), group, scope)
+            for key, group in _by_first_key(steps).items()
         )
         return _all(conditions)
 

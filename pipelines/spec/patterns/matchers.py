@@ -5,9 +5,10 @@ null, never an object or array) is accepted. JSON types are never converted into
 ``"100"`` is not the number ``100``, ``true`` is not ``"true"``, ``null`` is not ``"null"``.
 Numbers compare as IEEE-754 doubles, so ``300``, ``300.0`` and ``3e2`` are equal.
 
-Every matcher class here has a twin in ``pipelines.patterns`` that compiles it to a native
-Spark Column expression; adding an operator means adding a matcher (or reusing one), its
-parser in ``parser.py`` and its Spark twin.
+Every matcher class here has twins on the Spark path: ``pipelines.patterns`` compiles it to
+built-in Spark SQL, and writes it as JSON for Sluice's ``matches`` function, which decides
+it in Java (``EventPatterns.java``). Adding an operator means adding a matcher (or reusing
+one), its parser in ``parser.py`` and its Spark twins.
 """
 
 from __future__ import annotations

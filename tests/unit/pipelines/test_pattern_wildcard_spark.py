@@ -17,8 +17,10 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from pipelines import native
 from pipelines.patterns import (
     filter_events,
+    pattern_predicate,
     pattern_sql,
     quick_pattern_sql,
     variant_child,
@@ -100,3 +102,32 @@ def test_the_wildcard_sql_agrees_with_the_python_matcher_on_random_cases(
             assert rows[i][f"w{n}"] is expected, (wildcard, text)
             checked, matched = checked + 1, matched + expected
     assert checked > 5_000 and 100 < matched < checked // 2
+
+
+def test_the_native_matcher_agrees_with_the_python_matcher_on_random_cases(
+    spark: SparkSession,
+) -> None:
+    """The same random wildcards and texts through Sluice's ``matches`` (bytes of UTF-8 text
+    instead of characters; escapes resolved by the parser, so segments hold ``*`` and ``\\``)."""
+    assert native.native_functions(spark)
+    rnd = random.Random(20261124)
+    wildcards = list(dict.fromkeys(random_wildcard(rnd) for _ in range(80)))
+    texts = list(
+        dict.fromkeys(random_text(rnd, wildcard) for wildcard in wildcards for _ in range(4))
+    )
+    frame = spark.createDataFrame(list(enumerate(texts)), "i int, t string")
+    columns = [
+        pattern_predicate(
+            {"v": [{"wildcard": wildcard}]}, lambda _: "CAST(t AS VARIANT)", native_matching=True
+        ).alias(f"w{n}")
+        for n, wildcard in enumerate(wildcards)
+    ]
+    rows = {row.i: row for row in frame.select("i", *columns).collect()}
+
+    matched = 0
+    for n, wildcard in enumerate(wildcards):
+        for i, text in enumerate(texts):
+            expected = matches({"v": [{"wildcard": wildcard}]}, {"v": text})
+            assert rows[i][f"w{n}"] is expected, (wildcard, text)
+            matched += expected
+    assert 100 < matched < len(wildcards) * len(texts) // 2

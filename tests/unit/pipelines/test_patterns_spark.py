@@ -14,6 +14,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from pipelines import native
 from pipelines.patterns import filter_events, pattern_predicate, variant_child
 from pipelines.spec.patterns import PatternError, matches
 from tests.support.conformance import load_conformance
@@ -41,13 +42,15 @@ def matching_rows(frame: DataFrame, pattern: Any, native_reads: bool | None = No
 
 
 READS = [pytest.param(True, id="native"), pytest.param(False, id="builtin")]
-"""The quick predicate reads values with Sluice's Spark functions or with built-in ones."""
+"""``native_reads`` of the filter: Sluice's ``matches`` function (``native``), or built-in
+expressions only (``builtin``: the quick predicate, then the full one); and of the quick
+predicate alone: values read with Sluice's functions or with built-in ones."""
 
 
 @pytest.fixture(scope="module", params=READS)
 def conformance_results(spark: SparkSession, request: pytest.FixtureRequest) -> dict[str, bool]:
-    """Whether ``filter_events`` keeps each vector's event, reading values with Sluice's
-    functions (``native``) or built-in ones (``builtin``).
+    """Whether ``filter_events`` keeps each vector's event, matching with Sluice's
+    ``matches`` function (``native``) or with built-in expressions (``builtin``).
 
     One query per distinct pattern, over the events of the vectors sharing it; 4 at a time.
     """
@@ -71,9 +74,12 @@ def test_conformance_vector(conformance_results: dict[str, bool], vector: dict[s
     assert conformance_results[vector["id"]] is vector["matches"], vector["note"]
 
 
-def test_filter_events_keeps_columns_and_drops_unreadable_rows(spark: SparkSession) -> None:
+@pytest.mark.parametrize("native_reads", READS)
+def test_filter_events_keeps_columns_and_drops_unreadable_rows(
+    spark: SparkSession, native_reads: bool
+) -> None:
     frame = events_frame(spark, [{"a": []}, None, "{not json", '["a"]', '"a"', {"b": 1}])
-    kept = filter_events(frame, {"a": [{"exists": False}]})
+    kept = filter_events(frame, {"a": [{"exists": False}]}, native_reads=native_reads)
 
     assert kept.columns == ["i", "event"]
     assert sorted(row.i for row in kept.collect()) == [0, 5]  # only JSON objects can match
@@ -116,14 +122,17 @@ def spark_conf(spark: SparkSession, key: str, value: str) -> Iterator[None]:
             spark.conf.set(key, previous)
 
 
+@pytest.mark.parametrize("native_reads", READS)
 @pytest.mark.parametrize("escaped_literals", ["false", "true"])
-def test_keys_and_values_need_no_escaping(spark: SparkSession, escaped_literals: str) -> None:
+def test_keys_and_values_need_no_escaping(
+    spark: SparkSession, escaped_literals: str, native_reads: bool
+) -> None:
     frame = events_frame(spark, AWKWARD_EVENTS)
     with spark_conf(spark, "spark.sql.parser.escapedStringLiterals", escaped_literals):
         for pattern in AWKWARD_PATTERNS:
             expected = {i for i, event in enumerate(AWKWARD_EVENTS) if matches(pattern, event)}
             assert expected, pattern
-            assert matching_rows(frame, pattern) == expected, pattern
+            assert matching_rows(frame, pattern, native_reads) == expected, pattern
 
 
 # -- differential testing: random patterns and events, Python evaluator vs Spark ----------
@@ -159,7 +168,10 @@ RANDOM = RandomPatterns(
 )
 
 
-def test_spark_agrees_with_the_python_evaluator_on_random_cases(spark: SparkSession) -> None:
+@pytest.mark.parametrize("native_matching", READS)
+def test_spark_agrees_with_the_python_evaluator_on_random_cases(
+    spark: SparkSession, native_matching: bool
+) -> None:
     rnd = random.Random(20240601)
     events = [
         {key: RANDOM.value(rnd) for key in rnd.sample(KEYS, rnd.randint(1, 3))} for _ in range(150)
@@ -167,7 +179,8 @@ def test_spark_agrees_with_the_python_evaluator_on_random_cases(spark: SparkSess
     patterns = [RANDOM.pattern(rnd) for _ in range(12)]
     frame = events_frame(spark, events).withColumn("v", F.parse_json("event"))
     # One query evaluates every pattern (the conformance test covers filter_events itself).
-    predicates = [pattern_predicate(p, partial(variant_child, "v")) for p in patterns]
+    child = partial(native.field, "v") if native_matching else partial(variant_child, "v")
+    predicates = [pattern_predicate(p, child, native_matching=native_matching) for p in patterns]
     rows = frame.select("i", *(c.alias(f"p{n}") for n, c in enumerate(predicates))).collect()
     for n, pattern in enumerate(patterns):
         expected = {i for i, event in enumerate(events) if matches(pattern, event)}
@@ -191,20 +204,27 @@ IP_PATTERNS = [
 ]
 
 
-def test_ip_addresses_are_read_like_the_python_evaluator(spark: SparkSession) -> None:
+@pytest.mark.parametrize("native_reads", READS)
+def test_ip_addresses_are_read_like_the_python_evaluator(
+    spark: SparkSession, native_reads: bool
+) -> None:
     events = [{"ip": text} for text in IP_TEXTS]
     frame = events_frame(spark, events)
     for pattern in IP_PATTERNS:
         expected = {i for i, event in enumerate(events) if matches(pattern, event)}
-        assert matching_rows(frame, pattern) == expected, pattern
+        assert matching_rows(frame, pattern, native_reads) == expected, pattern
 
 
-def test_arrays_of_arrays_are_searched_three_levels_deep(spark: SparkSession) -> None:
+@pytest.mark.parametrize("native_reads", READS)
+def test_arrays_of_arrays_are_searched_three_levels_deep(
+    spark: SparkSession, native_reads: bool
+) -> None:
     events = [{"a": [[["x"]]]}, {"a": [[[["x"]]]]}, {"a": [[{"b": [[["x"]]]}]]}]
     pattern = {"a": ["x"]}
     assert [matches(pattern, event) for event in events] == [True, False, False]
-    assert matching_rows(events_frame(spark, events), pattern) == {0}
-    assert matching_rows(events_frame(spark, events), {"a": {"b": ["x"]}}) == {2}
+    frame = events_frame(spark, events)
+    assert matching_rows(frame, pattern, native_reads) == {0}
+    assert matching_rows(frame, {"a": {"b": ["x"]}}, native_reads) == {2}
 
 
 @pytest.mark.parametrize("native_reads", READS)
@@ -213,8 +233,6 @@ def test_the_quick_predicate_never_contradicts_the_full_one(
 ) -> None:
     """``filter_by_pattern`` trusts the lambda-free quick predicate whenever it is not NULL:
     on every conformance vector it must then say what the full predicate says."""
-    from pipelines import native
-
     assert native.native_functions(spark)  # the test session has Sluice's jar
     from pipelines.patterns import pattern_sql, quick_pattern_sql
     from pipelines.spec.patterns import compile_pattern
@@ -255,7 +273,6 @@ def test_the_quick_predicate_agrees_with_the_python_evaluator_on_random_cases(
     string by its text, a number by its DOUBLE): on random events holding numbers, 0 and 1,
     booleans, numeric strings, nulls, arrays and objects, wherever it decides it must say
     what the evaluator says."""
-    from pipelines import native
     from pipelines.patterns import quick_pattern_sql
 
     assert native.native_functions(spark)

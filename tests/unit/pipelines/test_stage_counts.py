@@ -174,7 +174,7 @@ def test_counting_keeps_the_plan_compiled_and_parses_once(spark: SparkSession) -
     from pyspark.sql import functions as F
 
     from pipelines.builder import apply_transforms, observe_stages
-    from pipelines.errors import capturing_failed_events, fail_fast, label_failures
+    from pipelines.errors import capturing_failed_events, fail_fast, failing_stage
     from pipelines.sinks.kafka import events_to_kafka_records
     from pipelines.sources.kafka import kafka_records_to_events
     from pipelines.spec import StageSpec
@@ -194,8 +194,8 @@ def test_counting_keeps_the_plan_compiled_and_parses_once(spark: SparkSession) -
     }
 
     def query(count: bool) -> Any:
-        with capturing_failed_events(False):
-            events = label_failures(kafka_records_to_events(records, source), "source")
+        with capturing_failed_events(False), failing_stage("source"):
+            events = kafka_records_to_events(records, source)
             stages = [StageSpec(type="filter", config={"pattern": pattern})]
             events = apply_transforms(events, stages, count_stages=count)
             if count:

@@ -64,6 +64,13 @@ import org.apache.spark.unsafe.types.VariantVal;
  *       specversion, subject, time, type STRING) -> STRING}: the JSON object with those
  *       members in that (sorted) order, NULL ones left out, the data written as {@code json}
  *       writes it: a CloudEvent without extensions, in one buffer.
+ *   <li>{@code matches(node VARIANT, steps STRING) -> BOOLEAN}: whether the steps of an
+ *       event-pattern rule that start at one top-level field hold below that field's value
+ *       ({@code node}; NULL: the field is missing), with aws/event-ruler's array-consistent
+ *       semantics; never NULL. {@code steps} is JSON written by {@code pipelines.patterns}
+ *       (format and semantics: {@link EventPatterns}), compiled once per distinct literal.
+ *   <li>{@code time(ts TIMESTAMP) -> STRING}: a timestamp as RFC 3339 text in UTC, a
+ *       CloudEvent's {@code time} ({@link TimeText}); its argument must not be NULL.
  * </ul>
  */
 public final class VariantFunctions implements FunctionCatalog {
@@ -88,7 +95,9 @@ public final class VariantFunctions implements FunctionCatalog {
       Identifier.of(namespace, "parse"),
       Identifier.of(namespace, "json"),
       Identifier.of(namespace, "kind"),
-      Identifier.of(namespace, "envelope")
+      Identifier.of(namespace, "envelope"),
+      Identifier.of(namespace, "matches"),
+      Identifier.of(namespace, "time")
     };
   }
 
@@ -109,6 +118,10 @@ public final class VariantFunctions implements FunctionCatalog {
         return new Kind();
       case "envelope":
         return new Envelope();
+      case "matches":
+        return new Matches();
+      case "time":
+        return new TimeText();
       default:
         throw new NoSuchFunctionException(ident);
     }
@@ -463,6 +476,25 @@ public final class VariantFunctions implements FunctionCatalog {
       for (int i = 0; i < ids.length; i++) {
         PRIMITIVE_KINDS[ids[i]] = UTF8String.fromString(names[i][1]);
       }
+    }
+  }
+
+  /** {@code matches(node VARIANT, steps STRING) -> BOOLEAN}, never NULL. */
+  public static final class Matches extends Function<Boolean> {
+    private static final long serialVersionUID = 1L;
+
+    public Matches() {
+      super("matches", DataTypes.BooleanType, Function.VARIANT, Function.STRING);
+    }
+
+    @Override
+    public boolean isResultNullable() {
+      return false;
+    }
+
+    /** Spark passes a NULL argument as a Java null (no null propagation): a missing field. */
+    public static boolean invoke(VariantVal node, UTF8String steps) {
+      return EventPatterns.matches(node, steps);
     }
   }
 
