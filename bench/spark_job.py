@@ -179,18 +179,22 @@ def plain_writer(spark: SparkSession, args: argparse.Namespace, checkpoint: str)
 
 
 def poll_like_the_driver(query, stop: threading.Event) -> None:
-    """What ``runtime_adapter.driver`` does while a query runs: every 0.5 s (POLL_INTERVAL)
-    read ``isActive``, ``lastProgress`` (as JSON) and, after a missed batch,
-    ``recentProgress``; each call is a Py4J round trip into the driver JVM."""
+    """What a runtime driver does while a query runs (``runtime_adapter.hosted``): every
+    ``ACTIVE_INTERVAL`` (0.5 s) read ``isActive``, ``lastProgress`` (as JSON) and, after
+    missed batches, their reports (``progress_after``); each call is a Py4J round trip into
+    the driver JVM."""
+    from runtime_adapter.hosted import ACTIVE_INTERVAL
+    from runtime_adapter.progress import progress_after
+
     last_batch = -1
-    while not stop.wait(0.5):
+    while not stop.wait(ACTIVE_INTERVAL):
         if not query.isActive:
             return
         progress = query.lastProgress
         if progress is not None:
             data = json.loads(progress.json)
             if data.get("batchId", -1) > last_batch + 1 and last_batch >= 0:
-                _ = query.recentProgress
+                progress_after(query, last_batch)
             last_batch = data.get("batchId", -1)
 
 

@@ -41,7 +41,13 @@ from runtime_adapter.kafka import (
 )
 from runtime_adapter.logs import log_context
 from runtime_adapter.offsets import apply_change, kafka_source, starting_position
-from runtime_adapter.progress import StageTotals, TaskTracker, progress_dict, stage_counts_enabled
+from runtime_adapter.progress import (
+    StageTotals,
+    TaskTracker,
+    progress_after,
+    progress_dict,
+    stage_counts_enabled,
+)
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import Placement, RedisStore
 
@@ -545,11 +551,11 @@ class HostedConnector:
 
     def count_stages(self, progress: dict[str, Any]) -> None:
         """Fold the latest batch's per-stage counts in; batches run between two polls are
-        taken from the query's recent progress reports (Spark keeps the last 100)."""
+        taken from the query's recent progress reports (Spark keeps the last 100), only those
+        (:func:`~runtime_adapter.progress.progress_after`)."""
         if self.stage_totals.missed(progress):
-            for earlier in self.query.recentProgress:
-                if earlier.batchId > self.stage_totals.batch_id:
-                    self.stage_totals.fold(progress_dict(earlier) or {})
+            for earlier in progress_after(self.query, self.stage_totals.batch_id):
+                self.stage_totals.fold(earlier)
         self.stage_totals.fold(progress)
 
 

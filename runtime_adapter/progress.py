@@ -31,6 +31,25 @@ def progress_dict(progress: Any) -> dict[str, Any] | None:
     return json.loads(json.dumps(progress, default=str))
 
 
+def progress_after(query: Any, batch_id: int) -> list[dict[str, Any]]:
+    """The progress reports a query still holds of the batches after ``batch_id``, oldest
+    first, as plain JSON data.
+
+    Read from the newest back, through the JVM's array, so that only those reports cross
+    Py4J: PySpark's ``recentProgress`` converts every report Spark keeps (100 by default),
+    and a busy channel has run a few batches between any two polls of its driver.
+    """
+    reports = query._jsq.recentProgress()
+    newer: list[dict[str, Any]] = []
+    for index in range(len(reports) - 1, -1, -1):
+        report = reports[index]
+        if report.batchId() <= batch_id:
+            break
+        newer.append(json.loads(report.json()))
+    newer.reverse()
+    return newer
+
+
 def as_offsets(raw: Any) -> dict[tuple[str | None, int], int]:
     """A source's offsets from a progress report, keyed by (topic, partition).
 

@@ -89,10 +89,44 @@ class FakeProgress(dict):
         self.json = json.dumps(data)
 
 
+class FakeJavaProgress:
+    """Like the JVM's StreamingQueryProgress through Py4J: ``batchId()`` and ``json()``."""
+
+    def __init__(self, data: dict) -> None:
+        self.data = data
+
+    def batchId(self) -> int:
+        return self.data["batchId"]
+
+    def json(self) -> str:
+        return json.dumps(self.data)
+
+
+class FakeJavaQuery:
+    def __init__(self, reports: list[dict]) -> None:
+        self.reports = reports
+        self.read: list[int] = []
+
+    def recentProgress(self) -> list[FakeJavaProgress]:
+        return [Reading(r, self.read) for r in self.reports]
+
+
+class Reading(FakeJavaProgress):
+    """A report that notes when its JSON is read."""
+
+    def __init__(self, data: dict, read: list[int]) -> None:
+        super().__init__(data)
+        self.read = read
+
+    def json(self) -> str:
+        self.read.append(self.data["batchId"])
+        return super().json()
+
+
 class FakeQuery:
     def __init__(self, reports: list[dict]) -> None:
-        self.recentProgress = [FakeProgress(r) for r in reports]
-        self.lastProgress = self.recentProgress[-1]
+        self.lastProgress = FakeProgress(reports[-1])
+        self._jsq = FakeJavaQuery(reports)
         self.isActive = True
 
 
@@ -116,6 +150,8 @@ def test_the_status_carries_the_totals_with_batches_missed_between_polls() -> No
         + [progress(5, 5, 5, [1, 0, 0, 0])]
     )
     driver.report(State.RUNNING, progress=driver.collect_progress())
+    # Only the reports after the last one counted crossed from the JVM, newest first.
+    assert driver.query._jsq.read == [5, 4, 3, 2, 1]
     stages = store.reported[-1].stages
     # 5 + (1 + 2 + 3) + 5 read; one failed at the source.
     assert [(s["stage"], s["in"], s["out"], s["failed"]) for s in stages] == [
