@@ -137,6 +137,37 @@ def has_batches(checkpoint: Path) -> bool:
     return bool(_batch_ids(checkpoint / "offsets"))
 
 
+UNFINISHED_START_FOLDERS = ("offsets", "commits", "state")
+"""What Spark refuses to find non-empty when it starts a query with no batch planned."""
+
+
+def discard_unfinished_start(checkpoint: Path) -> list[str]:
+    """Remove what an interrupted first batch left in ``checkpoint``; return what was removed.
+
+    Spark writes a log file under a temporary name and renames it when complete. A driver
+    killed while writing ``offsets/0`` leaves that temporary file (and its ``.crc``) behind,
+    and Spark 4 then refuses every later start: no batch is planned, yet the folder is not
+    empty (``STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY``). With no batch planned nothing
+    was read or written, so those leftovers hold nothing: they go, and the query starts
+    from its kept start position. A checkpoint with a planned batch is never touched.
+    """
+    if has_batches(checkpoint):
+        return []
+    removed = []
+    for name in UNFINISHED_START_FOLDERS:
+        folder = checkpoint / name
+        if folder.is_symlink() or folder.is_file():
+            folder.unlink()
+        elif folder.is_dir():
+            if not any(folder.iterdir()):
+                continue
+            shutil.rmtree(folder)
+        else:
+            continue
+        removed.append(name)
+    return removed
+
+
 def _write_atomically(path: Path, text: str) -> None:
     # The temporary name is not a number, so Spark never takes it for a batch file.
     temporary = path.with_name(f".{path.name}.sluice.tmp")

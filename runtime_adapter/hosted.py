@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime_adapter.base import ConnectorStatus, Deployment, ExecutorInfo
-from runtime_adapter.checkpoint import checkpoint_dir, has_batches
+from runtime_adapter.checkpoint import checkpoint_dir, discard_unfinished_start, has_batches
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.errors import decrypted_spec, format_trace, mask_secrets, summarize_failure
 from runtime_adapter.kafka import (
@@ -384,8 +384,7 @@ class HostedConnector:
 
         spark = self.session()
         checkpoint = checkpoint_dir(self.config.checkpoint_root, deployment.checkpoint_key)
-        checkpoint.mkdir(parents=True, exist_ok=True)
-        plain = self.apply_offset_change(self.plain_spec(deployment), checkpoint)
+        plain = self.prepare_checkpoint(self.plain_spec(deployment), checkpoint)
         pinned = self.pinned_start(plain, checkpoint)
         if pinned is None:
             return False
@@ -481,6 +480,22 @@ class HostedConnector:
             self.secrets = secrets
             install_masking_filter(secrets)
         return plain
+
+    def prepare_checkpoint(self, spec: dict[str, Any], checkpoint: Path) -> dict[str, Any]:
+        """Make ``checkpoint`` ready for the query to start; return the spec to build.
+
+        What a first batch killed half-written left behind is discarded (Spark would refuse
+        the folder), then the console's pending offset change is applied.
+        """
+        checkpoint.mkdir(parents=True, exist_ok=True)
+        removed = discard_unfinished_start(checkpoint)
+        if removed:
+            log.warning(
+                "checkpoint %s had no batch but a first batch's leftovers in %s: discarded",
+                checkpoint,
+                ", ".join(removed),
+            )
+        return self.apply_offset_change(spec, checkpoint)
 
     def apply_offset_change(self, spec: dict[str, Any], checkpoint: Path) -> dict[str, Any]:
         """Apply the offset change the console left for this connector (KIP-875's alter or

@@ -1,6 +1,6 @@
 """Issue 12, finding 8: a deleted connector's checkpoint goes with it, so a channel created
 later under the same name never resumes from it. Real Redis, checkpoint files as Spark
-writes them."""
+writes them. And a first batch killed half-written leaves nothing that would stop the next start."""
 
 from __future__ import annotations
 
@@ -12,7 +12,12 @@ import pytest
 
 from runtime_adapter import spark as spark_module
 from runtime_adapter.base import ConnectorOffsets, Deployment, SourceOffset
-from runtime_adapter.checkpoint import CheckpointError, checkpoint_dir, remove_checkpoint
+from runtime_adapter.checkpoint import (
+    CheckpointError,
+    checkpoint_dir,
+    discard_unfinished_start,
+    remove_checkpoint,
+)
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.states import TargetState
 from tests.unit.runtime_adapter.test_offsets_store import write_batch
@@ -141,3 +146,41 @@ def test_deleting_an_unknown_connector_removes_nothing(runtime: SparkRuntime):
     runtime.delete("orders")  # never deployed: nothing says whose folder that is
 
     assert (runtime.checkpoint_root / "orders" / "offsets" / "0").exists()
+
+
+def test_an_interrupted_first_batch_leaves_nothing_spark_would_refuse(tmp_path):
+    checkpoint = tmp_path / "orders"
+    (checkpoint / "offsets").mkdir(parents=True)
+    (checkpoint / "offsets" / ".0.5f1c.tmp").write_text("v1\n{", encoding="utf-8")
+    (checkpoint / "commits").mkdir()
+    (checkpoint / "metadata").write_text('{"id":"q"}', encoding="utf-8")
+    (checkpoint / "sources").mkdir()
+
+    assert discard_unfinished_start(checkpoint) == ["offsets"]
+    assert sorted(p.name for p in checkpoint.iterdir()) == ["commits", "metadata", "sources"]
+    assert discard_unfinished_start(checkpoint) == []  # nothing left to discard
+
+
+def test_a_checkpoint_with_a_planned_batch_is_never_touched(tmp_path):
+    checkpoint = tmp_path / "orders"
+    (checkpoint / "offsets").mkdir(parents=True)
+    (checkpoint / "offsets" / "0").write_text("v1\n{}\n-", encoding="utf-8")
+    (checkpoint / "offsets" / ".1.5f1c.tmp").write_text("v1\n{", encoding="utf-8")
+    (checkpoint / "state").mkdir()
+    (checkpoint / "state" / "0").mkdir()
+
+    assert discard_unfinished_start(checkpoint) == []
+    assert (checkpoint / "offsets" / ".1.5f1c.tmp").exists()
+    assert (checkpoint / "state" / "0").is_dir()
+
+
+def test_a_link_in_place_of_a_log_folder_is_removed_not_followed(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("x", encoding="utf-8")
+    checkpoint = tmp_path / "orders"
+    checkpoint.mkdir()
+    (checkpoint / "state").symlink_to(outside, target_is_directory=True)
+
+    assert discard_unfinished_start(checkpoint) == ["state"]
+    assert (outside / "keep").exists()

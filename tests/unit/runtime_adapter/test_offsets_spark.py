@@ -97,13 +97,17 @@ class Channel:
         self.driver.spark = spark
         self.driver.committer = GroupCommitter(kafka, consumer_group(self.name))
 
-    def run(self) -> None:
-        """Apply any pending offset change as the driver does, then run the query to the end."""
+    def run(self, prepare: bool = True) -> None:
+        """Prepare the checkpoint as the driver does (leftovers of an interrupted first batch
+        discarded, any pending offset change applied), then run the query to the end."""
         from pipelines.builder import build_stream
         from pipelines.spec import validate_spec
 
         self.checkpoint.mkdir(parents=True, exist_ok=True)
-        spec = validate_spec(self.driver.apply_offset_change(self.spec, self.checkpoint))
+        spec = self.spec
+        if prepare:
+            spec = self.driver.prepare_checkpoint(spec, self.checkpoint)
+        spec = validate_spec(spec)
         writer = build_stream(
             self.spark, spec, channel=self.name, checkpoint_dir=str(self.checkpoint)
         )
@@ -239,3 +243,19 @@ def test_consumer_group_offsets_are_read_for_the_topics_the_source_reads(channel
 
     assert found == [SourceOffset(channel.topic, 0, 12), SourceOffset(channel.topic, 1, 3)]
     assert channel.runtime.consumer_group_offsets(channel.spec, "no-such-group") == []
+
+
+def test_a_first_batch_killed_half_written_is_started_again_not_refused(channel: Channel):
+    # What a driver killed while Spark wrote offsets/0 leaves: the temporary file and its crc.
+    offsets = channel.checkpoint / "offsets"
+    offsets.mkdir(parents=True)
+    temporary = offsets / f".0.{uuid.uuid4()}.tmp"
+    temporary.write_text('v1\n{"batchWatermarkMs":0,', encoding="utf-8")
+    (offsets / f".{temporary.name}.crc").write_bytes(b"crc")
+
+    with pytest.raises(Exception, match="STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY"):
+        channel.run(prepare=False)  # what Spark does with it on its own
+
+    channel.run()
+    assert channel.delivered() == everything(channel)
+    assert latest_committed(channel.checkpoint) is not None
