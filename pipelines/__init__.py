@@ -3,6 +3,7 @@
 * ``pipelines.spec`` - channel spec, plugin catalogue, event patterns (pure Python; the
   console imports it and it must never import pyspark).
 * ``pipelines.cloudevents`` - the CloudEvents record every stage works on.
+* ``pipelines.timestamps`` - the one RFC 3339 parser (pure Python, like ``pipelines.spec``).
 * ``pipelines.sources`` / ``transforms`` / ``sinks`` - Spark implementations per plugin type.
 * ``pipelines.patterns`` - event patterns compiled to native Spark predicates.
 * ``pipelines.builder`` - ``build_stream``: spec -> configured ``DataStreamWriter``.

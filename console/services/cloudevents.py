@@ -24,9 +24,11 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from pipelines.timestamps import rfc3339_utc
 
 SPECVERSION = "1.0"
 STRUCTURED = "application/cloudevents+json"
@@ -35,9 +37,6 @@ JSON = "application/json"
 REQUIRED = ("id", "source", "specversion", "type")
 OPTIONAL = ("subject", "time", "datacontenttype", "dataschema")
 ATTRIBUTE_NAME = re.compile(r"[a-z0-9]{1,}")
-RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})"
-)
 JSON_MEDIA_TYPE = re.compile(r"[a-z0-9.+-]+/([a-z0-9.-]*\+)?json")
 
 Errors = dict[str, list[str]]
@@ -196,41 +195,6 @@ def wrap_plain(document: Any, defaults: PlainDefaults) -> Candidate:
             "data": document,
         }
     )
-
-
-def rfc3339_utc(value: Any) -> str:
-    """An RFC 3339 timestamp (text, or an aware datetime) rewritten in UTC.
-
-    Sub-microsecond digits are cut (Spark keeps microseconds). Raises ``ValueError``.
-    """
-    moment = value if isinstance(value, datetime) else _parse_rfc3339(value)
-    if moment.tzinfo is None:
-        raise ValueError("must have a time zone")
-    utc = moment.astimezone(UTC)
-    stamp = utc.strftime("%Y-%m-%dT%H:%M:%S")
-    if utc.microsecond:
-        stamp += f".{utc.microsecond:06d}".rstrip("0")
-    return stamp + "Z"
-
-
-def _parse_rfc3339(value: Any) -> datetime:
-    found = RFC3339.fullmatch(value) if isinstance(value, str) else None
-    if found is None:
-        raise ValueError(
-            f"must be an RFC 3339 timestamp such as 2024-06-01T08:00:00Z, got {value!r}"
-        )
-    year, month, day, hour, minute, second, fraction, zone = found.groups()
-    micros = int(((fraction or ".")[1:] + "000000")[:6])
-    if zone.upper() == "Z":
-        offset = timedelta(0)
-    else:
-        sign = -1 if zone[0] == "-" else 1
-        offset = sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
-    try:
-        parts = (int(year), int(month), int(day), int(hour), int(minute), int(second))
-        return datetime(*parts, micros, tzinfo=timezone(offset))
-    except ValueError as exc:
-        raise ValueError(f"is not a valid date and time ({exc}): {value!r}") from None
 
 
 def encode(event: Mapping[str, Any]) -> bytes:

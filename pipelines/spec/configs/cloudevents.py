@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from pipelines.spec.configs.base import StageConfig
 from pipelines.spec.fieldpaths import EXTENSION_NAME, parse_field_path
+from pipelines.timestamps import parse_rfc3339
 
 SETTABLE_ATTRIBUTES = ("id", "source", "type", "subject", "time", "datacontenttype", "dataschema")
 REQUIRED_ATTRIBUTES = ("id", "source", "type")
@@ -145,6 +145,6 @@ def _check_attribute(name: str, value: AttributeValue) -> None:
         raise ValueError(f"{name} must not be empty")
     if name == "time" and isinstance(value, str):
         try:
-            datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise ValueError(f"time {value!r} is not an RFC 3339 timestamp") from None
+            parse_rfc3339(value)
+        except ValueError as exc:
+            raise ValueError(f"time {exc}") from None

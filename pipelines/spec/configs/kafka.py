@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from pipelines import timestamps
 from pipelines.spec.configs.base import (
     Secret,
     StageConfig,
@@ -293,18 +293,17 @@ _STARTING_OFFSETS_HELP = (
 
 
 def epoch_millis(value: int | str) -> int:
-    """Epoch milliseconds of an int (taken as is) or RFC 3339 text; ``ValueError`` if neither."""
+    """Epoch milliseconds of an int (taken as is) or RFC 3339 text (read by
+    :func:`pipelines.timestamps.parse_rfc3339`), neither before 1970; ``ValueError`` if not."""
     if isinstance(value, int):
         if value < 0:
             raise ValueError("a timestamp in epoch milliseconds must not be negative")
         return value
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"{value!r} is not an RFC 3339 timestamp") from None
-    if moment.tzinfo is None:
-        raise ValueError(f"{value!r} has no time zone (add Z or +hh:mm)")
-    return int(moment.timestamp() * 1000)
+    millis = timestamps.epoch_millis(value)
+    if millis < 0:
+        # Kafka reads -1 and -2 as "latest" and "earliest": never let a time become them.
+        raise ValueError(f"{value!r} is before 1970-01-01T00:00:00Z")
+    return millis
 
 
 class KafkaSourceConfig(StageConfig):
