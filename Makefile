@@ -35,6 +35,10 @@ jars: ## Kafka broker and Spark Kafka connector jars from Maven Central, Sluice'
 frontend: ## Build the browser console into frontend/dist (npm ci when the lock file changed)
 	@bash scripts/frontend.sh
 
+.PHONY: api-types
+api-types: $(DEPS_STAMP) ## Regenerate the console's TypeScript API types from the OpenAPI schema
+	@bash scripts/api-types.sh
+
 run: install frontend ## Start the whole embedded stack on 127.0.0.1 (Ctrl-C stops it all)
 	@bash scripts/run.sh
 

@@ -3,7 +3,8 @@
 #   `npm ci` only when package-lock.json changed or node_modules is missing (a stamp in
 #   node_modules remembers the lock file's hash); `npm run build` only when a source is newer
 #   than the last build. Packages come from the npm registry; nothing else is downloaded.
-# Usage: scripts/frontend.sh [--check]   --check also runs tsc --noEmit, ESLint and Vitest.
+# Usage: scripts/frontend.sh [--check]   --check also runs the API types' drift check
+#   (scripts/api-types.sh --check: needs the venv), tsc --noEmit, ESLint and Vitest.
 set -euo pipefail
 # shellcheck source=scripts/_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/_lib.sh"
@@ -34,6 +35,8 @@ else
 fi
 
 if [[ "${1:-}" == "--check" ]]; then
+  log "API types (src/api/schema.d.ts) against the OpenAPI schema"
+  bash "$ROOT/scripts/api-types.sh" --check
   log "tsc --noEmit"
   npx --no-install tsc --noEmit
   log "eslint"

@@ -3,21 +3,26 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
 import { api, ApiError, post } from "./client";
+import { listItems, RECENT_LIMIT } from "./pagination";
 import type {
   Channel,
   ChannelAction,
   ChannelOffsets,
+  ChannelPreview,
+  ChannelRequest,
   ChannelSpec,
   ChannelStatus,
   ChannelWithStatus,
   Cluster,
+  EventPatternResult,
   IssuedIngestToken,
   LifecycleEvent,
   Me,
   OffsetsBody,
-  Page,
+  OffsetsMessage,
   Plugin,
   Revision,
+  StageValidation,
   Worker,
 } from "./types";
 
@@ -26,7 +31,7 @@ export const POLL_MS = 2000;
 export function usePlugins() {
   return useQuery({
     queryKey: ["plugins"],
-    queryFn: () => api<Page<Plugin>>("plugins/?limit=500").then((page) => page.results),
+    queryFn: () => listItems<Plugin>("plugins/"),
     staleTime: Infinity,
   });
 }
@@ -34,7 +39,7 @@ export function usePlugins() {
 export function useChannels() {
   return useQuery({
     queryKey: ["channels"],
-    queryFn: () => api<Page<Channel>>("channels/?limit=500").then((page) => page.results),
+    queryFn: () => listItems<Channel>("channels/"),
     refetchInterval: POLL_MS,
   });
 }
@@ -59,8 +64,7 @@ export function useChannelStatus(name: string) {
 export function useChannelsWithStatus() {
   return useQuery({
     queryKey: ["channels", "with-status"],
-    queryFn: () =>
-      api<Page<ChannelWithStatus>>("channels/?expand=status&limit=500").then((page) => page.results),
+    queryFn: () => listItems<ChannelWithStatus>("channels/?expand=status"),
     refetchInterval: POLL_MS,
   });
 }
@@ -69,9 +73,7 @@ export function useLifecycle(name: string) {
   return useQuery({
     queryKey: ["lifecycle", name],
     queryFn: () =>
-      api<Page<LifecycleEvent>>(`channels/${encodeURIComponent(name)}/lifecycle/?limit=100`).then(
-        (page) => page.results,
-      ),
+      listItems<LifecycleEvent>(`channels/${encodeURIComponent(name)}/lifecycle/`, RECENT_LIMIT),
     refetchInterval: POLL_MS,
   });
 }
@@ -81,9 +83,9 @@ export function usePreview(name: string, enabled: boolean, poll = true) {
   return useQuery({
     queryKey: ["preview", name],
     queryFn: () =>
-      api<{ name: string; events: Record<string, unknown>[] }>(
-        `channels/${encodeURIComponent(name)}/preview?limit=20`,
-      ).then((answer) => answer.events),
+      api<ChannelPreview>(`channels/${encodeURIComponent(name)}/preview?limit=20`).then(
+        (answer) => answer.events,
+      ),
     refetchInterval: poll ? POLL_MS : false,
     enabled,
   });
@@ -92,7 +94,7 @@ export function usePreview(name: string, enabled: boolean, poll = true) {
 export function useWorkers() {
   return useQuery({
     queryKey: ["workers"],
-    queryFn: () => api<Page<Worker>>("workers/?limit=500").then((page) => page.results),
+    queryFn: () => listItems<Worker>("workers/"),
     refetchInterval: POLL_MS,
   });
 }
@@ -122,13 +124,15 @@ export interface SaveChannel {
 export function useSaveChannel() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: ({ name, description, spec, exists }: SaveChannel) =>
-      exists
+    mutationFn: ({ name, description, spec, exists }: SaveChannel) => {
+      const body: ChannelRequest = { name, description, spec };
+      return exists
         ? api<Channel>(`channels/${encodeURIComponent(name)}/`, {
             method: "PUT",
-            body: JSON.stringify({ name, description, spec }),
+            body: JSON.stringify(body),
           })
-        : post<Channel>("channels/", { name, description, spec }),
+        : post<Channel>("channels/", body);
+    },
     onSuccess: (channel) => {
       client.setQueryData(["channel", channel.name], channel);
       void client.invalidateQueries({ queryKey: ["channels"] });
@@ -138,34 +142,26 @@ export function useSaveChannel() {
   });
 }
 
-export interface ValidateAnswer {
-  valid: boolean;
-  config?: Record<string, unknown>;
-  errors?: Record<string, string[]>;
-}
-
-export function validateStage(kind: string, type: string, config: unknown): Promise<ValidateAnswer> {
-  return post<ValidateAnswer>(
+/** The server's verdict on a stage config: its 400 (not valid) is an answer, not an error. */
+export function validateStage(kind: string, type: string, config: unknown): Promise<StageValidation> {
+  return post<StageValidation>(
     `plugins/${encodeURIComponent(kind)}/${encodeURIComponent(type)}/validate`,
     { config },
   ).catch((error: unknown) => {
     const body = (error as { body?: unknown }).body;
-    if (body && typeof body === "object" && "valid" in body) return body as ValidateAnswer;
+    if (body && typeof body === "object" && "valid" in body) return body as StageValidation;
     throw error;
   });
 }
 
-export function testPattern(pattern: unknown, event: unknown): Promise<{ result: boolean }> {
-  return post<{ result: boolean }>("event-patterns/test", { pattern, event });
+export function testPattern(pattern: unknown, event: unknown): Promise<EventPatternResult> {
+  return post<EventPatternResult>("event-patterns/test", { pattern, event });
 }
 
 export function useRevisions(name: string) {
   return useQuery({
     queryKey: ["revisions", name],
-    queryFn: () =>
-      api<Page<Revision>>(`channels/${encodeURIComponent(name)}/revisions/?limit=100`).then(
-        (page) => page.results,
-      ),
+    queryFn: () => listItems<Revision>(`channels/${encodeURIComponent(name)}/revisions/`, RECENT_LIMIT),
   });
 }
 
@@ -183,8 +179,8 @@ export function useChangeOffsets(name: string) {
   return useMutation({
     mutationFn: (change: { reset: true } | { body: OffsetsBody }) =>
       "reset" in change
-        ? api<{ message: string }>(`channels/${encodeURIComponent(name)}/offsets`, { method: "DELETE" })
-        : api<{ message: string }>(`channels/${encodeURIComponent(name)}/offsets`, {
+        ? api<OffsetsMessage>(`channels/${encodeURIComponent(name)}/offsets`, { method: "DELETE" })
+        : api<OffsetsMessage>(`channels/${encodeURIComponent(name)}/offsets`, {
             method: "PATCH",
             body: JSON.stringify(change.body),
           }),

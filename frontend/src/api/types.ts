@@ -1,15 +1,25 @@
-/** Shapes of the /api/v1/ answers the console reads (see /api/docs/). */
+/**
+ * Shapes of the /api/v1/ answers the console reads (see /api/docs/).
+ *
+ * Most are aliases onto ./schema.d.ts, which openapi-typescript generates from the OpenAPI
+ * schema drf-spectacular derives from the API (`make api-types` regenerates it; `make test`
+ * fails when it drifts). Hand-written here is only what that schema cannot say, each with why.
+ */
+
+import type { components, paths } from "./schema";
+
+type Schemas = components["schemas"];
+
+/** Some of `T`'s optional keys made required. */
+type WithRequired<T, K extends keyof T> = Omit<T, K> & Required<Pick<T, K>>;
+
+// -- the channel spec -----------------------------------------------------------------------------
+// Hand-written: the API schema declares `spec` a free-form object. Its real shape is the pydantic
+// model pipelines.spec.ChannelSpec (each stage's `config` the plugin's own JSON Schema, served by
+// GET /plugins/), which the server validates; the OpenAPI schema does not carry it.
 
 export type JsonSchema = { [key: string]: unknown };
-export type PluginKind = "source" | "transform" | "sink";
-
-export interface Plugin {
-  type: string;
-  kind: PluginKind;
-  title: string;
-  description: string;
-  config_schema: JsonSchema;
-}
+export type PluginKind = Schemas["PluginKindEnum"];
 
 export interface Stage {
   type: string;
@@ -22,7 +32,7 @@ export interface ErrorPolicy {
   log: boolean;
 }
 
-export type Isolation = "shared" | "dedicated";
+export type Isolation = Schemas["IsolationEnum"];
 export type ExecutionMode = "micro-batch" | "real-time" | "available-now";
 
 /** How the runtime runs a channel (the spec's `runtime` block; absent: the defaults). */
@@ -41,114 +51,72 @@ export interface ChannelSpec {
   runtime?: RuntimeOptions;
 }
 
-export type ConnectorState =
-  | "UNASSIGNED"
-  | "RUNNING"
-  | "PAUSED"
-  | "STOPPED"
-  | "FAILED"
-  | "RESTARTING";
-export type TargetState = "RUNNING" | "PAUSED" | "STOPPED";
+/** A generated shape whose free-form `spec` is the channel spec. */
+type WithSpec<T extends { spec: unknown }> = Omit<T, "spec"> & { spec: ChannelSpec };
 
-export interface Channel {
-  name: string;
-  description: string;
-  spec: ChannelSpec;
-  target_state: TargetState;
-  state: ConnectorState;
-  revision: number | null;
-  deployed_revision: number | null;
-  drift: boolean;
-  created: string;
-  updated: string;
-  created_by: string | null;
-  /** Whether POST …/events has a token (never the token itself). */
-  ingest_token?: { exists: boolean; prefix: string | null };
-  /** Events/s HTTP ingestion accepts; null: the site default. */
-  ingest_rate_limit?: number | null;
-}
+// -- aliases onto the generated types -------------------------------------------------------------
 
+export type Plugin = Schemas["Plugin"];
+export type ConnectorState = Schemas["ConnectorStateEnum"];
+export type TargetState = Schemas["TargetStateEnum"];
+
+/**
+ * Every field is in every answer, but the schema marks the writable ones that may be left out
+ * of a request optional in the answer too (drf-spectacular leaves a field with `required=False`
+ * or a model default out of a response's `required`: tfranzel/drf-spectacular#1299).
+ */
+export type Channel = WithRequired<
+  WithSpec<Schemas["Channel"]>,
+  "description" | "target_state" | "restart_policy" | "ingest_rate_limit"
+>;
+/** The body of POST /channels/ and PUT /channels/{name}/. */
+export type ChannelRequest = WithSpec<Schemas["ChannelRequest"]>;
 /** The answer to POST …/ingest-token: the only time the token is shown. */
-export interface IssuedIngestToken {
-  token: string;
-  prefix: string;
-  created: boolean;
-}
+export type IssuedIngestToken = Schemas["IssuedIngestToken"];
+/** Every field is in every answer; the schema marks all but `id` optional (as for Channel). */
+export type Task = Required<Schemas["Task"]>;
+export type ChannelStatus = Omit<Schemas["ChannelStatus"], "tasks"> & { readonly tasks: Task[] };
+export type StageCounts = Schemas["StageCounts"];
+export type LifecycleEvent = Schemas["LifecycleEvent"];
+export type Worker = Schemas["Worker"];
+/** One saved version of a channel's spec (GET /channels/{name}/revisions/). */
+export type Revision = WithSpec<Schemas["Revision"]>;
+/** One source partition and the NEXT offset the channel reads from it. */
+export type SourceOffset = Schemas["SourceOffset"];
+export type ChannelOffsets = Schemas["ChannelOffsets"];
+/** PATCH /channels/{name}/offsets with explicit offsets (partitions left out keep theirs). */
+export type OffsetsBody = Required<Pick<Schemas["PatchedOffsetsAlterRequest"], "offsets">>;
+/** A long-lived Spark driver of a runtime worker and the channels whose queries it runs. */
+export type ClusterDriver = Schemas["ClusterDriver"];
+export type ClusterRuntimeWorker = Schemas["ClusterRuntimeWorker"];
+export type SparkWorker = Schemas["SparkWorker"];
+export type SparkApplication = Schemas["SparkApplication"];
+export type Executor = Schemas["Executor"];
+export type ClusterChannel = Schemas["ClusterChannel"];
+export type Cluster = Schemas["Cluster"];
+/** GET /api/v1/me/: who is signed in and what they may do. */
+export type Me = Schemas["Me"];
+/** The live tail of a channel's output (GET /channels/{name}/preview). */
+export type ChannelPreview = Schemas["ChannelPreview"];
+/** The answer to POST plugins/{kind}/{type}/validate (200 valid, 400 not). */
+export type StageValidation = Schemas["PluginConfigValid"] | Schemas["PluginConfigInvalid"];
+export type EventPatternResult = Schemas["EventPatternResult"];
+/** Kafka Connect's answer to an offsets change. */
+export type OffsetsMessage = Schemas["OffsetsMessage"];
 
-export interface Task {
-  id: number;
-  state: ConnectorState;
-  worker_id: string | null;
-  topic: string | null;
-  partition: number | null;
-  offset: number | null;
-  end_offset: number | null;
-  lag: number | null;
-  rows_per_second: number | null;
-  updated: string;
-}
+// -- hand-written: what the schema cannot say -----------------------------------------------------
 
-export interface ChannelStatus {
-  name: string;
-  state: ConnectorState;
-  target_state: TargetState;
-  worker_id: string | null;
-  /** The Spark driver running the channel's query (shared or dedicated); null when none. */
-  driver_id: string | null;
-  /** Why the channel is in its state when the state alone does not say; "" otherwise. */
-  reason: string;
-  trace: string | null;
-  revision: number | null;
-  latest_revision: number | null;
-  drift: boolean;
-  generation: number | null;
-  restart_attempts: number | null;
-  state_changed_at: string | null;
-  last_status_at: string | null;
-  dead_letters: number | null;
-  tasks: Task[];
-  /** Per-stage event counts since the driver started (empty before the first batch). */
-  stages?: StageCounts[];
-}
+/**
+ * A channel as `GET /channels/?expand=status` gives it: the schema has one item shape for both
+ * forms of the list, with `status` optional because it depends on the query.
+ */
+export type ChannelWithStatus = Channel & { status: ChannelStatus };
 
-export interface StageCounts {
-  stage: "source" | "transform" | "sink";
-  /** The transform's place in the channel; null for the source and the sink. */
-  index: number | null;
-  type: string;
-  in: number;
-  out: number;
-  failed: number;
-  in_per_second?: number;
-  out_per_second?: number;
-}
-
-export interface LifecycleEvent {
-  id: number;
-  created_at: string;
-  subject_type: string;
-  subject_id: string;
-  from_state: string;
-  to_state: string;
-  actor: string;
-  reason: string;
-}
-
-export interface Worker {
-  worker_id: string;
-  host: string;
-  pid: number | null;
-  state: string;
-  started_at: string | null;
-  last_heartbeat: string | null;
-  connectors: string[];
-}
-
-/** A channel as ``GET /channels/?expand=status`` gives it. */
-export interface ChannelWithStatus extends Channel {
-  status: ChannelStatus;
-}
-
+/**
+ * A page of a limit/offset list (DRF's LimitOffsetPagination). The schema spells one
+ * `Paginated<Item>List` per endpoint, with `next` and `previous` optional though DRF always
+ * sends them; this is their common shape.
+ */
 export interface Page<T> {
   count: number;
   next: string | null;
@@ -156,129 +124,15 @@ export interface Page<T> {
   results: T[];
 }
 
+/** The lifecycle operations, each a `POST /channels/{name}/<action>`: URL suffixes, not a schema. */
 export type ChannelAction = "start" | "stop" | "pause" | "resume" | "restart";
+/** Each action's operation in the schema: a compile error here means one is no longer in the API. */
+export type ChannelActionOperations = {
+  [A in ChannelAction]: paths[`/api/v1/channels/{name}/${A}`]["post"];
+};
 
-/** Field errors keyed by path, e.g. {"spec.transforms[1].config.pattern": ["…"]}. */
+/**
+ * Field errors keyed by path, e.g. {"spec.transforms[1].config.pattern": ["…"]}: DRF's
+ * validation answer, whose keys are the request's own field paths, which no schema lists.
+ */
 export type FieldErrors = Record<string, string[]>;
-
-/** One saved version of a channel's spec (GET /channels/{name}/revisions/). */
-export interface Revision {
-  number: number;
-  created_at: string;
-  created_by: string | null;
-  spec: ChannelSpec;
-}
-
-/** One source partition and the NEXT offset the channel reads from it. */
-export interface SourceOffset {
-  partition: { topic: string; partition: number };
-  offset: { offset: number };
-}
-
-export interface ChannelOffsets {
-  offsets: SourceOffset[];
-  note: string;
-}
-
-/** A long-lived Spark driver of a runtime worker and the channels whose queries it runs. */
-export interface ClusterDriver {
-  driver_id: string;
-  isolation: Isolation;
-  pid: number;
-  started_at: string | null;
-  last_heartbeat: string | null;
-  heartbeat_age: number;
-  /** The most channels it takes. */
-  capacity: number;
-  /** Its JVM memory (e.g. "1g"). */
-  memory: string;
-  /** Cores its real-time queries hold. */
-  cores: number;
-  application_id: string | null;
-  connectors: string[];
-  channels: string[];
-}
-
-export interface ClusterRuntimeWorker {
-  worker_id: string;
-  host: string;
-  pid: number;
-  state: string;
-  started_at: string | null;
-  last_heartbeat: string | null;
-  heartbeat_age: number;
-  connectors: string[];
-  drivers: ClusterDriver[];
-}
-
-export interface SparkWorker {
-  worker_id: string;
-  host: string;
-  port: number | null;
-  state: string;
-  cores: number;
-  cores_used: number;
-  memory_mb: number;
-  memory_used_mb: number;
-  last_heartbeat: string | null;
-  heartbeat_age: number | null;
-  web_ui: string;
-}
-
-export interface SparkApplication {
-  app_id: string;
-  name: string;
-  state: string;
-  cores: number;
-  memory_per_executor_mb: number;
-  started_at: string | null;
-}
-
-export interface Executor {
-  id: string;
-  host: string;
-  port: number | null;
-  cores: number;
-  active_tasks: number;
-  completed_tasks: number;
-  failed_tasks: number;
-  memory_used: number;
-  memory_total: number;
-}
-
-export interface ClusterChannel {
-  name: string;
-  connector_id: string;
-  state: ConnectorState;
-  worker_id: string | null;
-  driver_id: string | null;
-  application_id: string | null;
-  executors: Executor[];
-}
-
-export interface Cluster {
-  runtime_workers: ClusterRuntimeWorker[];
-  spark: {
-    mode: "local" | "standalone" | "other";
-    master: string;
-    status: string | null;
-    web_ui: string | null;
-    error: string | null;
-    workers: SparkWorker[];
-    applications: SparkApplication[];
-  };
-  channels: ClusterChannel[];
-}
-
-/** GET /api/v1/me/: who is signed in and what they may do. */
-export interface Me {
-  username: string;
-  roles: string[];
-  is_superuser: boolean;
-  can: { view: boolean; operate: boolean; edit: boolean };
-}
-
-/** PATCH /channels/{name}/offsets with explicit offsets (partitions left out keep theirs). */
-export interface OffsetsBody {
-  offsets: SourceOffset[];
-}

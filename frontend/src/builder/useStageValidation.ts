@@ -27,7 +27,8 @@ export function useStageValidation(): void {
           .then((answer) => {
             if (checked.current.get(node.id) !== key) return; // a newer config is on its way
             const fields: Record<string, string[]> = {};
-            for (const [path, messages] of Object.entries(answer.errors ?? {})) {
+            const errors = "errors" in answer ? answer.errors : {};
+            for (const [path, messages] of Object.entries(errors)) {
               fields[alignErrorPath(path.replace(/^config\.?/, ""), config)] = messages;
             }
             setStageErrors(node.id, fields);
