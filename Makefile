@@ -11,7 +11,7 @@ PY     := $(VENV)/bin/python
 # The venv is rebuilt whenever the pinned dependencies or the interpreter change.
 DEPS_STAMP := $(VENV)/.deps-$(shell (cat pyproject.toml; echo $(PYTHON)) | sha1sum | cut -c1-12)
 
-.PHONY: help install system jars frontend run test lint unit integration e2e bench bench-control bench-density clean distclean
+.PHONY: help install system jars frontend run test lint unit integration e2e bench bench-control bench-density compose-test clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -56,6 +56,9 @@ integration: ## Only the integration tests (real Kafka, Redis, Spark)
 
 e2e: install ## Only the browser tests (headless Chromium against the running stack)
 	@bash scripts/test.sh tests/e2e
+
+compose-test: ## Build the image, run docker/compose.yaml on Docker, test a channel through a killed worker
+	@bash scripts/compose-test.sh
 
 bench: install ## Data-plane benchmark: Sluice vs plain PySpark, a Python loop, Kafka's tools
 	@.venv/bin/python -m bench.dataplane $(BENCH_ARGS)

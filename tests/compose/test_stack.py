@@ -1,0 +1,141 @@
+"""docker/compose.yaml really run: every service healthy, a channel created through the REST API
+delivers events Kafka → filter → Kafka, and survives ``docker kill`` of the runtime worker
+container that hosts it (RUNNING again on the other runtime worker, no event lost).
+
+Driven by scripts/compose-test.sh, which builds the images, starts the stack (the same
+``docker compose up`` a user runs, with docker/compose.local.yaml where no registry can be
+reached) and passes it here through the environment:
+
+  SLUICE_COMPOSE_ARGS   JSON list: the compose command with its project, env file and files
+  SLUICE_COMPOSE_API    the console's API base URL on the host (http://127.0.0.1:PORT/api/v1)
+  SLUICE_COMPOSE_KAFKA  Kafka's bootstrap address on the host (127.0.0.1:PORT)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+
+import pytest
+import requests
+
+from tests.integration.test_walking_skeleton import consume_all, make_topic
+from tests.support.orders import PATTERN, produce_range, selected
+
+pytestmark = pytest.mark.compose
+
+COMPOSE = json.loads(os.environ.get("SLUICE_COMPOSE_ARGS", "[]"))
+API = os.environ.get("SLUICE_COMPOSE_API", "")
+KAFKA_HOST = os.environ.get("SLUICE_COMPOSE_KAFKA", "")
+KAFKA_INSIDE = "kafka:9092"  # how the channel's Spark side reaches Kafka, in the compose network
+WORKERS = ("runtime-worker-1", "runtime-worker-2")
+BATCH = 3_000  # events per batch; one in three passes the filter
+
+
+def compose(*args: str, timeout: float = 120) -> str:
+    done = subprocess.run(
+        [*COMPOSE, *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert done.returncode == 0, f"compose {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def logs(*services: str, tail: int = 80) -> str:
+    try:
+        return compose("logs", "--no-color", "--tail", str(tail), *services, timeout=60)
+    except (AssertionError, subprocess.TimeoutExpired) as error:
+        return f"(no logs: {error})"
+
+
+def wait_for(what: str, check: Callable[[], bool], timeout: float, services: tuple[str, ...]) -> float:
+    """Poll ``check`` until true; return the seconds it took, or fail with the services' logs."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        try:
+            if check():
+                return time.monotonic() - started
+        except requests.RequestException:
+            pass
+        time.sleep(2)
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}\n{logs(*services)}")
+
+
+@pytest.fixture(scope="module")
+def http() -> requests.Session:
+    assert COMPOSE and API and KAFKA_HOST, "run through scripts/compose-test.sh"
+    out = compose("exec", "-T", "web", "/app/docker/entrypoint.sh", "manage", "drf_create_token", "admin")
+    session = requests.Session()
+    session.headers["Authorization"] = f"Token {out.split()[2]}"
+    return session
+
+
+def test_every_service_is_healthy() -> None:
+    rows = [json.loads(line) for line in compose("ps", "--all", "--format", "json").splitlines() if line]
+    states = {row["Service"]: (row["State"], row.get("Health", ""), row.get("ExitCode")) for row in rows}
+    assert states.pop("volumes-init") == ("exited", "", 0)
+    services = set(compose("config", "--services").split()) - {"volumes-init"}
+    assert set(states) == services, states
+    unhealthy = {name: state for name, state in states.items() if state[:2] != ("running", "healthy")}
+    assert not unhealthy, f"{unhealthy}\n{logs(*unhealthy)}"
+
+
+def test_channel_delivers_and_survives_a_killed_runtime_worker(http: requests.Session) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    name, source, sink = f"compose-{suffix}", f"compose-in-{suffix}", f"compose-out-{suffix}"
+    make_topic(KAFKA_HOST, source, 3)
+    make_topic(KAFKA_HOST, sink, 3)
+    produce_range(KAFKA_HOST, source, 0, BATCH)
+
+    spec = {
+        "source": {
+            "type": "kafka",
+            "config": {"bootstrap_servers": KAFKA_INSIDE, "topics": [source], "starting_offsets": "earliest"},
+        },
+        "transforms": [{"type": "filter", "config": {"pattern": PATTERN}}],
+        "sink": {"type": "kafka", "config": {"bootstrap_servers": KAFKA_INSIDE, "topic": sink}},
+    }
+    created = http.post(f"{API}/channels/", json={"name": name, "spec": spec, "target_state": "RUNNING"}, timeout=30)
+    assert created.status_code == 201, created.text
+
+    def status() -> dict:
+        answer = http.get(f"{API}/channels/{name}/status", timeout=10)
+        answer.raise_for_status()
+        return answer.json()
+
+    took = wait_for("the channel RUNNING", lambda: status()["state"] == "RUNNING", 600, WORKERS)
+    host = status()["worker_id"]
+    assert host in WORKERS, status()
+    print(f"\nchannel RUNNING on {host} after {took:.0f} s")
+
+    first = [seq for seq in range(BATCH) if selected(seq)]
+    values = consume_all(KAFKA_HOST, sink, len(first), timeout=300)
+    assert sorted(set(json.loads(v)["seq"] for v in values)) == first, logs(host)
+
+    # docker kill of the container that hosts the channel (SIGKILL: no graceful stop).
+    container = compose("ps", "-q", host).strip()
+    assert container, f"no container for {host}"
+    subprocess.run(["docker", "kill", container], check=True, capture_output=True, timeout=60)
+    killed_at = time.monotonic()
+    produce_range(KAFKA_HOST, source, BATCH, 2 * BATCH)
+
+    other = next(worker for worker in WORKERS if worker != host)
+    took = wait_for(
+        f"the channel RUNNING again on {other}",
+        lambda: (s := status())["state"] == "RUNNING" and s["worker_id"] == other,
+        600,
+        (other, "celery-worker"),
+    )
+    print(f"channel RUNNING on {other} {time.monotonic() - killed_at:.0f} s after the kill ({took:.0f} s polled)")
+
+    expected = [seq for seq in range(2 * BATCH) if selected(seq)]
+    values = consume_all(KAFKA_HOST, sink, len(expected), timeout=300)
+    seqs = Counter(json.loads(v)["seq"] for v in values)
+    missing = set(expected) - set(seqs)
+    assert not missing, f"lost {len(missing)} events, e.g. {sorted(missing)[:10]}\n{logs(other)}"
+    assert set(seqs) == set(expected), "events the filter should have dropped arrived"
+    print(f"{len(expected)} events delivered, {sum(c - 1 for c in seqs.values())} duplicates (at least once)")
