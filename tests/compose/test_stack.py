@@ -52,7 +52,9 @@ def logs(*services: str, tail: int = 80) -> str:
         return f"(no logs: {error})"
 
 
-def wait_for(what: str, check: Callable[[], bool], timeout: float, services: tuple[str, ...]) -> float:
+def wait_for(
+    what: str, check: Callable[[], bool], timeout: float, services: tuple[str, ...]
+) -> float:
     """Poll ``check`` until true; return the seconds it took, or fail with the services' logs."""
     started = time.monotonic()
     while time.monotonic() - started < timeout:
@@ -68,19 +70,27 @@ def wait_for(what: str, check: Callable[[], bool], timeout: float, services: tup
 @pytest.fixture(scope="module")
 def http() -> requests.Session:
     assert COMPOSE and API and KAFKA_HOST, "run through scripts/compose-test.sh"
-    out = compose("exec", "-T", "web", "/app/docker/entrypoint.sh", "manage", "drf_create_token", "admin")
+    out = compose(
+        "exec", "-T", "web", "/app/docker/entrypoint.sh", "manage", "drf_create_token", "admin"
+    )
     session = requests.Session()
     session.headers["Authorization"] = f"Token {out.split()[2]}"
     return session
 
 
 def test_every_service_is_healthy() -> None:
-    rows = [json.loads(line) for line in compose("ps", "--all", "--format", "json").splitlines() if line]
-    states = {row["Service"]: (row["State"], row.get("Health", ""), row.get("ExitCode")) for row in rows}
+    rows = [
+        json.loads(line) for line in compose("ps", "--all", "--format", "json").splitlines() if line
+    ]
+    states = {
+        row["Service"]: (row["State"], row.get("Health", ""), row.get("ExitCode")) for row in rows
+    }
     assert states.pop("volumes-init") == ("exited", "", 0)
     services = set(compose("config", "--services").split()) - {"volumes-init"}
     assert set(states) == services, states
-    unhealthy = {name: state for name, state in states.items() if state[:2] != ("running", "healthy")}
+    unhealthy = {
+        name: state for name, state in states.items() if state[:2] != ("running", "healthy")
+    }
     assert not unhealthy, f"{unhealthy}\n{logs(*unhealthy)}"
 
 
@@ -94,12 +104,18 @@ def test_channel_delivers_and_survives_a_killed_runtime_worker(http: requests.Se
     spec = {
         "source": {
             "type": "kafka",
-            "config": {"bootstrap_servers": KAFKA_INSIDE, "topics": [source], "starting_offsets": "earliest"},
+            "config": {
+                "bootstrap_servers": KAFKA_INSIDE,
+                "topics": [source],
+                "starting_offsets": "earliest",
+            },
         },
         "transforms": [{"type": "filter", "config": {"pattern": PATTERN}}],
         "sink": {"type": "kafka", "config": {"bootstrap_servers": KAFKA_INSIDE, "topic": sink}},
     }
-    created = http.post(f"{API}/channels/", json={"name": name, "spec": spec, "target_state": "RUNNING"}, timeout=30)
+    created = http.post(
+        f"{API}/channels/", json={"name": name, "spec": spec, "target_state": "RUNNING"}, timeout=30
+    )
     assert created.status_code == 201, created.text
 
     def status() -> dict:
@@ -130,7 +146,8 @@ def test_channel_delivers_and_survives_a_killed_runtime_worker(http: requests.Se
         600,
         (other, "celery-worker"),
     )
-    print(f"channel RUNNING on {other} {time.monotonic() - killed_at:.0f} s after the kill ({took:.0f} s polled)")
+    since_kill = time.monotonic() - killed_at
+    print(f"channel RUNNING on {other} {since_kill:.0f} s after the kill ({took:.0f} s polled)")
 
     expected = [seq for seq in range(2 * BATCH) if selected(seq)]
     values = consume_all(KAFKA_HOST, sink, len(expected), timeout=300)
@@ -138,4 +155,5 @@ def test_channel_delivers_and_survives_a_killed_runtime_worker(http: requests.Se
     missing = set(expected) - set(seqs)
     assert not missing, f"lost {len(missing)} events, e.g. {sorted(missing)[:10]}\n{logs(other)}"
     assert set(seqs) == set(expected), "events the filter should have dropped arrived"
-    print(f"{len(expected)} events delivered, {sum(c - 1 for c in seqs.values())} duplicates (at least once)")
+    duplicates = sum(count - 1 for count in seqs.values())
+    print(f"{len(expected)} events delivered, {duplicates} duplicates (at least once)")
