@@ -78,20 +78,47 @@ def http() -> requests.Session:
     return session
 
 
-def test_every_service_is_healthy() -> None:
-    rows = [
-        json.loads(line) for line in compose("ps", "--all", "--format", "json").splitlines() if line
-    ]
-    states = {
-        row["Service"]: (row["State"], row.get("Health", ""), row.get("ExitCode")) for row in rows
+def service_states() -> dict[str, tuple[str, str, int]]:
+    """Service → (state, health, exit code), of every container of the project."""
+    rows = compose("ps", "--all", "--format", "json").splitlines()
+    return {
+        row["Service"]: (row["State"], row.get("Health", ""), row.get("ExitCode"))
+        for row in map(json.loads, filter(None, rows))
     }
+
+
+def health_log(service: str) -> str:
+    container = compose("ps", "-q", service).strip()
+    done = subprocess.run(
+        ["docker", "inspect", "--format", "{{json .State.Health.Log}}", container],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    return f"{service} health checks: {done.stdout.strip() or done.stderr.strip()}"
+
+
+def test_every_service_is_healthy() -> None:
+    """All at once (health checks are retried, so a loaded machine may need a moment)."""
+    states = service_states()
     assert states.pop("volumes-init") == ("exited", "", 0)
     services = set(compose("config", "--services").split()) - {"volumes-init"}
     assert set(states) == services, states
-    unhealthy = {
-        name: state for name, state in states.items() if state[:2] != ("running", "healthy")
-    }
-    assert not unhealthy, f"{unhealthy}\n{logs(*unhealthy)}"
+
+    def unhealthy() -> dict[str, tuple[str, str, int]]:
+        states = service_states()
+        return {
+            name: state
+            for name, state in states.items()
+            if name != "volumes-init" and state[:2] != ("running", "healthy")
+        }
+
+    deadline = time.monotonic() + 180
+    while (bad := unhealthy()) and time.monotonic() < deadline:
+        time.sleep(5)
+    details = "\n".join(health_log(name) for name in bad)
+    assert not bad, f"{bad}\n{details}\n{logs(*bad)}"
 
 
 def test_channel_delivers_and_survives_a_killed_runtime_worker(http: requests.Session) -> None:
