@@ -6,9 +6,9 @@
 #   celery-worker    the control loop's Celery worker (any number of them)
 #   celery-beat      the control loop's scheduler (exactly one)
 #   runtime-worker   python -m runtime_adapter.worker (set SLUICE_WORKER_ID, SLUICE_DRIVER_HOST)
-#   spark-master     a Spark standalone master from the image's own pyspark (optional: lets the
-#   spark-worker     Spark workers run the same Spark, Java, Python and code as the drivers, which
-#                    the http sink needs; see docker/compose.yaml)
+#   spark-master     a Spark standalone master / worker from the image's own pyspark, as
+#   spark-worker     docker/compose.yaml runs them: the same Spark, Java, Python and code as the
+#                    drivers, which the http sink needs (SPARK_MASTER, SPARK_WORKER_CORES/_MEMORY)
 #   manage ARGS      python manage.py ARGS (e.g. `manage changepassword admin`)
 #   healthcheck ROLE exit 0 when ROLE is healthy here (web: GET /healthz; runtime-worker: its
 #                    heartbeat in Redis is fresh); used by docker/compose.yaml
