@@ -184,6 +184,8 @@ if ! timed build timeout "$BUILD_TIMEOUT" "${COMPOSE[@]}" build --progress plain
   tail -n 80 "$RUN_DIR/build.log" >&2
   die "compose build failed or took more than $BUILD_TIMEOUT s"
 fi
+# The images the previous builds of this project left untagged (only this project's).
+docker image prune -f --filter dangling=true --filter label=com.docker.compose.project="$PROJECT" >/dev/null || true
 log "image $(docker image inspect sluice:compose-test --format '{{.Size}}' | awk '{printf "%.0f MB", $1 / 1e6}')"
 
 log "compose up --wait (every service healthy, at most $UP_TIMEOUT s)"
