@@ -1,8 +1,8 @@
 """The Spark runtime: connectors are Spark drivers hosted by runtime workers.
 
 The adapter itself only records wishes in Redis (see :mod:`runtime_adapter.store`);
-runtime workers (:mod:`runtime_adapter.worker`) converge to them and their
-drivers (:mod:`runtime_adapter.driver`) report status back.
+runtime workers (:mod:`runtime_adapter.host.worker`) converge to them and their
+drivers (:mod:`runtime_adapter.host.driver`) report status back.
 """
 
 from __future__ import annotations

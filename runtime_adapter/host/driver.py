@@ -1,12 +1,13 @@
 """The driver entry point: one long-lived Spark driver running many connectors' queries.
 
-A runtime worker starts it with ``spark-submit runtime_adapter/driver.py --driver-id D
+A runtime worker starts it with ``spark-submit runtime_adapter/host/driver.py --driver-id D
 --worker-id W --isolation shared|dedicated --capacity N``. The driver starts its
 SparkSession once (the JVM, the SparkContext: the seconds a start used to cost every
 channel) and then, every :data:`TICK` seconds, reads the connectors its worker placed in it
 (``{p}:placement:{driver}``, :mod:`runtime_adapter.store`) with their desired state, and makes
-its hosted connectors match: a new placement gets a :class:`~runtime_adapter.hosted.HostedConnector`
-(its own session, scheduler pool, checkpoint and thread), a placement that is gone or
+its hosted connectors match: a new placement gets a
+:class:`~runtime_adapter.host.hosted.HostedConnector` (its own session, scheduler pool,
+checkpoint and thread), a placement that is gone or
 changed (a restart: a new generation; a new revision) releases its connector, whose thread
 stops the query. It heartbeats (``{p}:drivers``) with the connectors it hosts.
 
@@ -28,8 +29,8 @@ from typing import Any
 
 from runtime_adapter.base import DriverInfo, ExecutorInfo
 from runtime_adapter.config import RuntimeConfig
-from runtime_adapter.executors import ExecutorWatch
-from runtime_adapter.hosted import HostedConnector
+from runtime_adapter.host.executors import ExecutorWatch
+from runtime_adapter.host.hosted import HostedConnector
 from runtime_adapter.logs import configure_logging, set_process_context
 from runtime_adapter.store import Placement, RedisStore
 

@@ -1,7 +1,7 @@
-"""The runtime worker: ``python -m runtime_adapter.worker``.
+"""The runtime worker: ``python -m runtime_adapter.host.worker``.
 
 A long-lived agent on a runtime host. It keeps a small pool of long-lived Spark drivers
-(:mod:`runtime_adapter.driver`, started with ``spark-submit``) and places its connectors'
+(:mod:`runtime_adapter.host.driver`, started with ``spark-submit``) and places its connectors'
 queries in them. Every ``heartbeat_interval`` seconds it heartbeats to Redis and converges
 to the assignment the console wrote there:
 
@@ -48,9 +48,9 @@ import redis
 
 from runtime_adapter.base import ConnectorStatus, Deployment, DriverInfo, WorkerInfo
 from runtime_adapter.config import REPO_ROOT, RuntimeConfig
-from runtime_adapter.errors import decrypted_spec, format_trace, mask_secrets
+from runtime_adapter.host.failures import decrypted_spec, format_trace, mask_secrets
+from runtime_adapter.host.privileges import become_runtime_user, driver_environment
 from runtime_adapter.logs import configure_logging, log_context, set_process_context
-from runtime_adapter.privileges import become_runtime_user, driver_environment
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import Placement, RedisStore
 

@@ -1,6 +1,6 @@
 """One connector's query inside a Spark driver, driven by a thread of its own.
 
-A driver (:mod:`runtime_adapter.driver`) hosts many connectors. Each is a
+A driver (:mod:`runtime_adapter.host.driver`) hosts many connectors. Each is a
 :class:`HostedConnector`: its own SparkSession (``newSession()``: its own SQL settings and
 temporary views over the driver's one SparkContext, hardened like the driver's), its own
 scheduler pool (``spark.scheduler.pool`` = the connector id, under the FAIR scheduler: a busy
@@ -30,7 +30,19 @@ from typing import Any
 from runtime_adapter.base import ConnectorStatus, Deployment, ExecutorInfo
 from runtime_adapter.checkpoint import checkpoint_dir, discard_unfinished_start, has_batches
 from runtime_adapter.config import RuntimeConfig
-from runtime_adapter.errors import decrypted_spec, format_trace, mask_secrets, summarize_failure
+from runtime_adapter.host.failures import (
+    decrypted_spec,
+    format_trace,
+    mask_secrets,
+    summarize_failure,
+)
+from runtime_adapter.host.progress import (
+    StageTotals,
+    TaskTracker,
+    progress_after,
+    progress_dict,
+    stage_counts_enabled,
+)
 from runtime_adapter.kafka import (
     BrokerUnreachable,
     GroupCommitter,
@@ -41,13 +53,6 @@ from runtime_adapter.kafka import (
 )
 from runtime_adapter.logs import log_context
 from runtime_adapter.offsets import apply_change, kafka_source, starting_position
-from runtime_adapter.progress import (
-    StageTotals,
-    TaskTracker,
-    progress_after,
-    progress_dict,
-    stage_counts_enabled,
-)
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import Placement, RedisStore
 
@@ -567,7 +572,7 @@ class HostedConnector:
     def count_stages(self, progress: dict[str, Any]) -> None:
         """Fold the latest batch's per-stage counts in; batches run between two polls are
         taken from the query's recent progress reports (Spark keeps the last 100), only those
-        (:func:`~runtime_adapter.progress.progress_after`)."""
+        (:func:`~runtime_adapter.host.progress.progress_after`)."""
         if self.stage_totals.missed(progress):
             for earlier in progress_after(self.query, self.stage_totals.batch_id):
                 self.stage_totals.fold(earlier)
