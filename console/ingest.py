@@ -16,7 +16,8 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from runtime_adapter.kafka import KAFKA_ERRORS, DurableProducer, ensure_topic
+from runtime_adapter.base import RuntimeUnavailable
+from runtime_adapter.kafka import DurableProducer, ensure_topic
 
 
 class IngestKafka(Protocol):
@@ -68,7 +69,7 @@ class KafkaIngest:
         return self._producer.produce(topic, records)
 
 
-INGEST_UNAVAILABLE_ERRORS = KAFKA_ERRORS
+INGEST_UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (RuntimeUnavailable,)
 """Errors meaning the ingest Kafka is down or refused a topic (worth a retry)."""
 
 _lock = threading.Lock()

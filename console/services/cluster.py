@@ -15,8 +15,8 @@ from django.conf import settings
 
 from console.choices import WorkerState
 from console.models import Connector
-from console.runtime import RUNTIME_UNAVAILABLE_ERRORS, get_runtime
-from console.services.errors import RuntimeUnavailable
+from console.runtime import get_runtime
+from console.services.errors import runtime_errors
 from runtime_adapter.base import DriverInfo, ExecutorInfo, SparkCluster, WorkerInfo
 
 
@@ -127,12 +127,10 @@ def cluster_view() -> Cluster:
     connectors = list(
         Connector.objects.select_related("channel").only("runtime_id", "channel__name")
     )
-    try:
+    with runtime_errors():
         infos = runtime.workers()
         driver_infos = runtime.drivers()
         statuses = runtime.status([c.runtime_id for c in connectors]) if connectors else {}
-    except RUNTIME_UNAVAILABLE_ERRORS as exc:
-        raise RuntimeUnavailable(f"the runtime is unavailable: {exc}") from exc
     names = {c.runtime_id: c.channel.name for c in connectors}
     drivers: dict[str, list[DriverView]] = {}
     for driver in driver_infos:

@@ -30,13 +30,12 @@ from django.db import transaction
 from console.choices import ConnectorState, TargetState
 from console.crypto import decrypt_spec
 from console.models import Channel, Connector
-from console.runtime import RUNTIME_UNAVAILABLE_ERRORS, get_runtime
-from console.services.errors import InvalidTransition, RuntimeUnavailable, ServiceError
+from console.runtime import get_runtime
+from console.services.errors import InvalidTransition, ServiceError, runtime_errors
 from console.services.ingest import with_ingest_fields
 from console.services.lifecycle import actor_for, record_channel
 from pipelines.spec.configs.kafka import epoch_millis
-from runtime_adapter.base import OffsetChange, OffsetsError, SourceOffset
-from runtime_adapter.kafka import KAFKA_ERRORS
+from runtime_adapter.base import OffsetChange, SourceOffset
 
 KAFKA_BACKED_SOURCES = ("kafka", "http")
 ALTERED = "The offsets for this channel have been altered successfully"
@@ -373,9 +372,5 @@ def _iso(millis: int | None) -> str:
 def _call(method, *args: Any) -> Any:
     """Call the runtime; unreachable runtime or Kafka is :class:`RuntimeUnavailable`, a
     request the runtime cannot serve is :class:`InvalidTransition`."""
-    try:
+    with runtime_errors():
         return method(*args)
-    except OffsetsError as exc:
-        raise InvalidTransition(str(exc)) from exc
-    except (*RUNTIME_UNAVAILABLE_ERRORS, *KAFKA_ERRORS) as exc:
-        raise RuntimeUnavailable(f"the runtime is unavailable: {exc}") from exc
