@@ -11,6 +11,7 @@ rendered from this class without a Django project.
 from __future__ import annotations
 
 from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import SettingsConfigDict
 
 from runtime_adapter.config import CommaList, SluiceSettings
 
@@ -19,6 +20,8 @@ class ConsoleSettings(SluiceSettings):
     """The console's settings: web server and security, sign-in, request limits, the control
     loop, metrics and HTTP ingestion. Every console process (web, Celery worker, Celery beat,
     `manage.py`) reads them at start."""
+
+    model_config = SettingsConfigDict(title="Console settings")
 
     # -- web server and security ---------------------------------------------------------------
 

@@ -138,6 +138,8 @@ class RuntimeSettings(SluiceSettings):
     drivers read them at start (:meth:`RuntimeConfig.from_env`); the console reads the
     shared ones (Redis, data folder, logging)."""
 
+    model_config = SettingsConfigDict(title="Runtime settings")
+
     # where state lives
     redis_url: str = Field(
         "redis://127.0.0.1:6379/0",
