@@ -34,8 +34,8 @@ class ConsoleSettings(SluiceSettings):
     secrets_key: SecretStr | None = Field(
         None,
         description="Fernet keys (comma-separated; the first encrypts, all decrypt) for the "
-        "secrets in stage configs; every console process needs the same. Unset: derived from "
-        "the secret key (reported as `console.W003`).",
+        "secrets in stage configs; every console process and runtime worker needs the same. "
+        "Unset: derived from the secret key (reported as `console.W003`).",
     )
     debug: bool = Field(False, description="Django's debug mode; never in production.")
     allowed_hosts: CommaList = Field(
