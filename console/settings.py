@@ -29,8 +29,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEV_SECRET_KEY = "django-insecure-sluice-development-key-do-not-use-in-production"
 
-ENV = ConsoleSettings.load()
-RUNTIME_ENV = RuntimeSettings.load()
+# Lower case: not Django settings themselves, only where they are read from.
+env = ConsoleSettings.load()
+runtime_env = RuntimeSettings.load()
 
 
 def _csp_hash(source: str) -> str:
@@ -41,16 +42,16 @@ def _csp_hash(source: str) -> str:
 
 # -- core --------------------------------------------------------------------------------------
 
-SECRET_KEY = ENV.secret_key.get_secret_value() if ENV.secret_key else DEV_SECRET_KEY
+SECRET_KEY = env.secret_key.get_secret_value() if env.secret_key else DEV_SECRET_KEY
 # Fernet keys for secrets in stage configs (console.crypto): the first encrypts, all decrypt.
-SLUICE_SECRETS_KEY = ENV.secrets_key.get_secret_value() if ENV.secrets_key else ""
+SLUICE_SECRETS_KEY = env.secrets_key.get_secret_value() if env.secrets_key else ""
 # The audit trail records the first X-Forwarded-For hop only for requests from these.
-SLUICE_TRUSTED_PROXIES = ENV.trusted_proxies
-DEBUG = ENV.debug
-ALLOWED_HOSTS = ENV.allowed_hosts
-CSRF_TRUSTED_ORIGINS = ENV.csrf_trusted_origins
+SLUICE_TRUSTED_PROXIES = env.trusted_proxies
+DEBUG = env.debug
+ALLOWED_HOSTS = env.allowed_hosts
+CSRF_TRUSTED_ORIGINS = env.csrf_trusted_origins
 
-VAR_DIR = Path(RUNTIME_ENV.var_dir)
+VAR_DIR = runtime_env.var_dir
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -122,8 +123,8 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"  # shared by every web worker
-AXES_FAILURE_LIMIT = ENV.login_failure_limit
-AXES_COOLOFF_TIME = timedelta(seconds=ENV.login_cooloff_seconds)
+AXES_FAILURE_LIMIT = env.login_failure_limit
+AXES_COOLOFF_TIME = timedelta(seconds=env.login_cooloff_seconds)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 # The client address as the audit trail sees it: REMOTE_ADDR, or the nearest X-Forwarded-For hop
@@ -143,7 +144,7 @@ SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
-SESSION_COOKIE_AGE = ENV.session_age
+SESSION_COOKIE_AGE = env.session_age
 # The console's JavaScript reads the CSRF cookie to send X-CSRFToken: not HttpOnly.
 CSRF_COOKIE_SAMESITE = "Lax"
 
@@ -151,23 +152,23 @@ CSRF_COOKIE_SAMESITE = "Lax"
 # become Secure, plain http is redirected (except /healthz, which probes call over http
 # inside the network) and browsers are told to use https only (HSTS). Off by default so that
 # `make run` works on http://127.0.0.1:8000.
-SLUICE_HTTPS = ENV.https
+SLUICE_HTTPS = env.https
 if SLUICE_HTTPS:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_SSL_REDIRECT = True
     # Health checks and Prometheus scrape the container directly over the internal network.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
-    SECURE_HSTS_SECONDS = ENV.hsts_seconds
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = ENV.hsts_include_subdomains
-    SECURE_HSTS_PRELOAD = ENV.hsts_preload
+    SECURE_HSTS_SECONDS = env.hsts_seconds
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.hsts_include_subdomains
+    SECURE_HSTS_PRELOAD = env.hsts_preload
 
 # Behind a TLS-terminating proxy, the header it sets to the original scheme (e.g.
 # X-Forwarded-Proto): a request is https when that header says "https". Set it only when the
 # proxy always overwrites the header, or any client could claim https.
 # ConsoleSettings refuses anything but a header name.
-if ENV.proxy_ssl_header:
-    SECURE_PROXY_SSL_HEADER = ("HTTP_" + ENV.proxy_ssl_header.upper().replace("-", "_"), "https")
+if env.proxy_ssl_header:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + env.proxy_ssl_header.upper().replace("-", "_"), "https")
 
 # Content-Security-Policy (django-csp): scripts, styles, images, fonts and connections from this
 # origin only; no plugins, no <base>, forms post here only, never framed. Inline <script> and
@@ -195,8 +196,8 @@ _csp_directives: dict[str, object] = {
 }
 if SLUICE_HTTPS:
     _csp_directives["upgrade-insecure-requests"] = True
-if ENV.csp_report_uri:
-    _csp_directives["report-uri"] = [ENV.csp_report_uri]
+if env.csp_report_uri:
+    _csp_directives["report-uri"] = [env.csp_report_uri]
 CONTENT_SECURITY_POLICY = {"DIRECTIVES": _csp_directives}
 
 # -- request bodies ----------------------------------------------------------------------------
@@ -204,16 +205,16 @@ CONTENT_SECURITY_POLICY = {"DIRECTIVES": _csp_directives}
 # The largest body Django reads (JSON, form): a 413 with a JSON error past it on the API
 # (console.api.exceptions), Django's 400 page elsewhere. Ingestion has its own
 # SLUICE_INGEST_MAX_REQUEST_BYTES. A channel spec is far smaller (pipelines.spec.channel limits it).
-DATA_UPLOAD_MAX_MEMORY_SIZE = ENV.max_request_bytes
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.max_request_bytes
 # Objects and arrays in a JSON body nest at most this deep (console.api.parsers): deeper is a 400.
-SLUICE_JSON_MAX_DEPTH = ENV.json_max_depth
+SLUICE_JSON_MAX_DEPTH = env.json_max_depth
 
 # -- database ----------------------------------------------------------------------------------
 
 _DEFAULT_DATABASE_URL = f"sqlite:///{VAR_DIR / 'sluice.sqlite3'}"
 DATABASES = {
     "default": dj_database_url.parse(
-        ENV.database_url or _DEFAULT_DATABASE_URL,
+        env.database_url or _DEFAULT_DATABASE_URL,
         conn_max_age=60,
         conn_health_checks=True,
     )
@@ -313,33 +314,33 @@ SPECTACULAR_SETTINGS = {
 
 # -- runtime and control loop ------------------------------------------------------------------
 
-REDIS_URL = RUNTIME_ENV.redis_url
-SLUICE_RUNTIME = ENV.runtime
-SLUICE_REDIS_PREFIX = RUNTIME_ENV.redis_prefix
-SLUICE_RECONCILE_INTERVAL = ENV.reconcile_interval
-SLUICE_WORKER_SESSION_TIMEOUT = ENV.worker_session_timeout
-SLUICE_RESTART_RESET_SECONDS = ENV.restart_reset_seconds
+REDIS_URL = runtime_env.redis_url
+SLUICE_RUNTIME = env.runtime
+SLUICE_REDIS_PREFIX = runtime_env.redis_prefix
+SLUICE_RECONCILE_INTERVAL = env.reconcile_interval
+SLUICE_WORKER_SESSION_TIMEOUT = env.worker_session_timeout
+SLUICE_RESTART_RESET_SECONDS = env.restart_reset_seconds
 # GET /metrics (Prometheus) accepts "Authorization: Bearer <this>" besides a session with
 # console.view_channel; unset, only sessions may scrape.
-SLUICE_METRICS_TOKEN = ENV.metrics_token.get_secret_value() if ENV.metrics_token else ""
+SLUICE_METRICS_TOKEN = env.metrics_token.get_secret_value() if env.metrics_token else ""
 
 # -- HTTP ingestion (the http source): events are written to sluice.ingest.<channel> ----------
 
-SLUICE_KAFKA_BOOTSTRAP = ENV.kafka_bootstrap
-SLUICE_INGEST_TOPIC_PARTITIONS = ENV.ingest_topic_partitions
-SLUICE_INGEST_REPLICATION_FACTOR = ENV.ingest_replication_factor
-SLUICE_INGEST_MAX_REQUEST_BYTES = ENV.ingest_max_request_bytes
-SLUICE_INGEST_MAX_BATCH = ENV.ingest_max_batch
-SLUICE_INGEST_DELIVERY_TIMEOUT = ENV.ingest_delivery_timeout
+SLUICE_KAFKA_BOOTSTRAP = env.kafka_bootstrap
+SLUICE_INGEST_TOPIC_PARTITIONS = env.ingest_topic_partitions
+SLUICE_INGEST_REPLICATION_FACTOR = env.ingest_replication_factor
+SLUICE_INGEST_MAX_REQUEST_BYTES = env.ingest_max_request_bytes
+SLUICE_INGEST_MAX_BATCH = env.ingest_max_batch
+SLUICE_INGEST_DELIVERY_TIMEOUT = env.ingest_delivery_timeout
 # The largest event any channel accepts (its CloudEvents JSON; EventBridge's 256 KiB); a
 # channel's http source may set a lower max_event_bytes.
-SLUICE_INGEST_MAX_EVENT_BYTES = ENV.ingest_max_event_bytes
+SLUICE_INGEST_MAX_EVENT_BYTES = env.ingest_max_event_bytes
 # Events/s a channel accepts when Channel.ingest_rate_limit is empty, with
 # bursts of SLUICE_INGEST_BURST_SECONDS worth of its rate; a token bucket in Redis.
-SLUICE_INGEST_RATE_LIMIT = ENV.ingest_rate_limit
-SLUICE_INGEST_BURST_SECONDS = ENV.ingest_burst_seconds
+SLUICE_INGEST_RATE_LIMIT = env.ingest_rate_limit
+SLUICE_INGEST_BURST_SECONDS = env.ingest_burst_seconds
 
-CELERY_BROKER_URL = ENV.celery_broker_url or REDIS_URL
+CELERY_BROKER_URL = env.celery_broker_url or REDIS_URL
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = TIME_ZONE
@@ -349,10 +350,10 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # -- logging: everything to stdout -------------------------------------------------------------
 
-LOG_LEVEL = RUNTIME_ENV.log_level
+LOG_LEVEL = runtime_env.log_level
 # SLUICE_LOG_FORMAT=text|json; records carry the process role and, when known, the channel,
 # connector and worker ids (runtime_adapter/logs.py, shared with the runtime processes).
-SLUICE_LOG_FORMAT = RUNTIME_ENV.log_format
+SLUICE_LOG_FORMAT = runtime_env.log_format
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -506,7 +506,8 @@ def configuration_page(settings_classes: Iterable[type[BaseModel]]) -> str:
         GENERATED_NOTE.format(
             source=" and ".join(f"`{_qualified(cls)}`" for cls in settings_classes)
         ),
-        "Every setting comes from the environment; unset means the default shown. "
+        "Every setting comes from the environment; unset or empty means the default shown, "
+        "and a process with an invalid value refuses to start, naming the variable. "
         "[Operations](../operations.md#configuration) explains the settings by topic.",
     ]
     shown: set[str] = set()
