@@ -73,11 +73,6 @@ class SluiceSettings(BaseSettings):
             problems = [_problem(cls, error) for error in exc.errors()]
             raise SettingsError("\n".join(problems)) from None
 
-    @classmethod
-    def variable(cls, field_name: str) -> str:
-        """The environment variable a field is read from (the first of its aliases)."""
-        return environment_names(cls, field_name)[0]
-
 
 def environment_names(settings_class: type[BaseSettings], field_name: str) -> list[str]:
     """The environment variables a field is read from, the first the one to use."""
@@ -88,6 +83,18 @@ def environment_names(settings_class: type[BaseSettings], field_name: str) -> li
     if isinstance(alias, AliasChoices):
         return [str(choice).upper() for choice in alias.choices]
     return [f"{settings_class.model_config.get('env_prefix', '')}{field_name}".upper()]
+
+
+_MESSAGES = {
+    "bool_parsing": "must be true or false",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_parsing": "must be a number",
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be more than {gt}",
+    "literal_error": "must be {expected}",
+}
+"""What a value must be, by pydantic's error type (its context fills the braces)."""
 
 
 def _problem(settings_class: type[BaseSettings], error: Any) -> str:
@@ -101,19 +108,9 @@ def _problem(settings_class: type[BaseSettings], error: Any) -> str:
             break
     context = error.get("ctx") or {}
     kind = error["type"]
-    if kind == "bool_parsing":
-        what = "must be true or false"
-    elif kind in ("int_parsing", "int_from_float", "int_type"):
-        what = "must be a whole number"
-    elif kind in ("float_parsing", "float_type"):
-        what = "must be a number"
-    elif kind == "greater_than_equal":
-        what = f"must be at least {context['ge']}"
-    elif kind == "greater_than":
-        what = f"must be more than {context['gt']}"
-    elif kind == "literal_error":
-        what = f"must be {context['expected']}"
-    elif kind == "value_error":
+    if kind in _MESSAGES:
+        what = _MESSAGES[kind].format(**context)
+    elif kind == "value_error":  # a validator's own ValueError says what is wrong
         what = str(context.get("error", error["msg"]))
     else:
         message = str(error["msg"])
