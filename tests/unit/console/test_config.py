@@ -7,20 +7,13 @@ import pytest
 
 from console.config import ConsoleSettings
 from runtime_adapter.config import RuntimeSettings, SettingsError, environment_names
+from tests.support.settings_env import settings_env
 
 
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch):
     """No console variable set; call ``env(NAME=value, …)`` to set some."""
-    for name in ConsoleSettings.model_fields:
-        for variable in environment_names(ConsoleSettings, name):
-            monkeypatch.delenv(variable, raising=False)
-
-    def set_env(**values: str) -> None:
-        for name, value in values.items():
-            monkeypatch.setenv(name, value)
-
-    return set_env
+    return settings_env(monkeypatch, ConsoleSettings)
 
 
 def test_defaults(env):

@@ -19,6 +19,7 @@ from runtime_adapter.config import (
     SettingsError,
     environment_names,
 )
+from tests.support.settings_env import settings_env
 
 
 def variables(settings_class: type[RuntimeSettings]) -> list[str]:
@@ -30,14 +31,7 @@ def variables(settings_class: type[RuntimeSettings]) -> list[str]:
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch):
     """No runtime variable set; call ``env(NAME=value, …)`` to set some."""
-    for name in variables(RuntimeSettings):
-        monkeypatch.delenv(name, raising=False)
-
-    def set_env(**values: str) -> None:
-        for name, value in values.items():
-            monkeypatch.setenv(name, value)
-
-    return set_env
+    return settings_env(monkeypatch, RuntimeSettings)
 
 
 def test_defaults(env):
