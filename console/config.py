@@ -23,6 +23,9 @@ class ConsoleSettings(SluiceSettings):
 
     model_config = SettingsConfigDict(title="Console settings")
 
+    # The runtime derives the same keys from the raw variables (pipelines.spec.secrets).
+    as_given = frozenset({"secret_key", "secrets_key"})
+
     # -- web server and security ---------------------------------------------------------------
 
     secret_key: SecretStr | None = Field(

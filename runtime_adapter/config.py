@@ -16,9 +16,17 @@ import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import AliasChoices, BeforeValidator, Field, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BeforeValidator,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic_core import PydanticUseDefault
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -59,8 +67,20 @@ class SluiceSettings(BaseSettings):
         extra="ignore",
         frozen=True,
         populate_by_name=True,
-        str_strip_whitespace=True,
     )
+
+    as_given: ClassVar[frozenset[str]] = frozenset()
+    """Fields taken exactly as given, blanks included (key material)."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _drop_blanks(cls, value: Any, info: ValidationInfo) -> Any:
+        """Blanks around a value are dropped; a variable of blanks only is as if unset."""
+        if not isinstance(value, str) or info.field_name in cls.as_given:
+            return value
+        if not value.strip():
+            raise PydanticUseDefault()
+        return value.strip()
 
     @classmethod
     def load(cls) -> Self:

@@ -62,6 +62,23 @@ def test_secrets_are_never_shown(env):
     assert "k" * 50 not in repr(settings) and "scrape-me" not in repr(settings)
 
 
+def test_keys_are_taken_as_given(env):
+    """The runtime derives the stage-secrets key from the raw variable: no strip here."""
+    env(SLUICE_SECRET_KEY=" key with blanks ", SLUICE_SECRETS_KEY="k1 ,k2")
+    settings = ConsoleSettings.load()
+
+    assert settings.secret_key is not None and settings.secrets_key is not None
+    assert settings.secret_key.get_secret_value() == " key with blanks "
+    assert settings.secrets_key.get_secret_value() == "k1 ,k2"
+
+
+def test_blanks_around_other_values_are_dropped(env):
+    env(SLUICE_DEBUG=" true ", SLUICE_SESSION_AGE=" 60 ", SLUICE_RECONCILE_INTERVAL=" 2.5")
+    settings = ConsoleSettings.load()
+
+    assert (settings.debug, settings.session_age, settings.reconcile_interval) == (True, 60, 2.5)
+
+
 def test_variables_without_the_prefix(env):
     env(DATABASE_URL="postgres://db/sluice", CELERY_BROKER_URL="redis://broker:6379/2")
     settings = ConsoleSettings.load()

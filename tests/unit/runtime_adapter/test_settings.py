@@ -115,8 +115,8 @@ def test_false(env, value):
     assert RuntimeSettings.load().stage_counts is False
 
 
-def test_an_empty_variable_is_as_if_unset(env):
-    env(REDIS_URL="", SLUICE_EXECUTOR_CORES="", SLUICE_CHECKPOINT_ROOT="", SLUICE_WORKER_ID="")
+def test_an_empty_or_blank_variable_is_as_if_unset(env):
+    env(REDIS_URL="", SLUICE_EXECUTOR_CORES="  ", SLUICE_CHECKPOINT_ROOT="", SLUICE_WORKER_ID=" ")
     config = RuntimeConfig.from_env()
 
     assert config.redis_url == "redis://127.0.0.1:6379/0"
