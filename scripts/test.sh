@@ -30,6 +30,9 @@ step "Django system checks and migrations"
 python manage.py check --fail-level WARNING
 python manage.py makemigrations --check --dry-run
 
+step "the manual (mkdocs build --strict: links, anchors, generated reference pages)"
+bash scripts/docs.sh build
+
 if [[ "${1:-}" == "--lint-only" ]]; then exit 0; fi
 
 step "pytest"
