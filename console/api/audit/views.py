@@ -3,12 +3,11 @@ Rows are written by :mod:`console.services.audit_trail`; this area only lists th
 
 from __future__ import annotations
 
-from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
 
 from console import permissions
-from console.api.audit.filters import AuditEventFilter
+from console.api.audit.filters import AuditEventFilter, FilterBackend
 from console.api.audit.serializers import AuditEventSerializer
 from console.api.pagination import LimitOffsetPagination
 from console.api.responses import QUERY_ERRORS
@@ -31,7 +30,7 @@ class AuditEventViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     queryset = audit_events()
     serializer_class = AuditEventSerializer
     pagination_class = LimitOffsetPagination
-    filter_backends = [DjangoFilterBackend]
+    filter_backends = [FilterBackend]
     filterset_class = AuditEventFilter
     permission_classes = [permissions.RolePermission]
     required_permissions = {"list": permissions.seeing("auditevent", "the audit trail")}

@@ -98,3 +98,23 @@ def test_options_of_a_viewset_without_one_serializer_describes_it(api, url):
 
     assert response.status_code == 200
     assert "actions" not in response.json()
+
+
+@pytest.mark.parametrize("url", ["/api/v1/audit/", "/api/v1/channels/", "/api/v1/plugins/"])
+def test_the_browsable_api_shows_the_lists(api, url):
+    response = api.get(url, HTTP_ACCEPT="text/html")
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/html")
+
+
+def test_a_bad_filter_value_is_answered_as_before_django_filter(api):
+    response = api.get("/api/v1/audit/", {"since": "yesterday"})
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "since": [
+            "Datetime has wrong format. Use one of these formats instead: "
+            "YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z]."
+        ]
+    }
