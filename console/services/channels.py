@@ -39,6 +39,7 @@ from console.choices import HOSTED_TARGETS, ConnectorState, SubjectType, TargetS
 from console.crypto import decrypt_spec, encrypt_spec
 from console.models import Channel, Connector, Revision, Worker
 from console.runtime import get_runtime
+from console.selectors.specs import normalize_spec
 from console.services.errors import InvalidTransition, runtime_errors
 from console.services.ingest import (
     HTTP_SOURCE,
@@ -48,7 +49,6 @@ from console.services.ingest import (
 )
 from console.services.lifecycle import actor_for, record, record_channel
 from console.services.restart_policy import RestartPolicy
-from console.services.specs import normalize_spec
 from runtime_adapter import base as runtime_base
 from runtime_adapter import states as runtime_states
 from runtime_adapter.base import Deployment

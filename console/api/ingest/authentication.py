@@ -30,7 +30,7 @@ from rest_framework.permissions import BasePermission
 
 from console.models import Channel
 from console.permissions import OPERATE_CHANNEL, denial
-from console.services.ingest_tokens import token_matches
+from console.services.ingest.tokens import token_matches
 
 TOKEN_HEADER = "X-Sluice-Token"
 

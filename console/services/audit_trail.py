@@ -18,10 +18,9 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import QuerySet
 
 from console.models import AuditEvent
-from console.services.specs import redact_spec
+from console.selectors.specs import redact_spec
 
 logger = logging.getLogger(__name__)
 
@@ -151,34 +150,3 @@ def _redact_value(key: str, value: Any) -> Any:
     if isinstance(value, list):
         return [_redact_value(key, item) for item in value]
     return value
-
-
-def audit_events(
-    *,
-    actor: str | None = None,
-    action: str | None = None,
-    object_type: str | None = None,
-    object_id: str | None = None,
-    since: datetime | None = None,
-) -> QuerySet[AuditEvent]:
-    """Audit events, newest first, filtered by what is given.
-
-    ``action`` matches exactly, or as a prefix when it ends with ``.`` or ``*``
-    (``channel.`` gives every channel operation).
-    """
-    events = AuditEvent.objects.select_related("user").order_by("-created_at", "-id")
-    if actor:
-        events = events.filter(actor=actor)
-    if action:
-        prefix = action.rstrip("*")
-        if action.endswith(("*", ".")):
-            events = events.filter(action__startswith=prefix)
-        else:
-            events = events.filter(action=action)
-    if object_type:
-        events = events.filter(object_type=object_type)
-    if object_id:
-        events = events.filter(object_id=object_id)
-    if since is not None:
-        events = events.filter(created_at__gte=since)
-    return events

@@ -5,10 +5,10 @@ channel's ingest topic (``sluice.ingest.<channel>``, key = event id, value = the
 CloudEvent) and the request waits for Kafka to confirm each one. An event is reported
 ``accepted`` only once Kafka confirmed it, so accepted means durably written. Nothing is
 written when the request as a whole is refused (too big, too many events, unreadable, over
-the channel's rate limit: :mod:`console.services.ingest_rate`).
+the channel's rate limit: :mod:`console.services.ingest.rate`).
 
 Who may post is decided before (the channel's ingestion token,
-:mod:`console.services.ingest_tokens`, or a console operator): this module trusts its caller.
+:mod:`console.services.ingest.tokens`, or a console operator): this module trusts its caller.
 """
 
 from __future__ import annotations
@@ -21,17 +21,17 @@ from typing import Any
 
 from django.conf import settings
 
-from console.ingest import INGEST_UNAVAILABLE_ERRORS, get_ingest_kafka
 from console.models import Channel
-from console.services import ingest_rate
-from console.services.cloudevents import (
+from console.services.errors import RuntimeUnavailable, ServiceError
+from console.services.ingest import rate
+from console.services.ingest.cloudevents import (
     BadRequest,
     PlainDefaults,
     UnsupportedMediaType,
     encode,
     parse_request,
 )
-from console.services.errors import RuntimeUnavailable, ServiceError
+from console.services.ingest.kafka import INGEST_UNAVAILABLE_ERRORS, get_ingest_kafka
 from runtime_adapter.kafka import ingest_topic
 
 logger = logging.getLogger(__name__)
@@ -181,8 +181,8 @@ def ingest_events(
     if len(candidates) > limit:
         raise IngestTooLarge(f"{len(candidates)} events in one request; the limit is {limit}")
     try:
-        ingest_rate.take(channel, len(candidates))
-    except ingest_rate.IngestOverBurst as exc:
+        rate.take(channel, len(candidates))
+    except rate.IngestOverBurst as exc:
         raise IngestTooLarge(str(exc)) from None
     # The site-wide cap bounds every channel; a channel's http source may set a lower one.
     max_bytes = settings.SLUICE_INGEST_MAX_EVENT_BYTES

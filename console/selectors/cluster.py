@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from console.choices import WorkerState
-from console.models import Connector
+from console.models import Connector, Worker
 from console.runtime import get_runtime
 from console.services.errors import runtime_errors
 from runtime_adapter.base import DriverInfo, ExecutorInfo, SparkCluster, WorkerInfo
@@ -113,6 +113,11 @@ def _worker_view(
         connectors=sorted(info.connectors),
         drivers=sorted(drivers, key=lambda d: d.driver_id),
     )
+
+
+def workers():
+    """The runtime workers as the control loop last recorded them, with their connectors."""
+    return Worker.objects.prefetch_related("connectors")
 
 
 def cluster_view() -> Cluster:

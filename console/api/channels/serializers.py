@@ -1,8 +1,9 @@
-"""API representations. Writes go through :mod:`console.services`, never ``save()``."""
+"""Channels as the API reads and writes them: the channel (its spec with secrets redacted,
+its restart policy), its status, the answers to its operations, its revisions, lifecycle
+events and live output. Writes go through :mod:`console.services`, never ``save()``."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -10,31 +11,13 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from console.api.exceptions import spec_error_paths
-from console.choices import (
-    ConnectorState,
-    PluginKind,
-    RestartPolicyType,
-    SubjectType,
-    TargetState,
-    WorkerState,
-)
-from console.models import AuditEvent, Channel, LifecycleEvent, Revision, Task, Worker
-from console.services import InvalidSpec, specs
+from console.api.ingest.serializers import IngestTokenField
+from console.choices import ConnectorState, RestartPolicyType, SubjectType, TargetState
+from console.models import Channel, LifecycleEvent, Revision, Task
+from console.selectors import specs
+from console.selectors.specs import SECRET_MARKER
+from console.services import InvalidSpec
 from console.services.restart_policy import RestartPolicy
-from console.services.specs import SECRET_MARKER, PatternError
-
-
-@extend_schema_field(OpenApiTypes.OBJECT)
-class ObjectField(serializers.JSONField):
-    """Any JSON object (a JSON array, string, number or null is refused)."""
-
-    default_error_messages = {"not_an_object": "Must be a JSON object."}
-
-    def to_internal_value(self, data: Any) -> Any:
-        data = super().to_internal_value(data)
-        if not isinstance(data, dict):
-            self.fail("not_an_object")
-        return data
 
 
 @extend_schema_field(OpenApiTypes.OBJECT)
@@ -136,51 +119,6 @@ class RestartPolicySerializer(serializers.Serializer):
                 }
             )
         return attrs
-
-
-class IngestTokenStateSerializer(serializers.Serializer):
-    """Whether a channel has an ingestion token, and its prefix; never the token."""
-
-    exists = serializers.BooleanField(read_only=True)
-    prefix = serializers.CharField(read_only=True, allow_null=True)
-
-
-class IssuedIngestTokenSerializer(serializers.Serializer):
-    """A token just issued: shown this once; the console keeps only its hash."""
-
-    token = serializers.CharField(
-        read_only=True, help_text="The token: send it as 'Authorization: Bearer <token>'."
-    )
-    prefix = serializers.CharField(read_only=True, help_text="Its first characters.")
-    created = serializers.BooleanField(
-        read_only=True, help_text="true: the channel had no token; false: the old one was replaced."
-    )
-
-
-def ingest_token_state(channel: Channel) -> dict[str, Any]:
-    exists = bool(channel.ingest_token_hash)
-    return {"exists": exists, "prefix": channel.ingest_token_prefix if exists else None}
-
-
-@extend_schema_field(
-    {
-        "type": "object",
-        "properties": {
-            "exists": {"type": "boolean"},
-            "prefix": {"type": "string", "nullable": True},
-        },
-        "required": ["exists", "prefix"],
-        "readOnly": True,
-    }
-)
-class IngestTokenField(serializers.Field):
-    """``{exists, prefix}`` of the channel's ingestion token (read-only)."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(source="*", read_only=True, **kwargs)
-
-    def to_representation(self, channel: Channel) -> dict[str, Any]:
-        return ingest_token_state(channel)
 
 
 class ChannelSerializer(serializers.ModelSerializer):
@@ -373,8 +311,7 @@ class StageCountsSerializer(serializers.Serializer):
         allow_null=True, help_text="The transform's place in the channel (null otherwise)."
     )
     type = serializers.CharField(help_text="The stage's plugin type.")
-    # "in" is a Python keyword: declared through the class namespace, in field order.
-    locals()["in"] = serializers.IntegerField(help_text="Events the stage received.")
+    in_ = serializers.IntegerField(help_text="Events the stage received.")
     out = serializers.IntegerField(help_text="Events the stage passed on.")
     failed = serializers.IntegerField(help_text="Events the stage failed.")
     in_per_second = serializers.FloatField(
@@ -383,6 +320,12 @@ class StageCountsSerializer(serializers.Serializer):
     out_per_second = serializers.FloatField(
         required=False, help_text="Events out per second over the latest micro-batch."
     )
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # "in" is a Python keyword: the field is declared as in_ and named "in" here.
+        return {
+            ("in" if name == "in_" else name): field for name, field in super().get_fields().items()
+        }
 
 
 class ChannelStatusSerializer(serializers.ModelSerializer):
@@ -517,27 +460,6 @@ class ChannelListItemSerializer(ChannelWithStatusSerializer):
     )
 
 
-class ErrorDetailSerializer(serializers.Serializer):
-    """The body of a 401, 403, 404, 409 or 503: DRF's ``{"detail": "<reason>"}``."""
-
-    detail = serializers.CharField(help_text="Why the request was not served.")
-
-
-class WorkerSerializer(serializers.ModelSerializer):
-    state = serializers.ChoiceField(choices=WorkerState.choices)
-    connectors = serializers.SerializerMethodField(
-        help_text="Ids (channel names) of the connectors assigned to this worker."
-    )
-
-    class Meta:
-        model = Worker
-        fields = ["worker_id", "host", "pid", "state", "started_at", "last_heartbeat", "connectors"]
-        read_only_fields = fields
-
-    def get_connectors(self, worker: Worker) -> list[str]:
-        return sorted(connector.runtime_id for connector in worker.connectors.all())
-
-
 class RevisionSerializer(serializers.ModelSerializer):
     """One saved version of a channel's spec; its secrets read as the marker."""
 
@@ -582,135 +504,6 @@ class LifecycleEventSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class AuditEventSerializer(serializers.ModelSerializer):
-    """One audited change or operation: who, what, when, from where, and the outcome."""
-
-    user = serializers.IntegerField(
-        source="user_id",
-        read_only=True,
-        allow_null=True,
-        help_text="The user's id; null for anonymous requests or a deleted user.",
-    )
-    changes = serializers.JSONField(
-        read_only=True,
-        help_text=(
-            "The request body as recorded: channel specs with their secrets as "
-            f'{SECRET_MARKER!r}, password and token fields as "[redacted]"; a large body '
-            "only as {truncated, bytes, keys}."
-        ),
-    )
-
-    class Meta:
-        model = AuditEvent
-        fields = [
-            "id",
-            "created_at",
-            "actor",
-            "user",
-            "action",
-            "object_type",
-            "object_id",
-            "changes",
-            "outcome",
-            "remote_addr",
-            "user_agent",
-            "via",
-        ]
-        read_only_fields = fields
-
-
-class AuditQuerySerializer(serializers.Serializer):
-    """Filters of the audit list; each is optional."""
-
-    actor = serializers.CharField(required=False, help_text='Username, or "anonymous".')
-    action = serializers.CharField(
-        required=False,
-        help_text="An action (channel.start); ending in '.' or '*', every action it starts.",
-    )
-    object_type = serializers.CharField(required=False, help_text="channel, user, …")
-    object_id = serializers.CharField(required=False, help_text="A channel name, …")
-    since = serializers.DateTimeField(
-        required=False, help_text="ISO 8601; only events at or after this time."
-    )
-
-
-class PluginSerializer(serializers.Serializer):
-    """One plugin of the catalogue; ``(kind, type)`` identifies it."""
-
-    type = serializers.CharField(help_text="The name a stage gives in its ``type``.")
-    kind = serializers.ChoiceField(
-        choices=PluginKind.choices, help_text="Where the stage may stand in a channel."
-    )
-    title = serializers.CharField()
-    description = serializers.CharField()
-    config_schema = ObjectField(
-        source="json_schema",
-        help_text=(
-            "JSON Schema of the stage's config (drives the config form). Secret fields are "
-            '"writeOnly": true with "format": "password".'
-        ),
-    )
-
-
-class PluginKindQuerySerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(
-        choices=PluginKind.choices, required=False, help_text="Only plugins of this kind."
-    )
-
-
-class PluginKindErrorSerializer(serializers.Serializer):
-    kind = serializers.ListField(
-        child=serializers.CharField(), help_text="Why kind is needed, or why it is not a kind."
-    )
-
-
-class PluginConfigSerializer(serializers.Serializer):
-    config = ObjectField(help_text="A stage config to check, as it would stand in a spec.")
-
-
-class PluginConfigValidSerializer(serializers.Serializer):
-    valid = serializers.BooleanField(help_text="true: the config is valid.")
-    config = ObjectField(
-        help_text=f"The config normalised (defaults filled in), secrets read as {SECRET_MARKER!r}."
-    )
-
-
-class PluginConfigInvalidSerializer(serializers.Serializer):
-    valid = serializers.BooleanField(help_text="false: the config is not valid.")
-    errors = serializers.DictField(
-        child=serializers.ListField(child=serializers.CharField()),
-        help_text='Messages keyed by the path of the bad field ("config.topics").',
-    )
-
-
-@extend_schema_field(OpenApiTypes.OBJECT)
-class PatternField(serializers.JSONField):
-    """An event pattern (a JSON object), checked by :func:`pipelines.spec.patterns`."""
-
-
-class EventPatternTestSerializer(serializers.Serializer):
-    """A pattern and an event to test it on, like EventBridge's TestEventPattern."""
-
-    pattern = PatternField(
-        help_text=(
-            "An EventBridge event pattern over the event in its CloudEvents JSON form "
-            "(attributes at the top level, the payload under data)."
-        )
-    )
-    event = ObjectField(help_text="The event, a JSON object, matched exactly as given.")
-
-    def validate_pattern(self, value: Any) -> Any:
-        try:
-            specs.validate_pattern(value)
-        except PatternError as exc:
-            raise serializers.ValidationError(exc.messages) from exc
-        return value
-
-
-class EventPatternResultSerializer(serializers.Serializer):
-    result = serializers.BooleanField(help_text="true when the event matches the pattern.")
-
-
 class ChannelPreviewSerializer(serializers.Serializer):
     """The live tail of a channel's output."""
 
@@ -718,228 +511,23 @@ class ChannelPreviewSerializer(serializers.Serializer):
     events = serializers.ListField(child=serializers.DictField())
 
 
-# -- offsets (Kafka Connect's KIP-875 shapes) ----------------------------------------------------
+class PreviewLimitField(serializers.IntegerField):
+    """A whole number written with digits only (``+5``, ``5.0`` and `` 5`` are refused)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if not str(data).isdigit():
+            self.fail("invalid")
+        return super().to_internal_value(data)
 
 
-class OffsetPartitionSerializer(serializers.Serializer):
-    """A source partition: a Kafka topic-partition."""
-
-    topic = serializers.CharField()
-    partition = serializers.IntegerField(min_value=0)
+_PREVIEW_LIMIT = "Must be a whole number from 1 to 500."
 
 
-class OffsetValueSerializer(serializers.Serializer):
-    offset = serializers.IntegerField(
-        min_value=0, help_text="The NEXT offset the channel reads from this partition."
-    )
-
-
-class SourceOffsetSerializer(serializers.Serializer):
-    """One source partition and where the channel resumes reading it."""
-
-    partition = OffsetPartitionSerializer(source="*")
-    offset = OffsetValueSerializer(source="*")
-
-
-class ChannelOffsetsSerializer(serializers.Serializer):
-    """A channel's offsets, shaped like Kafka Connect's ``GET /connectors/{name}/offsets``."""
-
-    offsets = SourceOffsetSerializer(many=True)
-    note = serializers.CharField(
-        allow_blank=True,
-        help_text=(
-            "Empty, or what to know about these offsets: a change waiting for the next start, "
-            "no committed batch yet, or a source without offsets."
-        ),
-    )
-
-
-class OffsetsAlterSerializer(serializers.Serializer):
-    """PATCH body: explicit offsets or a timestamp, not both (described here; the service
-    validates it and names each bad field by its path, e.g. ``offsets[0].offset.offset``)."""
-
-    offsets = SourceOffsetSerializer(
-        many=True,
-        required=False,
-        help_text="The partitions to move; partitions left out keep their position.",
-    )
-    timestamp = serializers.CharField(
-        required=False,
-        help_text=(
-            "Epoch milliseconds (a number) or RFC 3339 text: every partition moves to its "
-            "first record at or after it (its end when there is none)."
-        ),
-    )
-
-
-class OffsetsCopySerializer(serializers.Serializer):
-    """POST body of offsets/copy: exactly one origin."""
-
-    from_channel = serializers.CharField(
-        required=False, help_text="Another channel, whose offsets (as GET shows them) are copied."
-    )
-    from_consumer_group = serializers.CharField(
-        required=False,
-        help_text=(
-            "A consumer group on the source's brokers (e.g. a Kafka Connect sink's "
-            "connect-<name>, or one MirrorMaker 2 checkpoints), whose committed offsets are "
-            "copied."
-        ),
-    )
-
-
-class OffsetsMessageSerializer(serializers.Serializer):
-    """Kafka Connect's answer to an offsets change."""
-
-    message = serializers.CharField()
-
-
-# -- the cluster view ------------------------------------------------------------------------
-
-
-class EpochDateTimeField(serializers.DateTimeField):
-    """A Unix time in seconds (what runtimes report), shown as an ISO 8601 date-time."""
-
-    def to_representation(self, value: Any) -> Any:
-        if value is None:
-            return None
-        return super().to_representation(datetime.fromtimestamp(value, tz=UTC))
-
-
-class ClusterDriverSerializer(serializers.Serializer):
-    """A long-lived Spark driver of a runtime worker, as its last heartbeat describes it."""
-
-    driver_id = serializers.CharField()
-    isolation = serializers.ChoiceField(
-        choices=["shared", "dedicated"],
-        help_text=(
-            "shared: many channels' queries side by side (up to capacity); dedicated: one "
-            "channel's (runtime.isolation: dedicated in its spec)."
-        ),
-    )
-    pid = serializers.IntegerField(help_text="The driver's process id on the worker's host.")
-    started_at = EpochDateTimeField()
-    last_heartbeat = EpochDateTimeField()
-    heartbeat_age = serializers.FloatField(help_text="Seconds since the driver's last heartbeat.")
-    capacity = serializers.IntegerField(help_text="The most channels the driver takes.")
-    memory = serializers.CharField(
-        allow_blank=True, help_text="The driver's JVM memory (spark.driver.memory, e.g. 1g)."
-    )
-    cores = serializers.IntegerField(help_text="Cores its real-time queries hold.")
-    application_id = serializers.CharField(
-        allow_null=True, help_text="The driver's Spark application id."
-    )
-    connectors = serializers.ListField(
-        child=serializers.CharField(),
-        help_text="Ids of the connectors whose queries it hosts now (running or paused).",
-    )
-    channels = serializers.ListField(
-        child=serializers.CharField(),
-        help_text="The names of the channels those connectors run.",
-    )
-
-
-class ClusterRuntimeWorkerSerializer(serializers.Serializer):
-    worker_id = serializers.CharField()
-    host = serializers.CharField()
-    pid = serializers.IntegerField()
-    state = serializers.ChoiceField(
-        choices=WorkerState.choices,
-        help_text="DEAD once its last heartbeat is older than the session timeout.",
-    )
-    started_at = EpochDateTimeField()
-    last_heartbeat = EpochDateTimeField()
-    heartbeat_age = serializers.FloatField(help_text="Seconds since its last heartbeat.")
-    connectors = serializers.ListField(
-        child=serializers.CharField(),
-        help_text="Ids of the connectors whose drivers it hosts, as its heartbeat says.",
-    )
-    drivers = ClusterDriverSerializer(
-        many=True, help_text="Its Spark drivers, each with the channels it hosts."
-    )
-
-
-class SparkWorkerSerializer(serializers.Serializer):
-    worker_id = serializers.CharField(help_text="The id the Spark master gave the worker.")
-    host = serializers.CharField()
-    port = serializers.IntegerField(allow_null=True)
-    state = serializers.CharField(help_text="As the master says: ALIVE, DEAD, DECOMMISSIONED…")
-    cores = serializers.IntegerField(help_text="Cores the worker offers.")
-    cores_used = serializers.IntegerField()
-    memory_mb = serializers.IntegerField(help_text="Memory the worker offers, in MiB.")
-    memory_used_mb = serializers.IntegerField()
-    last_heartbeat = EpochDateTimeField(allow_null=True)
-    heartbeat_age = serializers.SerializerMethodField(
-        help_text="Seconds since the master last heard from the worker."
-    )
-    web_ui = serializers.CharField(allow_blank=True)
-
-    def get_heartbeat_age(self, worker: Any) -> float | None:
-        now = self.context.get("now")
-        if worker.last_heartbeat is None or now is None:
-            return None
-        return round(max(now - worker.last_heartbeat, 0.0), 3)
-
-
-class SparkApplicationSerializer(serializers.Serializer):
-    app_id = serializers.CharField()
-    name = serializers.CharField(help_text="sluice-<channel> for a connector's driver.")
-    state = serializers.CharField()
-    cores = serializers.IntegerField(help_text="Cores granted to the application.")
-    memory_per_executor_mb = serializers.IntegerField()
-    started_at = EpochDateTimeField(allow_null=True)
-
-
-class SparkClusterSerializer(serializers.Serializer):
-    mode = serializers.ChoiceField(
-        choices=["local", "standalone", "other"],
-        help_text=(
-            "local: executors run inside each driver (local[*]); standalone: a spark:// "
-            "master, whose workers and applications follow; other: a master Sluice does not "
-            "inspect."
-        ),
-    )
-    master = serializers.CharField(help_text="SPARK_MASTER as the console sees it.")
-    status = serializers.CharField(allow_null=True, help_text="The master's own status.")
-    web_ui = serializers.CharField(allow_null=True)
-    error = serializers.CharField(
-        allow_null=True, help_text="Why the master's status could not be read (else null)."
-    )
-    workers = SparkWorkerSerializer(many=True)
-    applications = SparkApplicationSerializer(many=True)
-
-
-class ExecutorSerializer(serializers.Serializer):
-    id = serializers.CharField(
-        source="executor_id", help_text="Spark's executor id; 'driver' for the driver itself."
-    )
-    host = serializers.CharField()
-    port = serializers.IntegerField(allow_null=True)
-    cores = serializers.IntegerField()
-    active_tasks = serializers.IntegerField()
-    completed_tasks = serializers.IntegerField()
-    failed_tasks = serializers.IntegerField()
-    memory_used = serializers.IntegerField(help_text="Storage memory in use, in bytes.")
-    memory_total = serializers.IntegerField(help_text="Storage memory available, in bytes.")
-
-
-class ClusterChannelSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    connector_id = serializers.CharField()
-    state = serializers.ChoiceField(choices=ConnectorState.choices)
-    worker_id = serializers.CharField(allow_null=True)
-    driver_id = serializers.CharField(
-        allow_null=True, help_text="The Spark driver running the channel's query."
-    )
-    application_id = serializers.CharField(
-        allow_null=True, help_text="The Spark application of the connector's driver."
-    )
-    executors = ExecutorSerializer(many=True)
-
-
-class ClusterSerializer(serializers.Serializer):
-    runtime_workers = ClusterRuntimeWorkerSerializer(many=True)
-    spark = SparkClusterSerializer()
-    channels = ClusterChannelSerializer(
-        many=True, help_text="Each channel whose connector reported, with its executors."
+class PreviewQuerySerializer(serializers.Serializer):
+    limit = PreviewLimitField(
+        min_value=1,
+        max_value=500,
+        default=50,
+        help_text="How many events (1-500, default 50).",
+        error_messages={key: _PREVIEW_LIMIT for key in ("invalid", "min_value", "max_value")},
     )
