@@ -315,8 +315,8 @@ class ErrorRouter:
             if self.write_dead_letters is not None:
                 events = dead_letter_events(dead, self.channel)
                 failed_again = self.write_dead_letters(events, batch_id)
-                first = None if failed_again is None else failed_again.first()
-                if failed_again is not None and first is not None:  # None: none rejected
+                # first() is None when the sink rejected none
+                if failed_again is not None and (first := failed_again.first()) is not None:
                     raise DeadLetterError(
                         f"the dead-letter sink rejected {failed_again.count()} dead letter(s); "
                         f"first: {first.message}"
