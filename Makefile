@@ -52,8 +52,12 @@ run: install frontend ## Start the whole embedded stack on 127.0.0.1 (Ctrl-C sto
 test: install ## Install what is missing, start what the tests need, run every check
 	@bash scripts/test.sh
 
-lint: ## Only the static checks (ruff, import contracts, Django checks, tsc and ESLint, the manual)
+lint: ## Only the static checks (ruff, import contracts, mypy, Django checks, tsc and ESLint, the manual)
 	@bash scripts/test.sh --lint-only
+
+.PHONY: typecheck
+typecheck: $(DEPS_STAMP) ## Only mypy: strict on the packages [tool.mypy] lists (pipelines)
+	@$(VENV)/bin/mypy
 
 unit: ## Only the fast tests (real Redis, local Spark; no Kafka)
 	@bash scripts/test.sh tests/unit

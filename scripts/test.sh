@@ -23,6 +23,9 @@ ruff format --check .
 step "import-linter (layer contracts)"
 lint-imports
 
+step "mypy (types)"
+mypy  # the packages and the strict settings of [tool.mypy] in pyproject.toml
+
 step "console frontend (build, tsc, ESLint, Vitest)"
 bash scripts/frontend.sh --check
 
