@@ -1,5 +1,7 @@
 package io.sluice.spark;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -11,19 +13,15 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-
 import org.apache.spark.sql.catalyst.util.CollationAwareUTF8String;
 import org.apache.spark.types.variant.VariantUtil;
 import org.apache.spark.unsafe.types.UTF8String;
 import org.apache.spark.unsafe.types.VariantVal;
 
 /**
- * The steps of an event-pattern rule decided on one VARIANT field value: the native twin of
- * {@code _node_steps} in {@code pipelines/spec/patterns/evaluator.py} (aws/event-ruler's
- * array-consistent matching), behind {@code sluice_fn.variant.matches(node, steps)}.
+ * The steps of an event-pattern rule decided on one VARIANT field value: the native twin of {@code
+ * _node_steps} in {@code pipelines/spec/patterns/evaluator.py} (aws/event-ruler's array-consistent
+ * matching), behind {@code sluice_fn.variant.matches(node, steps)}.
  *
  * <p>{@code node} is the value of a field (a Java null: the field is missing; a VARIANT null is
  * JSON null). {@code steps} is the JSON text {@code pipelines.patterns} writes: an array of steps
@@ -37,28 +35,27 @@ import org.apache.spark.unsafe.types.VariantVal;
  * each matcher a one-member object: {@code {"string": s}}, {@code {"number": d}}, {@code
  * {"literal": true|false|null}}, {@code {"ip": [lowKey, highKey]}} (keys as {@code ip.ip_key}
  * writes them, {@code "4:0A000000"}), {@code {"prefix": s}}, {@code {"suffix": s}}, {@code
- * {"prefix-ignore-case": s}}, {@code {"suffix-ignore-case": s}}, {@code {"equals-ignore-case":
- * s}}, {@code {"wildcard": [segments]}}, {@code {"numeric": [lower, lowerInclusive, upper,
+ * {"prefix-ignore-case": s}}, {@code {"suffix-ignore-case": s}}, {@code {"equals-ignore-case": s}},
+ * {@code {"wildcard": [segments]}}, {@code {"numeric": [lower, lowerInclusive, upper,
  * upperInclusive]}} (null: unbounded), {@code {"anything-but": [matchers]}}, {@code {"exists":
  * true}}.
  *
- * <p>How a node is decided: its elements are the node itself, or when it is an array its
- * elements, arrays among them replaced by their own elements down to {@value
- * #MAX_ARRAY_NESTING} levels. The absence steps before the first value step must hold in every
- * element; the remaining steps must all hold inside one element, where steps with a longer path
- * are grouped by their next key and decided the same way on that member.
+ * <p>How a node is decided: its elements are the node itself, or when it is an array its elements,
+ * arrays among them replaced by their own elements down to {@value #MAX_ARRAY_NESTING} levels. The
+ * absence steps before the first value step must hold in every element; the remaining steps must
+ * all hold inside one element, where steps with a longer path are grouped by their next key and
+ * decided the same way on that member.
  *
- * <p>Leaf values are read as the Spark SQL filter of {@code pipelines.patterns} reads them:
- * strings byte for byte (UTF-8), numbers as the DOUBLE {@code try_variant_get(v, '$',
- * 'double')} gives (finite ones only), JSON types never converted into each other, text
- * lower-cased by the function Spark's {@code lower()} calls for the default collation, IP
- * addresses as {@code pipelines/spec/patterns/ip.py} parses them.
+ * <p>Leaf values are read as the Spark SQL filter of {@code pipelines.patterns} reads them: strings
+ * byte for byte (UTF-8), numbers as the DOUBLE {@code try_variant_get(v, '$', 'double')} gives
+ * (finite ones only), JSON types never converted into each other, text lower-cased by the function
+ * Spark's {@code lower()} calls for the default collation, IP addresses as {@code
+ * pipelines/spec/patterns/ip.py} parses them.
  *
- * <p>{@code steps} is a constant (Spark passes the same literal object on every row of a
- * task): it is compiled once per distinct text, and found again by the literal object's
- * identity without reading the text ({@link #compiled}). Evaluation reads the VARIANT bytes in
- * place and allocates nothing, except to lower-case non-ASCII text and to convert a decimal a
- * double division cannot.
+ * <p>{@code steps} is a constant (Spark passes the same literal object on every row of a task): it
+ * is compiled once per distinct text, and found again by the literal object's identity without
+ * reading the text ({@link #compiled}). Evaluation reads the VARIANT bytes in place and allocates
+ * nothing, except to lower-case non-ASCII text and to convert a decimal a double division cannot.
  */
 final class EventPatterns {
   /** How deep arrays directly inside arrays are searched (model.MAX_ARRAY_NESTING). */
@@ -80,7 +77,8 @@ final class EventPatterns {
   private static final int RECENT_SLOTS = 1024;
   private static final int RECENT_WAYS = 4;
   private static final int MAX_COMPILED = 4096;
-  private static final AtomicReferenceArray<Recent> RECENT = new AtomicReferenceArray<>(RECENT_SLOTS);
+  private static final AtomicReferenceArray<Recent> RECENT =
+      new AtomicReferenceArray<>(RECENT_SLOTS);
   private static final AtomicInteger EVICTIONS = new AtomicInteger();
   private static final Map<String, Node> COMPILED = new ConcurrentHashMap<>();
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -98,9 +96,9 @@ final class EventPatterns {
 
   /**
    * The compiled form of {@code steps}. Each literal object is looked up by identity in {@link
-   * #RECENT_WAYS} slots from its identity hash (a task's literals and those of the tasks
-   * running beside it rarely collide; a missing one evicts the slots in turn, so two never
-   * keep evicting each other), else compiled or found by content and remembered there.
+   * #RECENT_WAYS} slots from its identity hash (a task's literals and those of the tasks running
+   * beside it rarely collide; a missing one evicts the slots in turn, so two never keep evicting
+   * each other), else compiled or found by content and remembered there.
    */
   static Node compiled(UTF8String steps) {
     if (steps == null) {
@@ -236,6 +234,7 @@ final class EventPatterns {
   static final class Node {
     /** Paths of the absence steps before the first value step: no element has a leaf there. */
     private final byte[][][] absent;
+
     /** The other steps, which must hold inside one element; null when there are none. */
     private final Element pinned;
 
@@ -259,9 +258,12 @@ final class EventPatterns {
   static final class Element {
     /** Steps on the element itself: absence, or a leaf one of the matchers accepts. */
     private final boolean[] absent;
+
     private final AnyOf[] matchers;
+
     /** Steps on members, grouped by key. */
     private final byte[][] keys;
+
     private final Node[] children;
 
     Element(boolean[] absent, AnyOf[] matchers, byte[][] keys, Node[] children) {
@@ -407,9 +409,9 @@ final class EventPatterns {
 
   /**
    * The number at {@code pos} as a DOUBLE, as {@code VariantFunctions.Number} (and {@code
-   * try_variant_get(v, '$', 'double')}) gives it; NaN when the value is not a number.
-   * Decimals whose unscaled value and power of ten are exact doubles are divided (what
-   * {@link BigDecimal#doubleValue} does for them, correctly rounded), without a BigDecimal.
+   * try_variant_get(v, '$', 'double')}) gives it; NaN when the value is not a number. Decimals
+   * whose unscaled value and power of ten are exact doubles are divided (what {@link
+   * BigDecimal#doubleValue} does for them, correctly rounded), without a BigDecimal.
    */
   static double number(byte[] v, int pos) {
     switch (primitiveType(v, pos)) {
@@ -458,8 +460,8 @@ final class EventPatterns {
 
   /**
    * Where the member {@code key} of the object at {@code pos} starts, or -1 when the value is
-   * missing, not an object, or has no such member. Small objects are searched in order, larger
-   * ones by a binary search over their keys, sorted in Java string order (as Spark's {@code
+   * missing, not an object, or has no such member. Small objects are searched in order, larger ones
+   * by a binary search over their keys, sorted in Java string order (as Spark's {@code
    * Variant.getFieldByKey} searches them), comparing UTF-8 bytes without decoding them.
    */
   static int member(byte[] v, byte[] m, int pos, byte[] key) {
@@ -483,7 +485,8 @@ final class EventPatterns {
     while (low <= high) {
       int i = linear ? low : (low + high) >>> 1;
       int id = VariantUtil.readUnsigned(v, ids + i * idSize, idSize);
-      int from = strings + VariantUtil.readUnsigned(m, 1 + (id + 1) * metaOffsetSize, metaOffsetSize);
+      int from =
+          strings + VariantUtil.readUnsigned(m, 1 + (id + 1) * metaOffsetSize, metaOffsetSize);
       int to = strings + VariantUtil.readUnsigned(m, 1 + (id + 2) * metaOffsetSize, metaOffsetSize);
       int order = compareKeys(m, from, to, key);
       if (order == 0) {
@@ -499,11 +502,11 @@ final class EventPatterns {
   }
 
   /**
-   * The order of the UTF-8 key {@code m[from, to)} against {@code key} as Java orders the
-   * decoded strings (UTF-16 code units): byte order is code point order, except that code
-   * points past U+FFFF (four-byte sequences, surrogate pairs in UTF-16) sort before
-   * U+E000..U+FFFF (three-byte sequences led by EE or EF). Only the first differing byte
-   * decides, and it starts a character in both keys or lies in characters of one length.
+   * The order of the UTF-8 key {@code m[from, to)} against {@code key} as Java orders the decoded
+   * strings (UTF-16 code units): byte order is code point order, except that code points past
+   * U+FFFF (four-byte sequences, surrogate pairs in UTF-16) sort before U+E000..U+FFFF (three-byte
+   * sequences led by EE or EF). Only the first differing byte decides, and it starts a character in
+   * both keys or lies in characters of one length.
    */
   static int compareKeys(byte[] m, int from, int to, byte[] key) {
     int length = to - from;
@@ -569,7 +572,8 @@ final class EventPatterns {
         others.add(matcher(matcher));
       }
     }
-    return new AnyOf(strings.isEmpty() ? null : new Strings(strings), others.toArray(new Matcher[0]));
+    return new AnyOf(
+        strings.isEmpty() ? null : new Strings(strings), others.toArray(new Matcher[0]));
   }
 
   private static Matcher matcher(JsonNode matcher) {
@@ -611,8 +615,10 @@ final class EventPatterns {
   /** Exact strings: a few compared in turn, more looked up in a hash table of their bytes. */
   static final class Strings {
     private static final int LINEAR = 8;
+
     /** The strings (compared in turn), or the hash table (open addressing, null: free). */
     private final byte[][] table;
+
     private final boolean hashed;
 
     Strings(List<byte[]> strings) {
@@ -642,7 +648,9 @@ final class EventPatterns {
         return false;
       }
       int mask = table.length - 1;
-      for (int slot = hash(v, start, length) & mask; table[slot] != null; slot = (slot + 1) & mask) {
+      for (int slot = hash(v, start, length) & mask;
+          table[slot] != null;
+          slot = (slot + 1) & mask) {
         if (equalBytes(v, start, length, table[slot])) {
           return true;
         }
@@ -764,9 +772,9 @@ final class EventPatterns {
   }
 
   /**
-   * {@code lower(text)} as Spark's {@code lower()} computes it for the default collation with
-   * ICU case mappings ({@code spark.sql.icu.caseMappings.enabled}, the default): ASCII text
-   * byte by byte, anything else through ICU.
+   * {@code lower(text)} as Spark's {@code lower()} computes it for the default collation with ICU
+   * case mappings ({@code spark.sql.icu.caseMappings.enabled}, the default): ASCII text byte by
+   * byte, anything else through ICU.
    */
   static byte[] lower(String text) {
     return CollationAwareUTF8String.toLowerCase(UTF8String.fromString(text)).getBytes();
@@ -858,9 +866,9 @@ final class EventPatterns {
 
   /**
    * A wildcard by {@code matchers.wildcard_matches}: the text starts with the first segment and
-   * ends with the last one without overlap, and the middle ones follow in order in between,
-   * each at its leftmost occurrence (linear time, no backtracking). Bytes of UTF-8 text match
-   * where its characters do.
+   * ends with the last one without overlap, and the middle ones follow in order in between, each at
+   * its leftmost occurrence (linear time, no backtracking). Bytes of UTF-8 text match where its
+   * characters do.
    */
   static final class Wildcard extends Matcher {
     private final byte[][] segments;
@@ -921,9 +929,9 @@ final class EventPatterns {
   }
 
   /**
-   * A string holding an IP address (as {@code ip.parse_ip} reads it) between two addresses of
-   * one version, inclusive. Keys are {@code ip.ip_key}'s: {@code "4:"} and 8 hex digits, or
-   * {@code "6:"} and 32.
+   * A string holding an IP address (as {@code ip.parse_ip} reads it) between two addresses of one
+   * version, inclusive. Keys are {@code ip.ip_key}'s: {@code "4:"} and 8 hex digits, or {@code
+   * "6:"} and 32.
    */
   static final class IpRange extends Matcher {
     private final int version;
@@ -995,8 +1003,8 @@ final class EventPatterns {
   }
 
   /**
-   * The value of a dotted-quad IPv4 address ({@code ip.IPV4_REGEX}: four parts 0-255 in
-   * decimal, no leading zeros), or -1.
+   * The value of a dotted-quad IPv4 address ({@code ip.IPV4_REGEX}: four parts 0-255 in decimal, no
+   * leading zeros), or -1.
    */
   static long ipv4(byte[] v, int start, int length) {
     if (length < 7 || length > 15) {
@@ -1031,8 +1039,8 @@ final class EventPatterns {
 
   /**
    * Whether {@code v[start, start + length)} is an IPv6 address ({@code ip.IPV6_REGEX}: eight
-   * groups of 1-4 hex digits, or 7 at most around exactly one {@code ::}): {@link #NOT_IPV6}
-   * when not, else where its {@code ::} is ({@code -1}: none).
+   * groups of 1-4 hex digits, or 7 at most around exactly one {@code ::}): {@link #NOT_IPV6} when
+   * not, else where its {@code ::} is ({@code -1}: none).
    */
   static int ipv6Gap(byte[] v, int start, int length) {
     if (length < 2 || length > 39) {
@@ -1057,8 +1065,8 @@ final class EventPatterns {
   }
 
   /**
-   * How many hex groups of 1-4 digits, separated by single colons, {@code v[from, to)} holds;
-   * -1 when it is not such a list.
+   * How many hex groups of 1-4 digits, separated by single colons, {@code v[from, to)} holds; -1
+   * when it is not such a list.
    */
   private static int groupCount(byte[] v, int from, int to) {
     int count = 0;

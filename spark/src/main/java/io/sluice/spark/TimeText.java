@@ -2,7 +2,6 @@ package io.sluice.spark;
 
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneOffset;
-
 import org.apache.spark.sql.catalyst.util.TimestampFormatter;
 import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
 import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
@@ -16,16 +15,16 @@ import org.apache.spark.unsafe.types.UTF8String;
  * {@code time(ts TIMESTAMP) -> STRING}: a timestamp as RFC 3339 text in UTC, the form a
  * CloudEvent's {@code time} takes, e.g. {@code 2024-06-01T08:15:30.120Z}.
  *
- * <p>The text is the one {@code pipelines.cloudevents.time_text_sql} builds from built-in
- * functions (date and time from {@code date_format} of the UTC wall clock, then the fraction
- * of a second only when there is one: 3 digits for whole milliseconds, else 6), written
- * directly: that SQL is a dozen expressions which Spark optimizes again on every micro-batch.
- * The calendar is the proleptic Gregorian one Spark uses. Years 1 to 9999 (Spark's timestamp
- * range) are written here; a timestamp outside it has its date and time written by Spark's own
- * formatter, as {@code date_format} writes them.
+ * <p>The text is the one {@code pipelines.cloudevents.time_text_sql} builds from built-in functions
+ * (date and time from {@code date_format} of the UTC wall clock, then the fraction of a second only
+ * when there is one: 3 digits for whole milliseconds, else 6), written directly: that SQL is a
+ * dozen expressions which Spark optimizes again on every micro-batch. The calendar is the proleptic
+ * Gregorian one Spark uses. Years 1 to 9999 (Spark's timestamp range) are written here; a timestamp
+ * outside it has its date and time written by Spark's own formatter, as {@code date_format} writes
+ * them.
  *
- * <p>A NULL timestamp must not reach it: Spark passes a primitive argument without its NULL
- * flag, so callers guard it ({@code CASE WHEN ts IS NOT NULL THEN time(ts) END}).
+ * <p>A NULL timestamp must not reach it: Spark passes a primitive argument without its NULL flag,
+ * so callers guard it ({@code CASE WHEN ts IS NOT NULL THEN time(ts) END}).
  */
 public final class TimeText implements UnboundFunction, ScalarFunction<UTF8String> {
   private static final long serialVersionUID = 1L;
@@ -81,7 +80,8 @@ public final class TimeText implements UnboundFunction, ScalarFunction<UTF8Strin
     int secondOfDay = (int) Math.floorMod(seconds, SECONDS_PER_DAY);
     byte[] date = civilDate(days);
     if (date == null) {
-      date = Fallback.FORMATTER.format(seconds * MICROS_PER_SECOND).getBytes(StandardCharsets.UTF_8);
+      date =
+          Fallback.FORMATTER.format(seconds * MICROS_PER_SECOND).getBytes(StandardCharsets.UTF_8);
     } else {
       date[10] = 'T';
       digits(date, 11, secondOfDay / 3600, 2);
@@ -110,8 +110,8 @@ public final class TimeText implements UnboundFunction, ScalarFunction<UTF8Strin
 
   /**
    * A 19-byte buffer starting with {@code yyyy-MM-dd} of the day {@code days} after 1970-01-01
-   * (proleptic Gregorian: Howard Hinnant's days-to-civil algorithm, in 400-year eras), or null
-   * when its year is outside 1..9999.
+   * (proleptic Gregorian: Howard Hinnant's days-to-civil algorithm, in 400-year eras), or null when
+   * its year is outside 1..9999.
    */
   private static byte[] civilDate(long days) {
     long z = days + 719_468;

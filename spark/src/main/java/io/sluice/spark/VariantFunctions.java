@@ -1,14 +1,12 @@
 package io.sluice.spark;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.util.JsonRecyclerPools;
 import java.io.IOException;
 import java.time.ZoneId;
 import java.util.Arrays;
 import java.util.Locale;
-
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.util.JsonRecyclerPools;
-
 import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
 import org.apache.spark.sql.connector.catalog.FunctionCatalog;
 import org.apache.spark.sql.connector.catalog.Identifier;
@@ -29,48 +27,48 @@ import org.apache.spark.unsafe.types.VariantVal;
 /**
  * Parses, reads and writes VARIANT values faster than Spark's built-in functions do.
  *
- * <p>Spark's {@code variant_get(v, path, type)} builds and evaluates a {@code Cast} expression
- * for every value it reads, and {@code variant_get(v, path, 'variant')} rebuilds the value's
- * metadata: reading three fields of a 500-byte event costs about as much as parsing it. These
- * functions read the VARIANT binary encoding directly (a value's header byte, an object's
- * field ids against the metadata's key bytes), from generated code: each is a Spark
- * {@link ScalarFunction} with a static "magic" {@code invoke} method, which Spark calls through
- * {@code StaticInvoke} inside whole-stage code generation.
+ * <p>Spark's {@code variant_get(v, path, type)} builds and evaluates a {@code Cast} expression for
+ * every value it reads, and {@code variant_get(v, path, 'variant')} rebuilds the value's metadata:
+ * reading three fields of a 500-byte event costs about as much as parsing it. These functions read
+ * the VARIANT binary encoding directly (a value's header byte, an object's field ids against the
+ * metadata's key bytes), from generated code: each is a Spark {@link ScalarFunction} with a static
+ * "magic" {@code invoke} method, which Spark calls through {@code StaticInvoke} inside whole-stage
+ * code generation.
  *
  * <p>This class is a {@link FunctionCatalog}: with {@code
- * spark.sql.catalog.sluice_fn=io.sluice.spark.VariantFunctions} the functions are called as
- * {@code sluice_fn.variant.<name>(...)} (any namespace resolves to the same functions):
+ * spark.sql.catalog.sluice_fn=io.sluice.spark.VariantFunctions} the functions are called as {@code
+ * sluice_fn.variant.<name>(...)} (any namespace resolves to the same functions):
  *
  * <ul>
  *   <li>{@code field(v VARIANT, key STRING) -> VARIANT}: the member {@code key} of an object,
- *       sharing the object's metadata; NULL when {@code v} is NULL, is not an object, or has
- *       no such member. Keys are compared byte for byte (UTF-8), as {@code variant_get} does.
+ *       sharing the object's metadata; NULL when {@code v} is NULL, is not an object, or has no
+ *       such member. Keys are compared byte for byte (UTF-8), as {@code variant_get} does.
  *   <li>{@code text(v VARIANT) -> STRING}: the text of a string value; NULL for any other.
  *   <li>{@code number(v VARIANT) -> DOUBLE}: a number as a DOUBLE, exactly as {@code
  *       try_variant_get(v, '$', 'double')} gives it; NaN for anything else (strings, booleans,
  *       null, objects, arrays, SQL NULL). JSON has no NaN, so NaN means "not a number".
- *   <li>{@code parse(text STRING, allowDuplicateKeys BOOLEAN, validateUnicode BOOLEAN) ->
- *       VARIANT}: what {@code try_parse_json(text)} gives under those two settings ({@code
+ *   <li>{@code parse(text STRING, allowDuplicateKeys BOOLEAN, validateUnicode BOOLEAN) -> VARIANT}:
+ *       what {@code try_parse_json(text)} gives under those two settings ({@code
  *       spark.sql.variant.allowDuplicateKeys}, {@code
  *       spark.sql.variant.validateUnicodeInJsonParsing}), with one shared {@code JsonFactory}.
- *   <li>{@code json(v VARIANT, zone STRING) -> STRING}: what {@code to_json(v)} gives (the
- *       session time zone {@code zone} only matters for timestamps, which JSON input never
- *       holds), written as UTF-8 bytes directly.
- *   <li>{@code kind(v VARIANT) -> STRING}: the name of a value's type as {@code
- *       schema_of_variant} starts it ({@code OBJECT}, {@code ARRAY}, {@code STRING}, {@code
- *       BIGINT}, {@code DOUBLE}, {@code DECIMAL}, {@code BOOLEAN}, {@code VOID}, ...) without
- *       the members' types or a decimal's precision; NULL for NULL.
+ *   <li>{@code json(v VARIANT, zone STRING) -> STRING}: what {@code to_json(v)} gives (the session
+ *       time zone {@code zone} only matters for timestamps, which JSON input never holds), written
+ *       as UTF-8 bytes directly.
+ *   <li>{@code kind(v VARIANT) -> STRING}: the name of a value's type as {@code schema_of_variant}
+ *       starts it ({@code OBJECT}, {@code ARRAY}, {@code STRING}, {@code BIGINT}, {@code DOUBLE},
+ *       {@code DECIMAL}, {@code BOOLEAN}, {@code VOID}, ...) without the members' types or a
+ *       decimal's precision; NULL for NULL.
  *   <li>{@code envelope(data VARIANT, zone STRING, datacontenttype, dataschema, id, source,
- *       specversion, subject, time, type STRING) -> STRING}: the JSON object with those
- *       members in that (sorted) order, NULL ones left out, the data written as {@code json}
- *       writes it: a CloudEvent without extensions, in one buffer.
+ *       specversion, subject, time, type STRING) -> STRING}: the JSON object with those members in
+ *       that (sorted) order, NULL ones left out, the data written as {@code json} writes it: a
+ *       CloudEvent without extensions, in one buffer.
  *   <li>{@code matches(node VARIANT, steps STRING) -> BOOLEAN}: whether the steps of an
- *       event-pattern rule that start at one top-level field hold below that field's value
- *       ({@code node}; NULL: the field is missing), with aws/event-ruler's array-consistent
- *       semantics; never NULL. {@code steps} is JSON written by {@code pipelines.patterns}
- *       (format and semantics: {@link EventPatterns}), compiled once per distinct literal.
- *   <li>{@code time(ts TIMESTAMP) -> STRING}: a timestamp as RFC 3339 text in UTC, a
- *       CloudEvent's {@code time} ({@link TimeText}); its argument must not be NULL.
+ *       event-pattern rule that start at one top-level field hold below that field's value ({@code
+ *       node}; NULL: the field is missing), with aws/event-ruler's array-consistent semantics;
+ *       never NULL. {@code steps} is JSON written by {@code pipelines.patterns} (format and
+ *       semantics: {@link EventPatterns}), compiled once per distinct literal.
+ *   <li>{@code time(ts TIMESTAMP) -> STRING}: a timestamp as RFC 3339 text in UTC, a CloudEvent's
+ *       {@code time} ({@link TimeText}); its argument must not be NULL.
  * </ul>
  */
 public final class VariantFunctions implements FunctionCatalog {
@@ -183,8 +181,6 @@ public final class VariantFunctions implements FunctionCatalog {
       super("field", Function.VARIANT, Function.VARIANT, Function.STRING);
     }
 
-
-
     public static VariantVal invoke(VariantVal v, UTF8String key) {
       if (v == null || key == null) {
         return null;
@@ -207,8 +203,6 @@ public final class VariantFunctions implements FunctionCatalog {
     public Text() {
       super("text", Function.STRING, Function.VARIANT);
     }
-
-
 
     public static UTF8String invoke(VariantVal v) {
       if (v == null) {
@@ -238,12 +232,10 @@ public final class VariantFunctions implements FunctionCatalog {
       super("number", DataTypes.DoubleType, Function.VARIANT);
     }
 
-
     @Override
     public boolean isResultNullable() {
       return false;
     }
-
 
     public static double invoke(VariantVal v) {
       if (v == null) {
@@ -280,18 +272,17 @@ public final class VariantFunctions implements FunctionCatalog {
     private static final long serialVersionUID = 1L;
 
     /**
-     * Thread-safe once configured; Spark's parse_json uses a default one per document. Its
-     * buffers come from a shared deque rather than a thread-local (an executor thread's
-     * crowded ThreadLocalMap made each lookup a slow miss).
+     * Thread-safe once configured; Spark's parse_json uses a default one per document. Its buffers
+     * come from a shared deque rather than a thread-local (an executor thread's crowded
+     * ThreadLocalMap made each lookup a slow miss).
      */
     private static final JsonFactory FACTORY =
         JsonFactory.builder().recyclerPool(JsonRecyclerPools.newConcurrentDequePool()).build();
 
     public Parse() {
-      super("parse", Function.VARIANT, Function.STRING, DataTypes.BooleanType, DataTypes.BooleanType);
+      super(
+          "parse", Function.VARIANT, Function.STRING, DataTypes.BooleanType, DataTypes.BooleanType);
     }
-
-
 
     public static VariantVal invoke(
         UTF8String text, boolean allowDuplicateKeys, boolean validateUnicode) {
@@ -316,10 +307,10 @@ public final class VariantFunctions implements FunctionCatalog {
 
   /**
    * The bytes of {@code text} when Jackson's byte parser reads exactly the characters Spark's
-   * parse_json reads (it decodes the text to a String): valid UTF-8 (a String replaces
-   * malformed bytes), no byte-order mark (the byte parser skips it, the String parser
-   * refuses it) and no NUL in the first four bytes (the byte parser would take UTF-16 or
-   * UTF-32). Else null: the text is decoded as Spark does.
+   * parse_json reads (it decodes the text to a String): valid UTF-8 (a String replaces malformed
+   * bytes), no byte-order mark (the byte parser skips it, the String parser refuses it) and no NUL
+   * in the first four bytes (the byte parser would take UTF-16 or UTF-32). Else null: the text is
+   * decoded as Spark does.
    */
   static byte[] utf8Bytes(UTF8String text) {
     int n = text.numBytes();
@@ -327,7 +318,10 @@ public final class VariantFunctions implements FunctionCatalog {
     if (!validUtf8(bytes, n)) {
       return null;
     }
-    if (n >= 3 && (bytes[0] & 0xFF) == 0xEF && (bytes[1] & 0xFF) == 0xBB && (bytes[2] & 0xFF) == 0xBF) {
+    if (n >= 3
+        && (bytes[0] & 0xFF) == 0xEF
+        && (bytes[1] & 0xFF) == 0xBB
+        && (bytes[2] & 0xFF) == 0xBF) {
       return null;
     }
     for (int i = 0; i < Math.min(n, 4); i++) {
@@ -339,10 +333,10 @@ public final class VariantFunctions implements FunctionCatalog {
   }
 
   /**
-   * Whether {@code bytes[0, n)} is well-formed UTF-8 (RFC 3629: no overlong forms, no
-   * surrogates, nothing above U+10FFFF), which is exactly what Java's decoder reads without
-   * replacing anything. ASCII runs are skipped 8 bytes at a time: UTF8String.isValid decodes
-   * every character and costs as much as the parse.
+   * Whether {@code bytes[0, n)} is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates,
+   * nothing above U+10FFFF), which is exactly what Java's decoder reads without replacing anything.
+   * ASCII runs are skipped 8 bytes at a time: UTF8String.isValid decodes every character and costs
+   * as much as the parse.
    */
   static boolean validUtf8(byte[] bytes, int n) {
     int i = 0;
@@ -407,8 +401,6 @@ public final class VariantFunctions implements FunctionCatalog {
       super("json", Function.STRING, Function.VARIANT, Function.STRING);
     }
 
-
-
     public static UTF8String invoke(VariantVal v, UTF8String zone) {
       if (v == null) {
         return null;
@@ -435,8 +427,6 @@ public final class VariantFunctions implements FunctionCatalog {
       super("kind", Function.STRING, Function.VARIANT);
     }
 
-
-
     public static UTF8String invoke(VariantVal v) {
       if (v == null) {
         return null;
@@ -460,11 +450,24 @@ public final class VariantFunctions implements FunctionCatalog {
 
     static {
       String[][] names = {
-        {"NULL", "VOID"}, {"TRUE", "BOOLEAN"}, {"FALSE", "BOOLEAN"}, {"INT1", "BIGINT"},
-        {"INT2", "BIGINT"}, {"INT4", "BIGINT"}, {"INT8", "BIGINT"}, {"DOUBLE", "DOUBLE"},
-        {"DECIMAL4", "DECIMAL"}, {"DECIMAL8", "DECIMAL"}, {"DECIMAL16", "DECIMAL"},
-        {"DATE", "DATE"}, {"TIMESTAMP", "TIMESTAMP"}, {"TIMESTAMP_NTZ", "TIMESTAMP_NTZ"},
-        {"FLOAT", "FLOAT"}, {"BINARY", "BINARY"}, {"LONG_STR", "STRING"}, {"UUID", "UUID"},
+        {"NULL", "VOID"},
+        {"TRUE", "BOOLEAN"},
+        {"FALSE", "BOOLEAN"},
+        {"INT1", "BIGINT"},
+        {"INT2", "BIGINT"},
+        {"INT4", "BIGINT"},
+        {"INT8", "BIGINT"},
+        {"DOUBLE", "DOUBLE"},
+        {"DECIMAL4", "DECIMAL"},
+        {"DECIMAL8", "DECIMAL"},
+        {"DECIMAL16", "DECIMAL"},
+        {"DATE", "DATE"},
+        {"TIMESTAMP", "TIMESTAMP"},
+        {"TIMESTAMP_NTZ", "TIMESTAMP_NTZ"},
+        {"FLOAT", "FLOAT"},
+        {"BINARY", "BINARY"},
+        {"LONG_STR", "STRING"},
+        {"UUID", "UUID"},
       };
       int[] ids = {
         VariantUtil.NULL, VariantUtil.TRUE, VariantUtil.FALSE, VariantUtil.INT1,
@@ -564,12 +567,13 @@ public final class VariantFunctions implements FunctionCatalog {
   /**
    * Writes JSON text as UTF-8 bytes: VARIANT values as {@code Variant.toJson} writes them, and
    * strings escaped as Jackson's default generator escapes them: the quote, the backslash and
-   * control characters (the short escapes for newline, return, tab, backspace and form feed,
-   * else a six-character unicode escape with upper-case hex digits); nothing else, non-ASCII
-   * text included.
+   * control characters (the short escapes for newline, return, tab, backspace and form feed, else a
+   * six-character unicode escape with upper-case hex digits); nothing else, non-ASCII text
+   * included.
    */
   static final class JsonWriter {
-    private static final byte[] HEX = "0123456789ABCDEF".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final byte[] HEX =
+        "0123456789ABCDEF".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
     private byte[] buffer;
     private int size;
 
@@ -665,8 +669,8 @@ public final class VariantFunctions implements FunctionCatalog {
     }
 
     /**
-     * The JSON text of the VARIANT value at {@code pos}; false (and nothing reliable written)
-     * when it holds a type JSON has no literal for.
+     * The JSON text of the VARIANT value at {@code pos}; false (and nothing reliable written) when
+     * it holds a type JSON has no literal for.
      */
     boolean value(byte[] value, byte[] metadata, int pos) {
       int header = value[pos] & 0xFF;
@@ -742,7 +746,6 @@ public final class VariantFunctions implements FunctionCatalog {
       return true;
     }
 
-
     private boolean array(byte[] value, byte[] metadata, int pos, int typeInfo) {
       boolean large = ((typeInfo >> 2) & 0x1) != 0;
       int offsetSize = (typeInfo & 0x3) + 1;
@@ -755,7 +758,8 @@ public final class VariantFunctions implements FunctionCatalog {
         if (i > 0) {
           put((byte) ',');
         }
-        int at = dataStart + VariantUtil.readUnsigned(value, offsetStart + offsetSize * i, offsetSize);
+        int at =
+            dataStart + VariantUtil.readUnsigned(value, offsetStart + offsetSize * i, offsetSize);
         if (!value(value, metadata, at)) {
           return false;
         }
@@ -766,11 +770,11 @@ public final class VariantFunctions implements FunctionCatalog {
   }
 
   /**
-   * Where the member {@code key} of the object at the start of {@code value} begins, or -1
-   * when the value is not an object or has no such member. Objects of up to {@value
-   * #LINEAR_SEARCH_FIELDS} fields are searched by comparing key bytes against the metadata
-   * dictionary (no string is decoded); larger ones by a binary search over their sorted keys,
-   * as {@link Variant#getFieldByKey} does.
+   * Where the member {@code key} of the object at the start of {@code value} begins, or -1 when the
+   * value is not an object or has no such member. Objects of up to {@value #LINEAR_SEARCH_FIELDS}
+   * fields are searched by comparing key bytes against the metadata dictionary (no string is
+   * decoded); larger ones by a binary search over their sorted keys, as {@link
+   * Variant#getFieldByKey} does.
    */
   static int fieldPosition(byte[] value, byte[] metadata, UTF8String key) {
     if ((value[0] & VariantUtil.BASIC_TYPE_MASK) != VariantUtil.OBJECT) {
@@ -811,8 +815,8 @@ public final class VariantFunctions implements FunctionCatalog {
   }
 
   /**
-   * Where the parts of the VARIANT object at {@code pos} lie (its header decoded once): its
-   * fields' ids, their values, and their keys' bytes in the metadata dictionary.
+   * Where the parts of the VARIANT object at {@code pos} lie (its header decoded once): its fields'
+   * ids, their values, and their keys' bytes in the metadata dictionary.
    */
   static final class ObjectLayout {
     final int size;
@@ -859,7 +863,6 @@ public final class VariantFunctions implements FunctionCatalog {
       return dataStart + VariantUtil.readUnsigned(value, offsetStart + offsetSize * i, offsetSize);
     }
   }
-
 
   static final int LINEAR_SEARCH_FIELDS = 32;
 }
