@@ -39,8 +39,8 @@ def test_kafka_to_filter_to_kafka_parses_each_value_once(spark, source_format):
 
     text = plan.toString()
     # Spark's parse_json, or Sluice's (pipelines.native) when the session has it (it does here)
-    assert text.count("parseJson") + text.count("VariantFunctions$Parse.invoke") == 1
-    assert "VariantFunctions$Parse.invoke" in text
+    assert text.count("parseJson") + text.count("ParseFunction.invoke") == 1
+    assert "ParseFunction.invoke" in text
 
 
 def filter_lines(plan_text: str) -> list[str]:

@@ -3,17 +3,11 @@ package io.sluice.spark;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneOffset;
 import org.apache.spark.sql.catalyst.util.TimestampFormatter;
-import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
-import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
-import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
-import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * {@code time(ts TIMESTAMP) -> STRING}: a timestamp as RFC 3339 text in UTC, the form a
- * CloudEvent's {@code time} takes, e.g. {@code 2024-06-01T08:15:30.120Z}.
+ * A timestamp as RFC 3339 text in UTC, the form a CloudEvent's {@code time} takes, e.g. {@code
+ * 2024-06-01T08:15:30.120Z}: what {@link TimeFunction} returns.
  *
  * <p>The text is the one {@code pipelines.cloudevents.time_text_sql} builds from built-in functions
  * (date and time from {@code date_format} of the UTC wall clock, then the fraction of a second only
@@ -22,12 +16,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * Gregorian one Spark uses. Years 1 to 9999 (Spark's timestamp range) are written here; a timestamp
  * outside it has its date and time written by Spark's own formatter, as {@code date_format} writes
  * them.
- *
- * <p>A NULL timestamp must not reach it: Spark passes a primitive argument without its NULL flag,
- * so callers guard it ({@code CASE WHEN ts IS NOT NULL THEN time(ts) END}).
  */
-public final class TimeText implements UnboundFunction, ScalarFunction<UTF8String> {
-  private static final long serialVersionUID = 1L;
+public final class TimeText {
   private static final long MICROS_PER_SECOND = 1_000_000L;
   private static final long SECONDS_PER_DAY = 86_400L;
   private static final String SECONDS_PATTERN = "yyyy-MM-dd'T'HH:mm:ss";
@@ -38,42 +28,10 @@ public final class TimeText implements UnboundFunction, ScalarFunction<UTF8Strin
         TimestampFormatter.apply(SECONDS_PATTERN, ZoneOffset.UTC, false);
   }
 
-  @Override
-  public String name() {
-    return "time";
-  }
-
-  @Override
-  public DataType[] inputTypes() {
-    return new DataType[] {DataTypes.TimestampType};
-  }
-
-  @Override
-  public DataType resultType() {
-    return DataTypes.StringType;
-  }
-
-  @Override
-  public boolean isResultNullable() {
-    return false;
-  }
-
-  @Override
-  public BoundFunction bind(StructType inputType) {
-    if (inputType.fields().length != 1) {
-      throw new UnsupportedOperationException(
-          String.format("time takes 1 argument(s), got %d", inputType.fields().length));
-    }
-    return this;
-  }
-
-  @Override
-  public String description() {
-    return "time(ts TIMESTAMP) -> STRING: RFC 3339 text in UTC";
-  }
+  private TimeText() {}
 
   /** The text of {@code micros} (microseconds since 1970-01-01T00:00:00Z). */
-  public static UTF8String invoke(long micros) {
+  public static UTF8String format(long micros) {
     long seconds = Math.floorDiv(micros, MICROS_PER_SECOND);
     int fraction = (int) Math.floorMod(micros, MICROS_PER_SECOND);
     long days = Math.floorDiv(seconds, SECONDS_PER_DAY);
