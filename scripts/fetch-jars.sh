@@ -94,7 +94,7 @@ run_mvn() {  # run maven quietly; on failure leave its output in $MVN_LOG
 }
 show_mvn_errors() {  # [MAX_LINES]
   sed 's/\x1b\[[0-9;]*m//g' "$MVN_LOG" | grep -E '^\[(ERROR|FATAL)\]' \
-    | grep -v -E 'Re-run Maven|For more information|full stack trace|Help 1\]|^\[ERROR\] *$' \
+    | grep -v -E 'Re-run Maven|For more information|full stack trace|Help 1\]|surefire-reports|dump files|^\[ERROR\] *$' \
     | head -n "${1:-15}" | sed 's/^/    /' >&2 || true
 }
 
@@ -376,14 +376,16 @@ build_sluice_spark() {
   up_to_date sluice-spark "$target" "$key" "for Spark $sv" && return
   command -v javac >/dev/null || die "sluice-spark: javac not found (a Java 17 JDK is needed: scripts/ensure-system.sh)"
   start=$(now_ms)
-  log "sluice-spark: building ${module#"$ROOT"/} with Maven against Spark $sv (compile, JUnit, format check; first run downloads ~60 MB into ~/.m2) ..."
+  log "sluice-spark: building spark/ with Maven against Spark $sv (compile, JUnit, format check; first run downloads ~90 MB into ~/.m2) ..."
   new_tmp sluice-spark; tmp=$TMP
   mkdir -p "$tmp/out"
-  MVN_LOG="$tmp/.mvn.log"
+  MVN_LOG="$JARS_DIR/sluice-spark-mvn.log"   # outside $tmp: kept for reading after a failure
   if ! run_mvn -f "$module/pom.xml" -Dspark.version="$sv" -Dsluice.build.directory="$tmp/target" verify; then
     show_mvn_errors 40
-    die "sluice-spark: mvn verify failed on ${module#"$ROOT"/} against Spark $sv (full log: $MVN_LOG)"
+    die "sluice-spark: mvn verify failed on spark/ against Spark $sv (full log: ${MVN_LOG#"$ROOT"/};" \
+        "tests alone: mvn -f spark/pom.xml test; formatting: mvn -f spark/pom.xml spotless:apply)"
   fi
+  rm -f "$MVN_LOG"
   [[ -f "$tmp/target/sluice-spark-functions-$sv.jar" ]] \
     || die "sluice-spark: Maven made no sluice-spark-functions-$sv.jar (full log: $MVN_LOG)"
   cp "$tmp/target/sluice-spark-functions-$sv.jar" "$tmp/out/"
