@@ -35,6 +35,13 @@ jars: ## Kafka broker and Spark Kafka connector jars from Maven Central, Sluice'
 frontend: ## Build the browser console into frontend/dist (npm ci when the lock file changed)
 	@bash scripts/frontend.sh
 
+.PHONY: docs docs-serve
+docs: $(DEPS_STAMP) ## Build the manual into build/site (reference pages generated from the code)
+	@bash scripts/docs.sh build
+
+docs-serve: $(DEPS_STAMP) ## Serve the manual on http://127.0.0.1:8001, rebuilt on every change
+	@bash scripts/docs.sh serve
+
 .PHONY: api-types
 api-types: $(DEPS_STAMP) ## Regenerate the console's TypeScript API types from the OpenAPI schema
 	@bash scripts/api-types.sh
@@ -45,8 +52,12 @@ run: install frontend ## Start the whole embedded stack on 127.0.0.1 (Ctrl-C sto
 test: install ## Install what is missing, start what the tests need, run every check
 	@bash scripts/test.sh
 
-lint: ## Only the static checks (ruff, import contracts, Django checks, tsc and ESLint)
+lint: ## Only the static checks (ruff, import contracts, mypy, Django checks, tsc and ESLint, the manual)
 	@bash scripts/test.sh --lint-only
+
+.PHONY: typecheck
+typecheck: $(DEPS_STAMP) ## Only mypy: strict on the packages [tool.mypy] lists (pipelines)
+	@$(VENV)/bin/mypy
 
 unit: ## Only the fast tests (real Redis, local Spark; no Kafka)
 	@bash scripts/test.sh tests/unit
@@ -70,7 +81,7 @@ bench-density: install ## Channels per host: 10, 50, 100 idle channels' deploy t
 	@.venv/bin/python -m bench.density $(BENCH_ARGS)
 
 clean: ## Remove runtime data (var/: database, Kafka and Redis data, checkpoints, logs)
-	rm -rf var test-artifacts bench-results
+	rm -rf var test-artifacts bench-results build/site
 
 distclean: clean ## Also remove the venv, downloaded jars and the console's packages and build
 	rm -rf $(VENV) .cache frontend/node_modules frontend/dist

@@ -471,8 +471,8 @@ ONLY = {
 
 def driver_session_conf() -> list[str]:
     """The options a runtime driver sets in a hosted channel's session
-    (:mod:`runtime_adapter.hosted`): its ``pollingDelay`` and planning options."""
-    from runtime_adapter.hosted import POLLING_DELAY_MS, SESSION_SQL_OPTIONS
+    (:mod:`runtime_adapter.host.hosted`): its ``pollingDelay`` and planning options."""
+    from runtime_adapter.host.hosted import POLLING_DELAY_MS, SESSION_SQL_OPTIONS
 
     options = {"spark.sql.streaming.pollingDelay": f"{POLLING_DELAY_MS}ms", **SESSION_SQL_OPTIONS}
     return [f"{key}={value}" for key, value in options.items()]

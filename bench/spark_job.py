@@ -179,12 +179,12 @@ def plain_writer(spark: SparkSession, args: argparse.Namespace, checkpoint: str)
 
 
 def poll_like_the_driver(query, stop: threading.Event) -> None:
-    """What a runtime driver does while a query runs (``runtime_adapter.hosted``): every
+    """What a runtime driver does while a query runs (``runtime_adapter.host.hosted``): every
     ``ACTIVE_INTERVAL`` (0.5 s) read ``isActive``, ``lastProgress`` (as JSON) and, after
     missed batches, their reports (``progress_after``); each call is a Py4J round trip into
     the driver JVM."""
-    from runtime_adapter.hosted import ACTIVE_INTERVAL
-    from runtime_adapter.progress import progress_after
+    from runtime_adapter.host.hosted import ACTIVE_INTERVAL
+    from runtime_adapter.host.progress import progress_after
 
     last_batch = -1
     while not stop.wait(ACTIVE_INTERVAL):

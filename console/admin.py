@@ -37,8 +37,8 @@ from console.models import (
     Task,
     Worker,
 )
+from console.selectors.specs import normalize_spec, redact_spec
 from console.services.restart_policy import MODEL_FIELDS as POLICY_FIELDS
-from console.services.specs import normalize_spec, redact_spec
 
 #: Badge colours by state (connector, task, target and worker states share one palette).
 BADGE_COLOURS = {

@@ -32,7 +32,7 @@ from django.urls import Resolver404, resolve
 
 from console.api.parsers import StrictJSONError, loads_strict
 from console.models import Channel
-from console.services.audit import record_audit, redact_body
+from console.services.audit_trail import record_audit, redact_body
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 AUDITED_PREFIXES = {"/api/": "api", "/admin/": "admin"}

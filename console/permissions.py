@@ -198,7 +198,7 @@ class RolePermission(BasePermission):
     authenticated user are 403 naming the role and permission missing.
 
     A view with rules of another kind sets its own ``permission_classes`` (HTTP ingestion:
-    the channel's token, console/api/ingest_auth.py); this class then does not run.
+    the channel's token, console/api/ingest/authentication.py); this class then does not run.
     """
 
     message = "You do not have permission to do this."

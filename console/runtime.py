@@ -11,19 +11,12 @@ from __future__ import annotations
 
 import threading
 
-import redis
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from runtime_adapter.base import RuntimeAdapter
-
-#: Errors meaning "the runtime cannot be reached right now" (worth a retry, not a bug).
-RUNTIME_UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
-    OSError,
-    redis.exceptions.RedisError,
-)
 
 _lock = threading.Lock()
 _runtime: RuntimeAdapter | None = None

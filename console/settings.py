@@ -1,47 +1,12 @@
 """Django settings, read from the environment (12-factor) with embedded defaults.
 
-Every setting a deployment may change is an environment variable; unset, the
-embedded single-machine default applies (SQLite and Redis on localhost).
-
-=============================== ==========================================================
-variable                        default
-=============================== ==========================================================
-SLUICE_SECRET_KEY               an insecure development key (system check ``console.W001``)
-SLUICE_SECRETS_KEY              derived from the secret key (check ``console.W003``); Fernet
-                                keys, comma-separated, encrypting stage-config secrets
-SLUICE_TRUSTED_PROXIES          none (proxy IPs/networks whose X-Forwarded-For the audit trail and
-                                sign-in throttling trust for the client address; ``*``: the
-                                peer is a proxy whatever its address)
-SLUICE_LOGIN_FAILURE_LIMIT      5 (failed sign-ins of one user from one address before a lockout)
-SLUICE_LOGIN_COOLOFF_SECONDS    900 (how long a lockout lasts after the last failed attempt)
-SLUICE_MAX_REQUEST_BYTES        1048576 (largest request body, JSON or form; 413 past it)
-SLUICE_JSON_MAX_DEPTH           64 (deepest nesting of objects and arrays in a JSON body)
-SLUICE_CSP_REPORT_URI           none (where browsers report Content-Security-Policy violations)
-SLUICE_DEBUG                    false
-SLUICE_ALLOWED_HOSTS            ``127.0.0.1,localhost``
-SLUICE_VAR_DIR                  ``<repo>/var``
-DATABASE_URL                    ``sqlite:///<SLUICE_VAR_DIR>/sluice.sqlite3``
-REDIS_URL                       ``redis://127.0.0.1:6379/0``
-CELERY_BROKER_URL               ``REDIS_URL``
-SLUICE_RUNTIME                  ``runtime_adapter.spark.SparkRuntime``
-SLUICE_REDIS_PREFIX             ``sluice`` (prefix of the runtime's Redis keys)
-SLUICE_RECONCILE_INTERVAL       1 (seconds between reconcile passes)
-SLUICE_WORKER_SESSION_TIMEOUT   10 (seconds without heartbeat before a worker is DEAD)
-SLUICE_RESTART_RESET_SECONDS    600 (seconds RUNNING before the restart policy's count resets)
-SLUICE_LOG_LEVEL                INFO
-SLUICE_LOG_FORMAT               text (or ``json``: one JSON object per line)
-SLUICE_PROCESS_ROLE             guessed (web, celery-worker, …): the logs' ``role`` field
-SLUICE_METRICS_TOKEN            none (bearer token that may scrape ``/metrics``)
-SLUICE_KAFKA_BOOTSTRAP          ``127.0.0.1:9092`` (the Kafka HTTP-ingested events go to)
-SLUICE_INGEST_*                 see "HTTP ingestion" below
-SLUICE_CSRF_TRUSTED_ORIGINS     none (e.g. ``https://sluice.example.com`` behind a proxy)
-SLUICE_SESSION_AGE              43200 (seconds a console login lasts)
-SLUICE_HTTPS                    false; true: Secure cookies, redirect to https, HSTS
-SLUICE_HSTS_SECONDS             31536000 (one year; only with SLUICE_HTTPS)
-SLUICE_HSTS_INCLUDE_SUBDOMAINS  true (only with SLUICE_HTTPS)
-SLUICE_HSTS_PRELOAD             true (only with SLUICE_HTTPS)
-SLUICE_PROXY_SSL_HEADER         none; behind a TLS proxy, e.g. ``X-Forwarded-Proto``
-=============================== ==========================================================
+Every setting a deployment may change is an environment variable, read once here through
+:class:`console.config.ConsoleSettings` (the console's own) and
+:class:`runtime_adapter.config.RuntimeSettings` (those shared with the runtime: Redis, the
+data folder, logging). Unset, the embedded single-machine default applies (SQLite and Redis on
+localhost); an invalid value stops the process at start with the variable named. The
+manual's configuration reference (``make docs``) lists every variable, rendered from those
+two classes.
 """
 
 from __future__ import annotations
@@ -49,57 +14,24 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
-import os
 from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from csp.constants import NONCE, NONE, SELF, UNSAFE_HASHES, UNSAFE_INLINE
 
+from console.config import ConsoleSettings
 from console.schedule import beat_schedule
 from runtime_adapter import logs
+from runtime_adapter.config import RuntimeSettings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEV_SECRET_KEY = "django-insecure-sluice-development-key-do-not-use-in-production"
 
-
-def _env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw in {"1", "true", "yes", "on"}:
-        return True
-    if raw in {"0", "false", "no", "off"}:
-        return False
-    raise ValueError(f"{name} must be true or false, got {raw!r}")
-
-
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from exc
-
-
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError as exc:
-        raise ValueError(f"{name} must be a whole number, got {raw!r}") from exc
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
-    return value
-
-
-def _env_list(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+# Lower case: not Django settings themselves, only where they are read from.
+env = ConsoleSettings.load()
+runtime_env = RuntimeSettings.load()
 
 
 def _csp_hash(source: str) -> str:
@@ -110,16 +42,16 @@ def _csp_hash(source: str) -> str:
 
 # -- core --------------------------------------------------------------------------------------
 
-SECRET_KEY = os.environ.get("SLUICE_SECRET_KEY") or DEV_SECRET_KEY
+SECRET_KEY = env.secret_key.get_secret_value() if env.secret_key else DEV_SECRET_KEY
 # Fernet keys for secrets in stage configs (console.crypto): the first encrypts, all decrypt.
-SLUICE_SECRETS_KEY = os.environ.get("SLUICE_SECRETS_KEY", "")
+SLUICE_SECRETS_KEY = env.secrets_key.get_secret_value() if env.secrets_key else ""
 # The audit trail records the first X-Forwarded-For hop only for requests from these.
-SLUICE_TRUSTED_PROXIES = _env_list("SLUICE_TRUSTED_PROXIES", "")
-DEBUG = _env_bool("SLUICE_DEBUG", False)
-ALLOWED_HOSTS = _env_list("SLUICE_ALLOWED_HOSTS", "127.0.0.1,localhost")
-CSRF_TRUSTED_ORIGINS = _env_list("SLUICE_CSRF_TRUSTED_ORIGINS", "")
+SLUICE_TRUSTED_PROXIES = env.trusted_proxies
+DEBUG = env.debug
+ALLOWED_HOSTS = env.allowed_hosts
+CSRF_TRUSTED_ORIGINS = env.csrf_trusted_origins
 
-VAR_DIR = Path(os.environ.get("SLUICE_VAR_DIR") or BASE_DIR / "var")
+VAR_DIR = runtime_env.var_dir
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -191,8 +123,8 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"  # shared by every web worker
-AXES_FAILURE_LIMIT = _env_int("SLUICE_LOGIN_FAILURE_LIMIT", 5)
-AXES_COOLOFF_TIME = timedelta(seconds=_env_int("SLUICE_LOGIN_COOLOFF_SECONDS", 15 * 60))
+AXES_FAILURE_LIMIT = env.login_failure_limit
+AXES_COOLOFF_TIME = timedelta(seconds=env.login_cooloff_seconds)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 # The client address as the audit trail sees it: REMOTE_ADDR, or the nearest X-Forwarded-For hop
@@ -212,7 +144,7 @@ SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
-SESSION_COOKIE_AGE = _env_int("SLUICE_SESSION_AGE", 12 * 3600)
+SESSION_COOKIE_AGE = env.session_age
 # The console's JavaScript reads the CSRF cookie to send X-CSRFToken: not HttpOnly.
 CSRF_COOKIE_SAMESITE = "Lax"
 
@@ -220,28 +152,23 @@ CSRF_COOKIE_SAMESITE = "Lax"
 # become Secure, plain http is redirected (except /healthz, which probes call over http
 # inside the network) and browsers are told to use https only (HSTS). Off by default so that
 # `make run` works on http://127.0.0.1:8000.
-SLUICE_HTTPS = _env_bool("SLUICE_HTTPS", False)
+SLUICE_HTTPS = env.https
 if SLUICE_HTTPS:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_SSL_REDIRECT = True
     # Health checks and Prometheus scrape the container directly over the internal network.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
-    SECURE_HSTS_SECONDS = _env_int("SLUICE_HSTS_SECONDS", 365 * 24 * 3600)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("SLUICE_HSTS_INCLUDE_SUBDOMAINS", True)
-    SECURE_HSTS_PRELOAD = _env_bool("SLUICE_HSTS_PRELOAD", True)
+    SECURE_HSTS_SECONDS = env.hsts_seconds
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.hsts_include_subdomains
+    SECURE_HSTS_PRELOAD = env.hsts_preload
 
 # Behind a TLS-terminating proxy, the header it sets to the original scheme (e.g.
 # X-Forwarded-Proto): a request is https when that header says "https". Set it only when the
 # proxy always overwrites the header, or any client could claim https.
-_proxy_ssl_header = os.environ.get("SLUICE_PROXY_SSL_HEADER", "").strip()
-if _proxy_ssl_header:
-    if not all(part.isalnum() for part in _proxy_ssl_header.split("-")):
-        raise ValueError(
-            f"SLUICE_PROXY_SSL_HEADER must be a header name such as X-Forwarded-Proto, "
-            f"got {_proxy_ssl_header!r}"
-        )
-    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https")
+# ConsoleSettings refuses anything but a header name.
+if env.proxy_ssl_header:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + env.proxy_ssl_header.upper().replace("-", "_"), "https")
 
 # Content-Security-Policy (django-csp): scripts, styles, images, fonts and connections from this
 # origin only; no plugins, no <base>, forms post here only, never framed. Inline <script> and
@@ -269,9 +196,8 @@ _csp_directives: dict[str, object] = {
 }
 if SLUICE_HTTPS:
     _csp_directives["upgrade-insecure-requests"] = True
-_csp_report_uri = os.environ.get("SLUICE_CSP_REPORT_URI", "").strip()
-if _csp_report_uri:
-    _csp_directives["report-uri"] = [_csp_report_uri]
+if env.csp_report_uri:
+    _csp_directives["report-uri"] = [env.csp_report_uri]
 CONTENT_SECURITY_POLICY = {"DIRECTIVES": _csp_directives}
 
 # -- request bodies ----------------------------------------------------------------------------
@@ -279,16 +205,16 @@ CONTENT_SECURITY_POLICY = {"DIRECTIVES": _csp_directives}
 # The largest body Django reads (JSON, form): a 413 with a JSON error past it on the API
 # (console.api.exceptions), Django's 400 page elsewhere. Ingestion has its own
 # SLUICE_INGEST_MAX_REQUEST_BYTES. A channel spec is far smaller (pipelines.spec.channel limits it).
-DATA_UPLOAD_MAX_MEMORY_SIZE = _env_int("SLUICE_MAX_REQUEST_BYTES", 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.max_request_bytes
 # Objects and arrays in a JSON body nest at most this deep (console.api.parsers): deeper is a 400.
-SLUICE_JSON_MAX_DEPTH = _env_int("SLUICE_JSON_MAX_DEPTH", 64)
+SLUICE_JSON_MAX_DEPTH = env.json_max_depth
 
 # -- database ----------------------------------------------------------------------------------
 
 _DEFAULT_DATABASE_URL = f"sqlite:///{VAR_DIR / 'sluice.sqlite3'}"
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or _DEFAULT_DATABASE_URL,
+        env.database_url or _DEFAULT_DATABASE_URL,
         conn_max_age=60,
         conn_health_checks=True,
     )
@@ -355,7 +281,7 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "console.api.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "console.api.exceptions.exception_handler",
@@ -388,33 +314,33 @@ SPECTACULAR_SETTINGS = {
 
 # -- runtime and control loop ------------------------------------------------------------------
 
-REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
-SLUICE_RUNTIME = os.environ.get("SLUICE_RUNTIME") or "runtime_adapter.spark.SparkRuntime"
-SLUICE_REDIS_PREFIX = os.environ.get("SLUICE_REDIS_PREFIX") or "sluice"
-SLUICE_RECONCILE_INTERVAL = _env_float("SLUICE_RECONCILE_INTERVAL", 1.0)
-SLUICE_WORKER_SESSION_TIMEOUT = _env_float("SLUICE_WORKER_SESSION_TIMEOUT", 10.0)
-SLUICE_RESTART_RESET_SECONDS = _env_float("SLUICE_RESTART_RESET_SECONDS", 600.0)
+REDIS_URL = runtime_env.redis_url
+SLUICE_RUNTIME = env.runtime
+SLUICE_REDIS_PREFIX = runtime_env.redis_prefix
+SLUICE_RECONCILE_INTERVAL = env.reconcile_interval
+SLUICE_WORKER_SESSION_TIMEOUT = env.worker_session_timeout
+SLUICE_RESTART_RESET_SECONDS = env.restart_reset_seconds
 # GET /metrics (Prometheus) accepts "Authorization: Bearer <this>" besides a session with
 # console.view_channel; unset, only sessions may scrape.
-SLUICE_METRICS_TOKEN = os.environ.get("SLUICE_METRICS_TOKEN", "").strip()
+SLUICE_METRICS_TOKEN = env.metrics_token.get_secret_value() if env.metrics_token else ""
 
 # -- HTTP ingestion (the http source): events are written to sluice.ingest.<channel> ----------
 
-SLUICE_KAFKA_BOOTSTRAP = os.environ.get("SLUICE_KAFKA_BOOTSTRAP") or "127.0.0.1:9092"
-SLUICE_INGEST_TOPIC_PARTITIONS = _env_int("SLUICE_INGEST_TOPIC_PARTITIONS", 3)
-SLUICE_INGEST_REPLICATION_FACTOR = _env_int("SLUICE_INGEST_REPLICATION_FACTOR", 1)
-SLUICE_INGEST_MAX_REQUEST_BYTES = _env_int("SLUICE_INGEST_MAX_REQUEST_BYTES", 1024 * 1024)
-SLUICE_INGEST_MAX_BATCH = _env_int("SLUICE_INGEST_MAX_BATCH", 500)
-SLUICE_INGEST_DELIVERY_TIMEOUT = _env_float("SLUICE_INGEST_DELIVERY_TIMEOUT", 10.0)
+SLUICE_KAFKA_BOOTSTRAP = env.kafka_bootstrap
+SLUICE_INGEST_TOPIC_PARTITIONS = env.ingest_topic_partitions
+SLUICE_INGEST_REPLICATION_FACTOR = env.ingest_replication_factor
+SLUICE_INGEST_MAX_REQUEST_BYTES = env.ingest_max_request_bytes
+SLUICE_INGEST_MAX_BATCH = env.ingest_max_batch
+SLUICE_INGEST_DELIVERY_TIMEOUT = env.ingest_delivery_timeout
 # The largest event any channel accepts (its CloudEvents JSON; EventBridge's 256 KiB); a
 # channel's http source may set a lower max_event_bytes.
-SLUICE_INGEST_MAX_EVENT_BYTES = _env_int("SLUICE_INGEST_MAX_EVENT_BYTES", 256 * 1024)
+SLUICE_INGEST_MAX_EVENT_BYTES = env.ingest_max_event_bytes
 # Events/s a channel accepts when Channel.ingest_rate_limit is empty, with
 # bursts of SLUICE_INGEST_BURST_SECONDS worth of its rate; a token bucket in Redis.
-SLUICE_INGEST_RATE_LIMIT = _env_int("SLUICE_INGEST_RATE_LIMIT", 1000)
-SLUICE_INGEST_BURST_SECONDS = _env_float("SLUICE_INGEST_BURST_SECONDS", 2.0)
+SLUICE_INGEST_RATE_LIMIT = env.ingest_rate_limit
+SLUICE_INGEST_BURST_SECONDS = env.ingest_burst_seconds
 
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL
+CELERY_BROKER_URL = env.celery_broker_url or REDIS_URL
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = TIME_ZONE
@@ -424,10 +350,10 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # -- logging: everything to stdout -------------------------------------------------------------
 
-LOG_LEVEL = os.environ.get("SLUICE_LOG_LEVEL", "INFO").upper()
+LOG_LEVEL = runtime_env.log_level
 # SLUICE_LOG_FORMAT=text|json; records carry the process role and, when known, the channel,
 # connector and worker ids (runtime_adapter/logs.py, shared with the runtime processes).
-SLUICE_LOG_FORMAT = logs.log_format()
+SLUICE_LOG_FORMAT = runtime_env.log_format
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -6,12 +6,13 @@ import dataclasses
 import logging
 from typing import Any
 
+import redis
 from celery import shared_task
 from django.conf import settings
 
 from console import metrics, services
 from console.locks import single_flight
-from console.runtime import RUNTIME_UNAVAILABLE_ERRORS
+from runtime_adapter.base import RuntimeUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ def reconcile() -> dict[str, Any] | None:
                 return None
             with metrics.timed_reconcile():
                 report = services.reconcile()
-    except RUNTIME_UNAVAILABLE_ERRORS as exc:
+    except (RuntimeUnavailable, redis.RedisError) as exc:  # the lock is the console's Redis
         logger.warning("reconcile skipped: runtime unavailable: %s", exc)
         return None
     if report.events or report.placements:

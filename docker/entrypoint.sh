@@ -5,7 +5,7 @@
 #                    (only when SLUICE_SEED_DEMO=true), then gunicorn on 0.0.0.0:${SLUICE_PORT:-8000}
 #   celery-worker    the control loop's Celery worker (any number of them)
 #   celery-beat      the control loop's scheduler (exactly one)
-#   runtime-worker   python -m runtime_adapter.worker (set SLUICE_WORKER_ID, SLUICE_DRIVER_HOST)
+#   runtime-worker   python -m runtime_adapter.host.worker (set SLUICE_WORKER_ID, SLUICE_DRIVER_HOST)
 #   spark-master     a Spark standalone master / worker from the image's own pyspark, as
 #   spark-worker     docker/compose.yaml runs them: the same Spark, Java, Python and code as the
 #                    drivers, which the http sink needs (SPARK_MASTER, SPARK_WORKER_CORES/_MEMORY)
@@ -88,7 +88,7 @@ case "$role" in
   runtime-worker)
     log "runtime worker ${SLUICE_WORKER_ID:-$(hostname)}, Spark master ${SPARK_MASTER:-local[*]}," \
         "driver host ${SLUICE_DRIVER_HOST:-auto}, checkpoints ${SLUICE_CHECKPOINT_ROOT:-$VAR_DIR/checkpoints}"
-    exec python -m runtime_adapter.worker "$@"
+    exec python -m runtime_adapter.host.worker "$@"
     ;;
   spark-master)
     spark_home="$(python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"

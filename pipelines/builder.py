@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.streaming import DataStreamWriter
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from pipelines.errors import ErrorRouter, capturing_failed_events, fail_fast, failing_stage
 from pipelines.sinks import BATCH_SINKS, SINK_CHECKS, SINKS
@@ -18,6 +18,7 @@ from pipelines.sinks.preview import PreviewPublisher, preview_buffer
 from pipelines.sources import SOURCES
 from pipelines.spec import ChannelSpec, StageSpec, parse_stage_config, validate_spec
 from pipelines.spec.channel import RuntimeOptions
+from pipelines.spec.configs.files import FilesSinkConfig
 from pipelines.spec.configs.preview import PreviewSinkConfig
 from pipelines.transforms import TRANSFORMS
 
@@ -230,7 +231,8 @@ def build_stream(
     if isinstance(sink_config, PreviewSinkConfig):  # the one sink that hands events back
         publisher = preview_publisher or preview_buffer(channel, sink_config.max_events).publish
     if not tolerant:
-        write = _implementation(SINKS, "sink", spec.sink)
+        # (events, config) -> writer; the preview sink also takes publisher=
+        write: Callable[..., DataStreamWriter] = _implementation(SINKS, "sink", spec.sink)
         if publisher is not None:
             write = partial(write, publisher=publisher)
         writer = write(fail_fast(events), sink_config)
@@ -262,7 +264,10 @@ def with_trigger(writer: DataStreamWriter, options: RuntimeOptions) -> DataStrea
         return writer.trigger(availableNow=True)
     if options.mode == "real-time":
         seconds = options.interval_seconds or REAL_TIME_CHECKPOINT_SECONDS
-        return writer.outputMode("update").trigger(realTime=f"{round(seconds * 1000)} milliseconds")
+        interval = f"{round(seconds * 1000)} milliseconds"
+        # PySpark 4.2 declares trigger()'s overloads without realTime, which it takes.
+        real_time: DataStreamWriter = writer.outputMode("update").trigger(realTime=interval)  # type: ignore[call-overload]
+        return real_time
     if options.interval_seconds:
         return writer.trigger(
             processingTime=f"{round(options.interval_seconds * 1000)} milliseconds"
@@ -287,6 +292,7 @@ def record_empty_batches(
     empty = spark.createDataFrame([], EVENT_SCHEMA)
     for stage in _batch_logged_sinks(spec):
         config = parse_stage_config("sink", stage)
+        assert isinstance(config, FilesSinkConfig)  # the stage's type is "files"
         for batch_id in batch_ids:
             write_files_batch(empty, config, batch_id)
 

@@ -67,8 +67,9 @@ LOGGED_PER_BATCH = 100
 SNIPPET_CHARS = 60
 """How much of a bad payload a failure message quotes."""
 
-Check = tuple[Column, str, Column]
-"""``(condition, error class, message)``: an event for which ``condition`` holds fails."""
+Check = tuple[Column, Column | str, Column]
+"""``(condition, error class, message)``: an event for which ``condition`` holds fails; the
+error class is a name or a column computing one."""
 
 
 def no_failure() -> Column:
@@ -314,8 +315,8 @@ class ErrorRouter:
             if self.write_dead_letters is not None:
                 events = dead_letter_events(dead, self.channel)
                 failed_again = self.write_dead_letters(events, batch_id)
-                if failed_again is not None and not failed_again.isEmpty():
-                    first = failed_again.first()
+                # first() is None when the sink rejected none
+                if failed_again is not None and (first := failed_again.first()) is not None:
                     raise DeadLetterError(
                         f"the dead-letter sink rejected {failed_again.count()} dead letter(s); "
                         f"first: {first.message}"

@@ -64,7 +64,7 @@ def native_functions(spark: SparkSession) -> bool:
     """
     if os.environ.get(DISABLE_ENV, "").strip().lower() in ("0", "false", "no", "off"):
         return False
-    key = spark._jsparkSession.hashCode()  # type: ignore[attr-defined]
+    key = spark._jsparkSession.hashCode()
     with _lock:
         if key not in _sessions:
             _sessions[key] = _register(spark)

@@ -224,9 +224,14 @@ def check_url_host(
         raise ValueError(allowed.refusal(host, reason))
 
 
-def vetted_addresses(
-    host: str, port: int, allowed: AllowList
-) -> list[tuple[Any, int, int, tuple[Any, ...]]]:
+SocketAddress = tuple[str, int] | tuple[str, int, int, int] | tuple[int, bytes]
+"""A ``getaddrinfo`` address (IPv4, or IPv6 with flow info and scope id), as typeshed has it."""
+ResolvedAddress = tuple[socket.AddressFamily, socket.SocketKind, int, SocketAddress]
+"""``(family, type, proto, sockaddr)``: ``socket.socket(family, type, proto)`` connects to
+``sockaddr``."""
+
+
+def vetted_addresses(host: str, port: int, allowed: AllowList) -> list[ResolvedAddress]:
     """Resolve ``host`` once; every ``getaddrinfo`` entry, all of them allowed.
 
     Raises :class:`ForbiddenAddress` when any address is forbidden (a name that resolves to
@@ -236,7 +241,7 @@ def vetted_addresses(
     infos = socket.getaddrinfo(host.strip("[]"), port, 0, socket.SOCK_STREAM)
     if allowed.allows_host(host):
         return [(family, type_, proto, sockaddr) for family, type_, proto, _, sockaddr in infos]
-    vetted = []
+    vetted: list[ResolvedAddress] = []
     for family, type_, proto, _, sockaddr in infos:
         address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
         reason = None if allowed.allows_address(address) else forbidden_reason(address)
@@ -263,9 +268,9 @@ def _connect(conn: HTTPConnection, allowed: AllowList) -> socket.socket:
     last: OSError | None = None
     for family, type_, proto, sockaddr in addresses:
         sock = socket.socket(family, type_, proto)
+        timeout = conn.timeout  # the pool resolved it to seconds (or None: blocking)
         try:
             urllib3_connection._set_socket_options(sock, conn.socket_options)
-            timeout = conn.timeout  # the pool resolved it to seconds (or None: blocking)
             if isinstance(timeout, int | float):
                 sock.settimeout(timeout)
             if conn.source_address:

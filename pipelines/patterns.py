@@ -162,7 +162,9 @@ def use_native_matching(spark: SparkSession, native_reads: bool | None) -> bool:
         if native_reads:
             raise RuntimeError("Sluice's Spark functions are not available in this session")
         return False
-    if spark.conf.get(_ICU_CASE_MAPPINGS, "true").strip().lower() != "true":
+    # PySpark declares get() -> str | None; with a default given it returns a str.
+    icu_case_mappings = spark.conf.get(_ICU_CASE_MAPPINGS, "true")
+    if icu_case_mappings is None or icu_case_mappings.strip().lower() != "true":
         if native_reads:
             raise RuntimeError(f"Sluice's pattern matcher needs {_ICU_CASE_MAPPINGS}=true")
         return False

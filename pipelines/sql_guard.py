@@ -177,7 +177,7 @@ def harden_session(spark: SparkSession) -> None:
     """
     for key, value in HARDENED_CONF.items():
         spark.conf.set(key, value)
-    registry = spark._jsparkSession.sessionState().functionRegistry()  # type: ignore[attr-defined]
+    registry = spark._jsparkSession.sessionState().functionRegistry()
     dropped = set(DROPPED_FROM_SESSION)
     for identifier in _java_list(registry.listFunction()):
         if identifier.funcName().lower() in dropped:
@@ -185,7 +185,7 @@ def harden_session(spark: SparkSession) -> None:
 
 
 def _parser(spark: SparkSession) -> Any:
-    return spark._jsparkSession.sessionState().sqlParser()  # type: ignore[attr-defined]
+    return spark._jsparkSession.sessionState().sqlParser()
 
 
 def _check(node: Any, bound: frozenset[str]) -> None:

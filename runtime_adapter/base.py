@@ -198,7 +198,18 @@ class SparkCluster:
     error: str | None = None
 
 
-class OffsetsError(RuntimeError):
+class RuntimeAdapterError(RuntimeError):
+    """Base of the errors a runtime adapter raises on purpose (the console catches these,
+    never a client library's own exceptions)."""
+
+
+class RuntimeUnavailable(RuntimeAdapterError):
+    """The runtime cannot be reached right now: its store (Redis) or Kafka did not answer,
+    or a socket or file failed (``OSError``). Worth a retry. The cause (the client library's
+    own exception) is chained as ``__cause__``; the message is the cause's."""
+
+
+class OffsetsError(RuntimeAdapterError):
     """A connector's offsets cannot be read or moved as asked; the message says why."""
 
 
@@ -266,6 +277,11 @@ class RuntimeAdapter(Protocol):
     All calls are idempotent: asking twice for the same thing is the same as
     asking once. State changes are asynchronous: the call records the wish and
     the runtime converges; :meth:`status` shows the result.
+
+    Errors: every call raises :class:`RuntimeUnavailable` when the runtime cannot be reached
+    (its store, Kafka), whatever client library is underneath; the offsets calls raise
+    :class:`OffsetsError` for a request the runtime cannot serve. Nothing else is expected
+    of a caller.
     """
 
     def deploy(self, deployment: Deployment) -> None:

@@ -1,4 +1,13 @@
-"""Runtime settings, read from the environment (12-factor) with embedded defaults."""
+"""Runtime settings, read from the environment (12-factor) with embedded defaults.
+
+:class:`SluiceSettings` is the one way Sluice reads its environment: the ``SLUICE_`` prefix,
+typed fields with defaults and descriptions (the manual's configuration reference is rendered
+from them), an empty variable taken as unset, and :meth:`SluiceSettings.load`, whose error
+names each variable and what was wrong with it. :class:`RuntimeSettings` holds the runtime's
+variables (the console's own are ``console.config.ConsoleSettings``); :class:`RuntimeConfig`
+is what a runtime worker and its drivers are handed, made from them by
+:meth:`RuntimeConfig.from_env`.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +16,18 @@ import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, Self
+
+from pydantic import (
+    AliasChoices,
+    BeforeValidator,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic_core import PydanticUseDefault
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SPARK_KAFKA_JARS_DIR = REPO_ROOT / ".cache" / "jars" / "spark-kafka"
@@ -14,43 +35,318 @@ SPARK_KAFKA_JARS_DIR = REPO_ROOT / ".cache" / "jars" / "spark-kafka"
 FUNCTIONS_JARS_DIR = REPO_ROOT / ".cache" / "jars" / "sluice-spark"
 """Sluice's own Spark functions (``scripts/fetch-jars.sh sluice-spark``)."""
 
+ENV_PREFIX = "SLUICE_"
+LogLevel = Literal["CRITICAL", "FATAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "NOTSET"]
+"""Python's logging levels by name."""
 
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)
-    except ValueError as exc:
-        raise ValueError(f"{name} must be a whole number, got {raw!r}") from exc
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {raw!r}")
+# -- the one way to read the environment -------------------------------------------------
+
+
+class SettingsError(ValueError):
+    """One or more environment variables hold a value Sluice cannot use; the message names
+    each variable, what it must be and what it was."""
+
+
+def _comma_list(value: Any) -> Any:
+    if isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
     return value
 
 
-def _env_count(name: str, default: int) -> int:
-    """A whole number that may be 0."""
-    raw = os.environ.get(name)
-    if raw in (None, ""):
-        return default
-    if not raw.strip().isdigit():
-        raise ValueError(f"{name} must be a whole number (0 or more), got {raw!r}")
-    return int(raw)
+CommaList = Annotated[list[str], NoDecode, BeforeValidator(_comma_list)]
+"""A comma-separated list in the environment (``a, b,c``), not JSON; blanks dropped."""
 
 
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from exc
+class SluiceSettings(BaseSettings):
+    """Settings read from the environment: ``SLUICE_<FIELD>`` unless the field names its
+    variable (an alias such as ``REDIS_URL``); an empty variable is as if unset."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,
+        extra="ignore",
+        frozen=True,
+        populate_by_name=True,
+    )
+
+    as_given: ClassVar[frozenset[str]] = frozenset()
+    """Fields taken exactly as given, blanks included (key material)."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _drop_blanks(cls, value: Any, info: ValidationInfo) -> Any:
+        """Blanks around a value are dropped; a variable of blanks only is as if unset."""
+        if not isinstance(value, str) or info.field_name in cls.as_given:
+            return value
+        if not value.strip():
+            raise PydanticUseDefault()
+        return value.strip()
+
+    @classmethod
+    def load(cls) -> Self:
+        """The settings from this process's environment.
+
+        Raises :class:`SettingsError` naming every variable that is invalid and why."""
+        try:
+            return cls()
+        except ValidationError as exc:
+            problems = [_problem(cls, error) for error in exc.errors()]
+            raise SettingsError("\n".join(problems)) from None
+
+
+def environment_names(settings_class: type[BaseSettings], field_name: str) -> list[str]:
+    """The environment variables a field is read from, the first the one to use."""
+    field = settings_class.model_fields[field_name]
+    alias = field.validation_alias or field.alias
+    if isinstance(alias, str):
+        return [alias.upper()]
+    if isinstance(alias, AliasChoices):
+        return [str(choice).upper() for choice in alias.choices]
+    return [f"{settings_class.model_config.get('env_prefix', '')}{field_name}".upper()]
+
+
+_MESSAGES = {
+    "bool_parsing": "must be true or false",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_parsing": "must be a number",
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be more than {gt}",
+    "literal_error": "must be {expected}",
+}
+"""What a value must be, by pydantic's error type (its context fills the braces)."""
+
+
+def _problem(settings_class: type[BaseSettings], error: Any) -> str:
+    """One line per invalid value: ``VARIABLE must be …, got '…'``."""
+    location = str(error["loc"][0]) if error["loc"] else ""
+    variable = location.upper()
+    for name in settings_class.model_fields:
+        names = environment_names(settings_class, name)
+        if location == name or location.upper() in names:
+            variable = names[0]
+            break
+    context = error.get("ctx") or {}
+    kind = error["type"]
+    if kind in _MESSAGES:
+        what = _MESSAGES[kind].format(**context)
+    elif kind == "value_error":  # a validator's own ValueError says what is wrong
+        what = str(context.get("error", error["msg"]))
+    else:
+        message = str(error["msg"])
+        what = "is invalid: " + message[:1].lower() + message[1:]
+    return f"{variable} {what}, got {error.get('input')!r}"
+
+
+def _upper(value: Any) -> Any:
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+def _lower(value: Any) -> Any:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+# -- the runtime's settings ----------------------------------------------------------------
+
+
+class RuntimeSettings(SluiceSettings):
+    """The runtime's settings: where its state lives (Redis, checkpoints), how runtime workers
+    start Spark drivers and size them, and how every Sluice process logs. Runtime workers and
+    drivers read them at start (:meth:`RuntimeConfig.from_env`); the console reads the
+    shared ones (Redis, data folder, logging)."""
+
+    model_config = SettingsConfigDict(title="Runtime settings")
+
+    # where state lives
+    redis_url: str = Field(
+        "redis://127.0.0.1:6379/0",
+        validation_alias="REDIS_URL",
+        description="Redis for Celery, runtime status, heartbeats and assignments; set it to "
+        "use an existing Redis (`make run` then starts none).",
+    )
+    redis_prefix: str = Field(
+        "sluice",
+        description="Prefix of the runtime's Redis keys (several installations can share one "
+        "Redis).",
+    )
+    var_dir: Path = Field(
+        REPO_ROOT / "var",
+        description="Runtime data: the default SQLite database, checkpoints, Celery beat's "
+        "schedule, collected static files, the embedded services' data and logs.",
+    )
+    checkpoint_root: Path | None = Field(
+        None,
+        description="Spark checkpoints, one folder per channel (`<name>.<random hex>`, removed "
+        "with the channel); unset: `checkpoints` under `SLUICE_VAR_DIR`.",
+    )
+
+    # Spark
+    spark_master: str = Field(
+        "local[*]",
+        validation_alias="SPARK_MASTER",
+        description="Where drivers run their executors: `local[*]` (in the driver's JVM) or a "
+        "Spark standalone master, `spark://host:7077` (comma-separated `host:port` pairs for "
+        "standby masters).",
+    )
+    spark_master_ui_url: str | None = Field(
+        None,
+        description="The standalone master's web UI, read by the cluster view "
+        "(comma-separated for standby masters); unset: port 8080 of each master host.",
+    )
+    spark_jars_dir: Path = Field(
+        SPARK_KAFKA_JARS_DIR,
+        description="Spark's Kafka connector jars, given to every driver.",
+    )
+    spark_functions_dir: Path = Field(
+        FUNCTIONS_JARS_DIR,
+        description="Sluice's own Spark functions (the jar built from `spark/`), given to every "
+        "driver too.",
+    )
+    spark_log_level: Literal["ALL", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"] = (
+        Field(
+            "WARN",
+            description="Spark's own log level inside drivers (log4j).",
+        )
+    )
+    executor_cores: int = Field(
+        1,
+        ge=1,
+        description="Standalone master: cores of each executor (`spark.executor.cores`).",
+    )
+    executor_memory: str = Field(
+        "1g",
+        description="Standalone master: memory of each executor (`--executor-memory`).",
+    )
+    max_cores: int | None = Field(
+        None,
+        ge=1,
+        description="Standalone master: the most cores one driver takes from the cluster "
+        "(`spark.cores.max`); unset: `SLUICE_EXECUTOR_CORES`.",
+    )
+    driver_host: str | None = Field(
+        None,
+        description="The address executors use to reach a driver on this host "
+        "(`spark.driver.host`); unset: 127.0.0.1 under `local[*]`, else the local address of "
+        "the route to the master.",
+    )
+    driver_bind_address: str | None = Field(
+        None,
+        description="The address a driver listens on (`spark.driver.bindAddress`); unset: "
+        "`SLUICE_DRIVER_HOST`.",
+    )
+
+    # runtime workers
+    worker_id: str | None = Field(
+        None,
+        description="The identity of this runtime worker; unset: the host name.",
+    )
+    worker_heartbeat_interval: float = Field(
+        1.0,
+        description="Seconds between a runtime worker's heartbeats.",
+    )
+    worker_cores: int | None = Field(
+        None,
+        ge=1,
+        description="Cores this runtime worker's real-time channels may hold together, one per "
+        "source partition each; unset: the host's cores.",
+    )
+    runtime_user: str | None = Field(
+        None,
+        description="The unprivileged user a runtime worker started as root drops to, and its "
+        "drivers run as (`make run` as root uses `sluice`); unset: the worker keeps its user.",
+    )
+    python: str | None = Field(
+        None,
+        validation_alias="PYSPARK_PYTHON",
+        description="The Python that drivers run; unset: the runtime worker's own.",
+    )
+
+    # drivers
+    driver_memory: str = Field(
+        "1g",
+        description="Memory of a dedicated driver (a channel with `runtime.isolation: dedicated`).",
+    )
+    shared_driver_memory: str = Field(
+        "2g",
+        description="Memory of a shared driver (many channels' queries in one JVM).",
+    )
+    channels_per_driver: int = Field(
+        50,
+        ge=1,
+        description="The most channels one shared driver runs; the next one starts another driver.",
+    )
+    warm_drivers: int = Field(
+        1,
+        ge=0,
+        description="Shared drivers each runtime worker keeps running even with no channel, so "
+        "that a start takes about a second (0: none).",
+    )
+    driver_idle_seconds: float = Field(
+        60.0,
+        description="How long a shared driver beyond the warm ones lives with no channel.",
+    )
+    driver_session_timeout: float = Field(
+        30.0,
+        description="A driver silent this long (seconds without a heartbeat) is killed and its "
+        "channels FAILED with that cause.",
+    )
+    driver_start_timeout: float = Field(
+        180.0,
+        description="Seconds a new driver may take to start its SparkSession and send its first "
+        "heartbeat.",
+    )
+    driver_stop_grace: float = Field(
+        20.0,
+        description="Seconds a retired driver has to stop its queries before SIGTERM (and "
+        "SIGKILL 10 s later).",
+    )
+    idle_poll_ms: int = Field(
+        500,
+        ge=0,
+        description="Milliseconds a query with nothing to read waits before asking its source "
+        "again (Spark's `spark.sql.streaming.pollingDelay`); a busy query never waits.",
+    )
+    stage_counts: bool = Field(
+        True,
+        description="Count events per stage (a status's `stages`); `false` saves what the "
+        "counts cost (1-7 % of the throughput in `python -m bench.stage_counts`) and leaves "
+        "`stages` empty.",
+    )
+
+    # logging
+    log_level: LogLevel = Field(
+        "INFO",
+        description="Log level of every Sluice process (console, Celery, runtime workers, "
+        "drivers).",
+    )
+    log_format: Literal["text", "json"] = Field(
+        "text",
+        description="`text`, or `json`: one JSON object per log line with the process role "
+        "and, when known, the channel, connector and worker ids.",
+    )
+    process_role: str | None = Field(
+        None,
+        description="The `role` field of log lines (`web`, `celery-worker`, `runtime-worker`, "
+        "…); unset: guessed from the command.",
+    )
+
+    _upper_case = field_validator("spark_log_level", "log_level", mode="before")(_upper)
+    _lower_case = field_validator("log_format", mode="before")(_lower)
+
+    def resolved_checkpoint_root(self) -> Path:
+        """``SLUICE_CHECKPOINT_ROOT``, else ``checkpoints`` under the data folder."""
+        return self.checkpoint_root or self.var_dir / "checkpoints"
+
+
+# -- what a runtime worker is handed ---------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class RuntimeConfig:
-    """Everything a runtime worker and its drivers need to know about their host."""
+    """Everything a runtime worker and its drivers need to know about their host.
+
+    Made from :class:`RuntimeSettings` by :meth:`from_env`; tests build or ``replace`` it
+    directly."""
 
     redis_url: str
     key_prefix: str
@@ -94,36 +390,36 @@ class RuntimeConfig:
 
     @classmethod
     def from_env(cls) -> RuntimeConfig:
-        var_dir = Path(os.environ.get("SLUICE_VAR_DIR") or REPO_ROOT / "var")
+        """The config of this host, from :class:`RuntimeSettings` (``SettingsError`` names
+        any variable that is invalid)."""
+        settings = RuntimeSettings.load()
         return cls(
-            redis_url=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
-            key_prefix=os.environ.get("SLUICE_REDIS_PREFIX", "sluice"),
-            spark_master=os.environ.get("SPARK_MASTER", "local[*]"),
-            var_dir=var_dir,
-            checkpoint_root=Path(
-                os.environ.get("SLUICE_CHECKPOINT_ROOT") or var_dir / "checkpoints"
-            ),
-            jars_dir=Path(os.environ.get("SLUICE_SPARK_JARS_DIR") or SPARK_KAFKA_JARS_DIR),
-            worker_id=os.environ.get("SLUICE_WORKER_ID") or socket.gethostname(),
-            heartbeat_interval=_env_float("SLUICE_WORKER_HEARTBEAT_INTERVAL", 1.0),
-            driver_stop_grace=_env_float("SLUICE_DRIVER_STOP_GRACE", 20.0),
-            driver_memory=os.environ.get("SLUICE_DRIVER_MEMORY", "1g"),
-            python=os.environ.get("PYSPARK_PYTHON") or sys.executable,
-            executor_cores=_env_int("SLUICE_EXECUTOR_CORES", 1),
-            executor_memory=os.environ.get("SLUICE_EXECUTOR_MEMORY") or "1g",
-            max_cores=_env_int("SLUICE_MAX_CORES", _env_int("SLUICE_EXECUTOR_CORES", 1)),
-            driver_host=os.environ.get("SLUICE_DRIVER_HOST") or None,
-            driver_bind_address=os.environ.get("SLUICE_DRIVER_BIND_ADDRESS") or None,
-            spark_master_ui_url=os.environ.get("SLUICE_SPARK_MASTER_UI_URL") or None,
-            functions_dir=Path(os.environ.get("SLUICE_SPARK_FUNCTIONS_DIR") or FUNCTIONS_JARS_DIR),
-            runtime_user=os.environ.get("SLUICE_RUNTIME_USER") or None,
-            shared_driver_memory=os.environ.get("SLUICE_SHARED_DRIVER_MEMORY") or "2g",
-            channels_per_driver=_env_int("SLUICE_CHANNELS_PER_DRIVER", 50),
-            warm_drivers=_env_count("SLUICE_WARM_DRIVERS", 1),
-            driver_idle_seconds=_env_float("SLUICE_DRIVER_IDLE_SECONDS", 60.0),
-            driver_session_timeout=_env_float("SLUICE_DRIVER_SESSION_TIMEOUT", 30.0),
-            driver_start_timeout=_env_float("SLUICE_DRIVER_START_TIMEOUT", 180.0),
-            worker_cores=_env_int("SLUICE_WORKER_CORES", os.cpu_count() or 1),
+            redis_url=settings.redis_url,
+            key_prefix=settings.redis_prefix,
+            spark_master=settings.spark_master,
+            var_dir=settings.var_dir,
+            checkpoint_root=settings.resolved_checkpoint_root(),
+            jars_dir=settings.spark_jars_dir,
+            worker_id=settings.worker_id or socket.gethostname(),
+            heartbeat_interval=settings.worker_heartbeat_interval,
+            driver_stop_grace=settings.driver_stop_grace,
+            driver_memory=settings.driver_memory,
+            python=settings.python or sys.executable,
+            executor_cores=settings.executor_cores,
+            executor_memory=settings.executor_memory,
+            max_cores=settings.max_cores or settings.executor_cores,
+            driver_host=settings.driver_host,
+            driver_bind_address=settings.driver_bind_address,
+            spark_master_ui_url=settings.spark_master_ui_url,
+            functions_dir=settings.spark_functions_dir,
+            runtime_user=settings.runtime_user,
+            shared_driver_memory=settings.shared_driver_memory,
+            channels_per_driver=settings.channels_per_driver,
+            warm_drivers=settings.warm_drivers,
+            driver_idle_seconds=settings.driver_idle_seconds,
+            driver_session_timeout=settings.driver_session_timeout,
+            driver_start_timeout=settings.driver_start_timeout,
+            worker_cores=settings.worker_cores or os.cpu_count() or 1,
         )
 
     @property

@@ -22,13 +22,15 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, NewTopic
 
-
-class BrokerUnreachable(RuntimeError):
-    """The brokers named in a stage config did not answer."""
+from runtime_adapter.base import RuntimeUnavailable
 
 
-KAFKA_ERRORS: tuple[type[BaseException], ...] = (BrokerUnreachable, KafkaException)
-"""What the helpers below raise when Kafka is down or refuses a request."""
+class BrokerUnreachable(RuntimeUnavailable):
+    """The brokers (the runtime's, or those named in a stage config) did not answer.
+
+    A :class:`~runtime_adapter.base.RuntimeUnavailable`: the helpers below raise it, never
+    confluent-kafka's own ``KafkaException``, for a Kafka that is down or refuses a request.
+    """
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,8 @@ def ensure_topic(
     """Create ``topic`` unless it exists; True when this call created it.
 
     Idempotent. Raises :class:`BrokerUnreachable` when the brokers do not answer, and
-    ``KafkaException`` when Kafka refuses the topic for another reason.
+    :class:`~runtime_adapter.base.RuntimeUnavailable` (Kafka's refusal chained) when Kafka
+    refuses the topic for another reason.
     """
     admin = AdminClient(_client_config(bootstrap_servers))
     future = admin.create_topics(
@@ -266,7 +269,7 @@ def ensure_topic(
             raise BrokerUnreachable(
                 f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s: {exc}"
             ) from exc
-        raise
+        raise RuntimeUnavailable(str(exc)) from exc
     except TimeoutError as exc:  # concurrent.futures.TimeoutError is TimeoutError (3.11+)
         raise BrokerUnreachable(
             f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s"

@@ -1,16 +1,20 @@
 """The Spark runtime: connectors are Spark drivers hosted by runtime workers.
 
 The adapter itself only records wishes in Redis (see :mod:`runtime_adapter.store`);
-runtime workers (:mod:`runtime_adapter.worker`) converge to them and their
-drivers (:mod:`runtime_adapter.driver`) report status back.
+runtime workers (:mod:`runtime_adapter.host.worker`) converge to them and their
+drivers (:mod:`runtime_adapter.host.driver`) report status back.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
+
+import redis
+from confluent_kafka import KafkaException
 
 from runtime_adapter.base import (
     ConnectorOffsets,
@@ -19,6 +23,7 @@ from runtime_adapter.base import (
     DriverInfo,
     OffsetChange,
     OffsetsError,
+    RuntimeUnavailable,
     SourceOffset,
     SparkCluster,
     WorkerInfo,
@@ -38,6 +43,27 @@ from runtime_adapter.store import RedisStore
 
 log = logging.getLogger("sluice.runtime")
 
+OUTAGES: tuple[type[BaseException], ...] = (redis.RedisError, OSError, KafkaException)
+"""The client libraries' errors that mean the runtime cannot be reached: each call of the
+adapter turns them into :class:`RuntimeUnavailable` (``BrokerUnreachable`` already is one)."""
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _reaching_the_runtime(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``method`` with :data:`OUTAGES` raised as :class:`RuntimeUnavailable` (cause chained,
+    message kept), the protocol's one error for an unreachable runtime."""
+
+    @functools.wraps(method)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(*args, **kwargs)
+        except OUTAGES as exc:
+            raise RuntimeUnavailable(str(exc)) from exc
+
+    return call
+
 
 class SparkRuntime:
     """:class:`runtime_adapter.base.RuntimeAdapter` for Spark Structured Streaming.
@@ -53,15 +79,18 @@ class SparkRuntime:
         self.store = RedisStore.from_url(redis_url, prefix)
         self.checkpoint_root = Path(checkpoint_root or RuntimeConfig.from_env().checkpoint_root)
 
+    @_reaching_the_runtime
     def deploy(self, deployment: Deployment) -> None:
         self.store.put_deployment(deployment)
         self._nudge_worker_of(deployment.connector_id)
 
+    @_reaching_the_runtime
     def assign(self, connector_id: str, worker_id: str | None) -> None:
         previous = self.store.deployment(connector_id)
         self.store.assign(connector_id, worker_id)
         self.store.nudge(worker_id, previous.worker_id if previous else None)
 
+    @_reaching_the_runtime
     def set_target_state(self, connector_id: str, target_state: TargetState) -> None:
         self.store.set_target(connector_id, target_state)
         self._nudge_worker_of(connector_id)
@@ -75,6 +104,7 @@ class SparkRuntime:
             current.worker_id if current else None, status.driver_id if status else None
         )
 
+    @_reaching_the_runtime
     def restart(self, connector_id: str) -> int:
         generation = self.store.bump_generation(connector_id)
         current = self.store.deployment(connector_id)
@@ -90,6 +120,7 @@ class SparkRuntime:
         )
         return generation
 
+    @_reaching_the_runtime
     def delete(self, connector_id: str) -> None:
         """Forget the connector, then remove its checkpoint, so that nothing created later
         under the same name resumes from it. A checkpoint that cannot be removed is logged
@@ -105,23 +136,29 @@ class SparkRuntime:
         except (CheckpointError, OSError) as exc:
             log.warning("the checkpoint of deleted connector %s stays: %s", connector_id, exc)
 
+    @_reaching_the_runtime
     def status(self, connector_ids: Iterable[str]) -> dict[str, ConnectorStatus]:
         return self.store.statuses(connector_ids)
 
+    @_reaching_the_runtime
     def workers(self) -> list[WorkerInfo]:
         return self.store.workers()
 
+    @_reaching_the_runtime
     def forget_worker(self, worker_id: str) -> None:
         self.store.forget_worker(worker_id)
 
+    @_reaching_the_runtime
     def drivers(self) -> list[DriverInfo]:
         return sorted(self.store.drivers(), key=lambda d: (d.worker_id, d.driver_id))
 
+    @_reaching_the_runtime
     def preview(self, connector_id: str, limit: int = 50) -> list[dict[str, Any]]:
         return self.store.preview(connector_id, limit)
 
     # -- offsets (KIP-875) -------------------------------------------------------------------
 
+    @_reaching_the_runtime
     def offsets(self, connector_id: str, channel: str) -> ConnectorOffsets:
         try:
             committed = latest_committed(checkpoint_dir(self.checkpoint_root, channel))
@@ -140,9 +177,11 @@ class SparkRuntime:
             pending=change,
         )
 
+    @_reaching_the_runtime
     def alter_offsets(self, connector_id: str, change: OffsetChange) -> None:
         self.store.put_offset_change(connector_id, change)
 
+    @_reaching_the_runtime
     def consumer_group_offsets(self, spec: dict[str, Any], group: str) -> list[SourceOffset]:
         source = kafka_source(spec)
         if source is None:

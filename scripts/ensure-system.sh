@@ -3,8 +3,8 @@
 #   redis-server              (scripts/redis.sh runs it in the foreground; the system service is
 #                              kept stopped and disabled)
 #   java >= 17                (openjdk-17-jre-headless: Kafka broker, Spark driver)
-#   javac                     (openjdk-17-jdk-headless: Sluice's Spark functions, scripts/fetch-jars.sh)
-#   mvn                       (maven: scripts/fetch-jars.sh)
+#   javac                     (openjdk-17-jdk-headless: Sluice's Spark functions, the Maven module spark/)
+#   mvn                       (maven: scripts/fetch-jars.sh fetches the jars and builds spark/ with it)
 #   chromium, chromium-driver (the end-to-end tests drive Debian's Chromium with playwright-core;
 #                              no browser is ever downloaded at run time)
 # Fast path: when everything is present it only checks and prints one line (no apt-get).

@@ -6,9 +6,10 @@
 #   .cache/jars/spark-kafka/  spark-sql-kafka-0-10_2.13 at the pyspark version plus ONLY those of its
 #                             runtime dependencies pyspark's own jars/ folder lacks
 #                             -> spark-submit --jars "$(scripts/fetch-jars.sh --print-spark-jars)"
-#   .cache/jars/sluice-spark/ Sluice's own Spark functions (spark/src/main/java: fast VARIANT reads
-#                             for the event-pattern filter), compiled with javac against pyspark's
-#                             jars - nothing downloaded; given to drivers with the connector jars
+#   .cache/jars/sluice-spark/ Sluice's own Spark functions (the Maven module spark/: fast VARIANT
+#                             reads, the event-pattern filter), built by `mvn verify` (JUnit tests and
+#                             format check included) against the pyspark version's Spark artifacts;
+#                             given to drivers with the connector jars
 #   .cache/jars/connect-mirror/ Kafka Connect's MirrorMaker 2 (connect-mirror + connect-runtime and
 #                             their runtime deps + log4j2 binding) at the broker's Kafka version, a
 #                             classpath of its own; only for `make bench` (bench/mirror.py), so not
@@ -91,10 +92,10 @@ run_mvn() {  # run maven quietly; on failure leave its output in $MVN_LOG
   (( FORCE )) && extra+=(-U)
   mvn -q -B -Dstyle.color=never -s "$MAVEN_SETTINGS" "${extra[@]}" "$@" >"$MVN_LOG" 2>&1
 }
-show_mvn_errors() {
+show_mvn_errors() {  # [MAX_LINES]
   sed 's/\x1b\[[0-9;]*m//g' "$MVN_LOG" | grep -E '^\[(ERROR|FATAL)\]' \
-    | grep -v -E 'Re-run Maven|For more information|full stack trace|Help 1\]|^\[ERROR\] *$' \
-    | head -n 15 | sed 's/^/    /' >&2 || true
+    | grep -v -E 'Re-run Maven|For more information|full stack trace|Help 1\]|surefire-reports|dump files|^\[ERROR\] *$' \
+    | head -n "${1:-15}" | sed 's/^/    /' >&2 || true
 }
 
 lock_jars_dir() {  # serialize concurrent runs (e.g. kafka.sh + a test fixture starting together)
@@ -361,40 +362,34 @@ fetch_spark_kafka() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Sluice's Spark functions: Java sources compiled against the very Spark jars pyspark ships.
+# Sluice's Spark functions: the Maven module spark/ (pom.xml) built against the Spark version
+# pyspark ships: compile (-Werror), JUnit tests, google-java-format check, jar.
 build_sluice_spark() {
-  local target="$JARS_DIR/sluice-spark" src="$ROOT/spark/src/main/java" pj sv key start tmp py
+  local target="$JARS_DIR/sluice-spark" module="$ROOT/spark" pj sv key start tmp
   local -a sources
   find_spark sluice-spark; pj=$PJ sv=$SV
-  mapfile -t sources < <(find "$src" -name '*.java' | sort)
-  (( ${#sources[@]} > 0 )) || die "sluice-spark: no Java sources in ${src#"$ROOT"/}"
-  key="$( { echo "sluice-spark $sv $pj"; find "$pj" -maxdepth 1 -name '*.jar' -printf '%f\n' | sort; } \
-          | files_key "$SELF" "$ROOT/scripts/_lib.sh" "${sources[@]}")"
+  mapfile -t sources < <(find "$module/src" -type f | sort)
+  (( ${#sources[@]} > 0 )) || die "sluice-spark: no sources in ${module#"$ROOT"/}/src"
+  key="$( { echo "sluice-spark $sv $pj"; printf '%s\n' "${sources[@]#"$module"/}"
+            find "$pj" -maxdepth 1 -name '*.jar' -printf '%f\n' | sort; } \
+          | files_key "$SELF" "$ROOT/scripts/_lib.sh" "$module/pom.xml" "$MAVEN_SETTINGS" "${sources[@]}")"
   up_to_date sluice-spark "$target" "$key" "for Spark $sv" && return
   command -v javac >/dev/null || die "sluice-spark: javac not found (a Java 17 JDK is needed: scripts/ensure-system.sh)"
   start=$(now_ms)
+  log "sluice-spark: building spark/ with Maven against Spark $sv (compile, JUnit, format check; first run downloads ~90 MB into ~/.m2) ..."
   new_tmp sluice-spark; tmp=$TMP
-  mkdir -p "$tmp/classes" "$tmp/out"
-  if ! javac --release 17 -Xlint:all,-path -Werror -encoding UTF-8 -cp "$pj/*" \
-         -d "$tmp/classes" "${sources[@]}" >"$tmp/javac.log" 2>&1; then
-    sed 's/^/    /' "$tmp/javac.log" | head -n 30 >&2
-    die "sluice-spark: javac failed on ${src#"$ROOT"/} against Spark $sv"
+  mkdir -p "$tmp/out"
+  MVN_LOG="$JARS_DIR/sluice-spark-mvn.log"   # outside $tmp: kept for reading after a failure
+  if ! run_mvn -f "$module/pom.xml" -Dspark.version="$sv" -Dsluice.build.directory="$tmp/target" verify; then
+    show_mvn_errors 40
+    die "sluice-spark: mvn verify failed on spark/ against Spark $sv (full log: ${MVN_LOG#"$ROOT"/};" \
+        "tests alone: mvn -f spark/pom.xml test; formatting: mvn -f spark/pom.xml spotless:apply)"
   fi
-  py="$(python_bin)"
-  "$py" - "$tmp/classes" "$tmp/out/sluice-spark-functions-$sv.jar" "$sv" <<'PY'
-import os, sys, zipfile
-classes, dest, sv = sys.argv[1:]
-manifest = ("Manifest-Version: 1.0\r\n"
-            f"Implementation-Title: Sluice Spark functions, compiled against Spark {sv} "
-            "by scripts/fetch-jars.sh\r\n\r\n")
-with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
-    z.writestr("META-INF/MANIFEST.MF", manifest)
-    for d, _, files in sorted(os.walk(classes)):
-        for f in sorted(files):
-            p = os.path.join(d, f)
-            z.write(p, os.path.relpath(p, classes))
-PY
-  { echo "$key"; echo "# Sluice Spark functions for Spark $sv ($pj), built $(date -u +%FT%TZ) by scripts/fetch-jars.sh"; } >"$tmp/out/.stamp"
+  rm -f "$MVN_LOG"
+  [[ -f "$tmp/target/sluice-spark-functions-$sv.jar" ]] \
+    || die "sluice-spark: Maven made no sluice-spark-functions-$sv.jar (full log: $MVN_LOG)"
+  cp "$tmp/target/sluice-spark-functions-$sv.jar" "$tmp/out/"
+  { echo "$key"; echo "# Sluice Spark functions for Spark $sv ($pj), built $(date -u +%FT%TZ) by scripts/fetch-jars.sh (mvn verify)"; } >"$tmp/out/.stamp"
   install_dir "$tmp/out" "$target"
   log "sluice-spark: done in $(elapsed "$start"): $(summary "$target") in .cache/jars/sluice-spark"
 }

@@ -23,12 +23,18 @@ ruff format --check .
 step "import-linter (layer contracts)"
 lint-imports
 
+step "mypy (types)"
+mypy  # the packages and the strict settings of [tool.mypy] in pyproject.toml
+
 step "console frontend (build, tsc, ESLint, Vitest)"
 bash scripts/frontend.sh --check
 
 step "Django system checks and migrations"
 python manage.py check --fail-level WARNING
 python manage.py makemigrations --check --dry-run
+
+step "the manual (mkdocs build --strict: links, anchors, generated reference pages)"
+bash scripts/docs.sh build
 
 if [[ "${1:-}" == "--lint-only" ]]; then exit 0; fi
 

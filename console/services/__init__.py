@@ -2,6 +2,7 @@
 
 API views, admin actions, management commands and Celery tasks all call these
 functions (Kafka Connect's ``Herder`` boundary); none of them writes models directly.
+What only reads is in :mod:`console.selectors`. HTTP ingestion is :mod:`.ingest`.
 """
 
 from console.services.channels import (
@@ -16,7 +17,6 @@ from console.services.channels import (
     stop_channel,
     update_channel,
 )
-from console.services.cluster import Cluster, cluster_view
 from console.services.errors import (
     InvalidSpec,
     InvalidTransition,
@@ -44,7 +44,6 @@ from console.services.reconcile import ReconcileReport, reconcile
 
 __all__ = [
     "ChannelOffsets",
-    "Cluster",
     "IngestBadRequest",
     "IngestTooLarge",
     "IngestUnavailable",
@@ -61,7 +60,6 @@ __all__ = [
     "alter_channel_offsets",
     "channel_offsets",
     "channel_preview",
-    "cluster_view",
     "copy_channel_offsets",
     "create_channel",
     "delete_channel",

@@ -38,8 +38,9 @@ from django.utils import timezone
 from console.choices import HOSTED_TARGETS, ConnectorState, SubjectType, TargetState, WorkerState
 from console.crypto import decrypt_spec, encrypt_spec
 from console.models import Channel, Connector, Revision, Worker
-from console.runtime import RUNTIME_UNAVAILABLE_ERRORS, get_runtime
-from console.services.errors import InvalidTransition, RuntimeUnavailable
+from console.runtime import get_runtime
+from console.selectors.specs import normalize_spec
+from console.services.errors import InvalidTransition, runtime_errors
 from console.services.ingest import (
     HTTP_SOURCE,
     IngestUnavailable,
@@ -48,7 +49,7 @@ from console.services.ingest import (
 )
 from console.services.lifecycle import actor_for, record, record_channel
 from console.services.restart_policy import RestartPolicy
-from console.services.specs import normalize_spec
+from runtime_adapter import base as runtime_base
 from runtime_adapter import states as runtime_states
 from runtime_adapter.base import Deployment
 
@@ -210,7 +211,7 @@ def delete_channel(
         else:  # offsets set for its first start wait in the runtime; best effort
             try:
                 get_runtime().delete(channel.name)
-            except RUNTIME_UNAVAILABLE_ERRORS as exc:
+            except runtime_base.RuntimeUnavailable as exc:
                 logger.warning("runtime unreachable; %s may leave offsets behind: %s", channel, exc)
 
 
@@ -575,8 +576,5 @@ def _set_target(channel: Channel, target: TargetState, actor: str, reason: str) 
 
 
 def _call_runtime(method: Callable[..., Any], *args: Any) -> Any:
-    try:
+    with runtime_errors(method.__name__):
         return method(*args)
-    except RUNTIME_UNAVAILABLE_ERRORS as exc:
-        logger.warning("runtime unavailable: %s failed: %s", method.__name__, exc)
-        raise RuntimeUnavailable(f"the runtime is unavailable: {exc}") from exc

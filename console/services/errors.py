@@ -1,6 +1,18 @@
-"""Errors the services raise; the API maps each to an HTTP status."""
+"""Errors the services raise; the API maps each to an HTTP status.
+
+:func:`runtime_errors` is the one place the runtime adapter's errors
+(:mod:`runtime_adapter.base`) become the services' own.
+"""
 
 from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from runtime_adapter import base as runtime_base
+
+logger = logging.getLogger(__name__)
 
 
 class ServiceError(Exception):
@@ -26,3 +38,22 @@ class RuntimeUnavailable(ServiceError):
 class InvalidTransition(ServiceError):
     """The channel cannot make this change from where it is (for example pause a STOPPED
     channel); nothing changed. The message says why."""
+
+
+@contextmanager
+def runtime_errors(action: str = "") -> Iterator[None]:
+    """Run runtime calls: the runtime's errors leave the block as the services' own.
+
+    :class:`runtime_adapter.base.RuntimeUnavailable` becomes :class:`RuntimeUnavailable`
+    ("the runtime is unavailable: …", logged as a warning when ``action`` names the call),
+    :class:`runtime_adapter.base.OffsetsError` (a request the runtime cannot serve)
+    :class:`InvalidTransition`; both with the runtime's error chained.
+    """
+    try:
+        yield
+    except runtime_base.RuntimeUnavailable as exc:
+        if action:
+            logger.warning("runtime unavailable: %s failed: %s", action, exc)
+        raise RuntimeUnavailable(f"the runtime is unavailable: {exc}") from exc
+    except runtime_base.OffsetsError as exc:
+        raise InvalidTransition(str(exc)) from exc

@@ -9,7 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from console.choices import SubjectType
 from console.models import Channel, LifecycleEvent
-from console.services.specs import mask_known_secrets, plain_secret_values
+from console.selectors.specs import mask_known_secrets, plain_secret_values
 
 RECONCILE_ACTOR = "system:reconcile"
 

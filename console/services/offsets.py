@@ -12,14 +12,16 @@
 
 Only Kafka-backed sources (``kafka``; ``http``, which reads its ingest topic) have offsets;
 for the others reading answers an empty list with a note and changing raises
-:class:`OffsetsNotSupported`. Bad requests raise :class:`InvalidOffsets` with messages keyed
-by the path of each bad field (``offsets[0].partition.topic``).
+:class:`OffsetsNotSupported`. A request's shape is checked by the API's serializers
+(:mod:`console.api.offsets.serializers`); what only the channel can tell (a topic it does not
+read, an origin that is not another channel) raises :class:`InvalidOffsets` with messages
+keyed by the path of each bad field (``offsets[0].partition.topic``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -30,13 +32,11 @@ from django.db import transaction
 from console.choices import ConnectorState, TargetState
 from console.crypto import decrypt_spec
 from console.models import Channel, Connector
-from console.runtime import RUNTIME_UNAVAILABLE_ERRORS, get_runtime
-from console.services.errors import InvalidTransition, RuntimeUnavailable, ServiceError
+from console.runtime import get_runtime
+from console.services.errors import InvalidTransition, ServiceError, runtime_errors
 from console.services.ingest import with_ingest_fields
 from console.services.lifecycle import actor_for, record_channel
-from pipelines.spec.configs.kafka import epoch_millis
-from runtime_adapter.base import OffsetChange, OffsetsError, SourceOffset
-from runtime_adapter.kafka import KAFKA_ERRORS
+from runtime_adapter.base import OffsetChange, SourceOffset
 
 KAFKA_BACKED_SOURCES = ("kafka", "http")
 ALTERED = "The offsets for this channel have been altered successfully"
@@ -97,18 +97,25 @@ def channel_offsets(channel: Channel) -> ChannelOffsets:
 
 def alter_channel_offsets(
     channel: Channel,
-    body: Any,
     *,
+    offsets: Sequence[SourceOffset] | None = None,
+    timestamp_ms: int | None = None,
     user: AbstractBaseUser | None = None,
     actor: str | None = None,
 ) -> str:
-    """Set explicit offsets (``{"offsets": [...]}``: the partitions named move, the others
-    keep their position) or a time (``{"timestamp": epoch ms or RFC 3339}``: every partition
-    moves to its first record at or after it, or its end). Returns Kafka Connect's message."""
+    """Set explicit ``offsets`` (the partitions named move, the others keep their position)
+    or a time, ``timestamp_ms`` (every partition moves to its first record at or after it,
+    or its end): exactly one, each partition named once (the API's serializer checks the
+    request's shape). Returns Kafka Connect's message."""
+    if (offsets is None) == (timestamp_ms is None):
+        raise ValueError("give exactly one of offsets and timestamp_ms")
     with transaction.atomic():
         channel = _stopped(channel, "alter its offsets")
         spec = _kafka_spec(channel)
-        change = _parse_alter(body, _topic_check(spec))
+        if timestamp_ms is not None:
+            change = OffsetChange("timestamp", timestamp_ms=timestamp_ms)
+        else:
+            change = OffsetChange("offsets", _read_offsets(offsets or [], _topic_check(spec)))
         _require_checkpoint_for_http(channel, spec)
         if change.kind == "timestamp":
             reason = f"offsets set to the first records at or after {_iso(change.timestamp_ms)}"
@@ -136,41 +143,27 @@ def reset_channel_offsets(
 
 def copy_channel_offsets(
     channel: Channel,
-    body: Any,
     *,
+    from_channel: str | None = None,
+    from_consumer_group: str | None = None,
     user: AbstractBaseUser | None = None,
     actor: str | None = None,
 ) -> str:
-    """Give the channel the offsets of another channel (``{"from_channel": name}``) or of a
-    consumer group (``{"from_consumer_group": group}``), for the topics it reads, so a
-    pipeline moved to it neither skips nor replays events. Partitions the origin has no
-    offset for keep their position. Returns Kafka Connect's message."""
-    errors: dict[str, list[str]] = {}
-    if not isinstance(body, Mapping):
-        raise InvalidOffsets({"non_field_errors": ["Must be a JSON object."]})
-    unknown = sorted(set(body) - {"from_channel", "from_consumer_group"})
-    for key in unknown:
-        errors[key] = ["Unknown field: give from_channel or from_consumer_group."]
-    given = [key for key in ("from_channel", "from_consumer_group") if key in body]
-    if len(given) != 1:
-        errors.setdefault("non_field_errors", []).append(
-            "Give exactly one of from_channel and from_consumer_group."
-        )
-    for key in given:
-        if not isinstance(body[key], str) or not body[key].strip():
-            errors[key] = ["Must be a non-empty string."]
-    if errors:
-        raise InvalidOffsets(errors)
+    """Give the channel the offsets of another channel (``from_channel``) or of a consumer
+    group (``from_consumer_group``), exactly one, for the topics it reads, so a pipeline
+    moved to it neither skips nor replays events. Partitions the origin has no offset for
+    keep their position. Returns Kafka Connect's message."""
+    if (from_channel is None) == (from_consumer_group is None):
+        raise ValueError("give exactly one of from_channel and from_consumer_group")
     with transaction.atomic():
         channel = _stopped(channel, "copy offsets to it")
         spec = _kafka_spec(channel)
         reads = _topic_check(spec)
-        if "from_channel" in body:
-            origin, offsets = _channel_origin(channel, body["from_channel"])
+        if from_channel is not None:
+            origin, offsets = _channel_origin(channel, from_channel)
         else:
-            group = body["from_consumer_group"]
-            origin = f"consumer group {group!r}"
-            offsets = _call(get_runtime().consumer_group_offsets, spec, group)
+            origin = f"consumer group {from_consumer_group!r}"
+            offsets = _call(get_runtime().consumer_group_offsets, spec, from_consumer_group)
         kept = tuple(o for o in offsets if reads(o.topic))
         if not kept:
             raise InvalidTransition(
@@ -263,93 +256,17 @@ def _channel_origin(channel: Channel, name: str) -> tuple[str, list[SourceOffset
     return f"channel {name!r}", found.offsets
 
 
-def _parse_alter(body: Any, reads) -> OffsetChange:
-    if not isinstance(body, Mapping):
-        raise InvalidOffsets({"non_field_errors": ["Must be a JSON object."]})
-    errors: dict[str, list[str]] = {}
-    for key in sorted(set(body) - {"offsets", "timestamp"}):
-        errors[key] = ["Unknown field: give offsets or timestamp."]
-    if ("offsets" in body) == ("timestamp" in body):
-        errors.setdefault("non_field_errors", []).append(
-            "Give exactly one of offsets (a list) and timestamp (epoch ms or RFC 3339)."
-        )
+def _read_offsets(offsets: Sequence[SourceOffset], reads) -> tuple[SourceOffset, ...]:
+    """``offsets`` by topic and partition, if the channel reads every topic named; else
+    :class:`InvalidOffsets` naming each one (``offsets[1].partition.topic``)."""
+    errors = {
+        f"offsets[{index}].partition.topic": [f"The channel does not read topic {o.topic!r}."]
+        for index, o in enumerate(offsets)
+        if not reads(o.topic)
+    }
     if errors:
         raise InvalidOffsets(errors)
-    if "timestamp" in body:
-        return OffsetChange("timestamp", timestamp_ms=_parse_timestamp(body["timestamp"]))
-    return OffsetChange("offsets", _parse_offsets(body["offsets"], reads))
-
-
-def _parse_timestamp(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise InvalidOffsets({"timestamp": ["Must be epoch milliseconds or RFC 3339 text."]})
-    try:
-        return epoch_millis(value)
-    except ValueError as exc:
-        raise InvalidOffsets({"timestamp": [str(exc)]}) from None
-
-
-def _parse_offsets(items: Any, reads) -> tuple[SourceOffset, ...]:
-    if not isinstance(items, list) or not items:
-        raise InvalidOffsets({"offsets": ["Must be a non-empty list."]})
-    errors: dict[str, list[str]] = {}
-    found: dict[tuple[str, int], int] = {}
-    for index, item in enumerate(items):
-        path = f"offsets[{index}]"
-        parsed = _parse_item(item, path, reads, errors)
-        if parsed is None:
-            continue
-        key, offset = parsed
-        if key in found:
-            errors[f"{path}.partition"] = [f"Partition {key[0]}/{key[1]} is named twice."]
-        found[key] = offset
-    if errors:
-        raise InvalidOffsets(errors)
-    return tuple(SourceOffset(t, p, o) for (t, p), o in sorted(found.items()))
-
-
-def _parse_item(
-    item: Any, path: str, reads, errors: dict[str, list[str]]
-) -> tuple[tuple[str, int], int] | None:
-    """One ``{"partition": {"topic", "partition"}, "offset": {"offset"}}``; Kafka Connect's
-    sink spelling (``kafka_topic``, ``kafka_partition``, ``kafka_offset``) is accepted too."""
-    if not isinstance(item, Mapping):
-        errors[path] = ["Must be an object with partition and offset."]
-        return None
-    for key in sorted(set(item) - {"partition", "offset"}):
-        errors[f"{path}.{key}"] = ["Unknown field."]
-    partition, offset = item.get("partition"), item.get("offset")
-    topic = number = position = None
-    if not isinstance(partition, Mapping):
-        errors[f"{path}.partition"] = ['Required: an object {"topic": ..., "partition": ...}.']
-    else:
-        topic = _field(partition, "topic", "kafka_topic")
-        number = _field(partition, "partition", "kafka_partition")
-        if not isinstance(topic, str) or not topic:
-            errors[f"{path}.partition.topic"] = ["Required: a topic name."]
-        elif not reads(topic):
-            errors[f"{path}.partition.topic"] = [f"The channel does not read topic {topic!r}."]
-        if not _is_count(number):
-            errors[f"{path}.partition.partition"] = ["Required: a partition number (0 or more)."]
-    if not isinstance(offset, Mapping):
-        errors[f"{path}.offset"] = ['Required: an object {"offset": ...}.']
-    else:
-        position = _field(offset, "offset", "kafka_offset")
-        if not _is_count(position):
-            errors[f"{path}.offset.offset"] = [
-                "Required: the next offset to read (0 or more); DELETE resets to starting_offsets."
-            ]
-    if any(key.startswith(path) for key in errors):
-        return None
-    return (topic, number), position
-
-
-def _field(data: Mapping, name: str, alias: str) -> Any:
-    return data.get(name, data.get(alias))
-
-
-def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return tuple(sorted(offsets, key=lambda o: (o.topic, o.partition)))
 
 
 def _apply(channel: Channel, change: OffsetChange, actor: str, reason: str) -> None:
@@ -373,9 +290,5 @@ def _iso(millis: int | None) -> str:
 def _call(method, *args: Any) -> Any:
     """Call the runtime; unreachable runtime or Kafka is :class:`RuntimeUnavailable`, a
     request the runtime cannot serve is :class:`InvalidTransition`."""
-    try:
+    with runtime_errors():
         return method(*args)
-    except OffsetsError as exc:
-        raise InvalidTransition(str(exc)) from exc
-    except (*RUNTIME_UNAVAILABLE_ERRORS, *KAFKA_ERRORS) as exc:
-        raise RuntimeUnavailable(f"the runtime is unavailable: {exc}") from exc

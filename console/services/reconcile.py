@@ -48,10 +48,10 @@ from django.db import transaction
 from console.choices import HOSTED_TARGETS, ConnectorState, SubjectType, TargetState, WorkerState
 from console.models import Channel, Connector, LifecycleEvent, Task, Worker
 from console.runtime import get_runtime
+from console.selectors.specs import mask_known_secrets, plain_secret_values, scrub
 from console.services.bulk import update_rows
 from console.services.lifecycle import RECONCILE_ACTOR, lifecycle_event
 from console.services.restart_policy import RestartPolicy
-from console.services.specs import mask_known_secrets, plain_secret_values, scrub
 from runtime_adapter import states as runtime_states
 from runtime_adapter.base import ConnectorStatus, RuntimeAdapter, TaskStatus, WorkerInfo
 from runtime_adapter.logs import log_context

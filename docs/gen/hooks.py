@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sluice_reference
 
 SETTINGS_CLASSES = (
-    "fake_settings:RuntimeSettings",
-    "fake_settings:ConsoleSettings",
+    "runtime_adapter.config:RuntimeSettings",
+    "console.config:ConsoleSettings",
 )
 """The settings objects (pydantic-settings) of the runtime and the console, as
 ``module:class``, each a section of the configuration reference."""

@@ -20,7 +20,8 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import AliasChoices, AliasPath, BaseModel
 
@@ -502,13 +503,17 @@ def configuration_page(settings_classes: Iterable[type[BaseModel]]) -> str:
     lines = [
         "# Configuration reference",
         "",
-        GENERATED_NOTE.format(source=", ".join(f"`{_qualified(cls)}`" for cls in settings_classes)),
-        "Every setting comes from the environment; unset means the default shown. "
+        GENERATED_NOTE.format(
+            source=" and ".join(f"`{_qualified(cls)}`" for cls in settings_classes)
+        ),
+        "Every setting comes from the environment; unset or empty means the default shown, "
+        "and a process with an invalid value refuses to start, naming the variable. "
         "[Operations](../operations.md#configuration) explains the settings by topic.",
     ]
     shown: set[str] = set()
     for settings_class in settings_classes:
-        lines += _settings_section(settings_class, 2, _qualified(settings_class), shown)
+        title = settings_class.model_config.get("title") or _qualified(settings_class)
+        lines += _settings_section(settings_class, 2, title, shown)
     return "\n".join(lines) + "\n"
 
 
@@ -519,10 +524,11 @@ def _qualified(cls: type) -> str:
 def _settings_section(
     settings_class: type[BaseModel], level: int, title: str, shown: set[str]
 ) -> list[str]:
-    lines = ["", f"{'#' * level} {title}"]
+    lines = ["", f"{'#' * level} {title} {{#{slug(title)}}}"]
     doc = prose(inspect.getdoc(settings_class))
     if doc:
         lines += ["", doc]
+    lines += ["", f"Defined in `{_qualified(settings_class)}`."]
     rows: list[list[str]] = []
     groups: list[tuple[str, type[BaseModel]]] = []
     for name, field in settings_class.model_fields.items():
@@ -540,7 +546,7 @@ def _settings_section(
         rows.append(
             [
                 variable,
-                _annotation_text(field.annotation),
+                _annotation_text(field.annotation, field.metadata),
                 _default(field),
                 prose(field.description),
             ]
@@ -587,12 +593,40 @@ def environment_names(settings_class: type[BaseModel], name: str) -> list[str]:
     return names
 
 
-def _annotation_text(annotation: Any) -> str:
-    text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
-    text = text or str(annotation).replace("typing.", "")
-    for module in ("pathlib.", "pydantic.types.", "pydantic.networks."):
-        text = text.replace(module, "")
-    return text.replace("NoneType", "None")
+_TYPE_WORDS = {
+    str: "text",
+    int: "whole number",
+    float: "number",
+    bool: "`true` or `false`",
+    Path: "path",
+}
+
+
+def _annotation_text(annotation: Any, metadata: Iterable[Any] = ()) -> str:
+    """A setting's type in words (``whole number, at least 1``, ``one of `text`, `json```);
+    a type it has no words for stops the build."""
+    options = [arg for arg in get_args(annotation) if arg is not type(None)]
+    if get_origin(annotation) in (Union, UnionType):
+        if len(options) != 1:
+            raise ReferenceError(f"cannot describe the union {annotation}")
+        annotation = options[0]
+    origin = get_origin(annotation)
+    if origin is Literal:
+        text = "one of " + ", ".join(f"`{value}`" for value in get_args(annotation))
+    elif origin is list and get_args(annotation) == (str,):
+        text = "comma-separated list"
+    elif isinstance(annotation, type) and annotation.__name__ == "SecretStr":
+        text = "text (secret)"
+    elif annotation in _TYPE_WORDS:
+        text = _TYPE_WORDS[annotation]
+    else:
+        raise ReferenceError(f"no words for the setting type {annotation}")
+    bounds = [
+        f"at least {item.ge}" if hasattr(item, "ge") else f"more than {item.gt}"
+        for item in metadata
+        if hasattr(item, "ge") or hasattr(item, "gt")
+    ]
+    return ", ".join([text, *bounds])
 
 
 def _default(field: Any) -> str:

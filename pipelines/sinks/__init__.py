@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from pyspark.sql import DataFrame
-from pyspark.sql.streaming import DataStreamWriter
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from pipelines.sinks.files import write_files, write_files_batch
 from pipelines.sinks.http import write_http, write_http_batch

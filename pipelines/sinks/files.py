@@ -26,7 +26,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.streaming import DataStreamWriter
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from pipelines import native
 from pipelines.cloudevents import ATTRIBUTES, event_json
@@ -76,6 +76,7 @@ def _file_stream_sink(spark: SparkSession, config: FilesSinkConfig, location: st
     key = (location, config.format)
     if key not in _SINKS:
         jvm = spark._jvm
+        assert jvm is not None, "a classic session has a JVM gateway"  # PySpark asserts it too
         formats = jvm.org.apache.spark.sql.execution.datasources
         file_format = (
             formats.text.TextFileFormat()

@@ -75,7 +75,7 @@ from urllib.parse import quote, urlsplit
 import urllib3
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
-from pyspark.sql.streaming import DataStreamWriter
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from pipelines import native
 from pipelines.cloudevents import (

@@ -33,10 +33,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import closing
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
-from pyspark.sql.streaming import DataStreamWriter
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from pipelines import native
 from pipelines.cloudevents import event_json, time_text
@@ -47,6 +47,9 @@ from pipelines.spec.configs.jdbc import (
     postgresql_target,
     sqlite_file,
 )
+
+if TYPE_CHECKING:
+    import psycopg  # imported where it connects: only PostgreSQL channels need it
 
 ROW_COLUMNS = ("id", "source", "type", "time", "subject", "data")
 Row = tuple[Any, ...]
@@ -168,7 +171,7 @@ def postgresql_parameters(config: JdbcSinkConfig) -> tuple[PostgresqlTarget, dic
     return target, {name: value for name, value in parameters.items() if value is not None}
 
 
-def connect_postgresql(config: JdbcSinkConfig) -> Any:
+def connect_postgresql(config: JdbcSinkConfig) -> psycopg.Connection[tuple[Any, ...]]:
     """A psycopg connection to a checked address of the configured host.
 
     The host is resolved once; :class:`~pipelines.net.ForbiddenAddress` when any address is

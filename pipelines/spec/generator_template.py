@@ -20,6 +20,7 @@ template, so fields vary independently and a given ``seq`` always gives the same
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -90,7 +91,7 @@ def parse_template(template: Any) -> Any:
     return _parse_value(template, "data", counter)
 
 
-def _parse_value(value: Any, path: str, counter: Any) -> Any:
+def _parse_value(value: Any, path: str, counter: Iterator[int]) -> Any:
     if isinstance(value, str):
         return _parse_string(value, path, counter)
     if isinstance(value, dict):
@@ -102,7 +103,7 @@ def _parse_value(value: Any, path: str, counter: Any) -> Any:
     raise TemplateError(f"{path}: not a JSON value ({type(value).__name__})")
 
 
-def _parse_string(text: str, path: str, counter: Any) -> TemplateString:
+def _parse_string(text: str, path: str, counter: Iterator[int]) -> TemplateString:
     parts: list[Part] = []
     position = 0
     for match in PLACEHOLDER.finditer(text):
@@ -123,7 +124,7 @@ def _placeholder(body: str, salt: int) -> Placeholder:
     if name in ("seq", "time"):
         if arguments:
             raise ValueError(f"{{{{{name}}}}} takes no arguments")
-        return Placeholder(kind=name, salt=salt)  # type: ignore[arg-type]
+        return Placeholder(kind="seq" if name == "seq" else "time", salt=salt)
     if name == "number":
         return _number(arguments, salt)
     if name == "choice":

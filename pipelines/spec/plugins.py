@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeAlias, get_args
 
 from pydantic import BaseModel
 
@@ -40,6 +40,7 @@ from pipelines.spec.configs.preview import PreviewSinkConfig
 from pipelines.spec.configs.sql import SqlConfig
 
 PluginKind = Literal["source", "transform", "sink"]
+ConfigModel: TypeAlias = type[BaseModel]  # named here: inside Plugin, ``type`` is a field
 PLUGIN_KINDS: tuple[PluginKind, ...] = get_args(PluginKind)
 
 
@@ -51,7 +52,7 @@ class Plugin:
     kind: PluginKind
     title: str
     description: str
-    config_model: type[BaseModel]
+    config_model: ConfigModel
 
     @property
     def json_schema(self) -> dict[str, Any]:
@@ -251,6 +252,7 @@ PLUGINS: Mapping[tuple[PluginKind, str], Plugin] = MappingProxyType(
 def get_plugin(kind: str, type_: str) -> Plugin:
     """Return the plugin of ``kind`` named ``type_``; raise :class:`UnknownPluginError`."""
     try:
+        # A kind outside PluginKind is not in the catalogue: the KeyError below reports it.
         return PLUGINS[(kind, type_)]  # type: ignore[index]
     except KeyError:
         raise UnknownPluginError(kind, type_) from None

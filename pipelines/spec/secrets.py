@@ -75,15 +75,13 @@ def secret_values(spec: Mapping[str, Any] | BaseModel) -> list[str]:
 
 def redact(spec: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
     """A copy of ``spec`` with every secret that is set replaced by :data:`SECRET_MARKER`."""
-    data = copy.deepcopy(_as_json(spec))
+    data = _json_copy(spec)
     for loc in _spec_secrets(data, _walk):
         _set(data, loc, SECRET_MARKER)
     return data
 
 
-def merge_secrets(
-    new_spec: Mapping[str, Any], stored_spec: Mapping[str, Any] | BaseModel | None
-) -> Any:
+def merge_secrets(new_spec: object, stored_spec: Mapping[str, Any] | BaseModel | None) -> Any:
     """Return ``new_spec`` (a copy) with the secrets it keeps taken from ``stored_spec``.
 
     A secret sent as :data:`SECRET_MARKER`, or a secret field left out of an object whose
@@ -326,7 +324,7 @@ def encrypted_secret_paths(spec: Mapping[str, Any]) -> list[str]:
 
 
 def _map_secrets(spec: Mapping[str, Any], change: Callable[[str], str]) -> dict[str, Any]:
-    data = copy.deepcopy(_as_json(spec))
+    data = _json_copy(spec)
     for loc in _spec_secrets(data, _walk):
         value = _get(data, loc)
         if isinstance(value, str) and value:
@@ -366,7 +364,7 @@ class SecretMaskingFilter(logging.Filter):
         self.secrets: set[str] = set()
         self.add(secrets)
 
-    def add(self, secrets: Iterable[str]) -> None:
+    def add(self, secrets: Iterable[object]) -> None:  # keeps only strings
         self.secrets.update(s for s in secrets if isinstance(s, str) and len(s) >= MASK_MIN_LENGTH)
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -574,7 +572,8 @@ def _schema(model: type[BaseModel]) -> Schema:
 
 
 def _defs(model: type[BaseModel]) -> Schema:
-    return _schema(model).get("$defs", {})
+    defs: Schema = _schema(model).get("$defs", {})  # JSON Schema: "$defs" is an object
+    return defs
 
 
 # -- bindings ----------------------------------------------------------------------------
@@ -588,36 +587,44 @@ def _settings(model: type[BaseModel], config: Mapping[str, Any]) -> dict[str, An
     for name, field in model.model_fields.items():
         if name not in filled and not field.is_required():
             filled[name] = to_jsonable_python(field.get_default(call_default_factory=True))
-    return _without_secrets(_schema(model), filled, _defs(model))
+    return _fields_without_secrets(_schema(model), filled, _defs(model))
 
 
 def _whole(model: type[BaseModel], config: Any) -> Any:
     return _settings(model, config) if isinstance(config, Mapping) else config
 
 
+def _fields_without_secrets(
+    schema: Schema, value: Mapping[str, Any], defs: Schema
+) -> dict[str, Any]:
+    """A copy of the object ``value`` without the fields ``schema`` (any branch) calls secret."""
+    branches = _branches(schema, defs)
+    fields: dict[str, Schema] = {}
+    for branch in branches:
+        fields.update(branch.get("properties", {}))
+    extra = next(
+        (
+            b["additionalProperties"]
+            for b in branches
+            if isinstance(b.get("additionalProperties"), Mapping)
+        ),
+        None,
+    )
+    result = {}
+    for key, item in value.items():
+        field = fields.get(key, extra)
+        if field is None:
+            result[key] = item
+        elif not _is_secret(field, defs):
+            result[key] = _without_secrets(field, item, defs)
+    return result
+
+
 def _without_secrets(schema: Schema, value: Any, defs: Schema) -> Any:
     """A copy of ``value`` without the fields ``schema`` (any branch) calls secret."""
-    branches = _branches(schema, defs)
     if isinstance(value, Mapping):
-        fields: dict[str, Schema] = {}
-        for branch in branches:
-            fields.update(branch.get("properties", {}))
-        extra = next(
-            (
-                b["additionalProperties"]
-                for b in branches
-                if isinstance(b.get("additionalProperties"), Mapping)
-            ),
-            None,
-        )
-        result = {}
-        for key, item in value.items():
-            field = fields.get(key, extra)
-            if field is None:
-                result[key] = item
-            elif not _is_secret(field, defs):
-                result[key] = _without_secrets(field, item, defs)
-        return result
+        return _fields_without_secrets(schema, value, defs)
+    branches = _branches(schema, defs)
     items = next((b["items"] for b in branches if isinstance(b.get("items"), Mapping)), None)
     if isinstance(value, list) and items is not None:
         return [_without_secrets(items, item, defs) for item in value]
@@ -646,7 +653,11 @@ class _BindingChanges:
         """The secret's field title as a sentence names it ("password", "SASL password")."""
         stage_loc = _stage_loc(loc)
         model = self.models.get(stage_loc)
-        found = model and _title(_schema(model), loc[len(stage_loc) + 1 :], _defs(model))
+        found = (
+            None
+            if model is None
+            else _title(_schema(model), loc[len(stage_loc) + 1 :], _defs(model))
+        )
         title = found or str(loc[-1])
         return title[0].lower() + title[1:] if title[1:2].islower() else title
 
@@ -714,4 +725,12 @@ def _strings(values: Iterable[Any]) -> list[str]:
 
 
 def _as_json(spec: Mapping[str, Any] | BaseModel) -> Any:
+    """``spec`` as JSON data. Any: a spec read from storage may be anything (``None``, a
+    list); the walks skip what is not an object, and such a spec comes back unchanged."""
     return spec.model_dump(mode="json") if isinstance(spec, BaseModel) else spec
+
+
+def _json_copy(spec: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
+    """A deep copy of ``spec`` as JSON data, to change (a dict for every valid spec)."""
+    data: dict[str, Any] = copy.deepcopy(_as_json(spec))
+    return data

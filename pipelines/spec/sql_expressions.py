@@ -29,11 +29,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from functools import cache
+from typing import ClassVar
 
 from sqlglot import exp
 from sqlglot.dialects.databricks import Databricks
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
-from sqlglot.tokens import Token, TokenType
+from sqlglot.parsers.databricks import DatabricksParser
+from sqlglot.tokenizer_core import Token, TokenType
 
 from pipelines.spec.sql_functions import (
     AGGREGATE_REFUSAL,
@@ -131,7 +133,7 @@ _REFUSED: tuple[tuple[tuple[type[exp.Expr], ...], str], ...] = (
 class _SparkExpressions(Databricks):
     """Databricks' dialect whose parser knows only the allowed function names."""
 
-    class Parser(Databricks.Parser):
+    class Parser(DatabricksParser):  # Databricks.Parser, named by its class
         FUNCTIONS = {
             name: build
             for name, build in Databricks.Parser.FUNCTIONS.items()
@@ -143,7 +145,7 @@ class _SparkExpressions(Databricks):
             if is_allowed_function(name)
         }
         # Bare words are columns here; the walk judges Spark's literal functions by name.
-        NO_PAREN_FUNCTIONS: dict = {}
+        NO_PAREN_FUNCTIONS: ClassVar[dict[TokenType, type[exp.Expression]]] = {}
         NO_PAREN_FUNCTION_PARSERS = {
             name: parse
             for name, parse in Databricks.Parser.NO_PAREN_FUNCTION_PARSERS.items()

@@ -15,8 +15,8 @@ from confluent_kafka.admin import AdminClient
 from rest_framework.test import APIClient
 
 from console import services
-from console.ingest import set_ingest_kafka
-from console.services.ingest_tokens import issue_ingest_token
+from console.services.ingest.kafka import set_ingest_kafka
+from console.services.ingest.tokens import issue_ingest_token
 from tests.integration.conftest import Stack
 from tests.integration.test_walking_skeleton import consume_all, make_topic, wait_for_state
 

@@ -2,7 +2,7 @@
 ``SLUICE_RUNTIME_USER`` runs, and runs its Spark drivers, as that unprivileged user, and a
 driver's environment holds none of the console's own secrets.
 
-A real ``python -m runtime_adapter.worker`` process (as the Procfile starts it) on the
+A real ``python -m runtime_adapter.host.worker`` process (as the Procfile starts it) on the
 session's Redis, and a real driver under spark-submit; the connector is deployed through the
 runtime adapter, as the console would.
 """
@@ -23,7 +23,7 @@ import pytest
 
 from pipelines.spec.secrets import derive_key
 from runtime_adapter.base import Deployment
-from runtime_adapter.privileges import RuntimeUser, check_reachable
+from runtime_adapter.host.privileges import RuntimeUser, check_reachable
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.states import State, TargetState
 from tests.support.processes import REPO_ROOT, Service, start_service, wait_until
@@ -85,7 +85,7 @@ def worker(
     env.pop("SLUICE_SECRETS_KEY", None)
     service = start_service(
         "runtime-unprivileged",
-        [sys.executable, "-m", "runtime_adapter.worker"],
+        [sys.executable, "-m", "runtime_adapter.host.worker"],
         artifacts_dir / "least-privilege",
         env,
     )

@@ -80,7 +80,7 @@ ROLE_PROGRAMS = {
     "web": "gunicorn console.wsgi:application",
     "celery-worker": "celery -A console worker",
     "celery-beat": "celery -A console beat",
-    "runtime-worker": "python -m runtime_adapter.worker",
+    "runtime-worker": "python -m runtime_adapter.host.worker",
 }
 #: Environment only the runtime workers get (compose: runtime-worker-N's environment).
 RUNTIME_WORKER_ENV = ("SLUICE_WORKER_ID", "SLUICE_DRIVER_HOST", "SLUICE_DRIVER_BIND_ADDRESS")

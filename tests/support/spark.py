@@ -39,7 +39,7 @@ def local_spark() -> Any:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
-    harden_session(session)  # as every driver does (runtime_adapter.driver)
+    harden_session(session)  # as every driver does (runtime_adapter.host.driver)
     # py4j logs at INFO when its sockets close, after pytest has closed the log streams.
     logging.getLogger("py4j").setLevel(logging.WARNING)
     return session

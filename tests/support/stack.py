@@ -114,7 +114,7 @@ def role_command(name: str, stack: Stack) -> list[str]:
             str(schedule),
         ]
     if name.startswith("runtime"):
-        return [sys.executable, "-m", "runtime_adapter.worker"]
+        return [sys.executable, "-m", "runtime_adapter.host.worker"]
     raise ValueError(f"unknown role {name!r}")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from console.services.audit import record_audit
+from console.services.audit_trail import record_audit
 from console.services.secrets import encrypt_stored_secrets
 from pipelines.spec.secrets import SecretDecryptionError, SecretsKeyError
 

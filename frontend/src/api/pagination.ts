@@ -2,15 +2,16 @@
  * Reading the API's lists, the one place that knows their pagination: limit/offset pages
  * (`?limit=&offset=`, DRF's LimitOffsetPagination) of `{count, next, previous, results}`.
  *
- * The server may serve fewer items per page than asked (its pagination has, or may get, a
- * maximum limit), so lists are read page after page until they are complete, never by trusting
- * one big `limit` to return everything.
+ * The server serves at most 500 items per page whatever `limit` asks (MAX_LIMIT in
+ * console/api/pagination.py), so lists are read page after page until they are complete, never
+ * by trusting one big `limit` to return everything.
  */
 
 import { api } from "./client";
 import type { Page } from "./types";
 
-/** Items asked for per request: a list of up to this many items costs one request. */
+/** Items asked for per request (the server's maximum): a list of up to this many items costs
+ * one request. */
 export const PAGE_LIMIT = 500;
 
 /** How many entries a history panel shows (lifecycle events, revisions: newest first). */

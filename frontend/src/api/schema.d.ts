@@ -1103,10 +1103,7 @@ export interface components {
             /** @description Events per second POST …/events accepts for this channel (http source); null: the site default SLUICE_INGEST_RATE_LIMIT. */
             ingest_rate_limit?: number | null;
         };
-        /**
-         * @description PATCH body: explicit offsets or a timestamp, not both (described here; the service
-         *     validates it and names each bad field by its path, e.g. ``offsets[0].offset.offset``).
-         */
+        /** @description PATCH body: explicit offsets or a timestamp, not both. */
         PatchedOffsetsAlterRequest: {
             /** @description The partitions to move; partitions left out keep their position. */
             offsets?: components["schemas"]["SourceOffsetRequest"][];
@@ -1447,7 +1444,7 @@ export interface operations {
                 action?: string;
                 /** @description Username, or "anonymous". */
                 actor?: string;
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (default 50, at most 500). */
                 limit?: number;
                 /** @description A channel name, … */
                 object_id?: string;
@@ -1490,7 +1487,7 @@ export interface operations {
             query?: {
                 /** @description `status`: include each channel's status, failures first. */
                 expand?: "status";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (default 50, at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -1938,7 +1935,7 @@ export interface operations {
     channels_lifecycle_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (default 50, at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -2427,7 +2424,7 @@ export interface operations {
     channels_revisions_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (default 50, at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -2690,7 +2687,7 @@ export interface operations {
                  *     * `sink` - Sink
                  */
                 kind?: "source" | "transform" | "sink";
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (default 50, at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
@@ -2854,7 +2851,7 @@ export interface operations {
     workers_list: {
         parameters: {
             query?: {
-                /** @description Number of results to return per page. */
+                /** @description Number of results to return per page (default 50, at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;

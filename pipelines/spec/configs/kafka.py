@@ -175,7 +175,7 @@ _SECURITY = Field(
     title="Security",
     description="SASL and TLS settings; passwords are write-only.",
 )
-_PROPERTIES = Field(
+_PROPERTIES: dict[str, str] = Field(
     default_factory=dict,
     title="Other Kafka properties",
     description=(
@@ -214,7 +214,7 @@ def kafka_secret_binding(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def check_properties(value: dict[str, str]) -> dict[str, str]:
     """Return Kafka client properties if each is one of :data:`ALLOWED_PROPERTIES` with a
-    value of the form it allows."""
+    value of the form it allows (a field validator: pydantic has checked the types)."""
     for key, setting in value.items():
         if not key.startswith("kafka.") or key == "kafka.":
             raise ValueError(f"{key!r}: Kafka client properties start with 'kafka.'")
@@ -228,7 +228,7 @@ def check_properties(value: dict[str, str]) -> dict[str, str]:
                 f"{key!r} is not an allowed Kafka property; allowed: "
                 + ", ".join(sorted(name.removeprefix("kafka.") for name in ALLOWED_PROPERTIES))
             )
-        if not isinstance(setting, str) or not form.fullmatch(setting):
+        if not form.fullmatch(setting):  # a str: pydantic has validated dict[str, str]
             raise ValueError(f"{key!r}: {setting!r} is not a valid value")
     return value
 

@@ -21,7 +21,7 @@ import itertools
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pipelines.spec.patterns.ip import parse_cidr, parse_ip
 from pipelines.spec.patterns.limits import (
@@ -69,6 +69,7 @@ _ABSENT = object()  # what the parser of {"exists": false} returns
 _EXAMPLE_RANGE = '[">", 0, "<=", 5]'
 
 Report = Callable[[str, str], None]
+NumberMatcher = TypeVar("NumberMatcher", bound=Matcher)
 OperatorResult = Matcher | object | None  # a matcher, _ABSENT, or None after a reported error
 
 
@@ -241,8 +242,8 @@ class _Parser:
             self.report(loc, f"too many wildcards: the limit is {MAX_WILDCARDS} per pattern")
 
     def _object(
-        self, obj: dict[str, Any], path: FieldPath, loc: str, drafts: list[_Draft], *, in_or: bool
-    ) -> list[_Draft]:
+        self, obj: dict[Any, Any], path: FieldPath, loc: str, drafts: list[_Draft], *, in_or: bool
+    ) -> list[_Draft]:  # any keys: a pattern may come from Python, not only from JSON
         if not obj:
             self.report(loc, "empty objects are not allowed" if loc else "a pattern needs a field")
         for key, value in obj.items():
@@ -342,8 +343,8 @@ def _describe(value: Any) -> str:
 
 
 def _number(
-    value: Any, loc: str, report: Report, build: Callable[[float], Matcher]
-) -> Matcher | None:
+    value: Any, loc: str, report: Report, build: Callable[[float], NumberMatcher]
+) -> NumberMatcher | None:
     """Build a number matcher; event-ruler refuses numbers a double cannot hold exactly."""
     number = as_double(value)
     if number is None:
@@ -462,12 +463,13 @@ def _numeric(operand: Any, loc: str, report: Report) -> OperatorResult:
     if not isinstance(operand, list) or len(operand) not in (2, 4):
         report(loc, f'numeric takes ["<op>", number] or a range like {_EXAMPLE_RANGE}')
         return None
-    bounds = [_numeric_bound(operand, index, loc, report) for index in range(0, len(operand), 2)]
-    if any(bound is None for bound in bounds):
+    checked = [_numeric_bound(operand, index, loc, report) for index in range(0, len(operand), 2)]
+    bounds = [bound for bound in checked if bound is not None]
+    if len(bounds) < len(checked):
         return None
     if len(bounds) == 1:
-        return _single_bound(*bounds[0])  # type: ignore[misc]
-    (low_op, low), (high_op, high) = bounds  # type: ignore[misc]
+        return _single_bound(*bounds[0])
+    (low_op, low), (high_op, high) = bounds
     if low_op not in (">", ">=") or high_op not in ("<", "<="):
         report(loc, f"a numeric range gives the lower bound (> or >=) first, e.g. {_EXAMPLE_RANGE}")
         return None
@@ -496,7 +498,7 @@ def _numeric_bound(
     if operator == "=" and len(operand) > 2:
         report(loc, "numeric = takes exactly one number")
         return None
-    return operator, matcher.value  # type: ignore[attr-defined]
+    return operator, matcher.value
 
 
 def _single_bound(operator: str, number: float) -> Matcher:
@@ -528,12 +530,13 @@ def _anything_but(operand: Any, loc: str, report: Report) -> OperatorResult:
         return None
     if strings:
         return AnythingBut(tuple(ExactString(value) for value in values))
-    excluded = [
+    numbers_excluded = [
         _number(value, f"{loc}[{i}]", report, ExactNumber) for i, value in enumerate(values)
     ]
-    if any(matcher is None for matcher in excluded):
+    excluded = [matcher for matcher in numbers_excluded if matcher is not None]
+    if len(excluded) < len(numbers_excluded):
         return None
-    return AnythingBut(tuple(excluded))  # type: ignore[arg-type]
+    return AnythingBut(tuple(excluded))
 
 
 def _anything_but_object(operand: dict[str, Any], loc: str, report: Report) -> OperatorResult:
@@ -549,10 +552,11 @@ def _anything_but_object(operand: dict[str, Any], loc: str, report: Report) -> O
     if name in ("prefix", "suffix") and "" in values:
         report(inner_loc, f"anything-but {name} must not be empty")
         return None
-    excluded = [_anything_but_excluded(name, value, inner_loc, report) for value in values]
-    if any(matcher is None for matcher in excluded):
+    checked = [_anything_but_excluded(name, value, inner_loc, report) for value in values]
+    excluded = [matcher for matcher in checked if matcher is not None]
+    if len(excluded) < len(checked):
         return None
-    return AnythingBut(tuple(excluded))  # type: ignore[arg-type]
+    return AnythingBut(tuple(excluded))
 
 
 def _anything_but_excluded(name: str, value: str, loc: str, report: Report) -> Matcher | None:

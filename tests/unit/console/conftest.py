@@ -6,9 +6,9 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from console.ingest import set_ingest_kafka
 from console.permissions import ROLES, grant_role
 from console.runtime import set_runtime
+from console.services.ingest.kafka import set_ingest_kafka
 from tests.unit.console.fake_ingest import FakeIngestKafka
 from tests.unit.console.fakes import FakeRuntime
 

@@ -18,6 +18,7 @@ from runtime_adapter.base import (
     DriverInfo,
     ExecutorInfo,
     OffsetChange,
+    RuntimeUnavailable,
     SourceOffset,
     SparkCluster,
     TaskStatus,
@@ -39,6 +40,8 @@ class FakeRuntime:
     generations: dict[str, int] = field(default_factory=dict)
     status_calls: int = 0
     unavailable: BaseException | None = None
+    """Set by tests: the outage (a ``ConnectionError``, a Redis error) every call then fails
+    with, raised as a runtime adapter does: :class:`RuntimeUnavailable`, the outage chained."""
     checkpoints: dict[str, ConnectorOffsets] = field(default_factory=dict)
     """Channel name (or checkpoint key) → what its checkpoint holds (set by tests)."""
     offset_changes: dict[str, OffsetChange] = field(default_factory=dict)
@@ -85,18 +88,15 @@ class FakeRuntime:
 
     def status(self, connector_ids: Iterable[str]) -> dict[str, ConnectorStatus]:
         self.status_calls += 1
-        if self.unavailable is not None:
-            raise self.unavailable
+        self._fail_if_unavailable()
         return {cid: self.statuses[cid] for cid in connector_ids if cid in self.statuses}
 
     def workers(self) -> list[WorkerInfo]:
-        if self.unavailable is not None:
-            raise self.unavailable
+        self._fail_if_unavailable()
         return list(self.worker_infos.values())
 
     def drivers(self) -> list[DriverInfo]:
-        if self.unavailable is not None:
-            raise self.unavailable
+        self._fail_if_unavailable()
         return sorted(self.driver_infos.values(), key=lambda d: (d.worker_id, d.driver_id))
 
     def forget_worker(self, worker_id: str) -> None:
@@ -105,8 +105,7 @@ class FakeRuntime:
 
     def preview(self, connector_id: str, limit: int = 50) -> list[dict]:
         self._call("preview", connector_id, limit)
-        if self.unavailable is not None:
-            raise self.unavailable
+        self._fail_if_unavailable()
         return self.previews.get(connector_id, [])[:limit]
 
     def offsets(self, connector_id: str, channel: str) -> ConnectorOffsets:
@@ -140,9 +139,15 @@ class FakeRuntime:
     # -- helpers for tests -----------------------------------------------------------------
 
     def _call(self, name: str, *args) -> None:
-        if self.unavailable is not None:
-            raise self.unavailable
+        self._fail_if_unavailable()
         self.calls.append((name, *args))
+
+    def _fail_if_unavailable(self) -> None:
+        outage = self.unavailable
+        if isinstance(outage, RuntimeUnavailable):
+            raise outage
+        if outage is not None:
+            raise RuntimeUnavailable(str(outage)) from outage
 
     def calls_named(self, name: str) -> list[tuple]:
         return [call[1:] for call in self.calls if call[0] == name]

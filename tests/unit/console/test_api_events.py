@@ -7,7 +7,6 @@ the rate limit (a real Redis) and the size limits are at the end.
 from __future__ import annotations
 
 import json
-import time
 import uuid
 
 import pytest
@@ -19,8 +18,9 @@ from console import services
 from console.models import Channel, Revision
 from console.permissions import grant_role
 from console.runtime import set_runtime
-from console.services.cloudevents import rfc3339_utc
-from console.services.ingest_tokens import issue_ingest_token
+from console.services.ingest.cloudevents import rfc3339_utc
+from console.services.ingest.rate import bucket_key
+from console.services.ingest.tokens import issue_ingest_token, revoke_ingest_token
 
 pytestmark = pytest.mark.django_db
 
@@ -424,7 +424,7 @@ def test_a_rotated_or_revoked_token_stops_working(channel, ingest_kafka):
 
     assert post(old, event(id="b")).status_code == 403
     assert post(new, event(id="c")).status_code == 202
-    services.ingest_tokens.revoke_ingest_token(channel)
+    revoke_ingest_token(channel)
     revoked = post(new, event(id="d"))
     assert revoked.status_code == 403
     assert "has no ingestion token: issue one with POST" in revoked.json()["detail"]
@@ -510,13 +510,27 @@ def batch_of(count: int, start: int = 0) -> list[dict]:
     return [event(id=f"r-{n}") for n in range(start, start + count)]
 
 
+def set_bucket_clock(client: redis.Redis, channel: Channel, *, filled_ago: float) -> None:
+    """The rate limit's clock, controlled: the channel's bucket was last filled ``filled_ago``
+    seconds ago by Redis's clock (the one the limit reads). Negative: in the future, so
+    nothing refills until a test says so, however slow the machine between two requests."""
+    seconds, micros = client.time()
+    client.hset(bucket_key(channel), "at", str(seconds + micros / 1_000_000 - filled_ago))
+
+
+def hold_bucket_clock(client: redis.Redis, channel: Channel) -> None:
+    """Nothing refills the channel's bucket for the next hour."""
+    set_bucket_clock(client, channel, filled_ago=-3600)
+
+
 def test_a_batch_over_the_remaining_budget_is_a_429_and_nothing_is_written(
-    producer, channel, ingest_kafka, settings
+    producer, channel, ingest_kafka, settings, rate_limit_redis
 ):
     Channel.objects.filter(pk=channel.pk).update(ingest_rate_limit=5)  # burst: 10 events
     settings.SLUICE_INGEST_BURST_SECONDS = 2.0
 
     first = post(producer, batch_of(8), BATCH)
+    hold_bucket_clock(rate_limit_redis, channel)
     second = post(producer, batch_of(5, start=8), BATCH)
 
     assert first.status_code == 202, first.content
@@ -527,30 +541,37 @@ def test_a_batch_over_the_remaining_budget_is_a_429_and_nothing_is_written(
     assert [key for key, _ in written(ingest_kafka)] == [f"r-{n}" for n in range(8)]
 
 
-def test_every_event_counts_valid_or_not(producer, channel, ingest_kafka, settings):
+def test_every_event_counts_valid_or_not(
+    producer, channel, ingest_kafka, settings, rate_limit_redis
+):
     settings.SLUICE_INGEST_RATE_LIMIT = 2
     settings.SLUICE_INGEST_BURST_SECONDS = 2.0  # burst: 4
 
     assert post(producer, [event(id="a"), event(id="")] * 2, BATCH).status_code == 207
+    hold_bucket_clock(rate_limit_redis, channel)
     assert post(producer, event(id="late")).status_code == 429
 
 
-def test_the_bucket_refills_at_the_rate(producer, channel, ingest_kafka, settings):
-    settings.SLUICE_INGEST_RATE_LIMIT = 1000
-    settings.SLUICE_INGEST_BURST_SECONDS = 0.01  # burst: 10, refilled in 10 ms
+def test_the_bucket_refills_at_the_rate(
+    producer, channel, ingest_kafka, settings, rate_limit_redis
+):
+    settings.SLUICE_INGEST_RATE_LIMIT = 10
+    settings.SLUICE_INGEST_BURST_SECONDS = 1.0  # burst: 10, refilled in 1 s
 
     assert post(producer, batch_of(10), BATCH).status_code == 202
+    hold_bucket_clock(rate_limit_redis, channel)
     assert post(producer, batch_of(10, 10), BATCH).status_code == 429
-    time.sleep(0.05)
+    set_bucket_clock(rate_limit_redis, channel, filled_ago=1.0)  # refilled
     assert post(producer, batch_of(10, 20), BATCH).status_code == 202
 
 
-def test_the_limit_is_per_channel(user, channel, ingest_kafka, settings):
+def test_the_limit_is_per_channel(user, channel, ingest_kafka, settings, rate_limit_redis):
     settings.SLUICE_INGEST_RATE_LIMIT = 1
     settings.SLUICE_INGEST_BURST_SECONDS = 1.0
     other = services.create_channel(name="other", spec=http_spec(), user=user)
 
     assert post(token_client(channel), event(id="a")).status_code == 202
+    hold_bucket_clock(rate_limit_redis, channel)
     assert post(token_client(channel), event(id="b")).status_code == 429
     other_url = "/api/v1/channels/other/events"
     assert post(token_client(other), event(id="c"), url=other_url).status_code == 202

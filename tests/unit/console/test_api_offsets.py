@@ -242,6 +242,35 @@ def test_patch_of_a_never_started_channel_is_allowed(api, spec, runtime):
             {"offsets[1].partition": ["Partition orders/0 is named twice."]},
         ),
         ({"offsets": ["x"]}, {"offsets[0]": ["Must be an object with partition and offset."]}),
+        ({"offsets": [None]}, {"offsets[0]": ["Must be an object with partition and offset."]}),
+        ({"offsets": None}, {"offsets": ["Must be a non-empty list."]}),
+        ({"offsets": {"a": 1}}, {"offsets": ["Must be a non-empty list."]}),
+        (
+            {"offsets": [{"partition": {"topic": 5, "partition": 0}, "offset": {"offset": 1}}]},
+            {"offsets[0].partition.topic": ["Required: a topic name."]},
+        ),
+        (
+            {"offsets": [{"partition": {"topic": "orders", "partition": "0"}, "offset": {}}]},
+            {
+                "offsets[0].partition.partition": ["Required: a partition number (0 or more)."],
+                "offsets[0].offset.offset": [
+                    "Required: the next offset to read (0 or more); DELETE resets to "
+                    "starting_offsets."
+                ],
+            },
+        ),
+        (
+            {"offsets": [{"partition": {"topic": "orders", "partition": 0}, "offset": 3}]},
+            {"offsets[0].offset": ['Required: an object {"offset": ...}.']},
+        ),
+        (
+            {"offsets": [{**item("orders", 0, 1), "extra": 1}]},
+            {"offsets[0].extra": ["Unknown field."]},
+        ),
+        (
+            {"timestamp": ""},
+            {"timestamp": ["'' is not an RFC 3339 timestamp"]},
+        ),
         ({"timestamp": "yesterday"}, {"timestamp": ["'yesterday' is not an RFC 3339 timestamp"]}),
         (
             {"timestamp": "2026-11-01T00:00:00"},
@@ -440,6 +469,9 @@ def test_copy_with_nothing_to_copy_is_409(api, spec, runtime):
         ),
         ({"from_consumer_group": ""}, {"from_consumer_group": ["Must be a non-empty string."]}),
         ({"from_channel": 3}, {"from_channel": ["Must be a non-empty string."]}),
+        ({"from_channel": "  "}, {"from_channel": ["Must be a non-empty string."]}),
+        ({"from_channel": None}, {"from_channel": ["Must be a non-empty string."]}),
+        ([], {"non_field_errors": ["Must be a JSON object."]}),
         ({"from_channel": "ghost"}, {"from_channel": ["No channel is named 'ghost'."]}),
         ({"from_channel": "orders"}, {"from_channel": ["Name another channel than this one."]}),
         (
@@ -523,3 +555,16 @@ def change(api, method: str, name: str = "orders"):
     if method == "delete":
         return api.delete(url)
     return api.post(f"{url}/copy", {"from_consumer_group": "g"}, format="json")
+
+
+def test_a_form_body_is_read_by_its_last_values(api, spec, runtime):
+    stopped(api, spec, runtime)
+
+    response = api.patch(
+        f"{CHANNELS}orders/offsets",
+        "offsets=a&offsets=b",
+        content_type="application/x-www-form-urlencoded",
+    )
+
+    assert response.status_code == 400
+    assert response.json() == {"offsets": ["Must be a non-empty list."]}

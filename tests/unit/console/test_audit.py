@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from console import services
 from console.models import AuditEvent, Channel
 from console.permissions import grant_role
-from console.services.audit import MAX_CHANGES_BYTES, record_audit, redact_body
+from console.services.audit_trail import MAX_CHANGES_BYTES, record_audit, redact_body
 from pipelines.spec.secrets import SECRET_MARKER
 from tests.unit.console import secret_plugins
 from tests.unit.console.secret_plugins import SECRETS, secret_spec

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 from console import services
 from console.models import Channel
 from console.permissions import grant_role
-from console.services.ingest_tokens import (
+from console.services.ingest.tokens import (
     hash_token,
     issue_ingest_token,
     revoke_ingest_token,

@@ -27,9 +27,11 @@ def post(api, body: Any):
 
 
 def timed_post(api, body: Any):
-    start = time.perf_counter()
+    """The answer and the CPU seconds it took: the request runs in this process, and a loaded
+    machine stretches the wall clock, not the work (the attack is on the CPU)."""
+    start = time.process_time()
     response = post(api, body)
-    return response, time.perf_counter() - start
+    return response, time.process_time() - start
 
 
 @pytest.mark.timeout(60)

@@ -59,7 +59,7 @@ RULES = {
     ("channel-offsets", "patch"): "operate",
     ("channel-offsets", "delete"): "operate",
     ("channel-offsets-copy", "post"): "operate",
-    ("channel-lifecycle", "get"): "view",
+    ("channel-lifecycle-list", "get"): "view",
     ("channel-revision-list", "get"): "view",
     ("channel-revision-detail", "get"): "view",
     ("cluster", "get"): "view",

@@ -22,10 +22,10 @@ from pipelines.spec.secrets import (
     SecretMaskingFilter,
 )
 from runtime_adapter.config import RuntimeConfig
-from runtime_adapter.errors import decrypted_spec
-from runtime_adapter.hosted import HostedConnector
+from runtime_adapter.host.failures import decrypted_spec
+from runtime_adapter.host.hosted import HostedConnector
+from runtime_adapter.host.worker import _secrets_of
 from runtime_adapter.states import State
-from runtime_adapter.worker import _secrets_of
 from tests.support.reports import ReportingStore
 from tests.unit.console import secret_plugins
 from tests.unit.console.secret_plugins import SECRETS, secret_spec

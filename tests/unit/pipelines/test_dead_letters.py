@@ -17,7 +17,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from pipelines.builder import build_stream
-from pipelines.errors import DEAD_LETTER_TYPE
+from pipelines.errors import DEAD_LETTER_SCHEMA, DEAD_LETTER_TYPE, DeadLetterError, ErrorRouter
 from pipelines.sinks.files import write_files_batch
 from pipelines.spec import validate_spec
 from pipelines.spec.configs import FilesSinkConfig
@@ -219,3 +219,30 @@ def test_failed_events_keep_their_event_only_when_dead_letters_need_it(
     assert json.loads(kept.event)["data"] == {"qty": "many"}
     assert lean.event is None
     assert (lean.error_class, lean.message) == (kept.error_class, kept.message)
+
+
+def test_a_dead_letter_sink_that_rejects_dead_letters_fails_the_batch(
+    spark: SparkSession,
+) -> None:
+    """Nothing is left to route them to: the batch fails, naming how many and the first."""
+    letters = [
+        ("e1", None, "sink", "HttpStatus503", "first refusal", "t", 0, 1, None, "{}"),
+        ("e2", None, "sink", "HttpStatus503", "second refusal", "t", 0, 2, None, "{}"),
+    ]
+    dead = spark.createDataFrame(letters, DEAD_LETTER_SCHEMA)
+    counts: list[int] = []
+
+    def router(rejects: bool) -> ErrorRouter:
+        return ErrorRouter(
+            channel="dlq-test",
+            write_sink=lambda events, batch_id: None,
+            write_dead_letters=lambda events, batch_id: dead if rejects else dead.limit(0),
+            log=False,
+            on_dead_letters=counts.append,
+        )
+
+    router(rejects=False).route(dead, 0)
+    assert counts == [2]
+    with pytest.raises(DeadLetterError, match=r"rejected 2 dead letter\(s\); first: \w+ refusal"):
+        router(rejects=True).route(dead, 1)
+    assert counts == [2]

@@ -13,7 +13,7 @@ from pipelines.sinks.http import deliver_http
 from pipelines.spec import validate_spec
 from pipelines.spec.channel import StageSpec, parse_stage_config
 from pipelines.spec.secrets import SecretBox, encrypt_secrets
-from runtime_adapter.errors import decrypted_spec
+from runtime_adapter.host.failures import decrypted_spec
 from tests.support.http_server import RecordingServer
 from tests.unit.pipelines.test_http_sink import event_row, events
 

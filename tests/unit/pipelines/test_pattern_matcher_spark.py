@@ -356,7 +356,7 @@ def test_a_large_pattern_stays_a_small_expression(spark: SparkSession) -> None:
     frame = frame.withColumn("v", F.parse_json("event"))
     kept = filter_by_pattern(frame, pattern, partial(native.field, "v"), native_reads=True)
     plan = kept._jdf.queryExecution().optimizedPlan().toString()
-    assert plan.count("Matches.invoke") == 128 and "lambda" not in plan
+    assert plan.count("MatchesFunction.invoke") == 128 and "lambda" not in plan
     assert kept.count() == 1
 
 

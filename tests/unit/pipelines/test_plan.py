@@ -39,8 +39,8 @@ def test_kafka_to_filter_to_kafka_parses_each_value_once(spark, source_format):
 
     text = plan.toString()
     # Spark's parse_json, or Sluice's (pipelines.native) when the session has it (it does here)
-    assert text.count("parseJson") + text.count("VariantFunctions$Parse.invoke") == 1
-    assert "VariantFunctions$Parse.invoke" in text
+    assert text.count("parseJson") + text.count("ParseFunction.invoke") == 1
+    assert "ParseFunction.invoke" in text
 
 
 def filter_lines(plan_text: str) -> list[str]:
@@ -69,12 +69,12 @@ def test_the_pattern_filter_is_one_generated_filter_without_lambdas(spark, sourc
     before = filter_lines(events._jdf.queryExecution().optimizedPlan().toString())
     filters = filter_lines(optimized)
     assert len(filters) == len(before) + 1
-    (pattern_filter,) = [line for line in filters if "Matches.invoke" in line]
+    (pattern_filter,) = [line for line in filters if "MatchesFunction.invoke" in line]
     # 2 rules x (source, data, id or type); the optimizer may factor out what they share
-    assert 4 <= pattern_filter.count("Matches.invoke") <= 2 * 3
+    assert 4 <= pattern_filter.count("MatchesFunction.invoke") <= 2 * 3
     assert "lambda" not in pattern_filter and "SPARK_PARTITION_ID" not in pattern_filter
     assert "__sluice" not in optimized
     executed = filter_lines(filtered._jdf.queryExecution().executedPlan().toString())
-    (generated,) = [line for line in executed if "Matches.invoke" in line]
+    (generated,) = [line for line in executed if "MatchesFunction.invoke" in line]
     assert generated.startswith("*(")  # inside whole-stage code generation
     assert filtered.count() == 1

@@ -209,7 +209,7 @@ def test_counting_keeps_the_plan_compiled_and_parses_once(spark: SparkSession) -
     root = counted._jdf.queryExecution().executedPlan()
     assert root.nodeName() == "Project" and "map_filter" in root.toString().splitlines()[0]
     text = counted._jdf.queryExecution().executedPlan().toString()
-    assert text.count("parseJson") + text.count("VariantFunctions$Parse.invoke") == 1
+    assert text.count("parseJson") + text.count("ParseFunction.invoke") == 1
     assert counted.count() == 1
 
 

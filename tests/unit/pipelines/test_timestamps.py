@@ -42,7 +42,7 @@ def test_reads_rfc3339_and_writes_utc(text: str, utc: str) -> None:
         ("2024-06-01T08:00:00+0200", "is not an RFC 3339 timestamp"),
         ("2024-06-01T08:00:00,5Z", "is not an RFC 3339 timestamp"),
         ("2024-W22-6T08:00:00Z", "is not an RFC 3339 timestamp"),
-        ("２０２４-06-01T08:00:00Z", "is not an RFC 3339 timestamp"),
+        ("２０２４-06-01T08:00:00Z", "is not an RFC 3339 timestamp"),  # noqa: RUF001 (full-width digits, on purpose)
         (" 2024-06-01T08:00:00Z", "is not an RFC 3339 timestamp"),
         ("2024-02-30T08:00:00Z", "is not a valid date and time"),
         ("2024-06-01T24:00:00Z", "is not a valid date and time"),

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import json
 
-from runtime_adapter.errors import format_trace, summarize_failure
+from runtime_adapter.host.failures import format_trace, summarize_failure
+from runtime_adapter.host.progress import TaskTracker
 from runtime_adapter.kafka import PartitionInfo
-from runtime_adapter.progress import TaskTracker
 from runtime_adapter.states import State
 
 SPARK_FAILURE = """Query sluice-orders [id = 1] terminated with exception: Job aborted due to \
@@ -56,7 +56,7 @@ def test_tracker_makes_one_task_per_partition_with_lag():
 
 
 def test_progress_reports_become_plain_json_data():
-    from runtime_adapter.progress import progress_dict as _progress_dict
+    from runtime_adapter.host.progress import progress_dict as _progress_dict
 
     class Progress(dict):  # like PySpark 4's StreamingQueryProgress: not rebuildable from items
         def __init__(self, batch_id: int):
@@ -73,7 +73,7 @@ def test_progress_reports_become_plain_json_data():
 
 
 def test_sources_without_partitions_run_as_one_task():
-    from runtime_adapter.progress import as_offsets as _as_offsets
+    from runtime_adapter.host.progress import as_offsets as _as_offsets
 
     assert _as_offsets(5) == {(None, 0): 5}  # the rate source (generator)
     assert _as_offsets('{"logOffset": 3}') == {(None, 0): 3}  # the file source

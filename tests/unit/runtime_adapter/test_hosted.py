@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from runtime_adapter.base import Deployment
-from runtime_adapter.hosted import HostedConnector
+from runtime_adapter.host.hosted import HostedConnector
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import Placement
 from tests.support.reports import ReportingStore

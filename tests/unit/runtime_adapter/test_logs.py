@@ -16,9 +16,9 @@ import pytest
 from runtime_adapter import logs
 from runtime_adapter.base import Deployment
 from runtime_adapter.config import REPO_ROOT
+from runtime_adapter.host.worker import RuntimeWorker
 from runtime_adapter.states import TargetState
 from runtime_adapter.store import RedisStore
-from runtime_adapter.worker import RuntimeWorker
 
 
 @pytest.fixture(autouse=True)
@@ -232,7 +232,8 @@ def test_the_driver_logs_its_connector_worker_and_channel(redis_url: str, prefix
     )
     code = (
         "import sys\n"
-        "from runtime_adapter import driver, hosted, logs, store\n"
+        "from runtime_adapter import logs, store\n"
+        "from runtime_adapter.host import driver, hosted\n"
         "from runtime_adapter.config import RuntimeConfig\n"
         "logs.configure_logging('driver')\n"
         "logs.set_process_context(worker='w1')  # as driver.main does\n"

@@ -23,7 +23,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from runtime_adapter.base import OffsetChange, SourceOffset
 from runtime_adapter.checkpoint import latest_committed
 from runtime_adapter.config import RuntimeConfig
-from runtime_adapter.hosted import HostedConnector
+from runtime_adapter.host.hosted import HostedConnector
 from runtime_adapter.kafka import GroupCommitter, consumer_group
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.store import RedisStore

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.spec.secrets import DEVELOPMENT_SECRET_KEY, SecretBox, derive_key
-from runtime_adapter.privileges import RuntimeUser, check_reachable, driver_environment
+from runtime_adapter.host.privileges import RuntimeUser, check_reachable, driver_environment
 
 WORKER_ENV = {
     "PATH": "/usr/bin",

@@ -11,12 +11,12 @@ import pytest
 
 from runtime_adapter.base import ConnectorStatus, Deployment, ExecutorInfo
 from runtime_adapter.config import RuntimeConfig
-from runtime_adapter.executors import ExecutorWatch, executor_from_summary
+from runtime_adapter.host.executors import ExecutorWatch, executor_from_summary
+from runtime_adapter.host.worker import RuntimeWorker
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.spark_master import master_cluster, parse_master_status
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import status_from_json, status_to_json
-from runtime_adapter.worker import RuntimeWorker
 from tests.support.http_server import Answer, RecordingServer, refused_url
 
 #: Recorded from a Spark 4.2.0 master's /json/ (a second worker, marked DEAD, added by hand).

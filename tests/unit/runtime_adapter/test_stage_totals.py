@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from runtime_adapter.hosted import HostedConnector
-from runtime_adapter.progress import StageTotals
+from runtime_adapter.host.hosted import HostedConnector
+from runtime_adapter.host.progress import StageTotals
 from runtime_adapter.states import State
 from tests.support.reports import ReportingStore
 
@@ -168,7 +168,7 @@ def test_the_status_carries_the_totals_with_batches_missed_between_polls() -> No
     [(None, True), ("true", True), ("1", True), ("false", False), ("0", False), ("off", False)],
 )
 def test_stage_counts_can_be_switched_off(monkeypatch, value, enabled) -> None:
-    from runtime_adapter.progress import stage_counts_enabled
+    from runtime_adapter.host.progress import stage_counts_enabled
 
     if value is None:
         monkeypatch.delenv("SLUICE_STAGE_COUNTS", raising=False)

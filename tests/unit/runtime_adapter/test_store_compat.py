@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import time
 
+from runtime_adapter.host.worker import RuntimeWorker
 from runtime_adapter.states import State
 from runtime_adapter.store import RedisStore, status_from_json
-from runtime_adapter.worker import RuntimeWorker
 
 
 def test_a_status_with_fields_this_code_does_not_know_still_reads() -> None:

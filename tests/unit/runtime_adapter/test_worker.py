@@ -16,10 +16,10 @@ from dataclasses import replace
 import pytest
 
 from runtime_adapter.base import Deployment
+from runtime_adapter.host.worker import RuntimeWorker
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import RedisStore
-from runtime_adapter.worker import RuntimeWorker
 from tests.support.processes import wait_until
 
 FAKE_DRIVER = """

@@ -2,33 +2,22 @@ package io.sluice.spark;
 
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneOffset;
-
 import org.apache.spark.sql.catalyst.util.TimestampFormatter;
-import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
-import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
-import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
-import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * {@code time(ts TIMESTAMP) -> STRING}: a timestamp as RFC 3339 text in UTC, the form a
- * CloudEvent's {@code time} takes, e.g. {@code 2024-06-01T08:15:30.120Z}.
+ * A timestamp as RFC 3339 text in UTC, the form a CloudEvent's {@code time} takes, e.g. {@code
+ * 2024-06-01T08:15:30.120Z}: what {@link TimeFunction} returns.
  *
- * <p>The text is the one {@code pipelines.cloudevents.time_text_sql} builds from built-in
- * functions (date and time from {@code date_format} of the UTC wall clock, then the fraction
- * of a second only when there is one: 3 digits for whole milliseconds, else 6), written
- * directly: that SQL is a dozen expressions which Spark optimizes again on every micro-batch.
- * The calendar is the proleptic Gregorian one Spark uses. Years 1 to 9999 (Spark's timestamp
- * range) are written here; a timestamp outside it has its date and time written by Spark's own
- * formatter, as {@code date_format} writes them.
- *
- * <p>A NULL timestamp must not reach it: Spark passes a primitive argument without its NULL
- * flag, so callers guard it ({@code CASE WHEN ts IS NOT NULL THEN time(ts) END}).
+ * <p>The text is the one {@code pipelines.cloudevents.time_text_sql} builds from built-in functions
+ * (date and time from {@code date_format} of the UTC wall clock, then the fraction of a second only
+ * when there is one: 3 digits for whole milliseconds, else 6), written directly: that SQL is a
+ * dozen expressions which Spark optimizes again on every micro-batch. The calendar is the proleptic
+ * Gregorian one Spark uses. Years 1 to 9999 (Spark's timestamp range) are written here; a timestamp
+ * outside it has its date and time written by Spark's own formatter, as {@code date_format} writes
+ * them.
  */
-public final class TimeText implements UnboundFunction, ScalarFunction<UTF8String> {
-  private static final long serialVersionUID = 1L;
+public final class TimeText {
   private static final long MICROS_PER_SECOND = 1_000_000L;
   private static final long SECONDS_PER_DAY = 86_400L;
   private static final String SECONDS_PATTERN = "yyyy-MM-dd'T'HH:mm:ss";
@@ -39,49 +28,18 @@ public final class TimeText implements UnboundFunction, ScalarFunction<UTF8Strin
         TimestampFormatter.apply(SECONDS_PATTERN, ZoneOffset.UTC, false);
   }
 
-  @Override
-  public String name() {
-    return "time";
-  }
-
-  @Override
-  public DataType[] inputTypes() {
-    return new DataType[] {DataTypes.TimestampType};
-  }
-
-  @Override
-  public DataType resultType() {
-    return DataTypes.StringType;
-  }
-
-  @Override
-  public boolean isResultNullable() {
-    return false;
-  }
-
-  @Override
-  public BoundFunction bind(StructType inputType) {
-    if (inputType.fields().length != 1) {
-      throw new UnsupportedOperationException(
-          String.format("time takes 1 argument(s), got %d", inputType.fields().length));
-    }
-    return this;
-  }
-
-  @Override
-  public String description() {
-    return "time(ts TIMESTAMP) -> STRING: RFC 3339 text in UTC";
-  }
+  private TimeText() {}
 
   /** The text of {@code micros} (microseconds since 1970-01-01T00:00:00Z). */
-  public static UTF8String invoke(long micros) {
+  public static UTF8String format(long micros) {
     long seconds = Math.floorDiv(micros, MICROS_PER_SECOND);
     int fraction = (int) Math.floorMod(micros, MICROS_PER_SECOND);
     long days = Math.floorDiv(seconds, SECONDS_PER_DAY);
     int secondOfDay = (int) Math.floorMod(seconds, SECONDS_PER_DAY);
     byte[] date = civilDate(days);
     if (date == null) {
-      date = Fallback.FORMATTER.format(seconds * MICROS_PER_SECOND).getBytes(StandardCharsets.UTF_8);
+      date =
+          Fallback.FORMATTER.format(seconds * MICROS_PER_SECOND).getBytes(StandardCharsets.UTF_8);
     } else {
       date[10] = 'T';
       digits(date, 11, secondOfDay / 3600, 2);
@@ -110,8 +68,8 @@ public final class TimeText implements UnboundFunction, ScalarFunction<UTF8Strin
 
   /**
    * A 19-byte buffer starting with {@code yyyy-MM-dd} of the day {@code days} after 1970-01-01
-   * (proleptic Gregorian: Howard Hinnant's days-to-civil algorithm, in 400-year eras), or null
-   * when its year is outside 1..9999.
+   * (proleptic Gregorian: Howard Hinnant's days-to-civil algorithm, in 400-year eras), or null when
+   * its year is outside 1..9999.
    */
   private static byte[] civilDate(long days) {
     long z = days + 719_468;

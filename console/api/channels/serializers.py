@@ -1,0 +1,533 @@
+"""Channels as the API reads and writes them: the channel (its spec with secrets redacted,
+its restart policy), its status, the answers to its operations, its revisions, lifecycle
+events and live output. Writes go through :mod:`console.services`, never ``save()``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from console.api.exceptions import spec_error_paths
+from console.api.ingest.serializers import IngestTokenField
+from console.choices import ConnectorState, RestartPolicyType, SubjectType, TargetState
+from console.models import Channel, LifecycleEvent, Revision, Task
+from console.selectors import specs
+from console.selectors.specs import SECRET_MARKER
+from console.services import InvalidSpec
+from console.services.restart_policy import RestartPolicy
+
+
+@extend_schema_field(OpenApiTypes.OBJECT)
+class SpecField(serializers.JSONField):
+    """A channel spec: reads the latest revision's, validates what is written.
+
+    Secrets never leave: each one reads as the marker, and a marker (or a secret left out)
+    written back keeps the stored secret. Validation errors are raised keyed by their path
+    inside the spec; the channel serializer prefixes them with ``spec.``.
+    """
+
+    def get_attribute(self, instance: Channel) -> Any:
+        if hasattr(instance, "latest_spec"):  # annotated by Channel.objects.with_summary()
+            return instance.latest_spec
+        revision = instance.latest_revision_obj()
+        return revision.spec if revision else None
+
+    def to_representation(self, value: Any) -> Any:
+        return specs.redact_spec(super().to_representation(value))
+
+    def to_internal_value(self, data: Any) -> Any:
+        data = super().to_internal_value(data)
+        instance = getattr(self.parent, "instance", None)
+        stored = self.get_attribute(instance) if isinstance(instance, Channel) else None
+        try:
+            specs.normalize_spec(data, stored=stored)
+        except InvalidSpec as exc:
+            raise serializers.ValidationError(exc.errors) from exc
+        return data
+
+
+def latest_revision_number(channel: Channel) -> int | None:
+    """The latest revision's number: annotated by ``with_summary()``, else one query."""
+    if hasattr(channel, "latest_revision"):
+        return channel.latest_revision
+    revision = channel.latest_revision_obj()
+    return revision.number if revision else None
+
+
+def has_drift(channel: Channel) -> bool:
+    """Whether the connector's deployed revision is not the latest saved one."""
+    connector = getattr(channel, "connector", None)
+    if connector is None or connector.revision is None:
+        return False
+    return connector.revision.number != latest_revision_number(channel)
+
+
+_DEFAULT_POLICY = RestartPolicy()
+
+
+class RestartPolicySerializer(serializers.Serializer):
+    """A channel's restart policy; see :mod:`console.services.restart_policy`."""
+
+    type = serializers.ChoiceField(
+        choices=RestartPolicyType.choices,
+        default=_DEFAULT_POLICY.type,
+        help_text=(
+            "never: a FAILED connector stays FAILED until restarted; on-failure: the control "
+            "loop restarts it with exponential backoff, at most max_attempts times in a row."
+        ),
+    )
+    max_attempts = serializers.IntegerField(
+        min_value=1,
+        max_value=1000,
+        default=_DEFAULT_POLICY.max_attempts,
+        help_text=(
+            "Automatic restarts in a row before giving up. The count resets once the connector "
+            "has been RUNNING for SLUICE_RESTART_RESET_SECONDS (600 s), or when a user starts, "
+            "stops or restarts the channel."
+        ),
+    )
+    backoff_initial_seconds = serializers.FloatField(
+        min_value=0.1,
+        max_value=3600,
+        default=_DEFAULT_POLICY.backoff_initial_seconds,
+        help_text="Wait from the failure to restart 1; attempt n waits initial * 2^(n-1).",
+    )
+    backoff_max_seconds = serializers.FloatField(
+        min_value=0.1,
+        max_value=86400,
+        default=_DEFAULT_POLICY.backoff_max_seconds,
+        help_text="The longest wait from a failure to its restart.",
+    )
+
+    def get_attribute(self, instance: Any) -> Any:
+        return RestartPolicy.of(instance) if isinstance(instance, Channel) else None
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        instance = getattr(self.parent, "instance", None)
+        current = RestartPolicy.of(instance) if isinstance(instance, Channel) else _DEFAULT_POLICY
+        merged = current.updated(attrs)
+        if merged.backoff_max_seconds < merged.backoff_initial_seconds:
+            raise serializers.ValidationError(
+                {
+                    "backoff_max_seconds": [
+                        "Must be at least backoff_initial_seconds "
+                        f"({merged.backoff_initial_seconds:g})."
+                    ]
+                }
+            )
+        return attrs
+
+
+class ChannelSerializer(serializers.ModelSerializer):
+    spec = SpecField(
+        help_text=(
+            "The channel spec: source, transforms[], sink (see the plugin catalogue). Secrets "
+            f"(config fields marked writeOnly) read as {SECRET_MARKER!r}; send that marker "
+            "back, or leave the field out, to keep the stored secret."
+        )
+    )
+    target_state = serializers.ChoiceField(
+        choices=TargetState.choices,
+        required=False,
+        help_text=(
+            "What the user asked for. May be given on create (default STOPPED; RUNNING or "
+            "PAUSED also deploys revision 1); afterwards it changes only through start, stop, "
+            "pause and resume."
+        ),
+    )
+    state = serializers.ChoiceField(
+        choices=ConnectorState.choices,
+        read_only=True,
+        help_text="Observed state of the channel's connector (STOPPED when never started).",
+    )
+    restart_policy = RestartPolicySerializer(
+        required=False,
+        help_text=(
+            "What the control loop does when the connector fails. Left out on create: the "
+            "defaults; on PATCH only the keys given change."
+        ),
+    )
+    revision = serializers.IntegerField(
+        source="latest_revision",
+        read_only=True,
+        allow_null=True,
+        help_text="Number of the latest saved revision.",
+    )
+    deployed_revision = serializers.IntegerField(
+        source="connector.revision.number",
+        read_only=True,
+        allow_null=True,
+        help_text="Number of the revision the connector runs (null when never started).",
+    )
+    drift = serializers.SerializerMethodField(
+        help_text=(
+            "true when the deployed revision is not the latest saved one: start the channel "
+            "again to deploy the latest."
+        )
+    )
+    created_by = serializers.CharField(
+        source="created_by.username", read_only=True, allow_null=True
+    )
+    ingest_rate_limit = serializers.IntegerField(
+        min_value=1,
+        allow_null=True,
+        required=False,
+        help_text=(
+            "Events per second POST …/events accepts for this channel (http source); null: "
+            "the site default SLUICE_INGEST_RATE_LIMIT."
+        ),
+    )
+    ingest_token = IngestTokenField(
+        help_text=(
+            "Whether the channel has an ingestion token for POST …/events (http source) and "
+            "its prefix; issue one with POST …/ingest-token."
+        )
+    )
+
+    class Meta:
+        model = Channel
+        fields = [
+            "name",
+            "description",
+            "spec",
+            "target_state",
+            "state",
+            "revision",
+            "deployed_revision",
+            "drift",
+            "restart_policy",
+            "ingest_token",
+            "ingest_rate_limit",
+            "created",
+            "updated",
+            "created_by",
+        ]
+        read_only_fields = ["created", "updated"]
+
+    def get_drift(self, channel: Channel) -> bool:
+        return has_drift(channel)
+
+    def validate_name(self, value: str) -> str:
+        if self.instance is not None and value != self.instance.name:
+            raise serializers.ValidationError("A channel cannot be renamed.")
+        return value
+
+    def validate_target_state(self, value: str) -> str:
+        if self.instance is not None and value != self.instance.target_state:
+            raise serializers.ValidationError(
+                "Change the target with start, stop, pause or resume."
+            )
+        return value
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            detail = dict(exc.detail) if isinstance(exc.detail, dict) else exc.detail
+            if isinstance(detail, dict) and isinstance(detail.get("spec"), dict):
+                detail.update(spec_error_paths(detail.pop("spec")))
+            if isinstance(detail, dict) and isinstance(detail.get("restart_policy"), dict):
+                nested = detail.pop("restart_policy")
+                for key, messages in nested.items():
+                    path = (
+                        "restart_policy" if key == "non_field_errors" else f"restart_policy.{key}"
+                    )
+                    detail[path] = messages
+            raise serializers.ValidationError(detail) from exc
+
+
+class TargetStateSerializer(serializers.Serializer):
+    """The answer to start, stop, pause and resume: what was asked for (the change shows up
+    in status)."""
+
+    name = serializers.CharField()
+    target_state = serializers.ChoiceField(choices=TargetState.choices)
+
+
+class RestartQuerySerializer(serializers.Serializer):
+    """Kafka Connect's KIP-745 restart parameters."""
+
+    include_tasks = serializers.BooleanField(
+        default=False, help_text="Restart the connector's tasks too (all, or the FAILED ones)."
+    )
+    only_failed = serializers.BooleanField(
+        default=False,
+        help_text="Restart only what is FAILED: with nothing FAILED, nothing restarts.",
+    )
+
+
+class RestartConnectorSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=ConnectorState.choices, source="connector_state")
+    worker_id = serializers.CharField(allow_null=True)
+
+
+class RestartTaskSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=ConnectorState.choices)
+    worker_id = serializers.CharField(allow_null=True)
+
+
+class RestartAnswerSerializer(serializers.Serializer):
+    """What a restart request does, shaped like Kafka Connect's KIP-745 answer: the
+    connector and its tasks, RESTARTING where they will restart, else as they are."""
+
+    name = serializers.CharField()
+    connector = RestartConnectorSerializer(source="*")
+    tasks = RestartTaskSerializer(many=True)
+
+
+class TaskSerializer(serializers.ModelSerializer):
+    id = serializers.IntegerField(source="task_id")
+
+    class Meta:
+        model = Task
+        fields = [
+            "id",
+            "state",
+            "worker_id",
+            "topic",
+            "partition",
+            "offset",
+            "end_offset",
+            "lag",
+            "rows_per_second",
+            "updated",
+        ]
+
+
+class StageCountsSerializer(serializers.Serializer):
+    """One stage's event counts since the channel's driver started (0 again after a restart).
+
+    ``in`` is the events the stage received (for the source, every record read; failed
+    events are not passed to later stages' counts), ``out`` the events it passed on,
+    ``failed`` those it failed (dead letters under errors.tolerance 'all');
+    ``in - out - failed`` is what it dropped (a filter)."""
+
+    stage = serializers.ChoiceField(choices=["source", "transform", "sink"])
+    index = serializers.IntegerField(
+        allow_null=True, help_text="The transform's place in the channel (null otherwise)."
+    )
+    type = serializers.CharField(help_text="The stage's plugin type.")
+    in_ = serializers.IntegerField(help_text="Events the stage received.")
+    out = serializers.IntegerField(help_text="Events the stage passed on.")
+    failed = serializers.IntegerField(help_text="Events the stage failed.")
+    in_per_second = serializers.FloatField(
+        required=False, help_text="Events in per second over the latest micro-batch."
+    )
+    out_per_second = serializers.FloatField(
+        required=False, help_text="Events out per second over the latest micro-batch."
+    )
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # "in" is a Python keyword: the field is declared as in_ and named "in" here.
+        return {
+            ("in" if name == "in_" else name): field for name, field in super().get_fields().items()
+        }
+
+
+class ChannelStatusSerializer(serializers.ModelSerializer):
+    """The channel's connector and tasks as reconcile last recorded them."""
+
+    state = serializers.ChoiceField(choices=ConnectorState.choices, read_only=True)
+    worker_id = serializers.CharField(source="connector.worker_id", allow_null=True)
+    driver_id = serializers.SerializerMethodField(
+        help_text=(
+            "The Spark driver running the channel's query, as the runtime last reported "
+            "(a shared driver hosts many channels; see GET /cluster/); null when none."
+        )
+    )
+    reason = serializers.SerializerMethodField(
+        help_text=(
+            "Why the channel is in its state when the state alone does not say, as the "
+            "runtime last reported (e.g. a source topic waited for while UNASSIGNED, or "
+            "'available-now run finished: …' once STOPPED); empty otherwise."
+        )
+    )
+    trace = serializers.CharField(source="connector.trace", allow_null=True)
+    revision = serializers.IntegerField(
+        source="connector.revision.number",
+        allow_null=True,
+        help_text="Number of the deployed revision (null when never started).",
+    )
+    latest_revision = serializers.SerializerMethodField(
+        help_text="Number of the latest saved revision."
+    )
+    drift = serializers.SerializerMethodField(
+        help_text="true when the deployed revision is not the latest saved one."
+    )
+    generation = serializers.IntegerField(source="connector.generation", allow_null=True)
+    restart_attempts = serializers.IntegerField(
+        source="connector.restart_attempts",
+        allow_null=True,
+        help_text="Automatic restarts in a row so far (the restart policy's count).",
+    )
+    state_changed_at = serializers.DateTimeField(
+        source="connector.state_changed_at", allow_null=True
+    )
+    last_status_at = serializers.DateTimeField(source="connector.last_status_at", allow_null=True)
+    dead_letters = serializers.IntegerField(
+        source="connector.dead_letters",
+        allow_null=True,
+        help_text=(
+            "Events that failed a stage under errors.tolerance 'all' and went to the "
+            "dead-letter target (or were skipped), since the channel was first started."
+        ),
+    )
+    tasks = serializers.SerializerMethodField()
+    stages = serializers.SerializerMethodField(
+        help_text=(
+            "Per-stage event counts (source, transforms in order, sink) since the channel's "
+            "driver started; empty until a micro-batch ran. They restart from 0 with the driver."
+        )
+    )
+
+    class Meta:
+        model = Channel
+        fields = [
+            "name",
+            "state",
+            "target_state",
+            "worker_id",
+            "driver_id",
+            "reason",
+            "trace",
+            "revision",
+            "latest_revision",
+            "drift",
+            "generation",
+            "restart_attempts",
+            "state_changed_at",
+            "last_status_at",
+            "dead_letters",
+            "tasks",
+            "stages",
+        ]
+        read_only_fields = fields
+
+    def get_latest_revision(self, channel: Channel) -> int | None:
+        return latest_revision_number(channel)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_driver_id(self, channel: Channel) -> str | None:
+        connector = getattr(channel, "connector", None)
+        return (connector.driver_id or None) if connector is not None else None
+
+    @extend_schema_field(serializers.CharField())
+    def get_reason(self, channel: Channel) -> str:
+        connector = getattr(channel, "connector", None)
+        return connector.status_reason if connector is not None else ""
+
+    def get_drift(self, channel: Channel) -> bool:
+        return has_drift(channel)
+
+    @extend_schema_field(TaskSerializer(many=True))
+    def get_tasks(self, channel: Channel) -> list[dict[str, Any]]:
+        connector = getattr(channel, "connector", None)
+        if connector is None:
+            return []
+        tasks = sorted(connector.tasks.all(), key=lambda task: task.task_id)  # prefetch-friendly
+        return TaskSerializer(tasks, many=True).data
+
+    @extend_schema_field(StageCountsSerializer(many=True))
+    def get_stages(self, channel: Channel) -> list[dict[str, Any]]:
+        connector = getattr(channel, "connector", None)
+        if connector is None:
+            return []
+        return StageCountsSerializer(connector.stage_metrics or [], many=True).data
+
+
+class ChannelWithStatusSerializer(ChannelSerializer):
+    """A channel with its runtime status (``GET /channels/?expand=status``)."""
+
+    status = ChannelStatusSerializer(source="*", read_only=True)
+
+    class Meta(ChannelSerializer.Meta):
+        fields = [*ChannelSerializer.Meta.fields, "status"]
+
+
+class ChannelListItemSerializer(ChannelWithStatusSerializer):
+    """The documented shape of a ``GET /channels/`` item: ``status`` only with ``?expand=status``.
+
+    For the schema only (the view answers with one of the two above). Not read-only, so
+    that drf-spectacular does not mark ``status`` required in the response.
+    """
+
+    status = ChannelStatusSerializer(
+        source="*", required=False, help_text="Only with `expand=status`."
+    )
+
+
+class RevisionSerializer(serializers.ModelSerializer):
+    """One saved version of a channel's spec; its secrets read as the marker."""
+
+    spec = serializers.SerializerMethodField(
+        help_text=(
+            "The spec as saved in this revision, redacted like the channel's own spec: "
+            f"secrets read as {SECRET_MARKER!r}."
+        )
+    )
+    created_by = serializers.CharField(
+        source="created_by.username",
+        read_only=True,
+        allow_null=True,
+        help_text="Who saved it (null when unknown or the user was deleted).",
+    )
+
+    class Meta:
+        model = Revision
+        fields = ["number", "created_at", "created_by", "spec"]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_spec(self, revision: Revision) -> Any:
+        return specs.redact_spec(revision.spec)
+
+
+class LifecycleEventSerializer(serializers.ModelSerializer):
+    subject_type = serializers.ChoiceField(choices=SubjectType.choices)
+
+    class Meta:
+        model = LifecycleEvent
+        fields = [
+            "id",
+            "created_at",
+            "subject_type",
+            "subject_id",
+            "from_state",
+            "to_state",
+            "actor",
+            "reason",
+        ]
+        read_only_fields = fields
+
+
+class ChannelPreviewSerializer(serializers.Serializer):
+    """The live tail of a channel's output."""
+
+    name = serializers.CharField()
+    events = serializers.ListField(child=serializers.DictField())
+
+
+class PreviewLimitField(serializers.IntegerField):
+    """A whole number written with digits only (``+5``, ``5.0`` and `` 5`` are refused)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if not str(data).isdigit():
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+_PREVIEW_LIMIT = "Must be a whole number from 1 to 500."
+
+
+class PreviewQuerySerializer(serializers.Serializer):
+    limit = PreviewLimitField(
+        min_value=1,
+        max_value=500,
+        default=50,
+        help_text="How many events (1-500, default 50).",
+        error_messages={key: _PREVIEW_LIMIT for key in ("invalid", "min_value", "max_value")},
+    )

@@ -1,0 +1,365 @@
+"""Channels: create, read, change and delete them, operate them (start, stop, pause, resume,
+restart: ``202 Accepted`` at once, the change shows up in ``status`` after the next reconcile
+pass; a change the channel cannot make from where it is is ``409 Conflict`` with the reason),
+their status and live output, and their history (revisions, lifecycle events).
+
+Channels are addressed by name. Reads go through :mod:`console.selectors`, changes through
+:mod:`console.services`.
+"""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from console import permissions, services
+from console.api.channels.schema import SPEC_ERRORS
+from console.api.channels.serializers import (
+    ChannelListItemSerializer,
+    ChannelPreviewSerializer,
+    ChannelSerializer,
+    ChannelStatusSerializer,
+    ChannelWithStatusSerializer,
+    LifecycleEventSerializer,
+    PreviewQuerySerializer,
+    RestartAnswerSerializer,
+    RestartQuerySerializer,
+    RevisionSerializer,
+    TargetStateSerializer,
+)
+from console.api.pagination import LimitOffsetPagination
+from console.api.responses import CONFLICT, NOT_FOUND, QUERY_ERRORS, RUNTIME_DOWN
+from console.models import Channel
+from console.selectors import channels as selectors
+from console.services.channels import UNCHANGED
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List channels",
+        description=(
+            "With `expand=status`, each channel also carries its runtime status (connector, "
+            "tasks, dead letters) and failed channels come first: one call for a whole "
+            "operations view, a fixed number of queries whatever the number of channels."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "expand",
+                OpenApiTypes.STR,
+                enum=["status"],
+                description="`status`: include each channel's status, failures first.",
+            )
+        ],
+        responses={200: ChannelListItemSerializer(many=True), 400: QUERY_ERRORS},
+    ),
+    retrieve=extend_schema(
+        summary="Get a channel", responses={200: ChannelSerializer, 404: NOT_FOUND}
+    ),
+    create=extend_schema(
+        summary="Create a channel",
+        description=(
+            "Saves revision 1 of the spec. target_state says what to do with it: STOPPED "
+            "(the default) only saves it; RUNNING deploys and starts it, PAUSED deploys it "
+            "with a warm driver and its query not started (resume starts it)."
+        ),
+        responses={201: ChannelSerializer, 400: SPEC_ERRORS, 503: RUNTIME_DOWN},
+    ),
+    update=extend_schema(
+        summary="Replace a channel's description and spec",
+        description="A new revision is saved only when the spec changed. Names cannot change.",
+        responses={200: ChannelSerializer, 400: SPEC_ERRORS, 404: NOT_FOUND},
+    ),
+    partial_update=extend_schema(
+        summary="Change a channel's description and/or spec",
+        responses={200: ChannelSerializer, 400: SPEC_ERRORS, 404: NOT_FOUND},
+    ),
+    destroy=extend_schema(
+        summary="Delete a channel",
+        description="Stops and forgets its connector; the checkpoint stays on the runtime.",
+        responses={204: None, 404: NOT_FOUND, 503: RUNTIME_DOWN},
+    ),
+)
+class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    queryset = selectors.channels()
+    serializer_class = ChannelSerializer
+    pagination_class = LimitOffsetPagination
+    lookup_field = "name"
+    lookup_value_converter = "str"
+    required_permissions = {
+        "list": permissions.seeing(),
+        "retrieve": permissions.seeing(),
+        "status": permissions.seeing(),
+        "preview": permissions.seeing(what="channel output"),
+        "create": permissions.CREATE,
+        "update": permissions.CHANGE,
+        "partial_update": permissions.CHANGE,
+        "destroy": permissions.DELETE,
+        **permissions.OPERATE,
+    }
+
+    def list(self, request: Request) -> Response:
+        expand = request.query_params.get("expand", "")
+        if expand not in ("", "status"):
+            raise ValidationError({"expand": ["The only expansion is 'status'."]})
+        queryset = self.get_queryset()
+        serializer_class = ChannelSerializer
+        if expand == "status":
+            queryset = selectors.channels_with_status()
+            serializer_class = ChannelWithStatusSerializer
+        page = self.paginate_queryset(queryset)
+        data = serializer_class(page, many=True, context=self.get_serializer_context()).data
+        return self.get_paginated_response(data)
+
+    def create(self, request: Request) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        channel = services.create_channel(**serializer.validated_data, user=request.user)
+        return self._respond(channel, status.HTTP_201_CREATED)
+
+    def update(self, request: Request, name: str, partial: bool = False) -> Response:
+        channel = self.get_object()
+        serializer = self.get_serializer(channel, data=request.data, partial=partial)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        services.update_channel(
+            channel,
+            spec=data.get("spec"),
+            description=data.get("description"),
+            restart_policy=data.get("restart_policy"),
+            ingest_rate_limit=data.get("ingest_rate_limit", UNCHANGED),
+            user=request.user,
+        )
+        return self._respond(channel, status.HTTP_200_OK)
+
+    def partial_update(self, request: Request, name: str) -> Response:
+        return self.update(request, name, partial=True)
+
+    def destroy(self, request: Request, name: str) -> Response:
+        services.delete_channel(self.get_object(), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        operation_id="channels_start",
+        summary="Start a channel",
+        description=(
+            "Deploys the latest revision with target RUNNING. Returns at once; the connector's "
+            "state shows up in status."
+        ),
+        request=None,
+        responses={202: TargetStateSerializer, 404: NOT_FOUND, 503: RUNTIME_DOWN},
+    )
+    @action(detail=True, methods=["post"])
+    def start(self, request: Request, name: str) -> Response:
+        channel = self.get_object()
+        services.start_channel(channel, user=request.user)
+        return self._accepted(channel.name, "RUNNING")
+
+    @extend_schema(
+        operation_id="channels_stop",
+        summary="Stop a channel",
+        description="Sets the target to STOPPED: the driver is released, the checkpoint kept.",
+        request=None,
+        responses={202: TargetStateSerializer, 404: NOT_FOUND, 503: RUNTIME_DOWN},
+    )
+    @action(detail=True, methods=["post"])
+    def stop(self, request: Request, name: str) -> Response:
+        channel = self.get_object()
+        services.stop_channel(channel, user=request.user)
+        return self._accepted(channel.name, "STOPPED")
+
+    @extend_schema(
+        operation_id="channels_pause",
+        summary="Pause a channel",
+        description=(
+            "Sets the target to PAUSED: the driver stays warm (JVM, SparkSession) with its query "
+            "stopped, so resume takes about a second. Pausing a paused channel changes nothing."
+        ),
+        request=None,
+        responses={202: TargetStateSerializer, 404: NOT_FOUND, 409: CONFLICT, 503: RUNTIME_DOWN},
+    )
+    @action(detail=True, methods=["post"])
+    def pause(self, request: Request, name: str) -> Response:
+        channel = self.get_object()
+        services.pause_channel(channel, user=request.user)
+        return self._accepted(channel.name, "PAUSED")
+
+    @extend_schema(
+        operation_id="channels_resume",
+        summary="Resume a paused channel",
+        description=(
+            "Sets the target back to RUNNING: the query starts again from its checkpoint, with "
+            "the revision already deployed (start deploys the latest). A STOPPED channel is "
+            "started, not resumed (409)."
+        ),
+        request=None,
+        responses={202: TargetStateSerializer, 404: NOT_FOUND, 409: CONFLICT, 503: RUNTIME_DOWN},
+    )
+    @action(detail=True, methods=["post"])
+    def resume(self, request: Request, name: str) -> Response:
+        channel = self.get_object()
+        services.resume_channel(channel, user=request.user)
+        return self._accepted(channel.name, "RUNNING")
+
+    @extend_schema(
+        operation_id="channels_restart",
+        summary="Restart a channel's connector and tasks",
+        description=(
+            "Kafka Connect's KIP-745 restart. include_tasks adds the tasks to what is asked "
+            "for; only_failed keeps only what is FAILED. A channel's connector and tasks run "
+            "in one driver, so when anything is to restart the driver is replaced (a new "
+            "generation) and every task restarts with it; with only_failed and nothing "
+            "FAILED nothing restarts. Unlike Kafka Connect (204 without a body when only the "
+            "connector restarts) the answer is always 202 with the connector and its tasks: "
+            "state RESTARTING for what restarts, the current state otherwise. The request is "
+            "recorded as a lifecycle event with its reason. A STOPPED or never-started "
+            "channel has nothing to restart (409)."
+        ),
+        parameters=[RestartQuerySerializer],
+        request=None,
+        responses={
+            202: RestartAnswerSerializer,
+            400: OpenApiTypes.OBJECT,
+            404: NOT_FOUND,
+            409: CONFLICT,
+            503: RUNTIME_DOWN,
+        },
+        examples=[
+            OpenApiExample(
+                "Only the failed parts (task 1 failed)",
+                response_only=True,
+                status_codes=["202"],
+                value={
+                    "name": "orders",
+                    "connector": {"state": "RESTARTING", "worker_id": "host-1"},
+                    "tasks": [
+                        {"id": 0, "state": "RESTARTING", "worker_id": "host-1"},
+                        {"id": 1, "state": "RESTARTING", "worker_id": "host-1"},
+                    ],
+                },
+            )
+        ],
+    )
+    @action(detail=True, methods=["post"])
+    def restart(self, request: Request, name: str) -> Response:
+        channel = self.get_object()
+        query = RestartQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        plan = services.restart_channel(channel, **query.validated_data, user=request.user)
+        return Response(RestartAnswerSerializer(plan).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        operation_id="channels_status",
+        summary="Get a channel's runtime status",
+        description=(
+            "The connector and its tasks as the control loop last recorded them; drift is "
+            "true while the deployed revision is not the latest saved one. `stages` holds "
+            "each stage's event counts (in / out / failed) since the driver started; "
+            "`driver_id` the Spark driver running the channel's query and `reason` why the "
+            "channel is in its state when the state alone does not say."
+        ),
+        responses={200: ChannelStatusSerializer, 404: NOT_FOUND},
+    )
+    @action(detail=True, methods=["get"])
+    def status(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(selectors.channels(), name=name)
+        return Response(ChannelStatusSerializer(channel).data)
+
+    @extend_schema(
+        operation_id="channels_preview",
+        summary="Live tail of a channel's output",
+        description=(
+            "The newest events the channel's `preview` sink kept (its JSON form), newest first."
+            " Empty when the channel has no preview sink or never ran."
+        ),
+        parameters=[PreviewQuerySerializer],
+        responses={
+            200: ChannelPreviewSerializer,
+            400: OpenApiTypes.OBJECT,
+            404: NOT_FOUND,
+            503: RUNTIME_DOWN,
+        },
+    )
+    @action(detail=True, methods=["get"])
+    def preview(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        query = PreviewQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        events = services.channel_preview(channel, query.validated_data["limit"])
+        return Response(ChannelPreviewSerializer({"name": channel.name, "events": events}).data)
+
+    def _respond(self, channel: Channel, code: int) -> Response:
+        fresh = self.get_queryset().get(pk=channel.pk)
+        return Response(self.get_serializer(fresh).data, status=code)
+
+    @staticmethod
+    def _accepted(name: str, target_state: str) -> Response:
+        body = TargetStateSerializer({"name": name, "target_state": target_state}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List a channel's lifecycle events",
+        description="Recorded transitions and decisions about the channel, newest first.",
+        responses={200: LifecycleEventSerializer(many=True), 404: NOT_FOUND},
+    )
+)
+class LifecycleEventViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """``channels/{name}/lifecycle/``: what happened to the channel and why."""
+
+    serializer_class = LifecycleEventSerializer
+    pagination_class = LimitOffsetPagination
+    required_permissions = {"list": permissions.seeing("lifecycleevent", "lifecycle events")}
+
+    def get_queryset(self):
+        return selectors.lifecycle_events(self.kwargs["name"])
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List a channel's revisions",
+        description=(
+            "Every saved version of the channel's spec, newest first: its number, when it was "
+            "saved and by whom, and the spec with its secrets redacted. Compare `number` with "
+            "the status's `revision` (the one running) and `latest_revision`."
+        ),
+        responses={200: RevisionSerializer(many=True), 404: NOT_FOUND},
+    ),
+    retrieve=extend_schema(
+        summary="Get one revision of a channel",
+        responses={
+            200: RevisionSerializer,
+            404: OpenApiResponse(
+                description="No channel has this name, or it has no such revision."
+            ),
+        },
+    ),
+)
+class RevisionViewSet(viewsets.ReadOnlyModelViewSet):
+    # channels/{name}/revisions/: the channel's saved specs, by number. (A comment, not a
+    # docstring: drf-spectacular would take it for the description of retrieve.)
+
+    serializer_class = RevisionSerializer
+    pagination_class = LimitOffsetPagination
+    lookup_field = "number"
+    lookup_value_converter = "int"
+    required_permissions = {
+        "list": permissions.seeing("revision", "revisions"),
+        "retrieve": permissions.seeing("revision", "revisions"),
+    }
+
+    def get_queryset(self):
+        revisions = selectors.channel_revisions(self.kwargs["name"])
+        return revisions.order_by("-number") if self.action == "list" else revisions

@@ -1,0 +1,158 @@
+"""A channel's source offsets, Kafka Connect's KIP-875 way (``/connectors/{name}/offsets``):
+read them, alter or reset them while the channel is STOPPED, or copy them from another
+channel or a consumer group (MirrorMaker 2's idea). Bodies are validated by the serializers
+the schema shows; :mod:`console.services.offsets` checks them against the channel and
+makes the change."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from console import permissions, services
+from console.api.metadata import NoSerializerMetadata
+from console.api.offsets.schema import (
+    OFFSETS_CHANGED,
+    OFFSETS_CONFLICT,
+    OFFSETS_EXAMPLE,
+    OFFSETS_INVALID,
+)
+from console.api.offsets.serializers import (
+    ChannelOffsetsSerializer,
+    OffsetsAlterSerializer,
+    OffsetsCopySerializer,
+    validated,
+)
+from console.api.responses import NOT_FOUND, RUNTIME_DOWN
+from console.models import Channel
+
+
+class OffsetsViewSet(viewsets.GenericViewSet):
+    """``channels/{name}/offsets`` (GET, PATCH, DELETE) and ``channels/{name}/offsets/copy``."""
+
+    metadata_class = NoSerializerMetadata
+    lookup_field = "name"
+    lookup_value_converter = "str"
+    required_permissions = {
+        "offsets": permissions.seeing(what="channel offsets"),
+        "alter_offsets": permissions.ALTER_OFFSETS,
+        "reset_offsets": permissions.ALTER_OFFSETS,
+        "copy_offsets": permissions.ALTER_OFFSETS,
+    }
+
+    @extend_schema(
+        operation_id="channels_offsets_retrieve",
+        summary="Get a channel's offsets",
+        description=(
+            "Per source partition, the NEXT offset the channel reads, from its checkpoint's "
+            "latest committed batch, with a change waiting for the next start laid over it "
+            "(after a reset: an empty list). A channel whose source is not Kafka-backed "
+            "(files, generator) answers an empty list with a note."
+        ),
+        responses={200: ChannelOffsetsSerializer, 404: NOT_FOUND, 503: RUNTIME_DOWN},
+        examples=[OFFSETS_EXAMPLE],
+    )
+    @action(detail=True, methods=["get"])
+    def offsets(self, request: Request, name: str) -> Response:
+        found = services.channel_offsets(get_object_or_404(Channel, name=name))
+        return Response(ChannelOffsetsSerializer(found).data)
+
+    @extend_schema(
+        operation_id="channels_offsets_alter",
+        summary="Alter a stopped channel's offsets",
+        description=(
+            "Explicit offsets (the partitions named move, the others keep their position) or "
+            "a timestamp (every partition to its first record at or after it). Only while the "
+            "channel is STOPPED; its next start resumes exactly there. Recorded as a lifecycle "
+            "event."
+        ),
+        request=OffsetsAlterSerializer,
+        responses={
+            200: OFFSETS_CHANGED,
+            400: OFFSETS_INVALID,
+            404: NOT_FOUND,
+            409: OFFSETS_CONFLICT,
+            503: RUNTIME_DOWN,
+        },
+        examples=[
+            OpenApiExample(
+                "Explicit offsets",
+                request_only=True,
+                value={
+                    "offsets": [
+                        {"partition": {"topic": "orders", "partition": 0}, "offset": {"offset": 10}}
+                    ]
+                },
+            ),
+            OpenApiExample(
+                "A time", request_only=True, value={"timestamp": "2026-11-01T00:00:00Z"}
+            ),
+        ],
+    )
+    @offsets.mapping.patch
+    def alter_offsets(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        change = validated(OffsetsAlterSerializer, request.data)
+        message = services.alter_channel_offsets(channel, **change, user=request.user)
+        return Response({"message": message})
+
+    @extend_schema(
+        operation_id="channels_offsets_reset",
+        summary="Reset a stopped channel's offsets",
+        description=(
+            "Forget the channel's position: its next start begins from the source's "
+            "starting_offsets. Only while the channel is STOPPED. Recorded as a lifecycle event."
+        ),
+        request=None,
+        responses={
+            200: OFFSETS_CHANGED,
+            400: OFFSETS_INVALID,
+            404: NOT_FOUND,
+            409: OFFSETS_CONFLICT,
+            503: RUNTIME_DOWN,
+        },
+    )
+    @offsets.mapping.delete
+    def reset_offsets(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        return Response({"message": services.reset_channel_offsets(channel, user=request.user)})
+
+    @extend_schema(
+        operation_id="channels_offsets_copy",
+        summary="Copy offsets to a stopped channel (migration)",
+        description=(
+            "MirrorMaker 2's idea: take over from another channel's offsets, or from a "
+            "consumer group's committed offsets (what a Kafka Connect sink or a MirrorMaker 2 "
+            "checkpoint leaves), for the topics this channel reads, so a pipeline moved to "
+            "Sluice neither skips nor replays events. Stop the origin first. Only while this "
+            "channel is STOPPED; partitions the origin has no offset for keep their position."
+        ),
+        request=OffsetsCopySerializer,
+        responses={
+            200: OFFSETS_CHANGED,
+            400: OFFSETS_INVALID,
+            404: NOT_FOUND,
+            409: OFFSETS_CONFLICT,
+            503: RUNTIME_DOWN,
+        },
+        examples=[
+            OpenApiExample(
+                "From a Kafka Connect sink's group",
+                request_only=True,
+                value={"from_consumer_group": "connect-my-sink"},
+            ),
+            OpenApiExample(
+                "From another channel", request_only=True, value={"from_channel": "old"}
+            ),
+        ],
+    )
+    @action(detail=True, methods=["post"], url_path="offsets/copy", url_name="offsets-copy")
+    def copy_offsets(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        origin = validated(OffsetsCopySerializer, request.data)
+        message = services.copy_channel_offsets(channel, **origin, user=request.user)
+        return Response({"message": message})

@@ -1,0 +1,93 @@
+"""OpenAPI parameters and answers of the plugin operations."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+)
+
+from console.api.plugins.serializers import (
+    PluginConfigInvalidSerializer,
+    PluginConfigValidSerializer,
+    PluginKindErrorSerializer,
+)
+from console.api.responses import ErrorDetailSerializer
+from console.choices import PluginKind
+
+KIND_PATH = OpenApiParameter(
+    "kind", str, OpenApiParameter.PATH, enum=PluginKind.values, description="The plugin's kind."
+)
+TYPE_PATH = OpenApiParameter(
+    "type", str, OpenApiParameter.PATH, description="The plugin's type, e.g. kafka or filter."
+)
+KIND_QUERY = OpenApiParameter(
+    "kind",
+    str,
+    OpenApiParameter.QUERY,
+    enum=PluginKind.values,
+    description="The plugin's kind; needed when the type names plugins of several kinds.",
+)
+NO_PLUGIN = OpenApiResponse(ErrorDetailSerializer, description="No plugin has this kind and type.")
+CONFIG_VALID = OpenApiResponse(
+    response=PluginConfigValidSerializer,
+    description="The config is valid; here it is normalised, with its secrets redacted.",
+    examples=[
+        OpenApiExample(
+            "Valid Kafka source config",
+            value={
+                "valid": True,
+                "config": {
+                    "bootstrap_servers": "localhost:9092",
+                    "topics": ["orders"],
+                    "starting_offsets": "latest",
+                    "format": "json",
+                },
+            },
+        )
+    ],
+)
+CONFIG_INVALID = OpenApiResponse(
+    response=PluginConfigInvalidSerializer,
+    description=(
+        "The config (or the request) is not valid: messages keyed by the path of each bad "
+        "field, in the style of spec validation."
+    ),
+    examples=[
+        OpenApiExample(
+            "Invalid Kafka source config",
+            value={
+                "valid": False,
+                "errors": {
+                    "config.topics": ["field required"],
+                    "config.starting_offsets": ["must be 'earliest' or 'latest'"],
+                },
+            },
+        )
+    ],
+)
+KIND_NEEDED = OpenApiResponse(
+    response=PolymorphicProxySerializer(
+        component_name="PluginConfigByTypeError",
+        serializers=[PluginConfigInvalidSerializer, PluginKindErrorSerializer],
+        resource_type_field_name=None,
+    ),
+    description=(
+        "The config is not valid (as for plugins/{kind}/{type}/validate), or kind is needed "
+        "(the type names plugins of several kinds) or is not a kind."
+    ),
+    examples=[
+        *CONFIG_INVALID.examples,
+        OpenApiExample(
+            "Ambiguous type",
+            value={
+                "kind": [
+                    "'kafka' is the type of more than one plugin (source, sink); "
+                    "say which with ?kind=source or ?kind=sink"
+                ]
+            },
+        ),
+    ],
+)

@@ -1,0 +1,219 @@
+"""The plugin catalogue (read-only), a config check per plugin, and event-pattern tests.
+
+Plugins are addressed by ``(kind, type)``: a source and a sink may share a type
+(``plugins/{kind}/{type}/``); ``plugins/{type}/validate`` takes the kind from the query when
+the type alone is ambiguous. Nothing here changes state: any role may use it.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, ParseError, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from console import permissions
+from console.api.metadata import NoSerializerMetadata
+from console.api.pagination import LimitOffsetPagination
+from console.api.plugins.filters import PluginKindQuerySerializer, plugin_kind
+from console.api.plugins.schema import (
+    CONFIG_INVALID,
+    CONFIG_VALID,
+    KIND_NEEDED,
+    KIND_PATH,
+    KIND_QUERY,
+    NO_PLUGIN,
+    TYPE_PATH,
+)
+from console.api.plugins.serializers import (
+    EventPatternResultSerializer,
+    EventPatternTestSerializer,
+    PluginConfigSerializer,
+    PluginKindErrorSerializer,
+    PluginSerializer,
+)
+from console.selectors import specs
+from console.services import InvalidSpec
+
+CATALOGUE = permissions.seeing(what="the plugin catalogue")
+"""Checking a config changes nothing: any role may, as it may read the catalogue."""
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List plugins",
+        description="Every source, transform and sink a channel may use, with its config schema.",
+        parameters=[PluginKindQuerySerializer],
+        responses={200: PluginSerializer(many=True), 400: PluginKindErrorSerializer},
+    ),
+)
+class PluginViewSet(viewsets.GenericViewSet):
+    # plugins/ (the catalogue) and plugins/{type}/validate (kind in the query).
+
+    serializer_class = PluginSerializer
+    pagination_class = LimitOffsetPagination
+    lookup_field = "type"
+    lookup_value_converter = "str"
+    required_permissions = {"list": CATALOGUE, "validate_config_by_type": CATALOGUE}
+
+    def get_queryset(self) -> list[specs.Plugin]:
+        return specs.plugins(plugin_kind(self.request))
+
+    def list(self, request: Request) -> Response:
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+    @extend_schema(
+        operation_id="plugins_validate_by_type",
+        summary="Check a stage config (plugin named by type)",
+        description=(
+            "As plugins/{kind}/{type}/validate. kind may be left out when the type names "
+            "one plugin only (filter); kafka is both a source and a sink."
+        ),
+        parameters=[TYPE_PATH, KIND_QUERY],
+        request=PluginConfigSerializer,
+        responses={200: CONFIG_VALID, 400: KIND_NEEDED, 404: NO_PLUGIN},
+    )
+    @action(detail=True, methods=["post"], url_path="validate", url_name="validate-by-type")
+    def validate_config_by_type(self, request: Request, type: str) -> Response:
+        kind = plugin_kind(request)
+        try:
+            plugin = specs.find_plugin(type, kind)
+        except specs.AmbiguousPluginType as exc:
+            raise ValidationError({"kind": [str(exc)]}) from exc
+        except LookupError as exc:
+            raise NotFound(str(exc)) from exc
+        return _check_config(request, plugin)
+
+
+@extend_schema_view(
+    retrieve=extend_schema(
+        summary="Get a plugin",
+        parameters=[KIND_PATH, TYPE_PATH],
+        responses={200: PluginSerializer, 404: NO_PLUGIN},
+    ),
+)
+class PluginOfKindViewSet(viewsets.GenericViewSet):
+    """The plugin catalogue, read-only, and a config check per plugin."""
+
+    # plugins/{kind}/{type}/ and its config check, plugins/{kind}/{type}/validate; the
+    # docstring is the description of retrieve in the schema.
+
+    serializer_class = PluginSerializer
+    lookup_field = "type"
+    lookup_value_converter = "str"
+    required_permissions = {"retrieve": CATALOGUE, "validate_config": CATALOGUE}
+
+    def retrieve(self, request: Request, kind: str, type: str) -> Response:
+        return Response(self.get_serializer(_plugin(kind, type)).data)
+
+    @extend_schema(
+        operation_id="plugins_validate",
+        summary="Check a stage config",
+        description=(
+            "Validates a config against the plugin's schema, as spec validation does, and "
+            "changes nothing."
+        ),
+        parameters=[KIND_PATH, TYPE_PATH],
+        request=PluginConfigSerializer,
+        responses={200: CONFIG_VALID, 400: CONFIG_INVALID, 404: NO_PLUGIN},
+    )
+    @action(detail=True, methods=["post"], url_path="validate", url_name="validate")
+    def validate_config(self, request: Request, kind: str, type: str) -> Response:
+        return _check_config(request, _plugin(kind, type))
+
+
+def _plugin(kind: str, type_: str) -> specs.Plugin:
+    try:
+        return specs.find_plugin(type_, kind)
+    except LookupError as exc:
+        raise NotFound(str(exc)) from exc
+
+
+def _check_config(request: Request, plugin: specs.Plugin) -> Response:
+    try:
+        data = request.data
+    except ParseError as exc:  # a body that is not JSON answers in the same shape
+        return _invalid_config({"body": [str(exc.detail)]})
+    body = PluginConfigSerializer(data=data)
+    if not body.is_valid():
+        return _invalid_config(body.errors)
+    try:
+        config = specs.check_stage_config(plugin, body.validated_data["config"])
+    except InvalidSpec as exc:
+        return _invalid_config(exc.errors)
+    return Response({"valid": True, "config": config})
+
+
+def _invalid_config(errors: dict) -> Response:
+    return Response({"valid": False, "errors": errors}, status=status.HTTP_400_BAD_REQUEST)
+
+
+# -- event patterns ------------------------------------------------------------------------
+
+
+class EventPatternViewSet(viewsets.GenericViewSet):
+    """``event-patterns/test``. Testing a pattern changes nothing: any role may."""
+
+    metadata_class = NoSerializerMetadata
+    required_permissions = {"test": permissions.seeing(what="event pattern tests")}
+
+    @extend_schema(
+        operation_id="event_patterns_test",
+        summary="Test an event pattern on an event",
+        description=(
+            "Answers whether the event matches the pattern, as EventBridge's TestEventPattern "
+            "does, with the semantics of the channel filter. Changes nothing."
+        ),
+        request=EventPatternTestSerializer,
+        responses={
+            200: EventPatternResultSerializer,
+            400: OpenApiResponse(
+                response=OpenApiTypes.OBJECT,
+                description="The pattern is invalid (every problem, located), or event is not "
+                "a JSON object.",
+                examples=[
+                    OpenApiExample(
+                        "Invalid pattern",
+                        value={
+                            "pattern": [
+                                "source: must be an object or an array of match values, got a "
+                                'string; write ["aws.ec2"] to match that value'
+                            ]
+                        },
+                    )
+                ],
+            ),
+        },
+        examples=[
+            OpenApiExample(
+                "Order over 100",
+                request_only=True,
+                value={
+                    "pattern": {"data": {"total": [{"numeric": [">", 100]}]}},
+                    "event": {
+                        "specversion": "1.0",
+                        "id": "orders/0/42",
+                        "source": "kafka://orders",
+                        "type": "com.example.order.created",
+                        "data": {"total": 120},
+                    },
+                },
+            )
+        ],
+    )
+    @action(detail=False, methods=["post"])
+    def test(self, request: Request) -> Response:
+        body = EventPatternTestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        result = specs.event_pattern_matches(data["pattern"], data["event"])
+        return Response(EventPatternResultSerializer({"result": result}).data)

@@ -1,0 +1,45 @@
+"""Channels as the API lists them, and what hangs under a channel: its revisions, its
+lifecycle events and whether it has an ingestion token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Case, QuerySet, Value, When
+from django.shortcuts import get_object_or_404
+
+from console.choices import ConnectorState
+from console.models import Channel, LifecycleEvent, Revision
+
+
+def channels() -> QuerySet[Channel]:
+    """Every channel with its latest revision's number and spec (``with_summary``), by name."""
+    return Channel.objects.with_summary()
+
+
+def channels_with_status() -> QuerySet[Channel]:
+    """:func:`channels` with their connectors and tasks, FAILED channels first, then by name:
+    an operations view in a fixed number of queries whatever the number of channels."""
+    failed_first = Case(
+        When(connector__state=ConnectorState.FAILED, then=Value(0)), default=Value(1)
+    )
+    return channels().prefetch_related("connector__tasks").order_by(failed_first, "name")
+
+
+def channel_revisions(name: str) -> QuerySet[Revision]:
+    """The revisions of the channel named ``name`` (404 when there is none), unordered."""
+    channel = get_object_or_404(Channel.objects.only("id"), name=name)
+    return Revision.objects.filter(channel=channel).select_related("created_by")
+
+
+def lifecycle_events(name: str) -> QuerySet[LifecycleEvent]:
+    """The lifecycle events of the channel named ``name`` (404 when there is none), newest
+    first."""
+    channel = get_object_or_404(Channel, name=name)
+    return LifecycleEvent.objects.filter(channel=channel).order_by("-created_at", "-id")
+
+
+def ingest_token_state(channel: Channel) -> dict[str, Any]:
+    """``{exists, prefix}`` of the channel's ingestion token; never the token itself."""
+    exists = bool(channel.ingest_token_hash)
+    return {"exists": exists, "prefix": channel.ingest_token_prefix if exists else None}

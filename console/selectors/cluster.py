@@ -1,0 +1,164 @@
+"""The cluster view: runtime workers, their Spark drivers and the channels each hosts, the
+Spark cluster under them, each channel's executors.
+
+Everything here is read live from the runtime adapter (heartbeats, driver reports and the
+Spark master it asks), not from the database the reconcile loop writes: the view shows
+what is there now. The console never talks to Spark itself.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from console.choices import WorkerState
+from console.models import Connector, Worker
+from console.runtime import get_runtime
+from console.services.errors import runtime_errors
+from runtime_adapter.base import DriverInfo, ExecutorInfo, SparkCluster, WorkerInfo
+
+
+@dataclass(frozen=True)
+class DriverView:
+    """A Spark driver of a runtime worker and the channels whose queries it hosts now."""
+
+    driver_id: str
+    isolation: str
+    pid: int
+    started_at: float
+    last_heartbeat: float
+    heartbeat_age: float
+    capacity: int
+    memory: str
+    cores: int
+    application_id: str | None
+    connectors: list[str]
+    """The connector ids it hosts, as its heartbeat says."""
+    channels: list[str]
+    """The names of the channels those connectors belong to (the ones the console knows)."""
+
+
+@dataclass(frozen=True)
+class RuntimeWorkerView:
+    """A runtime worker, judged ALIVE or DEAD by its last heartbeat (as reconcile does)."""
+
+    worker_id: str
+    host: str
+    pid: int
+    state: str
+    started_at: float
+    last_heartbeat: float
+    heartbeat_age: float
+    connectors: list[str]
+    drivers: list[DriverView] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ChannelExecutors:
+    """Where one channel's connector runs: its worker, Spark application and executors."""
+
+    name: str
+    connector_id: str
+    state: str
+    worker_id: str | None
+    application_id: str | None
+    executors: list[ExecutorInfo]
+    driver_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Cluster:
+    runtime_workers: list[RuntimeWorkerView]
+    spark: SparkCluster
+    channels: list[ChannelExecutors] = field(default_factory=list)
+    now: float = 0.0
+
+
+def _age(now: float, last_heartbeat: float) -> float:
+    return round(max(now - last_heartbeat, 0.0), 3)
+
+
+def _driver_view(info: DriverInfo, now: float, names: dict[str, str]) -> DriverView:
+    connectors = sorted(info.connectors)
+    return DriverView(
+        driver_id=info.driver_id,
+        isolation=info.isolation,
+        pid=info.pid,
+        started_at=info.started_at,
+        last_heartbeat=info.last_heartbeat,
+        heartbeat_age=_age(now, info.last_heartbeat),
+        capacity=info.capacity,
+        memory=info.memory,
+        cores=info.cores,
+        application_id=info.application_id,
+        connectors=connectors,
+        channels=sorted(names[cid] for cid in connectors if cid in names),
+    )
+
+
+def _worker_view(
+    info: WorkerInfo, drivers: list[DriverView], now: float, session_timeout: float
+) -> RuntimeWorkerView:
+    age = _age(now, info.last_heartbeat)
+    return RuntimeWorkerView(
+        worker_id=info.worker_id,
+        host=info.host,
+        pid=info.pid,
+        state=WorkerState.ALIVE if age <= session_timeout else WorkerState.DEAD,
+        started_at=info.started_at,
+        last_heartbeat=info.last_heartbeat,
+        heartbeat_age=age,
+        connectors=sorted(info.connectors),
+        drivers=sorted(drivers, key=lambda d: d.driver_id),
+    )
+
+
+def workers():
+    """The runtime workers as the control loop last recorded them, with their connectors."""
+    return Worker.objects.prefetch_related("connectors")
+
+
+def cluster_view() -> Cluster:
+    """The runtime workers (each with its Spark drivers and the channels they host), the
+    Spark cluster and the driver and executors of every deployed channel.
+
+    Raises :class:`RuntimeUnavailable` when the runtime's store cannot be reached; a Spark
+    master that does not answer is not an error here: ``spark.error`` says why.
+    """
+    runtime = get_runtime()
+    now = time.time()
+    connectors = list(
+        Connector.objects.select_related("channel").only("runtime_id", "channel__name")
+    )
+    with runtime_errors():
+        infos = runtime.workers()
+        driver_infos = runtime.drivers()
+        statuses = runtime.status([c.runtime_id for c in connectors]) if connectors else {}
+    names = {c.runtime_id: c.channel.name for c in connectors}
+    drivers: dict[str, list[DriverView]] = {}
+    for driver in driver_infos:
+        drivers.setdefault(driver.worker_id, []).append(_driver_view(driver, now, names))
+    timeout = settings.SLUICE_WORKER_SESSION_TIMEOUT
+    workers = sorted(
+        (_worker_view(info, drivers.get(info.worker_id, []), now, timeout) for info in infos),
+        key=lambda w: w.worker_id,
+    )
+    channels = []
+    for connector in sorted(connectors, key=lambda c: c.channel.name):
+        status = statuses.get(connector.runtime_id)
+        if status is None:
+            continue
+        channels.append(
+            ChannelExecutors(
+                name=connector.channel.name,
+                connector_id=connector.runtime_id,
+                state=str(status.state),
+                worker_id=status.worker_id,
+                application_id=status.application_id,
+                executors=list(status.executors),
+                driver_id=status.driver_id,
+            )
+        )
+    return Cluster(workers, runtime.spark_cluster(), channels, now)

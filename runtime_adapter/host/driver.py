@@ -1,0 +1,224 @@
+"""The driver entry point: one long-lived Spark driver running many connectors' queries.
+
+A runtime worker starts it with ``spark-submit runtime_adapter/host/driver.py --driver-id D
+--worker-id W --isolation shared|dedicated --capacity N``. The driver starts its
+SparkSession once (the JVM, the SparkContext: the seconds a start used to cost every
+channel) and then, every :data:`TICK` seconds, reads the connectors its worker placed in it
+(``{p}:placement:{driver}``, :mod:`runtime_adapter.store`) with their desired state, and makes
+its hosted connectors match: a new placement gets a
+:class:`~runtime_adapter.host.hosted.HostedConnector` (its own session, scheduler pool,
+checkpoint and thread), a placement that is gone or
+changed (a restart: a new generation; a new revision) releases its connector, whose thread
+stops the query. It heartbeats (``{p}:drivers``) with the connectors it hosts.
+
+A connector's failure ends that connector only. The driver exits when its worker retires
+it (``{p}:retire``), on SIGTERM, or when its parent process dies; its connectors' queries
+stop first. A driver that dies without that (``kill -9``, an out-of-memory JVM) is found by
+its worker, which reports each of its connectors FAILED with the cause.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+from runtime_adapter.base import DriverInfo, ExecutorInfo
+from runtime_adapter.config import RuntimeConfig
+from runtime_adapter.host.executors import ExecutorWatch
+from runtime_adapter.host.hosted import HostedConnector
+from runtime_adapter.logs import configure_logging, set_process_context
+from runtime_adapter.store import Placement, RedisStore
+
+log = logging.getLogger("sluice.driver")
+
+TICK = 1.0
+"""Seconds between two reads of the driver's placements (and heartbeats); a nudge from the
+worker or the console (a placement, a target changed) starts a pass at once."""
+RELEASE_WAIT = 45.0
+"""How long a driver that is shutting down waits for its connectors' queries to stop."""
+
+
+class DriverHost:
+    """Hosts the connectors its worker placed in this driver (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: RedisStore,
+        config: RuntimeConfig,
+        *,
+        driver_id: str,
+        worker_id: str,
+        isolation: str = "shared",
+        capacity: int = 1,
+        memory: str = "",
+        cores: int = 0,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.driver_id = driver_id
+        self.worker_id = worker_id
+        self.isolation = isolation
+        self.capacity = capacity
+        self.memory = memory
+        self.cores = cores
+        self.started_at = time.time()
+        self.parent_pid = os.getppid()
+        self.hosted: dict[str, HostedConnector] = {}
+        # The placement each ended run (failed, stopped, finished) was for: not run again
+        # until its worker places the connector anew.
+        self.ended: dict[str, Placement] = {}
+        self.spark: Any = None
+        self.application_id: str | None = None
+        self.executor_watch = ExecutorWatch()
+        self.stopping = False
+
+    def start_spark(self) -> None:
+        from pyspark.sql import SparkSession
+
+        from pipelines.sql_guard import harden_session
+
+        self.spark = SparkSession.builder.getOrCreate()
+        harden_session(self.spark)  # before any query: no reflection, files or ${...} in SQL
+        self.spark.sparkContext.setLogLevel(os.environ.get("SLUICE_SPARK_LOG_LEVEL", "WARN"))
+        self.application_id = self.spark.sparkContext.applicationId
+
+    def executors(self) -> list[ExecutorInfo]:
+        return self.executor_watch.current(self.spark.sparkContext if self.spark else None)
+
+    def heartbeat(self, ready: bool = True) -> None:
+        self.store.driver_heartbeat(
+            DriverInfo(
+                driver_id=self.driver_id,
+                worker_id=self.worker_id,
+                pid=os.getpid(),
+                isolation=self.isolation,
+                started_at=self.started_at,
+                last_heartbeat=time.time(),
+                capacity=self.capacity,
+                memory=self.memory,
+                connectors=sorted(self.hosted),
+                application_id=self.application_id,
+                cores=self.cores,
+                ready=ready,
+            )
+        )
+
+    def alive(self) -> bool:
+        return not self.stopping and os.getppid() == self.parent_pid
+
+    def tick(self) -> bool:
+        """One pass; False when the worker retired this driver."""
+        placements, deployments = self.store.placed_deployments(self.driver_id)
+        for cid, hosted in list(self.hosted.items()):
+            if placements.get(cid) != hosted.placement:
+                hosted.release()  # moved, restarted, redeployed, stopped or deleted
+            else:
+                hosted.update(deployments.get(cid))
+            if hosted.done.is_set():
+                del self.hosted[cid]
+                self.ended[cid] = hosted.placement
+        for cid, placement in list(self.ended.items()):
+            if placements.get(cid) != placement:
+                del self.ended[cid]
+        for cid, placement in placements.items():
+            deployment = deployments.get(cid)
+            if cid in self.hosted or self.ended.get(cid) == placement or deployment is None:
+                continue
+            hosted = HostedConnector(
+                self.store,
+                self.config,
+                connector_id=cid,
+                worker_id=self.worker_id,
+                generation=placement.generation,
+                driver_id=self.driver_id,
+                placement=placement,
+                spark=self.spark,
+                executors=self.executors,
+            )
+            self.hosted[cid] = hosted
+            hosted.start(deployment)
+            log.info("hosting connector %s (generation %s)", cid, placement.generation)
+        self.heartbeat()
+        return not self.store.retired(self.driver_id)
+
+    def run(self) -> int:
+        self.heartbeat(ready=False)
+        self.start_spark()
+        log.info(
+            "driver %s up (%s, up to %d connectors, application %s)",
+            self.driver_id,
+            self.isolation,
+            self.capacity,
+            self.application_id,
+        )
+        while self.alive():
+            started = time.monotonic()
+            try:
+                if not self.tick():
+                    log.info("driver %s retired by its worker", self.driver_id)
+                    break
+            except Exception:
+                # Redis away, a record this code cannot read: the queries keep running.
+                log.exception("driver %s: a pass failed; retrying", self.driver_id)
+            self.pause(TICK - (time.monotonic() - started))
+        self.shutdown()
+        return 0
+
+    def pause(self, seconds: float) -> None:
+        """Wait for the next pass: ``seconds``, or less when the worker nudges this driver."""
+        try:
+            self.store.wait_nudge(self.driver_id, seconds)
+        except Exception:  # Redis away: the next pass says so
+            time.sleep(max(seconds, 0.05))
+
+    def shutdown(self) -> None:
+        """Stop every hosted query (each in its own thread, side by side), then return."""
+        for hosted in self.hosted.values():
+            hosted.release()
+        deadline = time.monotonic() + RELEASE_WAIT
+        for hosted in self.hosted.values():
+            hosted.done.wait(max(deadline - time.monotonic(), 0.1))
+        log.info("driver %s stopped", self.driver_id)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Run Sluice connectors' streaming queries.")
+    parser.add_argument("--driver-id", required=True)
+    parser.add_argument("--worker-id", required=True)
+    parser.add_argument("--isolation", choices=("shared", "dedicated"), default="shared")
+    parser.add_argument("--capacity", type=int, default=1)
+    parser.add_argument("--memory", default="")
+    parser.add_argument("--cores", type=int, default=0)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    configure_logging("driver")
+    args = parse_args(argv)
+    set_process_context(worker=args.worker_id)
+    config = RuntimeConfig.from_env()
+    host = DriverHost(
+        RedisStore.from_url(config.redis_url, config.key_prefix),
+        config,
+        driver_id=args.driver_id,
+        worker_id=args.worker_id,
+        isolation=args.isolation,
+        capacity=args.capacity,
+        memory=args.memory,
+        cores=args.cores,
+    )
+
+    def _graceful(signum: int, _frame: Any) -> None:
+        host.stopping = True
+
+    signal.signal(signal.SIGTERM, _graceful)
+    return host.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,586 @@
+"""One connector's query inside a Spark driver, driven by a thread of its own.
+
+A driver (:mod:`runtime_adapter.host.driver`) hosts many connectors. Each is a
+:class:`HostedConnector`: its own SparkSession (``newSession()``: its own SQL settings and
+temporary views over the driver's one SparkContext, hardened like the driver's), its own
+scheduler pool (``spark.scheduler.pool`` = the connector id, under the FAIR scheduler: a busy
+channel cannot starve its neighbours), its own checkpoint, and a thread that obeys its target
+state (RUNNING / PAUSED / STOPPED), reports its status, commits its offsets to the channel's
+consumer group, and reports a failure with its trace. Nothing it does changes a neighbour:
+a failure ends this connector's query and thread only.
+
+The thread wakes when its driver hands it a changed deployment (:meth:`update`), and otherwise
+every :data:`ACTIVE_INTERVAL` seconds while its query runs (to read the progress) and every
+:data:`IDLE_INTERVAL` seconds when paused or waiting. A status is written only when it says
+something new, or every :data:`KEEPALIVE` seconds: an idle channel writes almost nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+import traceback
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from runtime_adapter.base import ConnectorStatus, Deployment, ExecutorInfo
+from runtime_adapter.checkpoint import checkpoint_dir, discard_unfinished_start, has_batches
+from runtime_adapter.config import RuntimeConfig
+from runtime_adapter.host.failures import (
+    decrypted_spec,
+    format_trace,
+    mask_secrets,
+    summarize_failure,
+)
+from runtime_adapter.host.progress import (
+    StageTotals,
+    TaskTracker,
+    progress_after,
+    progress_dict,
+    stage_counts_enabled,
+)
+from runtime_adapter.kafka import (
+    BrokerUnreachable,
+    GroupCommitter,
+    check_reachable,
+    consumer_group,
+    list_partitions,
+    security_settings,
+)
+from runtime_adapter.logs import log_context
+from runtime_adapter.offsets import apply_change, kafka_source, starting_position
+from runtime_adapter.states import State, TargetState
+from runtime_adapter.store import Placement, RedisStore
+
+log = logging.getLogger("sluice.driver")
+
+ACTIVE_INTERVAL = 0.5
+"""Seconds between two looks at a running query's progress."""
+IDLE_INTERVAL = 5.0
+"""Seconds between two turns of a paused or waiting connector's loop (a change of its
+deployment wakes it at once)."""
+KEEPALIVE = 30.0
+"""The longest a connector's status goes unwritten when nothing changes."""
+TOPIC_WAIT_INTERVAL = 5.0
+"""Seconds between two looks for a source topic that does not exist yet."""
+POLLING_DELAY_MS = int(os.environ.get("SLUICE_IDLE_POLL_MS", "500"))
+"""How long a query with nothing to read waits before asking its source again (Spark's
+``spark.sql.streaming.pollingDelay``, 10 ms by default: 100 broker round trips a second for
+an idle Kafka channel). A busy query never waits: the next batch starts when events are there."""
+STOP_TIMEOUT_MS = 30_000
+"""How long stopping a query may take before Spark gives up on its batch (a stuck sink must
+not hold its thread, and its driver's shutdown, forever)."""
+SESSION_SQL_OPTIONS = {"spark.sql.constraintPropagation.enabled": "false"}
+"""Spark SQL options of every channel's session. Spark optimizes a streaming query's whole
+logical plan again for every micro-batch, a fixed cost that lengthens every batch and so, at
+a steady input rate, the rows per batch and the latency. Constraint propagation (filters
+inferred from every Filter and Project; a channel's plan has no join to gain from them) is
+a good part of that on a channel's plan, whose ``failure`` column is rebuilt by a CASE WHEN
+at every stage: 20-50 % of the optimizer's time per batch on the bench channel
+(``python -m bench.dataplane --only latency``, contender ``sluice-tuned``)."""
+
+
+class NotOwner(Exception):
+    """The connector is no longer this driver's to run (moved, restarted, deleted)."""
+
+
+class HostedConnector:
+    """One connector's query and status in a driver (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: RedisStore,
+        config: RuntimeConfig,
+        *,
+        connector_id: str,
+        worker_id: str,
+        generation: int,
+        driver_id: str | None = None,
+        placement: Placement | None = None,
+        spark: Any = None,
+        executors: Any = None,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.connector_id = connector_id
+        self.worker_id = worker_id
+        self.generation = generation
+        self.driver_id = driver_id
+        self.placement = placement
+        self.revision: int | None = placement.revision if placement else None
+        self.channel = ""
+        self.base_spark = spark
+        self.spark: Any = None  # the connector's own session, made when its query first starts
+        self.application_id: str | None = None
+        self.executors = executors  # () -> list[ExecutorInfo], the driver's shared view
+        self.query: Any = None
+        self.state = State.UNASSIGNED
+        self.reason = ""
+        self.finished = False
+        self.tracker = TaskTracker(worker_id, [])
+        self.stage_totals = StageTotals()
+        self.committer: GroupCommitter | None = None
+        self.secrets: list[str] = []
+        self.prepared = False
+        self.waiting_for: list[str] = []
+        self.deployment: Deployment | None = None
+        self.released = False
+        self.done = threading.Event()
+        self.wake = threading.Event()
+        self.thread: threading.Thread | None = None
+        self._reported: tuple[str, float] | None = None
+
+    # -- driven by the driver's main thread --------------------------------------------------
+
+    def start(self, deployment: Deployment) -> None:
+        self.deployment = deployment
+        self.thread = threading.Thread(
+            target=self.run, name=f"connector-{self.connector_id}", daemon=True
+        )
+        self.thread.start()
+
+    def update(self, deployment: Deployment | None) -> None:
+        """The connector's latest desired state; wakes the thread when it changed."""
+        if deployment != self.deployment:
+            self.deployment = deployment
+            self.wake.set()
+
+    def release(self) -> None:
+        """Stop the query and end the thread (the connector left this driver)."""
+        self.released = True
+        self.wake.set()
+
+    # -- reporting ---------------------------------------------------------------------------
+
+    def report(self, state: State, trace: str = "", progress: dict | None = None) -> bool:
+        """Write the connector's status if it says something new (or is due), as its owner.
+
+        Returns False when the connector's worker or generation changed: it is not ours.
+        """
+        self.state = state
+        status = ConnectorStatus(
+            connector_id=self.connector_id,
+            state=state,
+            worker_id=self.worker_id,
+            generation=self.generation,
+            trace=mask_secrets(trace, self.secrets),
+            tasks=self.tracker.tasks(state),
+            progress=progress,
+            executors=self.current_executors(),
+            application_id=self.application_id,
+            stages=self.stage_totals.stages(),
+            driver_id=self.driver_id,
+            reason=self.reason,
+            finished=self.finished,
+        )
+        # What changes with every report of an unchanged channel does not count as news.
+        news = json.dumps(
+            asdict(replace(status, progress=_settled(progress), executors=[])),
+            sort_keys=True,
+            default=str,
+        )
+        now = time.monotonic()
+        if self._reported is not None:
+            last, at = self._reported
+            if last == news and now - at < KEEPALIVE:
+                return True
+        written = self.store.report(status)
+        self._reported = (news, now) if written else None
+        return written
+
+    def current_executors(self) -> list[ExecutorInfo]:
+        return self.executors() if self.executors is not None else []
+
+    def owns(self, deployment: Deployment | None) -> bool:
+        return (
+            deployment is not None
+            and not self.released
+            and deployment.worker_id == self.worker_id
+            and deployment.generation == self.generation
+            and deployment.revision == (self.revision or deployment.revision)
+        )
+
+    # -- the connector's thread --------------------------------------------------------------
+
+    def run(self) -> None:
+        deployment = self.deployment
+        channel = deployment.channel if deployment else None
+        with log_context(connector=self.connector_id, channel=channel):
+            try:
+                self.loop()
+            except NotOwner:
+                log.info("connector %s is no longer ours to run; stopping", self.connector_id)
+            except Exception as exc:
+                if self.released:
+                    pass
+                elif not self.jvm_alive():
+                    # The driver's JVM died under the query (kill -9, out of memory): that is
+                    # the cause, and the worker reports it with the JVM's log; a py4j error
+                    # about a lost connection would only hide it.
+                    log.error("connector %s lost its driver's JVM: %s", self.connector_id, exc)
+                else:
+                    detail = traceback.format_exc()
+                    log.error("connector %s failed: %s", self.connector_id, exc)
+                    self.report(State.FAILED, format_trace(summarize_failure(str(exc)), detail))
+            finally:
+                self.close()
+
+    def jvm_alive(self) -> bool:
+        """Whether the driver's JVM still answers (a py4j round trip)."""
+        if self.base_spark is None:
+            return True  # no JVM used yet: any failure is the connector's own
+        try:
+            self.base_spark.sparkContext._jvm.java.lang.System.currentTimeMillis()
+        except Exception:
+            return False
+        return True
+
+    def loop(self) -> None:
+        if self.deployment is None or not self.owns(self.deployment):
+            return
+        self.revision = self.deployment.revision
+        self.channel = self.deployment.channel
+        while True:
+            deployment = self.deployment
+            if not self.owns(deployment):
+                if self.released and deployment is not None and self.is_ours_to_stop(deployment):
+                    self.stop_query()
+                    self.report(State.STOPPED)
+                return
+            if self.step(deployment) is not None:
+                return
+            self.wake.wait(self.interval())
+            self.wake.clear()
+
+    def is_ours_to_stop(self, deployment: Deployment) -> bool:
+        """Released because its target is STOPPED (not moved or restarted): report STOPPED."""
+        return (
+            deployment.target_state == TargetState.STOPPED
+            and deployment.worker_id == self.worker_id
+            and deployment.generation == self.generation
+        )
+
+    def interval(self) -> float:
+        if self.query is not None:
+            return ACTIVE_INTERVAL
+        if self.waiting_for:
+            return TOPIC_WAIT_INTERVAL
+        return IDLE_INTERVAL
+
+    def close(self) -> None:
+        try:
+            self.stop_query()
+        except Exception as exc:  # the thread ends either way
+            log.info("stopping the query of %s failed: %s", self.connector_id, exc)
+        if self.committer is not None:
+            self.committer.close()
+            self.committer = None
+        self.done.set()
+
+    def step(self, deployment: Deployment) -> int | None:
+        """One turn of the loop; returns an exit code when the connector's run ends here."""
+        target = deployment.target_state
+        if target == TargetState.STOPPED:
+            self.stop_query()
+            self.report(State.STOPPED)
+            return 0
+        if not self.prepared:
+            self.prepare(deployment)
+        if target == TargetState.PAUSED:
+            if self.query is not None:
+                self.collect_progress()
+                self.stop_query()
+            self.reason = ""
+            self.checked_report(State.PAUSED)
+            return None
+        if self.query is None and not self.start_query(deployment):
+            return None  # waiting (for a source topic): reported, tried again later
+        if not self.query.isActive:
+            error = self.query.exception()
+            if error is not None:
+                detail = str(error)
+                self.report(State.FAILED, format_trace(summarize_failure(detail), detail))
+                return 1
+            progress = self.collect_progress()
+            self.query = None
+            if deployment.spec.get("runtime", {}).get("mode") == "available-now":
+                self.finished = True
+                self.reason = f"available-now run finished: {self.events_read()}"
+                self.report(State.STOPPED, progress=progress)
+                return 0
+            # The query ended without error (a bounded source ran out): start it again later.
+            return None
+        self.checked_report(State.RUNNING, progress=self.collect_progress())
+        return None
+
+    def checked_report(self, state: State, progress: dict | None = None) -> None:
+        if not self.report(state, progress=progress):
+            raise NotOwner
+
+    def events_read(self) -> str:
+        """The events this run read, as a phrase (counted when stage counts are on)."""
+        stages = self.stage_totals.stages()
+        return f"{int(stages[0]['in'])} events read" if stages else "the source's end reached"
+
+    # -- preparing and starting the query ----------------------------------------------------
+
+    def prepare(self, deployment: Deployment) -> None:
+        """Validate the spec and check the brokers before the query starts, to fail fast."""
+        from pipelines.spec import validate_spec
+
+        spec = validate_spec(self.plain_spec(deployment))
+        source, sink = spec.source, spec.sink
+        if source.type == "kafka":
+            self.watch_source("source", source.config, source.config.get("topics") or [])
+        if source.type == "http" and source.config.get("ingest_topic"):
+            # Events posted over HTTP wait in the channel's ingest topic: one task per partition.
+            topics = [source.config["ingest_topic"]]
+            self.watch_source("source (ingest topic)", source.config, topics)
+        if sink.type == "kafka":
+            settings = security_settings(sink.config.get("security"))
+            if settings is not None:
+                try:
+                    check_reachable(sink.config["bootstrap_servers"], settings=settings)
+                except BrokerUnreachable as exc:
+                    raise BrokerUnreachable(f"sink: {exc}") from exc
+        self.prepared = True
+
+    def watch_source(self, label: str, config: dict, topics: list[str]) -> None:
+        """Check a Kafka source's brokers, learn its partitions, set up group commits."""
+        settings = security_settings(config.get("security"))
+        if settings is None:
+            log.info("%s uses TLS: no broker check, no consumer-group commits", label)
+            return
+        servers = config["bootstrap_servers"]
+        try:
+            self.tracker.partitions = list_partitions(servers, topics, settings=settings)
+        except BrokerUnreachable as exc:
+            raise BrokerUnreachable(f"{label}: {exc}") from exc
+        if self.committer is None:
+            self.committer = GroupCommitter(servers, consumer_group(self.channel), settings)
+
+    def session(self) -> Any:
+        """The connector's own SparkSession over the driver's SparkContext, hardened."""
+        if self.spark is None:
+            from pipelines.sql_guard import harden_session
+
+            if self.base_spark is None:
+                from pyspark.sql import SparkSession
+
+                self.base_spark = SparkSession.builder.getOrCreate()
+            session = self.base_spark.newSession()
+            harden_session(session)  # a new session starts from Spark's defaults: again
+            session.conf.set("spark.sql.streaming.pollingDelay", f"{POLLING_DELAY_MS}ms")
+            session.conf.set("spark.sql.streaming.stopTimeout", str(STOP_TIMEOUT_MS))
+            for key, value in SESSION_SQL_OPTIONS.items():
+                session.conf.set(key, value)
+            self.spark = session
+            self.application_id = session.sparkContext.applicationId
+        return self.spark
+
+    def start_query(self, deployment: Deployment) -> bool:
+        """Start the query; False (with the reason reported) while a source topic is missing."""
+        from pipelines.builder import build_stream, stage_points
+        from pipelines.spec import validate_spec
+
+        spark = self.session()
+        checkpoint = checkpoint_dir(self.config.checkpoint_root, deployment.checkpoint_key)
+        plain = self.prepare_checkpoint(self.plain_spec(deployment), checkpoint)
+        pinned = self.pinned_start(plain, checkpoint)
+        if pinned is None:
+            return False
+        spec = validate_spec(pinned)
+        writer = build_stream(
+            spark,
+            spec,
+            channel=deployment.channel,
+            checkpoint_dir=str(checkpoint),
+            preview_publisher=self.preview_publisher(spec),
+            on_dead_letters=self.count_dead_letters,
+            count_stages=stage_counts_enabled(),
+        )
+        # Jobs of this query run in a scheduler pool of its own (local to this thread).
+        spark.sparkContext.setLocalProperty("spark.scheduler.pool", self.connector_id)
+        self.query = writer.start()
+        self.reason = ""
+        self.finished = False
+        self.stage_totals.start(stage_points(spec), str(self.query.runId))
+        log.info("query %s started (checkpoint %s)", self.query.id, checkpoint)
+        return True
+
+    def pinned_start(self, spec: dict[str, Any], checkpoint: Path) -> dict[str, Any] | None:
+        """The spec to start from, its Kafka source's start resolved once and kept.
+
+        A query whose checkpoint has no batch yet resolves ``latest`` when it starts: a
+        restart before its first batch would resolve it again and skip what came in between.
+        So the first start resolves it to offsets, kept in the store until the connector is
+        deleted or its offsets reset; later starts before the first batch reuse them. A source
+        topic that does not exist yet is waited for (``None``, the reason reported); when it
+        appears it is read from its beginning: everything in it came after the start.
+        """
+        from runtime_adapter.offsets import with_starting_offsets
+
+        source = kafka_source(spec)
+        if source is None or source.topics is None or source.settings is None:
+            return spec  # no Kafka offsets, a topic pattern (Spark waits), or TLS
+        if has_batches(checkpoint):
+            return spec  # the checkpoint decides
+        partitions = list_partitions(
+            source.bootstrap_servers, source.topics, settings=source.settings
+        )
+        present = {p.topic for p in partitions}
+        missing = [topic for topic in source.topics if topic not in present]
+        if missing:
+            self.wait_for_topics(source.bootstrap_servers, missing)
+            return None
+        pinned = self.store.start_position(self.connector_id)
+        waited = self.waiting_for
+        self.waiting_for = []
+        if pinned is None and source.starting != "latest" and not waited:
+            return spec  # earliest, a timestamp or offsets: the same at every start
+        position: dict[tuple[str, int], int] = {}
+        if pinned is not None:
+            position = {
+                (topic, int(partition)): offset
+                for topic, offsets in pinned.items()
+                for partition, offset in offsets.items()
+            }
+        unknown = [p for p in partitions if (p.topic, p.partition) not in position]
+        if unknown:
+            fresh = [p for p in unknown if p.topic not in waited]
+            resolved = starting_position(source, fresh) if fresh else {}
+            for partition in unknown:  # a topic created after the start: from its beginning
+                position[(partition.topic, partition.partition)] = resolved.get(
+                    (partition.topic, partition.partition), -2
+                )
+            offsets: dict[str, dict[str, int]] = {}
+            for (topic, partition), offset in sorted(position.items()):
+                offsets.setdefault(topic, {})[str(partition)] = offset
+            self.store.put_start_position(self.connector_id, offsets)
+        self.tracker.partitions = partitions
+        return with_starting_offsets(spec, position)
+
+    def wait_for_topics(self, servers: str, missing: list[str]) -> None:
+        if missing != self.waiting_for:
+            log.info("waiting for source topic(s) %s on %s", ", ".join(missing), servers)
+        self.waiting_for = missing
+        names = ", ".join(repr(topic) for topic in missing)
+        self.reason = (
+            f"waiting for source topic {names} to be created on {servers} (looked every "
+            f"{TOPIC_WAIT_INTERVAL:g} s); it will be read from its first event"
+        )
+        self.checked_report(State.UNASSIGNED)
+
+    def plain_spec(self, deployment: Deployment) -> dict[str, Any]:
+        """The deployment's spec, decrypted just before use; its secrets are masked from
+        now on in this process's log lines (a filter on the root handlers) and traces."""
+        from pipelines.spec.secrets import install_masking_filter
+
+        plain, secrets = decrypted_spec(deployment.spec)
+        if secrets != self.secrets:
+            self.secrets = secrets
+            install_masking_filter(secrets)
+        return plain
+
+    def prepare_checkpoint(self, spec: dict[str, Any], checkpoint: Path) -> dict[str, Any]:
+        """Make ``checkpoint`` ready for the query to start; return the spec to build.
+
+        What a first batch killed half-written left behind is discarded (Spark would refuse
+        the folder), then the console's pending offset change is applied.
+        """
+        checkpoint.mkdir(parents=True, exist_ok=True)
+        removed = discard_unfinished_start(checkpoint)
+        if removed:
+            log.warning(
+                "checkpoint %s had no batch but a first batch's leftovers in %s: discarded",
+                checkpoint,
+                ", ".join(removed),
+            )
+        return self.apply_offset_change(spec, checkpoint)
+
+    def apply_offset_change(self, spec: dict[str, Any], checkpoint: Path) -> dict[str, Any]:
+        """Apply the offset change the console left for this connector (KIP-875's alter or
+        reset while it was stopped) before the query starts; return the spec to build.
+
+        The new position is committed to the channel's consumer group at once, so Kafka
+        tools show it even before a batch runs. The change is removed only after the
+        checkpoint holds it: a crash in between applies it again, to the same effect. Any
+        start position kept from a first start is dropped: the change decides now.
+        """
+        pending = self.store.offset_change(self.connector_id)
+        if pending is None:
+            return spec
+        change, raw = pending
+        from pipelines.builder import record_empty_batches
+
+        def empty_batches(batch_ids: range) -> None:
+            record_empty_batches(self.session(), spec, batch_ids)
+
+        applied = apply_change(change, spec, checkpoint, empty_batches)
+        log.info(
+            "applied offset change %s: batch %s, position %s",
+            change.kind,
+            applied.batch_id,
+            applied.position,
+        )
+        if self.committer is not None and applied.position:
+            try:
+                self.committer.commit(applied.position)
+            except Exception as exc:  # lag display must never take a channel down
+                log.warning("could not commit the new offsets to the consumer group: %s", exc)
+        self.store.clear_start_position(self.connector_id)
+        self.store.clear_offset_change(self.connector_id, raw)
+        return applied.spec
+
+    def count_dead_letters(self, count: int) -> None:
+        """Called from ``foreachBatch`` after a micro-batch routed ``count`` dead letters."""
+        self.store.add_dead_letters(self.connector_id, count)
+
+    def preview_publisher(self, spec: Any) -> Any:
+        """Where a ``preview`` sink puts the newest events: the runtime's store (a live tail)."""
+        if spec.sink.type != "preview":
+            return None
+        keep = int(spec.sink.config.get("max_events", 100))
+
+        def publish(events: list[dict]) -> None:
+            self.store.publish_preview(self.connector_id, events, keep)
+
+        return publish
+
+    # -- the running query -------------------------------------------------------------------
+
+    def stop_query(self) -> None:
+        query, self.query = self.query, None  # forgotten even if stopping it fails
+        if query is not None and query.isActive:
+            query.stop()
+
+    def collect_progress(self) -> dict | None:
+        progress = progress_dict(self.query.lastProgress) if self.query is not None else None
+        if progress:
+            self.count_stages(progress)
+        if progress and self.tracker.update(progress) and self.committer is not None:
+            try:
+                self.committer.commit(self.tracker.offsets)
+            except Exception as exc:  # lag display must never take a channel down
+                log.warning("could not commit offsets to the consumer group: %s", exc)
+        return progress
+
+    def count_stages(self, progress: dict[str, Any]) -> None:
+        """Fold the latest batch's per-stage counts in; batches run between two polls are
+        taken from the query's recent progress reports (Spark keeps the last 100), only those
+        (:func:`~runtime_adapter.host.progress.progress_after`)."""
+        if self.stage_totals.missed(progress):
+            for earlier in progress_after(self.query, self.stage_totals.batch_id):
+                self.stage_totals.fold(earlier)
+        self.stage_totals.fold(progress)
+
+
+def _settled(progress: dict | None) -> dict | None:
+    """A progress report without what differs between two reports of the same batch."""
+    if not progress:
+        return progress
+    return {"batchId": progress.get("batchId"), "numInputRows": progress.get("numInputRows")}

@@ -1,0 +1,710 @@
+"""The runtime worker: ``python -m runtime_adapter.host.worker``.
+
+A long-lived agent on a runtime host. It keeps a small pool of long-lived Spark drivers
+(:mod:`runtime_adapter.host.driver`, started with ``spark-submit``) and places its connectors'
+queries in them. Every ``heartbeat_interval`` seconds it heartbeats to Redis and converges
+to the assignment the console wrote there:
+
+* a connector assigned here whose target is RUNNING or PAUSED is placed in a driver
+  (``{p}:placement:{driver}``): a ``shared`` one (the default) in a shared driver with room,
+  the fullest first, a new one started when none has room; a ``dedicated`` one in a driver
+  of its own;
+* a restart (a newer generation) or a redeploy (another revision) is placed again, in the same
+  shared driver (the driver restarts that query alone); a dedicated driver is replaced on a
+  restart;
+* a connector unassigned, deleted or whose target is STOPPED is taken out of its driver,
+  which stops its query (and reports STOPPED); one that is not in any driver and whose
+  target is STOPPED is reported STOPPED here;
+* a connector whose run ended (FAILED; an available-now run that finished) is taken out
+  and not placed again until a restart or a stop;
+* a driver that dies (``kill -9``, an out-of-memory JVM) or stops heartbeating for
+  ``driver_session_timeout`` seconds (then it is killed) takes its connectors to FAILED with
+  the cause named and the tail of its log; the restart policy brings them back.
+
+``warm_drivers`` shared drivers are kept running even with nothing placed, so a new channel
+starts in about a second; other empty ones retire after ``driver_idle_seconds``. A driver is retired
+through the store (it stops its queries and exits), then SIGTERM, then SIGKILL of its process
+group after a grace period. Drivers are started with a parent-death signal, so a killed
+worker does not leave drivers behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import redis
+
+from runtime_adapter.base import ConnectorStatus, Deployment, DriverInfo, WorkerInfo
+from runtime_adapter.config import REPO_ROOT, RuntimeConfig
+from runtime_adapter.host.failures import decrypted_spec, format_trace, mask_secrets
+from runtime_adapter.host.privileges import become_runtime_user, driver_environment
+from runtime_adapter.logs import configure_logging, log_context, set_process_context
+from runtime_adapter.states import State, TargetState
+from runtime_adapter.store import Placement, RedisStore
+
+log = logging.getLogger("sluice.worker")
+
+DRIVER_SCRIPT = Path(__file__).with_name("driver.py")
+LOG_TAIL_BYTES = 8_000
+_PR_SET_PDEATHSIG = 1
+_HOSTED_TARGETS = (TargetState.RUNNING, TargetState.PAUSED)
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    with contextlib.suppress(OSError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def spark_submit_path() -> str:
+    import pyspark
+
+    return str(Path(pyspark.__file__).parent / "bin" / "spark-submit")
+
+
+def isolation_of(deployment: Deployment) -> str:
+    """A real-time query holds its cores for as long as it runs: always a driver of its own."""
+    runtime = deployment.spec.get("runtime") or {}
+    if runtime.get("isolation") == "dedicated" or real_time(deployment):
+        return "dedicated"
+    return "shared"
+
+
+def real_time(deployment: Deployment) -> bool:
+    return (deployment.spec.get("runtime") or {}).get("mode") == "real-time"
+
+
+@dataclass
+class DriverProcess:
+    """A driver this worker started, and what it hosts."""
+
+    driver_id: str
+    isolation: str
+    capacity: int
+    process: subprocess.Popen
+    log_path: Path
+    log_file: IO[bytes]
+    launched_at: float
+    placed: set[str] = field(default_factory=set)
+    empty_since: float | None = None
+    retire_requested_at: float | None = None
+    signals_sent: list[str] = field(default_factory=list)
+    killed_for: str = ""
+    cores: int = 0
+    """Cores a real-time query holds in this driver (0: none reserved)."""
+
+    def exited(self) -> bool:
+        return self.process.poll() is not None
+
+    @property
+    def retiring(self) -> bool:
+        return self.retire_requested_at is not None
+
+    def has_room(self) -> bool:
+        return not self.retiring and not self.exited() and len(self.placed) < self.capacity
+
+    def log_tail(self) -> str:
+        with self.log_path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(size - LOG_TAIL_BYTES, 0))
+            return handle.read().decode("utf-8", errors="replace")
+
+
+def exit_cause(driver: DriverProcess, code: int | None, tail: str) -> str:
+    """One line naming why a driver ended, for its connectors' traces."""
+    who = f"driver {driver.driver_id} (pid {driver.process.pid})"
+    if driver.killed_for:
+        return f"{who} {driver.killed_for}"
+    if "java.lang.OutOfMemoryError" in tail:
+        return f"{who} ran out of memory (java.lang.OutOfMemoryError); exit code {code}"
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"{who} was killed by {name}"
+    return f"{who} exited with code {code} without reporting a failure"
+
+
+class RuntimeWorker:
+    """Keeps a pool of drivers and converges their placements to this worker's assignment."""
+
+    def __init__(self, config: RuntimeConfig, store: RedisStore) -> None:
+        self.config = config
+        self.store = store
+        self.worker_id = config.worker_id
+        self.started_at = time.time()
+        self.drivers: dict[str, DriverProcess] = {}
+        self.placed: dict[str, tuple[str, Placement]] = {}
+        # Runs that ended here (by generation): not placed again until a restart or a stop.
+        self.failed: dict[str, int] = {}
+        self.finished: dict[str, int] = {}
+        # Connectors taken out of a driver because their target is STOPPED: (driver, when).
+        self.stopping: dict[str, tuple[str, float]] = {}
+        self.next_driver = 1
+        self.running = True
+        # Real-time connectors: source partitions by (connector, revision); why one waits.
+        self.partition_counts: dict[tuple[str, int], int] = {}
+        self.unplaceable_reasons: dict[str, str] = {}
+
+    # -- driver processes ---------------------------------------------------------------------
+
+    def driver_command(
+        self, driver_id: str, isolation: str, capacity: int, name: str, cores: int = 0
+    ) -> list[str]:
+        # --jars are served by the driver to its executors, so on a standalone master the
+        # Kafka connector reaches every executor without being installed on the workers.
+        jars = ",".join(str(path) for path in self.config.spark_jars())
+        host = self.config.resolved_driver_host()
+        memory = self.driver_memory(isolation)
+        master = self.config.spark_master
+        if cores and master.startswith("local"):
+            master = f"local[{cores}]"  # one task slot per source partition, no more
+        command = [
+            spark_submit_path(),
+            "--master",
+            master,
+            "--name",
+            name,
+            "--driver-memory",
+            memory,
+            "--conf",
+            "spark.ui.enabled=false",
+            "--conf",
+            f"spark.driver.host={host}",
+            "--conf",
+            f"spark.driver.bindAddress={self.config.driver_bind_address or host}",
+            "--conf",
+            "spark.sql.shuffle.partitions=2",
+            "--conf",
+            "spark.sql.streaming.stopGracefullyOnShutdown=true",
+            # Each connector's jobs run in a pool of their own, shared fairly.
+            "--conf",
+            "spark.scheduler.mode=FAIR",
+        ]
+        if self.config.standalone:
+            command += self.standalone_options(cores)
+        if jars:
+            command += ["--jars", jars]
+        command += [
+            str(DRIVER_SCRIPT),
+            "--driver-id",
+            driver_id,
+            "--worker-id",
+            self.worker_id,
+            "--isolation",
+            isolation,
+            "--capacity",
+            str(capacity),
+            "--memory",
+            memory,
+            "--cores",
+            str(cores),
+        ]
+        return command
+
+    def driver_memory(self, isolation: str) -> str:
+        if isolation == "dedicated":
+            return self.config.driver_memory
+        return self.config.shared_driver_memory
+
+    def standalone_options(self, cores: int = 0) -> list[str]:
+        """What a driver needs on a standalone master: executor size and a cap on cores.
+
+        Without ``spark.cores.max`` a standalone master gives an application every free
+        core, and the next driver would wait for one forever.
+        """
+        config = self.config
+        return [
+            "--executor-memory",
+            config.executor_memory,
+            "--conf",
+            f"spark.executor.cores={config.executor_cores}",
+            "--conf",
+            f"spark.cores.max={max(cores or config.max_cores, config.executor_cores)}",
+            # Python run on executors (the http sink's senders) imports ``pipelines``.
+            "--conf",
+            f"spark.executorEnv.PYTHONPATH={REPO_ROOT}",
+        ]
+
+    def driver_env(self) -> dict[str, str]:
+        env = driver_environment(os.environ)
+        env.setdefault("SPARK_LOCAL_IP", self.config.resolved_driver_host())
+        env["PYSPARK_PYTHON"] = self.config.python
+        env["PYSPARK_DRIVER_PYTHON"] = self.config.python
+        env["REDIS_URL"] = self.config.redis_url
+        env["SLUICE_REDIS_PREFIX"] = self.config.key_prefix
+        env["SLUICE_CHECKPOINT_ROOT"] = str(self.config.checkpoint_root)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p
+        )
+        return env
+
+    def launch(self, isolation: str, name: str | None = None, cores: int = 0) -> DriverProcess:
+        """Start a driver (``shared``, or ``dedicated`` to one connector; ``cores`` reserved
+        for a real-time query)."""
+        driver_id = f"{self.worker_id}.d{self.next_driver}"
+        self.next_driver += 1
+        capacity = 1 if isolation == "dedicated" else self.config.channels_per_driver
+        log_dir = self.config.var_dir / "logs" / "drivers"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        log_path = log_dir / f"{driver_id}.log"
+        log_file = log_path.open("ab")
+        log_file.write(
+            f"\n=== {time.strftime('%Y-%m-%dT%H:%M:%S')} worker {self.worker_id} starts "
+            f"{isolation} driver {driver_id}\n".encode()
+        )
+        log_file.flush()  # the header must precede the driver's own output
+        process = subprocess.Popen(
+            self.driver_command(
+                driver_id, isolation, capacity, name or f"sluice-{driver_id}", cores
+            ),
+            env=self.driver_env(),
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+        driver = DriverProcess(
+            driver_id, isolation, capacity, process, log_path, log_file, time.time(), cores=cores
+        )
+        self.drivers[driver_id] = driver
+        log.info("started %s driver %s (pid %s)", isolation, driver_id, process.pid)
+        return driver
+
+    def retire(self, driver: DriverProcess) -> None:
+        """Escalate: the driver stops itself via the store, then SIGTERM, then SIGKILL."""
+        now = time.time()
+        if driver.retire_requested_at is None:
+            driver.retire_requested_at = now
+            self.store.retire(driver.driver_id)
+            self.store.nudge(driver.driver_id)
+            log.info("retiring driver %s", driver.driver_id)
+            return
+        waited = now - driver.retire_requested_at
+        grace = self.config.driver_stop_grace
+        for sig, after in ((signal.SIGTERM, grace), (signal.SIGKILL, grace + 10)):
+            if waited >= after and sig.name not in driver.signals_sent:
+                driver.signals_sent.append(sig.name)
+                log.warning("driver %s did not stop; sending %s", driver.driver_id, sig.name)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(driver.process.pid, sig)
+
+    def kill(self, driver: DriverProcess, why: str) -> None:
+        """SIGKILL a driver that cannot be trusted any more (its connectors will be FAILED)."""
+        if driver.killed_for:
+            return
+        driver.killed_for = why
+        log.error("driver %s %s", driver.driver_id, why)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(driver.process.pid, signal.SIGKILL)
+
+    def reap(self, driver: DriverProcess, deployments: dict[str, Deployment]) -> None:
+        """Forget an exited driver; each connector it still hosted is FAILED with the cause."""
+        code = driver.process.returncode
+        driver.log_file.close()
+        del self.drivers[driver.driver_id]
+        self.store.forget_driver(driver.driver_id)
+        log.info("driver %s exited with %s", driver.driver_id, code)
+        orphans = [cid for cid, (did, _) in self.placed.items() if did == driver.driver_id]
+        if not orphans:
+            return
+        tail = driver.log_tail()
+        cause = exit_cause(driver, code, tail)
+        for cid in orphans:
+            _, placement = self.placed.pop(cid)
+            deployment = deployments.get(cid)
+            if deployment is None or deployment.worker_id != self.worker_id:
+                continue
+            if deployment.generation != placement.generation:
+                continue  # restarted meanwhile: placed again below
+            if deployment.target_state not in _HOSTED_TARGETS:
+                continue
+            self.failed[cid] = placement.generation
+            with log_context(connector=cid, channel=deployment.channel):
+                log.error("connector %s failed with its driver: %s", cid, cause)
+            # The driver's log (Spark's and the JVM's output too) may quote its secrets.
+            masked = mask_secrets(tail, _secrets_of(deployment))
+            self.report(cid, placement.generation, State.FAILED, format_trace(cause, masked))
+
+    def report(self, cid: str, generation: int, state: State, trace: str = "") -> None:
+        self.store.report(
+            ConnectorStatus(
+                connector_id=cid,
+                state=state,
+                worker_id=self.worker_id,
+                generation=generation,
+                trace=trace,
+            )
+        )
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def heartbeat(self) -> None:
+        self.store.heartbeat(
+            WorkerInfo(
+                worker_id=self.worker_id,
+                host=socket.gethostname(),
+                pid=os.getpid(),
+                started_at=self.started_at,
+                last_heartbeat=time.time(),
+                connectors=sorted(self.placed),
+                drivers=sorted(self.drivers),
+            )
+        )
+
+    def forget_previous_drivers(self) -> None:
+        """Drop what an earlier run of this worker left in the store (its drivers died
+        with it: they are started with a parent-death signal)."""
+        for info in self.store.drivers():
+            if info.worker_id == self.worker_id:
+                self.store.forget_driver(info.driver_id)
+
+    def converge(self) -> None:
+        """One level-triggered pass: make this host's drivers match the assignment."""
+        deployments = self.store.deployments()
+        mine = {cid: d for cid, d in deployments.items() if d.worker_id == self.worker_id}
+        infos = {i.driver_id: i for i in self.store.drivers() if i.worker_id == self.worker_id}
+        self.watch_drivers(infos, deployments)
+        self.forget_ended_runs(mine)
+        statuses = self.store.statuses(set(mine) | set(self.placed))
+        self.note_ended_runs(statuses)
+        self.update_placements(mine)
+        self.place_new(mine)
+        self.report_stopped(mine, statuses, infos)
+        self.keep_pool()
+
+    def watch_drivers(self, infos: dict[str, DriverInfo], deployments: dict[str, Deployment]):
+        now = time.time()
+        for driver in list(self.drivers.values()):
+            if driver.exited():
+                self.reap(driver, deployments)
+                continue
+            info = infos.get(driver.driver_id)
+            if info is None or not info.ready:
+                if now - driver.launched_at > self.config.driver_start_timeout:
+                    self.kill(
+                        driver,
+                        f"did not start its SparkSession within "
+                        f"{self.config.driver_start_timeout:g} s: killed",
+                    )
+            elif now - info.last_heartbeat > self.config.driver_session_timeout:
+                silence = now - info.last_heartbeat
+                self.kill(
+                    driver,
+                    f"stopped heartbeating ({silence:.0f} s silent, session timeout "
+                    f"{self.config.driver_session_timeout:g} s): killed",
+                )
+            if driver.retiring:
+                self.retire(driver)  # escalates
+
+    def forget_ended_runs(self, mine: dict[str, Deployment]) -> None:
+        for ended in (self.failed, self.finished):
+            for cid, generation in list(ended.items()):
+                deployment = mine.get(cid)
+                if (
+                    deployment is None
+                    or deployment.generation != generation
+                    or deployment.target_state == TargetState.STOPPED
+                ):
+                    del ended[cid]
+
+    def note_ended_runs(self, statuses: dict[str, ConnectorStatus]) -> None:
+        """A placed connector whose run ended in its driver (FAILED, or finished) is not
+        placed again until a restart or a stop."""
+        for cid, (_, placement) in list(self.placed.items()):
+            status = statuses.get(cid)
+            if status is None or status.generation != placement.generation:
+                continue
+            if status.worker_id != self.worker_id or status.updated_at < placement.placed_at:
+                continue  # another worker's, or from a run before this placement
+            if status.state == State.FAILED:
+                self.failed[cid] = placement.generation
+            elif status.state == State.STOPPED and status.finished:
+                self.finished[cid] = placement.generation
+
+    def wanted(self, cid: str, deployment: Deployment | None) -> bool:
+        return (
+            deployment is not None
+            and deployment.target_state in _HOSTED_TARGETS
+            and cid not in self.failed
+            and cid not in self.finished
+        )
+
+    def update_placements(self, mine: dict[str, Deployment]) -> None:
+        """Take out what is no longer wanted; place again what was restarted or redeployed."""
+        for cid, (driver_id, placement) in list(self.placed.items()):
+            deployment = mine.get(cid)
+            driver = self.drivers[driver_id]
+            if not self.wanted(cid, deployment):
+                self.unplace(cid)
+                if deployment is not None and deployment.target_state == TargetState.STOPPED:
+                    self.stopping[cid] = (driver_id, time.time())
+                continue
+            if isolation_of(deployment) != driver.isolation:
+                self.unplace(cid)  # placed anew below, in a driver of the other kind
+                continue
+            if (deployment.generation, deployment.revision) == (
+                placement.generation,
+                placement.revision,
+            ):
+                continue
+            if driver.isolation == "dedicated" and deployment.generation != placement.generation:
+                self.unplace(cid)  # a restart of a dedicated connector replaces its JVM
+                continue
+            self.place(cid, deployment, driver)
+
+    def place_new(self, mine: dict[str, Deployment]) -> None:
+        for cid, deployment in sorted(mine.items()):
+            if cid in self.placed or not self.wanted(cid, deployment):
+                continue
+            self.stopping.pop(cid, None)
+            with log_context(connector=cid, channel=deployment.channel):
+                cores = 0
+                if real_time(deployment):
+                    cores = self.cores_for(cid, deployment)
+                    if not cores:
+                        continue  # UNASSIGNED with the reason; tried again next pass
+                if isolation_of(deployment) == "dedicated":
+                    name = f"sluice-{deployment.channel}"
+                    driver = self.launch("dedicated", name=name, cores=cores)
+                else:
+                    driver = self.shared_driver()
+                self.place(cid, deployment, driver)
+
+    def cores_for(self, cid: str, deployment: Deployment) -> int:
+        """The cores a real-time connector needs (one per source partition) when this worker
+        has them free; else 0, and the connector is reported UNASSIGNED with the reason (a
+        real-time query short of cores would run, silently reading only some partitions)."""
+        try:
+            needed = self.partitions_of(cid, deployment)
+        except Exception as exc:  # brokers away, no such topic yet: say so, try again
+            self.unplaceable(cid, deployment, f"real-time mode: cannot count its cores: {exc}")
+            return 0
+        held = sum(d.cores for d in self.drivers.values() if not d.exited())
+        free = self.config.worker_cores - held
+        if needed > free:
+            self.unplaceable(
+                cid,
+                deployment,
+                f"real-time mode needs {needed} cores (one per source partition) and worker "
+                f"{self.worker_id} has {max(free, 0)} of {self.config.worker_cores} free "
+                f"({held} held by real-time channels): not started",
+            )
+            return 0
+        return needed
+
+    def partitions_of(self, cid: str, deployment: Deployment) -> int:
+        key = (cid, deployment.revision)
+        if key not in self.partition_counts:
+            from runtime_adapter.offsets import kafka_source, source_partitions
+
+            source = kafka_source(decrypted_spec(deployment.spec)[0])
+            if source is None:
+                raise ValueError("its source does not read Kafka")
+            partitions = source_partitions(source)
+            if not partitions:
+                raise ValueError(
+                    f"its source topics {', '.join(source.topics or ())} have no partition"
+                )
+            self.partition_counts[key] = len(partitions)
+        return self.partition_counts[key]
+
+    def unplaceable(self, cid: str, deployment: Deployment, reason: str) -> None:
+        """Report a connector this worker cannot place, with why (once per reason)."""
+        if self.unplaceable_reasons.get(cid) == reason:
+            return
+        self.unplaceable_reasons[cid] = reason
+        log.warning("connector %s: %s", cid, reason)
+        self.store.report(
+            ConnectorStatus(
+                connector_id=cid,
+                state=State.UNASSIGNED,
+                worker_id=self.worker_id,
+                generation=deployment.generation,
+                reason=reason,
+            )
+        )
+
+    def shared_driver(self) -> DriverProcess:
+        """The fullest shared driver with room (the oldest on a tie), or a new one."""
+        candidates = [d for d in self.drivers.values() if d.isolation == "shared" and d.has_room()]
+        if not candidates:
+            return self.launch("shared")
+        return max(candidates, key=lambda d: (len(d.placed), -d.launched_at))
+
+    def place(self, cid: str, deployment: Deployment, driver: DriverProcess) -> None:
+        from pipelines.spec.secrets import install_masking_filter
+
+        # This process's log lines (a driver's log tail) never quote a connector's secret.
+        install_masking_filter(_secrets_of(deployment))
+        self.unplaceable_reasons.pop(cid, None)
+        placement = Placement(deployment.generation, deployment.revision, time.time())
+        self.store.place(driver.driver_id, cid, placement)
+        self.store.nudge(driver.driver_id)
+        self.placed[cid] = (driver.driver_id, placement)
+        driver.placed.add(cid)
+        driver.empty_since = None
+        log.info(
+            "placed %s (generation %s, revision %s) in driver %s",
+            cid,
+            deployment.generation,
+            deployment.revision,
+            driver.driver_id,
+        )
+
+    def unplace(self, cid: str) -> None:
+        driver_id, _ = self.placed.pop(cid)
+        self.store.unplace(driver_id, cid)
+        self.store.nudge(driver_id)
+        driver = self.drivers.get(driver_id)
+        if driver is not None:
+            driver.placed.discard(cid)
+            if not driver.placed:
+                driver.empty_since = time.time()
+        log.info("took %s out of driver %s", cid, driver_id)
+
+    def report_stopped(
+        self,
+        mine: dict[str, Deployment],
+        statuses: dict[str, ConnectorStatus],
+        infos: dict[str, DriverInfo],
+    ) -> None:
+        """Report STOPPED for a connector stopped here once no driver runs its query."""
+        for cid, deployment in mine.items():
+            if deployment.target_state != TargetState.STOPPED or cid in self.placed:
+                continue
+            if cid in self.stopping:
+                driver_id, since = self.stopping[cid]
+                info = infos.get(driver_id)
+                if driver_id in self.drivers and (
+                    info is None or info.last_heartbeat <= since or cid in info.connectors
+                ):
+                    continue  # its driver may still be stopping the query
+                del self.stopping[cid]
+            current = statuses.get(cid)
+            if current is None or current.state != State.STOPPED:
+                self.report(cid, deployment.generation, State.STOPPED)
+
+    def keep_pool(self) -> None:
+        """Keep ``warm_drivers`` shared drivers running (empty or not); retire empty ones
+        beyond them once idle long enough, and dedicated ones as soon as they are empty."""
+        now = time.time()
+        shared = [d for d in self.drivers.values() if d.isolation == "shared" and not d.retiring]
+        surplus = len(shared) - self.config.warm_drivers
+        empty = sorted((d for d in shared if not d.placed), key=lambda d: -d.launched_at)
+        for driver in empty:
+            if surplus <= 0:
+                break
+            if now - (driver.empty_since or driver.launched_at) >= self.config.driver_idle_seconds:
+                self.retire(driver)
+                surplus -= 1
+        for driver in list(self.drivers.values()):
+            if driver.isolation == "dedicated" and not driver.placed and not driver.retiring:
+                self.retire(driver)
+        for _ in range(-surplus):
+            self.launch("shared")
+
+    def run(self) -> None:
+        log.info(
+            "runtime worker %s up (Spark master %s, %d connector jars)",
+            self.worker_id,
+            self.config.spark_master,
+            len(self.config.spark_jars()),
+        )
+        with contextlib.suppress(redis.RedisError):
+            self.forget_previous_drivers()
+        while self.running:
+            started = time.monotonic()
+            try:
+                self.heartbeat()
+                self.converge()
+            except redis.RedisError as exc:
+                log.warning("Redis unavailable, retrying: %s", exc)
+            except Exception:
+                # E.g. a record this code cannot read: dying would take every driver here
+                # down with the worker (parent-death signal); retry, the drivers keep running.
+                log.exception("converging failed; retrying")
+            self.pause(self.config.heartbeat_interval - (time.monotonic() - started))
+        self.shutdown()
+
+    def pause(self, seconds: float) -> None:
+        """Wait for the next pass: ``seconds``, or less when nudged (a change to act on)."""
+        try:
+            self.store.wait_nudge(self.worker_id, seconds)
+        except redis.RedisError:
+            time.sleep(max(seconds, 0.05))
+
+    def shutdown(self) -> None:
+        """Retire every driver (their queries stop), then SIGTERM and SIGKILL the rest."""
+        for driver in self.drivers.values():
+            with contextlib.suppress(redis.RedisError):
+                self.store.retire(driver.driver_id)
+        deadline = time.time() + self.config.driver_stop_grace
+        _wait_all(self.drivers.values(), deadline)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for driver in self.drivers.values():
+                if not driver.exited():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(driver.process.pid, sig)
+            _wait_all(self.drivers.values(), time.time() + 5)
+        for driver in self.drivers.values():
+            with contextlib.suppress(redis.RedisError):
+                self.store.forget_driver(driver.driver_id)
+        log.info("runtime worker %s stopped", self.worker_id)
+
+
+def _wait_all(drivers: Iterable[DriverProcess], deadline: float) -> None:
+    for driver in drivers:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            driver.process.wait(timeout=max(deadline - time.time(), 0.1))
+
+
+def _secrets_of(deployment: Deployment) -> list[str]:
+    """The plaintext secrets of ``deployment``; none when they cannot be decrypted (then
+    no process could have used, or quoted, them)."""
+    try:
+        return decrypted_spec(deployment.spec)[1]
+    except ValueError as exc:
+        log.warning("cannot decrypt the secrets of %s: %s", deployment.connector_id, exc)
+        return []
+
+
+def main() -> None:
+    configure_logging("runtime-worker")
+    config = RuntimeConfig.from_env()
+    set_process_context(worker=config.worker_id)
+    become_runtime_user(
+        config.runtime_user,
+        folders=[config.checkpoint_root, config.var_dir / "logs" / "drivers"],
+        needed=[REPO_ROOT, Path(config.python), Path(sys.base_prefix), *config.spark_jars()],
+    )
+    worker = RuntimeWorker(config, RedisStore.from_url(config.redis_url, config.key_prefix))
+
+    def _stop(signum: int, _frame: object) -> None:
+        worker.running = False
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    try:
+        worker.run()
+    except KeyboardInterrupt:
+        worker.shutdown()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
