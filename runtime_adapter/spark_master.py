@@ -50,7 +50,7 @@ def parse_application(data: dict[str, Any]) -> SparkApplication:
     )
 
 
-def parse_master_status(data: dict[str, Any], master: str, web_ui: str) -> SparkCluster:
+def parse_master_status(data: object, master: str, web_ui: str) -> SparkCluster:
     """A master's ``/json/`` document as a :class:`SparkCluster`."""
     if not isinstance(data, dict) or "workers" not in data:
         raise ValueError("not a Spark master status document (no 'workers')")
@@ -64,8 +64,9 @@ def parse_master_status(data: dict[str, Any], master: str, web_ui: str) -> Spark
     )
 
 
-def read_master_status(web_ui: str, timeout: float = TIMEOUT) -> dict[str, Any]:
-    """The JSON document at ``{web_ui}/json/``; raises ``OSError`` or ``ValueError``."""
+def read_master_status(web_ui: str, timeout: float = TIMEOUT) -> object:
+    """The JSON document at ``{web_ui}/json/``, any JSON value (:func:`parse_master_status`
+    checks its shape); raises ``OSError`` or ``ValueError``."""
     with urllib.request.urlopen(f"{web_ui}/json/", timeout=timeout) as response:
         return json.loads(response.read().decode("utf-8"))
 
