@@ -16,7 +16,7 @@ import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self, cast
 
 from pydantic import (
     AliasChoices,
@@ -459,7 +459,8 @@ class RuntimeConfig:
             try:
                 with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
                     probe.connect((host, port))  # UDP connect: picks a route, sends nothing
-                    return probe.getsockname()[0]
+                    # An AF_INET socket's name is (host, port); typeshed gives it as Any.
+                    return cast(str, probe.getsockname()[0])
             except OSError:
                 continue
         return "127.0.0.1"
