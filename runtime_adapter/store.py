@@ -42,7 +42,7 @@ import json
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+from typing import Any, cast
 
 import redis
 
@@ -121,7 +121,11 @@ def status_from_json(raw: str | bytes) -> ConnectorStatus:
 
 
 class RedisStore:
-    """Typed access to the runtime's Redis keys."""
+    """Typed access to the runtime's Redis keys.
+
+    Its client decodes replies (``decode_responses=True``, :meth:`from_url`): Redis answers
+    ``str``, where redis-py's types say ``bytes | str`` (the casts below).
+    """
 
     def __init__(self, client: redis.Redis, prefix: str = "sluice") -> None:
         self.redis = client
@@ -249,7 +253,7 @@ class RedisStore:
 
     def offset_change(self, connector_id: str) -> tuple[OffsetChange, str] | None:
         """The pending change and its stored text (for :meth:`clear_offset_change`), if any."""
-        raw = self.redis.hget(self.key("desired:offsets"), connector_id)
+        raw = cast("str | None", self.redis.hget(self.key("desired:offsets"), connector_id))
         if raw is None:
             return None
         return OffsetChange.from_json(json.loads(raw)), raw
@@ -309,7 +313,7 @@ class RedisStore:
 
     # -- preview (the live tail of a channel's output) -----------------------------------------
 
-    def publish_preview(self, connector_id: str, events: list[dict], keep: int) -> None:
+    def publish_preview(self, connector_id: str, events: list[dict[str, Any]], keep: int) -> None:
         """Add ``events`` (oldest first) to the connector's tail, keeping the newest ``keep``."""
         if not events:
             return
@@ -319,7 +323,7 @@ class RedisStore:
         pipe.ltrim(key, 0, max(keep, 1) - 1)
         pipe.execute()
 
-    def preview(self, connector_id: str, limit: int) -> list[dict]:
+    def preview(self, connector_id: str, limit: int) -> list[dict[str, Any]]:
         """The newest ``limit`` events of the connector's tail, newest first."""
         raw = self.redis.lrange(self.key(f"preview:{connector_id}"), 0, max(limit, 1) - 1)
         return [json.loads(item) for item in raw]
@@ -347,7 +351,7 @@ class RedisStore:
         self.redis.hdel(self.key(f"placement:{driver_id}"), connector_id)
 
     def placements(self, driver_id: str) -> dict[str, Placement]:
-        raw: dict[str, str] = self.redis.hgetall(self.key(f"placement:{driver_id}"))
+        raw = cast("dict[str, str]", self.redis.hgetall(self.key(f"placement:{driver_id}")))
         return {cid: Placement(**_known(Placement, json.loads(v))) for cid, v in raw.items()}
 
     def placed_deployments(
@@ -389,7 +393,7 @@ class RedisStore:
         self.redis.hset(self.key("drivers"), info.driver_id, json.dumps(asdict(info)))
 
     def drivers(self) -> list[DriverInfo]:
-        raw: dict[str, str] = self.redis.hgetall(self.key("drivers"))
+        raw = cast("dict[str, str]", self.redis.hgetall(self.key("drivers")))
         return [DriverInfo(**_known(DriverInfo, json.loads(value))) for value in raw.values()]
 
     def forget_driver(self, driver_id: str) -> None:
@@ -413,7 +417,7 @@ class RedisStore:
         self.redis.hset(self.key("workers"), info.worker_id, json.dumps(asdict(info)))
 
     def workers(self) -> list[WorkerInfo]:
-        raw: dict[str, Any] = self.redis.hgetall(self.key("workers"))
+        raw = cast("dict[str, str]", self.redis.hgetall(self.key("workers")))
         return [WorkerInfo(**_known(WorkerInfo, json.loads(value))) for value in raw.values()]
 
     def forget_worker(self, worker_id: str) -> None:
