@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,10 @@ from confluent_kafka import (
     Producer,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient, NewTopic
+
+# NewTopic's documented import; confluent_kafka.admin takes it from cimpl without an __all__,
+# which mypy's no-implicit-reexport reads as private.
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from runtime_adapter.base import RuntimeUnavailable
 
@@ -51,7 +54,9 @@ def ingest_topic(channel: str) -> str:
 
 def _client_config(
     bootstrap_servers: str, settings: Mapping[str, object] | None = None
-) -> dict[str, object]:
+) -> dict[str, Any]:
+    # Any, as Consumer and Producer take it: librdkafka checks the values (str, int, float,
+    # bool) itself, and a stage's settings come in as object, short of AdminClient's type.
     return {
         "bootstrap.servers": bootstrap_servers,
         "socket.connection.setup.timeout.ms": 5000,
@@ -316,7 +321,7 @@ class DurableProducer:
         pending = set(range(len(records)))
         lock = threading.Lock()
 
-        def reporter(index: int):
+        def reporter(index: int) -> Callable[[KafkaError | None, object], None]:
             def on_delivery(error: KafkaError | None, _message: object) -> None:
                 with lock:
                     outcome[index] = None if error is None else f"Kafka refused it: {error.str()}"
