@@ -88,7 +88,7 @@ def kafka_source(spec: dict[str, Any]) -> KafkaSource | None:
         return KafkaSource("http", servers, (topic,), None, None, EARLIEST)
     start = config.starting_offsets
     if isinstance(start, TimestampStart):
-        starting: str | int | dict = start.millis
+        starting: str | int | dict[str, dict[str, int]] = start.millis
     elif isinstance(start, OffsetsStart):
         starting = start.offsets
     else:
