@@ -11,7 +11,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from runtime_adapter.base import TaskStatus
 from runtime_adapter.kafka import PartitionInfo
@@ -26,9 +26,10 @@ def progress_dict(progress: Any) -> dict[str, Any] | None:
     """
     if progress is None:
         return None
+    # A progress report is a JSON object: json.loads gives it as Any.
     if hasattr(progress, "json"):
-        return json.loads(progress.json)
-    return json.loads(json.dumps(progress, default=str))
+        return cast("dict[str, Any]", json.loads(progress.json))
+    return cast("dict[str, Any]", json.loads(json.dumps(progress, default=str)))
 
 
 def progress_after(query: Any, batch_id: int) -> list[dict[str, Any]]:
