@@ -25,7 +25,7 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+from typing import Any, cast
 
 from runtime_adapter.base import DriverInfo, ExecutorInfo
 from runtime_adapter.config import RuntimeConfig
@@ -121,7 +121,8 @@ class DriverHost:
                 hosted.update(deployments.get(cid))
             if hosted.done.is_set():
                 del self.hosted[cid]
-                self.ended[cid] = hosted.placement
+                # Every connector a driver hosts was given its placement (below).
+                self.ended[cid] = cast(Placement, hosted.placement)
         for cid, placement in list(self.ended.items()):
             if placements.get(cid) != placement:
                 del self.ended[cid]
