@@ -25,7 +25,7 @@ import time
 import traceback
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from runtime_adapter.base import ConnectorStatus, Deployment, ExecutorInfo
 from runtime_adapter.checkpoint import checkpoint_dir, discard_unfinished_start, has_batches
@@ -156,7 +156,7 @@ class HostedConnector:
 
     # -- reporting ---------------------------------------------------------------------------
 
-    def report(self, state: State, trace: str = "", progress: dict | None = None) -> bool:
+    def report(self, state: State, trace: str = "", progress: dict[str, Any] | None = None) -> bool:
         """Write the connector's status if it says something new (or is due), as its owner.
 
         Returns False when the connector's worker or generation changed: it is not ours.
@@ -247,7 +247,13 @@ class HostedConnector:
         while True:
             deployment = self.deployment
             if not self.owns(deployment):
-                if self.released and deployment is not None and self.is_ours_to_stop(deployment):
+                if (
+                    self.released
+                    # mypy keeps self.deployment narrowed from the check above the loop, but
+                    # the driver's thread may set it to None (update()) at any time.
+                    and deployment is not None  # type: ignore[redundant-expr]
+                    and self.is_ours_to_stop(deployment)
+                ):
                     self.stop_query()
                     self.report(State.STOPPED)
                 return
@@ -317,7 +323,7 @@ class HostedConnector:
         self.checked_report(State.RUNNING, progress=self.collect_progress())
         return None
 
-    def checked_report(self, state: State, progress: dict | None = None) -> None:
+    def checked_report(self, state: State, progress: dict[str, Any] | None = None) -> None:
         if not self.report(state, progress=progress):
             raise NotOwner
 
@@ -349,7 +355,7 @@ class HostedConnector:
                     raise BrokerUnreachable(f"sink: {exc}") from exc
         self.prepared = True
 
-    def watch_source(self, label: str, config: dict, topics: list[str]) -> None:
+    def watch_source(self, label: str, config: dict[str, Any], topics: list[str]) -> None:
         """Check a Kafka source's brokers, learn its partitions, set up group commits."""
         settings = security_settings(config.get("security"))
         if settings is None:
@@ -458,8 +464,8 @@ class HostedConnector:
                     (partition.topic, partition.partition), -2
                 )
             offsets: dict[str, dict[str, int]] = {}
-            for (topic, partition), offset in sorted(position.items()):
-                offsets.setdefault(topic, {})[str(partition)] = offset
+            for (topic, number), offset in sorted(position.items()):
+                offsets.setdefault(topic, {})[str(number)] = offset
             self.store.put_start_position(self.connector_id, offsets)
         self.tracker.partitions = partitions
         return with_starting_offsets(spec, position)
@@ -546,7 +552,7 @@ class HostedConnector:
             return None
         keep = int(spec.sink.config.get("max_events", 100))
 
-        def publish(events: list[dict]) -> None:
+        def publish(events: list[dict[str, Any]]) -> None:
             self.store.publish_preview(self.connector_id, events, keep)
 
         return publish
@@ -558,13 +564,14 @@ class HostedConnector:
         if query is not None and query.isActive:
             query.stop()
 
-    def collect_progress(self) -> dict | None:
+    def collect_progress(self) -> dict[str, Any] | None:
         progress = progress_dict(self.query.lastProgress) if self.query is not None else None
         if progress:
             self.count_stages(progress)
         if progress and self.tracker.update(progress) and self.committer is not None:
             try:
-                self.committer.commit(self.tracker.offsets)
+                # A committer is set up for a Kafka source only, whose offsets all name a topic.
+                self.committer.commit(cast("dict[tuple[str, int], int]", self.tracker.offsets))
             except Exception as exc:  # lag display must never take a channel down
                 log.warning("could not commit offsets to the consumer group: %s", exc)
         return progress
@@ -579,7 +586,7 @@ class HostedConnector:
         self.stage_totals.fold(progress)
 
 
-def _settled(progress: dict | None) -> dict | None:
+def _settled(progress: dict[str, Any] | None) -> dict[str, Any] | None:
     """A progress report without what differs between two reports of the same batch."""
     if not progress:
         return progress
