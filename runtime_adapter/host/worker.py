@@ -92,7 +92,7 @@ class DriverProcess:
     driver_id: str
     isolation: str
     capacity: int
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     log_path: Path
     log_file: IO[bytes]
     launched_at: float
@@ -387,7 +387,9 @@ class RuntimeWorker:
         self.report_stopped(mine, statuses, infos)
         self.keep_pool()
 
-    def watch_drivers(self, infos: dict[str, DriverInfo], deployments: dict[str, Deployment]):
+    def watch_drivers(
+        self, infos: dict[str, DriverInfo], deployments: dict[str, Deployment]
+    ) -> None:
         now = time.time()
         for driver in list(self.drivers.values()):
             if driver.exited():
@@ -454,6 +456,7 @@ class RuntimeWorker:
                 if deployment is not None and deployment.target_state == TargetState.STOPPED:
                     self.stopping[cid] = (driver_id, time.time())
                 continue
+            assert deployment is not None  # wanted() is False for None
             if isolation_of(deployment) != driver.isolation:
                 self.unplace(cid)  # placed anew below, in a driver of the other kind
                 continue
