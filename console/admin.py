@@ -198,7 +198,8 @@ class ChannelForm(forms.ModelForm):
         for name in POLICY_FIELDS.values():
             if self.cleaned_data.get(name) in (None, ""):
                 self.cleaned_data.pop(name, None)
-        super()._post_clean()  # type: ignore[misc]  # Django's hook, missing from django-stubs
+        # BaseModelForm._post_clean is Django's hook, missing from django-stubs.
+        super()._post_clean()  # type: ignore[misc]
 
 
 @admin.register(Channel)
