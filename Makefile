@@ -56,7 +56,7 @@ lint: ## Only the static checks (ruff, import contracts, mypy, Django checks, ts
 	@bash scripts/test.sh --lint-only
 
 .PHONY: typecheck
-typecheck: $(DEPS_STAMP) ## Only mypy: strict on the packages [tool.mypy] lists (pipelines)
+typecheck: $(DEPS_STAMP) ## Only mypy on the packages [tool.mypy] lists (pipelines and runtime_adapter strict, console)
 	@$(VENV)/bin/mypy
 
 unit: ## Only the fast tests (real Redis, local Spark; no Kafka)

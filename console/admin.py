@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
 from django.http import (
@@ -31,6 +33,7 @@ from console.choices import ConnectorState, TargetState, WorkerState
 from console.models import (
     AuditEvent,
     Channel,
+    ChannelQuerySet,
     Connector,
     LifecycleEvent,
     Revision,
@@ -41,7 +44,7 @@ from console.selectors.specs import normalize_spec, redact_spec
 from console.services.restart_policy import MODEL_FIELDS as POLICY_FIELDS
 
 #: Badge colours by state (connector, task, target and worker states share one palette).
-BADGE_COLOURS = {
+BADGE_COLOURS: dict[str, str] = {
     ConnectorState.RUNNING: "#2e7d32",
     ConnectorState.PAUSED: "#b26a00",
     ConnectorState.STOPPED: "#616161",
@@ -108,7 +111,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 class RevisionInline(admin.TabularInline):
     model = Revision
     fields = ["number", "created_at", "created_by", "pretty_spec"]
-    readonly_fields = fields
+    readonly_fields = cast(list[str], fields)  # fields is a flat list of names
     ordering = ["-number"]
     extra = 0
     can_delete = False
@@ -195,7 +198,8 @@ class ChannelForm(forms.ModelForm):
         for name in POLICY_FIELDS.values():
             if self.cleaned_data.get(name) in (None, ""):
                 self.cleaned_data.pop(name, None)
-        super()._post_clean()
+        # BaseModelForm._post_clean is Django's hook, missing from django-stubs.
+        super()._post_clean()  # type: ignore[misc]
 
 
 @admin.register(Channel)
@@ -224,7 +228,8 @@ class ChannelAdmin(admin.ModelAdmin):
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return super().get_queryset(request).with_summary()
+        # Channel.objects is ChannelQuerySet.as_manager(); ModelAdmin's stub says QuerySet.
+        return cast(ChannelQuerySet, super().get_queryset(request)).with_summary()
 
     def get_inline_instances(self, request: HttpRequest, obj=None) -> list:
         # A new channel has no revisions yet: its spec field becomes revision 1.
@@ -263,6 +268,7 @@ class ChannelAdmin(admin.ModelAdmin):
         connector = getattr(channel, "connector", None)
         return connector.revision.number if connector and connector.revision else None
 
+    # The admin is for signed-in staff only: request.user is a User (here and below).
     def save_model(self, request: HttpRequest, obj: Channel, form: ChannelForm, change: bool):
         data = form.cleaned_data
         if change:
@@ -272,7 +278,7 @@ class ChannelAdmin(admin.ModelAdmin):
                 description=data["description"],
                 restart_policy=form.restart_policy(),
                 ingest_rate_limit=data.get("ingest_rate_limit"),
-                user=request.user,
+                user=cast(User, request.user),
             )
         else:
             created = services.create_channel(
@@ -281,17 +287,17 @@ class ChannelAdmin(admin.ModelAdmin):
                 description=data["description"],
                 restart_policy=form.restart_policy(),
                 ingest_rate_limit=data.get("ingest_rate_limit"),
-                user=request.user,
+                user=cast(User, request.user),
             )
             obj.pk = created.pk
         obj.refresh_from_db()
 
     def delete_model(self, request: HttpRequest, obj: Channel) -> None:
-        services.delete_channel(obj, user=request.user)
+        services.delete_channel(obj, user=cast(User, request.user))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         for channel in queryset:
-            services.delete_channel(channel, user=request.user)
+            services.delete_channel(channel, user=cast(User, request.user))
 
     # -- lifecycle: bulk actions and the buttons of the change page ---------------------------
     # Operating is its own permission (the operator role), not "change" (the editor's):
@@ -512,7 +518,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
         "via",
         "pretty_changes",
     ]
-    readonly_fields = fields
+    readonly_fields = cast(list[str], fields)  # fields is a flat list of names
 
     @admin.display(description="changes (redacted request body)")
     def pretty_changes(self, event: AuditEvent) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from axes.signals import user_locked_out
 from django.conf import settings
@@ -135,10 +135,11 @@ def audit_target(request: HttpRequest) -> AuditTarget | None:
 
 def _api_target(request: HttpRequest, url_name: str, kwargs: dict[str, Any]) -> AuditTarget:
     body = _body(request)
-    action = API_ACTIONS.get((url_name, request.method))
+    method = cast(str, request.method)  # audit_target lets only unsafe methods through
+    action = API_ACTIONS.get((url_name, method))
     if action is None:
         # An endpoint added later is still recorded, under its URL name.
-        action = f"{url_name.replace('-', '.') or 'api'}.{request.method.lower()}"
+        action = f"{url_name.replace('-', '.') or 'api'}.{method.lower()}"
     object_id = str(kwargs.get("name", ""))
     if action == "channel.create" and isinstance(body, dict):
         object_id = str(body.get("name") or "")
@@ -146,7 +147,9 @@ def _api_target(request: HttpRequest, url_name: str, kwargs: dict[str, Any]) -> 
     return AuditTarget("api", action, object_type, object_id, redact_body(body))
 
 
-def _admin_target(request: HttpRequest, url_name: str, kwargs: dict[str, Any]) -> AuditTarget:
+def _admin_target(
+    request: HttpRequest, url_name: str, kwargs: dict[str, Any]
+) -> AuditTarget | None:
     model, view = _admin_model_view(url_name)
     form = _form(request)
     object_type = model or "admin"
@@ -194,7 +197,8 @@ def _admin_model_view(url_name: str) -> tuple[str, str]:
     for model in admin.site._registry:
         prefix = f"{model._meta.app_label}_{model._meta.model_name}_"
         if url_name.startswith(prefix):
-            return model._meta.model_name, url_name[len(prefix) :]
+            # A model's model_name is always set (its class name, lower-cased).
+            return cast(str, model._meta.model_name), url_name[len(prefix) :]
     return "", url_name
 
 

@@ -29,8 +29,9 @@ import logging
 import math
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any, cast
 
 import redis
 from django.conf import settings
@@ -99,7 +100,8 @@ def timed_reconcile() -> Iterator[None]:
 def read_reconcile() -> dict[str, float] | None:
     """The reconcile hash as numbers (missing fields are 0); ``None`` if Redis is down."""
     try:
-        raw = locks.redis_client().hgetall(reconcile_key())
+        # The console's client leaves responses undecoded: keys and values are bytes.
+        raw = cast("dict[bytes, bytes]", locks.redis_client().hgetall(reconcile_key()))
     except redis.RedisError as exc:
         logger.warning("could not read the reconcile metrics from Redis: %s", exc)
         return None
@@ -210,7 +212,7 @@ class SluiceCollector:
         )
 
 
-def _channels() -> list[dict]:
+def _channels() -> list[Mapping[str, Any]]:
     """One query: every channel with its connector's state and dead letters."""
     return list(
         Channel.objects.order_by("name").values(
@@ -219,7 +221,7 @@ def _channels() -> list[dict]:
     )
 
 
-def _tasks() -> Iterable[dict]:
+def _tasks() -> Iterable[Mapping[str, Any]]:
     """One query: every task with its channel's name."""
     return Task.objects.order_by("connector__channel__name", "task_id").values(
         "connector__channel__name",

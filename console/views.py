@@ -88,7 +88,8 @@ def _metrics_refusal(request: HttpRequest) -> JsonResponse | None:
         return None
     if scheme.lower() == "token":  # a user's API token, as for /api/v1/
         try:
-            user, _token = TokenAuthentication().authenticate(request) or (user, None)
+            # Reads only the Authorization header (request.META), which an HttpRequest has.
+            user, _token = TokenAuthentication().authenticate(request) or (user, None)  # type: ignore[arg-type]
         except AuthenticationFailed as exc:
             return _unauthorized(str(exc.detail))
     if not user.is_authenticated:

@@ -101,7 +101,7 @@ class StrictJSONParser(JSONParser):
         # this module (DEFAULT_PARSER_CLASSES).
         from console.api.exceptions import RequestTooLarge
 
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        limit: int | None = settings.DATA_UPLOAD_MAX_MEMORY_SIZE  # None: no limit
         raw = stream.read(limit + 1) if limit is not None else stream.read()
         if limit is not None and len(raw) > limit:
             raise RequestTooLarge(f"The body is over the limit of {limit} bytes.")
@@ -175,6 +175,7 @@ class _RepeatedKey(dict):
     """An object that repeated ``key`` (the decoder keeps going; the walk reports it)."""
 
     __slots__ = ("key",)
+    key: str
 
 
 def _object(repeated: list[str], pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -183,7 +184,8 @@ def _object(repeated: list[str], pairs: list[tuple[str, Any]]) -> dict[str, Any]
         return obj
     seen: set[str] = set()
     marked = _RepeatedKey(obj)
-    marked.key = next(key for key, _ in pairs if key in seen or seen.add(key))
+    # set.add returns None (falsy): it records the key and the search goes on.
+    marked.key = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
     repeated.append(marked.key)
     return marked
 

@@ -14,7 +14,10 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.core.exceptions import ImproperlyConfigured
+from django.urls import URLPattern
 from rest_framework.routers import DynamicRoute, SimpleRouter
 
 
@@ -34,7 +37,8 @@ class Router(SimpleRouter):
 
     def get_urls(self) -> list:
         urls = super().get_urls()
-        names = [url.name for url in urls]
+        # A SimpleRouter makes only URLPatterns, each named after its route: names are str.
+        names = [cast(str, cast(URLPattern, url).name) for url in urls]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
             raise ImproperlyConfigured(f"API route names given twice: {', '.join(repeated)}")

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 
 from console.models import AuditEvent
@@ -48,7 +48,7 @@ def actor_name(user: AbstractBaseUser | None) -> str:
 def record_audit(
     *,
     action: str,
-    user: AbstractBaseUser | None = None,
+    user: User | AnonymousUser | None = None,
     actor: str | None = None,
     object_type: str = "",
     object_id: str = "",

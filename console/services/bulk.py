@@ -9,6 +9,7 @@ with ``executemany`` does the same work in milliseconds on SQLite and PostgreSQL
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 from django.db import connections, models, router
 
@@ -25,11 +26,14 @@ def update_rows(
     if not objs:
         return 0
     meta = model._meta
-    columns = [meta.get_field(name) for name in fields]
+    # ``fields`` name concrete fields (never the reverse side of a relation); the stubs type a
+    # column ``str | None`` (unset until a field joins its model), set for each field here.
+    columns = [cast("models.Field[Any, Any]", meta.get_field(name)) for name in fields]
     connection = connections[router.db_for_write(model)]
     quote = connection.ops.quote_name
-    assignments = ", ".join(f"{quote(field.column)} = %s" for field in columns)
-    sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s"
+    assignments = ", ".join(f"{quote(cast(str, field.column))} = %s" for field in columns)
+    pk_column = cast(str, meta.pk.column)
+    sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(pk_column)} = %s"
     rows = [
         [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in columns]
         + [obj.pk]

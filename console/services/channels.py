@@ -28,9 +28,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -68,7 +68,7 @@ def create_channel(
     target_state: str = TargetState.STOPPED,
     restart_policy: Mapping[str, Any] | None = None,
     ingest_rate_limit: int | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     actor: str | None = None,
 ) -> Channel:
     """Create a channel whose revision 1 is ``spec`` (normalised).
@@ -119,7 +119,7 @@ def update_channel(
     description: str | None = None,
     restart_policy: Mapping[str, Any] | None = None,
     ingest_rate_limit: int | object | None = UNCHANGED,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     actor: str | None = None,
 ) -> Channel:
     """Change the description, the spec, the restart policy and/or the ingestion rate limit;
@@ -166,12 +166,12 @@ def update_channel(
             channel.full_clean(exclude=["name"], validate_unique=False)
             note(f"restart policy changed to {new_policy.describe()}")
         if ingest_rate_limit is not UNCHANGED and ingest_rate_limit != channel.ingest_rate_limit:
+            # Not UNCHANGED, so an int or None (mypy cannot narrow a bare object() sentinel).
+            new_limit = cast("int | None", ingest_rate_limit)
             previous = channel.ingest_rate_limit
-            channel.ingest_rate_limit = ingest_rate_limit
+            channel.ingest_rate_limit = new_limit
             channel.full_clean(exclude=["name"], validate_unique=False)
-            note(
-                f"ingestion rate limit changed from {_rate(previous)} to {_rate(ingest_rate_limit)}"
-            )
+            note(f"ingestion rate limit changed from {_rate(previous)} to {_rate(new_limit)}")
         if normalized is not None and (latest is None or stored != normalized):
             number = latest.number + 1 if latest else 1
             Revision.objects.create(
@@ -185,9 +185,7 @@ def update_channel(
     return channel
 
 
-def delete_channel(
-    channel: Channel, *, user: AbstractBaseUser | None = None, actor: str | None = None
-) -> None:
+def delete_channel(channel: Channel, *, user: User | None = None, actor: str | None = None) -> None:
     """Delete the channel, its revisions and connector, and tell the runtime to forget it.
 
     The runtime removes the connector's checkpoint with it (where it can reach the
@@ -216,7 +214,7 @@ def delete_channel(
 
 
 def start_channel(
-    channel: Channel, *, user: AbstractBaseUser | None = None, actor: str | None = None
+    channel: Channel, *, user: User | None = None, actor: str | None = None
 ) -> Connector:
     """Deploy the channel's latest revision with target RUNNING.
 
@@ -232,7 +230,7 @@ def start_channel(
 
 
 def stop_channel(
-    channel: Channel, *, user: AbstractBaseUser | None = None, actor: str | None = None
+    channel: Channel, *, user: User | None = None, actor: str | None = None
 ) -> Channel:
     """Set the target to STOPPED: the runtime releases the driver and keeps the checkpoint."""
     with transaction.atomic():
@@ -250,7 +248,7 @@ def stop_channel(
 
 
 def pause_channel(
-    channel: Channel, *, user: AbstractBaseUser | None = None, actor: str | None = None
+    channel: Channel, *, user: User | None = None, actor: str | None = None
 ) -> Channel:
     """Set the target to PAUSED: the driver stays up (JVM, SparkSession) with its query
     stopped, so a resume is quick.
@@ -263,7 +261,7 @@ def pause_channel(
 
 
 def resume_channel(
-    channel: Channel, *, user: AbstractBaseUser | None = None, actor: str | None = None
+    channel: Channel, *, user: User | None = None, actor: str | None = None
 ) -> Channel:
     """Set the target back to RUNNING: the warm driver starts its query again from the
     checkpoint, with the revision it already runs (start deploys the latest one).
@@ -324,7 +322,7 @@ def restart_channel(
     *,
     include_tasks: bool = False,
     only_failed: bool = False,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     actor: str | None = None,
 ) -> RestartPlan:
     """Restart the channel's connector with Kafka Connect's KIP-745 parameters.
@@ -411,7 +409,8 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
     So is one whose available-now run finished: it runs again from its checkpoint, as a new
     generation, whose reports the finished run's cannot be taken for.
     """
-    revision = channel.latest_revision_obj()
+    # Every channel is created with its revision 1 (create_channel).
+    revision = cast(Revision, channel.latest_revision_obj())
     connector, _ = Connector.objects.select_related("revision", "worker").get_or_create(
         channel=channel,
         defaults={

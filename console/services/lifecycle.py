@@ -76,7 +76,8 @@ def record_channel(
         secrets=_channel_secrets(channel, reason),
         channel=channel,
         subject_type=SubjectType.CHANNEL,
-        subject_id=subject_id or channel.name,
+        # A deleted channel (None) comes with its subject_id.
+        subject_id=subject_id or channel.name,  # type: ignore[union-attr]
         from_state=from_state,
         to_state=to_state,
         actor=actor,
@@ -85,7 +86,8 @@ def record_channel(
 
 
 def _channel_secrets(channel: Channel | None, reason: str) -> list[str]:
-    if channel is None or channel.pk is None or not reason:
+    # pk is None on an unsaved channel, though django-stubs type it int.
+    if channel is None or channel.pk is None or not reason:  # type: ignore[redundant-expr]
         return []
     revision = channel.latest_revision_obj()
     return plain_secret_values(revision.spec) if revision is not None else []

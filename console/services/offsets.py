@@ -24,14 +24,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from console.choices import ConnectorState, TargetState
 from console.crypto import decrypt_spec
-from console.models import Channel, Connector
+from console.models import Channel, Connector, Revision
 from console.runtime import get_runtime
 from console.services.errors import InvalidTransition, ServiceError, runtime_errors
 from console.services.ingest import with_ingest_fields
@@ -100,7 +100,7 @@ def alter_channel_offsets(
     *,
     offsets: Sequence[SourceOffset] | None = None,
     timestamp_ms: int | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     actor: str | None = None,
 ) -> str:
     """Set explicit ``offsets`` (the partitions named move, the others keep their position)
@@ -126,7 +126,7 @@ def alter_channel_offsets(
 
 
 def reset_channel_offsets(
-    channel: Channel, *, user: AbstractBaseUser | None = None, actor: str | None = None
+    channel: Channel, *, user: User | None = None, actor: str | None = None
 ) -> str:
     """Forget the channel's position: its next start begins from the source's
     ``starting_offsets``. Returns Kafka Connect's message."""
@@ -146,7 +146,7 @@ def copy_channel_offsets(
     *,
     from_channel: str | None = None,
     from_consumer_group: str | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     actor: str | None = None,
 ) -> str:
     """Give the channel the offsets of another channel (``from_channel``) or of a consumer
@@ -180,7 +180,8 @@ def copy_channel_offsets(
 
 
 def _spec(channel: Channel) -> dict[str, Any]:
-    revision = channel.latest_revision_obj()
+    # Every channel is created with its revision 1 (create_channel).
+    revision = cast(Revision, channel.latest_revision_obj())
     # The runtime's offset calls run here and connect to Kafka: they need the plaintext secrets.
     return with_ingest_fields(decrypt_spec(revision.spec), channel.name)
 

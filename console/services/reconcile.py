@@ -41,6 +41,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import transaction
@@ -296,6 +297,8 @@ class _Pass:
             )
         state, reason, trusted = self.derive_state(connector, status)
         if trusted:
+            # derive_state trusts only a reported status: it is not None here.
+            status = cast(ConnectorStatus, status)
             if status.generation > connector.generation:
                 connector.generation = status.generation
                 self.new_generations[connector.pk] = connector
@@ -319,7 +322,7 @@ class _Pass:
             self.update_connector(connector, {"driver_id": "", "status_reason": ""})
             self.park_tasks(connector, state, tasks)
         self.set_connector_state(connector, state, reason)
-        if trusted and state == ConnectorState.STOPPED and status.finished:
+        if trusted and state == ConnectorState.STOPPED and cast(ConnectorStatus, status).finished:
             self.stop_finished(connector, reason)
 
     def update_connector(self, connector: Connector, values: dict) -> None:
@@ -495,7 +498,7 @@ class _Pass:
         wanted = {task.task_id: task for task in reported}
         self.gone_tasks.extend(task.pk for task_id, task in tasks.items() if task_id not in wanted)
         for task_id, status in wanted.items():
-            values = {
+            values: dict[str, Any] = {
                 "state": ConnectorState(str(status.state)),
                 "worker_id": status.worker_id,
                 "topic": status.topic,

@@ -4,7 +4,7 @@ events and live output. Writes go through :mod:`console.services`, never ``save(
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
@@ -226,7 +226,8 @@ class ChannelSerializer(serializers.ModelSerializer):
         try:
             return super().to_internal_value(data)
         except serializers.ValidationError as exc:
-            detail = dict(exc.detail) if isinstance(exc.detail, dict) else exc.detail
+            # DRF's error detail: nested dicts and lists of messages.
+            detail: Any = dict(exc.detail) if isinstance(exc.detail, dict) else exc.detail
             if isinstance(detail, dict) and isinstance(detail.get("spec"), dict):
                 detail.update(spec_error_paths(detail.pop("spec")))
             if isinstance(detail, dict) and isinstance(detail.get("restart_policy"), dict):
@@ -429,14 +430,18 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
         if connector is None:
             return []
         tasks = sorted(connector.tasks.all(), key=lambda task: task.task_id)  # prefetch-friendly
-        return TaskSerializer(tasks, many=True).data
+        # many=True: a ListSerializer, whose data is a list (the stubs say ReturnDict).
+        return cast(list[dict[str, Any]], TaskSerializer(tasks, many=True).data)
 
     @extend_schema_field(StageCountsSerializer(many=True))
     def get_stages(self, channel: Channel) -> list[dict[str, Any]]:
         connector = getattr(channel, "connector", None)
         if connector is None:
             return []
-        return StageCountsSerializer(connector.stage_metrics or [], many=True).data
+        return cast(  # many=True: a list, as in get_tasks
+            list[dict[str, Any]],
+            StageCountsSerializer(connector.stage_metrics or [], many=True).data,
+        )
 
 
 class ChannelWithStatusSerializer(ChannelSerializer):

@@ -9,6 +9,9 @@ Channels are addressed by name. Reads go through :mod:`console.selectors`, chang
 
 from __future__ import annotations
 
+from typing import cast
+
+from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -125,7 +128,10 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     def create(self, request: Request) -> Response:
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        channel = services.create_channel(**serializer.validated_data, user=request.user)
+        # RolePermission refuses anonymous requests: request.user is a User (here and below).
+        channel = services.create_channel(
+            **serializer.validated_data, user=cast(User, request.user)
+        )
         return self._respond(channel, status.HTTP_201_CREATED)
 
     def update(self, request: Request, name: str, partial: bool = False) -> Response:
@@ -139,7 +145,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
             description=data.get("description"),
             restart_policy=data.get("restart_policy"),
             ingest_rate_limit=data.get("ingest_rate_limit", UNCHANGED),
-            user=request.user,
+            user=cast(User, request.user),
         )
         return self._respond(channel, status.HTTP_200_OK)
 
@@ -147,7 +153,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         return self.update(request, name, partial=True)
 
     def destroy(self, request: Request, name: str) -> Response:
-        services.delete_channel(self.get_object(), user=request.user)
+        services.delete_channel(self.get_object(), user=cast(User, request.user))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
@@ -163,7 +169,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @action(detail=True, methods=["post"])
     def start(self, request: Request, name: str) -> Response:
         channel = self.get_object()
-        services.start_channel(channel, user=request.user)
+        services.start_channel(channel, user=cast(User, request.user))
         return self._accepted(channel.name, "RUNNING")
 
     @extend_schema(
@@ -176,7 +182,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @action(detail=True, methods=["post"])
     def stop(self, request: Request, name: str) -> Response:
         channel = self.get_object()
-        services.stop_channel(channel, user=request.user)
+        services.stop_channel(channel, user=cast(User, request.user))
         return self._accepted(channel.name, "STOPPED")
 
     @extend_schema(
@@ -192,7 +198,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @action(detail=True, methods=["post"])
     def pause(self, request: Request, name: str) -> Response:
         channel = self.get_object()
-        services.pause_channel(channel, user=request.user)
+        services.pause_channel(channel, user=cast(User, request.user))
         return self._accepted(channel.name, "PAUSED")
 
     @extend_schema(
@@ -209,7 +215,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @action(detail=True, methods=["post"])
     def resume(self, request: Request, name: str) -> Response:
         channel = self.get_object()
-        services.resume_channel(channel, user=request.user)
+        services.resume_channel(channel, user=cast(User, request.user))
         return self._accepted(channel.name, "RUNNING")
 
     @extend_schema(
@@ -256,7 +262,9 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         channel = self.get_object()
         query = RestartQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        plan = services.restart_channel(channel, **query.validated_data, user=request.user)
+        plan = services.restart_channel(
+            channel, **query.validated_data, user=cast(User, request.user)
+        )
         return Response(RestartAnswerSerializer(plan).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(

@@ -51,7 +51,8 @@ class IngestEventResultSerializer(serializers.Serializer):
     index = serializers.IntegerField(help_text="Position of the event in the request.")
     id = serializers.CharField(required=False, help_text="The event id, when it has one.")
     status = serializers.ChoiceField(["accepted", "rejected", "not_confirmed"])
-    errors = serializers.DictField(
+    # The answer's "errors" shadows Serializer.errors: this serializer only documents the schema.
+    errors = serializers.DictField(  # type: ignore[assignment]
         child=serializers.ListField(child=serializers.CharField()),
         required=False,
         help_text="Why, keyed by attribute (`event`: the event as a whole; `kafka`).",

@@ -11,7 +11,7 @@ accepted in a PATCH body too.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.http import QueryDict
 from rest_framework import serializers
@@ -20,6 +20,9 @@ from rest_framework.settings import api_settings
 
 from pipelines.spec.configs.kafka import epoch_millis
 from runtime_adapter.base import SourceOffset
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 NOT_AN_OBJECT = "Must be a JSON object."
 NON_EMPTY_LIST = "Must be a non-empty list."
@@ -34,7 +37,7 @@ PARTITION_NUMBER = "Required: a partition number (0 or more)."
 NEXT_OFFSET = "Required: the next offset to read (0 or more); DELETE resets to starting_offsets."
 
 
-def messages(message: str, *keys: str) -> dict[str, str]:
+def messages(message: str, *keys: str) -> dict[str, StrOrPromise]:
     """``error_messages`` that say ``message`` whatever went wrong."""
     return dict.fromkeys(("required", "null", "invalid", *keys), message)
 
@@ -203,7 +206,8 @@ class TimestampField(serializers.CharField):
     def run_validation(self, data: Any = serializers.empty) -> Any:
         return serializers.Field.run_validation(self, data)
 
-    def to_internal_value(self, data: Any) -> int:
+    # A CharField's input read as epoch milliseconds: an int, where a CharField's is a str.
+    def to_internal_value(self, data: Any) -> int:  # type: ignore[override]
         if isinstance(data, bool) or not isinstance(data, (int, str)):
             self.fail("invalid")
         try:
@@ -242,7 +246,8 @@ class OneOfSerializer(serializers.Serializer):
         try:
             values = super().to_internal_value(data)
         except ValidationError as exc:
-            raise ValidationError({**exc.detail, **errors}) from None
+            # A serializer's field errors: always a dict.
+            raise ValidationError({**cast(dict[str, Any], exc.detail), **errors}) from None
         if errors:
             raise ValidationError(errors)
         return values

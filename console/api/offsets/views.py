@@ -6,6 +6,9 @@ makes the change."""
 
 from __future__ import annotations
 
+from typing import cast
+
+from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import viewsets
@@ -97,7 +100,8 @@ class OffsetsViewSet(viewsets.GenericViewSet):
     def alter_offsets(self, request: Request, name: str) -> Response:
         channel = get_object_or_404(Channel, name=name)
         change = validated(OffsetsAlterSerializer, request.data)
-        message = services.alter_channel_offsets(channel, **change, user=request.user)
+        # RolePermission refuses anonymous requests: request.user is a User (here and below).
+        message = services.alter_channel_offsets(channel, **change, user=cast(User, request.user))
         return Response({"message": message})
 
     @extend_schema(
@@ -119,7 +123,9 @@ class OffsetsViewSet(viewsets.GenericViewSet):
     @offsets.mapping.delete
     def reset_offsets(self, request: Request, name: str) -> Response:
         channel = get_object_or_404(Channel, name=name)
-        return Response({"message": services.reset_channel_offsets(channel, user=request.user)})
+        return Response(
+            {"message": services.reset_channel_offsets(channel, user=cast(User, request.user))}
+        )
 
     @extend_schema(
         operation_id="channels_offsets_copy",
@@ -154,5 +160,5 @@ class OffsetsViewSet(viewsets.GenericViewSet):
     def copy_offsets(self, request: Request, name: str) -> Response:
         channel = get_object_or_404(Channel, name=name)
         origin = validated(OffsetsCopySerializer, request.data)
-        message = services.copy_channel_offsets(channel, **origin, user=request.user)
+        message = services.copy_channel_offsets(channel, **origin, user=cast(User, request.user))
         return Response({"message": message})

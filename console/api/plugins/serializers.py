@@ -51,7 +51,8 @@ class PluginConfigValidSerializer(serializers.Serializer):
 
 class PluginConfigInvalidSerializer(serializers.Serializer):
     valid = serializers.BooleanField(help_text="false: the config is not valid.")
-    errors = serializers.DictField(
+    # The answer's "errors" shadows Serializer.errors: this serializer only documents the schema.
+    errors = serializers.DictField(  # type: ignore[assignment]
         child=serializers.ListField(child=serializers.CharField()),
         help_text='Messages keyed by the path of the bad field ("config.topics").',
     )

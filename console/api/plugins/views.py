@@ -64,7 +64,8 @@ class PluginViewSet(viewsets.GenericViewSet):
     lookup_value_converter = "str"
     required_permissions = {"list": CATALOGUE, "validate_config_by_type": CATALOGUE}
 
-    def get_queryset(self) -> list[specs.Plugin]:
+    # The catalogue is a list, not a model: pagination and the serializer take any sequence.
+    def get_queryset(self) -> list[specs.Plugin]:  # type: ignore[override]
         return specs.plugins(plugin_kind(self.request))
 
     def list(self, request: Request) -> Response:
