@@ -33,6 +33,15 @@ from console.api.offsets.serializers import (
 from console.api.responses import NOT_FOUND, RUNTIME_DOWN
 from console.models import Channel
 
+# What each of the three offset changes (alter, reset, copy) may answer.
+OFFSETS_CHANGE_RESPONSES = {
+    200: OFFSETS_CHANGED,
+    400: OFFSETS_INVALID,
+    404: NOT_FOUND,
+    409: OFFSETS_CONFLICT,
+    503: RUNTIME_DOWN,
+}
+
 
 class OffsetsViewSet(viewsets.GenericViewSet):
     """``channels/{name}/offsets`` (GET, PATCH, DELETE) and ``channels/{name}/offsets/copy``."""
@@ -74,13 +83,7 @@ class OffsetsViewSet(viewsets.GenericViewSet):
             "event."
         ),
         request=OffsetsAlterSerializer,
-        responses={
-            200: OFFSETS_CHANGED,
-            400: OFFSETS_INVALID,
-            404: NOT_FOUND,
-            409: OFFSETS_CONFLICT,
-            503: RUNTIME_DOWN,
-        },
+        responses=OFFSETS_CHANGE_RESPONSES,
         examples=[
             OpenApiExample(
                 "Explicit offsets",
@@ -112,13 +115,7 @@ class OffsetsViewSet(viewsets.GenericViewSet):
             "starting_offsets. Only while the channel is STOPPED. Recorded as a lifecycle event."
         ),
         request=None,
-        responses={
-            200: OFFSETS_CHANGED,
-            400: OFFSETS_INVALID,
-            404: NOT_FOUND,
-            409: OFFSETS_CONFLICT,
-            503: RUNTIME_DOWN,
-        },
+        responses=OFFSETS_CHANGE_RESPONSES,
     )
     @offsets.mapping.delete
     def reset_offsets(self, request: Request, name: str) -> Response:
@@ -138,13 +135,7 @@ class OffsetsViewSet(viewsets.GenericViewSet):
             "channel is STOPPED; partitions the origin has no offset for keep their position."
         ),
         request=OffsetsCopySerializer,
-        responses={
-            200: OFFSETS_CHANGED,
-            400: OFFSETS_INVALID,
-            404: NOT_FOUND,
-            409: OFFSETS_CONFLICT,
-            503: RUNTIME_DOWN,
-        },
+        responses=OFFSETS_CHANGE_RESPONSES,
         examples=[
             OpenApiExample(
                 "From a Kafka Connect sink's group",
