@@ -1,4 +1,5 @@
-"""The channel spec (source -> transforms -> sink) and its validation.
+"""The channel spec and its validation: source -> transforms -> one sink (a linear channel),
+or source -> transforms -> rules (a bus: each rule a pattern, its own transforms and sinks).
 
 Errors are reported per field, with paths relative to the spec, so the builder can mark the
 exact node: ``{"transforms[1].config.pattern": ["detail.state: ..."], "sink.type": [...]}``.
@@ -15,19 +16,35 @@ limit                       value     error at
 ``MAX_TRANSFORMS``          50        ``transforms``
 ``MAX_STAGE_CONFIG_BYTES``  64 KiB    ``<stage>.config``, its compact JSON in UTF-8
 ``MAX_STAGE_TYPE_LENGTH``   64        ``<stage>.type``
+``MAX_RULES``               300       ``rules``
+``MAX_RULE_SINKS``          5         ``rules[i].sinks``
 =========================== ========= ===================================================
+
+A bus: ``rules: [{name, enabled, pattern, transforms, sinks}]`` in place of ``sink``. An
+event (after the source and the shared ``transforms``) goes to every enabled rule whose
+pattern it matches (no pattern: every event), through that rule's transforms, to each of its
+sinks. A linear channel is a bus of one implicit rule (:meth:`ChannelSpec.branches`).
+Errors inside a rule are located in it: ``rules[2].pattern``, ``rules[2].sinks[1].config.topic``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 from pydantic_core import ErrorDetails
 
-from pipelines.spec.patterns import PatternError
+from pipelines.spec.patterns import PatternError, validate_pattern
 from pipelines.spec.plugins import PluginKind, UnknownPluginError, get_plugin, plugin_types
 
 ErrorMap = dict[str, list[str]]
@@ -40,6 +57,16 @@ MAX_STAGE_CONFIG_BYTES = 64 * 1024
 """The largest config of one stage (source, transform, sink, dead letter), as compact JSON."""
 MAX_STAGE_TYPE_LENGTH = 64
 """The longest plugin type name a stage may give."""
+MAX_RULES = 300
+"""The most rules one bus holds (an EventBridge bus's default quota)."""
+MAX_RULE_SINKS = 5
+"""The most sinks (targets) one rule sends to (EventBridge's targets per rule)."""
+RULE_NAME_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
+"""A rule's name: lowercase letters, digits and dashes, 1-63 characters, as a channel's."""
+DEFAULT_RULE = "default"
+"""The name of a linear channel's one implicit rule (:meth:`ChannelSpec.branches`)."""
+NOT_RULE_SINKS = ("preview",)
+"""Sinks a bus's rule cannot send to (the live tail shows one linear channel's output)."""
 
 
 class StageSpec(BaseModel):
@@ -121,23 +148,96 @@ class RuntimeOptions(BaseModel):
         le=MAX_INTERVAL_SECONDS,
         description=(
             "micro-batch: start a batch at most this often (none: as soon as the previous one "
-            "ends and events wait). real-time: how often progress is checkpointed (default 60, "
-            "at least 5); a stop replays at most this much."
+            "ends and events wait). real-time: how often progress is checkpointed (default 300, "
+            "at least 5): each checkpoint pauses events for about half a second, and a stop "
+            "replays at most this much."
         ),
     )
 
 
+class RuleSpec(BaseModel):
+    """One rule of a bus: the events matching ``pattern`` (every event without one), reshaped
+    by ``transforms``, go to each of ``sinks``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(
+        pattern=RULE_NAME_PATTERN,
+        description="Unique in the bus: lowercase letters, digits and dashes (1-63).",
+    )
+    description: str = Field("", max_length=500)
+    enabled: bool = Field(
+        True, description="A disabled rule matches nothing and its sinks receive nothing."
+    )
+    pattern: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "An EventBridge event pattern over the event in its CloudEvents JSON form (after "
+            "the channel's own transforms); none: every event."
+        ),
+    )
+    transforms: list[StageSpec] = Field(default_factory=list, max_length=MAX_TRANSFORMS)
+    sinks: list[StageSpec] = Field(min_length=1, max_length=MAX_RULE_SINKS)
+
+
 class ChannelSpec(BaseModel):
-    """A channel: one source, an ordered chain of transforms, one sink, an error policy, and
-    how the runtime runs it."""
+    """A channel: one source, an ordered chain of transforms, then one sink (a linear channel)
+    or rules (a bus), an error policy, and how the runtime runs it."""
 
     model_config = ConfigDict(extra="forbid")
 
     source: StageSpec
     transforms: list[StageSpec] = Field(default_factory=list, max_length=MAX_TRANSFORMS)
-    sink: StageSpec
+    sink: StageSpec | None = Field(None, description="A linear channel's sink (or rules).")
+    rules: list[RuleSpec] | None = Field(
+        None,
+        max_length=MAX_RULES,
+        description="A bus's rules (in place of sink): an event goes to every rule it matches.",
+    )
     errors: ErrorPolicy = Field(default_factory=ErrorPolicy)
     runtime: RuntimeOptions = Field(default_factory=RuntimeOptions)
+
+    @model_serializer(mode="wrap")
+    def _without_the_unused_form(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """A linear channel dumps without ``rules``, a bus without ``sink``: the stored form
+        of a linear spec is what it was before buses existed."""
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("sink", "rules"):
+                if data.get(key) is None:
+                    data.pop(key, None)
+        return data
+
+    @property
+    def is_bus(self) -> bool:
+        """Whether the channel routes to rules (else it has one sink)."""
+        return self.rules is not None
+
+    def branches(self) -> list[RuleSpec]:
+        """The rules events are routed to: a bus's, or a linear channel's one implicit rule
+        (``default``: no pattern, no transforms of its own, its sink)."""
+        if self.rules is not None:
+            return list(self.rules)
+        assert self.sink is not None  # validate_spec: one of the two
+        return [RuleSpec(name=DEFAULT_RULE, sinks=[self.sink])]
+
+    def sink_stages(self) -> list[tuple[str, StageSpec]]:
+        """Every sink events are delivered to, with its path in the spec (``sink``,
+        ``rules[0].sinks[1]``); the dead-letter target is not among them."""
+        if self.rules is None:
+            return [("sink", self.sink)] if self.sink is not None else []
+        return [
+            (f"rules[{i}].sinks[{j}]", sink)
+            for i, rule in enumerate(self.rules)
+            for j, sink in enumerate(rule.sinks)
+        ]
+
+    @property
+    def the_sink(self) -> StageSpec:
+        """A linear channel's sink (raises ``ValueError`` for a bus)."""
+        if self.sink is None:
+            raise ValueError("a bus has no single sink: see branches()")
+        return self.sink
 
 
 class SpecError(ValueError):
@@ -158,7 +258,7 @@ class SpecError(ValueError):
 
 
 _SPEC_FIELDS = tuple(ChannelSpec.model_fields)
-_STAGE_KINDS: tuple[tuple[str, PluginKind], ...] = (("source", "source"), ("sink", "sink"))
+_RULE_FIELDS = tuple(RuleSpec.model_fields)
 
 
 def validate_spec(data: Any) -> ChannelSpec:
@@ -180,11 +280,18 @@ def validate_spec(data: Any) -> ChannelSpec:
         if key not in _SPEC_FIELDS:
             _add(errors, str(key), f"unknown field; expected one of: {', '.join(_SPEC_FIELDS)}")
     stages: dict[str, Any] = {}
-    for field, kind in _STAGE_KINDS:
-        if field not in data:
-            _add(errors, field, "field required")
-        else:
-            stages[field] = _checked_stage(kind, data[field], field, errors)
+    if "source" not in data:
+        _add(errors, "source", "field required")
+    else:
+        stages["source"] = _checked_stage("source", data["source"], "source", errors)
+    if "rules" in data and data["rules"] is not None:
+        if data.get("sink") is not None:
+            _add(errors, "sink", "a bus has rules instead of a sink: give one or the other")
+        stages["rules"] = _checked_rules(data["rules"], errors)
+    elif data.get("sink") is None:
+        _add(errors, "sink", "field required (or rules, for a bus)")
+    else:
+        stages["sink"] = _checked_stage("sink", data["sink"], "sink", errors)
     stages["transforms"] = _checked_transforms(data.get("transforms", []), errors)
     if "errors" in data:
         stages["errors"] = _checked_error_policy(data["errors"], errors)
@@ -228,14 +335,103 @@ def _check_size_limits(data: Mapping[str, Any], errors: ErrorMap) -> None:
         _add(errors, "transforms", f"has {count} transforms; the limit is {MAX_TRANSFORMS}")
 
 
-def _checked_transforms(data: Any, errors: ErrorMap) -> list[StageSpec | None]:
+def _checked_transforms(
+    data: Any, errors: ErrorMap, loc: str = "transforms"
+) -> list[StageSpec | None]:
     if not isinstance(data, list):
-        _add(errors, "transforms", "must be a list of stages")
+        _add(errors, loc, "must be a list of stages")
+        return []
+    if len(data) > MAX_TRANSFORMS:
+        _add(errors, loc, f"has {len(data)} transforms; the limit is {MAX_TRANSFORMS}")
         return []
     return [
-        _checked_stage("transform", stage, f"transforms[{index}]", errors)
+        _checked_stage("transform", stage, f"{loc}[{index}]", errors)
         for index, stage in enumerate(data)
     ]
+
+
+def _checked_rules(data: Any, errors: ErrorMap) -> list[RuleSpec | None]:
+    """A bus's rules, each checked where it is (``rules[2].sinks[0].config.topic``)."""
+    if not isinstance(data, list):
+        _add(errors, "rules", "must be a list of rules")
+        return []
+    if not data:
+        _add(errors, "rules", "a bus needs at least one rule")
+        return []
+    if len(data) > MAX_RULES:
+        _add(errors, "rules", f"has {len(data)} rules; the limit is {MAX_RULES}")
+        return []
+    named: dict[str, int] = {}
+    rules = []
+    for index, rule in enumerate(data):
+        checked = _checked_rule(rule, f"rules[{index}]", errors)
+        if checked is not None:
+            if checked.name in named:
+                _add(
+                    errors,
+                    f"rules[{index}].name",
+                    f"rules[{named[checked.name]}] is named {checked.name!r} too; "
+                    "rule names are unique in a bus",
+                )
+            named.setdefault(checked.name, index)
+        rules.append(checked)
+    return rules
+
+
+def _checked_rule(data: Any, loc: str, errors: ErrorMap) -> RuleSpec | None:
+    if not isinstance(data, Mapping):
+        _add(errors, loc, 'must be an object like {"name": ..., "pattern": {...}, "sinks": [...]}')
+        return None
+    before = len(errors)
+    for key in data:
+        if key not in _RULE_FIELDS:
+            expected = ", ".join(_RULE_FIELDS)
+            _add(errors, f"{loc}.{key}", f"unknown field; expected one of: {expected}")
+    pattern = data.get("pattern")
+    if pattern is not None:
+        try:
+            validate_pattern(pattern)
+        except PatternError as error:
+            for message in error.messages:
+                _add(errors, f"{loc}.pattern", message)
+    transforms = _checked_transforms(data.get("transforms", []), errors, f"{loc}.transforms")
+    sinks: list[StageSpec | None] = []
+    raw_sinks = data.get("sinks")
+    if raw_sinks is None:
+        _add(errors, f"{loc}.sinks", "field required: the targets the rule sends to")
+    elif not isinstance(raw_sinks, list) or not raw_sinks:
+        _add(errors, f"{loc}.sinks", "must be a list of at least one sink stage")
+    elif len(raw_sinks) > MAX_RULE_SINKS:
+        count = len(raw_sinks)
+        _add(errors, f"{loc}.sinks", f"has {count} sinks; the limit is {MAX_RULE_SINKS}")
+    else:
+        for index, stage in enumerate(raw_sinks):
+            sink = _checked_stage("sink", stage, f"{loc}.sinks[{index}]", errors)
+            if sink is not None and sink.type in NOT_RULE_SINKS:
+                _add(
+                    errors,
+                    f"{loc}.sinks[{index}].type",
+                    f"a {sink.type} sink shows a linear channel's output; a rule cannot send to it",
+                )
+            sinks.append(sink)
+    fields = {k: v for k, v in data.items() if k in ("name", "description", "enabled")}
+    name = fields.get("name")
+    if isinstance(name, str) and not re.fullmatch(RULE_NAME_PATTERN, name):
+        _add(
+            errors,
+            f"{loc}.name",
+            f"{name[:70]!r}: use 1-63 lowercase letters, digits and dashes, starting and "
+            "ending with a letter or a digit",
+        )
+        fields["name"] = "x"  # reported above; the rest is still checked
+    try:
+        head = RuleSpec.model_validate({**fields, "sinks": [StageSpec(type="-")]})
+    except ValidationError as error:
+        _merge(errors, _pydantic_errors(error.errors(), loc, _RULE_FIELDS))
+        return None
+    if len(errors) > before:
+        return None
+    return head.model_copy(update={"pattern": pattern, "transforms": transforms, "sinks": sinks})
 
 
 NOT_DEAD_LETTER_SINKS = ("preview",)
@@ -294,7 +490,14 @@ def _check_mode(spec: ChannelSpec, errors: ErrorMap) -> None:
     why = "real-time mode runs stateless Kafka to Kafka channels"
     if spec.source.type not in REAL_TIME_SOURCES:
         _add(errors, "source.type", f"{why}; a {spec.source.type} source cannot run in it")
-    if spec.sink.type not in REAL_TIME_SINKS:
+    if spec.rules is not None:
+        _add(
+            errors,
+            "rules",
+            f"{why} with one sink; a bus writes its rules' targets batch by batch "
+            "(use micro-batch or available-now)",
+        )
+    elif spec.sink is not None and spec.sink.type not in REAL_TIME_SINKS:
         _add(errors, "sink.type", f"{why}; a {spec.sink.type} sink cannot run in it")
     for index, stage in enumerate(spec.transforms):
         if stage.type not in REAL_TIME_TRANSFORMS:

@@ -429,7 +429,21 @@ def _stages(spec: Any) -> Iterator[tuple[Loc, PluginKind, Any]]:
     if isinstance(transforms, list):
         for index, stage in enumerate(transforms):
             yield ("transforms", index), "transform", stage
-    yield ("sink",), "sink", spec.get("sink")
+    if spec.get("sink") is not None or not isinstance(spec.get("rules"), list):
+        yield ("sink",), "sink", spec.get("sink")
+    rules = spec.get("rules")
+    if isinstance(rules, list):
+        for rule_index, rule in enumerate(rules):
+            if not isinstance(rule, Mapping):
+                continue
+            rule_transforms = rule.get("transforms")
+            if isinstance(rule_transforms, list):
+                for index, stage in enumerate(rule_transforms):
+                    yield ("rules", rule_index, "transforms", index), "transform", stage
+            sinks = rule.get("sinks")
+            if isinstance(sinks, list):
+                for index, stage in enumerate(sinks):
+                    yield ("rules", rule_index, "sinks", index), "sink", stage
     errors = spec.get("errors")
     if isinstance(errors, Mapping):
         yield ("errors", "dead_letter"), "sink", errors.get("dead_letter")
@@ -697,7 +711,10 @@ def _set(data: Any, loc: Loc, value: Any) -> None:
 
 
 def _stage_loc(loc: Loc) -> Loc:
-    """The location of the stage that holds ``loc`` (``("sink",)``, ``("transforms", 1)``)."""
+    """The location of the stage that holds ``loc`` (``("sink",)``, ``("transforms", 1)``,
+    ``("rules", 0, "sinks", 1)``)."""
+    if loc[0] == "rules":
+        return loc[:4]
     return loc[:2] if loc[0] in ("transforms", "errors") else loc[:1]
 
 

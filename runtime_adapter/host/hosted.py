@@ -339,20 +339,22 @@ class HostedConnector:
         from pipelines.spec import validate_spec
 
         spec = validate_spec(self.plain_spec(deployment))
-        source, sink = spec.source, spec.sink
+        source = spec.source
         if source.type == "kafka":
             self.watch_source("source", source.config, source.config.get("topics") or [])
         if source.type == "http" and source.config.get("ingest_topic"):
             # Events posted over HTTP wait in the channel's ingest topic: one task per partition.
             topics = [source.config["ingest_topic"]]
             self.watch_source("source (ingest topic)", source.config, topics)
-        if sink.type == "kafka":
+        for path, sink in spec.sink_stages():
+            if sink.type != "kafka":
+                continue
             settings = security_settings(sink.config.get("security"))
             if settings is not None:
                 try:
                     check_reachable(sink.config["bootstrap_servers"], settings=settings)
                 except BrokerUnreachable as exc:
-                    raise BrokerUnreachable(f"sink: {exc}") from exc
+                    raise BrokerUnreachable(f"{path}: {exc}") from exc
         self.prepared = True
 
     def watch_source(self, label: str, config: dict[str, Any], topics: list[str]) -> None:
@@ -548,7 +550,7 @@ class HostedConnector:
 
     def preview_publisher(self, spec: Any) -> Any:
         """Where a ``preview`` sink puts the newest events: the runtime's store (a live tail)."""
-        if spec.sink.type != "preview":
+        if spec.sink is None or spec.sink.type != "preview":
             return None
         keep = int(spec.sink.config.get("max_events", 100))
 

@@ -115,7 +115,7 @@ class FakeWriter:
         ({"mode": "available-now"}, [("trigger", {"availableNow": True})]),
         (
             {"mode": "real-time"},
-            [("outputMode", "update"), ("trigger", {"realTime": "60000 milliseconds"})],
+            [("outputMode", "update"), ("trigger", {"realTime": "300000 milliseconds"})],
         ),
     ],
 )

@@ -120,7 +120,7 @@ def test_unknown_types_name_the_known_ones() -> None:
 def test_missing_stages_and_fields_are_reported() -> None:
     assert errors_of({"transforms": []}) == {
         "source": ["field required"],
-        "sink": ["field required"],
+        "sink": ["field required (or rules, for a bus)"],
     }
     missing_topic = spec_with(sink={"type": "kafka", "config": {"bootstrap_servers": "h:1"}})
     assert errors_of(missing_topic) == {"sink.config.topic": ["field required"]}
@@ -150,7 +150,7 @@ def test_wrong_types_are_reported_per_field() -> None:
 
 def test_structural_errors() -> None:
     assert errors_of([VALID]) == {
-        "": ["must be an object with source, transforms, sink, errors, runtime"]
+        "": ["must be an object with source, transforms, sink, rules, errors, runtime"]
     }
     assert errors_of(spec_with(transforms={"type": "filter"})) == {
         "transforms": ["must be a list of stages"]
@@ -167,7 +167,7 @@ def test_unknown_fields_list_the_expected_ones() -> None:
     sink = {"type": "kafka", "config": {**VALID["sink"]["config"], "topics": ["x"]}}
     errors = errors_of(spec_with(sink=sink, name="x"))
     assert errors == {
-        "name": ["unknown field; expected one of: source, transforms, sink, errors, runtime"],
+        "name": ["unknown field; expected one of: source, transforms, sink, rules, errors, runtime"],
         "sink.config.topics": [
             "unknown field; expected one of: bootstrap_servers, topic, format, key_field, "
             "topic_field, security, properties"
