@@ -108,6 +108,14 @@ class ConnectorStatus:
     order source, transforms, sink: ``{"stage": "source"|"transform"|"sink", "index": n|None,
     "type": plugin type, "in": n, "out": n, "failed": n, "in_per_second": x,
     "out_per_second": x}`` (the rates over the latest micro-batch). Empty until a batch ran."""
+    rules: list[dict[str, Any]] = field(default_factory=list)
+    """A bus's per-rule counts since the driver started (they restart from 0 with it), in
+    the spec's rule order: ``{"rule": name, "matched": n, "delivered": n, "failed": n,
+    "matched_per_second": x, "delivered_per_second": x, "targets": [{"sink":
+    "rules[0].sinks[1]", "type": plugin type, "delivered": n, "failed": n}]}``. ``matched``
+    counts the events the rule's pattern matched, ``delivered`` those every one of its
+    targets took, ``failed`` those a target (or the rule's transforms) failed. Empty for a
+    linear channel, and until a batch ran."""
 
 
 @dataclass(frozen=True)
