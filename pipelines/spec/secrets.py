@@ -10,8 +10,9 @@ Secrets are write-only. What leaves the console is :func:`redact`-ed: each secre
 set (any value but ``None``) becomes :data:`SECRET_MARKER`. What comes back goes through
 :func:`merge_secrets` before it is validated: a secret sent as the marker, or a secret field
 left out, keeps the value stored for the same stage (same position, same type, same
-binding); ``null`` clears an optional secret, and a new value replaces it. So GET-then-PUT of
-a spec neither leaks nor loses its secrets. Dict entries and list items are data, not
+binding; a bus's rule is found by its name wherever it moved); ``null`` clears an optional
+secret, and a new value replaces it. So GET-then-PUT of a spec neither leaks nor loses its
+secrets. Dict entries and list items are data, not
 fields: leaving one out removes it, only the marker keeps it.
 
 A stored secret is bound to where it goes (as EventBridge binds a connection's credentials to
@@ -86,7 +87,9 @@ def merge_secrets(new_spec: object, stored_spec: Mapping[str, Any] | BaseModel |
 
     A secret sent as :data:`SECRET_MARKER`, or a secret field left out of an object whose
     model declares it, takes the stored value at the same path, provided the stage at that
-    position has the same type in both specs and the same :func:`secret_binding`.
+    position has the same type in both specs and the same :func:`secret_binding`. Inside a
+    bus the position is taken within the stored rule of the same ``name``, so reordering,
+    inserting or removing rules keeps every rule's secrets; a renamed rule keeps none.
     Everything else is returned as sent (validate the result afterwards); a ``new_spec``
     that is not an object is returned unchanged.
 
@@ -98,7 +101,7 @@ def merge_secrets(new_spec: object, stored_spec: Mapping[str, Any] | BaseModel |
     if not isinstance(new_spec, Mapping):
         return new_spec
     merged = copy.deepcopy(dict(new_spec))
-    stored = _as_json(stored_spec) if stored_spec is not None else {}
+    stored = _rules_by_name(_as_json(stored_spec) if stored_spec is not None else {}, merged)
     kept: dict[Loc, Any] = {}
     rebound: dict[Loc, str] = {}
     changes = _BindingChanges(merged, stored)
@@ -134,6 +137,33 @@ def merge_secrets(new_spec: object, stored_spec: Mapping[str, Any] | BaseModel |
     if errors:
         raise SpecError(errors)
     return merged
+
+
+def _rules_by_name(stored: Any, new: Mapping[str, Any]) -> Any:
+    """``stored`` with its rules placed where ``new`` has the rules of the same name.
+
+    A bus's rule is known by its name, not its place: rules reordered, inserted or removed
+    keep their stages' secrets, and a rule named anew (or a new rule) keeps none. So the
+    position-by-position comparison of :func:`merge_secrets` compares each new rule with
+    the stored rule of its name (``None`` where there is none). Inside a rule, stages are
+    compared by position, as the channel's own transforms are.
+    """
+    new_rules = new.get("rules")
+    if not isinstance(stored, Mapping) or not isinstance(new_rules, list):
+        return stored
+    stored_rules = stored.get("rules")
+    named: dict[str, Any] = {}
+    if isinstance(stored_rules, list):
+        for rule in stored_rules:
+            if isinstance(rule, Mapping) and isinstance(rule.get("name"), str):
+                named.setdefault(rule["name"], rule)
+    aligned = [
+        named.pop(rule["name"], None)
+        if isinstance(rule, Mapping) and isinstance(rule.get("name"), str)
+        else None
+        for rule in new_rules
+    ]
+    return {**stored, "rules": aligned}
 
 
 def secret_binding(model: type[BaseModel], config: Any) -> dict[str, Any]:
