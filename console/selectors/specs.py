@@ -28,6 +28,7 @@ from pipelines.spec.patterns import PatternError, compile_pattern, matches, vali
 from pipelines.spec.patterns.evaluator import matches_compiled
 from pipelines.spec.secrets import (
     ENCRYPTED_PREFIX,
+    SECRET_CHANGED_MARKER,
     SECRET_MARKER,
     config_secret_values,
     encrypted_secret_paths,
@@ -44,6 +45,7 @@ __all__ = [
     "PLUGIN_KINDS",
     "RULE_FIELDS",
     "RULE_NAME",
+    "SECRET_CHANGED_MARKER",
     "SECRET_MARKER",
     "AmbiguousPluginType",
     "PatternError",

@@ -82,6 +82,26 @@ def redact(spec: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
     return data
 
 
+SECRET_CHANGED_MARKER = "__sluice_secret_changed__"
+"""Stands, in a comparison of two versions of a spec, for a secret the later one changed."""
+
+
+def redact_against(
+    spec: Mapping[str, Any] | BaseModel, earlier: Mapping[str, Any] | BaseModel | None
+) -> dict[str, Any]:
+    """:func:`redact` ``spec``, except that each secret whose value ``earlier`` (an earlier
+    version of the spec, secrets in plaintext as ``spec``'s) does not hold anywhere reads as
+    :data:`SECRET_CHANGED_MARKER`: a comparison tells that a secret changed, never what it
+    is. (A secret moved from one stage to another reads unchanged.)"""
+    data = _json_copy(spec)
+    known = set(secret_values(earlier)) if earlier is not None else set()
+    for loc in _spec_secrets(data, _walk):
+        value = _get(data, loc)
+        changed = isinstance(value, str) and bool(value) and value not in known
+        _set(data, loc, SECRET_CHANGED_MARKER if changed else SECRET_MARKER)
+    return data
+
+
 def merge_secrets(new_spec: object, stored_spec: Mapping[str, Any] | BaseModel | None) -> Any:
     """Return ``new_spec`` (a copy) with the secrets it keeps taken from ``stored_spec``.
 

@@ -62,6 +62,7 @@ RULES = {
     ("channel-lifecycle-list", "get"): "view",
     ("channel-revision-list", "get"): "view",
     ("channel-revision-detail", "get"): "view",
+    ("channel-revision-diff", "get"): "view",
     ("cluster", "get"): "view",
     ("worker-list", "get"): "view",
     ("worker-detail", "get"): "view",
