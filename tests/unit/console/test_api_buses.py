@@ -400,3 +400,56 @@ def test_a_linear_channel_has_no_rule_counts(api, spec):
     status = api.get(f"{CHANNELS}plain/status").json()
 
     assert status["rules"] == []
+
+
+# -- export and import (the builder's channel file is {name, description, spec}) ---------
+
+
+def test_an_exported_bus_imports_once_its_secrets_are_typed_again(api, orders):
+    exported = api.get(f"{CHANNELS}orders/").json()
+    channel_file = copy.deepcopy({k: exported[k] for k in ("name", "description", "spec")})
+    channel_file["name"] = "orders-copy"
+
+    refused = api.post(CHANNELS, channel_file, format="json")
+
+    assert refused.status_code == 400
+    assert sorted(refused.json()) == [
+        f"spec.rules[{i}].sinks[1].config.auth.password" for i in range(3)
+    ]
+    for index, password in enumerate(["PW-1", "PW-2", "PW-3"]):
+        channel_file["spec"]["rules"][index]["sinks"][1]["config"]["auth"]["password"] = password
+    imported = api.post(CHANNELS, channel_file, format="json")
+    assert imported.status_code == 201, imported.json()
+    assert imported.json()["spec"] == exported["spec"]
+    assert password_of(stored_spec("orders-copy"), "charlie") == "PW-3"
+
+
+def test_the_admin_saves_a_bus_as_a_new_revision(orders, django_user_model, client):
+    root = django_user_model.objects.create_superuser("root", password="root-pass-123")
+    client.force_login(root)
+    channel = Channel.objects.get(name="orders")
+    edited = copy.deepcopy(orders["spec"])  # as the API shows it: secrets as the marker
+    edited["rules"].reverse()
+    edited["rules"][2]["enabled"] = False  # alpha
+    form = {
+        "description": "via admin",
+        "spec": json.dumps(edited),
+        "revisions-TOTAL_FORMS": "0",
+        "revisions-INITIAL_FORMS": "0",
+        "revisions-MIN_NUM_FORMS": "0",
+        "revisions-MAX_NUM_FORMS": "1000",
+    }
+
+    response = client.post(f"/admin/console/channel/{channel.pk}/change/", form)
+
+    assert response.status_code == 302
+    assert Revision.objects.filter(channel=channel).count() == 2, response.content[:2000]
+    assert stored_spec()["rules"][2] | {"sinks": None} == {
+        **orders["spec"]["rules"][0],
+        "enabled": False,
+        "sinks": None,
+    }
+    assert password_of(stored_spec(), "alpha") == "PW-ALPHA-1"
+    assert password_of(stored_spec(), "charlie") == "PW-C-3"
+    event = AuditEvent.objects.get(action="admin.channel.update")
+    assert "PW-" not in json.dumps(event.changes)
