@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -453,3 +454,13 @@ def test_the_admin_saves_a_bus_as_a_new_revision(orders, django_user_model, clie
     assert password_of(stored_spec(), "charlie") == "PW-C-3"
     event = AuditEvent.objects.get(action="admin.channel.update")
     assert "PW-" not in json.dumps(event.changes)
+
+
+def test_the_bus_in_the_manual_is_a_valid_spec(api):
+    text = (Path(__file__).parents[3] / "docs" / "channels.md").read_text(encoding="utf-8")
+    example = text.split("### Buses and rules", 1)[1].split("```json", 1)[1].split("```", 1)[0]
+
+    response = api.post(CHANNELS, {"name": "manual", "spec": json.loads(example)}, format="json")
+
+    assert response.status_code == 201, response.json()
+    assert [r["name"] for r in response.json()["spec"]["rules"]] == ["big-orders", "everything"]
