@@ -464,3 +464,20 @@ def test_the_bus_in_the_manual_is_a_valid_spec(api):
 
     assert response.status_code == 201, response.json()
     assert [r["name"] for r in response.json()["spec"]["rules"]] == ["big-orders", "everything"]
+
+
+def test_a_trace_quoting_a_rule_sinks_secret_is_masked_in_status_and_lifecycle(
+    api, orders, runtime
+):
+    api.post(f"{CHANNELS}orders/start")
+    runtime.heartbeat("w1", at=NOW)
+    trace = "HttpError: rules[1].sinks[1] refused svc:PW-BRAVO-2 at https://api.example.com"
+    runtime.report("orders", State.FAILED, "w1", trace=trace, updated_at=NOW)
+
+    services.reconcile(runtime=runtime, now=NOW)
+
+    status = api.get(f"{CHANNELS}orders/status").json()
+    assert status["trace"] == trace.replace("PW-BRAVO-2", SECRET_MARKER)
+    lifecycle = api.get(f"{CHANNELS}orders/lifecycle/").content.decode()
+    assert "PW-BRAVO-2" not in lifecycle
+    assert "PW-BRAVO-2" not in "".join(LifecycleEvent.objects.values_list("reason", flat=True))
