@@ -1,4 +1,6 @@
-"""The plugin catalogue (read-only), a config check per plugin, and event-pattern tests.
+"""The plugin catalogue (read-only), a config check per plugin, and event-pattern tests: one
+pattern on an event (``event-patterns/test``), or a bus's rules on an event
+(``event-patterns/test-rules``: which rules it goes to).
 
 Plugins are addressed by ``(kind, type)``: a source and a sink may share a type
 (``plugins/{kind}/{type}/``); ``plugins/{type}/validate`` takes the kind from the query when
