@@ -493,8 +493,43 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
             return []
         return cast(  # many=True: a list, as in get_tasks
             list[dict[str, Any]],
-            RuleCountsSerializer(connector.rule_metrics or [], many=True).data,
+            RuleCountsSerializer(_well_formed_rules(connector.rule_metrics), many=True).data,
         )
+
+
+_RULE_COUNT_KEYS = ("matched", "delivered", "failed")
+_TARGET_COUNT_KEYS = ("delivered", "failed")
+
+
+def _well_formed_rules(reported: Any) -> list[dict[str, Any]]:
+    """The per-rule counts the runtime reported, in the documented shape whatever it sent:
+    entries without a rule name are left out, a missing count reads 0, a missing rate is
+    left out (so a newer or older runtime never turns status into a server error)."""
+    rules = []
+    for entry in reported if isinstance(reported, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("rule"), str):
+            continue
+        counts: dict[str, Any] = {"rule": entry["rule"]}
+        counts.update({key: _count(entry.get(key)) for key in _RULE_COUNT_KEYS})
+        for key in ("matched_per_second", "delivered_per_second"):
+            if isinstance(entry.get(key), (int, float)):
+                counts[key] = entry[key]
+        targets = entry.get("targets")
+        counts["targets"] = [
+            {
+                "sink": str(target.get("sink", "")),
+                "type": str(target.get("type", "")),
+                **{key: _count(target.get(key)) for key in _TARGET_COUNT_KEYS},
+            }
+            for target in (targets if isinstance(targets, list) else [])
+            if isinstance(target, dict)
+        ]
+        rules.append(counts)
+    return rules
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 class ChannelWithStatusSerializer(ChannelSerializer):

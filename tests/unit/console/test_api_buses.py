@@ -481,3 +481,31 @@ def test_a_trace_quoting_a_rule_sinks_secret_is_masked_in_status_and_lifecycle(
     lifecycle = api.get(f"{CHANNELS}orders/lifecycle/").content.decode()
     assert "PW-BRAVO-2" not in lifecycle
     assert "PW-BRAVO-2" not in "".join(LifecycleEvent.objects.values_list("reason", flat=True))
+
+
+def test_counts_a_runtime_reports_in_another_shape_never_break_status(api, orders, runtime):
+    services.start_channel(Channel.objects.get(name="orders"))
+    runtime.heartbeat("w1", at=NOW)
+    services.reconcile(runtime=runtime, now=NOW)
+    odd = [
+        {"rule": "alpha", "matched": 3},  # no delivered, failed, rates or targets
+        {"matched": 1},  # no rule name
+        "not an object",
+        {"rule": "bravo", "matched": 2, "delivered": 2, "failed": 0, "targets": [{"sink": 1}]},
+    ]
+    report_rules(runtime, "orders", odd)
+    services.reconcile(runtime=runtime, now=NOW)
+
+    response = api.get(f"{CHANNELS}orders/status")
+
+    assert response.status_code == 200
+    assert response.json()["rules"] == [
+        {"rule": "alpha", "matched": 3, "delivered": 0, "failed": 0, "targets": []},
+        {
+            "rule": "bravo",
+            "matched": 2,
+            "delivered": 2,
+            "failed": 0,
+            "targets": [{"sink": "1", "type": "", "delivered": 0, "failed": 0}],
+        },
+    ]
