@@ -509,3 +509,21 @@ def test_counts_a_runtime_reports_in_another_shape_never_break_status(api, order
             "targets": [{"sink": "1", "type": "", "delivered": 0, "failed": 0}],
         },
     ]
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/v1/channels/orders/revisions/null,null/diff", "/api/v1/no-such-area/", "/api/v2/"],
+)
+def test_a_path_no_api_route_matches_is_a_json_404(api, path):
+    response = api.get(path)
+
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Not found."}
+
+
+def test_outside_the_api_a_404_is_still_a_page(client):
+    response = client.get("/no-such-page/")
+
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
