@@ -37,8 +37,9 @@ class Change(TypedDict):
 
 
 def spec_changes(before: Any, after: Any) -> list[Change]:
-    """Every difference from ``before`` to ``after``, in the order of the specs' fields
-    (``before``'s fields first, then those only ``after`` has). Equal specs give ``[]``."""
+    """Every difference from ``before`` to ``after``, in a fixed order whatever the order
+    of the keys stored (a spec's fields as written in a spec, a rule's, a stage's, then the
+    others sorted; rules in ``before``'s order, then those added). Equal specs give ``[]``."""
     changes: list[Change] = []
     _compare(before, after, "", changes)
     return changes
@@ -48,7 +49,7 @@ def _compare(before: Any, after: Any, path: str, changes: list[Change]) -> None:
     if before == after:
         return
     if isinstance(before, Mapping) and isinstance(after, Mapping):
-        for key in [*before, *(k for k in after if k not in before)]:
+        for key in _ordered_keys(before, after):
             inner = f"{path}.{key}" if path else str(key)
             if key not in after:
                 changes.append(_change(inner, "removed", before[key], None))
@@ -64,6 +65,27 @@ def _compare(before: Any, after: Any, path: str, changes: list[Change]) -> None:
                 _compare(before[key], after[key], inner, changes)
         return
     changes.append(_change(path, "changed", before, after))
+
+
+_SPEC_ORDER = ("source", "transforms", "sink", "rules", "errors", "runtime")
+_RULE_ORDER = ("name", "description", "enabled", "pattern", "transforms", "sinks")
+_STAGE_ORDER = ("type", "config")
+
+
+def _ordered_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """The keys of both objects in one fixed order (not the order stored: PostgreSQL's jsonb
+    keeps none), so the same two specs list their changes alike on every database: a spec's,
+    a rule's or a stage's fields as they are written, then any other sorted."""
+    keys = {str(key) for key in (*before, *after)}
+    order: tuple[str, ...]
+    if "source" in keys:
+        order = _SPEC_ORDER
+    elif "sinks" in keys or "pattern" in keys:
+        order = _RULE_ORDER
+    else:
+        order = _STAGE_ORDER
+    first = [key for key in order if key in keys]
+    return first + sorted(keys - set(first))
 
 
 def _compare_whole(before: Any, after: Any, path: str, changes: list[Change]) -> None:

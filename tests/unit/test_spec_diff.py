@@ -85,3 +85,22 @@ def test_rules_without_unique_names_are_compared_by_position():
     after = {"rules": [{"name": "a"}, {"name": "b"}]}
 
     assert paths(before, after) == [("rules", "changed")]
+
+
+def test_the_order_of_changes_does_not_depend_on_the_order_keys_were_stored():
+    before = {"source": SOURCE, "rules": [rule("a")]}
+    after = {
+        "runtime": {"mode": "available-now"},
+        "rules": [{**rule("a", 9), "enabled": False}],
+        "source": {"config": {**SOURCE["config"], "topics": ["x"]}, "type": "kafka"},
+    }
+    shuffled = dict(reversed(list(after.items())))
+
+    expected = [
+        ("source.config.topics", "changed"),
+        ("rules[a].enabled", "added"),
+        ("rules[a].pattern", "changed"),
+        ("runtime", "added"),
+    ]
+    assert paths(before, after) == expected
+    assert paths(dict(reversed(list(before.items()))), shuffled) == expected

@@ -298,7 +298,7 @@ def test_a_linear_channel_turned_into_a_bus_and_back(api, spec):
         ("sink", "removed"),
         ("rules", "added"),
     ]
-    assert [(c["path"], c["change"]) for c in back] == [("rules", "removed"), ("sink", "added")]
+    assert [(c["path"], c["change"]) for c in back] == [("sink", "added"), ("rules", "removed")]
     assert "rules" not in api.get(f"{CHANNELS}orders/").json()["spec"]
 
 
