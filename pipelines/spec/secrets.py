@@ -53,7 +53,7 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from pipelines.spec.channel import SpecError
+from pipelines.spec.channel import DEFAULT_RULE, SpecError
 from pipelines.spec.plugins import PluginKind, UnknownPluginError, get_plugin
 
 SECRET_MARKER = "__sluice_secret__"
@@ -167,23 +167,42 @@ def _rules_by_name(stored: Any, new: Mapping[str, Any]) -> Any:
     position-by-position comparison of :func:`merge_secrets` compares each new rule with
     the stored rule of its name (``None`` where there is none). Inside a rule, stages are
     compared by position, as the channel's own transforms are.
+
+    A linear channel is a bus of one rule named ``default`` (``ChannelSpec.branches``): a
+    linear channel made a bus keeps its sink's secrets in the first sink of its rule
+    ``default``, and a bus made linear keeps, in its sink, those of that rule's first sink.
     """
-    new_rules = new.get("rules")
-    if not isinstance(stored, Mapping) or not isinstance(new_rules, list):
+    if not isinstance(stored, Mapping):
         return stored
+    new_rules = new.get("rules")
     stored_rules = stored.get("rules")
-    named: dict[str, Any] = {}
-    if isinstance(stored_rules, list):
-        for rule in stored_rules:
-            if isinstance(rule, Mapping) and isinstance(rule.get("name"), str):
-                named.setdefault(rule["name"], rule)
+    if not isinstance(new_rules, list):
+        if not isinstance(stored_rules, list) or new.get("sink") is None:
+            return stored
+        default = _rules_named(stored_rules).get(DEFAULT_RULE)
+        sinks = default.get("sinks") if isinstance(default, Mapping) else None
+        sink = sinks[0] if isinstance(sinks, list) and sinks else None
+        return {**{k: v for k, v in stored.items() if k != "rules"}, "sink": sink}
+    if not isinstance(stored_rules, list):
+        sink = stored.get("sink")
+        stored_rules = [] if sink is None else [{"name": DEFAULT_RULE, "sinks": [sink]}]
+    named = _rules_named(stored_rules)
     aligned = [
         named.pop(rule["name"], None)
         if isinstance(rule, Mapping) and isinstance(rule.get("name"), str)
         else None
         for rule in new_rules
     ]
-    return {**stored, "rules": aligned}
+    return {**{k: v for k, v in stored.items() if k != "sink"}, "rules": aligned}
+
+
+def _rules_named(rules: list[Any]) -> dict[str, Any]:
+    """The rules of a list by name (the first of a name, should it repeat)."""
+    named: dict[str, Any] = {}
+    for rule in rules:
+        if isinstance(rule, Mapping) and isinstance(rule.get("name"), str):
+            named.setdefault(rule["name"], rule)
+    return named
 
 
 def secret_binding(model: type[BaseModel], config: Any) -> dict[str, Any]:

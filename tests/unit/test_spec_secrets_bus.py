@@ -186,17 +186,45 @@ def test_a_moved_rule_whose_target_moved_must_get_its_secret_again(stored):
     )
 
 
-def test_a_linear_channel_turned_into_a_bus_keeps_no_sink_secret():
-    linear = validate_spec({"source": SOURCE, "sink": _rule("x", "L0")["sinks"][1]}).model_dump(
+@pytest.fixture
+def linear() -> dict:
+    return validate_spec({"source": SOURCE, "sink": _rule("x", "L0")["sinks"][1]}).model_dump(
         mode="json"
     )
+
+
+def test_a_linear_channel_made_a_bus_keeps_its_sink_secret_in_the_rule_default(linear):
     bus = redact(linear)
-    bus["rules"] = [{"name": "default", "sinks": [bus.pop("sink")]}]
+    sink = bus.pop("sink")
+    bus["rules"] = [
+        {"name": "audit", "sinks": [copy.deepcopy(sink)]},
+        {"name": "default", "sinks": [sink, _rule("y", "Y1")["sinks"][1]]},
+    ]
 
     with pytest.raises(SpecError) as raised:
         merge_secrets(bus, linear)
+    assert list(raised.value.errors) == ["rules[0].sinks[0].config.auth_header"]  # not default
 
-    assert list(raised.value.errors) == ["rules[0].sinks[0].config.auth_header"]
+    bus["rules"][0]["sinks"][0]["config"]["auth_header"] = "Bearer NEW"
+    merged = merge_secrets(bus, linear)
+    assert merged["rules"][1]["sinks"][0]["config"]["auth_header"] == "Bearer L0"
+    assert merged["rules"][1]["sinks"][1]["config"]["auth_header"] == "Bearer Y1"
+    validate_spec(merged)
+
+
+def test_a_bus_made_linear_keeps_the_secret_of_its_rule_defaults_first_sink(stored, linear):
+    bus = validate_spec(
+        {"source": SOURCE, "rules": [_rule("alpha", "A1"), {**_rule("default", "D1")}]}
+    ).model_dump(mode="json")
+    made_linear = redact(bus)
+    made_linear["sink"] = made_linear.pop("rules")[1]["sinks"][1]
+
+    with pytest.raises(SpecError):  # the webhook was sinks[1] of default, not sinks[0]
+        merge_secrets(made_linear, bus)
+    bus["rules"][1]["sinks"].reverse()
+    assert merge_secrets(made_linear, bus)["sink"]["config"]["auth_header"] == "Bearer D1"
+    with pytest.raises(SpecError):  # a bus without a rule named default keeps nothing
+        merge_secrets(made_linear, stored)
 
 
 def test_merge_does_not_modify_its_arguments(stored):

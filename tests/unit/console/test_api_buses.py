@@ -527,3 +527,19 @@ def test_outside_the_api_a_404_is_still_a_page(client):
 
     assert response.status_code == 404
     assert response["Content-Type"].startswith("text/html")
+
+
+def test_a_second_target_drawn_from_a_linear_channel_keeps_its_sinks_secret(api):
+    linear = {"source": SOURCE, "sink": http_sink("PW-LINEAR-7")}
+    api.post(CHANNELS, {"name": "orders", "spec": linear}, format="json")
+    shown = api.get(f"{CHANNELS}orders/").json()["spec"]
+    # The builder turns the channel into a bus of its implicit rule, named "default".
+    sink = shown.pop("sink")
+    as_bus = {**shown, "rules": [{"name": "default", "sinks": [sink, kafka_sink("x")]}]}
+
+    response = put_spec(api, as_bus)
+
+    assert response.status_code == 200, response.json()
+    stored = stored_spec()
+    assert stored["rules"][0]["sinks"][0]["config"]["auth"]["password"] == "PW-LINEAR-7"
+    assert "PW-LINEAR-7" not in response.content.decode()
