@@ -5,9 +5,10 @@ once, per event and in batches, next to the same plan without it.
 
 The server (``http.server`` in a process of its own, so it does not share the driver's
 interpreter lock) answers ``{"tier": "gold"}`` per input, or an array of as many for an
-array. Each case runs the events (a batch DataFrame with the event columns, data
+array; its CPU time per run is reported too (the client and the server share the machine).
+Each case runs the events (a batch DataFrame with the event columns, data
 ``{"n": i, "customer": "c<i>"}``) through ``enrich`` into the ``noop`` writer on
-``local[1]``, and reports the median of ``--repeat`` runs after one warm-up:
+``local[1]``, and reports the median of ``--repeat`` runs after two warm-ups:
 
 * ``baseline`` - no enrich (the cost of making the events);
 * ``per-event`` - ``batch_size`` 1, no cache: one request per event;
@@ -23,6 +24,7 @@ import multiprocessing
 import os
 import socket
 import statistics
+import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -40,8 +42,11 @@ from runtime_adapter.config import RuntimeConfig
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # headers and body go out in two writes: without this, Nagle's algorithm holds the body
+    # until the client's delayed ACK (40 ms), which would measure the server, not the stage
+    disable_nagle_algorithm = True
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         asked = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         one = {"tier": "gold"}
         body = json.dumps([one] * len(asked) if isinstance(asked, list) else one).encode()
@@ -104,22 +109,32 @@ def events(spark: SparkSession, count: int, customers: int | None) -> DataFrame:
     return frame.select(*selected, no_failure().alias("failure"))
 
 
+WARM_UPS = 2
+
+
 def timed(frame_of: Any, repeat: int) -> float:
-    """Median seconds of writing ``frame_of()`` to ``noop``, after one warm-up."""
+    """Median seconds of writing ``frame_of()`` to ``noop``, after :data:`WARM_UPS` runs."""
     runs = []
-    for attempt in range(repeat + 1):
+    for attempt in range(repeat + WARM_UPS):
         frame = frame_of()
         started = time.perf_counter()
         frame.write.format("noop").mode("overwrite").save()
-        if attempt:
+        if attempt >= WARM_UPS:
             runs.append(time.perf_counter() - started)
     return statistics.median(runs)
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """CPU time (user + system) process ``pid`` has used so far (Linux's /proc)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=4)
     args = parser.parse_args()
 
@@ -127,6 +142,7 @@ def main() -> None:
     server = multiprocessing.get_context("spawn").Process(target=_serve, args=(port,), daemon=True)
     server.start()
     os.environ[ENRICH_ALLOW_ENV] = "127.0.0.1"
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the workers need pyarrow
     url = f"http://127.0.0.1:{port}/lookup"
     spark = session()
     try:
@@ -137,7 +153,10 @@ def main() -> None:
             "cached": ({"batch_size": 1, "cache": {"ttl_seconds": 600}}, 100),
         }
         print(f"{args.events} events, local[1], max_concurrency {args.concurrency}")
-        print(f"{'case':<10} {'seconds':>8} {'events/s':>10} {'µs/event over baseline':>24}")
+        print(
+            f"{'case':<10} {'seconds':>8} {'events/s':>10} {'µs/event over baseline':>24} "
+            f"{'server CPU s/run':>17}"
+        )
         baseline = None
         for name, (extra, customers) in cases.items():
 
@@ -156,10 +175,15 @@ def main() -> None:
                 )
                 return enrich_events(frame, config)
 
+            server_cpu = cpu_seconds(server.pid)
             seconds = timed(frame_of, args.repeat)
+            server_cpu = (cpu_seconds(server.pid) - server_cpu) / (args.repeat + WARM_UPS)
             baseline = seconds if baseline is None else baseline
             over = (seconds - baseline) / args.events * 1e6
-            print(f"{name:<10} {seconds:>8.3f} {args.events / seconds:>10.0f} {over:>24.1f}")
+            print(
+                f"{name:<10} {seconds:>8.3f} {args.events / seconds:>10.0f} {over:>24.1f} "
+                f"{server_cpu:>17.2f}"
+            )
     finally:
         spark.stop()
         server.terminate()

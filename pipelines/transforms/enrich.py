@@ -48,7 +48,6 @@ from urllib.parse import urlsplit
 import urllib3
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
 
 from pipelines import native
 from pipelines.cloudevents import JSON_CONTENT_TYPE, event_json, select_event_columns
@@ -74,13 +73,7 @@ CACHE_MAX_BYTES = 64 << 20
 """Text (inputs and answers) one stage's cache keeps per Python worker process."""
 _MAX_CACHES = 64
 """Caches (stages) one Python worker process keeps; the least recently made go first."""
-RESULT_TYPE = StructType(
-    [
-        StructField("answer", StringType()),
-        StructField("error_class", StringType()),
-        StructField("message", StringType()),
-    ]
-)
+RESULT_TYPE = "struct<answer: string, error_class: string, message: string>"
 """What the call gives each event: its answer as JSON text, or why there is none."""
 _INPUT, _RESULT = "_enrich_input", "_enrich_result"
 _TEXT, _ANSWER, _MEMBERS = "_enrich_text", "_enrich_answer", "_enrich_members"
@@ -153,7 +146,7 @@ def _answer_checks(config: EnrichConfig) -> list[Check]:
 
 def _enrich_udf(config: EnrichConfig, allowed: AllowList) -> Callable[..., Column]:
     """The Arrow UDF ``(input text, age micros, id) -> RESULT_TYPE`` calling the endpoint."""
-    from pyspark.sql.functions import ArrowUDFType, arrow_udf
+    from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
 
     def enrich(batches: Iterator[tuple[Any, ...]]) -> Iterator[Any]:
         return enrich_arrow_batches(config, allowed, batches)

@@ -65,9 +65,11 @@ def stage(url: str, **config: Any) -> StageSpec:
 def test_answers_are_set_per_event_and_merged_per_batch(spark: SparkSession) -> None:
     with RecordingServer(customers) as server:
         events = orders(spark, "c1", None, "c2", "c1").coalesce(1)
-        per_event = apply_transforms(events, [stage(server.url, into="data.profile")])
+        # cached: each read of a plan would call again (the answers may change)
+        per_event = apply_transforms(events, [stage(server.url, into="data.profile")]).cache()
         set_into = data_of(per_event)
         missing = failures(per_event)
+        per_event.unpersist()
         per_event_requests = len(server.requests)
 
         batched = apply_transforms(
