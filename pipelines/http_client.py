@@ -131,7 +131,6 @@ class HttpCaller:
         answer_bytes: int | None = None,
     ) -> None:
         self._method = method
-        self._url = url
         self._retry = retry
         self._timeout = timeout
         self._timeout_text = timeout_text
@@ -139,6 +138,9 @@ class HttpCaller:
         self._pool = GuardedPoolManager(
             allowed, num_pools=1, maxsize=connections, block=True, retries=False
         )
+        # the one pool of this URL's origin, and the path to ask it for (parsed once)
+        self._origin = self._pool.connection_from_url(url)
+        self._path = urllib3.util.parse_url(url).request_uri
         self._limiter = RateLimiter(per_second)
         self._headers = {"User-Agent": user_agent, **headers, **auth_headers(auth)}
         self._secrets = secret_values(auth)
@@ -182,14 +184,15 @@ class HttpCaller:
     def attempt(self, body: bytes, headers: Mapping[str, str]) -> Outcome:
         """Send once; how it ended."""
         try:
-            response = self._pool.request(
+            response = self._origin.urlopen(
                 self._method,
-                self._url,
+                self._path,
                 body=body,
                 headers={**self._headers, **headers},
                 timeout=self._timeout,
                 retries=False,
                 redirect=False,
+                assert_same_host=False,
                 preload_content=False,
             )
         except ForbiddenAddress as error:
