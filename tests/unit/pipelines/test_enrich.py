@@ -36,13 +36,20 @@ def allow_the_local_server(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def customers(request: Request) -> Answer:
-    """A customer for an id, an array of customers for an array of ids; 500 for "down"."""
+    """A customer for an id, an array of customers for an array of ids; 500 for "down". An
+    object asked for is an order (its "customer") or a whole event (its "id")."""
+
+    def key(item: Any) -> Any:
+        if isinstance(item, dict):
+            return item["data"]["customer"] if "specversion" in item else item["customer"]
+        return item
+
     asked = json.loads(request.body)
-    if "down" in (asked if isinstance(asked, list) else [asked]):
+    keys = [key(item) for item in asked] if isinstance(asked, list) else [key(asked)]
+    if "down" in keys:
         return Answer(500, b"customer service down")
-    if isinstance(asked, list):
-        return Answer(200, json.dumps([{"tier": f"T-{i}"} for i in asked]).encode())
-    return Answer(200, json.dumps({"tier": f"T-{asked}"}).encode())
+    answers = [{"tier": f"T-{k}"} for k in keys]
+    return Answer(200, json.dumps(answers if isinstance(asked, list) else answers[0]).encode())
 
 
 def orders(spark: SparkSession, *customer_ids: str | None) -> DataFrame:
@@ -74,10 +81,16 @@ def test_answers_are_set_per_event_and_merged_per_batch(spark: SparkSession) -> 
 
         batched = apply_transforms(
             orders(spark, "c1", "c2", "c3", "c4", "c5").coalesce(1),
-            [stage(server.url, batch_size=2, cache={"ttl_seconds": 60})],
+            [stage(server.url, input="$.data", batch_size=2, cache={"ttl_seconds": 60})],
         )
         merged = data_of(batched)
-        batch_bodies = sorted(json.loads(r.body) for r in server.requests[per_event_requests:])
+        batch_bodies = sorted(
+            [item["customer"] for item in json.loads(r.body)]
+            for r in server.requests[per_event_requests:]
+        )
+        whole_events = apply_transforms(orders(spark, "c9"), [stage(server.url, input="$")])
+        merged_from_event = data_of(whole_events)
+        event_sent = json.loads(server.requests[-1].body)
 
     assert set_into == [
         {"n": 0, "customer": "c1", "profile": {"tier": "T-c1"}},
@@ -94,6 +107,8 @@ def test_answers_are_set_per_event_and_merged_per_batch(spark: SparkSession) -> 
     assert per_event_requests == 3  # no cache: c1 twice, nothing for the event without one
     assert merged == [{"n": n, "customer": f"c{n + 1}", "tier": f"T-c{n + 1}"} for n in range(5)]
     assert batch_bodies == [["c1", "c2"], ["c3", "c4"], ["c5"]]
+    assert merged_from_event == [{"n": 0, "customer": "c9", "tier": "T-c9"}]
+    assert (event_sent["id"], event_sent["specversion"]) == ("orders/0/0", "1.0")
 
 
 def test_a_call_that_fails_after_its_retries_is_a_failed_event_of_the_stage(
