@@ -136,18 +136,28 @@ def test_a_call_that_fails_after_its_retries_is_a_failed_event_of_the_stage(
 
 
 def test_a_channel_routes_failed_enrichments_to_the_dead_letter_target(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """... and logs them (errors.log) without the auth secret a server quoted back."""
+
+    def quoting(request: Request) -> Answer:
+        answer = customers(request)
+        if answer.status == 500:  # the server quotes the credentials it got
+            return Answer(500, f"down for {request.header('Authorization')}".encode())
+        return answer
+
     inbox = tmp_path / "in"
     inbox.mkdir()
     (inbox / "a.jsonl").write_text('{"customer": "c7"}\n{"customer": "down"}\n')
-    with RecordingServer(customers) as server:
+    auth = {"type": "api_key", "header": "Authorization", "value": TOKEN}
+    with RecordingServer(quoting) as server, caplog.at_level("WARNING", "sluice.deadletters"):
         spec = {
             "source": {"type": "files", "config": {"path": str(inbox), "format": "jsonl"}},
-            "transforms": [stage(server.url).model_dump()],
+            "transforms": [stage(server.url, auth=auth).model_dump()],
             "sink": {"type": "files", "config": {"path": str(tmp_path / "out"), "format": "jsonl"}},
             "errors": {
                 "tolerance": "all",
+                "log": True,
                 "dead_letter": {
                     "type": "files",
                     "config": {"path": str(tmp_path / "dlq"), "format": "jsonl"},
@@ -168,6 +178,10 @@ def test_a_channel_routes_failed_enrichments_to_the_dead_letter_target(
     assert letter["stage"] == "transforms[0] (enrich)"
     assert letter["error_class"] == "HttpStatus500"
     assert letter["payload"] == '{"customer": "down"}'
+    assert "down for" in letter["message"] and TOKEN not in letter["message"]
+    assert "HttpStatus500" in caplog.text and "down for" in caplog.text
+    assert TOKEN not in caplog.text
+    assert server.requests[0].header("Authorization") == TOKEN
 
 
 def test_the_driver_checks_the_address_again_and_keeps_the_secret_out_of_the_plan(
