@@ -1,4 +1,5 @@
-"""Which network addresses a sink may connect to (the SSRF guard of the HTTP and JDBC sinks).
+"""Which network addresses a stage may connect to (the SSRF guard of the HTTP and JDBC sinks
+and of the enrich transform).
 
 A sink that connects to an address a user typed must not become a way into the network it
 runs in: loopback, link-local (the cloud metadata service at 169.254.169.254 among them),
@@ -11,7 +12,8 @@ Each sink has an allow-list of its own (:class:`Outbound`), so allowing a local 
 not let HTTP requests reach loopback services, and the other way round:
 
 * ``SLUICE_HTTP_SINK_ALLOW`` - the ``http`` sink;
-* ``SLUICE_JDBC_SINK_ALLOW`` - the ``jdbc`` sink's PostgreSQL hosts.
+* ``SLUICE_JDBC_SINK_ALLOW`` - the ``jdbc`` sink's PostgreSQL hosts;
+* ``SLUICE_HTTP_ENRICH_ALLOW`` - the ``enrich`` transform's HTTP endpoints.
 
 Each is comma-separated host names (``localhost``, ``api.internal``; exact,
 case-insensitive) and/or CIDRs or addresses (``10.0.0.0/8``, ``127.0.0.1``, ``::1``).
@@ -26,9 +28,9 @@ Two checks use them:
   connection when any address it resolves to is forbidden, and the caller connects to the
   very addresses it checked (the connection is pinned: a DNS answer that changes between
   check and connect - DNS rebinding - cannot slip a private address in).
-  :class:`GuardedPoolManager` does that for the HTTP sink (TLS still verifies the
-  certificate against the host name); the JDBC sink passes the checked address to libpq as
-  ``hostaddr`` (``host`` stays the name, for TLS).
+  :class:`GuardedPoolManager` does that for the HTTP sink and the enrich transform (TLS
+  still verifies the certificate against the host name); the JDBC sink passes the checked
+  address to libpq as ``hostaddr`` (``host`` stays the name, for TLS).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from urllib3.util import connection as urllib3_connection
 
 ALLOW_ENV = "SLUICE_HTTP_SINK_ALLOW"
 JDBC_ALLOW_ENV = "SLUICE_JDBC_SINK_ALLOW"
+ENRICH_ALLOW_ENV = "SLUICE_HTTP_ENRICH_ALLOW"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -71,6 +74,7 @@ class Outbound:
 
 HTTP_SINK = Outbound("the HTTP sink", ALLOW_ENV)
 JDBC_SINK = Outbound("the JDBC sink", JDBC_ALLOW_ENV)
+HTTP_ENRICH = Outbound("the enrich transform", ENRICH_ALLOW_ENV)
 
 
 def forbidden_reason(address: IPAddress) -> str | None:

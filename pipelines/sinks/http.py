@@ -34,17 +34,12 @@ Per micro-batch (``foreachBatch``), in three steps:
    delivered and builds the dead letters from them (:data:`pipelines.errors.DEAD_LETTER_SCHEMA`)
    with ``createDataFrame``, so they never recompute the events.
 
-Retries. The loop is written here rather than with urllib3's ``Retry``: ``Retry`` cannot stop
-at a maximum event age, its jitter is added to the backoff rather than drawn over all of it
-(full jitter, which spreads the retries of many partitions best), and it would not let a
-``Retry-After`` be capped by ``backoff_max_seconds``. So urllib3 sends each attempt once
-(``retries=False``) and :class:`_Sender` decides: connection errors, timeouts, 408, 429 and
-5xx are retried after a random wait in ``[0, min(backoff_max, backoff_initial * 2^(n-1))]``
-(or the server's ``Retry-After`` on 429 / 503, capped at ``backoff_max``), up to
-``retry.attempts`` tries in all; any other status is rejected at once. An event older than
-``max_event_age_seconds`` (by its ``time``, else its ``origin_timestamp``; no limit when it
-has neither) is not sent, or not retried any more, and is rejected as ``EventTooOld``; so is
-an event whose next wait would carry it past that age.
+Retries follow the retry policy (:mod:`pipelines.http_client`, shared with the ``enrich``
+transform): connection errors, timeouts, 408, 429 and 5xx are retried with exponential backoff
+and full jitter (``Retry-After`` honoured on 429 / 503, capped at ``backoff_max_seconds``), up
+to ``retry.attempts`` tries; any other status is rejected at once. An event older than
+``max_event_age_seconds`` (by its ``time``, else its ``origin_timestamp``) is not sent, or not
+retried any more, and is rejected as ``EventTooOld``.
 
 Rate limit. ``rate_limit_per_second`` bounds the requests (retries included) of the whole sink.
 Spark sends the partitions of a micro-batch in parallel and they do not talk to each other, so
@@ -60,17 +55,12 @@ the auth secrets: any echo of them in a response is replaced by a marker.
 
 from __future__ import annotations
 
-import base64
-import email.utils
-import random
-import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import urllib3
 from pyspark.sql import DataFrame, Row
@@ -87,15 +77,11 @@ from pipelines.cloudevents import (
     variant_text_sql,
 )
 from pipelines.errors import DEAD_LETTER_SCHEMA
-from pipelines.net import AllowList, ForbiddenAddress, GuardedPoolManager, allow_list
+from pipelines.http_client import HttpCaller, Outcome
+from pipelines.http_client import display_url as display_url  # this sink's API before the move
+from pipelines.net import AllowList, allow_list
 from pipelines.sources.kafka import JSON_MEDIA_TYPE
-from pipelines.spec.configs.http_sink import (
-    ApiKeyAuth,
-    BasicAuth,
-    BearerAuth,
-    HttpSinkConfig,
-)
-from pipelines.spec.secrets import scrub
+from pipelines.spec.configs.http_sink import HttpSinkConfig
 from pipelines.sql import sql_string
 
 STAGE = "sink"
@@ -115,10 +101,6 @@ REQUEST_COLUMNS = (
 """Columns of :func:`events_to_requests`; timestamps as epoch microseconds (time-zone proof)."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-RETRIED_STATUSES = frozenset({408, 429})
-RETRY_AFTER_STATUSES = frozenset({429, 503})
-_SNIPPET_BYTES = 512
-_SNIPPET_CHARS = 200
 _HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"%')
 """Printable ASCII but space, '"' and '%': what a ce-* header value carries unencoded."""
 
@@ -308,131 +290,38 @@ def _send_partition(
         sender.close()
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    """How one attempt ended: delivered, or an error (class, readable detail, retryable?)."""
-
-    error_class: str | None = None
-    detail: str = ""
-    retryable: bool = False
-    retry_after: float | None = None
-
-
-_DELIVERED = _Outcome()
-
-
-class _RateLimiter:
-    """Spaces calls at least ``1 / per_second`` apart (no burst); no limit when ``None``."""
-
-    def __init__(self, per_second: float | None) -> None:
-        self._interval = 0.0 if per_second is None else 1.0 / per_second
-        self._next = time.monotonic()
-
-    def wait(self) -> None:
-        if not self._interval:
-            return
-        now = time.monotonic()
-        if self._next > now:
-            time.sleep(self._next - now)
-            now = self._next
-        self._next = now + self._interval
-
-
 class _Sender:
     """Delivers events one by one to the configured URL, with the retry policy."""
 
     def __init__(
         self, config: HttpSinkConfig, per_second: float | None, allowed: AllowList | None = None
     ) -> None:
-        self._config = config
-        self._retry = config.retry
-        self._pool = GuardedPoolManager(
-            allow_list() if allowed is None else allowed, num_pools=1, maxsize=1, retries=False
+        self._caller = HttpCaller(
+            method=config.method,
+            url=config.url,
+            headers=config.headers,
+            auth=config.auth,
+            timeout=urllib3.Timeout(total=config.timeout_seconds),
+            timeout_text=f"no answer within {config.timeout_seconds:g} s",
+            retry=config.retry,
+            allowed=allow_list() if allowed is None else allowed,
+            user_agent=USER_AGENT,
+            per_second=per_second,
         )
-        self._timeout = urllib3.Timeout(total=config.timeout_seconds)
-        self._limiter = _RateLimiter(per_second)
-        self._headers = {"User-Agent": USER_AGENT, **config.headers, **_auth_headers(config)}
-        self._secrets = _secret_values(config)
-        self._target = f"{config.method} {display_url(config.url)}"
 
     def close(self) -> None:
-        self._pool.clear()
+        self._caller.close()
 
     def deliver(self, row: Row) -> Rejection | None:
         """Send one event with retries; ``None`` once delivered, else why it was rejected."""
-        deadline = None
-        if row.age_from_micros is not None:
-            deadline = row.age_from_micros / 1e6 + self._retry.max_event_age_seconds
-        attempts = 0
-        outcome: _Outcome | None = None
-        while True:
-            if deadline is not None and time.time() > deadline:
-                return self._too_old(row, attempts, outcome, "")
-            self._limiter.wait()
-            attempts += 1
-            outcome = self._attempt(row)
-            if outcome is _DELIVERED:
-                return None
-            if not outcome.retryable or attempts >= self._retry.attempts:
-                return self._reject(row, outcome.error_class or "", self._failed(outcome, attempts))
-            delay = self._delay(attempts, outcome)
-            if deadline is not None and time.time() + delay > deadline:
-                return self._too_old(row, attempts, outcome, " before the next attempt")
-            time.sleep(delay)
-
-    def _attempt(self, row: Row) -> _Outcome:
-        headers = {**self._headers, **_encoded(row.headers or {})}
-        body = b"" if row.body is None else row.body.encode("utf-8")
-        try:
-            response = self._pool.request(
-                self._config.method,
-                self._config.url,
-                body=body,
-                headers=headers,
-                timeout=self._timeout,
-                retries=False,
-                redirect=False,
-                preload_content=False,
-            )
-        except ForbiddenAddress as error:
-            return _Outcome("ForbiddenAddress", f"refused: {error}")
-        except urllib3.exceptions.NewConnectionError as error:
-            return _Outcome("ConnectionError", f"connection failed: {_reason(error)}", True)
-        except urllib3.exceptions.TimeoutError:
-            return _Outcome("Timeout", f"no answer within {self._config.timeout_seconds:g} s", True)
-        except urllib3.exceptions.SSLError as error:
-            return _Outcome("TLSError", f"TLS failed: {_reason(error)}", True)
-        except (urllib3.exceptions.HTTPError, OSError) as error:
-            return _Outcome("ConnectionError", f"connection failed: {_reason(error)}", True)
-        return _answer(response)
-
-    def _delay(self, attempts: int, outcome: _Outcome) -> float:
-        if outcome.retry_after is not None:
-            return min(outcome.retry_after, self._retry.backoff_max_seconds)
-        bound = self._retry.backoff_initial_seconds * 2.0 ** min(attempts - 1, 60)
-        return random.uniform(0.0, min(bound, self._retry.backoff_max_seconds))
-
-    def _failed(self, outcome: _Outcome, attempts: int) -> str:
-        return f"{self._target}: {outcome.detail} (after {attempts} attempt(s))"
-
-    def _too_old(self, row: Row, attempts: int, outcome: _Outcome | None, when: str) -> Rejection:
-        event_time = _EPOCH + timedelta(microseconds=row.age_from_micros)
-        message = (
-            f"{self._target}: event time {event_time.isoformat()} is older than "
-            f"max_event_age_seconds={self._retry.max_event_age_seconds:g}{when}"
-        )
-        if outcome is None:
-            message += "; not sent"
-        else:
-            message += f"; gave up after {attempts} attempt(s), last: {outcome.detail}"
-        return self._reject(row, "EventTooOld", message)
-
-    def _reject(self, row: Row, error_class: str, message: str) -> Rejection:
+        result = self._caller.call(_body(row), _encoded(row.headers or {}), row.age_from_micros)
+        if result.ok:
+            return None
         return Rejection(
             event_id=row.id,
             event=row.event,
-            error_class=error_class,
-            message=scrub(message, self._secrets),
+            error_class=result.error_class or "",
+            message=result.message,
             origin_topic=row.origin_topic,
             origin_partition=row.origin_partition,
             origin_offset=row.origin_offset,
@@ -440,59 +329,12 @@ class _Sender:
             origin_payload=row.origin_payload,
         )
 
-
-def _answer(response: urllib3.BaseHTTPResponse) -> _Outcome:
-    """The outcome of an answer; reads a snippet of a failure's body, then frees the connection."""
-    status = response.status
-    snippet = b""
-    try:
-        if not 200 <= status < 300:
-            snippet = response.read(_SNIPPET_BYTES)
-    except (urllib3.exceptions.HTTPError, OSError):
-        pass  # the status is what counts; the rest of the body is lost
-    finally:
-        response.drain_conn()
-        response.release_conn()
-    if 200 <= status < 300:
-        return _DELIVERED
-    detail = f"HTTP {status} {response.reason or ''}".rstrip()
-    text = _snippet(snippet)
-    if text:
-        detail += f", response: {text}"
-    retryable = status in RETRIED_STATUSES or 500 <= status < 600
-    retry_after = None
-    if status in RETRY_AFTER_STATUSES:
-        retry_after = _retry_after(response.headers.get("Retry-After"))
-    return _Outcome(f"HttpStatus{status}", detail, retryable, retry_after)
+    def _attempt(self, row: Row) -> Outcome:
+        return self._caller.attempt(_body(row), _encoded(row.headers or {}))
 
 
-def _snippet(body: bytes) -> str:
-    text = " ".join(body.decode("utf-8", errors="replace").split())
-    return text if len(text) <= _SNIPPET_CHARS else text[: _SNIPPET_CHARS - 1] + "…"
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After value (delay-seconds or an HTTP date), else None."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return max(0.0, moment.timestamp() - time.time())
-
-
-_OBJECT_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>:?\s*")
-
-
-def _reason(error: BaseException) -> str:
-    """An exception's text without urllib3's ``<... object at 0x...>`` noise."""
-    return _OBJECT_REPR.sub("", str(error)).strip() or type(error).__name__
+def _body(row: Row) -> bytes:
+    return b"" if row.body is None else row.body.encode("utf-8")
 
 
 def _encoded(headers: dict[str, str]) -> dict[str, str]:
@@ -501,36 +343,3 @@ def _encoded(headers: dict[str, str]) -> dict[str, str]:
         name: quote(value, safe=_HEADER_SAFE) if name.startswith("ce-") else value
         for name, value in headers.items()
     }
-
-
-def _auth_headers(config: HttpSinkConfig) -> dict[str, str]:
-    auth = config.auth
-    if isinstance(auth, BasicAuth):
-        return {"Authorization": f"Basic {_basic_credentials(auth)}"}
-    if isinstance(auth, BearerAuth):
-        return {"Authorization": f"Bearer {auth.token}"}
-    if isinstance(auth, ApiKeyAuth):
-        return {auth.header: auth.value}
-    return {}
-
-
-def _basic_credentials(auth: BasicAuth) -> str:
-    return base64.b64encode(f"{auth.username}:{auth.password}".encode()).decode("ascii")
-
-
-def _secret_values(config: HttpSinkConfig) -> list[str]:
-    """Every form in which an auth secret could show up in a message."""
-    auth = config.auth
-    if isinstance(auth, BasicAuth):
-        return [auth.password, _basic_credentials(auth)]
-    if isinstance(auth, BearerAuth):
-        return [auth.token]
-    if isinstance(auth, ApiKeyAuth):
-        return [auth.value]
-    return []
-
-
-def display_url(url: str) -> str:
-    """``url`` fit for messages: scheme, host, port and path; no query (it may hold a key)."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}{parts.path}" + ("?…" if parts.query else "")

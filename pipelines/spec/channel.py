@@ -110,9 +110,17 @@ MAX_INTERVAL_SECONDS = 86_400.0
 
 REAL_TIME_SOURCES = frozenset({"kafka"})
 REAL_TIME_SINKS = frozenset({"kafka"})
-REAL_TIME_TRANSFORMS = frozenset(plugin_types("transform"))
-"""Every built-in transform is stateless (each maps one event to at most one, with no state
-across events), so real-time mode runs them all; a stateful one would be left out here."""
+REAL_TIME_REFUSED_TRANSFORMS = {
+    "enrich": (
+        "enrich waits on an HTTP endpoint (timeouts, retries with backoff) and keeps a cache "
+        "across events, in Python workers; real-time mode runs native, stateless transforms "
+        "(use micro-batch)"
+    ),
+}
+"""Transforms real-time mode cannot run, with why."""
+REAL_TIME_TRANSFORMS = frozenset(plugin_types("transform")) - REAL_TIME_REFUSED_TRANSFORMS.keys()
+"""The built-in transforms that are stateless and native (each maps one event to at most one,
+with no state across events and no Python): real-time mode runs them."""
 REAL_TIME_MIN_INTERVAL_SECONDS = 5.0
 """Spark's ``spark.sql.streaming.realTimeMode.minBatchDuration``."""
 AVAILABLE_NOW_SOURCES = frozenset({"kafka", "http", "files"})
@@ -501,7 +509,8 @@ def _check_mode(spec: ChannelSpec, errors: ErrorMap) -> None:
         _add(errors, "sink.type", f"{why}; a {spec.sink.type} sink cannot run in it")
     for index, stage in enumerate(spec.transforms):
         if stage.type not in REAL_TIME_TRANSFORMS:
-            _add(errors, f"transforms[{index}].type", f"{why}; {stage.type} cannot run in it")
+            reason = REAL_TIME_REFUSED_TRANSFORMS.get(stage.type, f"{stage.type} cannot run in it")
+            _add(errors, f"transforms[{index}].type", f"{why}; {reason}")
     if spec.errors.tolerance == "all":
         _add(
             errors,

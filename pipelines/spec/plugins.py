@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from pipelines.spec.configs import FilterConfig, KafkaSinkConfig, KafkaSourceConfig
 from pipelines.spec.configs.cloudevents import CloudEventsConfig
+from pipelines.spec.configs.enrich import EnrichConfig
 from pipelines.spec.configs.fields import (
     CastConfig,
     DropConfig,
@@ -202,6 +203,16 @@ _BUILT_IN = (
         title="Input transformer",
         description="Reshape the data with JSONPath values and an EventBridge-style template.",
         config_model=InputTransformerConfig,
+    ),
+    Plugin(
+        type="enrich",
+        kind="transform",
+        title="Enrich (HTTP)",
+        description=(
+            "Call an HTTP endpoint for each event or batch of events and merge its answer into "
+            "the data, with a cache, timeouts, a concurrency limit and retries."
+        ),
+        config_model=EnrichConfig,
     ),
     Plugin(
         type="kafka",

@@ -13,6 +13,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from pipelines.transforms.cloudevents import transform_cloudevents
+from pipelines.transforms.enrich import enrich_events
 from pipelines.transforms.fields import (
     cast_fields,
     drop_fields,
@@ -45,6 +46,7 @@ TRANSFORMS: Mapping[str, Transform] = MappingProxyType(
         "cloudevents": transform_cloudevents,
         "sql": compute_data_with_sql,
         "input_transformer": transform_input,
+        "enrich": enrich_events,
     }
 )
 """Transform plugin type -> implementation (same keys as the catalogue's transforms)."""

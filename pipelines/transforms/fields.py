@@ -37,6 +37,7 @@ from pipelines.transforms.variants import (
     map_value_sql,
     members_sql,
     read_sql,
+    set_path_sql,
     text_sql,
     with_key_sql,
     without_key_sql,
@@ -65,7 +66,7 @@ def rename_fields(events: DataFrame, config: RenameConfig) -> DataFrame:
     for old, new in config.fields.items():
         old_keys, new_keys = _keys(old), _keys(new)
         value = read_sql(("data", *old_keys))
-        moved = _set_sql(_drop_sql("`data`", old_keys), new_keys, value)
+        moved = set_path_sql(_drop_sql("`data`", old_keys), new_keys, value)
         events = _edit_data(
             events, "rename", old, f"CASE WHEN {value} IS NULL THEN `data` ELSE {moved} END"
         )
@@ -85,7 +86,7 @@ def insert_field(events: DataFrame, config: InsertConfig) -> DataFrame:
         value = _METADATA_SQL[config.from_]
     else:
         value = f"parse_json({sql_string(_json(config.value))})"
-    edited = _set_sql("`data`", _keys(config.field), value)
+    edited = set_path_sql("`data`", _keys(config.field), value)
     return select_event_columns(_edit_data(events, "insert", config.field, edited))
 
 
@@ -185,12 +186,6 @@ def _keys(field: str) -> tuple[str, ...]:
 def _drop_sql(node: str, keys: tuple[str, ...]) -> str:
     return edit_object_sql(
         node, keys, lambda members, key, _: without_key_sql(members, key), create=False
-    )
-
-
-def _set_sql(node: str, keys: tuple[str, ...], value: str) -> str:
-    return edit_object_sql(
-        node, keys, lambda members, key, _: with_key_sql(members, key, value), create=True
     )
 
 

@@ -86,6 +86,14 @@ def _edit(node: str, keys: tuple[str, ...], edit: FieldsEdit, create: bool, dept
     return f"to_variant_object({edited})"
 
 
+def set_path_sql(node: str, keys: Sequence[str], value: str) -> str:
+    """SQL for the object ``node`` with the member at ``keys`` set to the VARIANT ``value``;
+    missing parent objects are created (one that is not an object is left as is)."""
+    return edit_object_sql(
+        node, keys, lambda members, key, _: with_key_sql(members, key, value), create=True
+    )
+
+
 def without_key_sql(members: str, key: str) -> str:
     """The members map without ``key``."""
     return f"map_filter({members}, (mk, mv) -> mk != {key})"

@@ -11,12 +11,12 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from pipelines.net import ALLOW_ENV, check_url_host
+from pipelines.net import ALLOW_ENV, ENRICH_ALLOW_ENV, HTTP_SINK, Outbound, check_url_host
 from pipelines.spec.configs.base import Secret, StageConfig
 
 HttpMethod = Literal["POST", "PUT", "PATCH"]
@@ -177,7 +177,8 @@ class ApiKeyAuth(StageConfig):
         return value
 
 
-HttpAuth = Annotated[NoAuth | BasicAuth | BearerAuth | ApiKeyAuth, Field(discriminator="type")]
+HttpAuthConfig = NoAuth | BasicAuth | BearerAuth | ApiKeyAuth
+HttpAuth = Annotated[HttpAuthConfig, Field(discriminator="type")]
 
 
 class HttpRetry(StageConfig):
@@ -234,17 +235,20 @@ def _title_retry(schema: dict[str, Any]) -> None:
     schema["properties"]["retry"]["title"] = "Retry policy"
 
 
-class HttpSinkConfig(StageConfig):
-    """Send each event as an HTTP request to an API (an EventBridge-style API destination)."""
+class HttpEndpointConfig(StageConfig):
+    """What every stage that calls an HTTP endpoint has (the ``http`` sink, ``enrich``): its
+    URL (through the address guard of :attr:`outbound`), method, static headers and auth."""
 
-    model_config = ConfigDict(title="HTTP sink", json_schema_extra=_title_retry)
+    outbound: ClassVar[Outbound] = HTTP_SINK
+    """Whose allow-list the URL's host is checked against."""
 
     url: str = Field(
         title="URL",
         description=(
             "The endpoint, http:// or https://. Put no credentials in it (use auth); use "
             "https when auth is set. Loopback, link-local, private and other non-public "
-            f"addresses are refused unless {ALLOW_ENV} names them."
+            f"addresses are refused unless the stage's allow-list names them ({ALLOW_ENV} "
+            f"for the http sink, {ENRICH_ALLOW_ENV} for enrich)."
         ),
         examples=["https://api.example.com/events"],
     )
@@ -254,7 +258,7 @@ class HttpSinkConfig(StageConfig):
         title="Headers",
         description=(
             "Extra static headers sent with every request. Not: hop-by-hop headers, "
-            "Content-Length, Host, Content-Type or ce-* (set from the event), nor secrets "
+            "Content-Length, Host, Content-Type or ce-* (set by the stage), nor secrets "
             "such as Authorization (use auth)."
         ),
         examples=[{"X-Team": "payments"}],
@@ -264,6 +268,43 @@ class HttpSinkConfig(StageConfig):
         title="Authentication",
         description="none, basic (username and password), bearer (token) or api_key.",
     )
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        return check_http_url(value, cls.outbound)
+
+    @field_validator("headers")
+    @classmethod
+    def _check_headers(cls, value: dict[str, str]) -> dict[str, str]:
+        return check_static_headers(value)
+
+    @model_validator(mode="after")
+    def _check_api_key_header(self) -> HttpEndpointConfig:
+        if isinstance(self.auth, ApiKeyAuth):
+            header = self.auth.header.lower()
+            if any(name.lower() == header for name in self.headers):
+                raise ValueError(f"headers must not set {self.auth.header!r}: auth sets it")
+        return self
+
+    @classmethod
+    def secret_binding(cls, config: Mapping[str, Any]) -> dict[str, Any]:
+        """What the auth secret authenticates to (:mod:`pipelines.spec.secrets`): the URL's
+        origin (:func:`url_origin`; another path on it keeps the secret), the auth type and
+        the basic-auth user name (another user with the old password is another login)."""
+        auth = config.get("auth") or {}
+        return {
+            **url_origin(config["url"]),
+            "auth.type": auth.get("type", "none"),
+            "auth.username": auth.get("username"),
+        }
+
+
+class HttpSinkConfig(HttpEndpointConfig):
+    """Send each event as an HTTP request to an API (an EventBridge-style API destination)."""
+
+    model_config = ConfigDict(title="HTTP sink", json_schema_extra=_title_retry)
+
     body: BodyMode = Field(
         "cloudevents",
         title="Body",
@@ -299,57 +340,44 @@ class HttpSinkConfig(StageConfig):
         description="Attempts, backoff and the maximum age of an event.",
     )
 
-    @field_validator("url")
-    @classmethod
-    def _check_url(cls, value: str) -> str:
-        try:
-            parts = urlsplit(value)
-            parts.port  # noqa: B018 - raises ValueError for a port out of range
-        except ValueError as error:
-            raise ValueError(f"is not a URL: {error}") from None
-        if parts.scheme not in ("http", "https"):
-            raise ValueError("must start with http:// or https://")
-        if not parts.hostname:
-            raise ValueError("must name a host: https://host[:port]/path")
-        if parts.username is not None or parts.password is not None:
-            raise ValueError("must not contain credentials: use auth")
-        if parts.fragment or "#" in value:
-            raise ValueError("must not contain a #fragment")
-        if any(character.isspace() for character in value):
-            raise ValueError("must not contain spaces (percent-encode them)")
-        check_url_host(parts.hostname)
-        return value
 
-    @field_validator("headers")
-    @classmethod
-    def _check_headers(cls, value: dict[str, str]) -> dict[str, str]:
-        seen: set[str] = set()
-        for name, header_value in value.items():
-            check_header_name(name)
-            if _SECRET_HEADER.search(name):
-                raise ValueError(f"{name!r} looks like a secret: use auth (api_key)")
-            if name.lower() in seen:
-                raise ValueError(f"{name!r} is given twice (header names ignore case)")
-            seen.add(name.lower())
-            _check_header_value(name, header_value)
-        return value
+# -- shared checks -------------------------------------------------------------------------
 
-    @model_validator(mode="after")
-    def _check_api_key_header(self) -> HttpSinkConfig:
-        if isinstance(self.auth, ApiKeyAuth):
-            header = self.auth.header.lower()
-            if any(name.lower() == header for name in self.headers):
-                raise ValueError(f"headers must not set {self.auth.header!r}: auth sets it")
-        return self
 
-    @classmethod
-    def secret_binding(cls, config: Mapping[str, Any]) -> dict[str, Any]:
-        """What the auth secret authenticates to (:mod:`pipelines.spec.secrets`): the URL's
-        origin (:func:`url_origin`; another path on it keeps the secret), the auth type and
-        the basic-auth user name (another user with the old password is another login)."""
-        auth = config.get("auth") or {}
-        return {
-            **url_origin(config["url"]),
-            "auth.type": auth.get("type", "none"),
-            "auth.username": auth.get("username"),
-        }
+def check_http_url(value: str, outbound: Outbound = HTTP_SINK) -> str:
+    """Return ``value`` if it is an ``http(s)`` URL a stage may call, else raise ``ValueError``:
+    a host, no credentials, no fragment, no spaces, and no host that ``outbound``'s address
+    guard refuses without DNS (:func:`pipelines.net.check_url_host`)."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError as error:
+        raise ValueError(f"is not a URL: {error}") from None
+    if parts.scheme not in ("http", "https"):
+        raise ValueError("must start with http:// or https://")
+    if not parts.hostname:
+        raise ValueError("must name a host: https://host[:port]/path")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("must not contain credentials: use auth")
+    if parts.fragment or "#" in value:
+        raise ValueError("must not contain a #fragment")
+    if any(character.isspace() for character in value):
+        raise ValueError("must not contain spaces (percent-encode them)")
+    check_url_host(parts.hostname, outbound=outbound)
+    return value
+
+
+def check_static_headers(value: dict[str, str]) -> dict[str, str]:
+    """Return ``value`` if every header may be sent as a static header, else raise
+    ``ValueError``: a legal name not managed by the client or the body, no secret-looking
+    name (secrets go in ``auth``), no name twice, printable values."""
+    seen: set[str] = set()
+    for name, header_value in value.items():
+        check_header_name(name)
+        if _SECRET_HEADER.search(name):
+            raise ValueError(f"{name!r} looks like a secret: use auth (api_key)")
+        if name.lower() in seen:
+            raise ValueError(f"{name!r} is given twice (header names ignore case)")
+        seen.add(name.lower())
+        _check_header_value(name, header_value)
+    return value
