@@ -43,10 +43,28 @@ export interface RuntimeOptions {
   interval_seconds: number | null;
 }
 
+/**
+ * One rule of a bus: the events its pattern matches (every event without one), reshaped by its
+ * transforms, go to each of its sinks. The server dumps every field; a request may leave out
+ * all but `name` and `sinks`.
+ */
+export interface Rule {
+  name: string;
+  description?: string;
+  /** A disabled rule matches nothing (default true). */
+  enabled?: boolean;
+  /** An event pattern over the event after the shared transforms; null: every event. */
+  pattern?: Record<string, unknown> | null;
+  transforms?: Stage[];
+  sinks: Stage[];
+}
+
+/** A linear channel has `sink`; a bus has `rules` instead (exactly one of the two). */
 export interface ChannelSpec {
   source: Stage;
   transforms: Stage[];
-  sink: Stage;
+  sink?: Stage;
+  rules?: Rule[];
   errors?: ErrorPolicy;
   runtime?: RuntimeOptions;
 }
@@ -75,7 +93,11 @@ export type ChannelRequest = WithSpec<Schemas["ChannelRequest"]>;
 export type IssuedIngestToken = Schemas["IssuedIngestToken"];
 /** Every field is in every answer; the schema marks all but `id` optional (as for Channel). */
 export type Task = Required<Schemas["Task"]>;
-export type ChannelStatus = Omit<Schemas["ChannelStatus"], "tasks"> & { readonly tasks: Task[] };
+/** `rules` is a bus's per-rule counts (hand-written: see RuleCounts). */
+export type ChannelStatus = Omit<Schemas["ChannelStatus"], "tasks" | "rules"> & {
+  readonly tasks: Task[];
+  readonly rules?: RuleCounts[];
+};
 export type StageCounts = Schemas["StageCounts"];
 export type LifecycleEvent = Schemas["LifecycleEvent"];
 export type Worker = Schemas["Worker"];
@@ -130,6 +152,31 @@ export type ChannelAction = "start" | "stop" | "pause" | "resume" | "restart";
 export type ChannelActionOperations = {
   [A in ChannelAction]: paths[`/api/v1/channels/{name}/${A}`]["post"];
 };
+
+/**
+ * A bus's counts for one rule since its driver started, in the spec's rule order: the runtime's
+ * contract (runtime_adapter/base.py, ConnectorStatus.rules), passed through by the status API.
+ * Hand-written because the status schema may describe it as free-form JSON.
+ */
+export interface RuleCounts {
+  rule: string;
+  matched: number;
+  delivered: number;
+  failed: number;
+  matched_per_second?: number | null;
+  delivered_per_second?: number | null;
+  /** Per sink of the rule; `sink` is its spec path, e.g. "rules[0].sinks[1]". */
+  targets?: { sink: string; type: string; delivered: number; failed: number }[];
+}
+
+/** POST /event-patterns/test-rules: which of the rules a sample event matches. */
+export interface RuleTestRequest {
+  rules: { name: string; pattern: Record<string, unknown> | null; enabled: boolean }[];
+  event: unknown;
+}
+export interface RuleTestAnswer {
+  results: { rule: string; matched: boolean }[];
+}
 
 /**
  * Field errors keyed by path, e.g. {"spec.transforms[1].config.pattern": ["…"]}: DRF's
