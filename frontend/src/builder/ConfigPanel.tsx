@@ -1,7 +1,10 @@
 import { usePlugins } from "../api/hooks";
+import { ruleName } from "../graph/rules";
 import { canConnect } from "../graph/spec";
 import { PatternBench } from "./PatternBench";
 import { pluginIndex, pluginKey } from "./plugins";
+import { RulePanel } from "./RulePanel";
+import { StageProblems, withoutKey } from "./StageProblems";
 import { StageForm } from "./StageForm";
 import { useBuilder } from "./store";
 
@@ -14,6 +17,7 @@ export function ConfigPanel({ nodeId }: { nodeId: string }) {
   const plugins = usePlugins();
   const plugin = node ? pluginIndex(plugins.data).get(pluginKey(node.data.kind, node.data.type)) : undefined;
   if (!node) return null;
+  if (node.data.kind === "rule") return <RulePanel nodeId={nodeId} />;
   if (!plugin) return <p className="muted">Loading the {node.data.type} plugin…</p>;
   const stageErrors = errors?.[""];
   // The stage's own problems (its type, e.g. one the execution mode cannot run) are listed
@@ -31,15 +35,7 @@ export function ConfigPanel({ nodeId }: { nodeId: string }) {
         </button>
       </div>
       <p className="small muted">{plugin.description}</p>
-      {stageErrors && (
-        <div role="alert">
-<ul className="error small">
-          {stageErrors.map((m) => (
-            <li key={m}>{m}</li>
-          ))}
-        </ul>
-</div>
-      )}
+      <StageProblems messages={stageErrors} />
       {node.data.kind !== "sink" && <NextStage nodeId={nodeId} />}
       <StageForm
         key={nodeId}
@@ -54,40 +50,52 @@ export function ConfigPanel({ nodeId }: { nodeId: string }) {
   );
 }
 
-/** Connect this stage to the next one without a mouse (re-choosing reorders the chain). */
+/**
+ * Connect this stage without a mouse: what it feeds (re-choosing reorders the chain), and,
+ * from the end of a chain, a further branch (a second sink or rule forks the channel).
+ */
 function NextStage({ nodeId }: { nodeId: string }) {
   const nodes = useBuilder((s) => s.nodes);
   const edges = useBuilder((s) => s.edges);
   const connect = useBuilder((s) => s.connect);
-  const onEdgesChange = useBuilder((s) => s.onEdgesChange);
+  const retarget = useBuilder((s) => s.retarget);
   const plugins = usePlugins();
   const index = pluginIndex(plugins.data);
-  const current = edges.find((e) => e.source === nodeId);
+  const targets = edges.filter((e) => e.source === nodeId).map((e) => e.target);
+  const current = targets[0];
   const candidates = nodes.filter((n) => canConnect(nodes, nodeId, n.id));
+  const label = (n: (typeof nodes)[number]) =>
+    n.data.kind === "rule"
+      ? `Rule ${ruleName(n.data.config)} (${n.id})`
+      : `${index.get(pluginKey(n.data.kind, n.data.type))?.title ?? n.data.type} (${n.data.kind}, ${n.id})`;
   return (
-    <label className="field">
-      <span>Feeds into</span>
-      <select
-        value={current?.target ?? ""}
-        onChange={(event) => {
-          const target = event.target.value;
-          if (target) connect(nodeId, target);
-          else if (current) onEdgesChange([{ type: "remove", id: current.id }]);
-        }}
-      >
-        <option value="">(not connected)</option>
-        {candidates.map((n) => (
-          <option key={n.id} value={n.id}>
-            {index.get(pluginKey(n.data.kind, n.data.type))?.title ?? n.data.type} ({n.data.kind}, {n.id})
-          </option>
-        ))}
-      </select>
-    </label>
+    <>
+      <label className="field">
+        <span>Feeds into</span>
+        <select value={current ?? ""} onChange={(event) => retarget(nodeId, current ?? null, event.target.value || null)}>
+          <option value="">(not connected)</option>
+          {candidates.map((n) => (
+            <option key={n.id} value={n.id}>
+              {label(n)}
+            </option>
+          ))}
+        </select>
+      </label>
+      {current && (
+        <label className="field">
+          <span>Add a branch to</span>
+          <select value="" onChange={(event) => event.target.value && connect(nodeId, event.target.value)}>
+            <option value="">{targets.length > 1 ? `(${targets.length} branches)` : "(none)"}</option>
+            {candidates
+              .filter((n) => !targets.includes(n.id))
+              .map((n) => (
+                <option key={n.id} value={n.id}>
+                  {label(n)}
+                </option>
+              ))}
+          </select>
+        </label>
+      )}
+    </>
   );
-}
-
-function withoutKey<T>(record: Record<string, T>, key: string): Record<string, T> {
-  const copy = { ...record };
-  delete copy[key];
-  return copy;
 }
