@@ -15,8 +15,7 @@ export async function connect(page, fromNode, toNode) {
   const node = (n) => (typeof n === "string" ? canvasNode(page, n) : n);
   const from = node(fromNode).locator(".react-flow__handle.source");
   const to = node(toNode).locator(".react-flow__handle.target");
-  const edges = () => page.locator(".react-flow__edge").count();
-  const before = await edges();
+  const before = await page.locator(".react-flow__edge").count();
   // A drag that starts while the canvas is still re-laying out (side panel opening) can miss
   // the handle: measure again and retry a few times before giving up.
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -27,7 +26,12 @@ export async function connect(page, fromNode, toNode) {
     await page.mouse.down();
     await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 12 });
     await page.mouse.up();
-    if ((await edges()) > before) return;
+    // New edges show once their nodes are measured (a fork adds rule nodes first): wait a
+    // moment before deciding the drag missed, or a retry would draw a second edge.
+    const drawn = await page
+      .waitForFunction((n) => document.querySelectorAll(".react-flow__edge").length > n, before, { timeout: 2000 })
+      .then(() => true, () => false);
+    if (drawn) return;
   }
   throw new Error(`could not connect ${fromNode} to ${toNode}`);
 }

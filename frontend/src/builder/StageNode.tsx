@@ -10,7 +10,7 @@ import { useBuilder, type StageNode as StageNodeType } from "./store";
 export const StageNode = memo(function StageNode({ id, data, selected }: NodeProps<StageNodeType>) {
   const plugins = usePlugins();
   const plugin = pluginIndex(plugins.data).get(pluginKey(data.kind, data.type));
-  const count = useProblemCount(id);
+  const count = useProblemCount(id, data.readOnly === true);
   const detail = typeof data.detail === "string" ? data.detail : null;
   return (
     <div
@@ -24,7 +24,7 @@ export const StageNode = memo(function StageNode({ id, data, selected }: NodePro
       <div className="stage-title">{plugin?.title ?? data.type}</div>
       <div className="stage-type small muted">{data.type}</div>
       {detail && <div className="stage-detail small">{detail}</div>}
-      <MatchMark id={id} />
+      <MatchMark id={id} readOnly={data.readOnly === true} />
       <Problems count={count} />
       {data.kind !== "sink" && <Handle type="source" position={Position.Right} title="output" />}
     </div>
@@ -33,7 +33,7 @@ export const StageNode = memo(function StageNode({ id, data, selected }: NodePro
 
 /** A rule of a bus: its name, whether it is on, what its pattern matches. */
 export const RuleNode = memo(function RuleNode({ id, data, selected }: NodeProps<StageNodeType>) {
-  const count = useProblemCount(id);
+  const count = useProblemCount(id, data.readOnly === true);
   const name = ruleName(data.config) || "(no name)";
   const enabled = data.config.enabled !== false;
   const detail = typeof data.detail === "string" ? data.detail : null;
@@ -49,21 +49,23 @@ export const RuleNode = memo(function RuleNode({ id, data, selected }: NodeProps
       <div className="stage-title">{name}</div>
       <div className="stage-type small muted">{patternSummary(data.config.pattern)}</div>
       {detail && <div className="stage-detail small">{detail}</div>}
-      <MatchMark id={id} />
+      <MatchMark id={id} readOnly={data.readOnly === true} />
       <Problems count={count} />
       <Handle type="source" position={Position.Right} title="output" />
     </div>
   );
 });
 
-function useProblemCount(id: string): number {
-  const errors = useBuilder((state) => state.nodeErrors[id]);
+/** The builder's problems on a node; none on a read-only canvas (the channel page's), whose
+ * node ids are not the builder's. */
+function useProblemCount(id: string, readOnly: boolean): number {
+  const errors = useBuilder((state) => (readOnly ? undefined : state.nodeErrors[id]));
   return errors ? Object.values(errors).reduce((n, list) => n + list.length, 0) : 0;
 }
 
 /** Whether the test bench's sample event went down this branch. */
-function MatchMark({ id }: { id: string }) {
-  const matched = useBuilder((state) => state.ruleMatches?.[id]);
+function MatchMark({ id, readOnly }: { id: string; readOnly: boolean }) {
+  const matched = useBuilder((state) => (readOnly ? undefined : state.ruleMatches?.[id]));
   if (matched === undefined) return null;
   return (
     <div className={`rule-match ${matched ? "yes" : "no"}`} data-testid="rule-match">

@@ -11,6 +11,10 @@ export interface StageData {
   type: string;
   /** The stage's config; for a rule: {name, enabled, description?, pattern?} (see rules.ts). */
   config: Record<string, unknown>;
+  /** Shown on a read-only canvas (the channel page's): no builder state on it. */
+  readOnly?: boolean;
+  /** A line of counts under the node (the channel page's). */
+  detail?: string;
   [key: string]: unknown;
 }
 

@@ -19,7 +19,8 @@ export function PipelineCanvas({ spec, status }: { spec: ChannelSpec; status?: C
       counts.get(n.id) ?? null,
       rules.get(n.id) ?? null,
     ].filter((line): line is string => line !== null);
-    return lines.length > 0 ? { ...n, data: { ...n.data, detail: lines.join(" · ") } } : n;
+    const data = { ...n.data, readOnly: true };
+    return { ...n, data: lines.length > 0 ? { ...data, detail: lines.join(" · ") } : data };
   });
   return (
     <ReactFlowProvider>
