@@ -5,9 +5,12 @@
 // canvas. Saving is refused because a preview sink cannot be a rule's target, the error
 // marked on that node; it is replaced by a files sink and the bus saved. The saved spec is
 // read back (two rules, the pattern), exported as JSON, and the channel page shows the rules
-// table. axe-core checks the builder and the channel page. Screenshots builder-bus.png,
-// channel-bus.png in E2E_ARTIFACTS.
-// Environment: SLUICE_URL, SLUICE_USER, SLUICE_PASSWORD, E2E_ARTIFACTS, E2E_CHANNEL, CHROMIUM.
+// table. axe-core checks the builder and the channel page. With E2E_BUS_RUN=1 the bus is then
+// started until both rules show matched events in the table and on the pipeline's rule
+// nodes, and stopped. Screenshots builder-bus.png, channel-bus.png (channel-bus-running.png)
+// in E2E_ARTIFACTS.
+// Environment: SLUICE_URL, SLUICE_USER, SLUICE_PASSWORD, E2E_ARTIFACTS, E2E_CHANNEL, CHROMIUM,
+// E2E_BUS_RUN, E2E_RUN_TIMEOUT_MS.
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -17,6 +20,8 @@ import { addStage, canvasNode, connect, selectNode } from "./canvas.mjs";
 const base = (process.env.SLUICE_URL ?? "http://127.0.0.1:8000").replace(/\/$/, "");
 const artifacts = process.env.E2E_ARTIFACTS ?? "test-artifacts/e2e";
 const channel = process.env.E2E_CHANNEL ?? "e2e-bus";
+const runIt = process.env.E2E_BUS_RUN === "1";
+const RUN_TIMEOUT = Number(process.env.E2E_RUN_TIMEOUT_MS ?? 180_000);
 const PATTERN = '{"data": {"amount": [{"numeric": [">", 100]}]}}';
 mkdirSync(artifacts, { recursive: true });
 const started = Date.now();
@@ -33,6 +38,15 @@ async function checkA11y(label) {
 }
 
 const panel = () => page.locator(".config-panel");
+
+async function waitForState(state) {
+  await page.waitForFunction(
+    (wanted) => document.querySelector("h1 [data-testid=state-badge]")?.textContent === wanted,
+    state,
+    { timeout: RUN_TIMEOUT },
+  );
+  step(`channel is ${state}`);
+}
 const filesSink = (nth) => page.locator('.react-flow__node:has([data-testid="node-sink-files"])').nth(nth);
 
 async function testRules(sample, summary) {
@@ -135,6 +149,29 @@ try {
     throw new Error("the channel page's pipeline shows the builder's rule marks");
   await page.screenshot({ path: join(artifacts, "channel-bus.png"), fullPage: true });
   await checkA11y("channel");
+
+  if (runIt) {
+    step("start the bus: each rule's counts in the table and on its node");
+    await page.getByRole("button", { name: "Start", exact: true }).click();
+    await waitForState("RUNNING");
+    await page.waitForFunction(
+      () =>
+        ["rule-1", "big-orders"].every((rule) => {
+          const cell = document.querySelector(`[data-testid=rule-row-${rule}] td:nth-child(3)`);
+          return Number((cell?.textContent ?? "").replace(/,/g, "")) > 0;
+        }),
+      null,
+      { timeout: RUN_TIMEOUT },
+    );
+    const rows = await page.getByTestId("rules-table").locator("tbody tr").allInnerTexts();
+    step(`rules: ${rows.map((r) => r.replace(/\s+/g, " ")).join(" | ")}`);
+    await page.locator(".mini-canvas [data-testid=node-rule-big-orders] .stage-detail").filter({ hasText: "matched" }).waitFor();
+    const lines = await page.locator(".mini-canvas .stage-detail").allTextContents();
+    step(`pipeline: ${lines.join(" | ")}`);
+    await page.screenshot({ path: join(artifacts, "channel-bus-running.png"), fullPage: true });
+    await page.getByRole("button", { name: "Stop", exact: true }).click();
+    await waitForState("STOPPED");
+  }
   if (consoleErrors.length > 0) throw new Error(`errors in the page:\n${consoleErrors.join("\n")}`);
   step("passed");
 } catch (error) {
