@@ -244,7 +244,8 @@ def test_a_bus_drawn_in_the_browser(
     """The builder's canvas forks: a second sink dragged from the filter makes two rules; the
     second gets a name and a pattern, the rules bench says which rules sample events match,
     a preview sink refused as a rule's target is marked on its node, and the saved channel is
-    a bus with exactly those two rules."""
+    a bus with exactly those two rules. Started, both rules count matched events on the
+    channel page (its Rules table and the pipeline's rule nodes)."""
     channel = f"e2e-bus-{uuid.uuid4().hex[:6]}"
     env = {
         **os.environ,
@@ -254,6 +255,7 @@ def test_a_bus_drawn_in_the_browser(
         "E2E_ARTIFACTS": str(shots),
         "E2E_CHANNEL": channel,
         "CHROMIUM": browser_tools["chromium"],
+        "E2E_BUS_RUN": "1",
     }
     result = subprocess.run(
         [browser_tools["node"], str(REPO_ROOT / "frontend" / "e2e" / "bus.e2e.mjs")],
@@ -268,6 +270,7 @@ def test_a_bus_drawn_in_the_browser(
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
     assert (shots / "builder-bus.png").stat().st_size > 0
     assert (shots / "channel-bus.png").stat().st_size > 0
+    assert (shots / "channel-bus-running.png").stat().st_size > 0
     for page in ("builder", "channel"):
         report = json.loads((shots / f"axe-{page}-bus.json").read_text(encoding="utf-8"))
         assert [v for v in report if v["impact"] in ("serious", "critical")] == [], page
