@@ -1,5 +1,6 @@
 import { RULE_SCHEMA, ruleName } from "../graph/rules";
 import { StageProblems, withoutKey } from "./StageProblems";
+import { NextStage } from "./NextStage";
 import { RulesBench } from "./RulesBench";
 import { StageForm } from "./StageForm";
 import { useBuilder } from "./store";
@@ -31,6 +32,7 @@ export function RulePanel({ nodeId }: { nodeId: string }) {
         An event goes to every enabled rule it matches.
       </p>
       <StageProblems messages={ownErrors} />
+      <NextStage nodeId={nodeId} />
       <StageForm
         key={nodeId}
         idPrefix={`rule-${nodeId}`}
