@@ -150,6 +150,15 @@ try {
   await page.screenshot({ path: join(artifacts, "channel-bus.png"), fullPage: true });
   await checkA11y("channel");
 
+  step("reopened in the builder, the bus saves as it was (no new revision)");
+  await page.getByRole("link", { name: "Edit in builder" }).click();
+  await canvasNode(page, "rule-big-orders").waitFor();
+  await canvasNode(page, "rule-rule-1").waitFor();
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  await page.getByTestId("save-message").filter({ hasText: "Saved revision 1 " }).waitFor();
+  await page.getByRole("link", { name: "Open channel page" }).click();
+  await page.getByRole("heading", { name: channel }).waitFor();
+
   if (runIt) {
     step("start the bus: each rule's counts in the table and on its node");
     await page.getByRole("button", { name: "Start", exact: true }).click();
