@@ -1,12 +1,13 @@
 import { useState } from "react";
 
 import { useTestRules } from "../api/hooks";
+import { rulesToTest, ruleTestRows, type RuleTestRow } from "../graph/rules";
 import { graphToSpec } from "../graph/spec";
 import { failureMessages, FIRST_SAMPLE, parseSample, SampleEventFields } from "./SampleEvent";
 import { useBuilder } from "./store";
 
 interface Outcome {
-  rows: { rule: string; nodeId: string | undefined; matched: boolean; enabled: boolean }[];
+  rows: RuleTestRow[];
   errors: string[];
 }
 
@@ -34,21 +35,11 @@ export function RulesBench() {
       return;
     }
     const rules = result.spec.rules;
-    const nodeOf = (index: number) => result.stages[`rules[${index}]`];
     test.mutate(
-      {
-        rules: rules.map((r) => ({ name: r.name, pattern: r.pattern ?? null, enabled: r.enabled !== false })),
-        event: sample.event,
-      },
+      { rules: rulesToTest(rules), event: sample.event },
       {
         onSuccess: (answer) => {
-          const matched = new Map(answer.results.map((r) => [r.rule, r.matched]));
-          const rows = rules.map((r, i) => ({
-            rule: r.name,
-            nodeId: nodeOf(i),
-            matched: matched.get(r.name) === true,
-            enabled: r.enabled !== false,
-          }));
+          const rows = ruleTestRows(rules, answer, result.stages);
           setOutcome({ rows, errors: [] });
           setRuleMatches(Object.fromEntries(rows.flatMap((r) => (r.nodeId ? [[r.nodeId, r.matched]] : []))));
         },

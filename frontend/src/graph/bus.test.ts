@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import type { ChannelSpec, Rule } from "../api/types";
 import { isShared } from "./branches";
-import { patternSummary, ruleNameProblems } from "./rules";
+import { patternSummary, ruleNameProblems, rulesToTest, ruleTestRows } from "./rules";
 import {
   SECRET_MARKER,
   checkGraph,
@@ -263,5 +263,30 @@ describe("rule helpers", () => {
     expect(patternSummary({ data: { amount: [1], region: ["eu"], x: [1] } })).toBe("matches data.amount, data.region +1");
     expect(patternSummary({ $or: [] })).toBe("matches $or");
     expect(patternSummary([1])).toBe("pattern (not an object)");
+  });
+
+  it("sends the canvas's rules to the rules test and marks each answer on its branch", () => {
+    const { nodes, edges } = specToGraph(threeRules);
+    const back = graphToSpec(nodes, edges);
+    if (!back.ok || !back.spec.rules) throw new Error("not a bus");
+    expect(rulesToTest(back.spec.rules)).toEqual([
+      { name: "big-orders", pattern: { data: { amount: [{ numeric: [">", 100] }] } }, enabled: true },
+      { name: "eu", pattern: { data: { region: [{ prefix: "eu-" }] } }, enabled: true },
+      { name: "everything", pattern: null, enabled: false },
+    ]);
+    const answer = {
+      results: [
+        { rule: "big-orders", matched: true },
+        { rule: "eu", matched: false },
+        { rule: "everything", matched: false },
+      ],
+    };
+    expect(ruleTestRows(back.spec.rules, answer, back.stages)).toEqual([
+      { rule: "big-orders", nodeId: "n3", matched: true, enabled: true },
+      { rule: "eu", nodeId: "n7", matched: false, enabled: true },
+      { rule: "everything", nodeId: "n10", matched: false, enabled: false },
+    ]);
+    // A rule the answer does not name did not match.
+    expect(ruleTestRows(back.spec.rules, { results: [] }, back.stages).map((r) => r.matched)).toEqual([false, false, false]);
   });
 });

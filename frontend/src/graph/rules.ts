@@ -3,7 +3,7 @@
  * fields. The stages after it (its transforms, then its sinks) are the rule's.
  */
 
-import type { JsonSchema, Rule, Stage } from "../api/types";
+import type { JsonSchema, Rule, RuleTestAnswer, RuleTestRequest, Stage } from "../api/types";
 import { isPlainObject } from "./util";
 
 /** The server's RULE_NAME_PATTERN (pipelines/spec/channel.py). */
@@ -95,4 +95,29 @@ function leafPaths(pattern: Record<string, unknown>, prefix = ""): string[] {
     else out.push(`${prefix}${key}`);
   }
   return out;
+}
+
+/** The rules as the rules test (POST event-patterns/test-rules) takes them. */
+export function rulesToTest(rules: Rule[]): RuleTestRequest["rules"] {
+  return rules.map((r) => ({ name: r.name, pattern: r.pattern ?? null, enabled: r.enabled !== false }));
+}
+
+export interface RuleTestRow {
+  rule: string;
+  /** The canvas node heading the rule's branch (its rule node). */
+  nodeId: string | undefined;
+  matched: boolean;
+  enabled: boolean;
+}
+
+/** The test's answer, rule by rule in the spec's order, each with the node heading its branch
+ * (``stages["rules[i]"]``, graphToSpec's). A rule the answer leaves out did not match. */
+export function ruleTestRows(rules: Rule[], answer: RuleTestAnswer, stages: Record<string, string>): RuleTestRow[] {
+  const matched = new Map(answer.results.map((r) => [r.rule, r.matched]));
+  return rules.map((r, i) => ({
+    rule: r.name,
+    nodeId: stages[`rules[${i}]`],
+    matched: matched.get(r.name) === true,
+    enabled: r.enabled !== false,
+  }));
 }
