@@ -1,7 +1,8 @@
 // A bus drawn in Debian's headless Chromium (playwright-core, no download): generator → filter
 // → preview, then a second sink (files) dragged from the filter forks the channel into two
-// rules (the canvas adds a rule node per branch). The second rule is renamed and given a
-// pattern; the rules bench tells which rules two sample events match and marks them on the
+// rules (the canvas adds a rule node per branch: "default" for the branch the linear channel
+// had, "rule-1" for the new one). The new rule is renamed and given a pattern; the rules
+// bench tells which rules two sample events match and marks them on the
 // canvas. Saving is refused because a preview sink cannot be a rule's target, the error
 // marked on that node; it is replaced by a files sink and the bus saved. The saved spec is
 // read back (two rules, the pattern), exported as JSON, and the channel page shows the rules
@@ -75,13 +76,13 @@ try {
   await addStage(page, "sink", "files", "files", 510, 330);
   await page.getByLabel("Directory").fill("e2e-bus/big-orders");
   await connect(page, "transform-filter", filesSink(0));
+  await canvasNode(page, "rule-default").waitFor();
   await canvasNode(page, "rule-rule-1").waitFor();
-  await canvasNode(page, "rule-rule-2").waitFor();
   // generator → filter, filter → each rule, each rule → its sink.
   await page.waitForFunction(() => document.querySelectorAll(".react-flow__edge").length === 5);
 
   step("name the second rule and give it a pattern");
-  await selectNode(page, "rule-rule-2");
+  await selectNode(page, "rule-rule-1");
   await page.getByLabel("Rule name").fill("big-orders");
   await page.getByLabel("Event pattern").fill(PATTERN);
   await canvasNode(page, "rule-big-orders").waitFor();
@@ -102,14 +103,14 @@ try {
   // A drop puts the node's corner 80, 30 px up-left of the pointer.
   await addStage(page, "sink", "files", "files", spot.x - pane.x + 80, spot.y - pane.y + 30, 1);
   await page.getByLabel("Directory").fill("e2e-bus/eu");
-  await connect(page, "rule-rule-1", filesSink(1));
+  await connect(page, "rule-default", filesSink(1));
 
   step("which rules does a sample match?");
   await selectNode(page, "rule-big-orders");
   await testRules("Order (the demo generator's)", "2 of 2 rules match");
   await testRules("EC2 instance state change (EventBridge)", "1 of 2 rules match");
   await page.getByTestId("rule-result-big-orders").filter({ hasText: "No match" }).waitFor();
-  await canvasNode(page, "rule-rule-1").getByTestId("rule-match").filter({ hasText: "sample matches" }).waitFor();
+  await canvasNode(page, "rule-default").getByTestId("rule-match").filter({ hasText: "sample matches" }).waitFor();
   await canvasNode(page, "rule-big-orders").getByTestId("rule-match").filter({ hasText: "no match" }).waitFor();
   await checkA11y("builder");
 
@@ -134,14 +135,14 @@ try {
   step("export the bus as JSON");
   const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export" }).click()]);
   const exported = JSON.parse(readFileSync(await download.path(), "utf8"));
-  if ((exported.spec.rules ?? []).map((r) => r.name).join(",") !== "rule-1,big-orders")
+  if ((exported.spec.rules ?? []).map((r) => r.name).join(",") !== "default,big-orders")
     throw new Error(`export: ${JSON.stringify(exported)}`);
 
   step("the channel page lists the rules");
   await page.getByRole("link", { name: "Open channel page" }).click();
   await page.getByRole("heading", { name: channel }).waitFor();
   const table = page.getByRole("region", { name: "Rules" });
-  await table.getByTestId("rule-row-rule-1").waitFor();
+  await table.getByTestId("rule-row-default").waitFor();
   await table.getByTestId("rule-row-big-orders").filter({ hasText: "data.amount" }).waitFor();
   await page.locator(".mini-canvas [data-testid=node-rule-big-orders]").waitFor();
   // The builder's bench marks belong to the builder's canvas, not to this one.
@@ -153,7 +154,7 @@ try {
   step("reopened in the builder, the bus saves as it was (no new revision)");
   await page.getByRole("link", { name: "Edit in builder" }).click();
   await canvasNode(page, "rule-big-orders").waitFor();
-  await canvasNode(page, "rule-rule-1").waitFor();
+  await canvasNode(page, "rule-default").waitFor();
   await page.getByRole("button", { name: "Save", exact: true }).click();
   await page.getByTestId("save-message").filter({ hasText: "Saved revision 1 " }).waitFor();
   await page.getByRole("link", { name: "Open channel page" }).click();
@@ -165,7 +166,7 @@ try {
     await waitForState("RUNNING");
     await page.waitForFunction(
       () =>
-        ["rule-1", "big-orders"].every((rule) => {
+        ["default", "big-orders"].every((rule) => {
           const cell = document.querySelector(`[data-testid=rule-row-${rule}] td:nth-child(3)`);
           return Number((cell?.textContent ?? "").replace(/,/g, "")) > 0;
         }),

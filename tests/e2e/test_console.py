@@ -280,7 +280,7 @@ def test_a_bus_drawn_in_the_browser(
     assert [stage["type"] for stage in spec["transforms"]] == ["filter"]
     rules = spec["rules"]
     assert [(rule["name"], rule["enabled"]) for rule in rules] == [
-        ("rule-1", True),
+        ("default", True),
         ("big-orders", True),
     ]
     assert rules[0]["pattern"] is None

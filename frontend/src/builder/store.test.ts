@@ -141,13 +141,13 @@ describe("builder store", () => {
     const state = useBuilder.getState();
     const rules = state.nodes.filter((n) => n.data.kind === "rule");
     expect(rules.map((n) => [n.type, n.data.config])).toEqual([
+      ["rule", { name: "default", enabled: true }],
       ["rule", { name: "rule-1", enabled: true }],
-      ["rule", { name: "rule-2", enabled: true }],
     ]);
     state.setConfig(rules[1]!.id, { name: "big", enabled: true, pattern: { data: { amount: [{ numeric: [">", 100] }] } } });
     const result = spec();
     expect(result.ok && result.spec.rules?.map((r) => [r.name, r.pattern, r.sinks.map((x) => x.type)])).toEqual([
-      ["rule-1", null, ["kafka"]],
+      ["default", null, ["kafka"]],
       ["big", { data: { amount: [{ numeric: [">", 100] }] } }, ["files"]],
     ]);
     s.undo(); // the pattern

@@ -121,7 +121,7 @@ describe("a bus on the canvas", () => {
     expect(specToGraph(spec).nodes[2]!.data.config).toEqual({ url: "x" });
   });
 
-  it("exports branches without rule nodes as rules named rule-1, rule-2 (skipping taken names)", () => {
+  it("exports branches without rule nodes as rules named default (the first), rule-1, rule-2, … (skipping taken names)", () => {
     const nodes = [
       node("s", "source", "kafka"),
       node("r", "rule", "rule", { name: "rule-1", enabled: true }),
@@ -140,6 +140,11 @@ describe("a bus on the canvas", () => {
     // An implicit rule's own errors (its name) go to the branch's first node.
     expect(back.ok && back.stages["rules[1]"]).toBe("b");
     expect(back.ok && back.stages["rules[2]"]).toBe("t");
+    const bare = graphToSpec(
+      [node("s", "source", "kafka"), node("a", "sink", "kafka"), node("b", "sink", "files")],
+      [edge("s", "a"), edge("s", "b")],
+    );
+    expect(bare.ok && bare.spec.rules?.map((r) => r.name)).toEqual(["default", "rule-1"]);
   });
 
   it("maps the server's errors at rules[i] paths onto the exact nodes", () => {
@@ -187,9 +192,11 @@ describe("drawing branches", () => {
     const forked = insertRuleNodes(withSink, drawn, "n2", () => `n${next++}`);
     const back = graphToSpec(forked.nodes, forked.edges);
     expect(back.ok && back.spec.transforms.map((t) => t.type)).toEqual(["filter"]);
-    expect(back.ok && back.spec.rules?.map((r) => [r.name, r.pattern, r.sinks[0]!.type])).toEqual([
-      ["rule-1", null, "kafka"],
-      ["rule-2", null, "kafka"],
+    // The branch the linear channel had is its rule "default" (as the server names a linear
+    // channel's implicit rule, so that its sink keeps its secrets); the new one is rule-1.
+    expect(back.ok && back.spec.rules?.map((r) => [r.name, r.pattern, r.sinks[0]!.config.topic])).toEqual([
+      ["default", null, "first"],
+      ["rule-1", null, undefined],
     ]);
     // Each branch moved right to make room for its rule node, which took its place.
     const at = (id: string) => forked.nodes.find((n) => n.id === id)!.position;

@@ -61,9 +61,17 @@ export function ruleName(config: Record<string, unknown>): string {
   return typeof config.name === "string" ? config.name : "";
 }
 
-/** The first of rule-1, rule-2, … that is not taken. */
-export function newRuleName(taken: Iterable<string>): string {
+/** The name the server gives a linear channel's one implicit rule (ChannelSpec.branches()). */
+export const DEFAULT_RULE = "default";
+
+/**
+ * A free name for a new rule: ``default`` for the branch a linear channel had before it forked
+ * (``wasLinear``; the server then keeps its sink's secrets in that rule's first sink), else the
+ * first of rule-1, rule-2, … that is not taken.
+ */
+export function newRuleName(taken: Iterable<string>, wasLinear = false): string {
   const used = new Set(taken);
+  if (wasLinear && !used.has(DEFAULT_RULE)) return DEFAULT_RULE;
   for (let n = 1; ; n++) if (!used.has(`rule-${n}`)) return `rule-${n}`;
 }
 

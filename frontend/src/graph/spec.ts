@@ -90,7 +90,8 @@ export type ToSpec =
 /**
  * The spec the canvas describes, or why it describes none. One branch without a rule node is a
  * linear channel (`sink`); anything else a bus (`rules`, in the order the edges leaving the
- * fork were drawn; a branch without a rule node is named rule-1, rule-2, …). The error
+ * fork were drawn; a branch without a rule node is named ``default`` when it is the first,
+ * else rule-1, rule-2, …). The error
  * policy and the runtime options are the channel's settings (not on the canvas); left out
  * when null (the defaults).
  */
@@ -124,7 +125,8 @@ export function graphToSpec(
       branch.transforms.forEach((id, t) => (stages[`rules[${r}].transforms[${t}]`] = id));
       branch.sinks.forEach((id, s) => (stages[`rules[${r}].sinks[${s}]`] = id));
       const config = branch.rule ? byId.get(branch.rule)!.data.config : null;
-      const name = config ? ruleName(config) : newRuleName(named);
+      // The first branch without a rule node is the one a linear channel had: "default".
+      const name = config ? ruleName(config) : newRuleName(named, r === 0);
       if (!config) named.push(name);
       return toRule(config, name, branch.transforms.map(stageOf), branch.sinks.map(stageOf));
     });
@@ -162,9 +164,10 @@ export function connect(edges: GraphEdge[], source: string, target: string, node
 
 /**
  * After an edge from ``fork`` was drawn: when ``fork`` stands before the rules and now feeds
- * more than one stage, each branch that does not start with a rule gets a rule node (named
- * rule-1, rule-2, …, every event) so its pattern can be set; the branch moves one column right
- * to make room. Returns the graph unchanged otherwise.
+ * more than one stage, each branch that does not start with a rule gets a rule node (every
+ * event; named ``default`` for the branch of a linear channel that forks, as the server names
+ * its implicit rule, else rule-1, rule-2, …) so its pattern can be set; the branch moves one
+ * column right to make room. Returns the graph unchanged otherwise.
  */
 export function insertRuleNodes(
   nodes: GraphNode[],
@@ -178,11 +181,13 @@ export function insertRuleNodes(
   const bare = heads.filter((id) => kinds.get(id) !== "rule");
   if (bare.length === 0) return { nodes, edges };
   const names = nodes.filter((n) => n.data.kind === "rule").map((n) => ruleName(n.data.config));
+  const wasLinear = names.length === 0;
   let outNodes = [...nodes];
   let outEdges = [...edges];
   for (const head of bare) {
     const id = newId();
-    const name = newRuleName(names);
+    // The branch drawn first is the one the linear channel had.
+    const name = newRuleName(names, wasLinear && head === heads[0]);
     names.push(name);
     const at = outNodes.find((n) => n.id === head)!.position;
     const moved = new Set(descendants(outEdges, head));
