@@ -156,7 +156,9 @@ class ChannelForm(forms.ModelForm):
     existing one keeps what it has.
     """
 
-    spec = StrictJSONFormField(help_text="The channel spec as JSON: source, transforms, sink.")
+    spec = StrictJSONFormField(
+        help_text="The channel spec as JSON: source, transforms, then sink or rules (a bus)."
+    )
 
     class Meta:
         model = Channel

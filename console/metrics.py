@@ -18,6 +18,10 @@ Metrics (labels in braces):
 * ``sluice_channel_state{channel,state}`` and ``sluice_channel_target_state{channel,state}``
   — 1 for the current (observed / requested) state, 0 for the others;
 * ``sluice_task_lag{channel,task,topic,partition}``;
+* ``sluice_rule_matched_total{channel,rule}``, ``sluice_rule_delivered_total{channel,rule}``,
+  ``sluice_rule_failed_total{channel,rule}`` — a bus's per-rule counts since its driver
+  started (a restarted driver counts from 0 again: a counter reset, which ``rate()``
+  handles), and ``sluice_rule_matched_per_second{channel,rule}`` over the latest batch;
 * ``sluice_workers{state}`` — runtime workers ALIVE / DEAD;
 * ``sluice_reconcile_duration_seconds`` (histogram), ``sluice_reconcile_failures_total``,
   ``sluice_reconcile_last_success_timestamp_seconds`` (0 until a pass succeeds).
@@ -164,7 +168,8 @@ class SluiceCollector:
                     ],
                     task["lag"],
                 )
-        for channel in _channels():
+        channels = _channels()
+        for channel in channels:
             name = channel["name"]
             events.add_metric([name], rates[name])
             lag.add_metric([name], lags[name])
@@ -173,6 +178,7 @@ class SluiceCollector:
             _add_enum(state, [name], ConnectorState.values, observed)
             _add_enum(target, [name], TargetState.values, channel["target_state"])
         yield from (events, lag, dead_letters, state, target, task_lag)
+        yield from _rule_metrics(channels)
 
     def worker_metric(self) -> Metric:
         workers = GaugeMetricFamily(
@@ -216,9 +222,54 @@ def _channels() -> list[Mapping[str, Any]]:
     """One query: every channel with its connector's state and dead letters."""
     return list(
         Channel.objects.order_by("name").values(
-            "name", "target_state", "connector__state", "connector__dead_letters"
+            "name",
+            "target_state",
+            "connector__state",
+            "connector__dead_letters",
+            "connector__rule_metrics",
         )
     )
+
+
+_RULE_COUNTS = (
+    ("matched", "Events the bus's rule matched (since its driver started)."),
+    ("delivered", "Matched events every target of the rule took (since its driver started)."),
+    (
+        "failed",
+        "Matched events a target or the rule's transforms failed (since its driver started).",
+    ),
+)
+
+
+def _rule_metrics(channels: Iterable[Mapping[str, Any]]) -> Iterator[Metric]:
+    """The per-rule series of every bus, from the counts reconcile last stored."""
+    counters = {
+        key: CounterMetricFamily(f"sluice_rule_{key}", text, labels=["channel", "rule"])
+        for key, text in _RULE_COUNTS
+    }
+    rate = GaugeMetricFamily(
+        "sluice_rule_matched_per_second",
+        "Events per second the bus's rule matched over the latest micro-batch.",
+        labels=["channel", "rule"],
+    )
+    for channel in channels:
+        rules = channel["connector__rule_metrics"]
+        for counts in rules if isinstance(rules, list) else []:
+            if not isinstance(counts, Mapping) or not isinstance(counts.get("rule"), str):
+                continue
+            labels = [channel["name"], counts["rule"]]
+            for key, family in counters.items():
+                family.add_metric(labels, _number(counts.get(key)))
+            if "matched_per_second" in counts:
+                rate.add_metric(labels, _number(counts["matched_per_second"]))
+    yield from (*counters.values(), rate)
+
+
+def _number(value: Any) -> float:
+    """A count as the runtime reported it; anything that is not a number reads as 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    return float(value)
 
 
 def _tasks() -> Iterable[Mapping[str, Any]]:

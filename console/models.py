@@ -261,6 +261,13 @@ class Connector(models.Model):
         help_text="Per-stage event counts the runtime last reported: "
         '[{"stage": "source", "index": null, "type": ..., "in": n, "out": n, "failed": n}, ...].',
     )
+    rule_metrics = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="A bus's per-rule counts the runtime last reported (empty for a linear "
+        'channel): [{"rule": name, "matched": n, "delivered": n, "failed": n, '
+        '"matched_per_second": x, "delivered_per_second": x, "targets": [...]}, ...].',
+    )
     dead_letters = models.BigIntegerField(
         default=0, help_text="Events the runtime sent to the dead-letter target (or skipped)."
     )

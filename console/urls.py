@@ -11,6 +11,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from console.views import console_app, healthz, metrics_view
 
+handler404 = "console.views.not_found"
+
 # The Swagger UI (drf-spectacular, self-hosted by its sidecar) under the site's CSP: the split
 # view loads its start-up script from a URL instead of inlining it, and the page keeps a small
 # inline <style> and Swagger UI's own inline styles, so styles (only) may be inline here.

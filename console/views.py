@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_safe
+from django.views.defaults import page_not_found
 from prometheus_client.exposition import choose_encoder
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
@@ -26,6 +27,15 @@ NOT_BUILT = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <p>Build it with <code>make run</code> (or <code>cd frontend &amp;&amp; npm ci &amp;&amp;
 npm run build</code>) and restart the web server. The API (<a href="/api/docs/">/api/docs/</a>)
 and the admin (<a href="/admin/">/admin/</a>) work without it.</p></body></html>"""
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's 404 (``handler404``): under ``/api/`` in the API's own shape, ``{"detail": …}``
+    as JSON, so a path no API route matches (a revision number that is not a number) answers
+    as every other API 404 does; elsewhere Django's page."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return page_not_found(request, exception)
 
 
 @require_safe

@@ -14,6 +14,7 @@ from rest_framework.exceptions import (
 )
 from rest_framework.fields import get_error_detail
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from console.services import (
@@ -52,6 +53,38 @@ class RequestTooLarge(APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     default_detail = "The request is too large."
     default_code = "too_large"
+
+
+def flatten_errors(detail: object) -> dict[str, list[str]]:
+    """DRF's nested error detail keyed by field path, as spec errors are.
+
+    ``{"rules": {1: {"pattern": ["…"]}}}`` (or ``{"rules": [{}, {"pattern": ["…"]}]}``)
+    becomes ``{"rules[1].pattern": ["…"]}``; a non-field error of a nested object or list
+    is keyed by that object's path (``rules[1]``, ``rules``), and one of the whole body by
+    ``non_field_errors``.
+    """
+    flat: dict[str, list[str]] = {}
+    non_field = api_settings.NON_FIELD_ERRORS_KEY
+
+    def walk(value: object, path: str) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if isinstance(key, int):  # a list's errors by item (ListSerializer, ListField)
+                    walk(inner, f"{path}[{key}]")
+                elif str(key) == non_field:
+                    walk(inner, path)
+                else:
+                    walk(inner, f"{path}.{key}" if path else str(key))
+        elif isinstance(value, list) and any(isinstance(item, (dict, list)) for item in value):
+            for index, inner in enumerate(value):
+                walk(inner, f"{path}[{index}]")
+        elif isinstance(value, list):
+            flat.setdefault(path or non_field, []).extend(str(item) for item in value)
+        else:
+            flat.setdefault(path or non_field, []).append(str(value))
+
+    walk(detail, "")
+    return flat
 
 
 def spec_error_paths(errors: dict[str, list[str]], prefix: str = "spec") -> dict[str, list[str]]:

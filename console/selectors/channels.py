@@ -9,7 +9,10 @@ from django.db.models import Case, QuerySet, Value, When
 from django.shortcuts import get_object_or_404
 
 from console.choices import ConnectorState
+from console.crypto import decrypt_spec
 from console.models import Channel, LifecycleEvent, Revision
+from pipelines.spec.diff import Change, spec_changes
+from pipelines.spec.secrets import redact, redact_against
 
 
 def channels() -> QuerySet[Channel]:
@@ -30,6 +33,17 @@ def channel_revisions(name: str) -> QuerySet[Revision]:
     """The revisions of the channel named ``name`` (404 when there is none), unordered."""
     channel = get_object_or_404(Channel.objects.only("id"), name=name)
     return Revision.objects.filter(channel=channel).select_related("created_by")
+
+
+def revision_changes(revision: Revision, against: Revision | None) -> list[Change]:
+    """What changed from ``against`` (``None``: an empty spec) to ``revision``, field by field
+    (:func:`pipelines.spec.diff.spec_changes`: a bus's rules by name). No change carries a
+    secret: each reads as the marker, or as the changed marker when ``revision`` holds a
+    value ``against`` does not (secrets are compared decrypted, as their encrypted forms
+    differ at every save)."""
+    before = decrypt_spec(against.spec) if against is not None else {}
+    after = decrypt_spec(revision.spec)
+    return spec_changes(redact(before), redact_against(after, before))
 
 
 def lifecycle_events(name: str) -> QuerySet[LifecycleEvent]:

@@ -6,7 +6,8 @@ redaction that keeps secrets inside the console (see :mod:`pipelines.spec.secret
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from console.crypto import decrypt_spec, plain_secret_values
@@ -22,9 +23,12 @@ from pipelines.spec import (
     plugins,
     validate_spec,
 )
-from pipelines.spec.patterns import PatternError, matches, validate_pattern
+from pipelines.spec.channel import MAX_RULES, RULE_NAME_PATTERN, RuleSpec
+from pipelines.spec.patterns import PatternError, compile_pattern, matches, validate_pattern
+from pipelines.spec.patterns.evaluator import matches_compiled
 from pipelines.spec.secrets import (
     ENCRYPTED_PREFIX,
+    SECRET_CHANGED_MARKER,
     SECRET_MARKER,
     config_secret_values,
     encrypted_secret_paths,
@@ -37,7 +41,11 @@ from pipelines.spec.secrets import (
 )
 
 __all__ = [
+    "MAX_RULES",
     "PLUGIN_KINDS",
+    "RULE_FIELDS",
+    "RULE_NAME",
+    "SECRET_CHANGED_MARKER",
     "SECRET_MARKER",
     "AmbiguousPluginType",
     "PatternError",
@@ -53,10 +61,17 @@ __all__ = [
     "plain_secret_values",
     "plugins",
     "redact_spec",
+    "rules_matching",
     "scrub",
     "scrub_secrets",
     "validate_pattern",
 ]
+
+
+RULE_FIELDS = tuple(RuleSpec.model_fields)
+"""The fields of a bus's rule (``name``, ``description``, ``enabled``, ``pattern``, …)."""
+RULE_NAME = re.compile(RULE_NAME_PATTERN.removesuffix("$") + r"\Z")
+"""A rule's name, whole (``$`` would let a trailing newline through)."""
 
 
 def normalize_spec(data: Any, stored: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -170,6 +185,25 @@ def event_pattern_matches(pattern: Any, event: Mapping[str, Any]) -> bool:
     Raises :class:`pipelines.spec.patterns.PatternError` when the pattern is invalid.
     """
     return matches(pattern, dict(event))
+
+
+def rules_matching(rules: Sequence[Mapping[str, Any]], event: Mapping[str, Any]) -> list[bool]:
+    """For each rule (``{"pattern": … | None, "enabled": bool}``), whether ``event`` goes to
+    it in a running bus: the rule is enabled and ``event`` matches its pattern (no pattern:
+    every event). Each pattern is compiled once, whatever the number of rules.
+
+    Raises :class:`PatternError` when a pattern is invalid.
+    """
+    found = []
+    for rule in rules:
+        pattern = rule.get("pattern")
+        if not rule.get("enabled", True):
+            found.append(False)
+        elif pattern is None:
+            found.append(True)
+        else:
+            found.append(matches_compiled(compile_pattern(pattern), dict(event)))
+    return found
 
 
 def _scrubbed(errors: Mapping[str, list[str]], secrets: list[str]) -> dict[str, list[str]]:

@@ -72,6 +72,7 @@ _CONNECTOR_FIELDS = [
     "finished",
     "dead_letters",
     "stage_metrics",
+    "rule_metrics",
     "state_changed_at",
     "last_status_at",
 ]
@@ -313,6 +314,7 @@ class _Pass:
                     "last_status_at": last_status_at,
                     "dead_letters": status.dead_letters,
                     "stage_metrics": status.stages,
+                    "rule_metrics": status.rules,
                 },
             )
             self.mirror_tasks(connector, state, status.tasks, tasks)

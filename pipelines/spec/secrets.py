@@ -10,8 +10,9 @@ Secrets are write-only. What leaves the console is :func:`redact`-ed: each secre
 set (any value but ``None``) becomes :data:`SECRET_MARKER`. What comes back goes through
 :func:`merge_secrets` before it is validated: a secret sent as the marker, or a secret field
 left out, keeps the value stored for the same stage (same position, same type, same
-binding); ``null`` clears an optional secret, and a new value replaces it. So GET-then-PUT of
-a spec neither leaks nor loses its secrets. Dict entries and list items are data, not
+binding; a bus's rule is found by its name wherever it moved); ``null`` clears an optional
+secret, and a new value replaces it. So GET-then-PUT of a spec neither leaks nor loses its
+secrets. Dict entries and list items are data, not
 fields: leaving one out removes it, only the marker keeps it.
 
 A stored secret is bound to where it goes (as EventBridge binds a connection's credentials to
@@ -52,7 +53,7 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from pipelines.spec.channel import SpecError
+from pipelines.spec.channel import DEFAULT_RULE, SpecError
 from pipelines.spec.plugins import PluginKind, UnknownPluginError, get_plugin
 
 SECRET_MARKER = "__sluice_secret__"
@@ -81,12 +82,34 @@ def redact(spec: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
     return data
 
 
+SECRET_CHANGED_MARKER = "__sluice_secret_changed__"
+"""Stands, in a comparison of two versions of a spec, for a secret the later one changed."""
+
+
+def redact_against(
+    spec: Mapping[str, Any] | BaseModel, earlier: Mapping[str, Any] | BaseModel | None
+) -> dict[str, Any]:
+    """:func:`redact` ``spec``, except that each secret whose value ``earlier`` (an earlier
+    version of the spec, secrets in plaintext as ``spec``'s) does not hold anywhere reads as
+    :data:`SECRET_CHANGED_MARKER`: a comparison tells that a secret changed, never what it
+    is. (A secret moved from one stage to another reads unchanged.)"""
+    data = _json_copy(spec)
+    known = set(secret_values(earlier)) if earlier is not None else set()
+    for loc in _spec_secrets(data, _walk):
+        value = _get(data, loc)
+        changed = isinstance(value, str) and bool(value) and value not in known
+        _set(data, loc, SECRET_CHANGED_MARKER if changed else SECRET_MARKER)
+    return data
+
+
 def merge_secrets(new_spec: object, stored_spec: Mapping[str, Any] | BaseModel | None) -> Any:
     """Return ``new_spec`` (a copy) with the secrets it keeps taken from ``stored_spec``.
 
     A secret sent as :data:`SECRET_MARKER`, or a secret field left out of an object whose
     model declares it, takes the stored value at the same path, provided the stage at that
-    position has the same type in both specs and the same :func:`secret_binding`.
+    position has the same type in both specs and the same :func:`secret_binding`. Inside a
+    bus the position is taken within the stored rule of the same ``name``, so reordering,
+    inserting or removing rules keeps every rule's secrets; a renamed rule keeps none.
     Everything else is returned as sent (validate the result afterwards); a ``new_spec``
     that is not an object is returned unchanged.
 
@@ -98,7 +121,7 @@ def merge_secrets(new_spec: object, stored_spec: Mapping[str, Any] | BaseModel |
     if not isinstance(new_spec, Mapping):
         return new_spec
     merged = copy.deepcopy(dict(new_spec))
-    stored = _as_json(stored_spec) if stored_spec is not None else {}
+    stored = _rules_by_name(_as_json(stored_spec) if stored_spec is not None else {}, merged)
     kept: dict[Loc, Any] = {}
     rebound: dict[Loc, str] = {}
     changes = _BindingChanges(merged, stored)
@@ -134,6 +157,52 @@ def merge_secrets(new_spec: object, stored_spec: Mapping[str, Any] | BaseModel |
     if errors:
         raise SpecError(errors)
     return merged
+
+
+def _rules_by_name(stored: Any, new: Mapping[str, Any]) -> Any:
+    """``stored`` with its rules placed where ``new`` has the rules of the same name.
+
+    A bus's rule is known by its name, not its place: rules reordered, inserted or removed
+    keep their stages' secrets, and a rule named anew (or a new rule) keeps none. So the
+    position-by-position comparison of :func:`merge_secrets` compares each new rule with
+    the stored rule of its name (``None`` where there is none). Inside a rule, stages are
+    compared by position, as the channel's own transforms are.
+
+    A linear channel is a bus of one rule named ``default`` (``ChannelSpec.branches``): a
+    linear channel made a bus keeps its sink's secrets in the first sink of its rule
+    ``default``, and a bus made linear keeps, in its sink, those of that rule's first sink.
+    """
+    if not isinstance(stored, Mapping):
+        return stored
+    new_rules = new.get("rules")
+    stored_rules = stored.get("rules")
+    if not isinstance(new_rules, list):
+        if not isinstance(stored_rules, list) or new.get("sink") is None:
+            return stored
+        default = _rules_named(stored_rules).get(DEFAULT_RULE)
+        sinks = default.get("sinks") if isinstance(default, Mapping) else None
+        sink = sinks[0] if isinstance(sinks, list) and sinks else None
+        return {**{k: v for k, v in stored.items() if k != "rules"}, "sink": sink}
+    if not isinstance(stored_rules, list):
+        sink = stored.get("sink")
+        stored_rules = [] if sink is None else [{"name": DEFAULT_RULE, "sinks": [sink]}]
+    named = _rules_named(stored_rules)
+    aligned = [
+        named.pop(rule["name"], None)
+        if isinstance(rule, Mapping) and isinstance(rule.get("name"), str)
+        else None
+        for rule in new_rules
+    ]
+    return {**{k: v for k, v in stored.items() if k != "sink"}, "rules": aligned}
+
+
+def _rules_named(rules: list[Any]) -> dict[str, Any]:
+    """The rules of a list by name (the first of a name, should it repeat)."""
+    named: dict[str, Any] = {}
+    for rule in rules:
+        if isinstance(rule, Mapping) and isinstance(rule.get("name"), str):
+            named.setdefault(rule["name"], rule)
+    return named
 
 
 def secret_binding(model: type[BaseModel], config: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from console.api.ingest.serializers import IngestTokenField
 from console.choices import ConnectorState, RestartPolicyType, SubjectType, TargetState
 from console.models import Channel, LifecycleEvent, Revision, Task
 from console.selectors import specs
-from console.selectors.specs import SECRET_MARKER
+from console.selectors.specs import SECRET_CHANGED_MARKER, SECRET_MARKER
 from console.services import InvalidSpec
 from console.services.restart_policy import RestartPolicy
 
@@ -124,7 +124,9 @@ class RestartPolicySerializer(serializers.Serializer):
 class ChannelSerializer(serializers.ModelSerializer):
     spec = SpecField(
         help_text=(
-            "The channel spec: source, transforms[], sink (see the plugin catalogue). Secrets "
+            "The channel spec: source, transforms[], then sink (a linear channel) or rules[] "
+            "(a bus: each rule a name, pattern, transforms[] and sinks[]); see the plugin "
+            "catalogue and docs/channels.md. Secrets "
             f"(config fields marked writeOnly) read as {SECRET_MARKER!r}; send that marker "
             "back, or leave the field out, to keep the stored secret."
         )
@@ -329,6 +331,38 @@ class StageCountsSerializer(serializers.Serializer):
         }
 
 
+class RuleTargetCountsSerializer(serializers.Serializer):
+    """One target (sink) of a rule: the events it took and those it failed."""
+
+    sink = serializers.CharField(
+        help_text="The sink's path in the spec, e.g. rules[0].sinks[1] (the error paths' form)."
+    )
+    type = serializers.CharField(help_text="The sink's plugin type.")
+    delivered = serializers.IntegerField(help_text="Events the target took.")
+    failed = serializers.IntegerField(help_text="Events the target failed.")
+
+
+class RuleCountsSerializer(serializers.Serializer):
+    """One rule of a bus: its event counts since the channel's driver started (0 again after
+    a restart), as the runtime reports them (``ConnectorStatus.rules``)."""
+
+    rule = serializers.CharField(help_text="The rule's name.")
+    matched = serializers.IntegerField(help_text="Events the rule's pattern matched.")
+    delivered = serializers.IntegerField(help_text="Matched events every target of the rule took.")
+    failed = serializers.IntegerField(
+        help_text="Matched events a target (or the rule's transforms) failed."
+    )
+    matched_per_second = serializers.FloatField(
+        required=False, help_text="Events matched per second over the latest micro-batch."
+    )
+    delivered_per_second = serializers.FloatField(
+        required=False, help_text="Events delivered per second over the latest micro-batch."
+    )
+    targets = RuleTargetCountsSerializer(
+        many=True, required=False, help_text="Each of the rule's sinks, in the spec's order."
+    )
+
+
 class ChannelStatusSerializer(serializers.ModelSerializer):
     """The channel's connector and tasks as reconcile last recorded them."""
 
@@ -385,6 +419,14 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
         )
     )
 
+    rules = serializers.SerializerMethodField(
+        help_text=(
+            "A bus's per-rule counts (matched, delivered, failed, their rates, and each "
+            "target's), in the spec's rule order, since the channel's driver started; empty "
+            "for a linear channel and until a micro-batch ran."
+        )
+    )
+
     class Meta:
         model = Channel
         fields = [
@@ -405,6 +447,7 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
             "dead_letters",
             "tasks",
             "stages",
+            "rules",
         ]
         read_only_fields = fields
 
@@ -442,6 +485,51 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
             list[dict[str, Any]],
             StageCountsSerializer(connector.stage_metrics or [], many=True).data,
         )
+
+    @extend_schema_field(RuleCountsSerializer(many=True))
+    def get_rules(self, channel: Channel) -> list[dict[str, Any]]:
+        connector = getattr(channel, "connector", None)
+        if connector is None:
+            return []
+        return cast(  # many=True: a list, as in get_tasks
+            list[dict[str, Any]],
+            RuleCountsSerializer(_well_formed_rules(connector.rule_metrics), many=True).data,
+        )
+
+
+_RULE_COUNT_KEYS = ("matched", "delivered", "failed")
+_TARGET_COUNT_KEYS = ("delivered", "failed")
+
+
+def _well_formed_rules(reported: Any) -> list[dict[str, Any]]:
+    """The per-rule counts the runtime reported, in the documented shape whatever it sent:
+    entries without a rule name are left out, a missing count reads 0, a missing rate is
+    left out (so a newer or older runtime never turns status into a server error)."""
+    rules = []
+    for entry in reported if isinstance(reported, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("rule"), str):
+            continue
+        counts: dict[str, Any] = {"rule": entry["rule"]}
+        counts.update({key: _count(entry.get(key)) for key in _RULE_COUNT_KEYS})
+        for key in ("matched_per_second", "delivered_per_second"):
+            if isinstance(entry.get(key), (int, float)):
+                counts[key] = entry[key]
+        targets = entry.get("targets")
+        counts["targets"] = [
+            {
+                "sink": str(target.get("sink", "")),
+                "type": str(target.get("type", "")),
+                **{key: _count(target.get(key)) for key in _TARGET_COUNT_KEYS},
+            }
+            for target in (targets if isinstance(targets, list) else [])
+            if isinstance(target, dict)
+        ]
+        rules.append(counts)
+    return rules
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 class ChannelWithStatusSerializer(ChannelSerializer):
@@ -489,6 +577,51 @@ class RevisionSerializer(serializers.ModelSerializer):
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_spec(self, revision: Revision) -> Any:
         return specs.redact_spec(revision.spec)
+
+
+class RevisionDiffQuerySerializer(serializers.Serializer):
+    against = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="The revision to compare with (default: the one before; for revision 1, "
+        "an empty spec).",
+    )
+
+
+class SpecChangeSerializer(serializers.Serializer):
+    """One change between two revisions' specs."""
+
+    path = serializers.CharField(
+        help_text=(
+            "Where, as a reader names it: objects by key, stage lists by position, a bus's "
+            "rules by name (rules[big-orders].pattern, rules[big-orders].sinks[0].config."
+            "topic); an event pattern changes whole."
+        )
+    )
+    change = serializers.ChoiceField(
+        choices=["added", "removed", "changed", "reordered"],
+        help_text="reordered: the rules kept in both (before and after list their names).",
+    )
+    before = serializers.JSONField(
+        allow_null=True, help_text="The value before (null when added); secrets as the marker."
+    )
+    after = serializers.JSONField(
+        allow_null=True,
+        help_text=(
+            "The value after (null when removed); secrets as the marker, or as "
+            f"{SECRET_CHANGED_MARKER!r} when the secret changed."
+        ),
+    )
+
+
+class RevisionDiffSerializer(serializers.Serializer):
+    """What changed from one revision of a channel's spec to another."""
+
+    number = serializers.IntegerField(help_text="The revision compared.")
+    against = serializers.IntegerField(
+        allow_null=True, help_text="The revision it is compared with (null: an empty spec)."
+    )
+    changes = SpecChangeSerializer(many=True, help_text="Every change, in the specs' order.")
 
 
 class LifecycleEventSerializer(serializers.ModelSerializer):

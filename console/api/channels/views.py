@@ -28,7 +28,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from console import permissions, services
-from console.api.channels.schema import SPEC_ERRORS
+from console.api.channels.schema import (
+    CHANNEL_EXAMPLES,
+    REVISION_DIFF_EXAMPLE,
+    SECRETS_UNREADABLE,
+    SPEC_ERRORS,
+)
 from console.api.channels.serializers import (
     ChannelListItemSerializer,
     ChannelPreviewSerializer,
@@ -39,13 +44,22 @@ from console.api.channels.serializers import (
     PreviewQuerySerializer,
     RestartAnswerSerializer,
     RestartQuerySerializer,
+    RevisionDiffQuerySerializer,
+    RevisionDiffSerializer,
     RevisionSerializer,
     TargetStateSerializer,
 )
 from console.api.pagination import LimitOffsetPagination
-from console.api.responses import CONFLICT, NOT_FOUND, QUERY_ERRORS, RUNTIME_DOWN
+from console.api.responses import (
+    CONFLICT,
+    NOT_FOUND,
+    QUERY_ERRORS,
+    RUNTIME_DOWN,
+    ErrorDetailSerializer,
+)
 from console.models import Channel
 from console.selectors import channels as selectors
+from console.selectors.specs import SECRET_CHANGED_MARKER
 from console.services.channels import UNCHANGED
 
 
@@ -78,11 +92,13 @@ from console.services.channels import UNCHANGED
             "with a warm driver and its query not started (resume starts it)."
         ),
         responses={201: ChannelSerializer, 400: SPEC_ERRORS, 503: RUNTIME_DOWN},
+        examples=CHANNEL_EXAMPLES,
     ),
     update=extend_schema(
         summary="Replace a channel's description and spec",
         description="A new revision is saved only when the spec changed. Names cannot change.",
         responses={200: ChannelSerializer, 400: SPEC_ERRORS, 404: NOT_FOUND},
+        examples=CHANNEL_EXAMPLES,
     ),
     partial_update=extend_schema(
         summary="Change a channel's description and/or spec",
@@ -273,7 +289,8 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         description=(
             "The connector and its tasks as the control loop last recorded them; drift is "
             "true while the deployed revision is not the latest saved one. `stages` holds "
-            "each stage's event counts (in / out / failed) since the driver started; "
+            "each stage's event counts (in / out / failed) since the driver started, and "
+            "for a bus `rules` each rule's (matched / delivered / failed, per target); "
             "`driver_id` the Spark driver running the channel's query and `reason` why the "
             "channel is in its state when the state alone does not say."
         ),
@@ -366,8 +383,44 @@ class RevisionViewSet(viewsets.ReadOnlyModelViewSet):
     required_permissions = {
         "list": permissions.seeing("revision", "revisions"),
         "retrieve": permissions.seeing("revision", "revisions"),
+        "diff": permissions.seeing("revision", "revisions"),
     }
 
     def get_queryset(self):
         revisions = selectors.channel_revisions(self.kwargs["name"])
         return revisions.order_by("-number") if self.action == "list" else revisions
+
+    @extend_schema(
+        operation_id="channels_revisions_diff",
+        summary="Compare a revision with another",
+        description=(
+            "Every change from revision `against` (default: the one before; for revision 1, "
+            "an empty spec) to this one, field by field, with readable paths: a bus's rules "
+            "are named, not numbered (`rules[big-orders].pattern`), so a rule inserted or "
+            "moved reads as that, not as every later rule changed. Secrets never show: a "
+            f"secret this revision changed reads as {SECRET_CHANGED_MARKER!r}."
+        ),
+        parameters=[RevisionDiffQuerySerializer],
+        responses={
+            200: RevisionDiffSerializer,
+            400: QUERY_ERRORS,
+            404: OpenApiResponse(
+                ErrorDetailSerializer,
+                description="No channel has this name, or it has no such revision (either).",
+            ),
+            503: SECRETS_UNREADABLE,
+        },
+        examples=[REVISION_DIFF_EXAMPLE],
+    )
+    @action(detail=True, methods=["get"])
+    def diff(self, request: Request, name: str, number: int) -> Response:
+        revision = self.get_object()
+        query = RevisionDiffQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        against_number = query.validated_data.get("against", revision.number - 1)
+        against = None
+        if against_number >= 1:
+            against = get_object_or_404(self.get_queryset(), number=against_number)
+        changes = selectors.revision_changes(revision, against)
+        body = {"number": revision.number, "against": against_number or None, "changes": changes}
+        return Response(RevisionDiffSerializer(body).data)

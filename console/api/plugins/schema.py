@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
@@ -90,4 +91,57 @@ KIND_NEEDED = OpenApiResponse(
             },
         ),
     ],
+)
+
+RULES_INVALID = OpenApiResponse(
+    response=OpenApiTypes.OBJECT,
+    description=(
+        "A rule or the event is invalid: every problem, keyed by its path in the body "
+        "(rules[1].pattern, rules[0].name, rules, event)."
+    ),
+    examples=[
+        OpenApiExample(
+            "Invalid pattern of the second rule",
+            value={
+                "rules[1].pattern": [
+                    "source: must be an object or an array of match values, got a string; "
+                    'write ["aws.ec2"] to match that value'
+                ]
+            },
+        )
+    ],
+)
+RULES_TEST_ANSWER = OpenApiExample(
+    "Orders over 100, and every event",
+    response_only=True,
+    status_codes=["200"],
+    value={
+        "results": [
+            {"rule": "big-orders", "matched": True},
+            {"rule": "eu-orders", "matched": False},
+            {"rule": "everything", "matched": True},
+        ]
+    },
+)
+RULES_TEST_EXAMPLE = OpenApiExample(
+    "Orders over 100, and every event",
+    request_only=True,
+    value={
+        "rules": [
+            {
+                "name": "big-orders",
+                "pattern": {"data": {"amount": [{"numeric": [">", 100]}]}},
+                "enabled": True,
+            },
+            {"name": "eu-orders", "pattern": {"data": {"region": ["eu"]}}},
+            {"name": "everything", "pattern": None},
+        ],
+        "event": {
+            "specversion": "1.0",
+            "id": "orders/0/42",
+            "source": "kafka://orders",
+            "type": "com.example.order.created",
+            "data": {"amount": 120, "region": "us"},
+        },
+    },
 )

@@ -8,10 +8,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from console.api.exceptions import flatten_errors
 from console.api.fields import ObjectField
 from console.choices import PluginKind
 from console.selectors import specs
-from console.selectors.specs import SECRET_MARKER, PatternError
+from console.selectors.specs import MAX_RULES, RULE_FIELDS, RULE_NAME, SECRET_MARKER, PatternError
 
 
 class PluginSerializer(serializers.Serializer):
@@ -84,3 +85,97 @@ class EventPatternTestSerializer(serializers.Serializer):
 
 class EventPatternResultSerializer(serializers.Serializer):
     result = serializers.BooleanField(help_text="true when the event matches the pattern.")
+
+
+class RuleToTestSerializer(serializers.Serializer):
+    """One rule of a bus as the rules test reads it: its name, pattern and whether it is
+    enabled. A rule's other fields (description, transforms, sinks) may be sent as they
+    stand in the spec and are not read; any other field is an error."""
+
+    name = serializers.RegexField(
+        RULE_NAME,
+        max_length=63,
+        trim_whitespace=False,
+        help_text="The rule's name, unique among the rules sent (lowercase letters, digits, -).",
+        error_messages={
+            "invalid": "Use 1-63 lowercase letters, digits and dashes, starting and ending "
+            "with a letter or a digit."
+        },
+    )
+    pattern = PatternField(
+        default=None,
+        allow_null=True,
+        help_text="The rule's event pattern; null or left out: every event matches.",
+    )
+    enabled = serializers.BooleanField(
+        default=True, help_text="A disabled rule matches nothing (as in a running bus)."
+    )
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = [key for key in data if key not in RULE_FIELDS]
+            if unknown:
+                expected = ", ".join(RULE_FIELDS)
+                raise serializers.ValidationError(
+                    {key: [f"Unknown field; expected one of: {expected}."] for key in unknown}
+                )
+        return super().to_internal_value(data)
+
+    def validate_pattern(self, value: Any) -> Any:
+        if value is None:
+            return value
+        try:
+            specs.validate_pattern(value)
+        except PatternError as exc:
+            raise serializers.ValidationError(exc.messages) from exc
+        return value
+
+
+class RulesTestSerializer(serializers.Serializer):
+    """A bus's rules and an event: which rules does the event match?"""
+
+    # DRF takes min_length and max_length with many=True (a ListSerializer's); the stubs do not.
+    rules = RuleToTestSerializer(  # type: ignore[call-arg]
+        many=True,
+        min_length=1,
+        max_length=MAX_RULES,
+        help_text=f"The rules, in the bus's order (1 to {MAX_RULES}).",
+    )
+    event = ObjectField(
+        help_text="The event, a JSON object in its CloudEvents JSON form (after the channel's "
+        "shared transforms), matched exactly as given."
+    )
+
+    def to_internal_value(self, data: Any) -> Any:
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            # Located like spec errors: rules[1].pattern, not {"rules": [{}, {"pattern": …}]}.
+            raise serializers.ValidationError(flatten_errors(exc.detail)) from exc
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        first: dict[str, int] = {}
+        errors: dict[str, list[str]] = {}
+        for index, rule in enumerate(attrs["rules"]):
+            name = rule["name"]
+            if name in first:
+                errors[f"rules[{index}].name"] = [
+                    f"rules[{first[name]}] is named {name!r} too; rule names are unique in a bus."
+                ]
+            first.setdefault(name, index)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class RuleResultSerializer(serializers.Serializer):
+    rule = serializers.CharField(help_text="The rule's name.")
+    matched = serializers.BooleanField(
+        help_text="true when the rule is enabled and the event matches its pattern."
+    )
+
+
+class RulesTestResultSerializer(serializers.Serializer):
+    results = RuleResultSerializer(
+        many=True, help_text="One result per rule, in the order the rules were sent."
+    )

@@ -1,4 +1,6 @@
-"""The plugin catalogue (read-only), a config check per plugin, and event-pattern tests.
+"""The plugin catalogue (read-only), a config check per plugin, and event-pattern tests: one
+pattern on an event (``event-patterns/test``), or a bus's rules on an event
+(``event-patterns/test-rules``: which rules it goes to).
 
 Plugins are addressed by ``(kind, type)``: a source and a sink may share a type
 (``plugins/{kind}/{type}/``); ``plugins/{type}/validate`` takes the kind from the query when
@@ -31,6 +33,9 @@ from console.api.plugins.schema import (
     KIND_PATH,
     KIND_QUERY,
     NO_PLUGIN,
+    RULES_INVALID,
+    RULES_TEST_ANSWER,
+    RULES_TEST_EXAMPLE,
     TYPE_PATH,
 )
 from console.api.plugins.serializers import (
@@ -39,6 +44,8 @@ from console.api.plugins.serializers import (
     PluginConfigSerializer,
     PluginKindErrorSerializer,
     PluginSerializer,
+    RulesTestResultSerializer,
+    RulesTestSerializer,
 )
 from console.selectors import specs
 from console.services import InvalidSpec
@@ -162,10 +169,14 @@ def _invalid_config(errors: dict) -> Response:
 
 
 class EventPatternViewSet(viewsets.GenericViewSet):
-    """``event-patterns/test``. Testing a pattern changes nothing: any role may."""
+    """``event-patterns/test`` and ``event-patterns/test-rules``. Testing patterns changes
+    nothing: any role may."""
 
     metadata_class = NoSerializerMetadata
-    required_permissions = {"test": permissions.seeing(what="event pattern tests")}
+    required_permissions = {
+        "test": permissions.seeing(what="event pattern tests"),
+        "test_rules": permissions.seeing(what="event pattern tests"),
+    }
 
     @extend_schema(
         operation_id="event_patterns_test",
@@ -218,3 +229,29 @@ class EventPatternViewSet(viewsets.GenericViewSet):
         data = body.validated_data
         result = specs.event_pattern_matches(data["pattern"], data["event"])
         return Response(EventPatternResultSerializer({"result": result}).data)
+
+    @extend_schema(
+        operation_id="event_patterns_test_rules",
+        summary="Test a bus's rules on an event",
+        description=(
+            "Answers which of a bus's rules an event goes to: for each rule, in the order "
+            "sent, whether it is enabled and the event matches its pattern (a rule without "
+            "a pattern matches every event), with the semantics of the running bus. The "
+            "rules may be sent as they stand in the spec (their description, transforms "
+            "and sinks are not read). Changes nothing."
+        ),
+        request=RulesTestSerializer,
+        responses={200: RulesTestResultSerializer, 400: RULES_INVALID},
+        examples=[RULES_TEST_EXAMPLE, RULES_TEST_ANSWER],
+    )
+    @action(detail=False, methods=["post"], url_path="test-rules", url_name="test-rules")
+    def test_rules(self, request: Request) -> Response:
+        body = RulesTestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        rules = body.validated_data["rules"]
+        matched = specs.rules_matching(rules, body.validated_data["event"])
+        results = [
+            {"rule": rule["name"], "matched": found}
+            for rule, found in zip(rules, matched, strict=True)
+        ]
+        return Response(RulesTestResultSerializer({"results": results}).data)

@@ -346,6 +346,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{name}/revisions/{number}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare a revision with another
+         * @description Every change from revision `against` (default: the one before; for revision 1, an empty spec) to this one, field by field, with readable paths: a bus's rules are named, not numbered (`rules[big-orders].pattern`), so a rule inserted or moved reads as that, not as every later rule changed. Secrets never show: a secret this revision changed reads as '__sluice_secret_changed__'.
+         */
+        get: operations["channels_revisions_diff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{name}/start": {
         parameters: {
             query?: never;
@@ -375,7 +395,7 @@ export interface paths {
         };
         /**
          * Get a channel's runtime status
-         * @description The connector and its tasks as the control loop last recorded them; drift is true while the deployed revision is not the latest saved one. `stages` holds each stage's event counts (in / out / failed) since the driver started; `driver_id` the Spark driver running the channel's query and `reason` why the channel is in its state when the state alone does not say.
+         * @description The connector and its tasks as the control loop last recorded them; drift is true while the deployed revision is not the latest saved one. `stages` holds each stage's event counts (in / out / failed) since the driver started, and for a bus `rules` each rule's (matched / delivered / failed, per target); `driver_id` the Spark driver running the channel's query and `reason` why the channel is in its state when the state alone does not say.
          */
         get: operations["channels_status"];
         put?: never;
@@ -440,6 +460,26 @@ export interface paths {
          * @description Answers whether the event matches the pattern, as EventBridge's TestEventPattern does, with the semantics of the channel filter. Changes nothing.
          */
         post: operations["event_patterns_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/event-patterns/test-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test a bus's rules on an event
+         * @description Answers which of a bus's rules an event goes to: for each rule, in the order sent, whether it is enabled and the event matches its pattern (a rule without a pattern matches every event), with the semantics of the running bus. The rules may be sent as they stand in the spec (their description, transforms and sinks are not read). Changes nothing.
+         */
+        post: operations["event_patterns_test_rules"];
         delete?: never;
         options?: never;
         head?: never;
@@ -612,10 +652,18 @@ export interface components {
             /** @description May create, change and delete channels. */
             edit: boolean;
         };
+        /**
+         * @description * `added` - added
+         *     * `removed` - removed
+         *     * `changed` - changed
+         *     * `reordered` - reordered
+         * @enum {string}
+         */
+        ChangeEnum: "added" | "removed" | "changed" | "reordered";
         Channel: {
             name: string;
             description?: string;
-            /** @description The channel spec: source, transforms[], sink (see the plugin catalogue). Secrets (config fields marked writeOnly) read as '__sluice_secret__'; send that marker back, or leave the field out, to keep the stored secret. */
+            /** @description The channel spec: source, transforms[], then sink (a linear channel) or rules[] (a bus: each rule a name, pattern, transforms[] and sinks[]); see the plugin catalogue and docs/channels.md. Secrets (config fields marked writeOnly) read as '__sluice_secret__'; send that marker back, or leave the field out, to keep the stored secret. */
             spec: {
                 [key: string]: unknown;
             };
@@ -668,7 +716,7 @@ export interface components {
         ChannelListItem: {
             name: string;
             description?: string;
-            /** @description The channel spec: source, transforms[], sink (see the plugin catalogue). Secrets (config fields marked writeOnly) read as '__sluice_secret__'; send that marker back, or leave the field out, to keep the stored secret. */
+            /** @description The channel spec: source, transforms[], then sink (a linear channel) or rules[] (a bus: each rule a name, pattern, transforms[] and sinks[]); see the plugin catalogue and docs/channels.md. Secrets (config fields marked writeOnly) read as '__sluice_secret__'; send that marker back, or leave the field out, to keep the stored secret. */
             spec: {
                 [key: string]: unknown;
             };
@@ -730,7 +778,7 @@ export interface components {
         ChannelRequest: {
             name: string;
             description?: string;
-            /** @description The channel spec: source, transforms[], sink (see the plugin catalogue). Secrets (config fields marked writeOnly) read as '__sluice_secret__'; send that marker back, or leave the field out, to keep the stored secret. */
+            /** @description The channel spec: source, transforms[], then sink (a linear channel) or rules[] (a bus: each rule a name, pattern, transforms[] and sinks[]); see the plugin catalogue and docs/channels.md. Secrets (config fields marked writeOnly) read as '__sluice_secret__'; send that marker back, or leave the field out, to keep the stored secret. */
             spec: {
                 [key: string]: unknown;
             };
@@ -776,6 +824,8 @@ export interface components {
             readonly tasks: components["schemas"]["Task"][];
             /** @description Per-stage event counts (source, transforms in order, sink) since the channel's driver started; empty until a micro-batch ran. They restart from 0 with the driver. */
             readonly stages: components["schemas"]["StageCounts"][];
+            /** @description A bus's per-rule counts (matched, delivered, failed, their rates, and each target's), in the spec's rule order, since the channel's driver started; empty for a linear channel and until a micro-batch ran. */
+            readonly rules: components["schemas"]["RuleCounts"][];
         };
         Cluster: {
             runtime_workers: components["schemas"]["ClusterRuntimeWorker"][];
@@ -1086,7 +1136,7 @@ export interface components {
         PatchedChannelRequest: {
             name?: string;
             description?: string;
-            /** @description The channel spec: source, transforms[], sink (see the plugin catalogue). Secrets (config fields marked writeOnly) read as '__sluice_secret__'; send that marker back, or leave the field out, to keep the stored secret. */
+            /** @description The channel spec: source, transforms[], then sink (a linear channel) or rules[] (a bus: each rule a name, pattern, transforms[] and sinks[]); see the plugin catalogue and docs/channels.md. Secrets (config fields marked writeOnly) read as '__sluice_secret__'; send that marker back, or leave the field out, to keep the stored secret. */
             spec?: {
                 [key: string]: unknown;
             };
@@ -1249,6 +1299,15 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description What changed from one revision of a channel's spec to another. */
+        RevisionDiff: {
+            /** @description The revision compared. */
+            number: number;
+            /** @description The revision it is compared with (null: an empty spec). */
+            against: number | null;
+            /** @description Every change, in the specs' order. */
+            changes: components["schemas"]["SpecChange"][];
+        };
         /**
          * @description * `viewer` - viewer
          *     * `operator` - operator
@@ -1256,6 +1315,80 @@ export interface components {
          * @enum {string}
          */
         RolesEnum: "viewer" | "operator" | "editor";
+        /**
+         * @description One rule of a bus: its event counts since the channel's driver started (0 again after
+         *     a restart), as the runtime reports them (``ConnectorStatus.rules``).
+         */
+        RuleCounts: {
+            /** @description The rule's name. */
+            rule: string;
+            /** @description Events the rule's pattern matched. */
+            matched: number;
+            /** @description Matched events every target of the rule took. */
+            delivered: number;
+            /** @description Matched events a target (or the rule's transforms) failed. */
+            failed: number;
+            /**
+             * Format: double
+             * @description Events matched per second over the latest micro-batch.
+             */
+            matched_per_second?: number;
+            /**
+             * Format: double
+             * @description Events delivered per second over the latest micro-batch.
+             */
+            delivered_per_second?: number;
+            /** @description Each of the rule's sinks, in the spec's order. */
+            targets?: components["schemas"]["RuleTargetCounts"][];
+        };
+        RuleResult: {
+            /** @description The rule's name. */
+            rule: string;
+            /** @description true when the rule is enabled and the event matches its pattern. */
+            matched: boolean;
+        };
+        /** @description One target (sink) of a rule: the events it took and those it failed. */
+        RuleTargetCounts: {
+            /** @description The sink's path in the spec, e.g. rules[0].sinks[1] (the error paths' form). */
+            sink: string;
+            /** @description The sink's plugin type. */
+            type: string;
+            /** @description Events the target took. */
+            delivered: number;
+            /** @description Events the target failed. */
+            failed: number;
+        };
+        /**
+         * @description One rule of a bus as the rules test reads it: its name, pattern and whether it is
+         *     enabled. A rule's other fields (description, transforms, sinks) may be sent as they
+         *     stand in the spec and are not read; any other field is an error.
+         */
+        RuleToTestRequest: {
+            /** @description The rule's name, unique among the rules sent (lowercase letters, digits, -). */
+            name: string;
+            /** @description The rule's event pattern; null or left out: every event matches. */
+            pattern?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description A disabled rule matches nothing (as in a running bus).
+             * @default true
+             */
+            enabled: boolean;
+        };
+        /** @description A bus's rules and an event: which rules does the event match? */
+        RulesTestRequest: {
+            /** @description The rules, in the bus's order (1 to 300). */
+            rules: components["schemas"]["RuleToTestRequest"][];
+            /** @description The event, a JSON object in its CloudEvents JSON form (after the channel's shared transforms), matched exactly as given. */
+            event: {
+                [key: string]: unknown;
+            };
+        };
+        RulesTestResult: {
+            /** @description One result per rule, in the order the rules were sent. */
+            results: components["schemas"]["RuleResult"][];
+        };
         /** @description One source partition and where the channel resumes reading it. */
         SourceOffset: {
             partition: components["schemas"]["OffsetPartition"];
@@ -1317,6 +1450,24 @@ export interface components {
              */
             readonly heartbeat_age: number | null;
             web_ui: string;
+        };
+        /** @description One change between two revisions' specs. */
+        SpecChange: {
+            /** @description Where, as a reader names it: objects by key, stage lists by position, a bus's rules by name (rules[big-orders].pattern, rules[big-orders].sinks[0].config.topic); an event pattern changes whole. */
+            path: string;
+            /**
+             * @description reordered: the rules kept in both (before and after list their names).
+             *
+             *     * `added` - added
+             *     * `removed` - removed
+             *     * `changed` - changed
+             *     * `reordered` - reordered
+             */
+            change: components["schemas"]["ChangeEnum"];
+            /** @description The value before (null when added); secrets as the marker. */
+            before: unknown;
+            /** @description The value after (null when removed); secrets as the marker, or as '__sluice_secret_changed__' when the secret changed. */
+            after: unknown;
         };
         /**
          * @description One stage's event counts since the channel's driver started (0 again after a restart).
@@ -2485,6 +2636,60 @@ export interface operations {
             };
         };
     };
+    channels_revisions_diff: {
+        parameters: {
+            query?: {
+                /** @description The revision to compare with (default: the one before; for revision 1, an empty spec). */
+                against?: number;
+            };
+            header?: never;
+            path: {
+                name: string;
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevisionDiff"];
+                };
+            };
+            /** @description A query parameter is invalid; each key is a parameter, with its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string[];
+                    };
+                };
+            };
+            /** @description No channel has this name, or it has no such revision (either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Stored secrets cannot be decrypted with the configured keys (a key is missing from SLUICE_SECRETS_KEY). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
     channels_start: {
         parameters: {
             query?: never;
@@ -2645,6 +2850,42 @@ export interface operations {
                 };
             };
             /** @description The pattern is invalid (every problem, located), or event is not a JSON object. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    event_patterns_test_rules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RulesTestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RulesTestRequest"];
+                "multipart/form-data": components["schemas"]["RulesTestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RulesTestResult"];
+                };
+            };
+            /** @description A rule or the event is invalid: every problem, keyed by its path in the body (rules[1].pattern, rules[0].name, rules, event). */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -76,6 +76,7 @@ def flatmap_path_parameters(context, path_parameters):
         "worker_id": [WORKER],
         "kind": ["source", "transform", "sink"],
         "type": ["kafka", "files", "generator", "filter", "sql", "preview", "http"],
+        "number": [1],  # every channel's first revision (its diff is against an empty spec)
     }
     choices = {
         key: st.sampled_from([*known[key], value]) if key in known else st.just(value)

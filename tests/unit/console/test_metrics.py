@@ -322,3 +322,44 @@ def test_a_viewers_api_token_works_too(client: Client, viewer):
 
     assert client.get("/metrics", HTTP_AUTHORIZATION=f"Token {token.key}").status_code == 200
     assert client.get("/metrics", HTTP_AUTHORIZATION="Token wrong").status_code == 401
+
+
+def test_a_buses_rules_have_their_own_counters(spec):
+    Worker.objects.create(worker_id="w1", state="ALIVE")
+    connector = channel_with_tasks(spec, "orders", ConnectorState.RUNNING, [])
+    Connector.objects.filter(pk=connector.pk).update(
+        rule_metrics=[
+            {
+                "rule": "big-orders",
+                "matched": 10,
+                "delivered": 9,
+                "failed": 1,
+                "matched_per_second": 2.5,
+            },
+            {"rule": "everything", "matched": 40, "delivered": 40, "failed": 0},
+            {"rule": 7, "matched": "garbage"},  # not a rule's counts: left out
+        ]
+    )
+    channel_with_tasks(spec, "plain", ConnectorState.RUNNING, [])
+
+    samples = scrape()
+
+    def series(name: str) -> dict[tuple, float]:
+        return {
+            (dict(labels)["channel"], dict(labels)["rule"]): value
+            for labels, value in samples[name].items()
+        }
+
+    assert series("sluice_rule_matched_total") == {
+        ("orders", "big-orders"): 10.0,
+        ("orders", "everything"): 40.0,
+    }
+    assert series("sluice_rule_delivered_total") == {
+        ("orders", "big-orders"): 9.0,
+        ("orders", "everything"): 40.0,
+    }
+    assert series("sluice_rule_failed_total") == {
+        ("orders", "big-orders"): 1.0,
+        ("orders", "everything"): 0.0,
+    }
+    assert series("sluice_rule_matched_per_second") == {("orders", "big-orders"): 2.5}

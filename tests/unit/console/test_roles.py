@@ -62,6 +62,7 @@ RULES = {
     ("channel-lifecycle-list", "get"): "view",
     ("channel-revision-list", "get"): "view",
     ("channel-revision-detail", "get"): "view",
+    ("channel-revision-diff", "get"): "view",
     ("cluster", "get"): "view",
     ("worker-list", "get"): "view",
     ("worker-detail", "get"): "view",
@@ -70,6 +71,7 @@ RULES = {
     ("plugin-validate", "post"): "view",
     ("plugin-validate-by-type", "post"): "view",
     ("event-pattern-test", "post"): "view",
+    ("event-pattern-test-rules", "post"): "view",
     ("me", "get"): "authenticated",
     ("audit-list", "get"): "view",
 }
@@ -143,6 +145,8 @@ def body_for(name: str, method: str, spec: dict) -> dict:
         }
     if name == "event-pattern-test":
         return {"pattern": {"source": ["a"]}, "event": {"source": "a"}}
+    if name == "event-pattern-test-rules":
+        return {"rules": [{"name": "a", "pattern": {"source": ["a"]}}], "event": {"source": "a"}}
     if name == "channel-offsets-copy":
         return {"from_channel": "old"}
     return {}

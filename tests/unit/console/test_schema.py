@@ -26,6 +26,7 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/channels/{name}/lifecycle/",
         "/api/v1/channels/{name}/revisions/",
         "/api/v1/channels/{name}/revisions/{number}/",
+        "/api/v1/channels/{name}/revisions/{number}/diff",
         "/api/v1/channels/{name}/offsets",
         "/api/v1/channels/{name}/offsets/copy",
         "/api/v1/audit/",
@@ -37,6 +38,7 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/plugins/{kind}/{type}/validate",
         "/api/v1/plugins/{type}/validate",
         "/api/v1/event-patterns/test",
+        "/api/v1/event-patterns/test-rules",
         "/api/v1/me/",
     }
 
@@ -100,6 +102,26 @@ def test_plugin_and_pattern_endpoints_are_described(schema):
     for operation in (listing, validate, by_type, test):
         assert {"tokenAuth": []} in operation["security"]
         assert {} not in operation["security"]  # no anonymous access
+
+
+def test_bus_endpoints_and_examples_are_described(schema):
+    paths = schema["paths"]
+    rules = paths["/api/v1/event-patterns/test-rules"]["post"]
+    diff = paths["/api/v1/channels/{name}/revisions/{number}/diff"]["get"]
+    create = paths["/api/v1/channels/"]["post"]
+
+    assert rules["operationId"] == "event_patterns_test_rules"
+    assert set(rules["responses"]) == {"200", "400"}
+    assert "RulesTest" in str(rules["requestBody"])
+    assert diff["operationId"] == "channels_revisions_diff"
+    assert set(diff["responses"]) == {"200", "400", "404", "503"}
+    assert [p["name"] for p in diff["parameters"] if p["in"] == "query"] == ["against"]
+    examples = create["requestBody"]["content"]["application/json"]["examples"]
+    assert any("rules" in example["value"]["spec"] for example in examples.values())
+    status = schema["components"]["schemas"]["ChannelStatus"]["properties"]
+    assert "RuleCounts" in str(status["rules"])
+    for operation in (rules, diff):
+        assert {} not in operation["security"]
 
 
 def test_the_events_endpoint_describes_its_content_types_and_answers(schema):

@@ -167,7 +167,9 @@ def test_unknown_fields_list_the_expected_ones() -> None:
     sink = {"type": "kafka", "config": {**VALID["sink"]["config"], "topics": ["x"]}}
     errors = errors_of(spec_with(sink=sink, name="x"))
     assert errors == {
-        "name": ["unknown field; expected one of: source, transforms, sink, rules, errors, runtime"],
+        "name": [
+            "unknown field; expected one of: source, transforms, sink, rules, errors, runtime"
+        ],
         "sink.config.topics": [
             "unknown field; expected one of: bootstrap_servers, topic, format, key_field, "
             "topic_field, security, properties"
