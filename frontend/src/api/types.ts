@@ -93,11 +93,16 @@ export type ChannelRequest = WithSpec<Schemas["ChannelRequest"]>;
 export type IssuedIngestToken = Schemas["IssuedIngestToken"];
 /** Every field is in every answer; the schema marks all but `id` optional (as for Channel). */
 export type Task = Required<Schemas["Task"]>;
-/** `rules` is a bus's per-rule counts (hand-written: see RuleCounts). */
-export type ChannelStatus = Omit<Schemas["ChannelStatus"], "tasks" | "rules"> & {
-  readonly tasks: Task[];
-  readonly rules?: RuleCounts[];
-};
+/** `rules`: a bus's per-rule counts (empty for a linear channel). */
+export type ChannelStatus = Omit<Schemas["ChannelStatus"], "tasks"> & { readonly tasks: Task[] };
+/**
+ * A bus's counts for one rule since its driver started, in the spec's rule order (the runtime's
+ * ConnectorStatus.rules); each target's `sink` is its spec path, e.g. "rules[0].sinks[1]".
+ */
+export type RuleCounts = Schemas["RuleCounts"];
+/** POST /event-patterns/test-rules: which of the rules a sample event matches. */
+export type RuleTestRequest = Schemas["RulesTestRequest"];
+export type RuleTestAnswer = Schemas["RulesTestResult"];
 export type StageCounts = Schemas["StageCounts"];
 export type LifecycleEvent = Schemas["LifecycleEvent"];
 export type Worker = Schemas["Worker"];
@@ -152,31 +157,6 @@ export type ChannelAction = "start" | "stop" | "pause" | "resume" | "restart";
 export type ChannelActionOperations = {
   [A in ChannelAction]: paths[`/api/v1/channels/{name}/${A}`]["post"];
 };
-
-/**
- * A bus's counts for one rule since its driver started, in the spec's rule order: the runtime's
- * contract (runtime_adapter/base.py, ConnectorStatus.rules), passed through by the status API.
- * Hand-written because the status schema may describe it as free-form JSON.
- */
-export interface RuleCounts {
-  rule: string;
-  matched: number;
-  delivered: number;
-  failed: number;
-  matched_per_second?: number | null;
-  delivered_per_second?: number | null;
-  /** Per sink of the rule; `sink` is its spec path, e.g. "rules[0].sinks[1]". */
-  targets?: { sink: string; type: string; delivered: number; failed: number }[];
-}
-
-/** POST /event-patterns/test-rules: which of the rules a sample event matches. */
-export interface RuleTestRequest {
-  rules: { name: string; pattern: Record<string, unknown> | null; enabled: boolean }[];
-  event: unknown;
-}
-export interface RuleTestAnswer {
-  results: { rule: string; matched: boolean }[];
-}
 
 /**
  * Field errors keyed by path, e.g. {"spec.transforms[1].config.pattern": ["…"]}: DRF's

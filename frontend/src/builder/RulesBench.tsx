@@ -2,7 +2,7 @@ import { useState } from "react";
 
 import { useTestRules } from "../api/hooks";
 import { rulesToTest, ruleTestRows, type RuleTestRow } from "../graph/rules";
-import { graphToSpec } from "../graph/spec";
+import { graphToSpec, isPlainObject } from "../graph/spec";
 import { failureMessages, FIRST_SAMPLE, parseSample, SampleEventFields } from "./SampleEvent";
 import { useBuilder } from "./store";
 
@@ -32,6 +32,10 @@ export function RulesBench() {
           ? `Finish the canvas first: ${result.problems.map((p) => p.message).join(" ")}`
           : "The channel has no rules yet: draw a second sink from the end of the chain.";
       setOutcome({ rows: [], errors: [why] });
+      return;
+    }
+    if (!isPlainObject(sample.event)) {
+      setOutcome({ rows: [], errors: ["The sample event is a JSON object (its CloudEvents form)."] });
       return;
     }
     const rules = result.spec.rules;
