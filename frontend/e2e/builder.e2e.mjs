@@ -15,6 +15,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 
 import { axeViolations, logIn, openBrowser } from "./browser.mjs";
+import * as canvas from "./canvas.mjs";
 
 const base = (process.env.SLUICE_URL ?? "http://127.0.0.1:8000").replace(/\/$/, "");
 const user = process.env.SLUICE_USER ?? "admin";
@@ -36,42 +37,9 @@ const { browser, page } = await openBrowser();
 const consoleErrors = [];
 page.on("pageerror", (error) => consoleErrors.push(String(error)));
 
-async function dragToCanvas(testId, x, y) {
-  const pane = page.locator(".react-flow__pane");
-  await page.getByTestId(testId).dragTo(pane, { targetPosition: { x, y } });
-}
-
-async function connect(fromNode, toNode) {
-  const from = page.locator(`.react-flow__node:has([data-testid="node-${fromNode}"]) .react-flow__handle.source`);
-  const to = page.locator(`.react-flow__node:has([data-testid="node-${toNode}"]) .react-flow__handle.target`);
-  const edges = () => page.locator(".react-flow__edge").count();
-  const before = await edges();
-  // A drag that starts while the canvas is still re-laying out (side panel opening) can miss
-  // the handle: measure again and retry a few times before giving up.
-  for (let attempt = 0; attempt < 3; attempt++) {
-    await page.waitForTimeout(200);
-    const a = await from.boundingBox();
-    const b = await to.boundingBox();
-    await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
-    await page.mouse.down();
-    await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 12 });
-    await page.mouse.up();
-    if ((await edges()) > before) return;
-  }
-  throw new Error(`could not connect ${fromNode} to ${toNode}`);
-}
-
-async function selectNode(node) {
-  await page.locator(`.react-flow__node:has([data-testid="node-${node}"])`).click();
-}
-
-/** Drop a plugin from the palette (found by searching) and wait for its node. */
-async function addStage(kind, type, search, x, y) {
-  await page.getByLabel("Search stages").fill(search);
-  await dragToCanvas(`palette-${kind}-${type}`, x, y);
-  await page.getByTestId(`node-${kind}-${type}`).waitFor();
-  await page.getByLabel("Search stages").fill("");
-}
+const connect = (fromNode, toNode) => canvas.connect(page, fromNode, toNode);
+const selectNode = (node) => canvas.selectNode(page, node);
+const addStage = (kind, type, search, x, y) => canvas.addStage(page, kind, type, search, x, y);
 
 const FLOWS = {
   generator: {

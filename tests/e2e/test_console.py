@@ -3,6 +3,7 @@ build a channel on the canvas, see a validation error and fix it, try picked sam
 the pattern, save, start, watch it run, pause, resume and stop it, view its offsets, save a
 second revision and open its diff against the running one; axe-core finds no serious or
 critical accessibility violation on the channels list, the builder and the channel page.
+frontend/e2e/bus.e2e.mjs draws a branch (a bus with two rules) and tests its rules.
 Screenshots and axe reports land in test-artifacts/e2e/."""
 
 from __future__ import annotations
@@ -234,3 +235,55 @@ def test_an_editor_issues_an_ingestion_token_in_the_browser(
     )
     assert sent.status_code == 202, sent.text
     assert sent.json()["accepted"] == 1
+
+
+@pytest.mark.timeout(300)
+def test_a_bus_drawn_in_the_browser(
+    stack: Stack, browser_tools: dict[str, str], shots: Path
+) -> None:
+    """The builder's canvas forks: a second sink dragged from the filter makes two rules; the
+    second gets a name and a pattern, the rules bench says which rules sample events match,
+    a preview sink refused as a rule's target is marked on its node, and the saved channel is
+    a bus with exactly those two rules. Started, both rules count matched events on the
+    channel page (its Rules table and the pipeline's rule nodes)."""
+    channel = f"e2e-bus-{uuid.uuid4().hex[:6]}"
+    env = {
+        **os.environ,
+        "SLUICE_URL": stack.base_url,
+        "SLUICE_USER": "admin",
+        "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
+        "E2E_ARTIFACTS": str(shots),
+        "E2E_CHANNEL": channel,
+        "CHROMIUM": browser_tools["chromium"],
+        "E2E_BUS_RUN": "1",
+    }
+    result = subprocess.run(
+        [browser_tools["node"], str(REPO_ROOT / "frontend" / "e2e" / "bus.e2e.mjs")],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    (shots / "e2e-bus.log").write_text(result.stdout + result.stderr, encoding="utf-8")
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
+    assert (shots / "builder-bus.png").stat().st_size > 0
+    assert (shots / "channel-bus.png").stat().st_size > 0
+    assert (shots / "channel-bus-running.png").stat().st_size > 0
+    for page in ("builder", "channel"):
+        report = json.loads((shots / f"axe-{page}-bus.json").read_text(encoding="utf-8"))
+        assert [v for v in report if v["impact"] in ("serious", "critical")] == [], page
+
+    spec = stack.session().get(f"{stack.api}/channels/{channel}/", timeout=10).json()["spec"]
+    assert "sink" not in spec
+    assert [stage["type"] for stage in spec["transforms"]] == ["filter"]
+    rules = spec["rules"]
+    assert [(rule["name"], rule["enabled"]) for rule in rules] == [
+        ("default", True),
+        ("big-orders", True),
+    ]
+    assert rules[0]["pattern"] is None
+    assert rules[1]["pattern"] == {"data": {"amount": [{"numeric": [">", 100]}]}}
+    assert [[sink["type"] for sink in rule["sinks"]] for rule in rules] == [["files"], ["files"]]
+    assert rules[1]["sinks"][0]["config"]["path"] == "e2e-bus/big-orders"

@@ -22,6 +22,8 @@ import type {
   OffsetsMessage,
   Plugin,
   Revision,
+  RuleTestAnswer,
+  RuleTestRequest,
   StageValidation,
   Worker,
 } from "./types";
@@ -156,6 +158,13 @@ export function validateStage(kind: string, type: string, config: unknown): Prom
 
 export function testPattern(pattern: unknown, event: unknown): Promise<EventPatternResult> {
   return post<EventPatternResult>("event-patterns/test", { pattern, event });
+}
+
+/** Which of a bus's rules a sample event matches (POST event-patterns/test-rules). */
+export function useTestRules() {
+  return useMutation({
+    mutationFn: (body: RuleTestRequest) => post<RuleTestAnswer>("event-patterns/test-rules", body),
+  });
 }
 
 export function useRevisions(name: string) {

@@ -43,10 +43,28 @@ export interface RuntimeOptions {
   interval_seconds: number | null;
 }
 
+/**
+ * One rule of a bus: the events its pattern matches (every event without one), reshaped by its
+ * transforms, go to each of its sinks. The server dumps every field; a request may leave out
+ * all but `name` and `sinks`.
+ */
+export interface Rule {
+  name: string;
+  description?: string;
+  /** A disabled rule matches nothing (default true). */
+  enabled?: boolean;
+  /** An event pattern over the event after the shared transforms; null: every event. */
+  pattern?: Record<string, unknown> | null;
+  transforms?: Stage[];
+  sinks: Stage[];
+}
+
+/** A linear channel has `sink`; a bus has `rules` instead (exactly one of the two). */
 export interface ChannelSpec {
   source: Stage;
   transforms: Stage[];
-  sink: Stage;
+  sink?: Stage;
+  rules?: Rule[];
   errors?: ErrorPolicy;
   runtime?: RuntimeOptions;
 }
@@ -75,7 +93,16 @@ export type ChannelRequest = WithSpec<Schemas["ChannelRequest"]>;
 export type IssuedIngestToken = Schemas["IssuedIngestToken"];
 /** Every field is in every answer; the schema marks all but `id` optional (as for Channel). */
 export type Task = Required<Schemas["Task"]>;
+/** `rules`: a bus's per-rule counts (empty for a linear channel). */
 export type ChannelStatus = Omit<Schemas["ChannelStatus"], "tasks"> & { readonly tasks: Task[] };
+/**
+ * A bus's counts for one rule since its driver started, in the spec's rule order (the runtime's
+ * ConnectorStatus.rules); each target's `sink` is its spec path, e.g. "rules[0].sinks[1]".
+ */
+export type RuleCounts = Schemas["RuleCounts"];
+/** POST /event-patterns/test-rules: which of the rules a sample event matches. */
+export type RuleTestRequest = Schemas["RulesTestRequest"];
+export type RuleTestAnswer = Schemas["RulesTestResult"];
 export type StageCounts = Schemas["StageCounts"];
 export type LifecycleEvent = Schemas["LifecycleEvent"];
 export type Worker = Schemas["Worker"];

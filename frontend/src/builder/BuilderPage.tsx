@@ -7,14 +7,13 @@ import {
   useReactFlow,
   type Connection,
 } from "@xyflow/react";
-import { useCallback, useEffect, useRef, useState, type DragEvent } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from "react";
 
 import { useChannel } from "../api/hooks";
-import type { Plugin, PluginKind } from "../api/types";
-import { canConnect, NODE_SPACING } from "../graph/spec";
+import { canConnect, NODE_SPACING, type NodeKind } from "../graph/spec";
 import { ChannelSettings } from "./ChannelSettings";
 import { ConfigPanel } from "./ConfigPanel";
-import { Palette } from "./Palette";
+import { Palette, type PaletteItem } from "./Palette";
 import { DRAG_TYPE } from "./plugins";
 import { nodeTypes } from "./StageNode";
 import { useBuilder } from "./store";
@@ -91,19 +90,19 @@ function Builder({ name }: { name: string | null }) {
 }
 
 /** Where a stage added with the keyboard (or a click) goes: right of the rightmost one. */
-function nextPosition(kind: PluginKind): { x: number; y: number } {
+function nextPosition(): { x: number; y: number } {
   const nodes = useBuilder.getState().nodes;
   if (nodes.length === 0) return { x: 0, y: 0 };
   const right = Math.max(...nodes.map((n) => n.position.x));
-  return { x: right + NODE_SPACING, y: kind === "transform" ? 0 : 0 };
+  return { x: right + NODE_SPACING, y: 0 };
 }
 
 function BuilderPalette() {
   const addStage = useBuilder((s) => s.addStage);
   const flow = useReactFlow();
   const add = useCallback(
-    (plugin: Plugin) => {
-      addStage(plugin.kind, plugin.type, nextPosition(plugin.kind));
+    (item: PaletteItem) => {
+      addStage(item.kind, item.type, nextPosition());
       window.setTimeout(() => void flow.fitView({ duration: 200, maxZoom: 1 }), 50);
     },
     [addStage, flow],
@@ -113,7 +112,7 @@ function BuilderPalette() {
 
 function Canvas() {
   const nodes = useBuilder((s) => s.nodes);
-  const edges = useBuilder((s) => s.edges);
+  const edges = useMarkedEdges();
   const onNodesChange = useBuilder((s) => s.onNodesChange);
   const onEdgesChange = useBuilder((s) => s.onEdgesChange);
   const connect = useBuilder((s) => s.connect);
@@ -149,7 +148,7 @@ function Canvas() {
       const raw = event.dataTransfer.getData(DRAG_TYPE);
       if (!raw) return;
       event.preventDefault();
-      const { kind, type } = JSON.parse(raw) as { kind: PluginKind; type: string };
+      const { kind, type } = JSON.parse(raw) as { kind: NodeKind; type: string };
       const position = flow.screenToFlowPosition({ x: event.clientX - 80, y: event.clientY - 30 });
       addStage(kind, type, position);
     },
@@ -163,7 +162,13 @@ function Canvas() {
       nodeTypes={nodeTypes}
       onNodesChange={onNodesChange}
       onEdgesChange={onEdgesChange}
-      onConnect={(c: Connection) => connect(c.source, c.target)}
+      onConnect={(c: Connection) => {
+        const before = useBuilder.getState().nodes.length;
+        connect(c.source, c.target);
+        // A fork adds rule nodes and moves the branches right: keep them in view.
+        if (useBuilder.getState().nodes.length > before)
+          window.setTimeout(() => void flow.fitView({ duration: 200, maxZoom: 1 }), 50);
+      }}
       isValidConnection={(c) => canConnect(useBuilder.getState().nodes, c.source, c.target)}
       onNodeClick={(_, node) => select(node.id)}
       onPaneClick={() => select(null)}
@@ -184,4 +189,16 @@ function Canvas() {
       <Controls showInteractive={false} />
     </ReactFlow>
   );
+}
+
+/** The edges, those into a branch the test bench's sample matched (or did not) marked. */
+function useMarkedEdges() {
+  const edges = useBuilder((s) => s.edges);
+  const matches = useBuilder((s) => s.ruleMatches);
+  return useMemo(() => {
+    if (!matches) return edges;
+    return edges.map((e) =>
+      e.target in matches ? { ...e, className: matches[e.target] ? "edge-matched" : "edge-unmatched" } : e,
+    );
+  }, [edges, matches]);
 }

@@ -33,7 +33,8 @@ export function ChannelSettings({ otherErrors }: { otherErrors: Record<string, s
       <h2>Channel</h2>
       <p className="small muted">
         Select a stage to edit its settings. Drag stages from the left, connect each output (right
-        dot) to the next stage's input (left dot).
+        dot) to the next stage's input (left dot). A second sink drawn from the end of the chain
+        makes the channel a bus: each branch a rule with its own pattern.
       </p>
       <label className="field">
         <span>Description</span>

@@ -1,7 +1,9 @@
 import { usePlugins } from "../api/hooks";
-import { canConnect } from "../graph/spec";
+import { NextStage } from "./NextStage";
 import { PatternBench } from "./PatternBench";
 import { pluginIndex, pluginKey } from "./plugins";
+import { RulePanel } from "./RulePanel";
+import { StageProblems, withoutKey } from "./StageProblems";
 import { StageForm } from "./StageForm";
 import { useBuilder } from "./store";
 
@@ -14,6 +16,7 @@ export function ConfigPanel({ nodeId }: { nodeId: string }) {
   const plugins = usePlugins();
   const plugin = node ? pluginIndex(plugins.data).get(pluginKey(node.data.kind, node.data.type)) : undefined;
   if (!node) return null;
+  if (node.data.kind === "rule") return <RulePanel nodeId={nodeId} />;
   if (!plugin) return <p className="muted">Loading the {node.data.type} plugin…</p>;
   const stageErrors = errors?.[""];
   // The stage's own problems (its type, e.g. one the execution mode cannot run) are listed
@@ -31,15 +34,7 @@ export function ConfigPanel({ nodeId }: { nodeId: string }) {
         </button>
       </div>
       <p className="small muted">{plugin.description}</p>
-      {stageErrors && (
-        <div role="alert">
-<ul className="error small">
-          {stageErrors.map((m) => (
-            <li key={m}>{m}</li>
-          ))}
-        </ul>
-</div>
-      )}
+      <StageProblems messages={stageErrors} />
       {node.data.kind !== "sink" && <NextStage nodeId={nodeId} />}
       <StageForm
         key={nodeId}
@@ -52,42 +47,4 @@ export function ConfigPanel({ nodeId }: { nodeId: string }) {
       {node.data.type === "filter" && <PatternBench pattern={node.data.config.pattern} />}
     </div>
   );
-}
-
-/** Connect this stage to the next one without a mouse (re-choosing reorders the chain). */
-function NextStage({ nodeId }: { nodeId: string }) {
-  const nodes = useBuilder((s) => s.nodes);
-  const edges = useBuilder((s) => s.edges);
-  const connect = useBuilder((s) => s.connect);
-  const onEdgesChange = useBuilder((s) => s.onEdgesChange);
-  const plugins = usePlugins();
-  const index = pluginIndex(plugins.data);
-  const current = edges.find((e) => e.source === nodeId);
-  const candidates = nodes.filter((n) => canConnect(nodes, nodeId, n.id));
-  return (
-    <label className="field">
-      <span>Feeds into</span>
-      <select
-        value={current?.target ?? ""}
-        onChange={(event) => {
-          const target = event.target.value;
-          if (target) connect(nodeId, target);
-          else if (current) onEdgesChange([{ type: "remove", id: current.id }]);
-        }}
-      >
-        <option value="">(not connected)</option>
-        {candidates.map((n) => (
-          <option key={n.id} value={n.id}>
-            {index.get(pluginKey(n.data.kind, n.data.type))?.title ?? n.data.type} ({n.data.kind}, {n.id})
-          </option>
-        ))}
-      </select>
-    </label>
-  );
-}
-
-function withoutKey<T>(record: Record<string, T>, key: string): Record<string, T> {
-  const copy = { ...record };
-  delete copy[key];
-  return copy;
 }

@@ -1,14 +1,25 @@
 import { useMemo, useState } from "react";
 
 import { usePlugins } from "../api/hooks";
-import type { Plugin } from "../api/types";
-import { DRAG_TYPE, KIND_TITLES, KINDS, searchPlugins } from "./plugins";
+import type { NodeKind } from "../graph/spec";
+import { DRAG_TYPE, KIND_TITLES, KINDS, RULE_ITEM, searchPlugins } from "./plugins";
 
-/** Sources, transforms and sinks from the catalogue: drag one onto the canvas, or press it. */
-export function Palette({ onAdd }: { onAdd: (plugin: Plugin) => void }) {
+export interface PaletteItem {
+  kind: NodeKind;
+  type: string;
+  title: string;
+  description: string;
+}
+
+/**
+ * Sources, transforms and sinks from the catalogue, and the rule of a bus: drag one onto the
+ * canvas, or press it.
+ */
+export function Palette({ onAdd }: { onAdd: (item: PaletteItem) => void }) {
   const plugins = usePlugins();
   const [query, setQuery] = useState("");
   const found = useMemo(() => searchPlugins(plugins.data ?? [], query), [plugins.data, query]);
+  const rules = searchPlugins([RULE_ITEM], query);
   return (
     <aside className="palette" aria-label="Stages">
       <label className="field">
@@ -31,30 +42,44 @@ export function Palette({ onAdd }: { onAdd: (plugin: Plugin) => void }) {
             <ul>
               {items.map((plugin) => (
                 <li key={`${plugin.kind}/${plugin.type}`}>
-                  <button
-                    type="button"
-                    className={`palette-item kind-${plugin.kind}`}
-                    draggable
-                    data-testid={`palette-${plugin.kind}-${plugin.type}`}
-                    title={`${plugin.description}\nDrag onto the canvas, or press to add.`}
-                    onDragStart={(event) => {
-                      event.dataTransfer.setData(
-                        DRAG_TYPE,
-                        JSON.stringify({ kind: plugin.kind, type: plugin.type }),
-                      );
-                      event.dataTransfer.effectAllowed = "move";
-                    }}
-                    onClick={() => onAdd(plugin)}
-                  >
-                    <strong>{plugin.title}</strong>
-                    <span className="small muted">{plugin.description}</span>
-                  </button>
+                  <PaletteButton item={plugin} onAdd={onAdd} />
                 </li>
               ))}
             </ul>
           </section>
         );
       })}
+      <section aria-label="Routing">
+        <h3>Routing</h3>
+        {rules.length === 0 && <p className="muted small">None match.</p>}
+        <ul>
+          {rules.map((item) => (
+            <li key="rule">
+              <PaletteButton item={item} onAdd={onAdd} />
+            </li>
+          ))}
+        </ul>
+      </section>
     </aside>
+  );
+}
+
+function PaletteButton({ item, onAdd }: { item: PaletteItem; onAdd: (item: PaletteItem) => void }) {
+  return (
+    <button
+      type="button"
+      className={`palette-item kind-${item.kind}`}
+      draggable
+      data-testid={`palette-${item.kind}-${item.type}`}
+      title={`${item.description}\nDrag onto the canvas, or press to add.`}
+      onDragStart={(event) => {
+        event.dataTransfer.setData(DRAG_TYPE, JSON.stringify({ kind: item.kind, type: item.type }));
+        event.dataTransfer.effectAllowed = "move";
+      }}
+      onClick={() => onAdd(item)}
+    >
+      <strong>{item.title}</strong>
+      <span className="small muted">{item.description}</span>
+    </button>
   );
 }

@@ -12,7 +12,8 @@ import { StringListField } from "./StringListField";
 const fields = { json: JsonField, stringList: StringListField };
 
 interface Props {
-  plugin: Plugin;
+  /** The plugin (or a rule: graph/rules.ts RULE_SCHEMA) whose config_schema the form follows. */
+  plugin: Pick<Plugin, "config_schema">;
   config: Record<string, unknown>;
   errors: Record<string, string[]> | undefined;
   onChange: (config: Record<string, unknown>) => void;

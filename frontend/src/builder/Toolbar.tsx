@@ -50,7 +50,7 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
         onError: (error) => {
           if (error instanceof ApiError && error.status === 400) {
             const configs = Object.fromEntries(state.nodes.map((n) => [n.id, n.data.config]));
-            const grouped = errorsByNode(error.fieldErrors(), result.order, configs);
+            const grouped = errorsByNode(error.fieldErrors(), result.stages, configs);
             state.setNodeErrors(grouped.nodes);
             onOtherErrors(grouped.other);
             // The channel's settings (error policy, runtime) show in the side panel with no

@@ -1,6 +1,6 @@
-/** Import and export of a channel as JSON ({name, description, spec}). */
+/** Import and export of a channel as JSON ({name, description, spec}), linear or a bus. */
 
-import type { ChannelSpec } from "../api/types";
+import type { ChannelSpec, Rule } from "../api/types";
 import { isPlainObject } from "../graph/spec";
 
 export interface ChannelFile {
@@ -9,7 +9,11 @@ export interface ChannelFile {
   spec: ChannelSpec;
 }
 
-/** Read an exported channel (or a bare spec); throws with a readable message. */
+/**
+ * Read an exported channel (or a bare spec); throws with a readable message. A bus's rules
+ * are read as far as the canvas needs them (each an object with a name and a list of sinks);
+ * the server checks the rest when the channel is saved.
+ */
 export function parseChannelFile(text: string): ChannelFile {
   let value: unknown;
   try {
@@ -19,14 +23,30 @@ export function parseChannelFile(text: string): ChannelFile {
   }
   if (!isPlainObject(value)) throw new Error("Expected a JSON object.");
   const spec = isPlainObject(value.spec) ? value.spec : value;
-  if (!isPlainObject(spec.source) || !isPlainObject(spec.sink))
-    throw new Error("A channel spec needs a source and a sink.");
+  const hasRules = Array.isArray(spec.rules);
+  if (!isPlainObject(spec.source) || (!isPlainObject(spec.sink) && !hasRules))
+    throw new Error("A channel spec needs a source and a sink (or rules, for a bus).");
+  if (isPlainObject(spec.sink) && hasRules) throw new Error("A channel spec has a sink or rules, not both.");
   const transforms = Array.isArray(spec.transforms) ? spec.transforms : [];
+  const out = { ...(spec as unknown as ChannelSpec), transforms } as ChannelSpec;
+  if (hasRules) out.rules = readRules(spec.rules as unknown[]);
   return {
     name: typeof value.name === "string" ? value.name : "",
     description: typeof value.description === "string" ? value.description : "",
-    spec: { ...(spec as unknown as ChannelSpec), transforms } as ChannelSpec,
+    spec: out,
   };
+}
+
+function readRules(rules: unknown[]): Rule[] {
+  if (rules.length === 0) throw new Error("A bus needs at least one rule.");
+  return rules.map((rule, index) => {
+    if (!isPlainObject(rule) || typeof rule.name !== "string")
+      throw new Error(`rules[${index}] needs a name.`);
+    if (!Array.isArray(rule.sinks) || rule.sinks.length === 0 || !rule.sinks.every(isPlainObject))
+      throw new Error(`rules[${index}] (${rule.name}) needs a list of sinks.`);
+    const transforms = Array.isArray(rule.transforms) ? rule.transforms : [];
+    return { ...(rule as unknown as Rule), transforms };
+  });
 }
 
 export function downloadJson(filename: string, value: unknown): void {

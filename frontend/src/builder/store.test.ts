@@ -128,4 +128,57 @@ describe("builder store", () => {
     s.redo();
     expect(useBuilder.getState().runtime?.mode).toBe("available-now");
   });
+
+  it("a second sink drawn from the end of the chain forks it into rules, in one undo step", () => {
+    useBuilder.getState().load({
+      name: "orders",
+      description: "",
+      spec: { ...stages, transforms: [{ type: "filter", config: { pattern: { type: ["order"] } } }] },
+    });
+    const s = useBuilder.getState();
+    const second = s.addStage("sink", "files", { x: 480, y: 200 });
+    s.connect("n2", second);
+    const state = useBuilder.getState();
+    const rules = state.nodes.filter((n) => n.data.kind === "rule");
+    expect(rules.map((n) => [n.type, n.data.config])).toEqual([
+      ["rule", { name: "default", enabled: true }],
+      ["rule", { name: "rule-1", enabled: true }],
+    ]);
+    state.setConfig(rules[1]!.id, { name: "big", enabled: true, pattern: { data: { amount: [{ numeric: [">", 100] }] } } });
+    const result = spec();
+    expect(result.ok && result.spec.rules?.map((r) => [r.name, r.pattern, r.sinks.map((x) => x.type)])).toEqual([
+      ["default", null, ["kafka"]],
+      ["big", { data: { amount: [{ numeric: [">", 100] }] } }, ["files"]],
+    ]);
+    s.undo(); // the pattern
+    s.undo(); // the fork: no rule nodes, the chain as it was
+    const back = useBuilder.getState();
+    expect(back.nodes.filter((n) => n.data.kind === "rule")).toHaveLength(0);
+    expect(back.edges).toHaveLength(2);
+  });
+
+  it("adds a rule from the palette with a free name and forgets the bench's marks on a change", () => {
+    const s = useBuilder.getState();
+    expect(s.addStage("rule", "rule", { x: 0, y: 0 })).toBe("n1");
+    const id = s.addStage("rule", "rule", { x: 0, y: 100 });
+    expect(useBuilder.getState().nodes.find((n) => n.id === id)).toMatchObject({
+      type: "rule",
+      data: { kind: "rule", config: { name: "rule-2", enabled: true } },
+    });
+    s.setRuleMatches({ n1: true, [id]: false });
+    s.setConfig(id, { name: "eu", enabled: false });
+    expect(useBuilder.getState().ruleMatches).toBeNull();
+  });
+
+  it("re-targets a stage's output without a mouse", () => {
+    const s = useBuilder.getState();
+    const a = s.addStage("source", "generator", { x: 0, y: 0 });
+    const b = s.addStage("sink", "kafka", { x: 200, y: 0 });
+    const c = s.addStage("sink", "files", { x: 200, y: 100 });
+    s.retarget(a, null, b);
+    s.retarget(a, b, c);
+    expect(useBuilder.getState().edges.map((e) => [e.source, e.target])).toEqual([[a, c]]);
+    s.retarget(a, c, null);
+    expect(useBuilder.getState().edges).toHaveLength(0);
+  });
 });

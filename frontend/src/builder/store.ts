@@ -10,16 +10,20 @@ import {
 } from "@xyflow/react";
 import { create } from "zustand";
 
-import type { ChannelSpec, ErrorPolicy, PluginKind, RuntimeOptions } from "../api/types";
+import type { ChannelSpec, ErrorPolicy, RuntimeOptions } from "../api/types";
+import { newRuleName, ruleConfig, ruleName } from "../graph/rules";
 import {
   canConnect,
   connect as connectEdges,
+  insertRuleNodes,
   removeNode,
   specToGraph,
+  type NodeKind,
   type StageData,
 } from "../graph/spec";
 
-export type StageNode = Node<StageData, "stage">;
+/** A node of the canvas: a stage ("stage") or a rule of a bus ("rule"). */
+export type StageNode = Node<StageData, "stage" | "rule">;
 
 interface Snapshot {
   nodes: StageNode[];
@@ -42,13 +46,17 @@ export interface BuilderState extends Snapshot {
   nextId: number;
   dirty: boolean;
   lastConfigEdit: { id: string; at: number } | null;
+  /** The test bench's last answer: rule node id → whether the sample event matched it. */
+  ruleMatches: Record<string, boolean> | null;
 
   load: (channel: { name: string; description: string; spec: ChannelSpec } | null) => void;
   setMeta: (meta: { name?: string; description?: string }) => void;
-  addStage: (kind: PluginKind, type: string, position: { x: number; y: number }) => string;
+  addStage: (kind: NodeKind, type: string, position: { x: number; y: number }) => string;
   onNodesChange: (changes: NodeChange<StageNode>[]) => void;
   onEdgesChange: (changes: EdgeChange[]) => void;
   connect: (source: string, target: string) => void;
+  /** Replace the edge source → from (none: null) by source → to (none: null), one undo step. */
+  retarget: (source: string, from: string | null, to: string | null) => void;
   deleteNode: (id: string) => void;
   setConfig: (id: string, config: Record<string, unknown>) => void;
   setErrorPolicy: (errors: ErrorPolicy | null) => void;
@@ -60,6 +68,7 @@ export interface BuilderState extends Snapshot {
   undo: () => void;
   redo: () => void;
   markSaved: () => void;
+  setRuleMatches: (matches: Record<string, boolean> | null) => void;
 }
 
 const HISTORY = 100;
@@ -77,6 +86,7 @@ export const useBuilder = create<BuilderState>()((set, get) => {
       future: [],
       dirty: true,
       lastConfigEdit: null,
+      ruleMatches: null,
       ...update,
     }));
 
@@ -95,6 +105,7 @@ export const useBuilder = create<BuilderState>()((set, get) => {
     nextId: 1,
     dirty: false,
     lastConfigEdit: null,
+    ruleMatches: null,
 
     load: (channel) => {
       const graph = channel ? specToGraph(channel.spec) : { nodes: [], edges: [] };
@@ -113,6 +124,7 @@ export const useBuilder = create<BuilderState>()((set, get) => {
         nextId: graph.nodes.length + 1,
         dirty: false,
         lastConfigEdit: null,
+        ruleMatches: null,
       });
     },
 
@@ -120,7 +132,13 @@ export const useBuilder = create<BuilderState>()((set, get) => {
 
     addStage: (kind, type, position) => {
       const id = `n${get().nextId}`;
-      const node: StageNode = { id, type: "stage", position, data: { kind, type, config: {} } };
+      const names = get()
+        .nodes.filter((n) => n.data.kind === "rule")
+        .map((n) => ruleName(n.data.config));
+      const node: StageNode =
+        kind === "rule"
+          ? { id, type: "rule", position, data: { kind, type: "rule", config: ruleConfig({ name: newRuleName(names) }) } }
+          : { id, type: "stage", position, data: { kind, type, config: {} } };
       change({ nodes: [...get().nodes, node], nextId: get().nextId + 1, selectedId: id });
       return id;
     },
@@ -147,8 +165,25 @@ export const useBuilder = create<BuilderState>()((set, get) => {
     },
 
     connect: (source, target) => {
-      if (!canConnect(get().nodes, source, target)) return;
-      change({ edges: connectEdges(get().edges, source, target) as Edge[] });
+      const { nodes, edges } = get();
+      if (!canConnect(nodes, source, target)) return;
+      // A second stage drawn from the end of the shared chain forks the channel into rules:
+      // each branch gets a rule node (one undo step with the edge).
+      let nextId = get().nextId;
+      const forked = insertRuleNodes(nodes, connectEdges(edges, source, target, nodes), source, () => `n${nextId++}`);
+      change({ nodes: forked.nodes as StageNode[], edges: forked.edges as Edge[], nextId });
+    },
+
+    retarget: (source, from, to) => {
+      const { nodes } = get();
+      const edges = get().edges.filter((e) => !(e.source === source && e.target === from));
+      let nextId = get().nextId;
+      if (to !== null && canConnect(nodes, source, to)) {
+        const forked = insertRuleNodes(nodes, connectEdges(edges, source, to, nodes), source, () => `n${nextId++}`);
+        change({ nodes: forked.nodes as StageNode[], edges: forked.edges as Edge[], nextId });
+        return;
+      }
+      change({ edges: edges as Edge[] });
     },
 
     deleteNode: (id) => {
@@ -174,6 +209,7 @@ export const useBuilder = create<BuilderState>()((set, get) => {
         return {
           nodes: state.nodes.map((n) => (n.id === id ? { ...n, data: { ...n.data, config } } : n)),
           dirty: true,
+          ruleMatches: null,
           lastConfigEdit: { id, at: now },
           ...(grouped ? {} : { past: [...state.past, snapshot(state)].slice(-HISTORY), future: [] }),
         };
@@ -210,6 +246,7 @@ export const useBuilder = create<BuilderState>()((set, get) => {
           past: state.past.slice(0, -1),
           future: [snapshot(state), ...state.future],
           dirty: true,
+          ruleMatches: null,
         };
       }),
 
@@ -222,9 +259,12 @@ export const useBuilder = create<BuilderState>()((set, get) => {
           past: [...state.past, snapshot(state)],
           future: state.future.slice(1),
           dirty: true,
+          ruleMatches: null,
         };
       }),
 
     markSaved: () => set({ exists: true, dirty: false }),
+
+    setRuleMatches: (ruleMatches) => set({ ruleMatches }),
   };
 });

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from "react";
 
 import { validateStage } from "../api/hooks";
+import { ruleName, ruleNameProblems } from "../graph/rules";
 import { alignErrorPath } from "../graph/spec";
 import { useBuilder } from "./store";
 
@@ -9,7 +10,8 @@ const VALIDATE_DELAY_MS = 400;
 /**
  * Validation as you go: each stage whose config changed is checked by the server
  * (POST plugins/{kind}/{type}/validate) once typing pauses, whether or not its panel is
- * still open; only the answer for a stage's latest config is kept.
+ * still open; only the answer for a stage's latest config is kept. A rule's name is checked
+ * here (its form, its uniqueness), its pattern by the server as a filter's would be.
  */
 export function useStageValidation(): void {
   const nodes = useBuilder((s) => s.nodes);
@@ -18,18 +20,32 @@ export function useStageValidation(): void {
 
   useEffect(() => {
     const timer = window.setTimeout(() => {
+      const rules = nodes.filter((n) => n.data.kind === "rule");
       for (const node of nodes) {
         const { kind, type, config } = node.data;
-        const key = JSON.stringify([kind, type, config]);
+        const others =
+          kind === "rule" ? rules.filter((r) => r.id !== node.id).map((r) => ruleName(r.data.config)) : [];
+        const key = JSON.stringify([kind, type, config, others]);
         if (checked.current.get(node.id) === key) continue;
         checked.current.set(node.id, key);
-        validateStage(kind, type, config)
+        const local: Record<string, string[]> = {};
+        if (kind === "rule") {
+          const problems = ruleNameProblems(ruleName(config), others);
+          if (problems.length > 0) local.name = problems;
+          if (config.pattern === undefined) {
+            setStageErrors(node.id, local);
+            continue;
+          }
+        }
+        const [checkKind, checkType, checkConfig] =
+          kind === "rule" ? ["transform", "filter", { pattern: config.pattern }] : [kind, type, config];
+        validateStage(checkKind, checkType, checkConfig)
           .then((answer) => {
             if (checked.current.get(node.id) !== key) return; // a newer config is on its way
-            const fields: Record<string, string[]> = {};
+            const fields: Record<string, string[]> = { ...local };
             const errors = "errors" in answer ? answer.errors : {};
             for (const [path, messages] of Object.entries(errors)) {
-              fields[alignErrorPath(path.replace(/^config\.?/, ""), config)] = messages;
+              fields[alignErrorPath(path.replace(/^config\.?/, ""), checkConfig)] = messages;
             }
             setStageErrors(node.id, fields);
           })

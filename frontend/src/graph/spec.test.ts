@@ -5,7 +5,6 @@ import {
   SECRET_MARKER,
   alignErrorPath,
   canConnect,
-  chainOrder,
   checkGraph,
   connect,
   errorsByNode,
@@ -38,7 +37,11 @@ describe("specToGraph / graphToSpec", () => {
     expect(nodes.map((n) => n.data.type)).toEqual(["generator", "filter", "mask", "preview"]);
     expect(edges).toHaveLength(3);
     const back = graphToSpec(nodes, edges);
-    expect(back).toEqual({ ok: true, spec, order: ["n1", "n2", "n3", "n4"] });
+    expect(back).toEqual({
+      ok: true,
+      spec,
+      stages: { source: "n1", "transforms[0]": "n2", "transforms[1]": "n3", sink: "n4" },
+    });
   });
 
   it("keeps the runtime options, and leaves them out when there are none", () => {
@@ -58,7 +61,7 @@ describe("specToGraph / graphToSpec", () => {
         "spec.runtime.mode": ["unknown"],
         "spec.errors.dead_letter": ["no dead letters in real-time mode"],
       },
-      ["a", "b", "c"],
+      { source: "a", "transforms[0]": "b", sink: "c" },
     );
     expect(grouped.nodes).toEqual({
       a: { "": ["a generator source has no end for available-now to reach"] },
@@ -82,7 +85,7 @@ describe("specToGraph / graphToSpec", () => {
     ];
     const back = graphToSpec(nodes, edges);
     expect(back.ok && back.spec.transforms.map((t) => t.type)).toEqual(["mask"]);
-    expect(back.ok && back.order).toEqual(["a", "b", "s"]);
+    expect(back.ok && back.stages).toEqual({ source: "a", "transforms[0]": "b", sink: "s" });
   });
 
   it("never prefills secrets", () => {
@@ -115,14 +118,30 @@ describe("checkGraph", () => {
     ]);
   });
 
-  it("refuses branches", () => {
+  it("names the end of a branch that reaches no sink", () => {
     const nodes = [node("a", "source"), node("t", "transform"), node("z", "sink")];
     const edges = [
       { id: "1", source: "a", target: "t" },
       { id: "2", source: "a", target: "z" },
     ];
-    expect(checkGraph(nodes, edges)[0]!.nodeIds).toEqual(["a"]);
-    expect(chainOrder(nodes, edges)).toEqual([]);
+    expect(checkGraph(nodes, edges)).toEqual([{ message: "Connect each branch through to a sink.", nodeIds: ["t"] }]);
+  });
+
+  it("refuses a stage with two inputs and a loop", () => {
+    const nodes = [node("a", "source"), node("t", "transform"), node("u", "transform"), node("z", "sink")];
+    const twoInputs = [
+      { id: "1", source: "a", target: "t" },
+      { id: "2", source: "a", target: "u" },
+      { id: "3", source: "t", target: "z" },
+      { id: "4", source: "u", target: "z" },
+    ];
+    expect(checkGraph(nodes, twoInputs)[0]).toEqual({ message: "A stage reads from exactly one stage.", nodeIds: ["z"] });
+    const loop = [
+      { id: "1", source: "a", target: "z" },
+      { id: "2", source: "t", target: "u" },
+      { id: "3", source: "u", target: "t" },
+    ];
+    expect(checkGraph(nodes, loop)).toEqual([{ message: "Some stages are not connected to the chain.", nodeIds: ["t", "u"] }]);
   });
 });
 
@@ -154,7 +173,7 @@ describe("editing the chain", () => {
 
 describe("server errors", () => {
   it("parses paths", () => {
-    expect(parseErrorPath("spec.transforms[1].config.pattern")).toEqual({ stage: 1, field: "pattern" });
+    expect(parseErrorPath("spec.transforms[1].config.pattern")).toEqual({ stage: "transforms[1]", field: "pattern" });
     expect(parseErrorPath("spec.source.config.security.password")).toEqual({
       stage: "source",
       field: "security.password",
@@ -162,7 +181,7 @@ describe("server errors", () => {
     expect(parseErrorPath("spec.sink")).toEqual({ stage: "sink", field: "" });
     // The stage's type (a plugin the execution mode cannot run) is the stage's own problem.
     expect(parseErrorPath("spec.source.type")).toEqual({ stage: "source", field: "" });
-    expect(parseErrorPath("spec.transforms[2].type")).toEqual({ stage: 2, field: "" });
+    expect(parseErrorPath("spec.transforms[2].type")).toEqual({ stage: "transforms[2]", field: "" });
     expect(parseErrorPath("spec.source.config")).toEqual({ stage: "source", field: "" });
     expect(parseErrorPath("spec.source.config.type")).toEqual({ stage: "source", field: "type" });
     expect(parseErrorPath("spec.runtime.mode")).toEqual({ stage: null, field: "runtime.mode" });
@@ -171,6 +190,14 @@ describe("server errors", () => {
       field: "dead_letter.config.topic",
     });
     expect(parseErrorPath("name")).toEqual({ stage: null, field: "name" });
+    // A bus: a rule's own fields, its transforms' and its sinks' configs.
+    expect(parseErrorPath("spec.rules[2].pattern")).toEqual({ stage: "rules[2]", field: "pattern" });
+    expect(parseErrorPath("spec.rules[2].name")).toEqual({ stage: "rules[2]", field: "name" });
+    expect(parseErrorPath("spec.rules[2].sinks")).toEqual({ stage: "rules[2]", field: "" });
+    expect(parseErrorPath("spec.rules[2].transforms[0].config.x")).toEqual({ stage: "rules[2].transforms[0]", field: "x" });
+    expect(parseErrorPath("spec.rules[2].sinks[1].config.topic")).toEqual({ stage: "rules[2].sinks[1]", field: "topic" });
+    expect(parseErrorPath("spec.rules[0].sinks[0].type")).toEqual({ stage: "rules[0].sinks[0]", field: "" });
+    expect(parseErrorPath("spec.rules")).toEqual({ stage: null, field: "rules" });
   });
 
   it("marks the exact node and field", () => {
@@ -181,7 +208,7 @@ describe("server errors", () => {
         "spec.sink.config.max_events": ["too big"],
         name: ["taken"],
       },
-      ["a", "b", "c"],
+      { source: "a", "transforms[0]": "b", sink: "c" },
     );
     expect(grouped.nodes).toEqual({
       a: { rate: ["too small"] },
@@ -196,9 +223,11 @@ describe("server errors", () => {
     expect(alignErrorPath("auth.basic.username", config)).toBe("auth.username");
     expect(alignErrorPath("topics[0]", config)).toBe("topics[0]");
     expect(alignErrorPath("pattern", config)).toBe("pattern");
-    const grouped = errorsByNode({ "spec.sink.config.auth.basic.username": ["field required"] }, ["a", "b"], {
-      b: config,
-    });
+    const grouped = errorsByNode(
+      { "spec.sink.config.auth.basic.username": ["field required"] },
+      { source: "a", sink: "b" },
+      { b: config },
+    );
     expect(grouped.nodes).toEqual({ b: { "auth.username": ["field required"] } });
   });
 

@@ -1,122 +1,99 @@
 /**
- * Graph logic of the builder, free of React: a channel spec is a chain
- * source → transforms… → sink; the canvas holds it as nodes and edges.
+ * Graph logic of the builder, free of React: a channel spec is the source, a shared chain of
+ * transforms, then one sink (a linear channel) or rules (a bus: each a pattern, its own
+ * transforms and its sinks); the canvas holds it as nodes and edges (see branches.ts).
  *
- * specToGraph and graphToSpec are inverse on well-formed graphs; checkGraph names
- * every problem that keeps a canvas from being a spec, with the nodes involved.
+ * specToGraph and graphToSpec are inverse on well-formed graphs; checkGraph names every
+ * problem that keeps a canvas from being a spec, with the nodes involved.
  */
 
-import type { ChannelSpec, ErrorPolicy, PluginKind, RuntimeOptions, Stage } from "../api/types";
+import type { ChannelSpec, ErrorPolicy, RuntimeOptions, Stage } from "../api/types";
+import { analyzeGraph, isShared } from "./branches";
+import { newRuleName, ruleConfig, ruleName, toRule } from "./rules";
+import { edgeId, NODE_SPACING, ROW_SPACING, type GraphEdge, type GraphNode, type GraphProblem } from "./types";
+import { isPlainObject } from "./util";
 
-export interface StageData {
-  kind: PluginKind;
-  type: string;
-  config: Record<string, unknown>;
-  [key: string]: unknown;
-}
-
-export interface GraphNode {
-  id: string;
-  position: { x: number; y: number };
-  data: StageData;
-  type?: string;
-}
-
-export interface GraphEdge {
-  id: string;
-  source: string;
-  target: string;
-}
-
-export interface GraphProblem {
-  message: string;
-  nodeIds: string[];
-}
+export { alignErrorPath, errorsByNode, parseErrorPath, toFormErrors, type ErrorTarget } from "./errors";
+export { edgeId, NODE_SPACING, type GraphEdge, type GraphNode, type GraphProblem, type NodeKind, type StageData } from "./types";
+export { isPlainObject } from "./util";
 
 export const SECRET_MARKER = "__sluice_secret__";
-export const NODE_SPACING = 240;
 
-export const edgeId = (source: string, target: string) => `e-${source}-${target}`;
+/** Node id of each stage of a spec, by its path: "source", "transforms[0]", "sink", "rules[1]",
+ * "rules[1].transforms[0]", "rules[1].sinks[2]" (where the server's errors point). */
+export type StagePaths = Record<string, string>;
 
-/** Lay a spec out left to right; ids n1, n2, … in chain order. */
-export function specToGraph(spec: ChannelSpec): { nodes: GraphNode[]; edges: GraphEdge[] } {
-  const stages: { kind: PluginKind; stage: Stage }[] = [
-    { kind: "source", stage: spec.source },
-    ...spec.transforms.map((stage) => ({ kind: "transform" as const, stage })),
-    { kind: "sink", stage: spec.sink },
-  ];
-  const nodes = stages.map(({ kind, stage }, index) => ({
-    id: `n${index + 1}`,
-    type: "stage",
-    position: { x: index * NODE_SPACING, y: 0 },
-    data: { kind, type: stage.type, config: stripSecrets(stage.config ?? {}) },
-  }));
-  const edges = nodes.slice(1).map((node, index) => {
-    const source = nodes[index]!.id;
-    return { id: edgeId(source, node.id), source, target: node.id };
+/**
+ * Lay a spec out left to right, ids n1, n2, … in spec order: the source, the shared
+ * transforms, then (a bus) each rule's node, transforms and sinks, one rule under the other.
+ */
+export function specToGraph(spec: ChannelSpec): { nodes: GraphNode[]; edges: GraphEdge[]; stages: StagePaths } {
+  const nodes: GraphNode[] = [];
+  const edges: GraphEdge[] = [];
+  const stages: StagePaths = {};
+  const add = (path: string, kind: GraphNode["data"]["kind"], stage: Stage, column: number, row: number) => {
+    const id = `n${nodes.length + 1}`;
+    const config = kind === "rule" ? stage.config : stripSecrets(stage.config ?? {});
+    nodes.push({
+      id,
+      type: kind === "rule" ? "rule" : "stage",
+      position: { x: column * NODE_SPACING, y: row * ROW_SPACING },
+      data: { kind, type: stage.type, config },
+    });
+    stages[path] = id;
+    return id;
+  };
+  const link = (source: string, target: string) => edges.push({ id: edgeId(source, target), source, target });
+
+  const rules = spec.rules ?? [];
+  const rows = rules.map((rule) => Math.max(1, rule.sinks.length));
+  const middle = (Math.max(1, rows.reduce((a, b) => a + b, 0)) - 1) / 2;
+  let last = add("source", "source", spec.source, 0, middle);
+  spec.transforms.forEach((stage, index) => {
+    const id = add(`transforms[${index}]`, "transform", stage, index + 1, middle);
+    link(last, id);
+    last = id;
   });
-  return { nodes, edges };
+  const fork = last;
+  const ruleColumn = spec.transforms.length + 1;
+  if (!spec.rules) {
+    if (spec.sink) link(fork, add("sink", "sink", spec.sink, ruleColumn, middle));
+    return { nodes, edges, stages };
+  }
+  const sinkColumn = ruleColumn + 1 + Math.max(0, ...rules.map((r) => (r.transforms ?? []).length));
+  let top = 0;
+  rules.forEach((rule, r) => {
+    const row = top + (rows[r]! - 1) / 2;
+    let previous = add(`rules[${r}]`, "rule", { type: "rule", config: ruleConfig(rule) }, ruleColumn, row);
+    link(fork, previous);
+    (rule.transforms ?? []).forEach((stage, t) => {
+      const id = add(`rules[${r}].transforms[${t}]`, "transform", stage, ruleColumn + 1 + t, row);
+      link(previous, id);
+      previous = id;
+    });
+    rule.sinks.forEach((stage, s) => link(previous, add(`rules[${r}].sinks[${s}]`, "sink", stage, sinkColumn, top + s)));
+    top += rows[r]!;
+  });
+  return { nodes, edges, stages };
 }
 
-/** Every problem that keeps the canvas from being one chain source → transforms → sink. */
+/** Every problem that keeps the canvas from being a channel spec. */
 export function checkGraph(nodes: GraphNode[], edges: GraphEdge[]): GraphProblem[] {
-  const problems: GraphProblem[] = [];
-  const sources = nodes.filter((n) => n.data.kind === "source");
-  const sinks = nodes.filter((n) => n.data.kind === "sink");
-  if (sources.length === 0) problems.push({ message: "Add a source.", nodeIds: [] });
-  if (sources.length > 1)
-    problems.push({
-      message: "A channel has exactly one source.",
-      nodeIds: sources.map((n) => n.id),
-    });
-  if (sinks.length === 0) problems.push({ message: "Add a sink.", nodeIds: [] });
-  if (sinks.length > 1)
-    problems.push({ message: "A channel has exactly one sink.", nodeIds: sinks.map((n) => n.id) });
-  if (problems.length > 0) return problems;
-
-  const outgoing = groupBy(edges, (e) => e.source);
-  const incoming = groupBy(edges, (e) => e.target);
-  for (const node of nodes) {
-    if ((outgoing.get(node.id)?.length ?? 0) > 1)
-      problems.push({ message: "A stage feeds exactly one next stage.", nodeIds: [node.id] });
-    if ((incoming.get(node.id)?.length ?? 0) > 1)
-      problems.push({ message: "A stage reads from exactly one stage.", nodeIds: [node.id] });
-  }
-  if (problems.length > 0) return problems;
-
-  const chain = walk(sources[0]!.id, outgoing);
-  const last = chain[chain.length - 1]!;
-  if (chain.length > nodes.length) {
-    problems.push({ message: "The stages form a loop.", nodeIds: chain });
-    return problems;
-  }
-  if (last !== sinks[0]!.id) {
-    problems.push({
-      message: "Connect the chain from the source through to the sink.",
-      nodeIds: [last],
-    });
-  }
-  const reached = new Set(chain);
-  const loose = nodes.filter((n) => !reached.has(n.id)).map((n) => n.id);
-  if (loose.length > 0 && last === sinks[0]!.id)
-    problems.push({ message: "Some stages are not connected to the chain.", nodeIds: loose });
-  return problems;
-}
-
-/** Node ids in chain order from the source; [] when the graph is not a chain. */
-export function chainOrder(nodes: GraphNode[], edges: GraphEdge[]): string[] {
-  if (checkGraph(nodes, edges).length > 0) return [];
-  const source = nodes.find((n) => n.data.kind === "source")!;
-  return walk(source.id, groupBy(edges, (e) => e.source));
+  const analysis = analyzeGraph(nodes, edges);
+  return analysis.ok ? [] : analysis.problems;
 }
 
 export type ToSpec =
-  | { ok: true; spec: ChannelSpec; order: string[] }
+  | { ok: true; spec: ChannelSpec; stages: StagePaths }
   | { ok: false; problems: GraphProblem[] };
 
 /**
- * The spec the canvas describes, or why it describes none. The error policy and the runtime
- * options are the channel's settings (not on the canvas); left out when null (the defaults).
+ * The spec the canvas describes, or why it describes none. One branch without a rule node is a
+ * linear channel (`sink`); anything else a bus (`rules`, in the order the edges leaving the
+ * fork were drawn; a branch without a rule node is named ``default`` when it is the first,
+ * else rule-1, rule-2, …). The error
+ * policy and the runtime options are the channel's settings (not on the canvas); left out
+ * when null (the defaults).
  */
 export function graphToSpec(
   nodes: GraphNode[],
@@ -124,30 +101,39 @@ export function graphToSpec(
   errors?: ErrorPolicy | null,
   runtime?: RuntimeOptions | null,
 ): ToSpec {
-  const problems = checkGraph(nodes, edges);
-  if (problems.length > 0) return { ok: false, problems };
-  const order = chainOrder(nodes, edges);
+  const analysis = analyzeGraph(nodes, edges);
+  if (!analysis.ok) return analysis;
+  const { structure } = analysis;
   const byId = new Map(nodes.map((n) => [n.id, n]));
-  const stages = order.map((id) => toStage(byId.get(id)!.data));
-  const misplaced = order.filter((id, index) => {
-    const kind = byId.get(id)!.data.kind;
-    if (index === 0) return kind !== "source";
-    if (index === order.length - 1) return kind !== "sink";
-    return kind !== "transform";
-  });
-  if (misplaced.length > 0)
-    return {
-      ok: false,
-      problems: [{ message: "Transforms stand between the source and the sink.", nodeIds: misplaced }],
-    };
+  const stageOf = (id: string): Stage => ({ type: byId.get(id)!.data.type, config: byId.get(id)!.data.config });
+  const stages: StagePaths = { source: structure.source };
   const spec: ChannelSpec = {
-    source: stages[0]!,
-    transforms: stages.slice(1, -1),
-    sink: stages[stages.length - 1]!,
+    source: stageOf(structure.source),
+    transforms: structure.transforms.map((id, index) => {
+      stages[`transforms[${index}]`] = id;
+      return stageOf(id);
+    }),
   };
+  const [only, ...others] = structure.branches;
+  if (others.length === 0 && only!.rule === null && only!.transforms.length === 0 && only!.sinks.length === 1) {
+    spec.sink = stageOf(only!.sinks[0]!);
+    stages.sink = only!.sinks[0]!;
+  } else {
+    const named = structure.branches.flatMap((b) => (b.rule ? [ruleName(byId.get(b.rule)!.data.config)] : []));
+    spec.rules = structure.branches.map((branch, r) => {
+      stages[`rules[${r}]`] = branch.rule ?? branch.head;
+      branch.transforms.forEach((id, t) => (stages[`rules[${r}].transforms[${t}]`] = id));
+      branch.sinks.forEach((id, s) => (stages[`rules[${r}].sinks[${s}]`] = id));
+      const config = branch.rule ? byId.get(branch.rule)!.data.config : null;
+      // The first branch without a rule node is the one a linear channel had: "default".
+      const name = config ? ruleName(config) : newRuleName(named, r === 0);
+      if (!config) named.push(name);
+      return toRule(config, name, branch.transforms.map(stageOf), branch.sinks.map(stageOf));
+    });
+  }
   if (errors) spec.errors = errors;
   if (runtime) spec.runtime = runtime;
-  return { ok: true, spec, order };
+  return { ok: true, spec, stages };
 }
 
 /** Whether an edge source → target may be drawn at all (kinds and self-loops). */
@@ -156,120 +142,80 @@ export function canConnect(nodes: GraphNode[], source: string, target: string): 
   const from = nodes.find((n) => n.id === source);
   const to = nodes.find((n) => n.id === target);
   if (!from || !to) return false;
+  if (from.data.kind === "rule" && to.data.kind === "rule") return false;
   return from.data.kind !== "sink" && to.data.kind !== "source";
 }
 
 /**
- * Draw source → target, replacing the source's old outgoing edge and the target's old
- * incoming one, so re-connecting reorders transforms instead of branching the chain.
+ * Draw source → target. The target's old input is replaced (a stage reads from one stage).
+ * A transform drawn from a stage that feeds transforms only replaces that edge too, so
+ * re-connecting reorders a chain; any other edge is added beside the old ones: a second sink
+ * (or rule, or transform) from the end of a chain branches the channel.
  */
-export function connect(edges: GraphEdge[], source: string, target: string): GraphEdge[] {
-  const kept = edges.filter((e) => e.source !== source && e.target !== target);
+export function connect(edges: GraphEdge[], source: string, target: string, nodes?: GraphNode[]): GraphEdge[] {
+  const kinds = new Map((nodes ?? []).map((n) => [n.id, n.data.kind]));
+  const outs = edges.filter((e) => e.source === source && e.target !== target);
+  const reorder =
+    nodes === undefined ||
+    (kinds.get(target) === "transform" && outs.every((e) => kinds.get(e.target) === "transform"));
+  const kept = edges.filter((e) => e.target !== target && !(reorder && e.source === source));
   return [...kept, { id: edgeId(source, target), source, target }];
 }
 
-/** Remove a node; its predecessor and successor are joined so the chain stays whole. */
+/**
+ * After an edge from ``fork`` was drawn: when ``fork`` stands before the rules and now feeds
+ * more than one stage, each branch that does not start with a rule gets a rule node (every
+ * event; named ``default`` for the branch of a linear channel that forks, as the server names
+ * its implicit rule, else rule-1, rule-2, …) so its pattern can be set; the branch moves one
+ * column right to make room. Returns the graph unchanged otherwise.
+ */
+export function insertRuleNodes(
+  nodes: GraphNode[],
+  edges: GraphEdge[],
+  fork: string,
+  newId: () => string,
+): { nodes: GraphNode[]; edges: GraphEdge[] } {
+  const heads = edges.filter((e) => e.source === fork).map((e) => e.target);
+  const kinds = new Map(nodes.map((n) => [n.id, n.data.kind]));
+  if (heads.length < 2 || !isShared(nodes, edges, fork)) return { nodes, edges };
+  const bare = heads.filter((id) => kinds.get(id) !== "rule");
+  if (bare.length === 0) return { nodes, edges };
+  const names = nodes.filter((n) => n.data.kind === "rule").map((n) => ruleName(n.data.config));
+  const wasLinear = names.length === 0;
+  let outNodes = [...nodes];
+  let outEdges = [...edges];
+  for (const head of bare) {
+    const id = newId();
+    // The branch drawn first is the one the linear channel had.
+    const name = newRuleName(names, wasLinear && head === heads[0]);
+    names.push(name);
+    const at = outNodes.find((n) => n.id === head)!.position;
+    const moved = new Set(descendants(outEdges, head));
+    outNodes = outNodes.map((n) =>
+      moved.has(n.id) ? { ...n, position: { x: n.position.x + NODE_SPACING, y: n.position.y } } : n,
+    );
+    outNodes.push({ id, type: "rule", position: { ...at }, data: { kind: "rule", type: "rule", config: ruleConfig({ name }) } });
+    outEdges = outEdges.filter((e) => !(e.source === fork && e.target === head));
+    outEdges.push({ id: edgeId(fork, id), source: fork, target: id }, { id: edgeId(id, head), source: id, target: head });
+  }
+  return { nodes: outNodes, edges: outEdges };
+}
+
+/** Remove a node; its predecessor is joined to each of its successors so the graph stays whole. */
 export function removeNode(
   nodes: GraphNode[],
   edges: GraphEdge[],
   id: string,
 ): { nodes: GraphNode[]; edges: GraphEdge[] } {
   const before = edges.find((e) => e.target === id)?.source;
-  const after = edges.find((e) => e.source === id)?.target;
-  let kept = edges.filter((e) => e.source !== id && e.target !== id);
-  if (before && after && canConnect(nodes, before, after)) kept = connect(kept, before, after);
-  return { nodes: nodes.filter((n) => n.id !== id), edges: kept };
-}
-
-export interface ErrorTarget {
-  /** "source", "sink", a transform index, or "errors" for the error policy. */
-  stage: "source" | "sink" | "errors" | number | null;
-  /**
-   * The path inside the stage's config ("pattern", "security.password"), "" for the stage
-   * itself (its type, e.g. one the channel's execution mode cannot run).
-   */
-  field: string;
-}
-
-/** Where a server error path ("spec.transforms[1].config.pattern") points. */
-export function parseErrorPath(path: string): ErrorTarget {
-  const rest = path.replace(/^spec\./, "");
-  const transform = rest.match(/^transforms\[(\d+)\](?:\.(.*))?$/);
-  let stage: ErrorTarget["stage"];
-  let tail: string;
-  if (transform) {
-    stage = Number(transform[1]);
-    tail = transform[2] ?? "";
-  } else {
-    const named = rest.match(/^(source|sink|errors)(?:\.(.*))?$/);
-    if (!named) return { stage: null, field: rest };
-    stage = named[1] as "source" | "sink" | "errors";
-    tail = named[2] ?? "";
+  const after = edges.filter((e) => e.source === id).map((e) => e.target);
+  const kept = edges.filter((e) => e.source !== id && e.target !== id);
+  const rest = nodes.filter((n) => n.id !== id);
+  for (const target of after) {
+    if (before && canConnect(nodes, before, target))
+      kept.push({ id: edgeId(before, target), source: before, target });
   }
-  if (stage === "errors") return { stage, field: tail };
-  const config = tail.match(/^config(?:\.(.*))?$/);
-  return { stage, field: config ? (config[1] ?? "") : "" };
-}
-
-/** Group server errors by canvas node id (and field) using the chain order of the save. */
-export function errorsByNode(
-  errors: Record<string, string[]>,
-  order: string[],
-  configs: Record<string, unknown> = {},
-): { nodes: Record<string, Record<string, string[]>>; other: Record<string, string[]> } {
-  const nodes: Record<string, Record<string, string[]>> = {};
-  const other: Record<string, string[]> = {};
-  for (const [path, messages] of Object.entries(errors)) {
-    const { stage, field } = parseErrorPath(path);
-    let nodeId: string | undefined;
-    if (stage === "source") nodeId = order[0];
-    else if (stage === "sink") nodeId = order[order.length - 1];
-    else if (typeof stage === "number") nodeId = order[stage + 1];
-    if (nodeId === undefined) {
-      other[path] = messages;
-      continue;
-    }
-    const forNode = (nodes[nodeId] ??= {});
-    const aligned = alignErrorPath(field, configs[nodeId]);
-    forNode[aligned] = [...(forNode[aligned] ?? []), ...messages];
-  }
-  return { nodes, other };
-}
-
-/**
- * A server error path inside a config, re-aligned with the config: pydantic names the branch
- * of a tagged union in its paths ("auth.basic.username" for auth = {type: "basic", …}), the
- * form does not ("auth.username").
- */
-export function alignErrorPath(path: string, config: unknown): string {
-  const parts = path.split(".").filter(Boolean);
-  const out: string[] = [];
-  let cursor: unknown = config;
-  for (const part of parts) {
-    if (isPlainObject(cursor) && !(part in cursor) && cursor.type === part) continue;
-    out.push(part);
-    const key = part.replace(/\[\d+\]$/, "");
-    cursor = isPlainObject(cursor) ? cursor[key] : undefined;
-  }
-  return out.join(".");
-}
-
-/** Messages keyed by config path → rjsf extraErrors ({pattern: {__errors: […]}}). */
-export function toFormErrors(fields: Record<string, string[]>): Record<string, unknown> {
-  const root: Record<string, unknown> = {};
-  for (const [path, messages] of Object.entries(fields)) {
-    const parts = path
-      .replace(/\[(\d+)\]/g, ".$1")
-      .split(".")
-      .filter(Boolean);
-    let cursor = root;
-    for (const part of parts) {
-      cursor = (cursor[part] ??= {}) as Record<string, unknown>;
-    }
-    const existing = (cursor.__errors as string[] | undefined) ?? [];
-    cursor.__errors = [...existing, ...messages];
-  }
-  return root;
+  return { nodes: rest, edges: kept };
 }
 
 /** A config without the server's secret markers: secrets are never shown or prefilled. */
@@ -282,33 +228,11 @@ export function stripSecrets(config: Record<string, unknown>): Record<string, un
   return out;
 }
 
-function toStage(data: StageData): Stage {
-  return { type: data.type, config: data.config };
-}
-
-function walk(start: string, outgoing: Map<string, GraphEdge[]>): string[] {
-  const chain = [start];
-  const seen = new Set(chain);
-  let current = start;
-  for (;;) {
-    const next = outgoing.get(current)?.[0]?.target;
-    if (next === undefined) return chain;
-    chain.push(next);
-    if (seen.has(next)) return [...chain, ...chain]; // a loop: longer than any chain
-    seen.add(next);
-    current = next;
-  }
-}
-
-function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    out.set(k, [...(out.get(k) ?? []), item]);
+/** ``id`` and every node after it. */
+function descendants(edges: GraphEdge[], id: string): string[] {
+  const out = [id];
+  for (let i = 0; i < out.length; i++) {
+    for (const e of edges) if (e.source === out[i] && !out.includes(e.target)) out.push(e.target);
   }
   return out;
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

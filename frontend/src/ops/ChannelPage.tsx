@@ -1,10 +1,7 @@
-import { ReactFlow, ReactFlowProvider } from "@xyflow/react";
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useState } from "react";
 
 import { useChannel, useChannelStatus, useLifecycle, usePreview } from "../api/hooks";
 import type { ChannelStatus } from "../api/types";
-import { nodeTypes } from "../builder/StageNode";
-import { specToGraph } from "../graph/spec";
 import { href } from "../router";
 import { StateBadge } from "../ui/StateBadge";
 import { ago, eventsPerSecond, fmtNumber, fmtTime, totalLag } from "../ui/format";
@@ -13,8 +10,9 @@ import { ThroughputChart, type Sample } from "./Chart";
 import { DeleteChannelButton } from "./DeleteChannelButton";
 import { IngestPanel } from "./IngestPanel";
 import { OffsetsPanel } from "./OffsetsPanel";
+import { PipelineCanvas } from "./PipelineCanvas";
 import { RevisionsPanel } from "./RevisionsPanel";
-import { stageDetails } from "./stageCounts";
+import { RulesPanel } from "./RulesPanel";
 
 const MAX_SAMPLES = 90;
 
@@ -25,7 +23,7 @@ export function ChannelPage({ name }: { name: string }) {
   const [messages, setMessages] = useState<string[]>([]);
   const samples = useSamples(status.data, status.dataUpdatedAt);
   const s = status.data;
-  const hasPreview = channel.data?.spec.sink.type === "preview";
+  const hasPreview = channel.data?.spec.sink?.type === "preview";
 
   return (
     <div className="stack channel-page">
@@ -91,7 +89,7 @@ export function ChannelPage({ name }: { name: string }) {
         <section className="panel" aria-label="Pipeline">
           <h2>Pipeline</h2>
           <div className="mini-canvas">
-            {channel.data && <ReadOnlyCanvas spec={channel.data.spec} status={s} />}
+            {channel.data && <PipelineCanvas spec={channel.data.spec} status={s} />}
           </div>
         </section>
         <section className="panel" aria-label="Throughput and lag">
@@ -99,6 +97,8 @@ export function ChannelPage({ name }: { name: string }) {
           <ThroughputChart samples={samples} />
         </section>
       </div>
+
+      {channel.data?.spec.rules && <RulesPanel spec={channel.data.spec} status={s} />}
 
       {s?.trace && (
         <section className="panel failure" aria-label="Failure">
@@ -196,35 +196,6 @@ function useSamples(status: ChannelStatus | undefined, at: number): Sample[] {
     });
   }, [status, at]);
   return samples;
-}
-
-function ReadOnlyCanvas({ spec, status }: { spec: Parameters<typeof specToGraph>[0]; status?: ChannelStatus }) {
-  const graph = useMemo(() => specToGraph(spec), [spec]);
-  const rate = eventsPerSecond(status);
-  const counts = stageDetails(status?.stages, spec.transforms.length);
-  const nodes = graph.nodes.map((n) => {
-    const lines = [
-      n.data.kind === "source" && rate !== null ? `${rate.toFixed(1)} events/s in` : null,
-      counts.get(n.id) ?? null,
-    ].filter((line): line is string => line !== null);
-    return lines.length > 0 ? { ...n, data: { ...n.data, detail: lines.join(" · ") } } : n;
-  });
-  return (
-    <ReactFlowProvider>
-      <ReactFlow
-        nodes={nodes}
-        edges={graph.edges.map((e) => ({ ...e, animated: status?.state === "RUNNING" }))}
-        nodeTypes={nodeTypes}
-        nodesDraggable={false}
-        nodesConnectable={false}
-        elementsSelectable={false}
-        deleteKeyCode={null}
-        fitView
-        fitViewOptions={{ maxZoom: 0.9 }}
-        proOptions={{ hideAttribution: true }}
-      />
-    </ReactFlowProvider>
-  );
 }
 
 function Lifecycle({ name }: { name: string }) {
