@@ -76,7 +76,7 @@ def ns_in_files(spark: SparkSession, path: Path) -> list[int]:
 def ns_in_table(path: Path, table: str) -> list[int]:
     with sqlite3.connect(path) as connection:
         rows = connection.execute(f'SELECT data FROM "{table}"').fetchall()
-    return sorted(json.loads(row[0])["n"] for row in rows)
+    return sorted(json.loads(row[0])["data"]["n"] for row in rows)  # content: cloudevents
 
 
 DRIVER = """
@@ -112,7 +112,7 @@ def test_a_bus_routes_each_event_to_its_targets_and_survives_kill_9(
             "pattern": {"data": {"kind": ["refund"]}},
             "sinks": [
                 kafka_sink(kafka_bootstrap, refunds),
-                {"type": "files", "config": {"path": str(tmp_path / "refunds")}},
+                {"type": "files", "config": {"path": str(tmp_path / "refunds"), "format": "jsonl"}},
             ],
         },
         {
@@ -251,7 +251,12 @@ def test_one_target_down_under_tolerance_all_the_others_keep_delivering(
     down = f"postgresql://127.0.0.1:{closed_port()}/nothing"
     rules = [
         {"name": "to-kafka", "sinks": [kafka_sink(kafka_bootstrap, out)]},
-        {"name": "to-files", "sinks": [{"type": "files", "config": {"path": str(tmp_path / "f")}}]},
+        {
+            "name": "to-files",
+            "sinks": [
+                {"type": "files", "config": {"path": str(tmp_path / "f"), "format": "jsonl"}}
+            ],
+        },
         {
             "name": "to-postgres",
             "pattern": {"data": {"kind": ["order"]}},
