@@ -223,7 +223,7 @@ class HostedConnector:
             self.placement = placement
             self.deployment = deployment
         log.info(
-            "connector %s: revision %s changes its rules only: applied to the running query",
+            "connector %s: revision %s changes its rules only: the running query takes it",
             self.connector_id,
             deployment.revision,
         )
