@@ -356,32 +356,33 @@ class HostedConnector:
         to this query), the query stops and starts again from the new revision's spec, from
         its checkpoint: nothing read is lost, nothing is skipped.
         """
+        # The query, its router and the spec it was built from change on this thread only:
+        # the lock guards what the driver's thread reads (take_revision), not the swap.
         with self.lock:
             live, self.live = self.live, None
             if live is None:
                 return
             self.revision = live.deployment.revision
             self.running_plain = live.plain
-            if self.router is None or self.query is None or self.built_plain is None:
-                return  # the query stopped meanwhile: its next start builds the new spec
-            from pipelines.spec import SpecError, validate_spec
+        if self.router is None or self.query is None or self.built_plain is None:
+            return  # the query stopped meanwhile: its next start builds the new spec
+        from pipelines.spec import SpecError, validate_spec
 
-            built = {**self.built_plain, "rules": live.plain["rules"]}
-            try:
-                spec = validate_spec(built)
-                self.router.replace(spec)
-            except SpecError as exc:
-                log.warning(
-                    "revision %s cannot be applied to the running query (%s): restarting it",
-                    self.revision,
-                    exc,
-                )
-            else:
-                self.built_plain = built
-                self.layout = rule_layout(spec)
-                log.info("revision %s applied: the rules changed, the query runs on", self.revision)
-                return
-        self.stop_query()  # (outside the lock: stopping waits for the running batch)
+        built = {**self.built_plain, "rules": live.plain["rules"]}
+        try:
+            spec = validate_spec(built)
+            self.router.replace(spec)
+        except SpecError as exc:
+            log.warning(
+                "revision %s cannot be applied to the running query (%s): restarting it",
+                self.revision,
+                exc,
+            )
+            self.stop_query()  # the next step starts it on the new revision, from its checkpoint
+            return
+        self.built_plain = built
+        self.layout = rule_layout(spec)
+        log.info("revision %s applied: the rules changed, the query runs on", self.revision)
 
     def is_ours_to_stop(self, deployment: Deployment) -> bool:
         """Released because its target is STOPPED (not moved or restarted): report STOPPED."""
