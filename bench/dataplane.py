@@ -685,6 +685,14 @@ def save(results: Results, text: str) -> None:
 
 
 def main() -> None:
+    argv = sys.argv[1:]
+    if "--only=bus" in argv or (
+        "--only" in argv and argv[argv.index("--only") + 1 :][:1] == ["bus"]
+    ):
+        from bench.bus import main as bus_main  # a bus against channels: bench/bus.py
+
+        bus_main([a for a in argv if a not in ("--only=bus", "bus", "--only")])
+        return
     args = parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="sluice-bench-"))
     kafka, bootstrap = start_kafka(workdir / "kafka", workdir / "logs")
@@ -703,6 +711,10 @@ def main() -> None:
         save(results, text)
     finally:
         kafka.stop()
+    if not args.only:  # the whole data-plane benchmark includes the bus part
+        from bench.bus import main as bus_main
+
+        bus_main([])
 
 
 if __name__ == "__main__":

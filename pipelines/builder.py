@@ -73,12 +73,16 @@ class StagePoint:
 
 
 def stage_points(spec: ChannelSpec | Mapping[str, object]) -> list[StagePoint]:
-    """The counted stages of a channel, in order: its source, its transforms, its sink."""
+    """The counted stages of a channel, in order: its source, its transforms, its sink (a
+    bus: its source and shared transforms; its rules are counted per rule instead, see
+    :meth:`pipelines.bus.BatchRun.rule_counts`)."""
     if not isinstance(spec, ChannelSpec):  # a validated spec is not validated again
         spec = validate_spec(spec)
     points = [StagePoint(0, "source", None, spec.source.type, "source")]
     for index, stage in enumerate(spec.transforms):
         points.append(transform_point(index, stage))
+    if spec.is_bus:
+        return points
     points.append(StagePoint(len(points), "sink", None, spec.the_sink.type, "sink"))
     return points
 
@@ -195,6 +199,7 @@ def build_stream(
     preview_publisher: PreviewPublisher | None = None,
     on_dead_letters: Callable[[int], None] | None = None,
     count_stages: bool = True,
+    on_rule_counts: Callable[[int, list[dict[str, Any]]], None] | None = None,
 ) -> DataStreamWriter:
     """Return the fully configured writer of a channel's query; the caller calls ``start()``.
 
@@ -215,8 +220,25 @@ def build_stream(
     With ``count_stages`` each stage's events are counted as they pass
     (:func:`observe_stages`; :func:`stage_counts` reads a batch's
     ``observedMetrics``), under either error policy.
+
+    A bus (a spec with ``rules``) is built by :func:`pipelines.bus.build_bus_stream` (one
+    query: one read, each batch routed to every rule's targets); ``on_rule_counts`` then
+    receives each batch's per-rule counts (ignored for a linear channel). Use
+    ``build_bus_stream`` itself to change the rules of the running query.
     """
     spec = validate_spec(spec)
+    if spec.is_bus:
+        from pipelines.bus import build_bus_stream  # bus builds on this module
+
+        writer, _ = build_bus_stream(
+            spark,
+            spec,
+            channel=channel,
+            checkpoint_dir=checkpoint_dir,
+            on_rule_counts=on_rule_counts,
+            on_dead_letters=on_dead_letters,
+        )
+        return writer
     tolerant = spec.errors.tolerance == "all"
     sink = spec.the_sink
     sink_config = parse_stage_config("sink", sink)

@@ -196,7 +196,9 @@ def dead_letter_events(dead_letters: DataFrame, channel: str) -> DataFrame:
     ``type`` is ``sluice.deadletter``, ``source`` ``sluice://channels/{channel}``; the id is the
     failed event's (or ``topic/partition/offset`` of a record that never became one); the
     extensions ``sluicestage`` and ``sluiceerrorclass`` allow routing by header; ``data`` holds
-    the whole context::
+    the whole context (a bus's dead letters, which have ``rule`` and ``target`` columns, also
+    carry ``rule`` and ``target``, the sink's path such as ``rules[1].sinks[0]``, in it and in
+    the extensions ``sluicerule`` and ``sluicetarget``)::
 
         {"stage": "transforms[1] (cast)", "error_class": "CastError", "message": "...",
          "origin": {"topic": "orders", "partition": 0, "offset": 42, "timestamp": "..."},
@@ -215,14 +217,30 @@ def dead_letter_events(dead_letters: DataFrame, channel: str) -> DataFrame:
         F.col("origin_offset").alias("offset"),
         time_text("origin_timestamp").alias("timestamp"),
     )
+    located_in_bus = "rule" in dead_letters.columns  # a bus's: which rule, which target
+    bus_context = [F.col("rule"), F.col("target")] if located_in_bus else []
     context = F.struct(
         "stage",
         "error_class",
         "message",
+        *bus_context,
         origin.alias("origin"),
         F.col("origin_payload").alias("payload"),
         F.try_parse_json("event").alias("event"),
     )
+    extensions = [
+        F.lit("sluicestage"),
+        F.col("stage").cast("variant"),
+        F.lit("sluiceerrorclass"),
+        F.col("error_class").cast("variant"),
+    ]
+    if located_in_bus:
+        extensions += [
+            F.lit("sluicerule"),
+            F.coalesce("rule", F.lit("")).cast("variant"),
+            F.lit("sluicetarget"),
+            F.coalesce("target", F.lit("")).cast("variant"),
+        ]
     located = F.concat_ws("/", "origin_topic", "origin_partition", "origin_offset")
     events = dead_letters.select(
         F.coalesce("event_id", F.when(located != "", located), F.expr("uuid()")).alias("id"),
@@ -233,12 +251,7 @@ def dead_letter_events(dead_letters: DataFrame, channel: str) -> DataFrame:
         F.current_timestamp().alias("time"),
         F.lit(JSON_CONTENT_TYPE).alias("datacontenttype"),
         F.lit(None).cast("string").alias("dataschema"),
-        F.create_map(
-            F.lit("sluicestage"),
-            F.col("stage").cast("variant"),
-            F.lit("sluiceerrorclass"),
-            F.col("error_class").cast("variant"),
-        ).alias("extensions"),
+        F.create_map(*extensions).alias("extensions"),
         F.parse_json(F.to_json(context)).alias("data"),
         "origin_topic",
         "origin_partition",

@@ -69,10 +69,14 @@ def kafka_sink_options(config: KafkaSinkConfig) -> dict[str, str]:
     }
 
 
-def events_to_kafka_records(events: DataFrame, config: KafkaSinkConfig) -> DataFrame:
+def events_to_kafka_records(
+    events: DataFrame, config: KafkaSinkConfig, *, topic: Column | None = None
+) -> DataFrame:
     """Rows for Spark's Kafka sink: ``topic``, ``key``, ``value`` (binary) and ``headers``.
 
     Events whose topic is not a legal name are failed before (:func:`mark_bad_topics`).
+    ``topic`` overrides :func:`record_topic` (a bus writes several targets' rows at once,
+    each with its own target's topic).
     """
     if config.format == "cloudevents-binary":
         value, headers = F.expr(_BINARY_VALUE_SQL), F.expr(_binary_headers_sql())
@@ -84,7 +88,7 @@ def events_to_kafka_records(events: DataFrame, config: KafkaSinkConfig) -> DataF
         headers = F.array(_header(CONTENT_TYPE_HEADER, F.lit(JSON_CONTENT_TYPE)))
     key = F.coalesce(*_field_text(config.key_field), _text(PARTITION_KEY_EXTENSION), F.col("id"))
     records = events.select(
-        record_topic(config).alias("topic"),
+        (record_topic(config) if topic is None else topic).alias("topic"),
         key.cast("binary").alias("key"),
         value.cast("binary").alias("value"),
         headers.alias("headers"),

@@ -1,0 +1,309 @@
+"""A bus (a channel with rules) as real streaming queries: files source -> rules -> files and
+JDBC (SQLite) targets; replays, live rule changes, the error policy, per-rule counts, and the
+conformance vectors through rule patterns."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from pipelines import native
+from pipelines.builder import build_stream
+from pipelines.bus import build_bus_stream, live_change, routing_column, rule_predicate
+from pipelines.patterns import variant_child
+from pipelines.spec import SpecError, validate_spec
+from tests.support.conformance import load_conformance
+
+pytestmark = pytest.mark.spark
+
+VECTORS: list[dict[str, Any]] = load_conformance()["vectors"]
+
+ORDERS = [
+    {"n": 1, "kind": "order", "amount": 50},
+    {"n": 2, "kind": "order", "amount": 150},
+    {"n": 3, "kind": "refund", "amount": 300},
+    {"n": 4, "kind": "order", "amount": 101},
+    {"n": 5, "kind": "ping"},
+]
+
+
+def files_sink(path: Path, content: str = "data") -> dict[str, Any]:
+    return {"type": "files", "config": {"path": str(path), "format": "jsonl", "content": content}}
+
+
+def sqlite_sink(path: Path, table: str = "events") -> dict[str, Any]:
+    return {"type": "jdbc", "config": {"url": f"sqlite:///{path}", "table": table}}
+
+
+def bus_spec(tmp_path: Path, rules: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    source = {"path": str(tmp_path / "in"), "format": "jsonl"}
+    return {"source": {"type": "files", "config": source}, "rules": rules, **extra}
+
+
+def standard_rules(tmp_path: Path) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": "big-orders",
+            "pattern": {"data": {"kind": ["order"], "amount": [{"numeric": [">", 100]}]}},
+            "sinks": [files_sink(tmp_path / "big"), sqlite_sink(tmp_path / "db.sqlite", "big")],
+        },
+        {
+            "name": "refunds",
+            "pattern": {"data": {"kind": ["refund"]}},
+            "transforms": [{"type": "insert", "config": {"fields": {"data.flagged": True}}}],
+            "sinks": [files_sink(tmp_path / "refunds")],
+        },
+        {"name": "everything", "sinks": [sqlite_sink(tmp_path / "db.sqlite", "all")]},
+    ]
+
+
+def drop(tmp_path: Path, name: str, records: list[dict[str, Any]]) -> None:
+    inbox = tmp_path / "in"
+    inbox.mkdir(exist_ok=True)
+    (inbox / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def run_bus(
+    spark: SparkSession, tmp_path: Path, spec: dict[str, Any], counts: list[Any] | None = None
+) -> None:
+    writer = build_stream(
+        spark,
+        validate_spec(spec),
+        channel="bus-test",
+        checkpoint_dir=str(tmp_path / "checkpoint"),
+        on_rule_counts=(lambda batch_id, c: counts.append((batch_id, c)))
+        if counts is not None
+        else None,
+    )
+    query = writer.start()
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+
+
+def lines(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(row.value) for row in spark.read.text(str(path)).collect()]
+
+
+def ns(records: list[dict[str, Any]]) -> list[int]:
+    return sorted(record["n"] for record in records)
+
+
+def table(path: Path, name: str) -> list[dict[str, Any]]:
+    with sqlite3.connect(path) as connection:
+        rows = connection.execute(f'SELECT data FROM "{name}"').fetchall()
+    return [json.loads(row[0]) for row in rows]
+
+
+def test_each_target_gets_the_events_its_rule_matches(spark: SparkSession, tmp_path: Path) -> None:
+    counts: list[Any] = []
+    drop(tmp_path, "a.jsonl", ORDERS)
+    run_bus(spark, tmp_path, bus_spec(tmp_path, standard_rules(tmp_path)), counts)
+
+    assert ns(lines(spark, tmp_path / "big")) == [2, 4]
+    assert ns(table(tmp_path / "db.sqlite", "big")) == [2, 4]
+    refunds = lines(spark, tmp_path / "refunds")
+    assert refunds == [{"n": 3, "kind": "refund", "amount": 300, "flagged": True}]
+    assert ns(table(tmp_path / "db.sqlite", "all")) == [1, 2, 3, 4, 5]
+
+    [batch] = [c for _, c in counts if any(r["matched"] for r in c)]
+    by_rule = {rule["rule"]: rule for rule in batch}
+    assert by_rule["big-orders"] == {
+        "rule": "big-orders",
+        "matched": 2,
+        "delivered": 2,
+        "failed": 0,
+        "targets": [
+            {"sink": "rules[0].sinks[0]", "type": "files", "delivered": 2, "failed": 0},
+            {"sink": "rules[0].sinks[1]", "type": "jdbc", "delivered": 2, "failed": 0},
+        ],
+    }
+    assert (by_rule["refunds"]["matched"], by_rule["refunds"]["delivered"]) == (1, 1)
+    assert (by_rule["everything"]["matched"], by_rule["everything"]["delivered"]) == (5, 5)
+
+
+def test_a_replayed_batch_writes_no_duplicate(spark: SparkSession, tmp_path: Path) -> None:
+    spec = bus_spec(tmp_path, standard_rules(tmp_path))
+    drop(tmp_path, "a.jsonl", ORDERS)
+    run_bus(spark, tmp_path, spec)
+    # As after a crash between writing the batch and committing it: the batch runs again.
+    commits = sorted((tmp_path / "checkpoint" / "commits").glob("[0-9]*"))
+    assert commits, "the batch was committed"
+    commits[-1].unlink()
+    drop(tmp_path, "b.jsonl", [{"n": 6, "kind": "order", "amount": 999}])
+    run_bus(spark, tmp_path, spec)
+
+    assert ns(lines(spark, tmp_path / "big")) == [2, 4, 6]
+    assert ns(table(tmp_path / "db.sqlite", "big")) == [2, 4, 6]
+    assert ns(table(tmp_path / "db.sqlite", "all")) == [1, 2, 3, 4, 5, 6]
+    assert ns(lines(spark, tmp_path / "refunds")) == [3]
+
+
+def test_tolerance_all_a_target_down_does_not_stop_the_others(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    (tmp_path / "down.sqlite").mkdir()  # a directory: SQLite cannot open it
+    rules = standard_rules(tmp_path)
+    rules[2]["sinks"] = [sqlite_sink(tmp_path / "down.sqlite", "all")]
+    dlq = {
+        "type": "files",
+        "config": {**files_sink(tmp_path / "dlq")["config"], "content": "cloudevents"},
+    }
+    spec = bus_spec(tmp_path, rules, errors={"tolerance": "all", "dead_letter": dlq})
+    counts: list[Any] = []
+    dead: list[int] = []
+    drop(tmp_path, "a.jsonl", [*ORDERS, {"broken": True}])
+    (tmp_path / "in" / "b.jsonl").write_text('{"n": 7, "kind": "order", "amount": \n')
+    writer, _ = build_bus_stream(
+        spark,
+        validate_spec(spec),
+        channel="bus-test",
+        checkpoint_dir=str(tmp_path / "checkpoint"),
+        on_rule_counts=lambda b, c: counts.append(c),
+        on_dead_letters=dead.append,
+    )
+    query = writer.start()
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+
+    assert ns(lines(spark, tmp_path / "big")) == [2, 4]  # the other rules kept delivering
+    assert ns(table(tmp_path / "db.sqlite", "big")) == [2, 4]
+    assert ns(lines(spark, tmp_path / "refunds")) == [3]
+    letters = lines(spark, tmp_path / "dlq")
+    down = [letter for letter in letters if letter["data"].get("target") == "rules[2].sinks[0]"]
+    assert len(down) == 6  # every event of the rule whose target is down
+    assert {letter["data"]["rule"] for letter in down} == {"everything"}
+    assert {letter["sluicerule"] for letter in down} == {"everything"}
+    assert down[0]["subject"] == "rules[2].sinks[0]"
+    unreadable = [letter for letter in letters if letter["data"]["stage"] == "source"]
+    assert len(unreadable) == 1 and unreadable[0]["data"].get("rule") is None
+    assert sum(dead) == 7
+    everything = [r for batch in counts for r in batch if r["rule"] == "everything"]
+    assert sum(r["failed"] for r in everything) == 6
+    assert sum(r["targets"][0]["failed"] for r in everything) == 6
+    assert sum(r["delivered"] for r in everything) == 0
+
+
+def test_tolerance_none_names_the_rule_and_target(spark: SparkSession, tmp_path: Path) -> None:
+    (tmp_path / "down.sqlite").mkdir()
+    rules = standard_rules(tmp_path)
+    rules[2]["sinks"] = [sqlite_sink(tmp_path / "down.sqlite", "all")]
+    drop(tmp_path, "a.jsonl", ORDERS)
+    with pytest.raises(PySparkException) as raised:
+        run_bus(spark, tmp_path, bus_spec(tmp_path, rules))
+    assert "rule 'everything' target rules[2].sinks[0] (jdbc)" in str(raised.value)
+
+
+def test_a_rule_transform_failure_names_the_rule(spark: SparkSession, tmp_path: Path) -> None:
+    rules = standard_rules(tmp_path)
+    rules[1]["transforms"] = [{"type": "cast", "config": {"fields": {"data.kind": "long"}}}]
+    drop(tmp_path, "a.jsonl", ORDERS)
+    with pytest.raises(PySparkException) as raised:
+        run_bus(spark, tmp_path, bus_spec(tmp_path, rules))
+    assert "rule 'refunds' (rules[1]): rules[1].transforms[0] (cast)" in str(raised.value)
+
+
+def test_rules_change_on_the_running_query(spark: SparkSession, tmp_path: Path) -> None:
+    rules = standard_rules(tmp_path)
+    spec = validate_spec(bus_spec(tmp_path, rules[:1]))
+    counts: list[tuple[int, Any]] = []
+    writer, router = build_bus_stream(
+        spark,
+        spec,
+        channel="bus-live",
+        checkpoint_dir=str(tmp_path / "checkpoint"),
+        on_rule_counts=lambda b, c: counts.append((b, c)),
+    )
+    drop(tmp_path, "a.jsonl", ORDERS)
+    query = writer.start()
+    try:
+        query.processAllAvailable()
+        assert not (tmp_path / "refunds").exists()
+        last_before = counts[-1][0]
+        # add a rule, edit one (its pattern), while the query runs
+        edited = [dict(rules[0], pattern={"data": {"kind": ["order"]}}), rules[1]]
+        router.replace(validate_spec(bus_spec(tmp_path, edited)))
+        drop(
+            tmp_path,
+            "b.jsonl",
+            [{"n": 8, "kind": "refund", "amount": 1}, {"n": 9, "kind": "order"}],
+        )
+        query.processAllAvailable()
+        # disable one
+        disabled = [edited[0], dict(rules[1], enabled=False)]
+        router.replace(validate_spec(bus_spec(tmp_path, disabled)))
+        drop(tmp_path, "c.jsonl", [{"n": 10, "kind": "refund"}])
+        query.processAllAvailable()
+    finally:
+        query.stop()
+
+    assert ns(lines(spark, tmp_path / "refunds")) == [8]
+    assert ns(lines(spark, tmp_path / "big")) == [2, 4, 9]
+    first = min(b for b, c in counts for r in c if r["rule"] == "refunds" and r["delivered"])
+    assert first <= last_before + 2
+    assert [r["rule"] for r in counts[-1][1]] == ["big-orders", "refunds"]
+    assert counts[-1][1][1]["matched"] == 0  # disabled
+
+
+def test_replace_refuses_changes_beyond_the_rules(spark: SparkSession, tmp_path: Path) -> None:
+    spec = validate_spec(bus_spec(tmp_path, standard_rules(tmp_path)))
+    other = validate_spec(bus_spec(tmp_path, standard_rules(tmp_path), errors={"tolerance": "all"}))
+    assert live_change(spec, validate_spec(bus_spec(tmp_path, standard_rules(tmp_path)[:1])))
+    assert not live_change(spec, other)
+    _, router = build_bus_stream(spark, spec, channel="bus", checkpoint_dir=str(tmp_path / "c"))
+    with pytest.raises(SpecError) as raised:
+        router.replace(other)
+    assert list(raised.value.errors) == ["errors"]
+
+
+def vector_events(spark: SparkSession) -> DataFrame:
+    """``(i, event, __event)``: each vector's event as JSON text (a string is raw text) and
+    parsed (NULL when it is not JSON)."""
+    events = [(i, vector["event"]) for i, vector in enumerate(VECTORS)]
+    rows = [(i, e if e is None or isinstance(e, str) else json.dumps(e)) for i, e in events]
+    frame = spark.createDataFrame(rows, "i int, event string").coalesce(1)
+    return frame.withColumn("__event", F.try_parse_json("event"))
+
+
+@pytest.mark.parametrize("native_reads", [True, False], ids=["native", "builtin"])
+def test_conformance_vectors_through_rule_patterns(spark: SparkSession, native_reads: bool) -> None:
+    """Every distinct vector pattern is one rule of one bus; the routing of all the vectors'
+    events to those rules is one Spark job."""
+    if native_reads and not native.native_functions(spark):
+        pytest.fail("Sluice's Spark functions are missing from the session (make jars)")
+    patterns: dict[str, int] = {}
+    for vector in VECTORS:
+        patterns.setdefault(json.dumps(vector["pattern"], sort_keys=True), len(patterns))
+    root = "`__event`"
+    if native_reads:
+        is_object = F.expr(f"coalesce({native.kind(root)} = 'OBJECT', false)")
+
+        def child(key: str) -> str:
+            return native.field(root, key)
+    else:
+        is_object = F.expr(f"try_variant_get({root}, '$', 'struct<>') IS NOT NULL")
+
+        def child(key: str) -> str:
+            return variant_child(root, key)
+
+    routes = [
+        (is_object & rule_predicate(json.loads(text), child, native_matching=native_reads), [index])
+        for text, index in patterns.items()
+    ]
+    routed = vector_events(spark).select("i", F.explode(routing_column(routes)).alias("rule"))
+    pairs = {(row.i, row.rule) for row in routed.filter("rule IS NOT NULL").collect()}
+    for i, vector in enumerate(VECTORS):
+        rule = patterns[json.dumps(vector["pattern"], sort_keys=True)]
+        assert ((i, rule) in pairs) is vector["matches"], (vector["id"], vector["note"])
