@@ -13,18 +13,28 @@ Two parts, each printed as a table of figures beside its target and saved in ben
 
 Targets: failure visible ≤ 5 s, resume ≤ 2 s, reconcile of 1,000 channels ≤ 1 s, list with
 status ≤ 200 ms. Each live figure is the median of ``--repeat`` runs (worker death: one run).
+
+A third part, **rules** (``--part rules``; in ``all`` too): a rule added to a running bus →
+its first matching event delivered (issue 15's target: ≤ 2 batches, or a resume with no event
+lost), on the real stack with events flowing all along. Measured from the ``start`` that
+deploys the new revision to the first event of the new rule's target topic read by a consumer,
+in seconds and in micro-batches (the batch running when the revision was deployed, from the
+query's checkpoint, to the batch that had started when the event was read).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
 import statistics
 import sys
 import tempfile
+import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -49,6 +59,8 @@ class Figure:
     target: float | None = None
     runs: int = 1
     note: str = ""
+    unit: str = "s"
+    """``s`` (``seconds`` is a duration) or ``batches`` (a count of micro-batches)."""
 
     @property
     def verdict(self) -> str:
@@ -57,10 +69,11 @@ class Figure:
         return "met" if self.seconds <= self.target else "NOT met"
 
     def row(self) -> str:
-        target = f"≤ {_duration(self.target)}" if self.target is not None else "—"
+        show = _duration if self.unit == "s" else (lambda n: f"{n:g} {self.unit}")
+        target = f"≤ {show(self.target)}" if self.target is not None else "—"
         ratio = f"{self.seconds / self.target:.2f}x target" if self.target else ""
         return (
-            f"{self.name:<52} {_duration(self.seconds):>10}  {target:>9}  {ratio:>13}  "
+            f"{self.name:<52} {show(self.seconds):>10}  {target:>9}  {ratio:>13}  "
             f"{self.verdict:<7} {self.note}"
         )
 
@@ -297,6 +310,196 @@ def _measure_live(stack: Any, repeat: int) -> list[Figure]:
     ]
 
 
+# -- rules part: a rule added to a running bus -------------------------------------------
+
+BUS_RATE = 400
+"""Events per second the bus reads while rules are added (one in three matches a new rule)."""
+
+
+def rule_figures(repeat: int, work: Path) -> list[Figure]:
+    from tests.support.stack import running_stack
+
+    logs = work / "logs"
+    redis, redis_url = start_redis(work / "redis", logs)
+    kafka, bootstrap = start_kafka(work / "kafka", logs)
+    try:
+        with running_stack(
+            redis_url=redis_url,
+            kafka=bootstrap,
+            var=work / "var",
+            log_dir=logs / "stack",
+            extra_env={"SLUICE_RECONCILE_INTERVAL": "2"},  # the production default
+        ) as stack:
+            return _measure_rule_added(stack, repeat, work / "var" / "checkpoints")
+    finally:
+        kafka.stop()
+        redis.stop()
+
+
+class SteadyEvents:
+    """Sends the order stream (tests.support.orders) at :data:`BUS_RATE` events/s until
+    stopped."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        from confluent_kafka import Producer
+
+        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+        self.topic = topic
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        from tests.support.orders import payload
+
+        seq, started = 0, time.monotonic()
+        while not self.stopping.is_set():
+            due = int((time.monotonic() - started) * BUS_RATE)
+            while seq < due:
+                self.producer.produce(self.topic, payload(seq))
+                seq += 1
+            self.producer.poll(0)
+            time.sleep(0.01)
+        self.producer.flush(30)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join(60)
+
+
+def _batch_starts(checkpoint: Path) -> dict[int, float]:
+    """Each micro-batch's start (Unix seconds) from the query's checkpoint offset log."""
+    starts: dict[int, float] = {}
+    offsets = checkpoint / "offsets"
+    for path in offsets.iterdir() if offsets.is_dir() else []:
+        if path.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                meta = json.loads(path.read_text().splitlines()[1])
+                starts[int(path.name)] = meta["batchTimestampMs"] / 1000
+    return starts
+
+
+def _batch_at(starts: dict[int, float], moment: float) -> int:
+    """The id of the batch that had started last at ``moment``."""
+    return max((batch for batch, start in starts.items() if start <= moment), default=-1)
+
+
+def _first_arrival(bootstrap: str, topic: str, timeout: float) -> float:
+    """When the first record of ``topic`` is read (Unix seconds); polled every 10 ms."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-{uuid.uuid4().hex}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.01)
+            if message is not None and not message.error():
+                return time.time()
+    finally:
+        consumer.close()
+    raise TimeoutError(f"nothing arrived in {topic} within {timeout:g} s")
+
+
+def _measure_rule_added(stack: Any, repeat: int, checkpoints: Path) -> list[Figure]:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from runtime_adapter.store import RedisStore
+
+    http = stack.session()
+    store = RedisStore.from_url(stack.redis_url, stack.env.get("SLUICE_REDIS_PREFIX", "sluice"))
+    suffix = uuid.uuid4().hex[:6]
+    name, source = f"bus-{suffix}", f"bus-in-{suffix}"
+    targets = [f"bus-out-{n}-{suffix}" for n in range(repeat + 1)]
+    admin = AdminClient({"bootstrap.servers": stack.kafka})
+    made = admin.create_topics([NewTopic(source, 2, 1)] + [NewTopic(t, 1, 1) for t in targets])
+    for future in made.values():
+        future.result(timeout=30)
+
+    def rule(n: int, kind: str) -> dict[str, Any]:
+        sink = {"bootstrap_servers": stack.kafka, "topic": targets[n]}
+        pattern = {"data": {"kind": [kind]}}
+        return {
+            "name": f"rule-{n}",
+            "pattern": pattern,
+            "sinks": [{"type": "kafka", "config": sink}],
+        }
+
+    def spec(rules: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "source": {
+                "type": "kafka",
+                "config": {"bootstrap_servers": stack.kafka, "topics": [source]},
+            },
+            "rules": rules,
+        }
+
+    def running() -> Any:
+        return store.statuses([name]).get(name)
+
+    rules = [rule(0, "order")]
+    body = {"name": name, "spec": spec(rules), "target_state": "RUNNING"}
+    assert http.post(f"{stack.api}/channels/", json=body, timeout=10).status_code == 201
+    events = SteadyEvents(stack.kafka, source)
+    try:
+        _first_arrival(stack.kafka, targets[0], 240)  # the bus runs and delivers
+        while (first := running()) is None or first.progress is None:
+            time.sleep(0.1)
+        [checkpoint] = checkpoints.glob(f"{name}*")
+        seconds, batches, applied, batch_ms = [], [], [], []
+        for n in range(1, repeat + 1):
+            rules = [*rules, rule(n, "refund")]
+            url = f"{stack.api}/channels/{name}"
+            saved = http.put(f"{url}/", json={"name": name, "spec": spec(rules)}, timeout=10)
+            assert saved.status_code == 200, saved.text
+            time.sleep(1.0)  # mid-stream: not right after the previous change
+            deployed = time.time()
+            assert http.post(f"{url}/start", timeout=10).status_code == 202
+            arrived = _first_arrival(stack.kafka, targets[n], 120)
+            status = running()
+            taken = status.revision
+            starts = _batch_starts(checkpoint)
+            seconds.append(arrived - deployed)
+            batches.append(_batch_at(starts, arrived) - _batch_at(starts, deployed))
+            applied.append(taken)
+            recent = sorted(starts.items())[-20:]
+            batch_ms.append(1000 * (recent[-1][1] - recent[0][1]) / max(len(recent) - 1, 1))
+            print(
+                f"  rule {n} added: first event after {seconds[-1] * 1000:.0f} ms, "
+                f"{batches[-1]} batch(es); revision {taken} running, generation "
+                f"{status.generation} (was {first.generation}), query run "
+                f"{'the same' if status.progress['runId'] == first.progress['runId'] else 'NEW'}",
+                flush=True,
+            )
+        restarted = running().progress["runId"] != first.progress["runId"]
+    finally:
+        events.stop()
+        http.post(f"{stack.api}/channels/{name}/stop", timeout=10)
+    note = (
+        f"{statistics.median(seconds) * 1000:.0f} ms at {statistics.median(batch_ms):.0f} ms "
+        f"a batch, {BUS_RATE} events/s; "
+        + ("query RESTARTED" if restarted else "same query run, no restart")
+    )
+    worst = max(batches)
+    return [
+        Figure(
+            "rule added to a running bus → first event",
+            float(worst),
+            2.0,
+            repeat,
+            f"worst of {repeat}: {batches}; {note}",
+            unit="batches",
+        ),
+    ]
+
+
 # -- report --------------------------------------------------------------------------------
 
 
@@ -313,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--channels", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--part", choices=["all", "database", "live"], default="all")
+    parser.add_argument("--part", choices=["all", "database", "live", "rules"], default="all")
     args = parser.parse_args(argv)
     sections: dict[str, list[Figure]] = {}
     with tempfile.TemporaryDirectory(prefix="sluice-bench-control-", dir="/var/tmp") as tmp:
@@ -322,6 +525,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.part in ("all", "live"):
             print("live stack …", flush=True)
             sections["Live stack (2 runtime workers)"] = live_figures(args.repeat, work)
+        if args.part in ("all", "rules"):
+            print("a bus: rules added while it runs …", flush=True)
+            sections["A running bus (1 runtime worker)"] = rule_figures(args.repeat, work)
         if args.part in ("all", "database"):
             print(f"database with {args.channels} channels …", flush=True)
             sections["Database (PostgreSQL, simulated runtime)"] = database_figures(

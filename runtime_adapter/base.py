@@ -116,6 +116,10 @@ class ConnectorStatus:
     counts the events the rule's pattern matched, ``delivered`` those every one of its
     targets took, ``failed`` those a target (or the rule's transforms) failed. Empty for a
     linear channel, and until a batch ran."""
+    revision: int | None = None
+    """The revision the connector's query runs, as its driver reports it (``None`` in a report
+    that does not come from a driver). A bus whose new revision changed only its rules takes
+    it without a restart: this is how the change shows as applied."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,10 @@ its hosted connectors match: a new placement gets a
 :class:`~runtime_adapter.host.hosted.HostedConnector` (its own session, scheduler pool,
 checkpoint and thread), a placement that is gone or
 changed (a restart: a new generation; a new revision) releases its connector, whose thread
-stops the query. It heartbeats (``{p}:drivers``) with the connectors it hosts.
+stops the query; its next pass starts it again, from its checkpoint. A bus's new revision that
+changes its rules alone is the exception: its running query takes it
+(:meth:`~runtime_adapter.host.hosted.HostedConnector.take_revision`), no restart. It
+heartbeats (``{p}:drivers``) with the connectors it hosts.
 
 A connector's failure ends that connector only. The driver exits when its worker retires
 it (``{p}:retire``), on SIGTERM, or when its parent process dies; its connectors' queries
@@ -115,8 +118,12 @@ class DriverHost:
         """One pass; False when the worker retired this driver."""
         placements, deployments = self.store.placed_deployments(self.driver_id)
         for cid, hosted in list(self.hosted.items()):
-            if placements.get(cid) != hosted.placement:
-                hosted.release()  # moved, restarted, redeployed, stopped or deleted
+            placement = placements.get(cid)
+            if placement != hosted.placement:
+                # A bus's new revision that changes its rules alone is taken by its running
+                # query; else moved, restarted, redeployed, stopped or deleted: released.
+                if placement is None or not hosted.take_revision(placement, deployments.get(cid)):
+                    hosted.release()
             else:
                 hosted.update(deployments.get(cid))
             if hosted.done.is_set():

@@ -13,6 +13,12 @@ The thread wakes when its driver hands it a changed deployment (:meth:`update`),
 every :data:`ACTIVE_INTERVAL` seconds while its query runs (to read the progress) and every
 :data:`IDLE_INTERVAL` seconds when paused or waiting. A status is written only when it says
 something new, or every :data:`KEEPALIVE` seconds: an idle channel writes almost nothing.
+
+A new revision of a running bus that changes its rules alone (:func:`pipelines.bus.live_change`)
+is taken by the running query (:meth:`HostedConnector.take_revision`, its
+:class:`~pipelines.bus.BusRouter` swaps the rules from the next batch on): no restart, the same
+query run; the status reports the new ``revision``. Any other new revision releases the
+connector and its driver starts it again from its checkpoint.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import os
 import threading
 import time
 import traceback
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -37,10 +43,12 @@ from runtime_adapter.host.failures import (
     summarize_failure,
 )
 from runtime_adapter.host.progress import (
+    RuleTotals,
     StageTotals,
     TaskTracker,
     progress_after,
     progress_dict,
+    rule_layout,
     stage_counts_enabled,
 )
 from runtime_adapter.kafka import (
@@ -88,6 +96,31 @@ class NotOwner(Exception):
     """The connector is no longer this driver's to run (moved, restarted, deleted)."""
 
 
+def live_revision(running: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether a query running the (plain) spec ``running`` can take ``new`` without a restart:
+    both are buses and only their rules differ (:func:`pipelines.bus.live_change`). An
+    invalid spec is never taken live (its start reports why)."""
+    if running.get("rules") is None or new.get("rules") is None:
+        return False
+    from pipelines.bus import live_change
+    from pipelines.spec import SpecError, validate_spec
+
+    try:
+        return live_change(validate_spec(running), validate_spec(new))
+    except SpecError:
+        return False
+
+
+@dataclass(frozen=True)
+class LiveRevision:
+    """A new revision a running bus takes without a restart
+    (:meth:`HostedConnector.take_revision`)."""
+
+    deployment: Deployment
+    plain: dict[str, Any]
+    """Its spec, decrypted."""
+
+
 class HostedConnector:
     """One connector's query and status in a driver (see the module docstring)."""
 
@@ -123,6 +156,13 @@ class HostedConnector:
         self.finished = False
         self.tracker = TaskTracker(worker_id, [])
         self.stage_totals = StageTotals()
+        self.rule_totals = RuleTotals()
+        self.router: Any = None  # a running bus's BusRouter (pipelines.bus)
+        self.running_plain: dict[str, Any] | None = None  # the decrypted spec the query runs
+        self.built_plain: dict[str, Any] | None = None  # ...as built: its start resolved
+        self.layout: list[tuple[str, list[str]]] = []  # its rules, as the status lists them
+        self.live: LiveRevision | None = None  # taken by the driver, applied by this thread
+        self.lock = threading.Lock()
         self.committer: GroupCommitter | None = None
         self.secrets: list[str] = []
         self.prepared = False
@@ -149,6 +189,47 @@ class HostedConnector:
             self.deployment = deployment
             self.wake.set()
 
+    def take_revision(self, placement: Placement, deployment: Deployment | None) -> bool:
+        """Take ``placement``, a new revision of the same generation, into the running query
+        when only its rules changed (:func:`live_revision`); False when it cannot (not a bus,
+        no query running, another generation, anything but the rules changed): the driver
+        then releases the connector and starts it again.
+
+        Taken, it is this connector's placement from now on (so asking again is a no-op) and
+        its thread applies it at once (:meth:`apply_live_revision`). Called by the driver's
+        main thread.
+        """
+        if (
+            deployment is None
+            or self.released
+            or placement.generation != self.generation
+            or deployment.generation != self.generation
+            or deployment.worker_id != self.worker_id
+            or deployment.revision != placement.revision
+            or deployment.target_state != TargetState.RUNNING
+        ):
+            return False
+        with self.lock:
+            running = self.running_plain
+            if self.router is None or self.query is None or running is None:
+                return False
+            try:
+                plain, _ = decrypted_spec(deployment.spec)
+            except ValueError:
+                return False  # its secrets cannot be read here: its start says so
+            if not live_revision(running, plain):
+                return False
+            self.live = LiveRevision(deployment, plain)
+            self.placement = placement
+            self.deployment = deployment
+        log.info(
+            "connector %s: revision %s changes its rules only: the running query takes it",
+            self.connector_id,
+            deployment.revision,
+        )
+        self.wake.set()
+        return True
+
     def release(self) -> None:
         """Stop the query and end the thread (the connector left this driver)."""
         self.released = True
@@ -173,6 +254,8 @@ class HostedConnector:
             executors=self.current_executors(),
             application_id=self.application_id,
             stages=self.stage_totals.stages(),
+            rules=self.rule_totals.rules(self.layout),
+            revision=self.revision,
             driver_id=self.driver_id,
             reason=self.reason,
             finished=self.finished,
@@ -196,12 +279,14 @@ class HostedConnector:
         return self.executors() if self.executors is not None else []
 
     def owns(self, deployment: Deployment | None) -> bool:
+        live = self.live
+        revisions = {self.revision, live.deployment.revision if live else None}
         return (
             deployment is not None
             and not self.released
             and deployment.worker_id == self.worker_id
             and deployment.generation == self.generation
-            and deployment.revision == (self.revision or deployment.revision)
+            and (self.revision is None or deployment.revision in revisions)
         )
 
     # -- the connector's thread --------------------------------------------------------------
@@ -245,6 +330,7 @@ class HostedConnector:
         self.revision = self.deployment.revision
         self.channel = self.deployment.channel
         while True:
+            self.apply_live_revision()
             deployment = self.deployment
             if not self.owns(deployment):
                 if (
@@ -261,6 +347,42 @@ class HostedConnector:
                 return
             self.wake.wait(self.interval())
             self.wake.clear()
+
+    def apply_live_revision(self) -> None:
+        """Apply the revision :meth:`take_revision` took, if any: the bus's router routes the
+        next batches by its rules, and it is the revision this connector runs.
+
+        Should the router refuse it (:class:`pipelines.spec.SpecError`: it cannot be applied
+        to this query), the query stops and starts again from the new revision's spec, from
+        its checkpoint: nothing read is lost, nothing is skipped.
+        """
+        # The query, its router and the spec it was built from change on this thread only:
+        # the lock guards what the driver's thread reads (take_revision), not the swap.
+        with self.lock:
+            live, self.live = self.live, None
+            if live is None:
+                return
+            self.revision = live.deployment.revision
+            self.running_plain = live.plain
+        if self.router is None or self.query is None or self.built_plain is None:
+            return  # the query stopped meanwhile: its next start builds the new spec
+        from pipelines.spec import SpecError, validate_spec
+
+        built = {**self.built_plain, "rules": live.plain["rules"]}
+        try:
+            spec = validate_spec(built)
+            self.router.replace(spec)
+        except SpecError as exc:
+            log.warning(
+                "revision %s cannot be applied to the running query (%s): restarting it",
+                self.revision,
+                exc,
+            )
+            self.stop_query()  # the next step starts it on the new revision, from its checkpoint
+            return
+        self.built_plain = built
+        self.layout = rule_layout(spec)
+        log.info("revision %s applied: the rules changed, the query runs on", self.revision)
 
     def is_ours_to_stop(self, deployment: Deployment) -> bool:
         """Released because its target is STOPPED (not moved or restarted): report STOPPED."""
@@ -312,7 +434,8 @@ class HostedConnector:
                 self.report(State.FAILED, format_trace(summarize_failure(detail), detail))
                 return 1
             progress = self.collect_progress()
-            self.query = None
+            with self.lock:
+                self.query = self.router = None
             if deployment.spec.get("runtime", {}).get("mode") == "available-now":
                 self.finished = True
                 self.reason = f"available-now run finished: {self.events_read()}"
@@ -402,18 +525,37 @@ class HostedConnector:
         if pinned is None:
             return False
         spec = validate_spec(pinned)
-        writer = build_stream(
-            spark,
-            spec,
-            channel=deployment.channel,
-            checkpoint_dir=str(checkpoint),
-            preview_publisher=self.preview_publisher(spec),
-            on_dead_letters=self.count_dead_letters,
-            count_stages=stage_counts_enabled(),
-        )
+        router: Any = None
+        if spec.is_bus:
+            from pipelines.bus import build_bus_stream
+
+            writer, router = build_bus_stream(
+                spark,
+                spec,
+                channel=deployment.channel,
+                checkpoint_dir=str(checkpoint),
+                on_rule_counts=self.count_rules,
+                on_dead_letters=self.count_dead_letters,
+            )
+        else:
+            writer = build_stream(
+                spark,
+                spec,
+                channel=deployment.channel,
+                checkpoint_dir=str(checkpoint),
+                preview_publisher=self.preview_publisher(spec),
+                on_dead_letters=self.count_dead_letters,
+                count_stages=stage_counts_enabled(),
+            )
         # Jobs of this query run in a scheduler pool of its own (local to this thread).
         spark.sparkContext.setLocalProperty("spark.scheduler.pool", self.connector_id)
-        self.query = writer.start()
+        query = writer.start()
+        with self.lock:
+            self.query, self.router = query, router
+            self.running_plain = self.plain_spec(deployment)
+            self.built_plain = pinned
+            self.layout = rule_layout(spec)
+            self.revision = deployment.revision
         self.reason = ""
         self.finished = False
         self.stage_totals.start(stage_points(spec), str(self.query.runId))
@@ -544,6 +686,10 @@ class HostedConnector:
         self.store.clear_offset_change(self.connector_id, raw)
         return applied.spec
 
+    def count_rules(self, batch_id: int, counts: list[dict[str, Any]]) -> None:
+        """Called from a bus's ``foreachBatch`` with one micro-batch's per-rule counts."""
+        self.rule_totals.fold(batch_id, counts)
+
     def count_dead_letters(self, count: int) -> None:
         """Called from ``foreachBatch`` after a micro-batch routed ``count`` dead letters."""
         self.store.add_dead_letters(self.connector_id, count)
@@ -562,7 +708,9 @@ class HostedConnector:
     # -- the running query -------------------------------------------------------------------
 
     def stop_query(self) -> None:
-        query, self.query = self.query, None  # forgotten even if stopping it fails
+        with self.lock:
+            query, self.query = self.query, None  # forgotten even if stopping it fails
+            self.router = None
         if query is not None and query.isActive:
             query.stop()
 
@@ -570,6 +718,7 @@ class HostedConnector:
         progress = progress_dict(self.query.lastProgress) if self.query is not None else None
         if progress:
             self.count_stages(progress)
+            self.rule_totals.rate(progress)
         if progress and self.tracker.update(progress) and self.committer is not None:
             try:
                 # A committer is set up for a Kafka source only, whose offsets all name a topic.

@@ -3,12 +3,15 @@
 Spark reports each micro-batch in a ``StreamingQueryProgress``; :class:`TaskTracker` turns
 successive reports into Kafka Connect's tasks (one per source partition: offsets, lag,
 rows/s) and :class:`StageTotals` adds up the per-stage event counts the query observes.
+A bus's query hands each batch's per-rule counts to :class:`RuleTotals`, which adds them up.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -183,6 +186,146 @@ class StageTotals:
 
     def stages(self) -> list[dict[str, Any]]:
         return [dict(total) for total in self.totals]
+
+
+RuleLayout = list[tuple[str, list[str]]]
+"""A bus's rules as its status lists them: each rule's name and its sinks' plugin types, in
+the spec's order (:func:`rule_layout`)."""
+
+_SINK_INDEX = re.compile(r"sinks\[(\d+)\]$")
+
+
+def rule_layout(spec: Any) -> RuleLayout:
+    """The rules of ``spec`` (a :class:`pipelines.spec.ChannelSpec`) for :meth:`RuleTotals.rules`;
+    empty for a linear channel, whose status has no rules."""
+    if not spec.is_bus:
+        return []
+    return [(rule.name, [sink.type for sink in rule.sinks]) for rule in spec.rules]
+
+
+@dataclass
+class _RuleTotal:
+    matched: int = 0
+    delivered: int = 0
+    failed: int = 0
+    # by the sink's index in the rule: (plugin type, delivered, failed)
+    targets: dict[int, tuple[str, int, int]] = field(default_factory=dict)
+
+
+class RuleTotals:
+    """A bus's per-rule counts summed over the micro-batches this driver ran, replay-safe.
+
+    The query hands each batch's counts to :meth:`fold` (``on_rule_counts``, called from its
+    ``foreachBatch`` on a thread of Spark's, while the connector's own thread reads
+    :meth:`rules`: a lock keeps the two apart). A batch id is counted once: a batch run
+    again (a query restarted from its checkpoint replays its last, unfinished batch) is not
+    counted twice. Totals are kept by rule name, so a change of the rules keeps the counts of
+    the rules it keeps; a new rule starts from 0. They live as long as the connector runs in
+    this driver, like :class:`StageTotals`.
+
+    Rates are those of the latest batch, as the stage counts' (:meth:`rate`): its counts
+    times the events read per second over the events it read, Spark's own input rate.
+    """
+
+    def __init__(self) -> None:
+        self.batch_id = -1
+        self._totals: dict[str, _RuleTotal] = {}
+        self._latest: dict[str, tuple[int, int]] = {}  # the latest batch's matched, delivered
+        self._rates: dict[str, tuple[float, float]] = {}
+        self._rated = -1
+        self._lock = threading.Lock()
+
+    def fold(self, batch_id: int, counts: list[dict[str, Any]]) -> bool:
+        """Add one batch's counts (``[{"rule", "matched", "delivered", "failed", "targets":
+        [{"sink", "type", "delivered", "failed"}]}]``); True when the batch was not counted
+        before."""
+        with self._lock:
+            if batch_id <= self.batch_id:
+                return False
+            self.batch_id = batch_id
+            self._latest = {}
+            for count in counts:
+                name = str(count["rule"])
+                total = self._totals.setdefault(name, _RuleTotal())
+                matched, delivered = int(count.get("matched", 0)), int(count.get("delivered", 0))
+                total.matched += matched
+                total.delivered += delivered
+                total.failed += int(count.get("failed", 0))
+                for position, target in enumerate(count.get("targets") or []):
+                    index = _sink_index(str(target.get("sink", "")), position)
+                    kind = str(target.get("type", ""))
+                    before = total.targets.get(index)
+                    sent, lost = (before[1], before[2]) if before and before[0] == kind else (0, 0)
+                    total.targets[index] = (
+                        kind,
+                        sent + int(target.get("delivered", 0)),
+                        lost + int(target.get("failed", 0)),
+                    )
+                self._latest[name] = (matched, delivered)
+            return True
+
+    def rate(self, progress: dict[str, Any]) -> None:
+        """Take the rates from a progress report: those of the latest batch once its report
+        is there; 0 on an idle trigger (nothing read)."""
+        with self._lock:
+            rows = progress.get("numInputRows")
+            if not rows:
+                self._rates = {}
+                return
+            batch_id = progress.get("batchId", -1)
+            if batch_id != self.batch_id or batch_id == self._rated:
+                return  # a batch not counted yet (or one rated already): keep the rates
+            self._rated = batch_id
+            per_event = _batch_rate(progress) / rows
+            self._rates = {
+                name: (round(matched * per_event, 2), round(delivered * per_event, 2))
+                for name, (matched, delivered) in self._latest.items()
+            }
+
+    def rules(self, layout: RuleLayout) -> list[dict[str, Any]]:
+        """Every rule of ``layout`` with its totals (0 for a rule no batch counted yet), as
+        :attr:`runtime_adapter.base.ConnectorStatus.rules` lists them; empty until a batch
+        was counted."""
+        with self._lock:
+            if self.batch_id < 0:
+                return []
+            listed = []
+            for position, (name, sinks) in enumerate(layout):
+                total = self._totals.get(name, _RuleTotal())
+                matched_rate, delivered_rate = self._rates.get(name, (0.0, 0.0))
+                targets = []
+                for index, kind in enumerate(sinks):
+                    counted = total.targets.get(index)
+                    sent, lost = (
+                        (counted[1], counted[2]) if counted and counted[0] == kind else (0, 0)
+                    )
+                    targets.append(
+                        {
+                            "sink": f"rules[{position}].sinks[{index}]",
+                            "type": kind,
+                            "delivered": sent,
+                            "failed": lost,
+                        }
+                    )
+                listed.append(
+                    {
+                        "rule": name,
+                        "matched": total.matched,
+                        "delivered": total.delivered,
+                        "failed": total.failed,
+                        "matched_per_second": matched_rate,
+                        "delivered_per_second": delivered_rate,
+                        "targets": targets,
+                    }
+                )
+            return listed
+
+
+def _sink_index(path: str, position: int) -> int:
+    """A target's index in its rule, from its path (``rules[2].sinks[1]`` → 1); else its
+    position in the batch's list."""
+    found = _SINK_INDEX.search(path)
+    return int(found.group(1)) if found else position
 
 
 def stage_counts_enabled() -> bool:
