@@ -125,7 +125,16 @@ class DriverHost:
                 if placement is None or not hosted.take_revision(placement, deployments.get(cid)):
                     hosted.release()
             else:
-                hosted.update(deployments.get(cid))
+                deployment = deployments.get(cid)
+                # A new revision reaches the store before its worker places it here: until
+                # then the connector keeps the deployment of the revision it was placed with
+                # (its thread would take the newer one for another owner's and stop).
+                if (
+                    deployment is None
+                    or placement is None
+                    or deployment.revision == placement.revision
+                ):
+                    hosted.update(deployment)
             if hosted.done.is_set():
                 del self.hosted[cid]
                 # Every connector a driver hosts was given its placement (below).

@@ -199,25 +199,31 @@ class HostedConnector:
         its thread applies it at once (:meth:`apply_live_revision`). Called by the driver's
         main thread.
         """
-        if (
-            deployment is None
-            or self.released
-            or placement.generation != self.generation
-            or deployment.generation != self.generation
-            or deployment.worker_id != self.worker_id
-            or deployment.revision != placement.revision
-            or deployment.target_state != TargetState.RUNNING
-        ):
+        why = self.not_live(placement, deployment)
+        if why:
+            log.info(
+                "connector %s: revision %s restarts its query: %s",
+                self.connector_id,
+                placement.revision,
+                why,
+            )
             return False
+        assert deployment is not None  # not_live says why when it is None
         with self.lock:
             running = self.running_plain
             if self.router is None or self.query is None or running is None:
+                log.info("connector %s: no query running to take the revision", self.connector_id)
                 return False
             try:
                 plain, _ = decrypted_spec(deployment.spec)
             except ValueError:
                 return False  # its secrets cannot be read here: its start says so
             if not live_revision(running, plain):
+                log.info(
+                    "connector %s: revision %s changes more than its rules: restarting",
+                    self.connector_id,
+                    deployment.revision,
+                )
                 return False
             self.live = LiveRevision(deployment, plain)
             self.placement = placement
@@ -229,6 +235,20 @@ class HostedConnector:
         )
         self.wake.set()
         return True
+
+    def not_live(self, placement: Placement, deployment: Deployment | None) -> str:
+        """Why ``placement`` cannot be taken by the running query ("" when it may be)."""
+        if deployment is None:
+            return "no deployment"
+        checks = (
+            (self.released, "released"),
+            (placement.generation != self.generation, "another generation (a restart)"),
+            (deployment.generation != self.generation, "the deployment's generation differs"),
+            (deployment.worker_id != self.worker_id, f"worker {deployment.worker_id!r}"),
+            (deployment.revision != placement.revision, "placement and deployment differ"),
+            (deployment.target_state != TargetState.RUNNING, "its target is not RUNNING"),
+        )
+        return next((why for failed, why in checks if failed), "")
 
     def release(self) -> None:
         """Stop the query and end the thread (the connector left this driver)."""
