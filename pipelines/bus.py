@@ -62,6 +62,7 @@ from pipelines.errors import (
     DEAD_LETTER_COLUMNS,
     ErrorRouter,
     capturing_failed_events,
+    dead_letters_of,
     fail_fast,
     failing_stage,
     failure_text,
@@ -74,6 +75,7 @@ from pipelines.sinks.kafka import (
     TOPIC_EXTENSION,
     events_to_kafka_records,
     field_text_sql,
+    invalid_topic_message,
     kafka_sink_options,
 )
 from pipelines.spec import ChannelSpec, SpecError, StageSpec, parse_stage_config, validate_spec
@@ -507,13 +509,7 @@ class BatchRun:
         rows = _rows_of(deliveries, group)
         topic, legal = topic_columns(group)
         bad = rows.filter(~legal)
-        message = F.concat(
-            F.lit("event "),
-            F.col("id"),
-            F.lit(": "),
-            F.coalesce(topic, F.lit("(no topic)")),
-            F.lit(" is not a valid Kafka topic name"),
-        )
+        message = invalid_topic_message(topic)
         return self._dead_letter_rows(bad, F.lit("InvalidTopic"), message)
 
     def _write_other(self, deliveries: DataFrame, target: Target) -> None:
@@ -599,18 +595,8 @@ class BatchRun:
         """Dead letters of the events that failed in a stage (shared or a rule's)."""
         names = F.array(*(F.lit(rule.name) for rule in self.plan.rules))
         rule = F.when(F.col(RULE) >= 0, F.element_at(names, F.col(RULE) + 1))
-        failed = deliveries.filter(F.col("failure").isNotNull())
-        return failed.select(
-            F.col("id").alias("event_id"),
-            F.col("failure.event").alias("event"),
-            F.col("failure.stage").alias("stage"),
-            F.col("failure.error_class").alias("error_class"),
-            F.col("failure.message").alias("message"),
-            "origin_topic",
-            "origin_partition",
-            "origin_offset",
-            "origin_timestamp",
-            "origin_payload",
+        return dead_letters_of(
+            deliveries,
             rule.cast("string").alias("rule"),
             F.lit(None).cast("string").alias("target"),
         )

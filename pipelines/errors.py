@@ -172,8 +172,9 @@ def fail_fast(events: DataFrame) -> DataFrame:
     )
 
 
-def dead_letters_of(events: DataFrame) -> DataFrame:
-    """The dead letters (:data:`DEAD_LETTER_SCHEMA`) of the failed events in ``events``."""
+def dead_letters_of(events: DataFrame, *context: Column) -> DataFrame:
+    """The dead letters (:data:`DEAD_LETTER_SCHEMA`) of the failed events in ``events``,
+    with the ``context`` columns after them (a bus's ``rule`` and ``target``)."""
     failed = events.filter(F.col("failure").isNotNull())
     return failed.select(
         F.col("id").alias("event_id"),
@@ -186,6 +187,7 @@ def dead_letters_of(events: DataFrame) -> DataFrame:
         "origin_offset",
         "origin_timestamp",
         "origin_payload",
+        *context,
     )
 
 

@@ -101,16 +101,21 @@ def record_topic(config: KafkaSinkConfig) -> Column:
     return F.coalesce(*_field_text(config.topic_field), _text(TOPIC_EXTENSION), F.lit(config.topic))
 
 
-def mark_bad_topics(events: DataFrame, config: KafkaSinkConfig) -> DataFrame:
-    """Fail (``InvalidTopic``) each event whose topic is not a legal Kafka topic name."""
-    topic = record_topic(config)
-    message = F.concat(
+def invalid_topic_message(topic: Column) -> Column:
+    """``event <id>: <topic> is not a valid Kafka topic name``, the failure of such an event."""
+    return F.concat(
         F.lit("event "),
         F.col("id"),
         F.lit(": "),
         F.coalesce(topic, F.lit("(no topic)")),
         F.lit(" is not a valid Kafka topic name"),
     )
+
+
+def mark_bad_topics(events: DataFrame, config: KafkaSinkConfig) -> DataFrame:
+    """Fail (``InvalidTopic``) each event whose topic is not a legal Kafka topic name."""
+    topic = record_topic(config)
+    message = invalid_topic_message(topic)
     # The configured topic is legal (validated): most events need no regular expression.
     legal = F.coalesce((topic == F.lit(config.topic)) | topic.rlike(LEGAL_TOPIC), F.lit(False))
     return mark_failures(events, [(~legal, "InvalidTopic", message)])
