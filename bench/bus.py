@@ -133,23 +133,11 @@ def jvm_cpu_seconds(pid: int) -> float:
 
 def run_contender(args: argparse.Namespace) -> None:
     """Build, start and time one contender's queries; print one JSON line."""
-    from pyspark.sql import SparkSession
-
+    from bench.spark_job import session
     from pipelines.builder import build_stream
     from pipelines.spec import validate_spec
-    from runtime_adapter.config import RuntimeConfig
 
-    jars = ",".join(str(p) for p in RuntimeConfig.from_env().spark_jars())
-    spark = (
-        SparkSession.builder.master(f"local[{CORES}]")
-        .appName("sluice-bench-bus")
-        .config("spark.jars", jars)
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "2g")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = session(CORES)  # the same session as the data-plane bench's contenders
     jvm = spark._jvm
     assert jvm is not None
     pid = int(jvm.java.lang.ProcessHandle.current().pid())

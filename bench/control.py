@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -218,7 +218,10 @@ def _timed(call: Callable[[], Any]) -> float:
 # -- live part -----------------------------------------------------------------------------
 
 
-def live_figures(repeat: int, work: Path) -> list[Figure]:
+@contextlib.contextmanager
+def live_stack(work: Path, runtime_workers: int = 1) -> Iterator[Any]:
+    """Redis, a Kafka broker and the whole stack (:mod:`tests.support.stack`) under ``work``,
+    reconciling at the production default; all stopped on the way out."""
     from tests.support.stack import running_stack
 
     logs = work / "logs"
@@ -230,13 +233,18 @@ def live_figures(repeat: int, work: Path) -> list[Figure]:
             kafka=bootstrap,
             var=work / "var",
             log_dir=logs / "stack",
-            runtime_workers=2,
+            runtime_workers=runtime_workers,
             extra_env={"SLUICE_RECONCILE_INTERVAL": "2"},  # the production default
         ) as stack:
-            return _measure_live(stack, repeat)
+            yield stack
     finally:
         kafka.stop()
         redis.stop()
+
+
+def live_figures(repeat: int, work: Path) -> list[Figure]:
+    with live_stack(work, runtime_workers=2) as stack:
+        return _measure_live(stack, repeat)
 
 
 def _measure_live(stack: Any, repeat: int) -> list[Figure]:
@@ -317,23 +325,8 @@ BUS_RATE = 400
 
 
 def rule_figures(repeat: int, work: Path) -> list[Figure]:
-    from tests.support.stack import running_stack
-
-    logs = work / "logs"
-    redis, redis_url = start_redis(work / "redis", logs)
-    kafka, bootstrap = start_kafka(work / "kafka", logs)
-    try:
-        with running_stack(
-            redis_url=redis_url,
-            kafka=bootstrap,
-            var=work / "var",
-            log_dir=logs / "stack",
-            extra_env={"SLUICE_RECONCILE_INTERVAL": "2"},  # the production default
-        ) as stack:
-            return _measure_rule_added(stack, repeat, work / "var" / "checkpoints")
-    finally:
-        kafka.stop()
-        redis.stop()
+    with live_stack(work) as stack:
+        return _measure_rule_added(stack, repeat, work / "var" / "checkpoints")
 
 
 class SteadyEvents:
