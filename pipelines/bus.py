@@ -47,6 +47,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
+from pipelines import native
 from pipelines.builder import build_events, query_name, with_trigger
 from pipelines.cloudevents import EVENT_COLUMNS, attribute_sql, event_json
 from pipelines.errors import (
@@ -67,7 +69,7 @@ from pipelines.errors import (
     failing_stage,
     failure_text,
 )
-from pipelines.patterns import pattern_predicate, use_native_matching
+from pipelines.patterns import pattern_predicate, route_plans, use_native_matching
 from pipelines.sinks import BATCH_SINKS
 from pipelines.sinks.files import write_files_batch
 from pipelines.sinks.kafka import (
@@ -82,6 +84,7 @@ from pipelines.spec import ChannelSpec, SpecError, StageSpec, parse_stage_config
 from pipelines.spec.configs import KafkaSinkConfig
 from pipelines.spec.configs.files import FilesSinkConfig
 from pipelines.spec.paths import recheck_files_location
+from pipelines.spec.patterns import CompiledPattern, compile_pattern
 from pipelines.transforms import TRANSFORMS
 
 RULE = "__sluice_rule"
@@ -130,6 +133,7 @@ class Rule:
     predicate: Column | None
     transforms: tuple[tuple[StageSpec, BaseModel], ...]
     targets: tuple[Target, ...]
+    compiled: CompiledPattern | None = None
 
 
 @dataclass
@@ -138,6 +142,7 @@ class BusPlan:
 
     spec: ChannelSpec
     rules: list[Rule]
+    native_matching: bool = False
     targets: list[Target] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -150,6 +155,40 @@ class BusPlan:
     def delivering(self) -> list[Target]:
         """The targets of the enabled rules."""
         return [target for rule in self.active for target in rule.targets]
+
+    @cached_property
+    def direct_routing(self) -> Column | None:
+        """The targets (ARRAY<INT>, NULL elements left in) of an event for the enabled rules
+        without transforms of their own (None: there are none), every pattern decided on the
+        same parsed event in one projection.
+
+        With Sluice's functions the rules that test one top-level member are decided by one
+        ``route`` call per member (:func:`pipelines.patterns.route_plans`: exact values
+        looked up, not tested rule by rule); the others, and every rule without them, by
+        :func:`routing_column`'s ``CASE WHEN`` per rule.
+        """
+        direct = [rule for rule in self.active if not rule.transforms]
+        if not direct:
+            return None
+        columns: list[Column] = []
+        others = direct
+        if self.native_matching:
+            patterned = [(rule, rule.compiled) for rule in direct if rule.compiled is not None]
+            plans, rest = route_plans(
+                [(compiled, [t.index for t in rule.targets]) for rule, compiled in patterned]
+            )
+            columns = [
+                F.expr(native.route(attribute_sql(plan.member), plan.routes)) for plan in plans
+            ]
+            others = [rule for rule in direct if rule.compiled is None]
+            others += [patterned[position][0] for position in rest]
+        if others:
+            columns.append(
+                routing_column(
+                    [(rule.predicate, [t.index for t in rule.targets]) for rule in others]
+                )
+            )
+        return columns[0] if len(columns) == 1 else F.concat(*columns)
 
 
 def compile_bus(spark: SparkSession, spec: ChannelSpec) -> BusPlan:
@@ -169,8 +208,11 @@ def compile_bus(spark: SparkSession, spec: ChannelSpec) -> BusPlan:
             (stage, parse_stage_config("transform", stage)) for stage in rule.transforms
         )
         predicate = rule_predicate(rule.pattern, native_matching=native_matching)
-        rules.append(Rule(i, rule.name, rule.enabled, predicate, transforms, tuple(targets)))
-    return BusPlan(spec, rules)
+        compiled = None if rule.pattern is None else compile_pattern(rule.pattern)
+        rules.append(
+            Rule(i, rule.name, rule.enabled, predicate, transforms, tuple(targets), compiled)
+        )
+    return BusPlan(spec, rules, native_matching)
 
 
 def rule_predicate(
@@ -371,12 +413,11 @@ class BatchRun:
         failed in the shared stages)."""
         columns = [*EVENT_COLUMNS, RULE, TARGET]
         good = events.filter(F.col("failure").isNull())
-        direct = [rule for rule in self.plan.active if not rule.transforms]
+        routing = self.plan.direct_routing
         parts: list[DataFrame] = []
-        if direct:
-            routes = [(rule.predicate, [t.index for t in rule.targets]) for rule in direct]
+        if routing is not None:
             rule_of = F.array(*(F.lit(t.rule) for t in self.plan.targets))
-            routed = good.withColumn(TARGET, F.explode(routing_column(routes)))
+            routed = good.withColumn(TARGET, F.explode(routing))
             routed = routed.filter(F.col(TARGET).isNotNull())
             parts.append(routed.withColumn(RULE, F.element_at(rule_of, F.col(TARGET) + 1)))
         for rule in self.plan.active:

@@ -17,8 +17,9 @@ from pyspark.sql import functions as F
 from pipelines import native
 from pipelines.builder import build_stream
 from pipelines.bus import build_bus_stream, live_change, routing_column, rule_predicate
-from pipelines.patterns import variant_child
+from pipelines.patterns import route_plans, variant_child
 from pipelines.spec import SpecError, validate_spec
+from pipelines.spec.patterns import compile_pattern
 from tests.support.conformance import load_conformance
 
 pytestmark = pytest.mark.spark
@@ -306,6 +307,41 @@ def test_conformance_vectors_through_rule_patterns(spark: SparkSession, native_r
     ]
     routed = vector_events(spark).select("i", F.explode(routing_column(routes)).alias("rule"))
     pairs = {(row.i, row.rule) for row in routed.filter("rule IS NOT NULL").collect()}
+    for i, vector in enumerate(VECTORS):
+        rule = patterns[json.dumps(vector["pattern"], sort_keys=True)]
+        assert ((i, rule) in pairs) is vector["matches"], (vector["id"], vector["note"])
+
+
+def test_conformance_vectors_through_native_routes(spark: SparkSession) -> None:
+    """The same, the routing as a bus routes with Sluice's functions: one ``route`` call per
+    top-level member (exact values looked up in an index) and ``CASE WHEN`` predicates for
+    the patterns on several members."""
+    if not native.native_functions(spark):
+        pytest.fail("Sluice's Spark functions are missing from the session (make jars)")
+    patterns: dict[str, int] = {}
+    for vector in VECTORS:
+        patterns.setdefault(json.dumps(vector["pattern"], sort_keys=True), len(patterns))
+    compiled = [(compile_pattern(json.loads(text)), [index]) for text, index in patterns.items()]
+    plans, rest = route_plans(compiled)
+    assert plans and any('"key"' in plan.routes for plan in plans)  # the index is exercised
+    root = "`__event`"
+
+    def child(key: str) -> str:
+        return native.field(root, key)
+
+    columns = [F.expr(native.route(child(plan.member), plan.routes)) for plan in plans]
+    texts = list(patterns)
+    others = [
+        (rule_predicate(json.loads(texts[position]), child, native_matching=True), [position])
+        for position in rest
+    ]
+    if others:
+        columns.append(routing_column(others))
+    is_object = F.expr(f"coalesce({native.kind(root)} = 'OBJECT', false)")
+    routing = F.when(is_object, F.concat(*columns)).otherwise(F.array().cast("array<int>"))
+    routed = vector_events(spark).select("i", F.explode(routing).alias("rule"))
+    pairs = [(row.i, row.rule) for row in routed.filter("rule IS NOT NULL").collect()]
+    assert len(pairs) == len(set(pairs))  # a rule's targets once per event
     for i, vector in enumerate(VECTORS):
         rule = patterns[json.dumps(vector["pattern"], sort_keys=True)]
         assert ((i, rule) in pairs) is vector["matches"], (vector["id"], vector["note"])
