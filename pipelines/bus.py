@@ -53,7 +53,7 @@ from typing import Any
 
 from pydantic import BaseModel
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
@@ -345,6 +345,7 @@ class BusRouter:
             self._plan = plan
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        use_kafka_v2_writes(batch.sparkSession)
         with self._lock:
             plan = self._plan
         if plan.spec.errors.tolerance == "all":
@@ -367,6 +368,20 @@ class BusRouter:
             for missing in range(last + 1, batch_id):
                 write_files_batch(empty, config, missing)
         self._logged.add(key)
+
+
+V1_SOURCES = "spark.sql.sources.useV1SourceList"
+
+
+def use_kafka_v2_writes(spark: SparkSession) -> None:
+    """Batch Kafka writes in ``spark`` through Kafka's DataSource V2 write (Spark's default
+    list writes Kafka with V1): the same producer and delivery, but the write's job is the
+    query's own, so an Observation on the written rows is fulfilled. ``spark`` is the
+    streaming query's session (each query has its own clone): no other query is touched."""
+    listed = spark.conf.get(V1_SOURCES, "") or ""
+    names = [name.strip() for name in listed.split(",") if name.strip()]
+    if "kafka" in (name.lower() for name in names):
+        spark.conf.set(V1_SOURCES, ",".join(n for n in names if n.lower() != "kafka"))
 
 
 def last_logged_batch(location: str) -> int:
@@ -460,19 +475,26 @@ class BatchRun:
             deliveries = self.deliveries(events)
             kafka, others = self._split_targets()
             groups = kafka_groups(kafka)
-            single_write = not others and len(groups) == 1
-            if not single_write or self.router.on_rule_counts is not None:
-                # Several writes read the routed batch, or its counts are wanted (an
-                # Observation is never fulfilled by the Kafka sink's V1 batch write).
-                deliveries = self._persist(deliveries)
+            counting = self.router.on_rule_counts is not None
+            observation: Observation | None = None
+            if not others and len(groups) == 1:
+                # One write reads the routed batch: nothing is cached, and its counts are
+                # observed by that same job (Kafka's V2 batch write fulfils an Observation).
+                if counting:
+                    observation = Observation(f"sluice-bus-{self.batch_id}")
+                    deliveries = deliveries.observe(observation, target_counts(kafka))
+            else:
+                deliveries = self._persist(deliveries)  # several writes read it
             for group in groups:
                 self._write_kafka(deliveries, group)
             for target in others:
                 self._write_other(deliveries, target)
             self._write_idle_files()
-            if self.router.on_rule_counts is None:
+            if not counting:
                 return
-            rows = count_rows(deliveries)
+            rows = observed_counts(observation) if observation is not None else None
+            if rows is None:  # not observed (written by another path): count the rows
+                rows = count_rows(deliveries)
             for index, count in rows.items():
                 if index in self.delivered:
                     self.delivered[index].rows = count
@@ -520,7 +542,7 @@ class BatchRun:
         records = kafka_records(deliveries, group, self.plan, strict=True)
         options = kafka_sink_options(_kafka_config(group[0]))
         try:
-            records.write.format("kafka").options(**options).save()
+            records.write.mode("append").format("kafka").options(**options).save()
         except Exception as error:
             raise BusDeliveryError(f"{_naming(group)}: {_short(error)}") from error
 
@@ -530,9 +552,9 @@ class BatchRun:
         dead = [self._bad_topics(deliveries, group)]
         options = kafka_sink_options(_kafka_config(group[0]))
         try:
-            kafka_records(deliveries, group, self.plan).write.format("kafka").options(
-                **options
-            ).save()
+            kafka_records(deliveries, group, self.plan).write.mode("append").format(
+                "kafka"
+            ).options(**options).save()
             return dead
         except Exception as error:  # one target down must not stop the others
             if len(group) == 1:
@@ -541,7 +563,7 @@ class BatchRun:
         for target in group:
             try:
                 records = kafka_records(deliveries, [target], self.plan)
-                records.write.format("kafka").options(**options).save()
+                records.write.mode("append").format("kafka").options(**options).save()
             except Exception as error:
                 dead.append(self._target_failed(deliveries, target, error))
         return dead
@@ -803,6 +825,29 @@ def kafka_records(
     else:
         rows = rows.filter(legal).withColumn("__sluice_topic", topic)
     return events_to_kafka_records(rows, _kafka_config(group[0]), topic=F.col("__sluice_topic"))
+
+
+COUNTS = "__sluice_counts"
+"""The observed metric holding the rows per target."""
+
+
+def target_counts(targets: Sequence[Target]) -> Column:
+    """One aggregate counting the delivery rows per target: ``histogram_numeric`` of TARGET
+    with a bin per target, which is exact while the distinct values are no more than the
+    bins (each value keeps its own bin: a binary search per row), where a ``count_if`` per
+    target costs a comparison per target on every row."""
+    bins = max(len(targets), 2)
+    return F.expr(f"histogram_numeric(`{TARGET}`, {bins})").alias(COUNTS)
+
+
+def observed_counts(observation: Observation) -> dict[int, int] | None:
+    """Rows per target that the write's job observed (:func:`target_counts`); None when the
+    job did not fulfil the observation (it is fulfilled as the write returns)."""
+    java = observation._jo
+    if java is None or not java.future().isCompleted():
+        logger.warning("the bus's per-target counts were not observed: counting them again")
+        return None
+    return {int(b["x"]): round(b["y"]) for b in observation.get[COUNTS] or []}
 
 
 def count_rows(deliveries: DataFrame) -> dict[int, int]:
