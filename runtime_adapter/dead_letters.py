@@ -220,6 +220,9 @@ def read_kafka_record(
     the end)."""
     consumer = _reader(bootstrap_servers, settings)
     try:
+        meta = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
+        if meta is None or meta.error is not None or partition not in meta.partitions:
+            return None
         low, high = consumer.get_watermark_offsets(
             TopicPartition(topic, partition), timeout=timeout
         )
@@ -228,9 +231,6 @@ def read_kafka_record(
         found = _consume_ranges(consumer, topic, {partition: (offset, offset + 1)}, timeout)
         return found[0] if found else None
     except KafkaException as exc:
-        error = exc.args[0] if exc.args else None
-        if isinstance(error, KafkaError) and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
-            return None
         raise BrokerUnreachable(f"Kafka broker(s) {bootstrap_servers}: {exc}") from exc
     finally:
         consumer.close()
