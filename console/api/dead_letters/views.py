@@ -9,6 +9,7 @@ from typing import cast
 from django.contrib.auth.models import User
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status, viewsets
@@ -42,10 +43,28 @@ KAFKA_DOWN = OpenApiResponse(
 )
 
 
+class DeadLetterPageSchema(AutoSchema):
+    """The list answers :class:`DeadLetterPageSerializer` as it is: a page of the API's one
+    pagination with what the scan looked at beside it (not an array drf-spectacular would
+    wrap in a page of its own); its ``limit`` and ``offset`` are declared on the operation."""
+
+    def _is_list_view(self, serializer=None) -> bool:
+        return False
+
+
+PAGE_PARAMETERS = [
+    OpenApiParameter(
+        "limit", OpenApiTypes.INT, description=LimitOffsetPagination.limit_query_description
+    ),
+    OpenApiParameter("offset", OpenApiTypes.INT, description="The first result's index."),
+]
+
+
 class DeadLetterViewSet(viewsets.GenericViewSet):
     # channels/{name}/dead-letters/: list, one in full, redrive. (A comment, not a docstring:
     # drf-spectacular would take it for the description of every operation.)
 
+    schema = DeadLetterPageSchema()
     metadata_class = NoSerializerMetadata
     pagination_class = LimitOffsetPagination
     serializer_class = DeadLetterSummarySerializer
@@ -70,7 +89,7 @@ class DeadLetterViewSet(viewsets.GenericViewSet):
             "older ones were left out. Reading moves no consumer group. A target that cannot "
             "be read back (http, jdbc, TLS Kafka) answers an empty page with `target.note`."
         ),
-        parameters=[DeadLetterFilterSerializer],
+        parameters=[DeadLetterFilterSerializer, *PAGE_PARAMETERS],
         responses={
             200: DeadLetterPageSerializer,
             400: QUERY_ERRORS,
