@@ -11,7 +11,12 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+)
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -163,11 +168,17 @@ class DeadLetterViewSet(viewsets.GenericViewSet):
         responses={
             202: RedriveResultSerializer,
             400: OpenApiResponse(
-                response={
-                    "type": "object",
-                    "additionalProperties": {"type": "array", "items": {"type": "string"}},
-                },
-                description="The selection is invalid or names nothing that can be redriven.",
+                response=OpenApiTypes.OBJECT,
+                description=(
+                    "The selection is invalid or names nothing that can be redriven (each key "
+                    "a field, with its messages), or the body is not JSON (detail)."
+                ),
+                examples=[
+                    OpenApiExample(
+                        "Nothing to redrive",
+                        value={"ids": ["nothing to redrive: no such dead letter"]},
+                    )
+                ],
             ),
             404: CHANNEL_NOT_FOUND,
             503: RUNTIME_DOWN,

@@ -2210,14 +2210,14 @@ export interface operations {
                     "application/json": components["schemas"]["RedriveResult"];
                 };
             };
-            /** @description The selection is invalid or names nothing that can be redriven. */
+            /** @description The selection is invalid or names nothing that can be redriven (each key a field, with its messages), or the body is not JSON (detail). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: string[];
+                        [key: string]: unknown;
                     };
                 };
             };
