@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
@@ -93,7 +93,8 @@ def letter_from_json(
         when = parse_time(document.get("time")) or when
     if "error_class" not in context and "stage" not in context:
         return None
-    origin = context.get("origin") if isinstance(context.get("origin"), dict) else {}
+    found_origin = context.get("origin")
+    origin: dict[str, Any] = found_origin if isinstance(found_origin, dict) else {}
     event = context.get("event")
     event_id = _text(event.get("id")) if isinstance(event, dict) else None
     return DeadLetter(
@@ -251,23 +252,25 @@ def _consume_ranges(
             partition = message.partition()
             error = message.error()
             if error is not None:
-                if error.code() == KafkaError._PARTITION_EOF:
+                if error.code() == KafkaError._PARTITION_EOF and partition is not None:
                     pending.pop(partition, None)
                     continue
                 raise KafkaException(error)
             offset = message.offset()
-            end = pending.get(partition)
-            if end is None or offset >= end:
+            end = pending.get(partition) if partition is not None else None
+            if partition is None or offset is None or end is None or offset >= end:
                 continue
             kind, stamp = message.timestamp()
+            value = message.value()
+            raw_headers = cast("list[tuple[str, bytes | None]]", message.headers() or [])
             found.append(
                 KafkaRecord(
                     topic=topic,
                     partition=partition,
                     offset=offset,
                     timestamp_ms=stamp if kind != 0 and stamp >= 0 else None,
-                    value=message.value(),
-                    headers={k: v or b"" for k, v in (message.headers() or [])},
+                    value=value,
+                    headers={key: item or b"" for key, item in raw_headers},
                 )
             )
             if offset + 1 >= end:

@@ -107,7 +107,7 @@ class DeadLetterViewSet(viewsets.GenericViewSet):
         query = DeadLetterFilterSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         scan = list_dead_letters(channel, query.filters())
-        page = self.paginate_queryset(scan.letters)  # type: ignore[arg-type]
+        page = self.paginate_queryset(scan.letters)
         assert page is not None and self.paginator is not None  # pagination_class is set
         response = self.paginator.get_paginated_response(
             DeadLetterSummarySerializer(page, many=True).data
