@@ -12,6 +12,8 @@ target writes that event in its own format; each reader here turns what it finds
   bounded in time. ``format: cloudevents`` records carry the whole event, ``json`` and
   ``cloudevents-binary`` ones its ``data`` (the binary mode's ``ce_id`` / ``ce_time``
   headers give the rest). Id: ``kafka:<topic>:<partition>:<offset>``.
+* JDBC - the sink's table (SQLite or PostgreSQL, reached as the sink reaches it), newest
+  ``written_at`` first. Id: ``jdbc:<the row's id in base64url>``.
 * Files - the files sink's directory (already checked under the files roots by the caller):
   only files its ``_spark_metadata`` log lists as committed (what Spark's readers see),
   newest batch first, ``jsonl`` lines or ``parquet`` rows, at most ``limit`` dead letters.
@@ -22,10 +24,12 @@ Nothing here starts Spark; everything is bounded by ``limit`` and a timeout.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +37,8 @@ from typing import Any, cast
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from pipelines.net import JDBC_SINK, allow_list, vetted_ips
+from pipelines.spec.configs.jdbc import JdbcSinkConfig, postgresql_target, sqlite_file
 from runtime_adapter.kafka import BrokerUnreachable, _client_config
 
 KAFKA_ID = re.compile(
@@ -419,6 +425,106 @@ def files_letter(directory: Path, file_format: str, name: str, row: int) -> Dead
 def _file_letter(name: str, row: int, document: Any, when: datetime) -> DeadLetter | None:
     location = {"kind": "files", "file": name, "row": row}
     return letter_from_json(document, id=files_id(name, row), when=when, location=location)
+
+
+# -- JDBC -------------------------------------------------------------------------------------
+
+JDBC_ID = re.compile(r"^jdbc:(?P<key>[A-Za-z0-9_-]{1,400})$")
+
+
+def jdbc_id(row_id: str) -> str:
+    """``jdbc:<the row's id, base64url>``: a table's ids are event ids, which may hold ``/``."""
+    return "jdbc:" + base64.urlsafe_b64encode(row_id.encode()).decode().rstrip("=")
+
+
+def parse_jdbc_id(letter_id: str) -> str:
+    """The row id of a JDBC dead letter's id; :class:`BadDeadLetterId`."""
+    found = JDBC_ID.match(letter_id)
+    if found is None:
+        raise BadDeadLetterId(f"{letter_id!r} is not a JDBC dead letter's id")
+    key = found["key"]
+    try:
+        return base64.urlsafe_b64decode(key + "=" * (-len(key) % 4)).decode()
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadDeadLetterId(f"{letter_id!r} is not a JDBC dead letter's id") from exc
+
+
+def jdbc_letters(
+    config: JdbcSinkConfig, *, limit: int, row_id: str | None = None
+) -> list[DeadLetter]:
+    """The newest ``limit`` dead letters of the JDBC sink's table (by ``written_at``), or the
+    one row ``row_id``; none when the table does not exist yet. The database is reached as
+    the sink reaches it: SQLite under the files roots, PostgreSQL through the address guard
+    (``SLUICE_JDBC_SINK_ALLOW``), read only."""
+    table = ".".join(f'"{name}"' for name in config.table.split("."))
+    where = " WHERE id = {p}" if row_id is not None else ""
+    query = (
+        f"SELECT id, data, written_at FROM {table}{where} "
+        "ORDER BY written_at DESC, id DESC LIMIT {p}"
+    )
+    arguments: tuple[Any, ...] = (row_id, limit) if row_id is not None else (limit,)
+    if config.dialect == "sqlite":
+        rows = _sqlite_rows(config, query.replace("{p}", "?"), arguments)
+    else:
+        rows = _postgresql_rows(config, query.replace("{p}", "%s"), arguments)
+    found = []
+    for key, data, written_at in rows:
+        document = json.loads(data) if isinstance(data, str) else data
+        when = written_at if isinstance(written_at, datetime) else parse_time(written_at)
+        location = {"kind": "jdbc", "table": config.table, "id": key}
+        letter = letter_from_json(document, id=jdbc_id(str(key)), when=when, location=location)
+        if letter is not None:
+            found.append(letter)
+    return found
+
+
+def _sqlite_rows(config: JdbcSinkConfig, query: str, arguments: tuple[Any, ...]) -> list[Any]:
+    import sqlite3
+
+    path = sqlite_file(config.url)
+    if not path.is_file():
+        return []
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)) as connection:
+        try:
+            return connection.execute(query, arguments).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return []
+            raise BrokerUnreachable(f"the dead-letter database {path}: {exc}") from exc
+
+
+def _postgresql_rows(config: JdbcSinkConfig, query: str, arguments: tuple[Any, ...]) -> list[Any]:
+    import psycopg
+
+    target = postgresql_target(config.url)
+    parameters: dict[str, Any] = {
+        "host": target.host,
+        "port": target.port,
+        "dbname": target.dbname,
+        "connect_timeout": 10,
+        **target.parameters,
+        "user": config.user or target.user,
+        "password": config.password,
+    }
+    parameters = {name: value for name, value in parameters.items() if value is not None}
+    try:
+        addresses = vetted_ips(target.host, target.port, allow_list(JDBC_SINK))
+    except OSError as exc:
+        raise BrokerUnreachable(f"cannot resolve {target.host}: {exc}") from exc
+    last: Exception = OSError(f"{target.host} resolves to no address")
+    for address in addresses:
+        try:
+            with psycopg.connect(hostaddr=address, **parameters) as connection:
+                connection.read_only = True
+                with connection.cursor() as cursor:
+                    try:
+                        cursor.execute(query.encode(), arguments)
+                    except psycopg.errors.UndefinedTable:
+                        return []
+                    return cursor.fetchall()
+        except psycopg.OperationalError as exc:
+            last = exc
+    raise BrokerUnreachable(f"the dead-letter database {target.host}: {last}") from last
 
 
 # -- writing a redrive ------------------------------------------------------------------------

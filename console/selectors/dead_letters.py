@@ -1,12 +1,12 @@
 """A channel's dead letters, read back from its dead-letter target (read only).
 
 The target is the ``errors.dead_letter`` sink of the channel's latest revision. Readable
-targets: ``kafka`` (the topic's tail, without a consumer group that moves) and ``files``
-(the directory's committed files, under the files roots); any other (``http``, ``jdbc``)
-is reported as not readable with why. Reads are bounded: at most :data:`SCAN_LIMIT` of the
-newest dead letters (per Kafka partition) are scanned, then filtered and sorted newest
-first; :class:`DeadLetterScan` says when the bound was reached. The reading itself is
-:mod:`runtime_adapter.dead_letters` (no Spark).
+targets: ``kafka`` (the topic's tail, without a consumer group that moves), ``files`` (the
+directory's committed files, under the files roots) and ``jdbc`` (the table, newest rows
+first); another (``http``) is reported as not readable with why. Reads are bounded: at most
+:data:`SCAN_LIMIT` of the newest dead letters (per Kafka partition) are scanned, then
+filtered and sorted newest first; :class:`DeadLetterScan` says when the bound was reached.
+The reading itself is :mod:`runtime_adapter.dead_letters` (no Spark).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any, cast
 from console.crypto import decrypt_spec
 from console.models import Channel, Revision
 from console.services.errors import runtime_errors
+from pipelines.spec.configs.jdbc import JdbcSinkConfig
 from pipelines.spec.paths import PathNotAllowed, resolve_files_location
 from runtime_adapter import dead_letters as store
 from runtime_adapter.dead_letters import BadDeadLetterId, DeadLetter
@@ -27,7 +28,7 @@ from runtime_adapter.kafka import security_settings
 
 SCAN_LIMIT = 5000
 """The most dead letters one list reads (per partition of a Kafka topic), newest first."""
-READABLE_TARGETS = ("kafka", "files")
+READABLE_TARGETS = ("kafka", "files", "jdbc")
 
 
 @dataclass(frozen=True)
@@ -132,9 +133,24 @@ def dead_letter_target(channel: Channel) -> DeadLetterTarget:
                 kind, location, False, "only local directories can be read back", config
             )
         return DeadLetterTarget(kind, location, True, "", config)
+    if kind == "jdbc":
+        location = f"table {config.get('table')} ({_database(config)})"
+        try:
+            JdbcSinkConfig.model_validate(config)
+        except ValueError as exc:
+            return DeadLetterTarget(kind, location, False, f"the table cannot be reached: {exc}")
+        return DeadLetterTarget(kind, location, True, "", config)
     return DeadLetterTarget(
         kind, f"{kind} sink", False, f"a {kind} dead-letter target cannot be read back", config
     )
+
+
+def _database(config: dict[str, Any]) -> str:
+    """The database of a JDBC URL without credentials: its scheme, host and name."""
+    url = str(config.get("url", ""))
+    scheme, _, rest = url.partition("://")
+    host = rest.rpartition("@")[2].split("?")[0]
+    return f"{scheme}://{host}" if scheme else "database"
 
 
 def list_dead_letters(
@@ -179,6 +195,11 @@ def get_dead_letter(channel: Channel, letter_id: str) -> DeadLetter | None:
                     settings=security_settings(config.get("security")),
                 )
             return store.kafka_letter(record) if record is not None else None
+        if target.type == "jdbc":
+            row_id = store.parse_jdbc_id(letter_id)
+            with runtime_errors():
+                found = store.jdbc_letters(_jdbc(config), limit=1, row_id=row_id)
+            return found[0] if found else None
         name, row = store.parse_files_id(letter_id)
         return store.files_letter(_directory(config), _files_format(config), name, row)
     except BadDeadLetterId:
@@ -205,8 +226,16 @@ def _scan(target: DeadLetterTarget, limit: int) -> tuple[list[DeadLetter], bool]
             partitions[record.partition] = partitions.get(record.partition, 0) + 1
         letters = [d for d in map(store.kafka_letter, records) if d is not None]
         return letters, any(count >= limit for count in partitions.values())
+    if target.type == "jdbc":
+        with runtime_errors():
+            letters = store.jdbc_letters(_jdbc(config), limit=limit)
+        return letters, len(letters) >= limit
     letters = store.files_letters(_directory(config), _files_format(config), limit=limit)
     return letters, len(letters) >= limit
+
+
+def _jdbc(config: dict[str, Any]) -> JdbcSinkConfig:
+    return JdbcSinkConfig.model_validate(config)
 
 
 def _directory(config: dict[str, Any]) -> Path:

@@ -58,8 +58,8 @@ class DeadLetterSummarySerializer(serializers.Serializer):
 
     id = serializers.CharField(
         help_text=(
-            "Stable id: kafka:<topic>:<partition>:<offset> or files:<file>:<row> (where it is "
-            "stored in the dead-letter target)."
+            "Stable id: kafka:<topic>:<partition>:<offset>, files:<file>:<row> or "
+            "jdbc:<row id, base64url> (where it is stored in the dead-letter target)."
         )
     )
     time = serializers.DateTimeField(

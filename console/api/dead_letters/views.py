@@ -88,11 +88,11 @@ class DeadLetterViewSet(viewsets.GenericViewSet):
         operation_id="channels_dead_letters_list",
         summary="List a channel's dead letters",
         description=(
-            "The dead letters in the channel's dead-letter target (Kafka topic or files "
-            "directory), newest first, filtered. Bounded: the newest "
+            "The dead letters in the channel's dead-letter target (Kafka topic, files "
+            "directory or JDBC table), newest first, filtered. Bounded: the newest "
             f"{SCAN_LIMIT} (per Kafka partition) are read, `scan` says how many and whether "
             "older ones were left out. Reading moves no consumer group. A target that cannot "
-            "be read back (http, jdbc, TLS Kafka) answers an empty page with `target.note`."
+            "be read back (http, TLS Kafka) answers an empty page with `target.note`."
         ),
         parameters=[DeadLetterFilterSerializer, *PAGE_PARAMETERS],
         responses={

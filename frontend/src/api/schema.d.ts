@@ -83,7 +83,7 @@ export interface paths {
         };
         /**
          * List a channel's dead letters
-         * @description The dead letters in the channel's dead-letter target (Kafka topic or files directory), newest first, filtered. Bounded: the newest 5000 (per Kafka partition) are read, `scan` says how many and whether older ones were left out. Reading moves no consumer group. A target that cannot be read back (http, jdbc, TLS Kafka) answers an empty page with `target.note`.
+         * @description The dead letters in the channel's dead-letter target (Kafka topic, files directory or JDBC table), newest first, filtered. Bounded: the newest 5000 (per Kafka partition) are read, `scan` says how many and whether older ones were left out. Reading moves no consumer group. A target that cannot be read back (http, TLS Kafka) answers an empty page with `target.note`.
          */
         get: operations["channels_dead_letters_list"];
         put?: never;
@@ -975,7 +975,7 @@ export interface components {
         ConnectorStateEnum: "UNASSIGNED" | "RUNNING" | "PAUSED" | "STOPPED" | "FAILED" | "RESTARTING";
         /** @description A dead letter in full: the error, the original record and the event. */
         DeadLetter: {
-            /** @description Stable id: kafka:<topic>:<partition>:<offset> or files:<file>:<row> (where it is stored in the dead-letter target). */
+            /** @description Stable id: kafka:<topic>:<partition>:<offset>, files:<file>:<row> or jdbc:<row id, base64url> (where it is stored in the dead-letter target). */
             id: string;
             /**
              * Format: date-time
@@ -1025,7 +1025,7 @@ export interface components {
         };
         /** @description A dead letter as a list shows it. */
         DeadLetterSummary: {
-            /** @description Stable id: kafka:<topic>:<partition>:<offset> or files:<file>:<row> (where it is stored in the dead-letter target). */
+            /** @description Stable id: kafka:<topic>:<partition>:<offset>, files:<file>:<row> or jdbc:<row id, base64url> (where it is stored in the dead-letter target). */
             id: string;
             /**
              * Format: date-time

@@ -9,7 +9,7 @@ export function DeadLetterDetail({ name, id, onClose }: { name: string; id: stri
   return (
     <section className="panel dead-letter-detail" aria-label="Dead letter" data-testid="dead-letter-detail">
       <div className="panel-head">
-        <h3>
+        <h3 className="dead-letter-title">
           Dead letter <code className="small">{id}</code>
         </h3>
         <button type="button" onClick={onClose} aria-label="Close the dead letter">
@@ -47,6 +47,8 @@ export function DeadLetterDetail({ name, id, onClose }: { name: string; id: stri
             </dd>
             <dt>Dead since</dt>
             <dd>{d.time ? fmtTime(d.time) : "—"}</dd>
+            <dt>Stored</dt>
+            <dd data-testid="dead-letter-location">{storedAt(d.location)}</dd>
             <dt>Event id</dt>
             <dd>{d.event_id ?? "— (never became an event)"}</dd>
           </dl>
@@ -62,4 +64,18 @@ export function DeadLetterDetail({ name, id, onClose }: { name: string; id: stri
       )}
     </section>
   );
+}
+
+/** Where the dead-letter target keeps it (its place in the target, not where it came from). */
+function storedAt(location: Record<string, unknown>): string {
+  switch (location.kind) {
+    case "kafka":
+      return `topic ${String(location.topic)}, partition ${String(location.partition)}, offset ${String(location.offset)}`;
+    case "files":
+      return `file ${String(location.file)}, row ${String(location.row)}`;
+    case "jdbc":
+      return `table ${String(location.table)}, id ${String(location.id)}`;
+    default:
+      return "—";
+  }
 }

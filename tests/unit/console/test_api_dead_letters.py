@@ -326,3 +326,23 @@ def scraped_redriven() -> dict[str, float]:
             if sample.name == "sluice_dead_letters_redriven_total":
                 found[sample.labels["channel"]] = sample.value
     return found
+
+
+def test_a_jdbc_target_is_listed_and_read_one_by_one(api, spec, tmp_path):
+    from pipelines.sinks.jdbc import upsert_rows
+    from pipelines.spec.configs.jdbc import JdbcSinkConfig
+
+    target = {"url": f"sqlite:///{tmp_path}/dead.db", "table": "dead_letters"}
+    spec["errors"] = {"tolerance": "all", "dead_letter": {"type": "jdbc", "config": target}}
+    services.create_channel(name="tabled", spec=spec)
+    for seq in (1, 2):  # as the JDBC sink writes dead-letter events (content cloudevents)
+        event = dead_letter(seq)
+        row = (event["id"], event["source"], event["type"], event["time"], "x", json.dumps(event))
+        upsert_rows(JdbcSinkConfig(**target), [row])
+
+    body = page_of(api, "tabled")
+
+    assert body["target"]["type"] == "jdbc" and body["target"]["readable"] is True
+    assert [d["origin"]["offset"] for d in body["results"]] == [2, 1]
+    one = api.get(f"/api/v1/channels/tabled/dead-letters/{body['results'][1]['id']}/")
+    assert one.status_code == 200 and one.json()["payload"] == dead_letter(1)["data"]["payload"]

@@ -4,6 +4,7 @@ commit log, parquet rows."""
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -160,3 +161,66 @@ def test_parquet_rows_of_either_content_are_read(tmp_path):
     assert enveloped.time == datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
     assert enveloped.error_class == data_only.error_class == "CastError"
     assert data_only.id == "files:part-2.parquet:0"
+
+
+def test_jdbc_ids_round_trip_any_event_id():
+    for row_id in ("orders/2/41", "a:b c", "ü"):
+        assert store.parse_jdbc_id(store.jdbc_id(row_id)) == row_id
+    for bad in ("jdbc:", "jdbc:a/b", "kafka:t:0:1", "jdbc:%%"):
+        with pytest.raises(BadDeadLetterId):
+            store.parse_jdbc_id(bad)
+
+
+def written_by_the_jdbc_sink(config) -> None:
+    """Three dead letters upserted by the JDBC sink's own writer (rows as events_to_rows
+    makes them), one batch after the other."""
+    from pipelines.sinks.jdbc import upsert_rows
+
+    for seq in range(3):
+        context = {**CONTEXT, "message": f"m{seq}"}
+        data = {**ENVELOPE, "id": f"orders/2/{seq}", "data": context}
+        document = data if config.content == "cloudevents" else context
+        row = (
+            f"orders/2/{seq}",
+            ENVELOPE["source"],
+            ENVELOPE["type"],
+            ENVELOPE["time"],
+            "transforms[0] (cast)",
+            json.dumps(document),
+        )
+        upsert_rows(config, [row])
+
+
+@pytest.mark.parametrize("content", ["cloudevents", "data"])
+def test_a_sqlite_table_is_read_newest_first(tmp_path, content):
+    from pipelines.spec.configs.jdbc import JdbcSinkConfig
+
+    config = JdbcSinkConfig(url=f"sqlite:///{tmp_path}/dl.db", table="dead", content=content)
+    assert store.jdbc_letters(config, limit=10) == []  # no table yet
+    written_by_the_jdbc_sink(config)
+
+    letters = store.jdbc_letters(config, limit=10)
+
+    assert [d.message for d in letters] == ["m2", "m1", "m0"]
+    assert letters[0].id == store.jdbc_id("orders/2/2")
+    assert letters[0].payload == CONTEXT["payload"]
+    one = store.jdbc_letters(config, limit=1, row_id="orders/2/1")
+    assert [d.message for d in one] == ["m1"]
+    assert len(store.jdbc_letters(config, limit=2)) == 2
+
+
+def test_a_postgresql_table_is_read_through_the_address_guard(postgres_url, monkeypatch):
+    from pipelines.spec.configs.jdbc import JdbcSinkConfig
+
+    monkeypatch.setenv("SLUICE_JDBC_SINK_ALLOW", "127.0.0.1")
+    config = JdbcSinkConfig(url=postgres_url, table=f"dead_{os.getpid()}")
+    assert store.jdbc_letters(config, limit=10) == []
+    written_by_the_jdbc_sink(config)
+
+    letters = store.jdbc_letters(config, limit=10)
+
+    assert [d.message for d in letters] == ["m2", "m1", "m0"]
+    assert letters[1].origin_offset == 41 and letters[1].time is not None
+    monkeypatch.delenv("SLUICE_JDBC_SINK_ALLOW")
+    with pytest.raises(ValueError, match="SLUICE_JDBC_SINK_ALLOW"):  # the guard refuses
+        store.jdbc_letters(config, limit=10)
