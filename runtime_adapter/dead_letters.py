@@ -243,6 +243,38 @@ def read_kafka_record(
         consumer.close()
 
 
+def read_kafka_ranges(
+    bootstrap_servers: str,
+    topic: str,
+    ranges: Mapping[int, tuple[int, int]],
+    *,
+    settings: Mapping[str, object] | None = None,
+    timeout: float = 10.0,
+) -> list[KafkaRecord]:
+    """The records of ``[start, end)`` per partition (clamped to what the partition still
+    holds; partitions that do not exist are left out), with one consumer."""
+    consumer = _reader(bootstrap_servers, settings)
+    try:
+        meta = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
+        if meta is None or meta.error is not None:
+            return []
+        clamped: dict[int, tuple[int, int]] = {}
+        for partition, (start, end) in ranges.items():
+            if partition not in meta.partitions:
+                continue
+            low, high = consumer.get_watermark_offsets(
+                TopicPartition(topic, partition), timeout=timeout
+            )
+            first, last = max(start, low), min(end, high)
+            if first < last:
+                clamped[partition] = (first, last)
+        return _consume_ranges(consumer, topic, clamped, timeout)
+    except KafkaException as exc:
+        raise BrokerUnreachable(f"Kafka broker(s) {bootstrap_servers}: {exc}") from exc
+    finally:
+        consumer.close()
+
+
 def _consume_ranges(
     consumer: Consumer, topic: str, ranges: Mapping[int, tuple[int, int]], timeout: float
 ) -> list[KafkaRecord]:

@@ -206,8 +206,44 @@ def get_dead_letter(channel: Channel, letter_id: str) -> DeadLetter | None:
         return None
 
 
+MAX_RANGE_READ = 20_000
+"""Selected Kafka dead letters are read in one pass over their partitions' offset span when
+it is at most this long (else one by one)."""
+
+
 def get_dead_letters(channel: Channel, letter_ids: Sequence[str]) -> dict[str, DeadLetter | None]:
-    """Each of ``letter_ids`` with its dead letter (``None`` when it names none)."""
+    """Each of ``letter_ids`` with its dead letter (``None`` when it names none). Kafka ids
+    of the target's topic are read in one pass per partition (see :data:`MAX_RANGE_READ`)."""
+    target = dead_letter_target(channel)
+    found: dict[str, DeadLetter | None] = dict.fromkeys(letter_ids)
+    if not target.readable:
+        return found
+    wanted: dict[int, set[int]] = {}
+    if target.type == "kafka":
+        for letter_id in letter_ids:
+            try:
+                topic, partition, offset = store.parse_kafka_id(letter_id)
+            except BadDeadLetterId:
+                continue
+            if topic == target.config.get("topic"):
+                wanted.setdefault(partition, set()).add(offset)
+    ranges = {p: (min(offsets), max(offsets) + 1) for p, offsets in wanted.items()}
+    if ranges and sum(end - start for start, end in ranges.values()) <= MAX_RANGE_READ:
+        config = target.config
+        with runtime_errors():
+            records = store.read_kafka_ranges(
+                str(config["bootstrap_servers"]),
+                str(config["topic"]),
+                ranges,
+                settings=security_settings(config.get("security")),
+            )
+        for record in records:
+            letter = (
+                store.kafka_letter(record) if record.offset in wanted[record.partition] else None
+            )
+            if letter is not None and letter.id in found:
+                found[letter.id] = letter
+        return found
     return {letter_id: get_dead_letter(channel, letter_id) for letter_id in letter_ids}
 
 

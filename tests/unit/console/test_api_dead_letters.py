@@ -346,3 +346,21 @@ def test_a_jdbc_target_is_listed_and_read_one_by_one(api, spec, tmp_path):
     assert [d["origin"]["offset"] for d in body["results"]] == [2, 1]
     one = api.get(f"/api/v1/channels/tabled/dead-letters/{body['results'][1]['id']}/")
     assert one.status_code == 200 and one.json()["payload"] == dead_letter(1)["data"]["payload"]
+
+
+def test_a_selection_is_read_in_one_pass_and_names_what_it_skipped(
+    api, shop, runs, kafka_bootstrap
+):
+    start = redrive_end(kafka_bootstrap)
+    ids = [f"kafka:{shop}:0:{offset}" for offset in (9, 0, 5)] + [
+        f"kafka:{shop}:0:10",  # the record that is no dead letter
+        f"kafka:{shop}:0:999",  # past the end
+        "files:part-0.txt:0",  # another target's
+    ]
+
+    response = api.post("/api/v1/channels/shop/dead-letters/redrive", {"ids": ids}, format="json")
+
+    assert response.status_code == 202, response.content
+    assert response.json()["skipped"] == {i: "no such dead letter" for i in ids[3:]}
+    written = redrive_topic_records(kafka_bootstrap, start)
+    assert [int(h["sluice-origin-offset"]) for _, h in written] == [0, 5, 9]
