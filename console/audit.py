@@ -65,6 +65,7 @@ API_ACTIONS = {
     ("channel-offsets", "PATCH"): "channel.offsets.alter",
     ("channel-offsets", "DELETE"): "channel.offsets.reset",
     ("channel-offsets-copy", "POST"): "channel.offsets.copy",
+    ("channel-dead-letter-redrive", "POST"): "channel.dead_letters.redrive",
     ("channel-ingest-token", "POST"): "channel.ingest_token.rotate",
     ("channel-ingest-token", "DELETE"): "channel.ingest_token.revoke",
 }

@@ -22,6 +22,9 @@ Metrics (labels in braces):
   ``sluice_rule_failed_total{channel,rule}`` — a bus's per-rule counts since its driver
   started (a restarted driver counts from 0 again: a counter reset, which ``rate()``
   handles), and ``sluice_rule_matched_per_second{channel,rule}`` over the latest batch;
+* ``sluice_dead_letters_redriven_total{channel}`` — dead letters redriven (sent back through
+  the channel) from the console or the API, kept in one Redis hash
+  (``<prefix>:metrics:redriven``, a field per channel) so every web process adds to it;
 * ``sluice_workers{state}`` — runtime workers ALIVE / DEAD;
 * ``sluice_reconcile_duration_seconds`` (histogram), ``sluice_reconcile_failures_total``,
   ``sluice_reconcile_last_success_timestamp_seconds`` (0 until a pass succeeds).
@@ -112,6 +115,29 @@ def read_reconcile() -> dict[str, float] | None:
     return {key.decode(): float(value) for key, value in raw.items()}
 
 
+def redriven_key() -> str:
+    return f"{settings.SLUICE_REDIS_PREFIX}:metrics:redriven"
+
+
+def record_redriven(channel: str, count: int) -> None:
+    """Add ``count`` redriven dead letters to the channel's counter (best effort: a Redis
+    error is logged and dropped, the redrive itself already happened)."""
+    try:
+        locks.redis_client().hincrby(redriven_key(), channel, count)
+    except redis.RedisError as exc:
+        logger.warning("could not count the redrive of channel %s: %s", channel, exc)
+
+
+def read_redriven() -> dict[str, float] | None:
+    """Redriven dead letters per channel; ``None`` if Redis is down."""
+    try:
+        raw = cast("dict[bytes, bytes]", locks.redis_client().hgetall(redriven_key()))
+    except redis.RedisError as exc:
+        logger.warning("could not read the redrive counts from Redis: %s", exc)
+        return None
+    return {key.decode(): float(value) for key, value in raw.items()}
+
+
 class SluiceCollector:
     """Builds every Sluice metric at scrape time (three queries and one Redis read)."""
 
@@ -179,6 +205,7 @@ class SluiceCollector:
             _add_enum(target, [name], TargetState.values, channel["target_state"])
         yield from (events, lag, dead_letters, state, target, task_lag)
         yield from _rule_metrics(channels)
+        yield from _redriven_metric(channels)
 
     def worker_metric(self) -> Metric:
         workers = GaugeMetricFamily(
@@ -216,6 +243,20 @@ class SluiceCollector:
             "Unix time the last successful reconcile pass ended (0: none yet).",
             value=recorded.get("last_success", 0.0),
         )
+
+
+def _redriven_metric(channels: Iterable[Mapping[str, Any]]) -> Iterator[Metric]:
+    recorded = read_redriven()
+    if recorded is None:
+        return  # Redis is down: leave the series absent rather than report zeros
+    redriven = CounterMetricFamily(
+        "sluice_dead_letters_redriven",
+        "Dead letters sent back through the channel (redrives from the console or the API).",
+        labels=["channel"],
+    )
+    for channel in channels:
+        redriven.add_metric([channel["name"]], recorded.get(channel["name"], 0.0))
+    yield redriven
 
 
 def _channels() -> list[Mapping[str, Any]]:

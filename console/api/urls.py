@@ -9,6 +9,7 @@ from django.urls import path
 from console.api.audit.views import AuditEventViewSet
 from console.api.channels.views import ChannelViewSet, LifecycleEventViewSet, RevisionViewSet
 from console.api.cluster.views import ClusterView, WorkerViewSet
+from console.api.dead_letters.views import DeadLetterViewSet
 from console.api.ingest.views import IngestViewSet
 from console.api.me.views import MeView
 from console.api.offsets.views import OffsetsViewSet
@@ -24,6 +25,9 @@ router.register(
     "channels/<str:name>/lifecycle", LifecycleEventViewSet, basename="channel-lifecycle"
 )
 router.register("channels/<str:name>/revisions", RevisionViewSet, basename="channel-revision")
+router.register(
+    "channels/<str:name>/dead-letters", DeadLetterViewSet, basename="channel-dead-letter"
+)
 router.register("audit", AuditEventViewSet, basename="audit")
 router.register("workers", WorkerViewSet, basename="worker")
 router.register("plugins", PluginViewSet, basename="plugin")

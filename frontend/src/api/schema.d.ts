@@ -74,6 +74,66 @@ export interface paths {
         patch: operations["channels_partial_update"];
         trace?: never;
     };
+    "/api/v1/channels/{name}/dead-letters/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a channel's dead letters
+         * @description The dead letters in the channel's dead-letter target (Kafka topic, files directory or JDBC table), newest first, filtered. Bounded: the newest 5000 (per Kafka partition) are read, `scan` says how many and whether older ones were left out. Reading moves no consumer group. A target that cannot be read back (http, TLS Kafka) answers an empty page with `target.note`.
+         */
+        get: operations["channels_dead_letters_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{name}/dead-letters/{letter_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one dead letter in full
+         * @description The error (class, message, stage, a bus's rule and target), where the record came from, the original record as read, and the event the failing stage received.
+         */
+        get: operations["channels_dead_letters_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{name}/dead-letters/redrive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redrive dead letters
+         * @description Send dead letters back through the channel once their cause is fixed: the selected ones (`ids`) or all that match the filters (`all: true`, the newest 5000 at most). Their ORIGINAL records are written to the channel's redrive topic (`sluice-redrive.<channel>`, headers sluice-origin-topic, -partition, -offset, -timestamp and sluice-dead-letter-id), and a bounded redrive run of the channel's current spec processes exactly those records into its sinks. Audited; counted in /metrics (sluice_dead_letters_redriven_total).
+         */
+        post: operations["channels_dead_letters_redrive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{name}/events": {
         parameters: {
             query?: never;
@@ -913,6 +973,85 @@ export interface components {
          * @enum {string}
          */
         ConnectorStateEnum: "UNASSIGNED" | "RUNNING" | "PAUSED" | "STOPPED" | "FAILED" | "RESTARTING";
+        /** @description A dead letter in full: the error, the original record and the event. */
+        DeadLetter: {
+            /** @description Stable id: kafka:<topic>:<partition>:<offset>, files:<file>:<row> or jdbc:<row id, base64url> (where it is stored in the dead-letter target). */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it became a dead letter (written to the target).
+             */
+            time: string | null;
+            event_id: string | null;
+            stage: string;
+            error_class: string;
+            message: string;
+            rule: string | null;
+            target: string | null;
+            origin: components["schemas"]["Origin"];
+            /** @description It carries the original record, so it can be redriven. */
+            redrivable: boolean;
+            /** @description The original record as the source read it (UTF-8 text). */
+            payload: string | null;
+            /** @description The event the failing stage received (null: never parsed). */
+            event: unknown;
+            /** @description Where it is stored in the dead-letter target. */
+            location: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A page of a channel's dead letters, newest first, with what was looked at. */
+        DeadLetterPage: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["DeadLetterSummary"][];
+            target: components["schemas"]["DeadLetterTarget"];
+            scan: components["schemas"]["DeadLetterScan"];
+            /** @description The error classes, stages, rules and targets seen (for filter menus). */
+            facets: {
+                [key: string]: string[];
+            };
+        };
+        DeadLetterScan: {
+            /** @description Stored dead letters read, before filtering. */
+            scanned: number;
+            /** @description The most one list reads (per Kafka partition). */
+            limit: number;
+            /** @description Older dead letters exist that this list did not look at. */
+            limit_reached: boolean;
+        };
+        /** @description A dead letter as a list shows it. */
+        DeadLetterSummary: {
+            /** @description Stable id: kafka:<topic>:<partition>:<offset>, files:<file>:<row> or jdbc:<row id, base64url> (where it is stored in the dead-letter target). */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it became a dead letter (written to the target).
+             */
+            time: string | null;
+            event_id: string | null;
+            stage: string;
+            error_class: string;
+            message: string;
+            rule: string | null;
+            target: string | null;
+            origin: components["schemas"]["Origin"];
+            /** @description It carries the original record, so it can be redriven. */
+            redrivable: boolean;
+        };
+        DeadLetterTarget: {
+            /** @description The dead-letter sink's type. */
+            type: string | null;
+            /** @description Where the dead letters are (no secrets). */
+            location: string;
+            /** @description The console can read them back. */
+            readable: boolean;
+            /** @description Why not, when it cannot. */
+            note: string;
+        };
         /** @description The body of a 401, 403, 404, 409 or 503: DRF's ``{"detail": "<reason>"}``. */
         ErrorDetail: {
             /** @description Why the request was not served. */
@@ -1042,6 +1181,14 @@ export interface components {
         /** @description Kafka Connect's answer to an offsets change. */
         OffsetsMessage: {
             message: string;
+        };
+        Origin: {
+            /** @description The topic the record was read from. */
+            topic: string | null;
+            partition: number | null;
+            offset: number | null;
+            /** @description The record's timestamp. */
+            timestamp: string | null;
         };
         PaginatedAuditEventList: {
             /** @example 123 */
@@ -1212,6 +1359,58 @@ export interface components {
         PluginKindError: {
             /** @description Why kind is needed, or why it is not a kind. */
             kind: string[];
+        };
+        /** @description Either ``ids`` (the dead letters selected), or ``all: true`` with the list's filters. */
+        RedriveRequestRequest: {
+            /** @description Only this error class (exact), e.g. CastError. */
+            error_class?: string;
+            /** @description Only this stage (exact): source, transforms[1] (cast), sink… */
+            stage?: string;
+            /** @description A bus's rule (exact). */
+            rule?: string;
+            /** @description A bus's target, e.g. rules[0].sinks[1] (exact). */
+            target?: string;
+            /**
+             * Format: date-time
+             * @description Dead letters from this time on (inclusive).
+             */
+            since?: string;
+            /**
+             * Format: date-time
+             * @description Dead letters before this time.
+             */
+            until?: string;
+            /** @description Text the error message contains (any case). */
+            q?: string;
+            /** @description The ids of the dead letters to redrive (at most 500). */
+            ids?: string[];
+            /**
+             * @description Redrive every dead letter matching the filters (the newest 5000 at most).
+             * @default false
+             */
+            all: boolean;
+        };
+        RedriveResult: {
+            /** @description The redrive topic the originals were written to. */
+            topic: string;
+            /** @description Records written (and redriven). */
+            count: number;
+            /** @description First offset written, per partition. */
+            start_offsets: {
+                [key: string]: number;
+            };
+            /** @description Offset after the last written, per partition. */
+            end_offsets: {
+                [key: string]: number;
+            };
+            /** @description The redrive run: its id, kind and state. */
+            run: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Selected ids not redriven, with why. */
+            skipped: {
+                [key: string]: string;
+            };
         };
         /**
          * @description What a restart request does, shaped like Kafka Connect's KIP-745 answer: the
@@ -1868,6 +2067,171 @@ export interface operations {
             };
             /** @description No channel has this name. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_dead_letters_list: {
+        parameters: {
+            query?: {
+                /** @description Only this error class (exact), e.g. CastError. */
+                error_class?: string;
+                /** @description Number of results to return per page (default 50, at most 500). */
+                limit?: number;
+                /** @description The first result's index. */
+                offset?: number;
+                /** @description Text the error message contains (any case). */
+                q?: string;
+                /** @description A bus's rule (exact). */
+                rule?: string;
+                /** @description Dead letters from this time on (inclusive). */
+                since?: string;
+                /** @description Only this stage (exact): source, transforms[1] (cast), sink… */
+                stage?: string;
+                /** @description A bus's target, e.g. rules[0].sinks[1] (exact). */
+                target?: string;
+                /** @description Dead letters before this time. */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadLetterPage"];
+                };
+            };
+            /** @description A query parameter is invalid; each key is a parameter, with its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string[];
+                    };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The dead-letter target's Kafka did not answer. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_dead_letters_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                letter_id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadLetter"];
+                };
+            };
+            /** @description No channel has this name, or no dead letter this id (either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The dead-letter target's Kafka did not answer. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_dead_letters_redrive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RedriveRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RedriveRequestRequest"];
+                "multipart/form-data": components["schemas"]["RedriveRequestRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RedriveResult"];
+                };
+            };
+            /** @description The selection is invalid or names nothing that can be redriven (each key a field, with its messages), or the body is not JSON (detail). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The runtime is unavailable; nothing changed. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

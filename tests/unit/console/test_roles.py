@@ -63,6 +63,9 @@ RULES = {
     ("channel-revision-list", "get"): "view",
     ("channel-revision-detail", "get"): "view",
     ("channel-revision-diff", "get"): "view",
+    ("channel-dead-letter-list", "get"): "view",
+    ("channel-dead-letter-detail", "get"): "view",
+    ("channel-dead-letter-redrive", "post"): "operate",
     ("cluster", "get"): "view",
     ("worker-list", "get"): "view",
     ("worker-detail", "get"): "view",
@@ -77,7 +80,14 @@ RULES = {
 }
 
 #: Path arguments naming things that exist (see the ``world`` fixture).
-KWARGS = {"name": "orders", "worker_id": "w1", "kind": "source", "type": "kafka", "number": 1}
+KWARGS = {
+    "name": "orders",
+    "worker_id": "w1",
+    "kind": "source",
+    "type": "kafka",
+    "number": 1,
+    "letter_id": "kafka:orders-dead:0:1",
+}
 HTTP_METHODS = ("get", "post", "put", "patch", "delete")
 
 
@@ -149,6 +159,8 @@ def body_for(name: str, method: str, spec: dict) -> dict:
         return {"rules": [{"name": "a", "pattern": {"source": ["a"]}}], "event": {"source": "a"}}
     if name == "channel-offsets-copy":
         return {"from_channel": "old"}
+    if name == "channel-dead-letter-redrive":
+        return {"ids": ["kafka:orders-dead:0:1"]}
     return {}
 
 
