@@ -428,7 +428,9 @@ def apply_transforms(
 class StrictRetriedSink:
     """``errors.tolerance: none`` with a retried sink: the ``foreachBatch`` function that
     persists each micro-batch (each attempt reads it again) and writes it under the retry
-    policy; a write that still fails after it fails the query (``RetriesExhausted``)."""
+    policy; a write that still fails after it fails the query (``RetriesExhausted``). The
+    batch is computed before the first attempt, so a bad event fails it at once, as
+    without a policy."""
 
     def __init__(self, write: Callable[[DataFrame, int], DataFrame | None]) -> None:
         self.write = write
@@ -438,6 +440,9 @@ class StrictRetriedSink:
 
         events = select_event_columns(batch).persist(StorageLevel.MEMORY_AND_DISK)
         try:
+            # Computed (and cached) first: a bad event fails the batch here with its own
+            # message (the error gate), not as a sink write that would be retried.
+            events.count()
             self.write(events, batch_id)
         finally:
             events.unpersist()

@@ -438,12 +438,14 @@ class BatchRun:
             kafka, others = self._split_targets()
             groups = kafka_groups(kafka)
             single_write = not others and len(groups) == 1
-            retried = any(retry_policy(t.stage) for t in kafka)
+            retried = any(retry_policy(t.stage) for t in [*kafka, *others])
             if not single_write or self.router.on_rule_counts is not None or retried:
                 # Several writes read the routed batch, or its counts are wanted (an
                 # Observation is never fulfilled by the Kafka sink's V1 batch write), or a
                 # retry reads it again.
                 deliveries = self._persist(deliveries)
+            if retried:  # a bad event fails the batch here, not in a write that is retried
+                deliveries.count()
             for group in groups:
                 self._write_kafka(deliveries, group)
             for target in others:

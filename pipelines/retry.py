@@ -84,10 +84,29 @@ def retryable(error: BaseException) -> bool:
     return isinstance(error, Exception) and not isinstance(error, (*NOT_RETRIED, RetriesExhausted))
 
 
-def short(error: BaseException) -> str:
-    """The first line of an error's message (a JVM trace's first line names its cause)."""
+def root_cause(error: BaseException) -> tuple[str, str]:
+    """``(class name, message)`` of what made a write fail. A JVM error (py4j's
+    ``Py4JJavaError``: "An error occurred while calling o123.save") is named by its deepest
+    Java cause (``TimeoutException``: "Topic orders not present in metadata after 2000
+    ms."); a Python error by itself."""
+    java = getattr(error, "java_exception", None)
+    if java is not None:
+        try:
+            cause = java
+            while cause.getCause() is not None:
+                cause = cause.getCause()
+            return str(cause.getClass().getSimpleName()), str(cause.getMessage() or "")
+        except Exception:  # the gateway is gone: fall back to the Python side's text
+            pass
     lines = str(error).strip().splitlines()
-    return (lines[0] if lines else type(error).__name__)[:MESSAGE_CHARS]
+    return type(error).__name__, lines[0] if lines else ""
+
+
+def short(error: BaseException) -> str:
+    """``Class: first line of the message`` of what made a write fail (:func:`root_cause`)."""
+    name, message = root_cause(error)
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    return f"{name}: {first}"[:MESSAGE_CHARS] if first else name
 
 
 def age_from() -> Column:
@@ -175,7 +194,7 @@ class RetriedWrite:
             if not self.tolerant:
                 raise RetriesExhausted(self._gave_up(error), self.attempts) from error
             assert pending is not None  # a write that raised had events to write
-            error_class, message = F.lit(type(error).__name__), F.lit(self._gave_up(error))
+            error_class, message = F.lit(root_cause(error)[0]), F.lit(self._gave_up(error))
             expired.append(self.dead_letters(pending, error_class, message, self.attempts))
             rejected = None
         parts = list(expired)
@@ -206,8 +225,7 @@ class RetriedWrite:
             return pending, None
         message = (
             f"{self.what}: {too_old} event(s) older than max_event_age_seconds={max_age} "
-            f"after {self.attempts} attempt(s); last error: {type(error).__name__}: "
-            f"{short(error)}"
+            f"after {self.attempts} attempt(s); last error: {short(error)}"
         )
         logger.warning("%s%s", message, self.where)
         if not self.tolerant:
@@ -219,20 +237,16 @@ class RetriedWrite:
         error = state.outcome.exception() if state.outcome is not None else None
         wait = state.next_action.sleep if state.next_action is not None else 0.0
         logger.warning(
-            "%s write failed (attempt %d of %d%s), retrying in %.2f s: %s: %s",
+            "%s write failed (attempt %d of %d%s), retrying in %.2f s: %s",
             self.what,
             state.attempt_number,
             self.policy.attempts,
             self.where,
             wait,
-            type(error).__name__,
             short(error) if error is not None else "",
         )
         if self.on_retry is not None:
             self.on_retry(1)
 
     def _gave_up(self, error: BaseException) -> str:
-        return (
-            f"{self.what}: write failed after {self.attempts} attempt(s): "
-            f"{type(error).__name__}: {short(error)}"
-        )
+        return f"{self.what}: write failed after {self.attempts} attempt(s): {short(error)}"

@@ -144,8 +144,9 @@ def test_a_jdbc_sink_down_for_30_s_loses_nothing_and_duplicates_nothing(
 
 
 def test_a_kafka_sink_whose_broker_is_unreachable_delivers_once_it_is_back(
-    spark: SparkSession, kafka_bootstrap: str, tmp_path: Path
+    spark: SparkSession, kafka_bootstrap: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING, logger="sluice.retries")
     source, target = new_topic(kafka_bootstrap), new_topic(kafka_bootstrap)
     broker_port = int(kafka_bootstrap.rsplit(":", 1)[1])
     produce(kafka_bootstrap, source, records(0, 50))
@@ -180,3 +181,6 @@ def test_a_kafka_sink_whose_broker_is_unreachable_delivers_once_it_is_back(
             query.stop()
     delivered = consume(kafka_bootstrap, target, 50)
     assert sorted(json.loads(m.value())["n"] for m in delivered) == list(range(50))
+    first = next(r.getMessage() for r in caplog.records if "write failed" in r.getMessage())
+    # named by the JVM's root cause, not py4j's "An error occurred while calling o123.save"
+    assert "TimeoutException: " in first and "An error occurred" not in first, first

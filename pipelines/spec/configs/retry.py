@@ -28,13 +28,14 @@ class SinkRetry(StageConfig):
     model_config = ConfigDict(title="Retry policy")
 
     attempts: int = Field(
-        3,
+        1,
         ge=1,
         le=MAX_ATTEMPTS,
         title="Attempts",
         description=(
-            "Tries per micro-batch write, the first included (1: no retry). After the last, "
-            "the events become dead letters (errors.tolerance: all) or fail the task (none)."
+            "Tries per micro-batch write, the first included. 1 (the default): no retry, a "
+            "failed write fails the task and the restart policy resumes it. More: after the "
+            "last, the events become dead letters (errors.tolerance: all) or fail the task."
         ),
     )
     backoff_ms: int = Field(
@@ -84,10 +85,11 @@ class SinkRetry(StageConfig):
 
 RETRY_FIELD_DESCRIPTION = (
     "Retry a failed write (attempts, exponential backoff with jitter, maximum event age) "
-    "before its events become dead letters or fail the task. Unset: one attempt, a failed "
+    "before its events become dead letters or fail the task. Unset or 1 attempt: a failed "
     "write fails the task and the restart policy brings it back (nothing is lost)."
 )
 
 
 RETRY_FIELD = Field(None, title="Retry policy", description=RETRY_FIELD_DESCRIPTION)
-"""The ``retry`` field of a sink's config: unset by default (one attempt, as before)."""
+"""The ``retry`` field of a sink's config: unset by default (one attempt, as before). The
+builder's form fills in the policy's defaults, whose ``attempts: 1`` is the same: no retry."""

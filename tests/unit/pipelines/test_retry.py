@@ -39,12 +39,16 @@ def spec_with_sink(sink: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_defaults_are_eventbridge_like_and_unset_means_one_attempt() -> None:
+def test_unset_and_the_defaults_both_mean_one_attempt() -> None:
     policy = SinkRetry()
-    assert (policy.attempts, policy.backoff_ms, policy.max_backoff_ms) == (3, 1000, 60_000)
+    assert (policy.attempts, policy.backoff_ms, policy.max_backoff_ms) == (1, 1000, 60_000)
     assert policy.max_event_age_seconds == 86_400
     spec = validate_spec(spec_with_sink({"type": "jdbc", "config": {"url": "sqlite:///a.db"}}))
     assert spec.the_sink.config["retry"] is None  # nothing set: today's behaviour
+    assert retry_policy(spec.the_sink) is None
+    # what the builder's form sends (every default filled in) is today's behaviour too
+    config = {"url": "sqlite:///a.db", "retry": SinkRetry().model_dump()}
+    spec = validate_spec(spec_with_sink({"type": "jdbc", "config": config}))
     assert retry_policy(spec.the_sink) is None
 
 

@@ -121,3 +121,65 @@ def test_a_write_that_never_heals_gives_its_events_up_as_dead_letters(
     assert context["attempts"] == 3
     assert context["message"].startswith("jdbc sink: write failed after 3 attempt(s): ")
     assert sorted(json.loads(letter["payload"])["n"] for letter in letters) == list(range(5))
+
+
+def bus(tmp_path: Path, sinks: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    rules = [
+        {"name": "small", "pattern": {"data": {"n": [{"numeric": ["<", 2]}]}}, "sinks": sinks},
+        {"name": "all", "sinks": [{"type": "files", "config": {"path": str(tmp_path / "all")}}]},
+    ]
+    return {"source": files_source(tmp_path), "rules": rules, **extra}
+
+
+def test_a_bus_target_retries_until_it_heals(spark: SparkSession, tmp_path: Path) -> None:
+    folder = blocked(tmp_path / "db")
+    config = {"url": f"sqlite:///{folder}/events.db", "content": "data", "retry": QUICK}
+    spec = bus(tmp_path, [{"type": "jdbc", "config": config}])  # errors.tolerance: none
+    _, retries = run(spark, tmp_path, spec, unblock=folder)
+    assert sum(retries) >= 2
+    with sqlite3.connect(folder / "events.db") as connection:
+        rows = connection.execute("SELECT data FROM events").fetchall()
+    assert sorted(json.loads(row[0])["n"] for row in rows) == [0, 1]
+    assert spark.read.parquet(str(tmp_path / "all")).count() == 5
+
+
+def test_a_bus_target_that_never_heals_gives_up_with_rule_target_and_attempts(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    folder = blocked(tmp_path / "db")
+    retry = {"attempts": 2, "backoff_ms": 10, "max_backoff_ms": 20}
+    sink = {"type": "jdbc", "config": {"url": f"sqlite:///{folder}/events.db", "retry": retry}}
+    dlq = {"type": "files", "config": {"path": str(tmp_path / "dlq"), "format": "jsonl"}}
+    spec = bus(tmp_path, [sink], errors={"tolerance": "all", "dead_letter": dlq})
+    dead, retries = run(spark, tmp_path, spec)
+    assert sum(dead) == 2 and sum(retries) == 1
+    letters = [json.loads(row.value) for row in spark.read.text(str(tmp_path / "dlq")).collect()]
+    assert {(d["rule"], d["target"], d["attempts"]) for d in letters} == {
+        ("small", "rules[0].sinks[0]", 2)
+    }
+    assert all(d["error_class"] == "FileExistsError" for d in letters)
+    assert spark.read.parquet(str(tmp_path / "all")).count() == 5  # the other rule delivered
+
+
+def test_a_bad_event_fails_a_strict_channel_at_once_not_as_a_retried_write(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "a.jsonl").write_text('{"n": 1}\n{"n": \n')
+    config = {"url": f"sqlite:///{tmp_path}/events.db", "retry": QUICK}
+    spec = {"source": files_source(tmp_path), "sink": {"type": "jdbc", "config": config}}
+    retries: list[int] = []
+    query = build_stream(
+        spark,
+        validate_spec(spec),
+        channel="retries",
+        checkpoint_dir=str(tmp_path / "checkpoint"),
+        on_retries=retries.append,
+    ).start()
+    try:
+        with pytest.raises(PySparkException, match=r"source: .*\[InvalidJson\]"):
+            query.processAllAvailable()
+    finally:
+        query.stop()
+    assert retries == []
