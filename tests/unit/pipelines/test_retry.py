@@ -262,3 +262,20 @@ def test_a_refused_address_or_a_bad_setting_is_not_retried(spark: SparkSession) 
     with pytest.raises(RetriesExhausted, match="after 1 attempt"):
         runner(events)
     assert len(write.calls) == 1 and sleeps == []
+
+
+def test_real_time_mode_refuses_a_retried_sink_at_its_attempts() -> None:
+    sink = {"bootstrap_servers": "localhost:9092", "topic": "out"}
+    spec = {
+        "source": {
+            "type": "kafka",
+            "config": {"bootstrap_servers": "localhost:9092", "topics": ["in"]},
+        },
+        "sink": {"type": "kafka", "config": {**sink, "retry": {"attempts": 3}}},
+        "runtime": {"mode": "real-time"},
+    }
+    with pytest.raises(SpecError) as raised:
+        validate_spec(spec)
+    assert list(raised.value.errors) == ["sink.config.retry.attempts"]
+    spec["sink"]["config"]["retry"] = {"attempts": 1}
+    validate_spec(spec)  # no retry: fine
