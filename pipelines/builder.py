@@ -115,11 +115,14 @@ def observes_gate(spec: ChannelSpec) -> bool:
     )
 
 
-def retry_policy(stage: StageSpec) -> SinkRetry | None:
-    """The retry policy of a sink stage's batch write (None: one attempt, as Spark's sink)."""
+def retry_policy(stage: StageSpec, config: Any = None) -> SinkRetry | None:
+    """The retry policy of a sink stage's batch write (None: one attempt, as Spark's sink);
+    ``config``: the stage's parsed config, when the caller has it."""
     if stage.type not in RETRIED_SINKS:
         return None
-    policy = getattr(parse_stage_config("sink", stage), "retry", None)
+    if config is None:
+        config = parse_stage_config("sink", stage)
+    policy = getattr(config, "retry", None)
     return policy if isinstance(policy, SinkRetry) and policy.attempts > 1 else None
 
 
@@ -282,7 +285,7 @@ def build_stream(
     publisher = None
     if isinstance(sink_config, PreviewSinkConfig):  # the one sink that hands events back
         publisher = preview_publisher or preview_buffer(channel, sink_config.max_events).publish
-    if not tolerant and retry_policy(sink) is not None:
+    if not tolerant and retry_policy(sink, sink_config) is not None:
         strict = StrictRetriedSink(batch_writer(sink, None, channel=channel, on_retries=on_retries))
         writer = fail_fast(events).writeStream.foreachBatch(strict).outputMode("append")
     elif not tolerant:
@@ -465,7 +468,7 @@ def batch_writer(
     config = parse_stage_config("sink", stage)
     if publisher is not None:
         write = partial(write, publisher=publisher)
-    policy = retry_policy(stage)
+    policy = retry_policy(stage, config)
 
     def write_batch(events: DataFrame, batch_id: int) -> DataFrame | None:
         if policy is None:

@@ -438,7 +438,7 @@ class BatchRun:
             kafka, others = self._split_targets()
             groups = kafka_groups(kafka)
             single_write = not others and len(groups) == 1
-            retried = any(retry_policy(t.stage) for t in [*kafka, *others])
+            retried = any(retry_policy(t.stage, t.config) for t in [*kafka, *others])
             if not single_write or self.router.on_rule_counts is not None or retried:
                 # Several writes read the routed batch, or its counts are wanted (an
                 # Observation is never fulfilled by the Kafka sink's V1 batch write), or a
@@ -508,7 +508,7 @@ class BatchRun:
         """``write(rows)`` (delivery rows of ``targets``) under the targets' retry policy (they
         share one); without one, a single attempt. Tolerant: the dead letters of the rows
         given up on (with ``rule``, ``target`` and ``attempts``), or None."""
-        policy = retry_policy(targets[0].stage)
+        policy = retry_policy(targets[0].stage, targets[0].config)
         if policy is None:
             return write(rows)
         return RetriedWrite(
@@ -549,7 +549,7 @@ class BatchRun:
             kafka_records(rows, group, self.plan).write.format("kafka").options(**options).save()
 
         rows = _rows_of(deliveries, group)
-        if len(group) == 1 and retry_policy(group[0].stage) is not None:
+        if len(group) == 1 and retry_policy(group[0].stage, group[0].config) is not None:
             given_up = self._retried(group, write, rows, tolerant=True)
             return dead if given_up is None else [*dead, given_up]
         try:
@@ -604,7 +604,9 @@ class BatchRun:
             return self._target_failed(deliveries, target, error)
         if rejected is None:
             return None
-        if retry_policy(target.stage) is not None:  # dead letters with rule and target
+        if (
+            retry_policy(target.stage, target.config) is not None
+        ):  # dead letters with rule and target
             return rejected
         return rejected.select(
             *DEAD_LETTER_COLUMNS,
