@@ -62,7 +62,7 @@ class SinkRetry(StageConfig):
         title="Max event age (s)",
         description=(
             "Events older than this (from their origin timestamp, else their time) are not "
-            "retried any more. Empty: no limit but the attempts."
+            "retried any more (null in the spec: no limit but the attempts)."
         ),
     )
 
