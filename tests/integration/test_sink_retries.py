@@ -184,3 +184,54 @@ def test_a_kafka_sink_whose_broker_is_unreachable_delivers_once_it_is_back(
     first = next(r.getMessage() for r in caplog.records if "write failed" in r.getMessage())
     # named by the JVM's root cause, not py4j's "An error occurred while calling o123.save"
     assert "TimeoutException: " in first and "An error occurred" not in first, first
+
+
+def test_a_bus_kafka_target_that_stays_away_gives_up_its_events_alone(
+    spark: SparkSession, kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    source, direct, away = (new_topic(kafka_bootstrap) for _ in range(3))
+    broker_port = int(kafka_bootstrap.rsplit(":", 1)[1])
+    produce(kafka_bootstrap, source, records(0, 20))
+    with TcpProxy(broker_port) as proxy:
+        proxy.down()  # and it stays down
+        unreachable = {
+            "bootstrap_servers": f"127.0.0.1:{proxy.port}",
+            "topic": away,
+            "properties": {"kafka.max.block.ms": "1500"},
+            "retry": {"attempts": 2, "backoff_ms": 100, "max_backoff_ms": 200},
+        }
+        reachable = {"bootstrap_servers": kafka_bootstrap, "topic": direct}
+        dlq = {"type": "files", "config": {"path": str(tmp_path / "dlq"), "format": "jsonl"}}
+        spec = validate_spec(
+            {
+                "source": kafka_source(kafka_bootstrap, source),
+                "rules": [
+                    {"name": "away", "sinks": [{"type": "kafka", "config": unreachable}]},
+                    {"name": "direct", "sinks": [{"type": "kafka", "config": reachable}]},
+                ],
+                "errors": {"tolerance": "all", "dead_letter": dlq},
+            }
+        )
+        dead: list[int] = []
+        retries: list[int] = []
+        query = build_stream(
+            spark,
+            spec,
+            channel="retry-bus",
+            checkpoint_dir=str(tmp_path / "checkpoint"),
+            on_dead_letters=dead.append,
+            on_retries=retries.append,
+        ).start()
+        try:
+            query.processAllAvailable()
+            assert query.exception() is None
+        finally:
+            query.stop()
+    delivered = consume(kafka_bootstrap, direct, 20)  # the other rule's target kept going
+    assert sorted(json.loads(m.value())["n"] for m in delivered) == list(range(20))
+    assert sum(dead) == 20 and sum(retries) == 1
+    letters = [json.loads(r.value) for r in spark.read.text(str(tmp_path / "dlq")).collect()]
+    assert {(d["rule"], d["target"], d["attempts"], d["error_class"]) for d in letters} == {
+        ("away", "rules[0].sinks[0]", 2, "TimeoutException")
+    }
+    assert sorted(json.loads(d["payload"])["n"] for d in letters) == list(range(20))
