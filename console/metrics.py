@@ -15,6 +15,8 @@ Metrics (labels in braces):
 * ``sluice_channel_lag{channel}`` — sum of its tasks' lag (records behind the source);
 * ``sluice_channel_dead_letters_total{channel}`` — events sent to the dead-letter target
   (or skipped) so far, across restarts;
+* ``sluice_channel_sink_retries_total{channel}`` — sink writes retried under a sink's
+  ``retry`` policy so far, across restarts;
 * ``sluice_channel_state{channel,state}`` and ``sluice_channel_target_state{channel,state}``
   — 1 for the current (observed / requested) state, 0 for the others;
 * ``sluice_task_lag{channel,task,topic,partition}``;
@@ -162,6 +164,11 @@ class SluiceCollector:
             "Events the channel sent to the dead-letter target (or skipped).",
             labels=["channel"],
         )
+        retries = CounterMetricFamily(
+            "sluice_channel_sink_retries",
+            "Sink writes the channel retried under a sink's retry policy.",
+            labels=["channel"],
+        )
         state = GaugeMetricFamily(
             "sluice_channel_state",
             "The channel's observed state: 1 for the current one, 0 for the others.",
@@ -200,10 +207,11 @@ class SluiceCollector:
             events.add_metric([name], rates[name])
             lag.add_metric([name], lags[name])
             dead_letters.add_metric([name], channel["connector__dead_letters"] or 0)
+            retries.add_metric([name], channel["connector__sink_retries"] or 0)
             observed = channel["connector__state"] or ConnectorState.STOPPED
             _add_enum(state, [name], ConnectorState.values, observed)
             _add_enum(target, [name], TargetState.values, channel["target_state"])
-        yield from (events, lag, dead_letters, state, target, task_lag)
+        yield from (events, lag, dead_letters, retries, state, target, task_lag)
         yield from _rule_metrics(channels)
         yield from _redriven_metric(channels)
 
@@ -267,6 +275,7 @@ def _channels() -> list[Mapping[str, Any]]:
             "target_state",
             "connector__state",
             "connector__dead_letters",
+            "connector__sink_retries",
             "connector__rule_metrics",
         )
     )

@@ -26,6 +26,12 @@ Targets then get their rows:
 * **jdbc** - one transaction per batch, upserted on the event id: a replay rewrites the
   same rows. **http** - the sink's own retries; rejected events become dead letters.
 
+A Kafka, files or JDBC target with a ``retry`` policy has its write retried as it says
+(:mod:`pipelines.retry`; Kafka targets are grouped by policy too). Under ``tolerance: all``
+the events it gives up on become dead letters with ``attempts`` in their context; under
+``none`` the batch fails. A group of several Kafka targets that still fails after its retries
+is written target by target once more, so one target down does not take the others' events.
+
 When the bus has only Kafka targets, ``errors.tolerance: none`` and no ``on_rule_counts``,
 nothing is persisted: the batch is read once by the single Kafka write, one Spark job. Otherwise
 the deliveries are persisted once and each target reads them; the per-rule counts are one
@@ -58,7 +64,14 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from pipelines import native
-from pipelines.builder import build_events, query_name, with_trigger
+from pipelines.builder import (
+    RetryCounter,
+    batch_writer,
+    build_events,
+    query_name,
+    retry_policy,
+    with_trigger,
+)
 from pipelines.cloudevents import EVENT_COLUMNS, attribute_sql, event_json
 from pipelines.errors import (
     DEAD_LETTER_COLUMNS,
@@ -70,6 +83,7 @@ from pipelines.errors import (
     failure_text,
 )
 from pipelines.patterns import pattern_predicate, route_plans, use_native_matching
+from pipelines.retry import RetriedWrite
 from pipelines.sinks import BATCH_SINKS
 from pipelines.sinks.files import write_files_batch
 from pipelines.sinks.kafka import (
@@ -269,6 +283,7 @@ def build_bus_stream(
     checkpoint_dir: str,
     on_rule_counts: OnRuleCounts | None = None,
     on_dead_letters: Callable[[int], None] | None = None,
+    on_retries: RetryCounter | None = None,
 ) -> tuple[DataStreamWriter, BusRouter]:
     """The writer of a bus's query (the caller calls ``start()``) and its router.
 
@@ -289,6 +304,7 @@ def build_bus_stream(
         channel=channel,
         on_rule_counts=on_rule_counts,
         on_dead_letters=on_dead_letters,
+        on_retries=on_retries,
     )
     writer = events.writeStream.foreachBatch(router).outputMode("append")
     writer = with_trigger(writer, spec.runtime)
@@ -309,11 +325,13 @@ class BusRouter:
         channel: str,
         on_rule_counts: OnRuleCounts | None = None,
         on_dead_letters: Callable[[int], None] | None = None,
+        on_retries: RetryCounter | None = None,
     ) -> None:
         self.spark = spark
         self.channel = channel
         self.on_rule_counts = on_rule_counts
         self.on_dead_letters = on_dead_letters
+        self.on_retries = on_retries
         self._lock = threading.Lock()
         self._plan = compile_bus(spark, spec)
         self._logged: set[tuple[str, str]] = set()  # files targets whose log has no gap
@@ -476,15 +494,18 @@ class BatchRun:
             kafka, others = self._split_targets()
             groups = kafka_groups(kafka)
             counting = self.router.on_rule_counts is not None
+            retried = any(retry_policy(t.stage, t.config) for t in [*kafka, *others])
             observation: Observation | None = None
-            if not others and len(groups) == 1:
+            if not others and len(groups) == 1 and not retried:
                 # One write reads the routed batch: nothing is cached, and its counts are
                 # observed by that same job (Kafka's V2 batch write fulfils an Observation).
                 if counting:
                     observation = Observation(f"sluice-bus-{self.batch_id}")
                     deliveries = deliveries.observe(observation, target_counts(kafka))
-            else:
-                deliveries = self._persist(deliveries)  # several writes read it
+            else:  # several writes read the routed batch, or a retry reads it again
+                deliveries = self._persist(deliveries)
+                if retried:  # a bad event fails the batch here, not in a retried write
+                    deliveries.count()
             for group in groups:
                 self._write_kafka(deliveries, group)
             for target in others:
@@ -538,11 +559,45 @@ class BatchRun:
         kafka = [t for t in targets if isinstance(t.config, KafkaSinkConfig)]
         return kafka, [t for t in targets if not isinstance(t.config, KafkaSinkConfig)]
 
+    def _retried(
+        self,
+        targets: Sequence[Target],
+        write: Callable[[DataFrame], DataFrame | None],
+        rows: DataFrame,
+        *,
+        tolerant: bool,
+    ) -> DataFrame | None:
+        """``write(rows)`` (delivery rows of ``targets``) under the targets' retry policy (they
+        share one); without one, a single attempt. Tolerant: the dead letters of the rows
+        given up on (with ``rule``, ``target`` and ``attempts``), or None."""
+        policy = retry_policy(targets[0].stage, targets[0].config)
+        if policy is None:
+            return write(rows)
+        return RetriedWrite(
+            write=write,
+            policy=policy,
+            what=_naming(targets),
+            tolerant=tolerant,
+            dead_letters=self._given_up,
+            on_retry=self.router.on_retries,
+            where=f", bus {self.router.channel}, batch {self.batch_id}",
+        )(rows)
+
+    def _given_up(
+        self, rows: DataFrame, error_class: Column, message: Column, attempts: int
+    ) -> DataFrame:
+        dead = self._dead_letter_rows(rows, error_class, message)
+        return dead.withColumn("attempts", F.lit(attempts).cast("int"))
+
     def _write_kafka(self, deliveries: DataFrame, group: list[Target]) -> None:
-        records = kafka_records(deliveries, group, self.plan, strict=True)
         options = kafka_sink_options(_kafka_config(group[0]))
-        try:
+
+        def write(rows: DataFrame) -> None:
+            records = kafka_records(rows, group, self.plan, strict=True)
             records.write.mode("append").format("kafka").options(**options).save()
+
+        try:
+            self._retried(group, write, _rows_of(deliveries, group), tolerant=False)
         except Exception as error:
             raise BusDeliveryError(f"{_naming(group)}: {_short(error)}") from error
 
@@ -551,10 +606,17 @@ class BatchRun:
         that still fail become dead letters. Returns the dead letters (bad topics too)."""
         dead = [self._bad_topics(deliveries, group)]
         options = kafka_sink_options(_kafka_config(group[0]))
+
+        def write(rows: DataFrame) -> None:
+            records = kafka_records(rows, group, self.plan)
+            records.write.mode("append").format("kafka").options(**options).save()
+
+        rows = _rows_of(deliveries, group)
+        if len(group) == 1 and retry_policy(group[0].stage, group[0].config) is not None:
+            given_up = self._retried(group, write, rows, tolerant=True)
+            return dead if given_up is None else [*dead, given_up]
         try:
-            kafka_records(deliveries, group, self.plan).write.mode("append").format(
-                "kafka"
-            ).options(**options).save()
+            self._retried(group, write, rows, tolerant=False)
             return dead
         except Exception as error:  # one target down must not stop the others
             if len(group) == 1:
@@ -576,28 +638,39 @@ class BatchRun:
         return self._dead_letter_rows(bad, F.lit("InvalidTopic"), message)
 
     def _write_other(self, deliveries: DataFrame, target: Target) -> None:
-        rows = _event_rows(deliveries, target)
-        try:
-            if isinstance(target.config, FilesSinkConfig):
-                self.router.files_target_logged(target.config, self.batch_id)
-            rejected = BATCH_SINKS[target.type](rows, target.config, self.batch_id)
+        def write(rows: DataFrame) -> None:
+            events = rows.select(*EVENT_COLUMNS)
+            rejected = BATCH_SINKS[target.type](events, target.config, self.batch_id)
             if rejected is not None and (first := rejected.first()) is not None:
                 raise BusDeliveryError(
                     f"{rejected.count()} event(s) rejected; first: {first.message}"
                 )
+
+        try:
+            if isinstance(target.config, FilesSinkConfig):
+                self.router.files_target_logged(target.config, self.batch_id)
+            self._retried([target], write, _rows_of(deliveries, [target]), tolerant=False)
         except Exception as error:
             raise BusDeliveryError(f"{_naming([target])}: {_short(error)}") from error
 
     def _write_other_tolerant(self, deliveries: DataFrame, target: Target) -> DataFrame | None:
-        rows = _event_rows(deliveries, target)
+        def write(rows: DataFrame) -> DataFrame | None:
+            events = rows.select(*EVENT_COLUMNS)
+            return BATCH_SINKS[target.type](events, target.config, self.batch_id)
+
         try:
             if isinstance(target.config, FilesSinkConfig):
                 self.router.files_target_logged(target.config, self.batch_id)
-            rejected = BATCH_SINKS[target.type](rows, target.config, self.batch_id)
+            rows = _rows_of(deliveries, [target])
+            rejected = self._retried([target], write, rows, tolerant=True)
         except Exception as error:  # the target is down: its events become dead letters
             return self._target_failed(deliveries, target, error)
         if rejected is None:
             return None
+        if (
+            retry_policy(target.stage, target.config) is not None
+        ):  # dead letters with rule and target
+            return rejected
         return rejected.select(
             *DEAD_LETTER_COLUMNS,
             F.lit(target.rule_name).alias("rule"),
@@ -668,12 +741,14 @@ class BatchRun:
         spec = self.plan.spec
         sink = spec.errors.dead_letter
         write = None
-        if sink is not None:
-            config = parse_stage_config("sink", sink)
-            batch_sink = BATCH_SINKS[sink.type]
-
-            def write(events: DataFrame, batch_id: int) -> DataFrame | None:
-                return batch_sink(events, config, batch_id)
+        if sink is not None:  # its own retry policy; failing after it fails the batch
+            write = batch_writer(
+                sink,
+                None,
+                channel=self.router.channel,
+                on_retries=self.router.on_retries,
+                what=f"dead-letter {sink.type} sink",
+            )
 
         router = ErrorRouter(
             channel=self.router.channel,
@@ -689,8 +764,8 @@ class BatchRun:
                 router.route(empty, self.batch_id)
             return
         letters = dead[0]
-        for more in dead[1:]:
-            letters = letters.unionByName(more)
+        for more in dead[1:]:  # a retried target's carry ``attempts``
+            letters = letters.unionByName(more, allowMissingColumns=True)
         letters = letters.persist(StorageLevel.MEMORY_AND_DISK)
         for row in letters.groupBy("rule", "target").count().collect():
             if row.target is not None:
@@ -760,12 +835,13 @@ class BatchRun:
 
 def kafka_groups(targets: Iterable[Target]) -> list[list[Target]]:
     """Kafka targets grouped by what one write needs in common: the serialization (format,
-    key field) and the producer options. Usually one group: one write per batch."""
+    key field), the producer options and the retry policy. Usually one group: one write per
+    batch."""
     groups: dict[str, list[Target]] = {}
     for target in targets:
         config = _kafka_config(target)
         options = sorted(kafka_sink_options(config).items())
-        key = repr((config.format, config.key_field, options))
+        key = repr((config.format, config.key_field, options, config.retry))
         groups.setdefault(key, []).append(target)
     return list(groups.values())
 
@@ -872,10 +948,6 @@ def _rows_of(deliveries: DataFrame, targets: Sequence[Target]) -> DataFrame:
     if len(indexes) == 1:
         return deliveries.filter(F.col(TARGET) == F.lit(indexes[0]))
     return deliveries.filter(F.col(TARGET).isin(indexes))
-
-
-def _event_rows(deliveries: DataFrame, target: Target) -> DataFrame:
-    return _rows_of(deliveries, [target]).select(*EVENT_COLUMNS)
 
 
 def _by_target(targets: Sequence[Target], value: Callable[[Target], str | None]) -> Column:

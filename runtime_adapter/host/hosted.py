@@ -556,6 +556,7 @@ class HostedConnector:
                 checkpoint_dir=str(checkpoint),
                 on_rule_counts=self.count_rules,
                 on_dead_letters=self.count_dead_letters,
+                on_retries=self.count_sink_retries,
             )
         else:
             writer = build_stream(
@@ -565,6 +566,7 @@ class HostedConnector:
                 checkpoint_dir=str(checkpoint),
                 preview_publisher=self.preview_publisher(spec),
                 on_dead_letters=self.count_dead_letters,
+                on_retries=self.count_sink_retries,
                 count_stages=stage_counts_enabled(),
             )
         # Jobs of this query run in a scheduler pool of its own (local to this thread).
@@ -713,6 +715,10 @@ class HostedConnector:
     def count_dead_letters(self, count: int) -> None:
         """Called from ``foreachBatch`` after a micro-batch routed ``count`` dead letters."""
         self.store.add_dead_letters(self.connector_id, count)
+
+    def count_sink_retries(self, count: int) -> None:
+        """Called from ``foreachBatch`` when a sink write is retried (:mod:`pipelines.retry`)."""
+        self.store.add_sink_retries(self.connector_id, count)
 
     def preview_publisher(self, spec: Any) -> Any:
         """Where a ``preview`` sink puts the newest events: the runtime's store (a live tail)."""
