@@ -22,6 +22,9 @@ Metrics (labels in braces):
   ``sluice_rule_failed_total{channel,rule}`` — a bus's per-rule counts since its driver
   started (a restarted driver counts from 0 again: a counter reset, which ``rate()``
   handles), and ``sluice_rule_matched_per_second{channel,rule}`` over the latest batch;
+* ``sluice_channel_health_score{channel}`` (0..100) and
+  ``sluice_channel_health_level{channel,level}`` (``idle``, ``ok``, ``warning``,
+  ``critical``: 1 for the current one) — see :mod:`console.services.health`;
 * ``sluice_workers{state}`` — runtime workers ALIVE / DEAD;
 * ``sluice_reconcile_duration_seconds`` (histogram), ``sluice_reconcile_failures_total``,
   ``sluice_reconcile_last_success_timestamp_seconds`` (0 until a pass succeeds).
@@ -52,6 +55,7 @@ from prometheus_client.utils import floatToGoString
 from console import locks
 from console.choices import ConnectorState, TargetState, WorkerState
 from console.models import Channel, Task, Worker
+from console.services import health
 
 logger = logging.getLogger(__name__)
 
@@ -179,6 +183,7 @@ class SluiceCollector:
             _add_enum(target, [name], TargetState.values, channel["target_state"])
         yield from (events, lag, dead_letters, state, target, task_lag)
         yield from _rule_metrics(channels)
+        yield from _health_metrics(channels, lags)
 
     def worker_metric(self) -> Metric:
         workers = GaugeMetricFamily(
@@ -227,6 +232,9 @@ def _channels() -> list[Mapping[str, Any]]:
             "connector__state",
             "connector__dead_letters",
             "connector__rule_metrics",
+            "connector__stage_metrics",
+            "connector__restart_attempts",
+            "connector__state_changed_at",
         )
     )
 
@@ -263,6 +271,55 @@ def _rule_metrics(channels: Iterable[Mapping[str, Any]]) -> Iterator[Metric]:
             if "matched_per_second" in counts:
                 rate.add_metric(labels, _number(counts["matched_per_second"]))
     yield from (*counters.values(), rate)
+
+
+def channel_health(channel: Mapping[str, Any], lag: float | None) -> health.Health:
+    """The health of one row of :func:`_channels` (``lag``: its tasks' summed lag)."""
+    events_in, failed = health.signals_from_stages(channel["connector__stage_metrics"])
+    observed = channel["connector__state"] or ConnectorState.STOPPED
+    changed = channel["connector__state_changed_at"]
+    since: float | None
+    if observed == ConnectorState.RUNNING:
+        since = 0.0
+    elif changed is not None:
+        since = max(0.0, time.time() - changed.timestamp())
+    else:
+        since = None
+    return health.assess(
+        health.Signals(
+            state=observed,
+            target_state=channel["target_state"],
+            events_in=events_in,
+            failed=failed,
+            dead_letters=min(channel["connector__dead_letters"] or 0, events_in),
+            lag=lag,
+            restarts=channel["connector__restart_attempts"] or 0,
+            seconds_since_success=since,
+        )
+    )
+
+
+def _health_metrics(
+    channels: Iterable[Mapping[str, Any]], lags: Mapping[str, float]
+) -> Iterator[Metric]:
+    """``sluice_channel_health_score{channel}`` (0..100) and
+    ``sluice_channel_health_level{channel,level}`` (1 for the current level)."""
+    score = GaugeMetricFamily(
+        "sluice_channel_health_score",
+        "The channel's health score: 100 healthy (or stopped on purpose) down to 0.",
+        labels=["channel"],
+    )
+    level = GaugeMetricFamily(
+        "sluice_channel_health_level",
+        "The channel's health level: 1 for the current one, 0 for the others.",
+        labels=["channel", "level"],
+    )
+    for channel in channels:
+        name = channel["name"]
+        assessed = channel_health(channel, lags.get(name))
+        score.add_metric([name], assessed.score)
+        _add_enum(level, [name], health.LEVELS, assessed.level)
+    yield from (score, level)
 
 
 def _number(value: Any) -> float:
