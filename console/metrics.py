@@ -275,27 +275,14 @@ def _rule_metrics(channels: Iterable[Mapping[str, Any]]) -> Iterator[Metric]:
 
 def channel_health(channel: Mapping[str, Any], lag: float | None) -> health.Health:
     """The health of one row of :func:`_channels` (``lag``: its tasks' summed lag)."""
-    events_in, failed = health.signals_from_stages(channel["connector__stage_metrics"])
-    observed = channel["connector__state"] or ConnectorState.STOPPED
-    changed = channel["connector__state_changed_at"]
-    since: float | None
-    if observed == ConnectorState.RUNNING:
-        since = 0.0
-    elif changed is not None:
-        since = max(0.0, time.time() - changed.timestamp())
-    else:
-        since = None
-    return health.assess(
-        health.Signals(
-            state=observed,
-            target_state=channel["target_state"],
-            events_in=events_in,
-            failed=failed,
-            dead_letters=min(channel["connector__dead_letters"] or 0, events_in),
-            lag=lag,
-            restarts=channel["connector__restart_attempts"] or 0,
-            seconds_since_success=since,
-        )
+    return health.from_record(
+        state=channel["connector__state"],
+        target_state=channel["target_state"],
+        stage_metrics=channel["connector__stage_metrics"],
+        dead_letters=channel["connector__dead_letters"],
+        restarts=channel["connector__restart_attempts"],
+        state_changed_at=channel["connector__state_changed_at"],
+        lag=lag,
     )
 
 

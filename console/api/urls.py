@@ -9,6 +9,7 @@ from django.urls import path
 from console.api.audit.views import AuditEventViewSet
 from console.api.channels.views import ChannelViewSet, LifecycleEventViewSet, RevisionViewSet
 from console.api.cluster.views import ClusterView, WorkerViewSet
+from console.api.health.views import HealthView
 from console.api.ingest.views import IngestViewSet
 from console.api.me.views import MeView
 from console.api.offsets.views import OffsetsViewSet
@@ -35,4 +36,5 @@ urlpatterns = [
     *router.urls,
     path("cluster/", ClusterView.as_view(), name="cluster"),
     path("me/", MeView.as_view(), name="me"),
+    path("health/", HealthView.as_view(), name="health"),
 ]

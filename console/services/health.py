@@ -13,8 +13,13 @@ minutes ago); without one the rule about a growing lag does not fire.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
+
+from console.models import Channel
 
 #: Levels from best to worst (``idle``: stopped on purpose, nothing to judge).
 LEVELS = ("idle", "ok", "warning", "critical")
@@ -68,6 +73,8 @@ class Health:
     """Lag now minus lag before (records; positive: falling behind)."""
     restarts: int = 0
     seconds_since_success: float | None = None
+    last_success_at: datetime | None = None
+    """When the channel was last seen running (see :func:`from_record`)."""
 
     @property
     def explanation(self) -> str:
@@ -84,7 +91,7 @@ class Health:
             "dead_letter_rate": self.dead_letter_rate,
             "lag_trend": self.lag_trend,
             "restarts": self.restarts,
-            "seconds_since_success": self.seconds_since_success,
+            "last_success_at": self.last_success_at,
         }
 
 
@@ -187,3 +194,75 @@ def signals_from_stages(stages: Any) -> tuple[int, int]:
             events_in = max(events_in, number(stage.get("in")))
         failed += number(stage.get("failed"))
     return events_in, failed
+
+
+def from_record(
+    *,
+    state: str | None,
+    target_state: str,
+    stage_metrics: Any,
+    dead_letters: int | None,
+    restarts: int | None,
+    state_changed_at: datetime | None,
+    lag: float | None,
+    last_status_at: datetime | None = None,
+    lag_before: float | None = None,
+    now: float | None = None,
+) -> Health:
+    """The health from what reconcile recorded of a channel's connector (``state`` ``None``:
+    never started). The dead letters count since the channel was first started while the
+    stage counts restart with its driver, so the dead letters are capped at the events in.
+    ``last_success_at``: the last status report of a RUNNING channel; otherwise when it left
+    its last state (an approximation until the history store gives the exact time)."""
+    events_in, failed = signals_from_stages(stage_metrics)
+    observed = state or "STOPPED"
+    since: float | None
+    last_success: datetime | None
+    if observed == "RUNNING":
+        since, last_success = 0.0, last_status_at or state_changed_at
+    elif state_changed_at is not None:
+        since = max(0.0, (time.time() if now is None else now) - state_changed_at.timestamp())
+        last_success = state_changed_at
+    else:
+        since, last_success = None, None
+    assessed = assess(
+        Signals(
+            state=observed,
+            target_state=target_state,
+            events_in=events_in,
+            failed=failed,
+            dead_letters=min(dead_letters or 0, events_in),
+            lag=lag,
+            lag_before=lag_before,
+            restarts=restarts or 0,
+            seconds_since_success=since,
+        )
+    )
+    return dataclasses.replace(assessed, last_success_at=last_success)
+
+
+def of_channel(channel: Channel, *, lag_before: float | None = None) -> Health:
+    """The health of a channel loaded with its connector and tasks (prefetch-friendly)."""
+    connector = getattr(channel, "connector", None)  # RelatedObjectDoesNotExist: never started
+    if connector is None:
+        return from_record(
+            state=None,
+            target_state=channel.target_state,
+            stage_metrics=None,
+            dead_letters=0,
+            restarts=0,
+            state_changed_at=None,
+            lag=None,
+        )
+    lags = [task.lag for task in connector.tasks.all() if task.lag is not None]
+    return from_record(
+        state=connector.state,
+        target_state=channel.target_state,
+        stage_metrics=connector.stage_metrics,
+        dead_letters=connector.dead_letters,
+        restarts=connector.restart_attempts,
+        state_changed_at=connector.state_changed_at,
+        last_status_at=connector.last_status_at,
+        lag=float(sum(lags)) if lags else None,
+        lag_before=lag_before,
+    )

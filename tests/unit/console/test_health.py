@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from console import locks, metrics, services
 from console.choices import ConnectorState
-from console.models import Connector
+from console.models import Connector, Task, Worker
 from console.runtime import set_runtime
 from console.services.health import Signals, assess, signals_from_stages, sort_key
 
@@ -138,3 +138,68 @@ def test_health_is_exported_in_metrics(settings, redis_url, runtime, spec):
         (("channel", "quiet"), ("level", "idle")),
     }
     assert len(levels) == 2 * 4
+
+
+def fleet(spec) -> None:
+    """quiet: never started (idle); good: running; broken: FAILED, restarting; warm: running
+    with 1 % of its events failing."""
+    Worker.objects.create(worker_id="w1", state="ALIVE")
+    services.create_channel(name="quiet", spec=spec)
+    for name in ("good", "broken", "warm"):
+        services.start_channel(services.create_channel(name=name, spec=spec))
+    Connector.objects.update(worker="w1", state=ConnectorState.RUNNING)
+    Connector.objects.filter(channel__name="broken").update(
+        state=ConnectorState.FAILED, restart_attempts=4, state_changed_at=timezone.now()
+    )
+    Connector.objects.filter(channel__name="warm").update(
+        stage_metrics=[
+            {
+                "stage": "source",
+                "index": None,
+                "type": "kafka",
+                "in": 1000,
+                "out": 990,
+                "failed": 10,
+                "in_per_second": 1.0,
+                "out_per_second": 1.0,
+            }
+        ]
+    )
+    for connector in Connector.objects.all():
+        Task.objects.create(connector=connector, task_id=0, state="RUNNING", worker_id="w1", lag=12)
+
+
+@pytest.mark.django_db
+def test_the_health_api_sorts_the_fleet_worst_first(api, spec):
+    fleet(spec)
+    body = api.get("/api/v1/health/").json()
+    assert [item["name"] for item in body] == ["broken", "warm", "good", "quiet"]
+    assert [item["health"]["level"] for item in body] == ["critical", "warning", "ok", "idle"]
+    warm = body[1]["health"]
+    assert warm["failure_rate"] == pytest.approx(0.01)
+    assert warm["explanation"] == "1.00% of events failed a stage (10 of 1000)."
+    assert body[0]["health"]["restarts"] == 4
+    by_name = api.get("/api/v1/health/?ordering=name").json()
+    assert [item["name"] for item in by_name] == ["broken", "good", "quiet", "warm"]
+    by_score = api.get("/api/v1/health/?ordering=-score").json()
+    assert by_score[-1]["name"] == "broken"
+    assert api.get("/api/v1/health/?ordering=size").status_code == 400
+
+
+@pytest.mark.django_db
+def test_health_is_in_the_expanded_status(api, spec):
+    fleet(spec)
+    body = api.get("/api/v1/channels/?expand=status").json()
+    levels = {item["name"]: item["status"]["health"]["level"] for item in body["results"]}
+    assert levels == {"broken": "critical", "warm": "warning", "good": "ok", "quiet": "idle"}
+
+
+@pytest.mark.django_db
+def test_the_health_api_needs_the_right_to_view_channels(django_user_model):
+    from rest_framework.test import APIClient
+
+    nobody = django_user_model.objects.create_user("nobody", password="s3cret-pass")
+    client = APIClient()
+    assert client.get("/api/v1/health/").status_code in (401, 403)
+    client.force_authenticate(nobody)
+    assert client.get("/api/v1/health/").status_code == 403
