@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from console import permissions
 from console.api.channels.serializers import ChannelHealthSerializer
+from console.api.responses import QUERY_ERRORS
 from console.selectors.channels import channels_with_status
 from console.services import health
 
@@ -46,7 +47,7 @@ class HealthView(views.APIView):
                 ),
             )
         ],
-        responses={200: ChannelHealthSerializer(many=True)},
+        responses={200: ChannelHealthSerializer(many=True), 400: QUERY_ERRORS},
     )
     def get(self, request: Request) -> Response:
         ordering = request.query_params.get("ordering", "health")

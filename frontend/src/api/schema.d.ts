@@ -2990,6 +2990,17 @@ export interface operations {
                     "application/json": components["schemas"]["ChannelHealth"][];
                 };
             };
+            /** @description A query parameter is invalid; each key is a parameter, with its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string[];
+                    };
+                };
+            };
         };
     };
     me_retrieve: {
