@@ -64,6 +64,7 @@ RULES = {
     ("channel-revision-detail", "get"): "view",
     ("channel-revision-diff", "get"): "view",
     ("cluster", "get"): "view",
+    ("health", "get"): "view",
     ("worker-list", "get"): "view",
     ("worker-detail", "get"): "view",
     ("plugin-list", "get"): "view",
