@@ -27,6 +27,9 @@ Metrics (labels in braces):
 * ``sluice_dead_letters_redriven_total{channel}`` — dead letters redriven (sent back through
   the channel) from the console or the API, kept in one Redis hash
   (``<prefix>:metrics:redriven``, a field per channel) so every web process adds to it;
+* ``sluice_channel_health_score{channel}`` (0..100) and
+  ``sluice_channel_health_level{channel,level}`` (``idle``, ``ok``, ``warning``,
+  ``critical``: 1 for the current one) — see :mod:`console.services.health`;
 * ``sluice_workers{state}`` — runtime workers ALIVE / DEAD;
 * ``sluice_reconcile_duration_seconds`` (histogram), ``sluice_reconcile_failures_total``,
   ``sluice_reconcile_last_success_timestamp_seconds`` (0 until a pass succeeds).
@@ -57,6 +60,7 @@ from prometheus_client.utils import floatToGoString
 from console import locks
 from console.choices import ConnectorState, TargetState, WorkerState
 from console.models import Channel, Task, Worker
+from console.services import health
 
 logger = logging.getLogger(__name__)
 
@@ -214,6 +218,7 @@ class SluiceCollector:
         yield from (events, lag, dead_letters, retries, state, target, task_lag)
         yield from _rule_metrics(channels)
         yield from _redriven_metric(channels)
+        yield from _health_metrics(channels, lags)
 
     def worker_metric(self) -> Metric:
         workers = GaugeMetricFamily(
@@ -277,6 +282,9 @@ def _channels() -> list[Mapping[str, Any]]:
             "connector__dead_letters",
             "connector__sink_retries",
             "connector__rule_metrics",
+            "connector__stage_metrics",
+            "connector__restart_attempts",
+            "connector__state_changed_at",
         )
     )
 
@@ -313,6 +321,42 @@ def _rule_metrics(channels: Iterable[Mapping[str, Any]]) -> Iterator[Metric]:
             if "matched_per_second" in counts:
                 rate.add_metric(labels, _number(counts["matched_per_second"]))
     yield from (*counters.values(), rate)
+
+
+def channel_health(channel: Mapping[str, Any], lag: float | None) -> health.Health:
+    """The health of one row of :func:`_channels` (``lag``: its tasks' summed lag)."""
+    return health.from_record(
+        state=channel["connector__state"],
+        target_state=channel["target_state"],
+        stage_metrics=channel["connector__stage_metrics"],
+        dead_letters=channel["connector__dead_letters"],
+        restarts=channel["connector__restart_attempts"],
+        state_changed_at=channel["connector__state_changed_at"],
+        lag=lag,
+    )
+
+
+def _health_metrics(
+    channels: Iterable[Mapping[str, Any]], lags: Mapping[str, float]
+) -> Iterator[Metric]:
+    """``sluice_channel_health_score{channel}`` (0..100) and
+    ``sluice_channel_health_level{channel,level}`` (1 for the current level)."""
+    score = GaugeMetricFamily(
+        "sluice_channel_health_score",
+        "The channel's health score: 100 healthy (or stopped on purpose) down to 0.",
+        labels=["channel"],
+    )
+    level = GaugeMetricFamily(
+        "sluice_channel_health_level",
+        "The channel's health level: 1 for the current one, 0 for the others.",
+        labels=["channel", "level"],
+    )
+    for channel in channels:
+        name = channel["name"]
+        assessed = channel_health(channel, lags.get(name))
+        score.add_metric([name], assessed.score)
+        _add_enum(level, [name], health.LEVELS, assessed.level)
+    yield from (score, level)
 
 
 def _number(value: Any) -> float:

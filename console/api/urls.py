@@ -10,6 +10,7 @@ from console.api.audit.views import AuditEventViewSet
 from console.api.channels.views import ChannelViewSet, LifecycleEventViewSet, RevisionViewSet
 from console.api.cluster.views import ClusterView, WorkerViewSet
 from console.api.dead_letters.views import DeadLetterViewSet
+from console.api.health.views import HealthView
 from console.api.ingest.views import IngestViewSet
 from console.api.me.views import MeView
 from console.api.offsets.views import OffsetsViewSet
@@ -39,4 +40,5 @@ urlpatterns = [
     *router.urls,
     path("cluster/", ClusterView.as_view(), name="cluster"),
     path("me/", MeView.as_view(), name="me"),
+    path("health/", HealthView.as_view(), name="health"),
 ]

@@ -546,6 +546,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/health/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every channel's health, worst first
+         * @description One summary per channel: a score (100 healthy down to 0), a level (idle: stopped on purpose; ok; warning; critical: the worst rule that fired) and an explanation with one sentence per rule (failure rate, dead-letter rate, lag trend, automatic restarts, time since it last ran). The same object is in `GET /channels/?expand=status` as `status.health`, and in `/metrics` as `sluice_channel_health_score` / `sluice_channel_health_level`. Roles: as for viewing channels.
+         */
+        get: operations["health_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me/": {
         parameters: {
             query?: never;
@@ -767,6 +787,13 @@ export interface components {
             readonly updated: string;
             readonly created_by: string | null;
         };
+        /** @description One item of ``GET /health/``. */
+        ChannelHealth: {
+            name: string;
+            state: string;
+            target_state: string;
+            health: components["schemas"]["Health"];
+        };
         /**
          * @description The documented shape of a ``GET /channels/`` item: ``status`` only with ``?expand=status``.
          *
@@ -886,6 +913,8 @@ export interface components {
             readonly stages: components["schemas"]["StageCounts"][];
             /** @description A bus's per-rule counts (matched, delivered, failed, their rates, and each target's), in the spec's rule order, since the channel's driver started; empty for a linear channel and until a micro-batch ran. */
             readonly rules: components["schemas"]["RuleCounts"][];
+            /** @description The channel's health summary: score, level and why (GET /health/ for all). */
+            readonly health: components["schemas"]["Health"];
         };
         Cluster: {
             runtime_workers: components["schemas"]["ClusterRuntimeWorker"][];
@@ -1086,6 +1115,41 @@ export interface components {
             /** @description Storage memory available, in bytes. */
             memory_total: number;
         };
+        /** @description A channel's health summary (:mod:`console.services.health`). */
+        Health: {
+            /** @description 100 healthy (or stopped on purpose) down to 0. */
+            score: number;
+            /**
+             * @description idle (stopped on purpose), ok, warning or critical: the worst rule that fired.
+             *
+             *     * `idle` - idle
+             *     * `ok` - ok
+             *     * `warning` - warning
+             *     * `critical` - critical
+             */
+            level: components["schemas"]["LevelEnum"];
+            /** @description One sentence per rule that fired (the console shows it on hover). */
+            explanation: string;
+            reasons: string[];
+            /**
+             * Format: double
+             * @description Events a stage failed / events in, since the driver started (null: none in).
+             */
+            failure_rate: number | null;
+            /** Format: double */
+            dead_letter_rate: number | null;
+            /**
+             * Format: double
+             * @description Lag now minus lag before (records); null without history.
+             */
+            lag_trend: number | null;
+            restarts: number;
+            /**
+             * Format: date-time
+             * @description When it was last seen running: its last status report while RUNNING, otherwise when it left its last state; null if never started.
+             */
+            last_success_at: string | null;
+        };
         IngestEventResult: {
             /** @description Position of the event in the request. */
             index: number;
@@ -1126,6 +1190,14 @@ export interface components {
             /** @description true: the channel had no token; false: the old one was replaced. */
             readonly created: boolean;
         };
+        /**
+         * @description * `idle` - idle
+         *     * `ok` - ok
+         *     * `warning` - warning
+         *     * `critical` - critical
+         * @enum {string}
+         */
+        LevelEnum: "idle" | "ok" | "warning" | "critical";
         LifecycleEvent: {
             readonly id: number;
             /** Format: date-time */
@@ -3257,6 +3329,39 @@ export interface operations {
                 content: {
                     "application/json": {
                         [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    health_list: {
+        parameters: {
+            query?: {
+                /** @description health (default): worst first (level, then score); score: lowest score first; name: by name; a leading '-' reverses. */
+                ordering?: "-health" | "-name" | "-score" | "health" | "name" | "score";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelHealth"][];
+                };
+            };
+            /** @description A query parameter is invalid; each key is a parameter, with its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string[];
                     };
                 };
             };

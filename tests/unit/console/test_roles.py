@@ -67,6 +67,7 @@ RULES = {
     ("channel-dead-letter-detail", "get"): "view",
     ("channel-dead-letter-redrive", "post"): "operate",
     ("cluster", "get"): "view",
+    ("health", "get"): "view",
     ("worker-list", "get"): "view",
     ("worker-detail", "get"): "view",
     ("plugin-list", "get"): "view",
