@@ -78,6 +78,7 @@ CONNECT_ACTIONS = {
     ("resume", "PUT"): "channel.resume",
     ("stop", "PUT"): "channel.stop",
     ("restart", "POST"): "channel.restart",
+    ("task-restart", "POST"): "channel.restart",
     ("offsets", "PATCH"): "channel.offsets.alter",
     ("offsets", "DELETE"): "channel.offsets.reset",
 }

@@ -19,6 +19,11 @@ urlpatterns = [
         views.TaskStatusView.as_view(),
         name="task-status",
     ),
+    path(
+        "connectors/<str:name>/tasks/<int:task>/restart",
+        views.TaskRestartView.as_view(),
+        name="task-restart",
+    ),
     path("connectors/<str:name>/topics", views.TopicsView.as_view(), name="topics"),
     *[
         path(

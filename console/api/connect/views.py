@@ -462,3 +462,18 @@ class OffsetsView(ConnectView):
     def delete(self, request: Request, name: str) -> Response:
         message = services.reset_channel_offsets(self.channel(name), user=cast(User, request.user))
         return Response({"message": message})
+
+
+@extend_schema(exclude=True)
+class TaskRestartView(ConnectView):
+    """``POST tasks/{id}/restart``: a channel's tasks share one driver, so restarting one
+    restarts the connector with all its tasks (as ``restart?includeTasks=true``); 204."""
+
+    required_permissions = {"post": permissions.OPERATE["restart"]}
+
+    def post(self, request: Request, name: str, task: int) -> Response:
+        channel = self.channel(name)
+        if task not in {t.task_id for t in _tasks(channel)}:
+            raise _error(404, f"Unknown task {name}-{task}")
+        services.restart_channel(channel, include_tasks=True, user=cast(User, request.user))
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -246,3 +246,11 @@ def test_roles_and_authentication(api, spec, django_user_model, anon):
     assert basic.put(f"{C}/new/config", {"sluice.spec": "{}"}, format="json").status_code == 403
     assert anon.get(C).status_code in (401, 403)
     assert set(anon.get(C).json()) == {"error_code", "message"}
+
+
+def test_task_restart_restarts_the_driver_and_is_204(api, spec, runtime):
+    started(api, spec)
+    assert api.post(f"{C}/orders/tasks/1/restart").status_code == 204
+    assert Connector.objects.get(runtime_id="orders").state == ConnectorState.RESTARTING
+    missing = api.post(f"{C}/orders/tasks/9/restart")
+    assert missing.status_code == 404 and missing.json()["error_code"] == 404
