@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
+from console import permissions
 from console.api.connect import views
 
 app_name = "connect"
@@ -30,7 +31,7 @@ urlpatterns = [
             f"connectors/<str:name>/{op}",
             views.LifecycleView.as_view(
                 operation=op,
-                required_permissions={"put": views.permissions.OPERATE[op]},
+                required_permissions={"put": permissions.OPERATE[op]},
             ),
             name=op,
         )

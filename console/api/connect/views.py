@@ -44,7 +44,7 @@ VERSION = "0.1.0"
 
 
 class ConnectError(APIException):
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code: int = status.HTTP_400_BAD_REQUEST
 
 
 def _error(code: int, message: str) -> ConnectError:
