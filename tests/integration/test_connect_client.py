@@ -14,6 +14,7 @@ from kafka_connect import KafkaConnect
 from tests.integration.conftest import Stack
 from tests.integration.test_walking_skeleton import consume_all, make_topic, produce
 from tests.support.processes import wait_until
+from tests.support.specs import kafka_passthrough
 
 pytestmark = pytest.mark.integration
 
@@ -23,22 +24,7 @@ AUTH = ("admin", "integration-secret")
 
 
 def spec(bootstrap: str) -> dict:
-    return {
-        "source": {
-            "type": "kafka",
-            "config": {
-                "bootstrap_servers": bootstrap,
-                "topics": [SOURCE],
-                "starting_offsets": "earliest",
-                "format": "json",
-            },
-        },
-        "transforms": [],
-        "sink": {
-            "type": "kafka",
-            "config": {"bootstrap_servers": bootstrap, "topic": SINK, "format": "cloudevents"},
-        },
-    }
+    return kafka_passthrough(bootstrap, SOURCE, SINK)
 
 
 def state_of(client: KafkaConnect) -> str:
