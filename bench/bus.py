@@ -17,8 +17,11 @@ gives the events per CPU-second (per core):
   matching one rule; **channel-1** - a linear channel with one rule (a filter every event
   passes) to one topic: the same events in, the same events out.
 
-The bus contenders run as the runtime runs a bus, reporting per-rule counts every batch;
-``bus-100-nocounts`` measures the same bus without them (the counts' cost). Each contender
+The buses here have Kafka targets only: they run compiled into their streaming query
+(:func:`pipelines.bus.compiled_into_query`), as the runtime runs them, their per-rule counts
+observed every batch; ``bus-100-nocounts`` measures the same bus without them (the counts'
+cost), and ``bus-100-one-topic`` the same 100 rules writing to one topic (the routing alone,
+without the producer's and the broker's cost of 100 topics' partitions). Each contender
 runs ``--repeat`` times (median reported). Prints the figures and the ratios (targets:
 bus-10 at least 5x channels-10 per core; bus-100 at least 0.5x channel-1) and saves them to
 ``bench-results/``.
@@ -43,8 +46,24 @@ from tests.support.processes import REPO_ROOT, start_kafka
 
 PARTITIONS = 2
 CORES = 2
-CONTENDERS = ("bus-10", "channels-10", "bus-100", "bus-100-nocounts", "channel-1")
-RULES = {"bus-10": 10, "channels-10": 10, "bus-100": 100, "bus-100-nocounts": 100, "channel-1": 1}
+CONTENDERS = (
+    "bus-10",
+    "channels-10",
+    "bus-100",
+    "bus-100-nocounts",
+    "bus-100-one-topic",
+    "channel-1",
+)
+RULES = {
+    "bus-10": 10,
+    "channels-10": 10,
+    "bus-100": 100,
+    "bus-100-nocounts": 100,
+    "bus-100-one-topic": 100,
+    "channel-1": 1,
+}
+TOPICS = {**RULES, "bus-100-one-topic": 1}
+"""Target topics per contender: ``bus-100-one-topic`` writes its 100 rules to one topic."""
 
 
 @dataclass
@@ -102,7 +121,7 @@ def specs(contender: str, bootstrap: str, source: str, per_trigger: int) -> list
     }
 
     def sink(index: int) -> dict[str, Any]:
-        topic = f"{contender}-{index}"
+        topic = f"{contender}-{index % TOPICS[contender]}"
         return {"type": "kafka", "config": {"bootstrap_servers": bootstrap, "topic": topic}}
 
     runtime = {"mode": "available-now"}
@@ -168,6 +187,7 @@ def run_contender(args: argparse.Namespace) -> None:
 def drain(spark: Any, args: argparse.Namespace, source: str, checkpoints: Path) -> tuple[int, int]:
     """Run the contender's queries over ``source`` to its end; (events written, batches)."""
     from pipelines.builder import build_stream
+    from pipelines.bus import build_bus_stream
     from pipelines.spec import validate_spec
 
     counted: list[int] = []
@@ -176,25 +196,36 @@ def drain(spark: Any, args: argparse.Namespace, source: str, checkpoints: Path) 
         counted.append(sum(rule["delivered"] for rule in counts))
 
     counts = on_rule_counts if args.contender != "bus-100-nocounts" else None
-    writers = [
-        build_stream(
-            spark,
-            validate_spec(spec),
-            channel=f"bench-{index}",
-            checkpoint_dir=str(checkpoints / str(index)),
-            on_rule_counts=counts,
-        )
-        for index, spec in enumerate(
-            specs(args.contender, args.bootstrap, source, args.per_trigger)
-        )
-    ]
+    writers, routers = [], []
+    for index, spec in enumerate(specs(args.contender, args.bootstrap, source, args.per_trigger)):
+        checkpoint = str(checkpoints / str(index))
+        if "rules" in spec:  # a bus: as the runtime builds it
+            writer, router = build_bus_stream(
+                spark,
+                validate_spec(spec),
+                channel=f"bench-{index}",
+                checkpoint_dir=checkpoint,
+                on_rule_counts=counts,
+            )
+            routers.append(router)
+        else:
+            writer = build_stream(
+                spark, validate_spec(spec), channel=f"bench-{index}", checkpoint_dir=checkpoint
+            )
+        writers.append(writer)
     queries = [writer.start() for writer in writers]
     for query in queries:
         query.awaitTermination()
     batches = sum(
         1 for query in queries for progress in query.recentProgress if progress["numInputRows"]
     )
-    if args.contender.startswith("bus"):  # a bus writes from foreachBatch: its counts say
+    if routers:  # a bus's per-rule counts say what it wrote
+        for router, query in zip(routers, queries, strict=True):
+            if router.compiled and counts is not None:  # in its progress, as the runtime reads
+                for report in query.recentProgress:
+                    rules = router.progress_counts(json.loads(report.json))
+                    if rules is not None:
+                        on_rule_counts(report["batchId"], rules)
         return (sum(counted) if counts is not None else -1), batches
     written = sum(
         max(int(progress["sink"].get("numOutputRows", 0)), 0)
@@ -251,7 +282,7 @@ def expected_written(contender: str, events: int) -> int:
 def measure(args: argparse.Namespace, bootstrap: str, results: Results) -> None:
     chosen = [c for c in CONTENDERS if c in args.chosen]
     for contender in chosen:
-        create_topics(bootstrap, [f"{contender}-{i}" for i in range(RULES[contender])])
+        create_topics(bootstrap, [f"{contender}-{i}" for i in range(TOPICS[contender])])
         results.runs[contender] = []
     for round_ in range(args.repeat):
         shift = round_ % len(chosen)
@@ -318,6 +349,12 @@ def report(results: Results) -> str:
 
     ratio("bus-10 vs channels-10", "bus-10", "channels-10", 5, per_cpu=True)
     ratio("bus-100 vs channel-1", "bus-100", "channel-1", 0.5, per_cpu=False)
+    one_topic, linear = results.median("bus-100-one-topic"), results.median("channel-1")
+    if one_topic and linear:
+        lines.append(
+            f"bus-100 to one topic vs channel-1: {one_topic.rate / linear.rate:.2f}x events/s "
+            "(the routing of 100 rules alone, without Kafka's cost of 100 topics' partitions)"
+        )
     counted, uncounted = results.median("bus-100"), results.median("bus-100-nocounts")
     if counted and uncounted:
         lines.append(

@@ -1,5 +1,11 @@
 """Run a bus (a channel with ``rules``) as ONE Structured Streaming query.
 
+A bus whose enabled rules all go to Kafka, with no transforms of their own, one write's
+settings and ``errors.tolerance: none`` (:func:`compiled_into_query`) is compiled into the
+streaming query itself (:func:`compiled_kafka_writer`): the routing below is part of the
+query's plan and the write is Spark's streaming Kafka sink - no ``foreachBatch``; its rules
+change by a restart from the checkpoint. Every other bus is routed batch by batch:
+
 The source is read and parsed once and the shared ``transforms`` run once (the streaming
 part of the query, as for a linear channel). Each micro-batch then goes through a
 :class:`BusRouter` (``foreachBatch``), which turns it into *deliveries*: one row per (event,
@@ -260,8 +266,9 @@ def routing_column(routes: Sequence[tuple[Column | None, Sequence[int]]]) -> Col
 
 def live_change(old: ChannelSpec, new: ChannelSpec) -> bool:
     """Whether :meth:`BusRouter.replace` can apply ``new`` to a bus running ``old``: both are
-    buses and only their ``rules`` differ (rules added, edited, disabled or removed)."""
-    if not (old.is_bus and new.is_bus):
+    buses, only their ``rules`` differ (rules added, edited, disabled or removed) and ``old``
+    is routed batch by batch (not :func:`compiled_into_query`)."""
+    if not (old.is_bus and new.is_bus) or compiled_into_query(old):
         return False
     return _without_rules(old) == _without_rules(new)
 
@@ -291,6 +298,13 @@ def build_bus_stream(
     micro-batch to the :class:`BusRouter` (``foreachBatch``); it has the checkpoint location,
     the query name ``sluice-{channel}`` and the trigger of the spec's execution mode, as
     :func:`pipelines.builder.build_stream` gives a linear channel.
+
+    A bus whose rules all go to Kafka (:func:`compiled_into_query`) is instead compiled into
+    the streaming query itself (:func:`compiled_kafka_writer`): no ``foreachBatch``, no Python
+    per batch. Its per-rule counts are then in each batch's progress report, read by
+    :meth:`BusRouter.progress_counts` (``on_rule_counts`` is not called; given, it asks for
+    the counts to be observed), and its rules change by a restart of the query from its
+    checkpoint (:meth:`BusRouter.replace` refuses them).
     """
     spec = validate_spec(spec)
     if not spec.is_bus:
@@ -306,7 +320,10 @@ def build_bus_stream(
         on_dead_letters=on_dead_letters,
         on_retries=on_retries,
     )
-    writer = events.writeStream.foreachBatch(router).outputMode("append")
+    if router.compiled:
+        writer = compiled_kafka_writer(events, router.plan, counting=on_rule_counts is not None)
+    else:
+        writer = events.writeStream.foreachBatch(router).outputMode("append")
     writer = with_trigger(writer, spec.runtime)
     return writer.option("checkpointLocation", checkpoint_dir).queryName(
         query_name(channel)
@@ -335,11 +352,34 @@ class BusRouter:
         self._lock = threading.Lock()
         self._plan = compile_bus(spark, spec)
         self._logged: set[tuple[str, str]] = set()  # files targets whose log has no gap
+        self.compiled = compiled_into_query(self._plan.spec)
+        """Whether the query was built by :func:`compiled_kafka_writer` (its rules are part
+        of the streaming plan: they change by a restart) rather than with this router as
+        its ``foreachBatch`` function."""
 
     @property
     def spec(self) -> ChannelSpec:
         with self._lock:
             return self._plan.spec
+
+    @property
+    def plan(self) -> BusPlan:
+        with self._lock:
+            return self._plan
+
+    def progress_counts(self, progress: Mapping[str, Any]) -> RuleCounts | None:
+        """The per-rule counts (as :meth:`BatchRun.rule_counts` gives them) of the batch of a
+        progress report of a compiled bus's query (its observed :data:`RULE_METRICS`); None
+        when the report has none (an idle trigger, or counts not asked for)."""
+        observed = (progress.get("observedMetrics") or {}).get(RULE_METRICS)
+        if observed is None:
+            return None
+        plan = self.plan
+        delivered = {target.index: Delivery() for target in plan.targets}
+        for index, rows in histogram_bins(observed[COUNTS]).items():
+            if index in delivered:
+                delivered[index].rows = rows
+        return rule_counts(plan, delivered, {rule.index: 0 for rule in plan.rules})
 
     def replace(self, spec: ChannelSpec) -> None:
         """Use ``spec``'s rules from the next batch on (the batch running finishes with the
@@ -347,6 +387,15 @@ class BusRouter:
         differs from the running one in more than its rules (see :func:`live_change`)."""
         spec = validate_spec(spec)
         current = self.spec
+        if self.compiled:
+            raise SpecError(
+                {
+                    "rules": [
+                        "this bus's rules are compiled into its query (all its targets are "
+                        "Kafka): restart it to change them"
+                    ]
+                }
+            )
         if not live_change(current, spec):
             before, after = _without_rules(current), _without_rules(spec)
             changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
@@ -781,45 +830,8 @@ class BatchRun:
             self.router.on_rule_counts(self.batch_id, self.rule_counts())
 
     def rule_counts(self) -> RuleCounts:
-        """This batch's counts per rule (every rule of the spec, disabled ones with zeros):
-        ``{"rule", "matched", "delivered", "failed", "targets": [{"sink", "type",
-        "delivered", "failed"}]}``.
-
-        A target's ``delivered`` is the events written to it, ``failed`` those that became
-        dead letters there. A rule's ``matched`` is the events its pattern selected (past
-        its own transforms, when it has some), ``failed`` those that failed in its
-        transforms plus the most any of its targets failed, ``delivered`` the least any of
-        its targets delivered: for a rule with one target, exactly its events.
-        """
-        counts: RuleCounts = []
-        for rule in self.plan.rules:
-            targets: list[dict[str, Any]] = []
-            delivered: list[int] = []
-            failed: list[int] = []
-            for target in rule.targets:
-                delivery = self.delivered[target.index]
-                delivered.append(max(delivery.rows - delivery.failed, 0))
-                failed.append(delivery.failed)
-                targets.append(
-                    {
-                        "sink": target.path,
-                        "type": target.type,
-                        "delivered": delivered[-1],
-                        "failed": failed[-1],
-                    }
-                )
-            reached = max((self.delivered[t.index].rows for t in rule.targets), default=0)
-            rule_failed = self.rule_failed[rule.index]
-            counts.append(
-                {
-                    "rule": rule.name,
-                    "matched": reached + rule_failed,
-                    "delivered": min(delivered, default=0),
-                    "failed": rule_failed + max(failed, default=0),
-                    "targets": targets,
-                }
-            )
-        return counts
+        """This batch's counts per rule (:func:`rule_counts`)."""
+        return rule_counts(self.plan, self.delivered, self.rule_failed)
 
     # -- caching ---------------------------------------------------------------------------
 
@@ -833,17 +845,112 @@ class BatchRun:
             frame.unpersist()
 
 
+def rule_counts(
+    plan: BusPlan, deliveries: Mapping[int, Delivery], failed_in_rules: Mapping[int, int]
+) -> RuleCounts:
+    """A batch's counts per rule, from the rows each target got (``deliveries``, by the
+    target's index) and the events each rule's transforms failed (``failed_in_rules``):
+    every rule of the spec, disabled ones with zeros:
+    ``{"rule", "matched", "delivered", "failed", "targets": [{"sink", "type",
+    "delivered", "failed"}]}``.
+
+    A target's ``delivered`` is the events written to it, ``failed`` those that became
+    dead letters there. A rule's ``matched`` is the events its pattern selected (past
+    its own transforms, when it has some), ``failed`` those that failed in its
+    transforms plus the most any of its targets failed, ``delivered`` the least any of
+    its targets delivered: for a rule with one target, exactly its events.
+    """
+    counts: RuleCounts = []
+    for rule in plan.rules:
+        targets: list[dict[str, Any]] = []
+        delivered: list[int] = []
+        failed: list[int] = []
+        for target in rule.targets:
+            delivery = deliveries[target.index]
+            delivered.append(max(delivery.rows - delivery.failed, 0))
+            failed.append(delivery.failed)
+            targets.append(
+                {
+                    "sink": target.path,
+                    "type": target.type,
+                    "delivered": delivered[-1],
+                    "failed": failed[-1],
+                }
+            )
+        reached = max((deliveries[t.index].rows for t in rule.targets), default=0)
+        rule_failed = failed_in_rules[rule.index]
+        counts.append(
+            {
+                "rule": rule.name,
+                "matched": reached + rule_failed,
+                "delivered": min(delivered, default=0),
+                "failed": rule_failed + max(failed, default=0),
+                "targets": targets,
+            }
+        )
+    return counts
+
+
 def kafka_groups(targets: Iterable[Target]) -> list[list[Target]]:
     """Kafka targets grouped by what one write needs in common: the serialization (format,
     key field), the producer options and the retry policy. Usually one group: one write per
     batch."""
     groups: dict[str, list[Target]] = {}
     for target in targets:
-        config = _kafka_config(target)
-        options = sorted(kafka_sink_options(config).items())
-        key = repr((config.format, config.key_field, options, config.retry))
-        groups.setdefault(key, []).append(target)
+        groups.setdefault(_group_key(_kafka_config(target)), []).append(target)
     return list(groups.values())
+
+
+def _group_key(config: KafkaSinkConfig) -> str:
+    options = sorted(kafka_sink_options(config).items())
+    return repr((config.format, config.key_field, options, config.retry))
+
+
+def compiled_into_query(spec: ChannelSpec) -> bool:
+    """Whether a bus runs compiled into its streaming query (:func:`compiled_kafka_writer`):
+    ``errors.tolerance: none``, and every enabled rule has no transforms of its own and only
+    Kafka targets that one write serves (the same serialization, producer settings, and no
+    retry policy). Such a bus's routing and its Kafka write are part of the query's plan: a
+    rule change restarts the query (from its checkpoint)."""
+    if not spec.is_bus or spec.errors.tolerance != "none":
+        return False
+    active = [rule for rule in spec.rules or [] if rule.enabled]
+    stages = [stage for rule in active for stage in rule.sinks]
+    if not stages or any(rule.transforms for rule in active):
+        return False
+    if any(stage.type != "kafka" for stage in stages):
+        return False
+    configs = [parse_stage_config("sink", stage) for stage in stages]
+    if any(retry_policy(stage, config) for stage, config in zip(stages, configs, strict=True)):
+        return False
+    kafka = [config for config in configs if isinstance(config, KafkaSinkConfig)]
+    return len(kafka) == len(configs) and len({_group_key(c) for c in kafka}) == 1
+
+
+def compiled_kafka_writer(events: DataFrame, plan: BusPlan, *, counting: bool) -> DataStreamWriter:
+    """The streaming writer of a bus :func:`compiled_into_query`: the events (the source and
+    the shared transforms) routed by every rule's pattern in one projection
+    (:attr:`BusPlan.direct_routing`), each (event, target) a Kafka record with its target's
+    topic, written by Spark's streaming Kafka sink: one Spark job per batch and no
+    ``foreachBatch``, so the routing runs in the same generated code as the parsing, and the
+    event's columns are built only for the events some rule takes.
+
+    With ``counting`` the rows per target are observed in the same job (:data:`RULE_METRICS`,
+    in each batch's progress report; :meth:`BusRouter.progress_counts` reads them). A failed
+    event fails the batch (``tolerance: none``), naming its stage, as a linear channel's.
+    """
+    routing = plan.direct_routing
+    assert routing is not None, "a compiled bus has rules without transforms"
+    rule_of = F.array(*(F.lit(t.rule) for t in plan.targets))
+    deliveries = fail_fast(events).withColumn(TARGET, F.explode(routing))
+    deliveries = deliveries.filter(F.col(TARGET).isNotNull())
+    deliveries = deliveries.withColumn(RULE, F.element_at(rule_of, F.col(TARGET) + 1))
+    targets = plan.delivering()
+    if counting:
+        deliveries = deliveries.observe(RULE_METRICS, target_counts(targets))
+    records = kafka_records(deliveries, targets, plan, strict=True)
+    options = kafka_sink_options(_kafka_config(targets[0]))
+    return records.writeStream.format("kafka").options(**options).outputMode("append")
 
 
 def topic_columns(group: Sequence[Target]) -> tuple[Column, Column]:
@@ -905,6 +1012,8 @@ def kafka_records(
 
 COUNTS = "__sluice_counts"
 """The observed metric holding the rows per target."""
+RULE_METRICS = "sluice_rules"
+"""The name of a compiled bus's observed per-target counts in its progress reports."""
 
 
 def target_counts(targets: Sequence[Target]) -> Column:
@@ -923,7 +1032,12 @@ def observed_counts(observation: Observation) -> dict[int, int] | None:
     if java is None or not java.future().isCompleted():
         logger.warning("the bus's per-target counts were not observed: counting them again")
         return None
-    return {int(b["x"]): round(b["y"]) for b in observation.get[COUNTS] or []}
+    return histogram_bins(observation.get[COUNTS])
+
+
+def histogram_bins(bins: Iterable[Any] | None) -> dict[int, int]:
+    """Rows per target from :func:`target_counts`' histogram (its bins' ``x`` and ``y``)."""
+    return {int(b["x"]): round(b["y"]) for b in bins or []}
 
 
 def count_rows(deliveries: DataFrame) -> dict[int, int]:
