@@ -39,6 +39,35 @@ def subject_names(*, deleted: bool = False, prefix: str = "") -> list[str]:
     return sorted(set(versions.values_list("subject__name", flat=True)))
 
 
+def subject_summaries(name: str | None = None) -> list[dict]:
+    """Subjects with a live version, by name: latest version, its id and type, how many
+    versions, the level that applies and the subject's own (the console's list)."""
+    live = SubjectVersion.objects.filter(deleted=False).select_related("schema", "subject")
+    if name is not None:
+        live = live.filter(subject__name=name)
+    by_subject: dict[str, list[SubjectVersion]] = {}
+    for found in live.order_by("subject__name", "version"):
+        by_subject.setdefault(found.subject.name, []).append(found)
+    default = global_compatibility()
+    rows = []
+    for subject_name, versions_ in by_subject.items():
+        latest = versions_[-1]
+        own = latest.subject.compatibility
+        rows.append(
+            {
+                "name": subject_name,
+                "schema_type": latest.schema.schema_type,
+                "latest_version": latest.version,
+                "latest_id": latest.schema_id,
+                "versions": len(versions_),
+                "compatibility": own or default,
+                "compatibility_set": own,
+                "updated_at": latest.created_at,
+            }
+        )
+    return rows
+
+
 def subject(name: str) -> Subject:
     found = Subject.objects.filter(name=name).first()
     if found is None:

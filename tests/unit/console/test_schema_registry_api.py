@@ -105,3 +105,35 @@ def test_config_mode_types_and_verbose_compatibility(sr: APIClient) -> None:
         "is_compatible": True
     }
     assert sr.delete(f"{SR}/config/r").json() == {"compatibilityLevel": "NONE"}
+
+
+def test_the_consoles_own_api_lists_subjects_versions_and_diffs(sr: APIClient, api) -> None:
+    v1 = {"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]}
+    v2 = {**v1, "fields": [*v1["fields"], {"name": "b", "type": "int", "default": 1}]}
+    post(sr, "/subjects/r-value/versions", {"schema": json.dumps(v1)})
+    post(sr, "/subjects/r-value/versions", {"schema": json.dumps(v2)})
+
+    listed = api.get("/api/v1/schemas/").json()
+    assert listed["count"] == 1
+    (row,) = listed["results"]
+    assert (row["name"], row["latest_version"], row["versions"]) == ("r-value", 2, 2)
+    assert (row["compatibility"], row["compatibility_set"]) == ("BACKWARD", "")
+    assert api.get("/api/v1/schemas/r-value/").json()["schema_type"] == "AVRO"
+    versions = api.get("/api/v1/schemas/r-value/versions").json()
+    assert [v["version"] for v in versions] == [1, 2] and json.loads(versions[0]["schema"]) == v1
+
+    diff = api.get("/api/v1/schemas/r-value/diff").json()
+    assert (diff["from_version"]["version"], diff["to_version"]["version"]) == (1, 2)
+    assert '+      "name": "b",' in diff["diff"]
+    assert diff["backward"] == []  # b has a default
+    assert diff["forward"] == []
+    sr.put(f"{SR}/config/r-value", data=json.dumps({"compatibility": "NONE"}), content_type=MEDIA)
+    v3 = {**v1, "fields": [*v1["fields"], {"name": "c", "type": "string"}]}
+    post(sr, "/subjects/r-value/versions", {"schema": json.dumps(v3)})
+    later = api.get("/api/v1/schemas/r-value/diff?from=1&to=latest").json()
+    assert later["to_version"]["version"] == 3
+    assert later["backward"][0].startswith("READER_FIELD_MISSING_DEFAULT_VALUE")
+    assert api.get("/api/v1/schemas/r-value/").json()["compatibility_set"] == "NONE"
+    assert api.get("/api/v1/schemas/nope/versions").status_code == 404
+    assert api.get("/api/v1/schemas/r-value/diff?from=9").status_code == 404
+    assert api.get("/api/v1/schemas/r-value/diff?from=x").status_code == 400
