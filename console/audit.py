@@ -35,7 +35,12 @@ from console.models import Channel
 from console.services.audit_trail import record_audit, redact_body
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-AUDITED_PREFIXES = {"/api/": "api", "/admin/": "admin", "/connect/": "connect"}
+AUDITED_PREFIXES = {
+    "/api/": "api",
+    "/admin/": "admin",
+    "/connect/": "connect",
+    "/schema-registry/": "schema-registry",
+}
 #: A body is read for the record up to this size (bigger ones keep only their size).
 MAX_BODY_READ = 1024 * 1024
 
@@ -82,6 +87,19 @@ CONNECT_ACTIONS = {
     ("task-restart", "POST"): "channel.restart",
     ("offsets", "PATCH"): "channel.offsets.alter",
     ("offsets", "DELETE"): "channel.offsets.reset",
+}
+#: ``(URL name, method)`` → action, for the Confluent Schema Registry API
+#: (``/schema-registry/``); its read-only POSTs (lookup, compatibility test) are not recorded.
+REGISTRY_ACTIONS = {
+    ("versions", "POST"): "schema.register",
+    ("subject", "DELETE"): "schema.subject.delete",
+    ("version", "DELETE"): "schema.version.delete",
+    ("config", "PUT"): "schema.config.set",
+    ("config", "DELETE"): "schema.config.reset",
+    ("subject-config", "PUT"): "schema.config.set",
+    ("subject-config", "DELETE"): "schema.config.reset",
+    ("mode", "PUT"): "schema.mode.set",
+    ("subject-mode", "PUT"): "schema.mode.set",
 }
 #: Admin views (the suffix of ``<app>_<model>_<view>``) → operation.
 ADMIN_OPERATIONS = {"add": "create", "change": "update", "delete": "delete"}
@@ -147,6 +165,8 @@ def audit_target(request: HttpRequest) -> AuditTarget | None:
         return _api_target(request, url_name, match.kwargs)
     if via == "connect":
         return _connect_target(request, url_name, match.kwargs)
+    if via == "schema-registry":
+        return _registry_target(request, url_name, match.kwargs)
     return _admin_target(request, url_name, match.kwargs)
 
 
@@ -172,6 +192,22 @@ def _connect_target(request: HttpRequest, url_name: str, kwargs: dict[str, Any])
     if url_name == "connectors" and isinstance(body, dict):
         object_id = str(body.get("name") or "")
     return AuditTarget("connect", action, "channel", object_id, redact_body(body))
+
+
+def _registry_target(
+    request: HttpRequest, url_name: str, kwargs: dict[str, Any]
+) -> AuditTarget | None:
+    method = cast(str, request.method)
+    action = REGISTRY_ACTIONS.get((url_name, method))
+    if action is None:
+        return None  # lookup and compatibility tests: read-only POSTs
+    object_id = str(kwargs.get("subject", ""))
+    if kwargs.get("version"):
+        object_id = f"{object_id}/versions/{kwargs['version']}"
+    changes = redact_body(_body(request))
+    if request.GET.get("permanent"):
+        changes = {**changes, "permanent": request.GET["permanent"]}
+    return AuditTarget("schema-registry", action, "subject", object_id, changes)
 
 
 def _admin_target(

@@ -398,3 +398,70 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.object_id}"
+
+
+# -- the schema registry (console/schemas, console/services/schemas.py) -------------------------
+
+
+class RegistrySchema(models.Model):
+    """One schema text with its global id (the primary key), as Confluent Schema Registry:
+    the same canonical text, type and references in any subject have one id, kept for good
+    (old messages carry it) even when every version using it is deleted."""
+
+    schema_type = models.CharField(max_length=16)
+    schema = models.TextField(help_text="The canonical text (console/schemas).")
+    references = models.JSONField(default=list, blank=True)
+    fingerprint = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "registry schema"
+
+    def __str__(self) -> str:
+        return f"schema {self.pk} ({self.schema_type})"
+
+
+class Subject(models.Model):
+    """A subject: the versions of one schema as it evolves, with its own compatibility
+    level (``""``: the registry's global one, :class:`RegistryConfig`)."""
+
+    name = models.CharField(max_length=255, unique=True)
+    compatibility = models.CharField(max_length=24, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+        permissions = [("change_registry_config", "Can set schema compatibility levels")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SubjectVersion(models.Model):
+    """Version ``version`` of a subject. Soft-deleted versions (``deleted``) are hidden but
+    keep their number; a permanent delete removes the row."""
+
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    schema = models.ForeignKey(RegistrySchema, on_delete=models.PROTECT, related_name="+")
+    deleted = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.CharField(max_length=150, blank=True)
+
+    class Meta:
+        ordering = ["subject", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["subject", "version"], name="console_subject_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject.name} v{self.version}"
+
+
+class RegistryConfig(models.Model):
+    """The registry's global settings: one row (pk 1), created on first use."""
+
+    compatibility = models.CharField(max_length=24, default="BACKWARD")
+
+    def __str__(self) -> str:
+        return f"global compatibility {self.compatibility}"

@@ -36,6 +36,10 @@ VIEWED_MODELS = (
     "worker",
     "lifecycleevent",
     "auditevent",
+    # the schema registry (console/services/schemas.py)
+    "subject",
+    "subjectversion",
+    "registryschema",
 )
 VIEW_PERMISSIONS = frozenset(f"console.view_{model}" for model in VIEWED_MODELS)
 
@@ -44,13 +48,19 @@ OPERATE_CHANNEL = "console.operate_channel"
 ADD_CHANNEL = "console.add_channel"
 CHANGE_CHANNEL = "console.change_channel"
 DELETE_CHANNEL = "console.delete_channel"
+#: Registering and deleting schema versions (the editor's); setting compatibility levels
+#: (the registry's config) is no role's: superusers', or a group's that is granted it.
+REGISTER_SCHEMA = "console.add_subjectversion"
+DELETE_SCHEMA = "console.delete_subjectversion"
+SET_SCHEMA_CONFIG = "console.change_registry_config"
 
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     VIEWER: VIEW_PERMISSIONS,
     OPERATOR: VIEW_PERMISSIONS | {OPERATE_CHANNEL},
     # Saving a channel writes a revision, so an editor also adds revisions.
     EDITOR: VIEW_PERMISSIONS
-    | {ADD_CHANNEL, CHANGE_CHANNEL, DELETE_CHANNEL, "console.add_revision"},
+    | {ADD_CHANNEL, CHANGE_CHANNEL, DELETE_CHANNEL, "console.add_revision"}
+    | {REGISTER_SCHEMA, DELETE_SCHEMA},
 }
 
 #: The role to name in a refusal, for each permission a role grants.
@@ -60,6 +70,8 @@ ROLE_FOR_PERMISSION = {
     ADD_CHANNEL: EDITOR,
     CHANGE_CHANNEL: EDITOR,
     DELETE_CHANNEL: EDITOR,
+    REGISTER_SCHEMA: EDITOR,
+    DELETE_SCHEMA: EDITOR,
 }
 
 
@@ -181,6 +193,10 @@ ALTER_OFFSETS = Need(OPERATE_CHANNEL, "change channel offsets")
 CREATE = Need(ADD_CHANNEL, "create channels")
 CHANGE = Need(CHANGE_CHANNEL, "change channels")
 DELETE = Need(DELETE_CHANNEL, "delete channels")
+SEE_SCHEMAS = Need("console.view_subject", "see schemas")
+REGISTER_SCHEMAS = Need(REGISTER_SCHEMA, "register schemas")
+DELETE_SCHEMAS = Need(DELETE_SCHEMA, "delete schemas")
+SET_SCHEMA_CONFIG_NEED = Need(SET_SCHEMA_CONFIG, "set schema compatibility levels")
 MANAGE_INGEST_TOKENS = Need(CHANGE_CHANNEL, "issue or revoke ingestion tokens")
 #: Any authenticated user, whatever their roles (e.g. asking what they may do).
 AUTHENTICATED = Need("", "ask")

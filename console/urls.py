@@ -35,6 +35,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("console.api.urls")),
     path("connect/", include("console.api.connect.urls")),
+    path("schema-registry/", include("console.api.schema_registry.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", swagger_ui, name="swagger-ui"),
     path("api/auth/", include("rest_framework.urls")),

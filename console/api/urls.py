@@ -16,6 +16,7 @@ from console.api.me.views import MeView
 from console.api.offsets.views import OffsetsViewSet
 from console.api.plugins.views import EventPatternViewSet, PluginOfKindViewSet, PluginViewSet
 from console.api.routers import Router
+from console.api.schemas.views import SchemaSubjectViewSet
 
 router = Router()
 router.register("channels", ChannelViewSet, basename="channel")
@@ -34,6 +35,7 @@ router.register("workers", WorkerViewSet, basename="worker")
 router.register("plugins", PluginViewSet, basename="plugin")
 router.register("plugins/<str:kind>", PluginOfKindViewSet, basename="plugin")
 router.register("event-patterns", EventPatternViewSet, basename="event-pattern")
+router.register("schemas", SchemaSubjectViewSet, basename="schema-subject")
 
 app_name = "api"
 urlpatterns = [

@@ -57,3 +57,14 @@ def runtime_errors(action: str = "") -> Iterator[None]:
         raise RuntimeUnavailable(f"the runtime is unavailable: {exc}") from exc
     except runtime_base.OffsetsError as exc:
         raise InvalidTransition(str(exc)) from exc
+
+
+class RegistryError(ServiceError):
+    """A schema registry request refused, with Confluent Schema Registry's HTTP status and
+    error code (40401 subject not found, 409 incompatible, 42201 invalid schema…)."""
+
+    def __init__(self, status: int, error_code: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error_code = error_code
+        self.message = message

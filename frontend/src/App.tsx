@@ -8,6 +8,7 @@ import { href, useRoute } from "./router";
 const BuilderPage = lazy(() => import("./builder/BuilderPage").then((m) => ({ default: m.BuilderPage })));
 const ChannelPage = lazy(() => import("./ops/ChannelPage").then((m) => ({ default: m.ChannelPage })));
 const ChannelsPage = lazy(() => import("./ops/ChannelsPage").then((m) => ({ default: m.ChannelsPage })));
+const SchemasPage = lazy(() => import("./schemas/SchemasPage").then((m) => ({ default: m.SchemasPage })));
 const WorkersPage = lazy(() => import("./ops/WorkersPage").then((m) => ({ default: m.WorkersPage })));
 
 export function App() {
@@ -29,6 +30,9 @@ export function App() {
           <a href={href({ page: "workers" })} aria-current={route.page === "workers" ? "page" : undefined}>
             Workers
           </a>
+          <a href={href({ page: "schemas", subject: null })} aria-current={route.page === "schemas" ? "page" : undefined}>
+            Schemas
+          </a>
           <a href="/admin/">Admin</a>
           <a href="/api/docs/">API docs</a>
         </nav>
@@ -46,6 +50,7 @@ export function App() {
           {route.page === "channel" && <ChannelPage name={route.name} />}
           {route.page === "build" && <BuilderPage name={route.name} />}
           {route.page === "workers" && <WorkersPage />}
+          {route.page === "schemas" && <SchemasPage subject={route.subject} />}
         </Suspense>
       </main>
     </div>

@@ -1,4 +1,5 @@
-/** A tiny hash router: #/, #/channels/<name>, #/build, #/build/<name>, #/workers. */
+/** A tiny hash router: #/, #/channels/<name>, #/build, #/build/<name>, #/workers,
+ * #/schemas, #/schemas/<subject>. */
 
 import { useSyncExternalStore } from "react";
 
@@ -6,7 +7,8 @@ export type Route =
   | { page: "channels" }
   | { page: "channel"; name: string }
   | { page: "build"; name: string | null }
-  | { page: "workers" };
+  | { page: "workers" }
+  | { page: "schemas"; subject: string | null };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
@@ -14,6 +16,7 @@ export function parseRoute(hash: string): Route {
   if (first === "channels" && second) return { page: "channel", name: second };
   if (first === "build") return { page: "build", name: second ?? null };
   if (first === "workers") return { page: "workers" };
+  if (first === "schemas") return { page: "schemas", subject: second ?? null };
   return { page: "channels" };
 }
 
@@ -25,6 +28,8 @@ export function href(route: Route): string {
       return route.name ? `#/build/${encodeURIComponent(route.name)}` : "#/build";
     case "workers":
       return "#/workers";
+    case "schemas":
+      return route.subject ? `#/schemas/${encodeURIComponent(route.subject)}` : "#/schemas";
     default:
       return "#/";
   }

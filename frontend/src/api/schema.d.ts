@@ -666,6 +666,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/schemas/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the registry's subjects
+         * @description Every subject with at least one version that is not deleted, by name, with its latest version and the compatibility level that applies. Needs `console.view_subject` (the viewer role).
+         */
+        get: operations["schemas_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schemas/{name}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One subject */
+        get: operations["schemas_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schemas/{name}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The difference between two versions of a subject
+         * @description A unified diff of the two schemas and, in both directions, why one could not read data written with the other (Confluent's compatibility rules). `from` and `to` are version numbers or `latest`; by default the previous and the latest.
+         */
+        get: operations["schemas_diff_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schemas/{name}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A subject's versions
+         * @description Oldest first, each with its global id, type, canonical text and references.
+         */
+        get: operations["schemas_versions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workers/": {
         parameters: {
             query?: never;
@@ -1081,6 +1158,17 @@ export interface components {
             /** @description Why not, when it cannot. */
             note: string;
         };
+        Diff: {
+            subject: string;
+            from_version: components["schemas"]["Version"];
+            to_version: components["schemas"]["Version"];
+            /** @description A unified diff of the two schemas, pretty-printed (JSON for Avro and JSON Schema) so that it is line by line. */
+            diff: string;
+            /** @description Why the newer cannot read data written with the older (empty: it can). */
+            backward: string[];
+            /** @description Why the older cannot read data written with the newer (empty: it can). */
+            forward: string[];
+        };
         /** @description The body of a 401, 403, 404, 409 or 503: DRF's ``{"detail": "<reason>"}``. */
         ErrorDetail: {
             /** @description Why the request was not served. */
@@ -1337,6 +1425,36 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Revision"][];
         };
+        PaginatedSubjectList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Subject"][];
+        };
+        PaginatedVersionList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Version"][];
+        };
         PaginatedWorkerList: {
             /** @example 123 */
             count: number;
@@ -1483,6 +1601,11 @@ export interface components {
             skipped: {
                 [key: string]: string;
             };
+        };
+        Reference: {
+            name: string;
+            subject: string;
+            version: number;
         };
         /**
          * @description What a restart request does, shaped like Kafka Connect's KIP-745 answer: the
@@ -1660,6 +1783,13 @@ export interface components {
             /** @description One result per rule, in the order the rules were sent. */
             results: components["schemas"]["RuleResult"][];
         };
+        /**
+         * @description * `AVRO` - AVRO
+         *     * `JSON` - JSON
+         *     * `PROTOBUF` - PROTOBUF
+         * @enum {string}
+         */
+        SchemaTypeEnum: "AVRO" | "JSON" | "PROTOBUF";
         /** @description One source partition and where the channel resumes reading it. */
         SourceOffset: {
             partition: components["schemas"]["OffsetPartition"];
@@ -1785,6 +1915,32 @@ export interface components {
          * @enum {string}
          */
         StatusEnum: "accepted" | "rejected" | "not_confirmed";
+        Subject: {
+            /** @description The subject (Confluent's naming: `<topic>-value`). */
+            name: string;
+            /**
+             * @description The latest version's type.
+             *
+             *     * `AVRO` - AVRO
+             *     * `JSON` - JSON
+             *     * `PROTOBUF` - PROTOBUF
+             */
+            schema_type: components["schemas"]["SchemaTypeEnum"];
+            latest_version: number;
+            /** @description The latest version's global schema id. */
+            latest_id: number;
+            /** @description How many versions (not deleted). */
+            versions: number;
+            /** @description The level that applies: the subject's own, else the global one. */
+            compatibility: string;
+            /** @description The subject's own level; empty when it follows the global one. */
+            compatibility_set: string;
+            /**
+             * Format: date-time
+             * @description When the latest version was registered.
+             */
+            updated_at: string;
+        };
         /**
          * @description * `channel` - Channel
          *     * `connector` - Connector
@@ -1832,6 +1988,22 @@ export interface components {
          * @enum {string}
          */
         TypeEnum: "never" | "on-failure";
+        Version: {
+            subject: string;
+            version: number;
+            /** @description The global schema id. */
+            id: number;
+            schema_type: string;
+            /** @description The canonical text. */
+            schema: string;
+            references: components["schemas"]["Reference"][];
+            /** @description Soft-deleted (kept until deleted for good). */
+            deleted: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Who registered it. */
+            created_by: string;
+        };
         Worker: {
             readonly worker_id: string;
             readonly host: string;
@@ -3555,6 +3727,136 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
+            };
+        };
+    };
+    schemas_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page (default 50, at most 500). */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedSubjectList"];
+                };
+            };
+        };
+    };
+    schemas_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subject. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subject"];
+                };
+            };
+            /** @description No response body */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    schemas_diff_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Older version (number). */
+                from?: string;
+                /** @description Newer version, or `latest`. */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Subject. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Diff"];
+                };
+            };
+            /** @description No response body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No response body */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    schemas_versions_list: {
+        parameters: {
+            query?: {
+                /** @description Include soft-deleted versions. */
+                deleted?: boolean;
+                /** @description Number of results to return per page (default 50, at most 500). */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Subject. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedVersionList"];
+                };
+            };
+            /** @description No response body */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

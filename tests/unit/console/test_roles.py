@@ -78,6 +78,10 @@ RULES = {
     ("event-pattern-test-rules", "post"): "view",
     ("me", "get"): "authenticated",
     ("audit-list", "get"): "view",
+    ("schema-subject-list", "get"): "view",
+    ("schema-subject-detail", "get"): "view",
+    ("schema-subject-versions", "get"): "view",
+    ("schema-subject-diff", "get"): "view",
 }
 
 #: Path arguments naming things that exist (see the ``world`` fixture).

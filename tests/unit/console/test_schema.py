@@ -44,6 +44,10 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/event-patterns/test",
         "/api/v1/event-patterns/test-rules",
         "/api/v1/me/",
+        "/api/v1/schemas/",
+        "/api/v1/schemas/{name}/",
+        "/api/v1/schemas/{name}/versions",
+        "/api/v1/schemas/{name}/diff",
     }
 
 
@@ -61,6 +65,9 @@ def test_responses_are_described(schema):
     }
     assert set(create["responses"]) >= {"201", "400"}
     assert "PaginatedLifecycleEventList" in str(lifecycle["responses"]["200"])
+    subjects = paths["/api/v1/schemas/"]["get"]
+    assert "PaginatedSubjectList" in str(subjects["responses"]["200"])
+    assert set(paths["/api/v1/schemas/{name}/diff"]["get"]["responses"]) >= {"200", "404"}
     task = schema["components"]["schemas"]["Task"]["properties"]
     assert {"id", "state", "worker_id", "topic", "partition", "offset"} <= task.keys()
 

@@ -1,0 +1,58 @@
+"""Shapes of ``/api/v1/schemas/`` (the console's own view of the schema registry)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+class SubjectSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="The subject (Confluent's naming: `<topic>-value`).")
+    schema_type = serializers.ChoiceField(
+        choices=["AVRO", "JSON", "PROTOBUF"], help_text="The latest version's type."
+    )
+    latest_version = serializers.IntegerField()
+    latest_id = serializers.IntegerField(help_text="The latest version's global schema id.")
+    versions = serializers.IntegerField(help_text="How many versions (not deleted).")
+    compatibility = serializers.CharField(
+        help_text="The level that applies: the subject's own, else the global one."
+    )
+    compatibility_set = serializers.CharField(
+        allow_blank=True, help_text="The subject's own level; empty when it follows the global one."
+    )
+    updated_at = serializers.DateTimeField(help_text="When the latest version was registered.")
+
+
+class ReferenceSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    subject = serializers.CharField()
+    version = serializers.IntegerField()
+
+
+class VersionSerializer(serializers.Serializer):
+    subject = serializers.CharField(source="subject.name")
+    version = serializers.IntegerField()
+    id = serializers.IntegerField(source="schema_id", help_text="The global schema id.")
+    schema_type = serializers.CharField(source="schema.schema_type")
+    schema = serializers.CharField(source="schema.schema", help_text="The canonical text.")
+    references = ReferenceSerializer(source="schema.references", many=True)
+    deleted = serializers.BooleanField(help_text="Soft-deleted (kept until deleted for good).")
+    created_at = serializers.DateTimeField()
+    created_by = serializers.CharField(help_text="Who registered it.")
+
+
+class DiffSerializer(serializers.Serializer):
+    subject = serializers.CharField()
+    from_version = VersionSerializer(source="old")
+    to_version = VersionSerializer(source="new")
+    diff = serializers.CharField(
+        help_text="A unified diff of the two schemas, pretty-printed (JSON for Avro and JSON "
+        "Schema) so that it is line by line."
+    )
+    backward = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Why the newer cannot read data written with the older (empty: it can).",
+    )
+    forward = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Why the older cannot read data written with the newer (empty: it can).",
+    )

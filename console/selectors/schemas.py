@@ -1,0 +1,146 @@
+"""Reads of the schema registry (the writes: :mod:`console.services.schemas`)."""
+
+from __future__ import annotations
+
+from console.models import RegistryConfig, RegistrySchema, Subject, SubjectVersion
+from console.schemas.base import DEFAULT_COMPATIBILITY
+from console.services.errors import RegistryError
+
+
+def subject_not_found(name: str) -> RegistryError:
+    return RegistryError(404, 40401, f"Subject '{name}' not found.")
+
+
+def global_compatibility() -> str:
+    config = RegistryConfig.objects.filter(pk=1).first()
+    return config.compatibility if config is not None else DEFAULT_COMPATIBILITY
+
+
+def subject_compatibility(subject: Subject | None) -> str:
+    """The level that applies to ``subject``: its own, else the global one."""
+    if subject is not None and subject.compatibility:
+        return subject.compatibility
+    return global_compatibility()
+
+
+def own_compatibility(name: str) -> str:
+    """The level set on subject ``name`` itself; ``""`` when none is."""
+    found = Subject.objects.filter(name=name).values_list("compatibility", flat=True).first()
+    return found or ""
+
+
+def subject_names(*, deleted: bool = False, prefix: str = "") -> list[str]:
+    """Subjects with at least one version (soft-deleted ones too when ``deleted``)."""
+    versions = SubjectVersion.objects.all()
+    if not deleted:
+        versions = versions.filter(deleted=False)
+    if prefix:
+        versions = versions.filter(subject__name__startswith=prefix)
+    return sorted(set(versions.values_list("subject__name", flat=True)))
+
+
+def subject_summaries(name: str | None = None) -> list[dict]:
+    """Subjects with a live version, by name: latest version, its id and type, how many
+    versions, the level that applies and the subject's own (the console's list)."""
+    live = SubjectVersion.objects.filter(deleted=False).select_related("schema", "subject")
+    if name is not None:
+        live = live.filter(subject__name=name)
+    by_subject: dict[str, list[SubjectVersion]] = {}
+    for found in live.order_by("subject__name", "version"):
+        by_subject.setdefault(found.subject.name, []).append(found)
+    default = global_compatibility()
+    rows = []
+    for subject_name, versions_ in by_subject.items():
+        latest = versions_[-1]
+        own = latest.subject.compatibility
+        rows.append(
+            {
+                "name": subject_name,
+                "schema_type": latest.schema.schema_type,
+                "latest_version": latest.version,
+                "latest_id": latest.schema_id,
+                "versions": len(versions_),
+                "compatibility": own or default,
+                "compatibility_set": own,
+                "updated_at": latest.created_at,
+            }
+        )
+    return rows
+
+
+def subject(name: str) -> Subject:
+    found = Subject.objects.filter(name=name).first()
+    if found is None:
+        raise subject_not_found(name)
+    return found
+
+
+def versions(name: str, *, deleted: bool = False) -> list[SubjectVersion]:
+    """The versions of subject ``name``, oldest first; 40401 when it has none."""
+    queryset = SubjectVersion.objects.filter(subject__name=name).select_related("schema", "subject")
+    if not deleted:
+        queryset = queryset.filter(deleted=False)
+    found = list(queryset.order_by("version"))
+    if not found:
+        raise subject_not_found(name)
+    return found
+
+
+def version(name: str, version_id: str | int, *, deleted: bool = False) -> SubjectVersion:
+    """Version ``version_id`` (a number, ``latest`` or ``-1``) of subject ``name``."""
+    all_versions = versions(name, deleted=deleted)
+    if str(version_id) in ("latest", "-1"):
+        return all_versions[-1]
+    number = parse_version(version_id)
+    for found in all_versions:
+        if found.version == number:
+            return found
+    raise RegistryError(404, 40402, f"Version {version_id} not found.")
+
+
+def parse_version(version_id: str | int) -> int:
+    try:
+        number = int(version_id)
+    except (TypeError, ValueError):
+        number = 0
+    if number < 1 or number > 2**31 - 1:
+        raise RegistryError(
+            422,
+            42202,
+            f"The specified version '{version_id}' is not a valid version id. Allowed values "
+            'are between [1, 2^31-1] and the string "latest"',
+        )
+    return number
+
+
+def schema_by_id(schema_id: int) -> RegistrySchema:
+    found = RegistrySchema.objects.filter(pk=schema_id).first()
+    if found is None:
+        raise RegistryError(404, 40403, f"Schema {schema_id} not found")
+    return found
+
+
+def versions_of_schema(schema_id: int, *, deleted: bool = False) -> list[SubjectVersion]:
+    schema_by_id(schema_id)
+    queryset = SubjectVersion.objects.filter(schema_id=schema_id).select_related("subject")
+    if not deleted:
+        queryset = queryset.filter(deleted=False)
+    return list(queryset.order_by("subject__name", "version"))
+
+
+def references_text(references: list[dict]) -> dict[str, str]:
+    """``{name: schema text}`` of each reference (``{name, subject, version}``)."""
+    texts: dict[str, str] = {}
+    for ref in references:
+        if not {"name", "subject", "version"} <= set(ref):
+            raise RegistryError(
+                422, 42201, "Invalid schema: a reference has name, subject, version"
+            )
+        try:
+            found = version(str(ref["subject"]), ref["version"])
+        except RegistryError as exc:
+            raise RegistryError(
+                422, 42201, f"Invalid schema: reference {ref['name']!r}: {exc.message}"
+            ) from None
+        texts[str(ref["name"])] = found.schema.schema
+    return texts

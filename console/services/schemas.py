@@ -1,0 +1,213 @@
+"""The schema registry's writes: register, delete, set compatibility levels.
+
+Confluent Schema Registry's semantics (docs/schema-registry.md): one global id per schema
+text (type, canonical text and references), versions numbered per subject from 1, a new
+version checked against the subject's previous ones under its compatibility level (409 when
+it fails), soft deletes first and permanent deletes after. Reads: :mod:`console.selectors.schemas`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Max
+
+from console.models import RegistryConfig, RegistrySchema, Subject, SubjectVersion
+from console.schemas import (
+    COMPATIBILITY_LEVELS,
+    InvalidSchema,
+    ParsedSchema,
+    check_compatibility,
+    parse_schema,
+)
+from console.schemas.base import SCHEMA_TYPES
+from console.selectors import schemas as selectors
+from console.services.errors import RegistryError
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A schema as a request gives it: type, text and references."""
+
+    schema_type: str
+    schema: str
+    references: list[dict]
+
+    @classmethod
+    def from_body(cls, body: object) -> Candidate:
+        """From Confluent's request body ``{"schema", "schemaType", "references"}``."""
+        if not isinstance(body, dict) or not isinstance(body.get("schema"), str):
+            raise RegistryError(422, 42201, "Invalid schema: the body needs a string 'schema'")
+        schema_type = body.get("schemaType") or "AVRO"
+        if schema_type not in SCHEMA_TYPES:
+            raise RegistryError(422, 42201, f"Invalid schema type {schema_type!r}")
+        references = body.get("references") or []
+        if not isinstance(references, list):
+            raise RegistryError(422, 42201, "Invalid schema: 'references' is a list")
+        refs = [
+            {"name": str(r["name"]), "subject": str(r["subject"]), "version": int(r["version"])}
+            for r in references
+            if isinstance(r, dict)
+            and {"name", "subject", "version"} <= set(r)
+            and str(r["version"]).lstrip("-").isdigit()
+        ]
+        if len(refs) != len(references):
+            raise RegistryError(
+                422, 42201, "Invalid schema: a reference has name, subject, version"
+            )
+        return cls(str(schema_type), body["schema"], refs)
+
+
+def parse(candidate: Candidate) -> ParsedSchema:
+    """The candidate parsed with its references; 42201 when it does not parse."""
+    texts = selectors.references_text(candidate.references)
+    try:
+        return parse_schema(candidate.schema_type, candidate.schema, texts)
+    except InvalidSchema as exc:
+        raise RegistryError(422, 42201, str(exc)) from exc
+
+
+def parsed_version(version: SubjectVersion) -> ParsedSchema:
+    stored = version.schema
+    return parse(Candidate(stored.schema_type, stored.schema, list(stored.references)))
+
+
+def fingerprint(schema_type: str, canonical: str, references: list[dict]) -> str:
+    key = json.dumps([schema_type, canonical, references], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def incompatibilities(
+    subject: Subject | None, parsed: ParsedSchema, against: list[SubjectVersion]
+) -> list[str]:
+    """Why ``parsed`` may not follow ``against`` (oldest first) under the subject's level."""
+    level = selectors.subject_compatibility(subject)
+    return check_compatibility(level, parsed, [parsed_version(v) for v in against])
+
+
+def register(name: str, candidate: Candidate, *, actor: str = "") -> SubjectVersion:
+    """Register ``candidate`` under subject ``name``: the existing version when the subject
+    already has this schema, else a new version (409 when incompatible, 42201 invalid)."""
+    parsed = parse(candidate)
+    print_ = fingerprint(parsed.schema_type, parsed.canonical, candidate.references)
+    with transaction.atomic():
+        subject, _ = Subject.objects.get_or_create(name=name)
+        subject = Subject.objects.select_for_update().get(pk=subject.pk)
+        live = list(
+            subject.versions.filter(deleted=False).select_related("schema").order_by("version")
+        )
+        for existing in live:
+            if existing.schema.fingerprint == print_:
+                return existing
+        problems = incompatibilities(subject, parsed, live)
+        if problems:
+            raise RegistryError(
+                409,
+                409,
+                f"Schema being registered is incompatible with an earlier schema for subject "
+                f'"{name}", details: {problems}',
+            )
+        stored, _ = RegistrySchema.objects.get_or_create(
+            fingerprint=print_,
+            defaults={
+                "schema_type": parsed.schema_type,
+                "schema": parsed.canonical,
+                "references": candidate.references,
+            },
+        )
+        last = subject.versions.aggregate(last=Max("version"))["last"] or 0
+        return SubjectVersion.objects.create(
+            subject=subject, version=last + 1, schema=stored, created_by=actor
+        )
+
+
+def delete_subject(name: str, *, permanent: bool) -> list[int]:
+    """Soft-delete every version of ``name`` (40404 if already soft-deleted), or with
+    ``permanent`` remove the soft-deleted ones (40405 unless soft-deleted first)."""
+    with transaction.atomic():
+        versions = list(SubjectVersion.objects.select_for_update().filter(subject__name=name))
+        if not versions:
+            raise selectors.subject_not_found(name)
+        live = [v for v in versions if not v.deleted]
+        numbers = sorted(v.version for v in versions)
+        if permanent:
+            if live:
+                raise RegistryError(
+                    404,
+                    40405,
+                    f"Subject '{name}' was not deleted first before being permanently deleted",
+                )
+            Subject.objects.filter(name=name).delete()
+            return numbers
+        if not live:
+            raise RegistryError(
+                404,
+                40404,
+                f"Subject '{name}' was soft deleted.Set permanent=true to delete permanently",
+            )
+        SubjectVersion.objects.filter(pk__in=[v.pk for v in live]).update(deleted=True)
+        return sorted(v.version for v in live)
+
+
+def delete_version(name: str, version_id: str, *, permanent: bool) -> int:
+    """Soft-delete one version, or with ``permanent`` remove a soft-deleted one."""
+    with transaction.atomic():
+        found = selectors.version(name, version_id, deleted=permanent)
+        if permanent:
+            if not found.deleted:
+                raise RegistryError(
+                    404,
+                    40407,
+                    f"Subject '{name}' Version {found.version} was not deleted first before "
+                    "being permanently deleted",
+                )
+            found.delete()
+            if not SubjectVersion.objects.filter(subject__name=name).exists():
+                Subject.objects.filter(name=name).delete()
+            return found.version
+        SubjectVersion.objects.filter(pk=found.pk).update(deleted=True)
+        return found.version
+
+
+def _level(body: object) -> str:
+    level = body.get("compatibility") if isinstance(body, dict) else None
+    if not isinstance(level, str) or level.upper() not in COMPATIBILITY_LEVELS:
+        raise RegistryError(
+            422,
+            42203,
+            f"Invalid compatibility level. Valid values are {list(COMPATIBILITY_LEVELS)}",
+        )
+    return level.upper()
+
+
+def set_global_compatibility(body: object) -> str:
+    level = _level(body)
+    RegistryConfig.objects.update_or_create(pk=1, defaults={"compatibility": level})
+    return level
+
+
+def set_subject_compatibility(name: str, body: object) -> str:
+    level = _level(body)
+    Subject.objects.update_or_create(name=name, defaults={"compatibility": level})
+    return level
+
+
+def delete_global_compatibility() -> str:
+    """Back to the default (BACKWARD); returns the level that was set."""
+    before = selectors.global_compatibility()
+    RegistryConfig.objects.filter(pk=1).delete()
+    return before
+
+
+def delete_subject_compatibility(name: str) -> str:
+    subject = Subject.objects.filter(name=name).first()
+    if subject is None or not subject.compatibility:
+        raise RegistryError(
+            404, 40408, f"Subject '{name}' does not have subject-level compatibility configured"
+        )
+    before = subject.compatibility
+    Subject.objects.filter(pk=subject.pk).update(compatibility="")
+    return before

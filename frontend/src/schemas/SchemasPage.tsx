@@ -1,0 +1,174 @@
+import { useEffect, useState } from "react";
+
+import { href } from "../router";
+import { fmtTime } from "../ui/format";
+import { diffLines, prettySchema } from "./diff";
+import { type SchemaVersion, useSchemaDiff, useSchemaSubjects, useSchemaVersions } from "./hooks";
+
+/**
+ * The schema registry: its subjects, one subject's versions, and the difference between two
+ * versions with what each direction of compatibility says. Read-only: clients register through
+ * the Confluent Schema Registry API at /schema-registry/.
+ */
+export function SchemasPage({ subject }: { subject: string | null }) {
+  const subjects = useSchemaSubjects();
+  const list = subjects.data ?? [];
+  return (
+    <div className="stack">
+      <h1>Schemas</h1>
+      <p className="muted small">
+        Subjects and their versions (Avro, JSON Schema, Protobuf). Producers and consumers register and fetch them
+        with Confluent's clients at <code>/schema-registry/</code>.
+      </p>
+      <table className="table" aria-label="Subjects">
+        <thead>
+          <tr>
+            <th>Subject</th>
+            <th>Type</th>
+            <th>Latest version</th>
+            <th>Schema id</th>
+            <th>Versions</th>
+            <th>Compatibility</th>
+            <th>Updated</th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.map((s) => (
+            <tr key={s.name} aria-current={s.name === subject ? "true" : undefined}>
+              <td>
+                <a href={href({ page: "schemas", subject: s.name })}>{s.name}</a>
+              </td>
+              <td>{s.schema_type}</td>
+              <td>{s.latest_version}</td>
+              <td>{s.latest_id}</td>
+              <td>{s.versions}</td>
+              <td>
+                {s.compatibility}
+                {!s.compatibility_set && <span className="muted small"> (global)</span>}
+              </td>
+              <td>{fmtTime(s.updated_at)}</td>
+            </tr>
+          ))}
+          {!subjects.isPending && list.length === 0 && (
+            <tr>
+              <td colSpan={7} className="muted">
+                No schema registered yet.
+              </td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+      {subject && <SubjectVersions subject={subject} />}
+    </div>
+  );
+}
+
+function SubjectVersions({ subject }: { subject: string }) {
+  const versions = useSchemaVersions(subject);
+  const list = versions.data ?? [];
+  return (
+    <section className="stack" aria-labelledby="subject-title">
+      <h2 id="subject-title">{subject}</h2>
+      {versions.error && <p className="notice small">{versions.error.message}</p>}
+      <table className="table" aria-label="Versions">
+        <thead>
+          <tr>
+            <th>Version</th>
+            <th>Schema id</th>
+            <th>Type</th>
+            <th>Registered</th>
+            <th>By</th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.map((v) => (
+            <tr key={v.version}>
+              <td>{v.version}</td>
+              <td>{v.id}</td>
+              <td>{v.schema_type}</td>
+              <td>{fmtTime(v.created_at)}</td>
+              <td>{v.created_by || "—"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {list.length > 0 && <VersionCompare subject={subject} versions={list} />}
+    </section>
+  );
+}
+
+function VersionCompare({ subject, versions }: { subject: string; versions: SchemaVersion[] }) {
+  const latest = versions[versions.length - 1]?.version ?? null;
+  const previous = versions.length > 1 ? (versions[versions.length - 2]?.version ?? null) : latest;
+  const [from, setFrom] = useState<number | null>(previous);
+  const [to, setTo] = useState<number | null>(latest);
+  useEffect(() => {
+    setFrom(previous);
+    setTo(latest);
+  }, [subject, previous, latest]);
+  const diff = useSchemaDiff(subject, from, to);
+  const lines = diff.data ? diffLines(diff.data.diff) : [];
+  const shown = versions.find((v) => v.version === to);
+  return (
+    <div className="compare stack">
+      <div className="row">
+        <VersionSelect label="From version" value={from} versions={versions} onChange={setFrom} />
+        <VersionSelect label="To version" value={to} versions={versions} onChange={setTo} />
+      </div>
+      {diff.data && (
+        <p className="small" role="status">
+          {diff.data.backward.length === 0 ? "✓" : "✗"} v{to} reads data written with v{from} (backward) ·{" "}
+          {diff.data.forward.length === 0 ? "✓" : "✗"} v{from} reads data written with v{to} (forward)
+        </p>
+      )}
+      {diff.data && [...diff.data.backward, ...diff.data.forward].length > 0 && (
+        <ul className="small">
+          {[...diff.data.backward, ...diff.data.forward].map((m) => (
+            <li key={m}>{m}</li>
+          ))}
+        </ul>
+      )}
+      <figure className="diff">
+        <figcaption className="small muted">
+          {from === to ? `Version ${to ?? ""}` : `Changes from version ${from ?? ""} to ${to ?? ""}`}
+        </figcaption>
+        <div className="diff-lines" aria-label="Schema diff">
+          {from === to && shown
+            ? prettySchema(shown.schema_type, shown.schema)
+                .split("\n")
+                .map((line, i) => (
+                  <span key={i} className="diff-line">
+                    {line}
+                  </span>
+                ))
+            : lines.map((line, i) => (
+                <span key={i} className={`diff-line ${line.kind === "hunk" ? "folded" : line.kind}`}>
+                  {line.text}
+                </span>
+              ))}
+          {from !== to && diff.data && lines.length === 0 && <span className="diff-line folded">No difference.</span>}
+        </div>
+      </figure>
+    </div>
+  );
+}
+
+function VersionSelect(props: {
+  label: string;
+  value: number | null;
+  versions: SchemaVersion[];
+  onChange: (v: number) => void;
+}) {
+  return (
+    <label className="small">
+      {props.label}{" "}
+      <select value={props.value ?? ""} onChange={(e) => props.onChange(Number(e.target.value))} aria-label={props.label}>
+        {props.versions.map((v) => (
+          <option key={v.version} value={v.version}>
+            {v.version}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}

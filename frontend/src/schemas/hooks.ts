@@ -1,0 +1,33 @@
+/** Query hooks of the schema registry's pages (GET /api/v1/schemas/…). */
+
+import { useQuery } from "@tanstack/react-query";
+
+import { api } from "../api/client";
+import { listItems } from "../api/pagination";
+import type { components } from "../api/schema";
+
+export type SchemaSubject = components["schemas"]["Subject"];
+export type SchemaVersion = components["schemas"]["Version"];
+export type SchemaDiff = components["schemas"]["Diff"];
+
+const subjectPath = (name: string) => `schemas/${encodeURIComponent(name)}`;
+
+export function useSchemaSubjects() {
+  return useQuery({ queryKey: ["schema-subjects"], queryFn: () => listItems<SchemaSubject>("schemas/") });
+}
+
+export function useSchemaVersions(name: string | null) {
+  return useQuery({
+    queryKey: ["schema-versions", name],
+    queryFn: () => api<SchemaVersion[]>(`${subjectPath(name ?? "")}/versions`),
+    enabled: Boolean(name),
+  });
+}
+
+export function useSchemaDiff(name: string | null, from: number | null, to: number | null) {
+  return useQuery({
+    queryKey: ["schema-diff", name, from, to],
+    queryFn: () => api<SchemaDiff>(`${subjectPath(name ?? "")}/diff?from=${from ?? ""}&to=${to ?? ""}`),
+    enabled: Boolean(name) && from !== null && to !== null,
+  });
+}
