@@ -66,6 +66,8 @@ API_ACTIONS = {
     ("channel-offsets", "DELETE"): "channel.offsets.reset",
     ("channel-offsets-copy", "POST"): "channel.offsets.copy",
     ("channel-ingest-token", "POST"): "channel.ingest_token.rotate",
+    ("channel-replay-list", "POST"): "channel.replay.start",
+    ("channel-replay-detail", "DELETE"): "channel.replay.cancel",
     ("channel-ingest-token", "DELETE"): "channel.ingest_token.revoke",
 }
 #: Admin views (the suffix of ``<app>_<model>_<view>``) → operation.
