@@ -269,6 +269,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{name}/replays/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["channels_replays_list"];
+        put?: never;
+        /**
+         * Replay a window of the channel's source
+         * @description A bounded run of the channel's CURRENT spec over `[window.start, window.end)` (or explicit offsets per partition) of its Kafka source or HTTP ingest topic, into its sinks, beside the live connector; every event carries the CloudEvents extension `sluicereplay` = the run id.
+         */
+        post: operations["channels_replays_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{name}/replays/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["channels_replays_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a run
+         * @description Cancel a run that has not finished (409 once it has).
+         */
+        delete: operations["channels_replays_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{name}/restart": {
         parameters: {
             query?: never;
@@ -795,6 +835,53 @@ export interface components {
             /** @description Events per second POST …/events accepts for this channel (http source); null: the site default SLUICE_INGEST_RATE_LIMIT. */
             ingest_rate_limit?: number | null;
         };
+        ChannelRun: {
+            /** Format: uuid */
+            readonly id: string;
+            readonly channel: string;
+            readonly kind: components["schemas"]["ChannelRunKindEnum"];
+            readonly state: components["schemas"]["ChannelRunStateEnum"];
+            readonly window: {
+                [key: string]: string;
+            } | null;
+            /** @description A redrive's topic; empty for a replay. */
+            readonly topic: string;
+            /** @description {topic: {partition: first offset}}, inclusive. */
+            readonly start_offsets: unknown;
+            /** @description {topic: {partition: end offset}}, exclusive. */
+            readonly end_offsets: unknown;
+            readonly expected: number | null;
+            readonly events_read: number;
+            readonly events_written: number;
+            /**
+             * Format: double
+             * @description Events read / expected, 0..1.
+             */
+            readonly progress: number;
+            readonly created_by: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            readonly error: string;
+        };
+        /**
+         * @description * `replay` - Replay
+         *     * `redrive` - Redrive
+         * @enum {string}
+         */
+        ChannelRunKindEnum: "replay" | "redrive";
+        /**
+         * @description * `PENDING` - Pending
+         *     * `RUNNING` - Running
+         *     * `SUCCEEDED` - Succeeded
+         *     * `FAILED` - Failed
+         *     * `CANCELLED` - Cancelled
+         * @enum {string}
+         */
+        ChannelRunStateEnum: "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
         /** @description The channel's connector and tasks as reconcile last recorded them. */
         ChannelStatus: {
             readonly name: string;
@@ -1073,6 +1160,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["ChannelListItem"][];
         };
+        PaginatedChannelRunList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ChannelRun"][];
+        };
         PaginatedLifecycleEventList: {
             /** @example 123 */
             count: number;
@@ -1212,6 +1314,12 @@ export interface components {
         PluginKindError: {
             /** @description Why kind is needed, or why it is not a kind. */
             kind: string[];
+        };
+        /** @description Exactly one of ``window`` (by time) and ``start_offsets`` + ``end_offsets``. */
+        ReplayRequestRequest: {
+            window?: components["schemas"]["RunWindowRequest"];
+            start_offsets?: components["schemas"]["RunOffsetRequest"][];
+            end_offsets?: components["schemas"]["RunOffsetRequest"][];
         };
         /**
          * @description What a restart request does, shaped like Kafka Connect's KIP-745 answer: the
@@ -1388,6 +1496,18 @@ export interface components {
         RulesTestResult: {
             /** @description One result per rule, in the order the rules were sent. */
             results: components["schemas"]["RuleResult"][];
+        };
+        RunOffsetRequest: {
+            topic: string;
+            partition: number;
+            offset: number;
+        };
+        /** @description ``[start, end)``: RFC 3339 times. */
+        RunWindowRequest: {
+            /** Format: date-time */
+            start: string;
+            /** Format: date-time */
+            end: string;
         };
         /** @description One source partition and where the channel resumes reading it. */
         SourceOffset: {
@@ -2448,6 +2568,121 @@ export interface operations {
             };
             /** @description The runtime is unavailable; nothing changed. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_replays_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page (default 50, at most 500). */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedChannelRunList"];
+                };
+            };
+        };
+    };
+    channels_replays_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReplayRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ReplayRequestRequest"];
+                "multipart/form-data": components["schemas"]["ReplayRequestRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelRun"];
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_replays_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelRun"];
+                };
+            };
+        };
+    };
+    channels_replays_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelRun"];
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -11,6 +11,7 @@ import { DeleteChannelButton } from "./DeleteChannelButton";
 import { IngestPanel } from "./IngestPanel";
 import { OffsetsPanel } from "./OffsetsPanel";
 import { PipelineCanvas } from "./PipelineCanvas";
+import { ReplayPanel } from "./ReplayPanel";
 import { RevisionsPanel } from "./RevisionsPanel";
 import { RulesPanel } from "./RulesPanel";
 
@@ -158,6 +159,7 @@ export function ChannelPage({ name }: { name: string }) {
       </div>
 
       {channel.data?.spec.source.type === "http" && <IngestPanel channel={channel.data} />}
+      {["kafka", "http"].includes(channel.data?.spec.source.type ?? "") && <ReplayPanel name={name} />}
 
       <div className="two-col">
         <Lifecycle name={name} />
