@@ -276,6 +276,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** List a channel's replays and redrives */
         get: operations["channels_replays_list"];
         put?: never;
         /**
@@ -296,6 +297,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** Get a run */
         get: operations["channels_replays_retrieve"];
         put?: never;
         post?: never;
@@ -2601,6 +2603,26 @@ export interface operations {
                     "application/json": components["schemas"]["PaginatedChannelRunList"];
                 };
             };
+            /** @description A query parameter is invalid; each key is a parameter, with its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string[];
+                    };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
         };
     };
     channels_replays_create: {
@@ -2626,6 +2648,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelRun"];
+                };
+            };
+            /** @description The request is not a valid run; each key is the path of a bad field (`window.end`, `start_offsets[0].topic`, `source`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
             /** @description No channel has this name. */
@@ -2659,6 +2692,17 @@ export interface operations {
                     "application/json": components["schemas"]["ChannelRun"];
                 };
             };
+            /** @description No channel has this name, or it has no such run. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
         };
     };
     channels_replays_destroy: {
@@ -2681,13 +2725,26 @@ export interface operations {
                     "application/json": components["schemas"]["ChannelRun"];
                 };
             };
-            /** @description No channel has this name. */
+            /** @description No channel has this name, or it has no such run. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorDetail"];
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The run has finished; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
