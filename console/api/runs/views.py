@@ -24,7 +24,6 @@ from console.api.runs.serializers import ChannelRunSerializer, ReplayRequestSeri
 from console.models import Channel, ChannelRun
 from console.services import runs
 
-
 RUN_INVALID = OpenApiResponse(
     response=OpenApiTypes.OBJECT,
     description=(
