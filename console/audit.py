@@ -35,7 +35,7 @@ from console.models import Channel
 from console.services.audit_trail import record_audit, redact_body
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-AUDITED_PREFIXES = {"/api/": "api", "/admin/": "admin"}
+AUDITED_PREFIXES = {"/api/": "api", "/admin/": "admin", "/connect/": "connect"}
 #: A body is read for the record up to this size (bigger ones keep only their size).
 MAX_BODY_READ = 1024 * 1024
 
@@ -65,10 +65,25 @@ API_ACTIONS = {
     ("channel-offsets", "PATCH"): "channel.offsets.alter",
     ("channel-offsets", "DELETE"): "channel.offsets.reset",
     ("channel-offsets-copy", "POST"): "channel.offsets.copy",
+    ("channel-dead-letter-redrive", "POST"): "channel.dead_letters.redrive",
     ("channel-ingest-token", "POST"): "channel.ingest_token.rotate",
     ("channel-replay-list", "POST"): "channel.replay.start",
     ("channel-replay-detail", "DELETE"): "channel.replay.cancel",
     ("channel-ingest-token", "DELETE"): "channel.ingest_token.revoke",
+}
+#: ``(URL name, method)`` → action, for the Kafka Connect facade (``/connect/``): the same
+#: actions as the API's, recorded with ``via`` ``connect``.
+CONNECT_ACTIONS = {
+    ("connectors", "POST"): "channel.create",
+    ("config", "PUT"): "channel.update",
+    ("connector", "DELETE"): "channel.delete",
+    ("pause", "PUT"): "channel.pause",
+    ("resume", "PUT"): "channel.resume",
+    ("stop", "PUT"): "channel.stop",
+    ("restart", "POST"): "channel.restart",
+    ("task-restart", "POST"): "channel.restart",
+    ("offsets", "PATCH"): "channel.offsets.alter",
+    ("offsets", "DELETE"): "channel.offsets.reset",
 }
 #: Admin views (the suffix of ``<app>_<model>_<view>``) → operation.
 ADMIN_OPERATIONS = {"add": "create", "change": "update", "delete": "delete"}
@@ -132,6 +147,8 @@ def audit_target(request: HttpRequest) -> AuditTarget | None:
         if "api" in match.namespaces and url_name in NOT_AUDITED_API:
             return None
         return _api_target(request, url_name, match.kwargs)
+    if via == "connect":
+        return _connect_target(request, url_name, match.kwargs)
     return _admin_target(request, url_name, match.kwargs)
 
 
@@ -147,6 +164,16 @@ def _api_target(request: HttpRequest, url_name: str, kwargs: dict[str, Any]) -> 
         object_id = str(body.get("name") or "")
     object_type = "channel" if action.startswith("channel") else url_name.partition("-")[0]
     return AuditTarget("api", action, object_type, object_id, redact_body(body))
+
+
+def _connect_target(request: HttpRequest, url_name: str, kwargs: dict[str, Any]) -> AuditTarget:
+    body = _body(request)
+    method = cast(str, request.method)
+    action = CONNECT_ACTIONS.get((url_name, method), f"connect.{url_name}.{method.lower()}")
+    object_id = str(kwargs.get("name", ""))
+    if url_name == "connectors" and isinstance(body, dict):
+        object_id = str(body.get("name") or "")
+    return AuditTarget("connect", action, "channel", object_id, redact_body(body))
 
 
 def _admin_target(

@@ -15,6 +15,8 @@ Metrics (labels in braces):
 * ``sluice_channel_lag{channel}`` — sum of its tasks' lag (records behind the source);
 * ``sluice_channel_dead_letters_total{channel}`` — events sent to the dead-letter target
   (or skipped) so far, across restarts;
+* ``sluice_channel_sink_retries_total{channel}`` — sink writes retried under a sink's
+  ``retry`` policy so far, across restarts;
 * ``sluice_channel_state{channel,state}`` and ``sluice_channel_target_state{channel,state}``
   — 1 for the current (observed / requested) state, 0 for the others;
 * ``sluice_task_lag{channel,task,topic,partition}``;
@@ -22,6 +24,12 @@ Metrics (labels in braces):
   ``sluice_rule_failed_total{channel,rule}`` — a bus's per-rule counts since its driver
   started (a restarted driver counts from 0 again: a counter reset, which ``rate()``
   handles), and ``sluice_rule_matched_per_second{channel,rule}`` over the latest batch;
+* ``sluice_dead_letters_redriven_total{channel}`` — dead letters redriven (sent back through
+  the channel) from the console or the API, kept in one Redis hash
+  (``<prefix>:metrics:redriven``, a field per channel) so every web process adds to it;
+* ``sluice_channel_health_score{channel}`` (0..100) and
+  ``sluice_channel_health_level{channel,level}`` (``idle``, ``ok``, ``warning``,
+  ``critical``: 1 for the current one) — see :mod:`console.services.health`;
 * ``sluice_workers{state}`` — runtime workers ALIVE / DEAD;
 * ``sluice_reconcile_duration_seconds`` (histogram), ``sluice_reconcile_failures_total``,
   ``sluice_reconcile_last_success_timestamp_seconds`` (0 until a pass succeeds).
@@ -52,6 +60,7 @@ from prometheus_client.utils import floatToGoString
 from console import locks
 from console.choices import ConnectorState, TargetState, WorkerState
 from console.models import Channel, Task, Worker
+from console.services import health
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +121,29 @@ def read_reconcile() -> dict[str, float] | None:
     return {key.decode(): float(value) for key, value in raw.items()}
 
 
+def redriven_key() -> str:
+    return f"{settings.SLUICE_REDIS_PREFIX}:metrics:redriven"
+
+
+def record_redriven(channel: str, count: int) -> None:
+    """Add ``count`` redriven dead letters to the channel's counter (best effort: a Redis
+    error is logged and dropped, the redrive itself already happened)."""
+    try:
+        locks.redis_client().hincrby(redriven_key(), channel, count)
+    except redis.RedisError as exc:
+        logger.warning("could not count the redrive of channel %s: %s", channel, exc)
+
+
+def read_redriven() -> dict[str, float] | None:
+    """Redriven dead letters per channel; ``None`` if Redis is down."""
+    try:
+        raw = cast("dict[bytes, bytes]", locks.redis_client().hgetall(redriven_key()))
+    except redis.RedisError as exc:
+        logger.warning("could not read the redrive counts from Redis: %s", exc)
+        return None
+    return {key.decode(): float(value) for key, value in raw.items()}
+
+
 class SluiceCollector:
     """Builds every Sluice metric at scrape time (three queries and one Redis read)."""
 
@@ -134,6 +166,11 @@ class SluiceCollector:
         dead_letters = CounterMetricFamily(
             "sluice_channel_dead_letters",
             "Events the channel sent to the dead-letter target (or skipped).",
+            labels=["channel"],
+        )
+        retries = CounterMetricFamily(
+            "sluice_channel_sink_retries",
+            "Sink writes the channel retried under a sink's retry policy.",
             labels=["channel"],
         )
         state = GaugeMetricFamily(
@@ -174,11 +211,14 @@ class SluiceCollector:
             events.add_metric([name], rates[name])
             lag.add_metric([name], lags[name])
             dead_letters.add_metric([name], channel["connector__dead_letters"] or 0)
+            retries.add_metric([name], channel["connector__sink_retries"] or 0)
             observed = channel["connector__state"] or ConnectorState.STOPPED
             _add_enum(state, [name], ConnectorState.values, observed)
             _add_enum(target, [name], TargetState.values, channel["target_state"])
-        yield from (events, lag, dead_letters, state, target, task_lag)
+        yield from (events, lag, dead_letters, retries, state, target, task_lag)
         yield from _rule_metrics(channels)
+        yield from _redriven_metric(channels)
+        yield from _health_metrics(channels, lags)
 
     def worker_metric(self) -> Metric:
         workers = GaugeMetricFamily(
@@ -218,6 +258,20 @@ class SluiceCollector:
         )
 
 
+def _redriven_metric(channels: Iterable[Mapping[str, Any]]) -> Iterator[Metric]:
+    recorded = read_redriven()
+    if recorded is None:
+        return  # Redis is down: leave the series absent rather than report zeros
+    redriven = CounterMetricFamily(
+        "sluice_dead_letters_redriven",
+        "Dead letters sent back through the channel (redrives from the console or the API).",
+        labels=["channel"],
+    )
+    for channel in channels:
+        redriven.add_metric([channel["name"]], recorded.get(channel["name"], 0.0))
+    yield redriven
+
+
 def _channels() -> list[Mapping[str, Any]]:
     """One query: every channel with its connector's state and dead letters."""
     return list(
@@ -226,7 +280,11 @@ def _channels() -> list[Mapping[str, Any]]:
             "target_state",
             "connector__state",
             "connector__dead_letters",
+            "connector__sink_retries",
             "connector__rule_metrics",
+            "connector__stage_metrics",
+            "connector__restart_attempts",
+            "connector__state_changed_at",
         )
     )
 
@@ -263,6 +321,42 @@ def _rule_metrics(channels: Iterable[Mapping[str, Any]]) -> Iterator[Metric]:
             if "matched_per_second" in counts:
                 rate.add_metric(labels, _number(counts["matched_per_second"]))
     yield from (*counters.values(), rate)
+
+
+def channel_health(channel: Mapping[str, Any], lag: float | None) -> health.Health:
+    """The health of one row of :func:`_channels` (``lag``: its tasks' summed lag)."""
+    return health.from_record(
+        state=channel["connector__state"],
+        target_state=channel["target_state"],
+        stage_metrics=channel["connector__stage_metrics"],
+        dead_letters=channel["connector__dead_letters"],
+        restarts=channel["connector__restart_attempts"],
+        state_changed_at=channel["connector__state_changed_at"],
+        lag=lag,
+    )
+
+
+def _health_metrics(
+    channels: Iterable[Mapping[str, Any]], lags: Mapping[str, float]
+) -> Iterator[Metric]:
+    """``sluice_channel_health_score{channel}`` (0..100) and
+    ``sluice_channel_health_level{channel,level}`` (1 for the current level)."""
+    score = GaugeMetricFamily(
+        "sluice_channel_health_score",
+        "The channel's health score: 100 healthy (or stopped on purpose) down to 0.",
+        labels=["channel"],
+    )
+    level = GaugeMetricFamily(
+        "sluice_channel_health_level",
+        "The channel's health level: 1 for the current one, 0 for the others.",
+        labels=["channel", "level"],
+    )
+    for channel in channels:
+        name = channel["name"]
+        assessed = channel_health(channel, lags.get(name))
+        score.add_metric([name], assessed.score)
+        _add_enum(level, [name], health.LEVELS, assessed.level)
+    yield from (score, level)
 
 
 def _number(value: Any) -> float:

@@ -274,6 +274,10 @@ class Connector(models.Model):
     dead_letters = models.BigIntegerField(
         default=0, help_text="Events the runtime sent to the dead-letter target (or skipped)."
     )
+    sink_retries = models.BigIntegerField(
+        default=0,
+        help_text="Sink writes the runtime retried under a sink's retry policy.",
+    )
     finished = models.BooleanField(
         default=False,
         help_text="An available-now run reached the end of its source and stopped by itself "

@@ -34,6 +34,7 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("console.api.urls")),
+    path("connect/", include("console.api.connect.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", swagger_ui, name="swagger-ui"),
     path("api/auth/", include("rest_framework.urls")),

@@ -8,11 +8,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from pipelines.errors import ErrorRouter, capturing_failed_events, fail_fast, failing_stage
+from pipelines.retry import RetriedWrite, sink_dead_letters
 from pipelines.sinks import BATCH_SINKS, SINK_CHECKS, SINKS
 from pipelines.sinks.preview import PreviewPublisher, preview_buffer
 from pipelines.sources import SOURCES
@@ -20,6 +22,7 @@ from pipelines.spec import ChannelSpec, StageSpec, parse_stage_config, validate_
 from pipelines.spec.channel import RuntimeOptions
 from pipelines.spec.configs.files import FilesSinkConfig
 from pipelines.spec.configs.preview import PreviewSinkConfig
+from pipelines.spec.configs.retry import SinkRetry
 from pipelines.transforms import TRANSFORMS
 
 T = TypeVar("T")
@@ -38,6 +41,14 @@ which gets every record read (the batch's ``numInputRows``)."""
 SOURCES_READING_EVENTS = frozenset({"kafka", "http", "generator"})
 """Sources whose every input row is one event, so the batch's ``numInputRows`` is the
 events read (a files source reads a whole file as one row and splits it into events)."""
+
+RETRIED_SINKS = frozenset({"kafka", "jdbc", "files"})
+"""Sinks whose micro-batch write is retried by the channel as their ``retry`` policy says
+(:mod:`pipelines.retry`). The ``http`` sink retries each request itself (its own ``retry``),
+so its batch write is not retried again on top of that."""
+
+RetryCounter = Callable[[int], None]
+"""Told how many sink writes were retried (one call per retried write)."""
 
 SINKS_REPORTING_ROWS = frozenset({"kafka"})
 """Sinks whose Spark writer reports the rows it wrote in the batch's progress
@@ -97,7 +108,22 @@ def observes_gate(spec: ChannelSpec) -> bool:
     """Whether the events reaching the error gate must be counted by an observe of their
     own (:func:`observe_stages`): under ``errors.tolerance: all`` (failures are counted per
     stage) or when the sink does not report the rows it wrote."""
-    return spec.errors.tolerance == "all" or spec.the_sink.type not in SINKS_REPORTING_ROWS
+    return (
+        spec.errors.tolerance == "all"
+        or spec.the_sink.type not in SINKS_REPORTING_ROWS
+        or retry_policy(spec.the_sink) is not None  # written by foreachBatch: no row count
+    )
+
+
+def retry_policy(stage: StageSpec, config: Any = None) -> SinkRetry | None:
+    """The retry policy of a sink stage's batch write (None: one attempt, as Spark's sink);
+    ``config``: the stage's parsed config, when the caller has it."""
+    if stage.type not in RETRIED_SINKS:
+        return None
+    if config is None:
+        config = parse_stage_config("sink", stage)
+    policy = getattr(config, "retry", None)
+    return policy if isinstance(policy, SinkRetry) and policy.attempts > 1 else None
 
 
 def observe_rows(events: DataFrame, point: StagePoint) -> DataFrame:
@@ -200,6 +226,7 @@ def build_stream(
     on_dead_letters: Callable[[int], None] | None = None,
     count_stages: bool = True,
     on_rule_counts: Callable[[int, list[dict[str, Any]]], None] | None = None,
+    on_retries: RetryCounter | None = None,
 ) -> DataStreamWriter:
     """Return the fully configured writer of a channel's query; the caller calls ``start()``.
 
@@ -225,6 +252,10 @@ def build_stream(
     query: one read, each batch routed to every rule's targets); ``on_rule_counts`` then
     receives each batch's per-rule counts (ignored for a linear channel). Use
     ``build_bus_stream`` itself to change the rules of the running query.
+
+    A sink with a ``retry`` policy (:func:`retry_policy`) is written by ``foreachBatch``
+    under either error policy, each write retried as :mod:`pipelines.retry` says;
+    ``on_retries`` is told of each retried write (the dead-letter target's too).
     """
     spec = validate_spec(spec)
     if spec.is_bus:
@@ -237,6 +268,7 @@ def build_stream(
             checkpoint_dir=checkpoint_dir,
             on_rule_counts=on_rule_counts,
             on_dead_letters=on_dead_letters,
+            on_retries=on_retries,
         )
         return writer
     tolerant = spec.errors.tolerance == "all"
@@ -253,18 +285,32 @@ def build_stream(
     publisher = None
     if isinstance(sink_config, PreviewSinkConfig):  # the one sink that hands events back
         publisher = preview_publisher or preview_buffer(channel, sink_config.max_events).publish
-    if not tolerant:
+    if not tolerant and retry_policy(sink, sink_config) is not None:
+        strict = StrictRetriedSink(batch_writer(sink, None, channel=channel, on_retries=on_retries))
+        writer = fail_fast(events).writeStream.foreachBatch(strict).outputMode("append")
+    elif not tolerant:
         # (events, config) -> writer; the preview sink also takes publisher=
         write: Callable[..., DataStreamWriter] = _implementation(SINKS, "sink", sink)
         if publisher is not None:
             write = partial(write, publisher=publisher)
         writer = write(fail_fast(events), sink_config)
     else:
+        dead_letter_sink = spec.errors.dead_letter
         router = ErrorRouter(
             channel=channel,
-            write_sink=_batch_writer(sink, publisher),
+            write_sink=batch_writer(
+                sink, publisher, channel=channel, on_retries=on_retries, tolerant=True
+            ),
             write_dead_letters=(
-                _batch_writer(spec.errors.dead_letter, None) if spec.errors.dead_letter else None
+                batch_writer(
+                    dead_letter_sink,
+                    None,
+                    channel=channel,
+                    on_retries=on_retries,
+                    what=f"dead-letter {dead_letter_sink.type} sink",
+                )
+                if dead_letter_sink
+                else None
             ),
             # A files sink's log must hold every batch id: batches without dead letters too.
             write_empty=spec.errors.dead_letter in _batch_logged_sinks(spec),
@@ -382,17 +428,61 @@ def apply_transforms(
     return events
 
 
-def _batch_writer(
-    stage: StageSpec, publisher: PreviewPublisher | None
+class StrictRetriedSink:
+    """``errors.tolerance: none`` with a retried sink: the ``foreachBatch`` function that
+    persists each micro-batch (each attempt reads it again) and writes it under the retry
+    policy; a write that still fails after it fails the query (``RetriesExhausted``). The
+    batch is computed before the first attempt, so a bad event fails it at once, as
+    without a policy."""
+
+    def __init__(self, write: Callable[[DataFrame, int], DataFrame | None]) -> None:
+        self.write = write
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        from pipelines.cloudevents import select_event_columns
+
+        events = select_event_columns(batch).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            # Computed (and cached) first: a bad event fails the batch here with its own
+            # message (the error gate), not as a sink write that would be retried.
+            events.count()
+            self.write(events, batch_id)
+        finally:
+            events.unpersist()
+
+
+def batch_writer(
+    stage: StageSpec,
+    publisher: PreviewPublisher | None,
+    *,
+    channel: str = "",
+    on_retries: RetryCounter | None = None,
+    tolerant: bool = False,
+    what: str | None = None,
 ) -> Callable[[DataFrame, int], DataFrame | None]:
-    """``(events, batch_id) -> rejected dead letters | None`` for a sink stage."""
+    """``(events, batch_id) -> rejected dead letters | None`` for a sink stage, retried as
+    its ``retry`` policy says (:func:`retry_policy`). ``tolerant``: events given up on are
+    returned as dead letters; else the write raises ``RetriesExhausted`` (a dead-letter
+    target, which has nowhere further to send them, is never tolerant)."""
     write = _implementation(BATCH_SINKS, "sink", stage)
     config = parse_stage_config("sink", stage)
     if publisher is not None:
         write = partial(write, publisher=publisher)
+    policy = retry_policy(stage, config)
 
     def write_batch(events: DataFrame, batch_id: int) -> DataFrame | None:
-        return write(events, config, batch_id)
+        if policy is None:
+            return write(events, config, batch_id)
+        retried = RetriedWrite(
+            write=lambda pending: write(pending, config, batch_id),
+            policy=policy,
+            what=what or f"{stage.type} sink",
+            tolerant=tolerant,
+            dead_letters=sink_dead_letters("sink"),
+            on_retry=on_retries,
+            where=f", channel {channel}, batch {batch_id}",
+        )
+        return retried(events)
 
     return write_batch
 

@@ -1,5 +1,11 @@
 """Run a bus (a channel with ``rules``) as ONE Structured Streaming query.
 
+A bus whose enabled rules all go to Kafka, with no transforms of their own, one write's
+settings and ``errors.tolerance: none`` (:func:`compiled_into_query`) is compiled into the
+streaming query itself (:func:`compiled_kafka_writer`): the routing below is part of the
+query's plan and the write is Spark's streaming Kafka sink - no ``foreachBatch``; its rules
+change by a restart from the checkpoint. Every other bus is routed batch by batch:
+
 The source is read and parsed once and the shared ``transforms`` run once (the streaming
 part of the query, as for a linear channel). Each micro-batch then goes through a
 :class:`BusRouter` (``foreachBatch``), which turns it into *deliveries*: one row per (event,
@@ -26,6 +32,12 @@ Targets then get their rows:
 * **jdbc** - one transaction per batch, upserted on the event id: a replay rewrites the
   same rows. **http** - the sink's own retries; rejected events become dead letters.
 
+A Kafka, files or JDBC target with a ``retry`` policy has its write retried as it says
+(:mod:`pipelines.retry`; Kafka targets are grouped by policy too). Under ``tolerance: all``
+the events it gives up on become dead letters with ``attempts`` in their context; under
+``none`` the batch fails. A group of several Kafka targets that still fails after its retries
+is written target by target once more, so one target down does not take the others' events.
+
 When the bus has only Kafka targets, ``errors.tolerance: none`` and no ``on_rule_counts``,
 nothing is persisted: the batch is read once by the single Kafka write, one Spark job. Otherwise
 the deliveries are persisted once and each target reads them; the per-rule counts are one
@@ -47,16 +59,25 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
-from pipelines.builder import build_events, query_name, with_trigger
+from pipelines import native
+from pipelines.builder import (
+    RetryCounter,
+    batch_writer,
+    build_events,
+    query_name,
+    retry_policy,
+    with_trigger,
+)
 from pipelines.cloudevents import EVENT_COLUMNS, attribute_sql, event_json
 from pipelines.errors import (
     DEAD_LETTER_COLUMNS,
@@ -67,7 +88,8 @@ from pipelines.errors import (
     failing_stage,
     failure_text,
 )
-from pipelines.patterns import pattern_predicate, use_native_matching
+from pipelines.patterns import pattern_predicate, route_plans, use_native_matching
+from pipelines.retry import RetriedWrite
 from pipelines.sinks import BATCH_SINKS
 from pipelines.sinks.files import write_files_batch
 from pipelines.sinks.kafka import (
@@ -82,6 +104,7 @@ from pipelines.spec import ChannelSpec, SpecError, StageSpec, parse_stage_config
 from pipelines.spec.configs import KafkaSinkConfig
 from pipelines.spec.configs.files import FilesSinkConfig
 from pipelines.spec.paths import recheck_files_location
+from pipelines.spec.patterns import CompiledPattern, compile_pattern
 from pipelines.transforms import TRANSFORMS
 
 RULE = "__sluice_rule"
@@ -130,6 +153,7 @@ class Rule:
     predicate: Column | None
     transforms: tuple[tuple[StageSpec, BaseModel], ...]
     targets: tuple[Target, ...]
+    compiled: CompiledPattern | None = None
 
 
 @dataclass
@@ -138,6 +162,7 @@ class BusPlan:
 
     spec: ChannelSpec
     rules: list[Rule]
+    native_matching: bool = False
     targets: list[Target] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -150,6 +175,40 @@ class BusPlan:
     def delivering(self) -> list[Target]:
         """The targets of the enabled rules."""
         return [target for rule in self.active for target in rule.targets]
+
+    @cached_property
+    def direct_routing(self) -> Column | None:
+        """The targets (ARRAY<INT>, NULL elements left in) of an event for the enabled rules
+        without transforms of their own (None: there are none), every pattern decided on the
+        same parsed event in one projection.
+
+        With Sluice's functions the rules that test one top-level member are decided by one
+        ``route`` call per member (:func:`pipelines.patterns.route_plans`: exact values
+        looked up, not tested rule by rule); the others, and every rule without them, by
+        :func:`routing_column`'s ``CASE WHEN`` per rule.
+        """
+        direct = [rule for rule in self.active if not rule.transforms]
+        if not direct:
+            return None
+        columns: list[Column] = []
+        others = direct
+        if self.native_matching:
+            patterned = [(rule, rule.compiled) for rule in direct if rule.compiled is not None]
+            plans, rest = route_plans(
+                [(compiled, [t.index for t in rule.targets]) for rule, compiled in patterned]
+            )
+            columns = [
+                F.expr(native.route(attribute_sql(plan.member), plan.routes)) for plan in plans
+            ]
+            others = [rule for rule in direct if rule.compiled is None]
+            others += [patterned[position][0] for position in rest]
+        if others:
+            columns.append(
+                routing_column(
+                    [(rule.predicate, [t.index for t in rule.targets]) for rule in others]
+                )
+            )
+        return columns[0] if len(columns) == 1 else F.concat(*columns)
 
 
 def compile_bus(spark: SparkSession, spec: ChannelSpec) -> BusPlan:
@@ -169,8 +228,11 @@ def compile_bus(spark: SparkSession, spec: ChannelSpec) -> BusPlan:
             (stage, parse_stage_config("transform", stage)) for stage in rule.transforms
         )
         predicate = rule_predicate(rule.pattern, native_matching=native_matching)
-        rules.append(Rule(i, rule.name, rule.enabled, predicate, transforms, tuple(targets)))
-    return BusPlan(spec, rules)
+        compiled = None if rule.pattern is None else compile_pattern(rule.pattern)
+        rules.append(
+            Rule(i, rule.name, rule.enabled, predicate, transforms, tuple(targets), compiled)
+        )
+    return BusPlan(spec, rules, native_matching)
 
 
 def rule_predicate(
@@ -204,8 +266,9 @@ def routing_column(routes: Sequence[tuple[Column | None, Sequence[int]]]) -> Col
 
 def live_change(old: ChannelSpec, new: ChannelSpec) -> bool:
     """Whether :meth:`BusRouter.replace` can apply ``new`` to a bus running ``old``: both are
-    buses and only their ``rules`` differ (rules added, edited, disabled or removed)."""
-    if not (old.is_bus and new.is_bus):
+    buses, only their ``rules`` differ (rules added, edited, disabled or removed) and ``old``
+    is routed batch by batch (not :func:`compiled_into_query`)."""
+    if not (old.is_bus and new.is_bus) or compiled_into_query(old):
         return False
     return _without_rules(old) == _without_rules(new)
 
@@ -227,6 +290,7 @@ def build_bus_stream(
     checkpoint_dir: str,
     on_rule_counts: OnRuleCounts | None = None,
     on_dead_letters: Callable[[int], None] | None = None,
+    on_retries: RetryCounter | None = None,
 ) -> tuple[DataStreamWriter, BusRouter]:
     """The writer of a bus's query (the caller calls ``start()``) and its router.
 
@@ -234,6 +298,13 @@ def build_bus_stream(
     micro-batch to the :class:`BusRouter` (``foreachBatch``); it has the checkpoint location,
     the query name ``sluice-{channel}`` and the trigger of the spec's execution mode, as
     :func:`pipelines.builder.build_stream` gives a linear channel.
+
+    A bus whose rules all go to Kafka (:func:`compiled_into_query`) is instead compiled into
+    the streaming query itself (:func:`compiled_kafka_writer`): no ``foreachBatch``, no Python
+    per batch. Its per-rule counts are then in each batch's progress report, read by
+    :meth:`BusRouter.progress_counts` (``on_rule_counts`` is not called; given, it asks for
+    the counts to be observed), and its rules change by a restart of the query from its
+    checkpoint (:meth:`BusRouter.replace` refuses them).
     """
     spec = validate_spec(spec)
     if not spec.is_bus:
@@ -247,8 +318,12 @@ def build_bus_stream(
         channel=channel,
         on_rule_counts=on_rule_counts,
         on_dead_letters=on_dead_letters,
+        on_retries=on_retries,
     )
-    writer = events.writeStream.foreachBatch(router).outputMode("append")
+    if router.compiled:
+        writer = compiled_kafka_writer(events, router.plan, counting=on_rule_counts is not None)
+    else:
+        writer = events.writeStream.foreachBatch(router).outputMode("append")
     writer = with_trigger(writer, spec.runtime)
     return writer.option("checkpointLocation", checkpoint_dir).queryName(
         query_name(channel)
@@ -267,19 +342,44 @@ class BusRouter:
         channel: str,
         on_rule_counts: OnRuleCounts | None = None,
         on_dead_letters: Callable[[int], None] | None = None,
+        on_retries: RetryCounter | None = None,
     ) -> None:
         self.spark = spark
         self.channel = channel
         self.on_rule_counts = on_rule_counts
         self.on_dead_letters = on_dead_letters
+        self.on_retries = on_retries
         self._lock = threading.Lock()
         self._plan = compile_bus(spark, spec)
         self._logged: set[tuple[str, str]] = set()  # files targets whose log has no gap
+        self.compiled = compiled_into_query(self._plan.spec)
+        """Whether the query was built by :func:`compiled_kafka_writer` (its rules are part
+        of the streaming plan: they change by a restart) rather than with this router as
+        its ``foreachBatch`` function."""
 
     @property
     def spec(self) -> ChannelSpec:
         with self._lock:
             return self._plan.spec
+
+    @property
+    def plan(self) -> BusPlan:
+        with self._lock:
+            return self._plan
+
+    def progress_counts(self, progress: Mapping[str, Any]) -> RuleCounts | None:
+        """The per-rule counts (as :meth:`BatchRun.rule_counts` gives them) of the batch of a
+        progress report of a compiled bus's query (its observed :data:`RULE_METRICS`); None
+        when the report has none (an idle trigger, or counts not asked for)."""
+        observed = (progress.get("observedMetrics") or {}).get(RULE_METRICS)
+        if observed is None:
+            return None
+        plan = self.plan
+        delivered = {target.index: Delivery() for target in plan.targets}
+        for index, rows in histogram_bins(observed[COUNTS]).items():
+            if index in delivered:
+                delivered[index].rows = rows
+        return rule_counts(plan, delivered, {rule.index: 0 for rule in plan.rules})
 
     def replace(self, spec: ChannelSpec) -> None:
         """Use ``spec``'s rules from the next batch on (the batch running finishes with the
@@ -287,6 +387,15 @@ class BusRouter:
         differs from the running one in more than its rules (see :func:`live_change`)."""
         spec = validate_spec(spec)
         current = self.spec
+        if self.compiled:
+            raise SpecError(
+                {
+                    "rules": [
+                        "this bus's rules are compiled into its query (all its targets are "
+                        "Kafka): restart it to change them"
+                    ]
+                }
+            )
         if not live_change(current, spec):
             before, after = _without_rules(current), _without_rules(spec)
             changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
@@ -303,6 +412,7 @@ class BusRouter:
             self._plan = plan
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        use_kafka_v2_writes(batch.sparkSession)
         with self._lock:
             plan = self._plan
         if plan.spec.errors.tolerance == "all":
@@ -325,6 +435,20 @@ class BusRouter:
             for missing in range(last + 1, batch_id):
                 write_files_batch(empty, config, missing)
         self._logged.add(key)
+
+
+V1_SOURCES = "spark.sql.sources.useV1SourceList"
+
+
+def use_kafka_v2_writes(spark: SparkSession) -> None:
+    """Batch Kafka writes in ``spark`` through Kafka's DataSource V2 write (Spark's default
+    list writes Kafka with V1): the same producer and delivery, but the write's job is the
+    query's own, so an Observation on the written rows is fulfilled. ``spark`` is the
+    streaming query's session (each query has its own clone): no other query is touched."""
+    listed = spark.conf.get(V1_SOURCES, "") or ""
+    names = [name.strip() for name in listed.split(",") if name.strip()]
+    if "kafka" in (name.lower() for name in names):
+        spark.conf.set(V1_SOURCES, ",".join(n for n in names if n.lower() != "kafka"))
 
 
 def last_logged_batch(location: str) -> int:
@@ -371,12 +495,11 @@ class BatchRun:
         failed in the shared stages)."""
         columns = [*EVENT_COLUMNS, RULE, TARGET]
         good = events.filter(F.col("failure").isNull())
-        direct = [rule for rule in self.plan.active if not rule.transforms]
+        routing = self.plan.direct_routing
         parts: list[DataFrame] = []
-        if direct:
-            routes = [(rule.predicate, [t.index for t in rule.targets]) for rule in direct]
+        if routing is not None:
             rule_of = F.array(*(F.lit(t.rule) for t in self.plan.targets))
-            routed = good.withColumn(TARGET, F.explode(routing_column(routes)))
+            routed = good.withColumn(TARGET, F.explode(routing))
             routed = routed.filter(F.col(TARGET).isNotNull())
             parts.append(routed.withColumn(RULE, F.element_at(rule_of, F.col(TARGET) + 1)))
         for rule in self.plan.active:
@@ -419,19 +542,29 @@ class BatchRun:
             deliveries = self.deliveries(events)
             kafka, others = self._split_targets()
             groups = kafka_groups(kafka)
-            single_write = not others and len(groups) == 1
-            if not single_write or self.router.on_rule_counts is not None:
-                # Several writes read the routed batch, or its counts are wanted (an
-                # Observation is never fulfilled by the Kafka sink's V1 batch write).
+            counting = self.router.on_rule_counts is not None
+            retried = any(retry_policy(t.stage, t.config) for t in [*kafka, *others])
+            observation: Observation | None = None
+            if not others and len(groups) == 1 and not retried:
+                # One write reads the routed batch: nothing is cached, and its counts are
+                # observed by that same job (Kafka's V2 batch write fulfils an Observation).
+                if counting:
+                    observation = Observation(f"sluice-bus-{self.batch_id}")
+                    deliveries = deliveries.observe(observation, target_counts(kafka))
+            else:  # several writes read the routed batch, or a retry reads it again
                 deliveries = self._persist(deliveries)
+                if retried:  # a bad event fails the batch here, not in a retried write
+                    deliveries.count()
             for group in groups:
                 self._write_kafka(deliveries, group)
             for target in others:
                 self._write_other(deliveries, target)
             self._write_idle_files()
-            if self.router.on_rule_counts is None:
+            if not counting:
                 return
-            rows = count_rows(deliveries)
+            rows = observed_counts(observation) if observation is not None else None
+            if rows is None:  # not observed (written by another path): count the rows
+                rows = count_rows(deliveries)
             for index, count in rows.items():
                 if index in self.delivered:
                     self.delivered[index].rows = count
@@ -475,11 +608,45 @@ class BatchRun:
         kafka = [t for t in targets if isinstance(t.config, KafkaSinkConfig)]
         return kafka, [t for t in targets if not isinstance(t.config, KafkaSinkConfig)]
 
+    def _retried(
+        self,
+        targets: Sequence[Target],
+        write: Callable[[DataFrame], DataFrame | None],
+        rows: DataFrame,
+        *,
+        tolerant: bool,
+    ) -> DataFrame | None:
+        """``write(rows)`` (delivery rows of ``targets``) under the targets' retry policy (they
+        share one); without one, a single attempt. Tolerant: the dead letters of the rows
+        given up on (with ``rule``, ``target`` and ``attempts``), or None."""
+        policy = retry_policy(targets[0].stage, targets[0].config)
+        if policy is None:
+            return write(rows)
+        return RetriedWrite(
+            write=write,
+            policy=policy,
+            what=_naming(targets),
+            tolerant=tolerant,
+            dead_letters=self._given_up,
+            on_retry=self.router.on_retries,
+            where=f", bus {self.router.channel}, batch {self.batch_id}",
+        )(rows)
+
+    def _given_up(
+        self, rows: DataFrame, error_class: Column, message: Column, attempts: int
+    ) -> DataFrame:
+        dead = self._dead_letter_rows(rows, error_class, message)
+        return dead.withColumn("attempts", F.lit(attempts).cast("int"))
+
     def _write_kafka(self, deliveries: DataFrame, group: list[Target]) -> None:
-        records = kafka_records(deliveries, group, self.plan, strict=True)
         options = kafka_sink_options(_kafka_config(group[0]))
+
+        def write(rows: DataFrame) -> None:
+            records = kafka_records(rows, group, self.plan, strict=True)
+            records.write.mode("append").format("kafka").options(**options).save()
+
         try:
-            records.write.format("kafka").options(**options).save()
+            self._retried(group, write, _rows_of(deliveries, group), tolerant=False)
         except Exception as error:
             raise BusDeliveryError(f"{_naming(group)}: {_short(error)}") from error
 
@@ -488,10 +655,17 @@ class BatchRun:
         that still fail become dead letters. Returns the dead letters (bad topics too)."""
         dead = [self._bad_topics(deliveries, group)]
         options = kafka_sink_options(_kafka_config(group[0]))
+
+        def write(rows: DataFrame) -> None:
+            records = kafka_records(rows, group, self.plan)
+            records.write.mode("append").format("kafka").options(**options).save()
+
+        rows = _rows_of(deliveries, group)
+        if len(group) == 1 and retry_policy(group[0].stage, group[0].config) is not None:
+            given_up = self._retried(group, write, rows, tolerant=True)
+            return dead if given_up is None else [*dead, given_up]
         try:
-            kafka_records(deliveries, group, self.plan).write.format("kafka").options(
-                **options
-            ).save()
+            self._retried(group, write, rows, tolerant=False)
             return dead
         except Exception as error:  # one target down must not stop the others
             if len(group) == 1:
@@ -500,7 +674,7 @@ class BatchRun:
         for target in group:
             try:
                 records = kafka_records(deliveries, [target], self.plan)
-                records.write.format("kafka").options(**options).save()
+                records.write.mode("append").format("kafka").options(**options).save()
             except Exception as error:
                 dead.append(self._target_failed(deliveries, target, error))
         return dead
@@ -513,28 +687,39 @@ class BatchRun:
         return self._dead_letter_rows(bad, F.lit("InvalidTopic"), message)
 
     def _write_other(self, deliveries: DataFrame, target: Target) -> None:
-        rows = _event_rows(deliveries, target)
-        try:
-            if isinstance(target.config, FilesSinkConfig):
-                self.router.files_target_logged(target.config, self.batch_id)
-            rejected = BATCH_SINKS[target.type](rows, target.config, self.batch_id)
+        def write(rows: DataFrame) -> None:
+            events = rows.select(*EVENT_COLUMNS)
+            rejected = BATCH_SINKS[target.type](events, target.config, self.batch_id)
             if rejected is not None and (first := rejected.first()) is not None:
                 raise BusDeliveryError(
                     f"{rejected.count()} event(s) rejected; first: {first.message}"
                 )
+
+        try:
+            if isinstance(target.config, FilesSinkConfig):
+                self.router.files_target_logged(target.config, self.batch_id)
+            self._retried([target], write, _rows_of(deliveries, [target]), tolerant=False)
         except Exception as error:
             raise BusDeliveryError(f"{_naming([target])}: {_short(error)}") from error
 
     def _write_other_tolerant(self, deliveries: DataFrame, target: Target) -> DataFrame | None:
-        rows = _event_rows(deliveries, target)
+        def write(rows: DataFrame) -> DataFrame | None:
+            events = rows.select(*EVENT_COLUMNS)
+            return BATCH_SINKS[target.type](events, target.config, self.batch_id)
+
         try:
             if isinstance(target.config, FilesSinkConfig):
                 self.router.files_target_logged(target.config, self.batch_id)
-            rejected = BATCH_SINKS[target.type](rows, target.config, self.batch_id)
+            rows = _rows_of(deliveries, [target])
+            rejected = self._retried([target], write, rows, tolerant=True)
         except Exception as error:  # the target is down: its events become dead letters
             return self._target_failed(deliveries, target, error)
         if rejected is None:
             return None
+        if (
+            retry_policy(target.stage, target.config) is not None
+        ):  # dead letters with rule and target
+            return rejected
         return rejected.select(
             *DEAD_LETTER_COLUMNS,
             F.lit(target.rule_name).alias("rule"),
@@ -605,12 +790,14 @@ class BatchRun:
         spec = self.plan.spec
         sink = spec.errors.dead_letter
         write = None
-        if sink is not None:
-            config = parse_stage_config("sink", sink)
-            batch_sink = BATCH_SINKS[sink.type]
-
-            def write(events: DataFrame, batch_id: int) -> DataFrame | None:
-                return batch_sink(events, config, batch_id)
+        if sink is not None:  # its own retry policy; failing after it fails the batch
+            write = batch_writer(
+                sink,
+                None,
+                channel=self.router.channel,
+                on_retries=self.router.on_retries,
+                what=f"dead-letter {sink.type} sink",
+            )
 
         router = ErrorRouter(
             channel=self.router.channel,
@@ -626,8 +813,8 @@ class BatchRun:
                 router.route(empty, self.batch_id)
             return
         letters = dead[0]
-        for more in dead[1:]:
-            letters = letters.unionByName(more)
+        for more in dead[1:]:  # a retried target's carry ``attempts``
+            letters = letters.unionByName(more, allowMissingColumns=True)
         letters = letters.persist(StorageLevel.MEMORY_AND_DISK)
         for row in letters.groupBy("rule", "target").count().collect():
             if row.target is not None:
@@ -643,45 +830,8 @@ class BatchRun:
             self.router.on_rule_counts(self.batch_id, self.rule_counts())
 
     def rule_counts(self) -> RuleCounts:
-        """This batch's counts per rule (every rule of the spec, disabled ones with zeros):
-        ``{"rule", "matched", "delivered", "failed", "targets": [{"sink", "type",
-        "delivered", "failed"}]}``.
-
-        A target's ``delivered`` is the events written to it, ``failed`` those that became
-        dead letters there. A rule's ``matched`` is the events its pattern selected (past
-        its own transforms, when it has some), ``failed`` those that failed in its
-        transforms plus the most any of its targets failed, ``delivered`` the least any of
-        its targets delivered: for a rule with one target, exactly its events.
-        """
-        counts: RuleCounts = []
-        for rule in self.plan.rules:
-            targets: list[dict[str, Any]] = []
-            delivered: list[int] = []
-            failed: list[int] = []
-            for target in rule.targets:
-                delivery = self.delivered[target.index]
-                delivered.append(max(delivery.rows - delivery.failed, 0))
-                failed.append(delivery.failed)
-                targets.append(
-                    {
-                        "sink": target.path,
-                        "type": target.type,
-                        "delivered": delivered[-1],
-                        "failed": failed[-1],
-                    }
-                )
-            reached = max((self.delivered[t.index].rows for t in rule.targets), default=0)
-            rule_failed = self.rule_failed[rule.index]
-            counts.append(
-                {
-                    "rule": rule.name,
-                    "matched": reached + rule_failed,
-                    "delivered": min(delivered, default=0),
-                    "failed": rule_failed + max(failed, default=0),
-                    "targets": targets,
-                }
-            )
-        return counts
+        """This batch's counts per rule (:func:`rule_counts`)."""
+        return rule_counts(self.plan, self.delivered, self.rule_failed)
 
     # -- caching ---------------------------------------------------------------------------
 
@@ -695,16 +845,112 @@ class BatchRun:
             frame.unpersist()
 
 
+def rule_counts(
+    plan: BusPlan, deliveries: Mapping[int, Delivery], failed_in_rules: Mapping[int, int]
+) -> RuleCounts:
+    """A batch's counts per rule, from the rows each target got (``deliveries``, by the
+    target's index) and the events each rule's transforms failed (``failed_in_rules``):
+    every rule of the spec, disabled ones with zeros:
+    ``{"rule", "matched", "delivered", "failed", "targets": [{"sink", "type",
+    "delivered", "failed"}]}``.
+
+    A target's ``delivered`` is the events written to it, ``failed`` those that became
+    dead letters there. A rule's ``matched`` is the events its pattern selected (past
+    its own transforms, when it has some), ``failed`` those that failed in its
+    transforms plus the most any of its targets failed, ``delivered`` the least any of
+    its targets delivered: for a rule with one target, exactly its events.
+    """
+    counts: RuleCounts = []
+    for rule in plan.rules:
+        targets: list[dict[str, Any]] = []
+        delivered: list[int] = []
+        failed: list[int] = []
+        for target in rule.targets:
+            delivery = deliveries[target.index]
+            delivered.append(max(delivery.rows - delivery.failed, 0))
+            failed.append(delivery.failed)
+            targets.append(
+                {
+                    "sink": target.path,
+                    "type": target.type,
+                    "delivered": delivered[-1],
+                    "failed": failed[-1],
+                }
+            )
+        reached = max((deliveries[t.index].rows for t in rule.targets), default=0)
+        rule_failed = failed_in_rules[rule.index]
+        counts.append(
+            {
+                "rule": rule.name,
+                "matched": reached + rule_failed,
+                "delivered": min(delivered, default=0),
+                "failed": rule_failed + max(failed, default=0),
+                "targets": targets,
+            }
+        )
+    return counts
+
+
 def kafka_groups(targets: Iterable[Target]) -> list[list[Target]]:
     """Kafka targets grouped by what one write needs in common: the serialization (format,
-    key field) and the producer options. Usually one group: one write per batch."""
+    key field), the producer options and the retry policy. Usually one group: one write per
+    batch."""
     groups: dict[str, list[Target]] = {}
     for target in targets:
-        config = _kafka_config(target)
-        options = sorted(kafka_sink_options(config).items())
-        key = repr((config.format, config.key_field, options))
-        groups.setdefault(key, []).append(target)
+        groups.setdefault(_group_key(_kafka_config(target)), []).append(target)
     return list(groups.values())
+
+
+def _group_key(config: KafkaSinkConfig) -> str:
+    options = sorted(kafka_sink_options(config).items())
+    return repr((config.format, config.key_field, options, config.retry))
+
+
+def compiled_into_query(spec: ChannelSpec) -> bool:
+    """Whether a bus runs compiled into its streaming query (:func:`compiled_kafka_writer`):
+    ``errors.tolerance: none``, and every enabled rule has no transforms of its own and only
+    Kafka targets that one write serves (the same serialization, producer settings, and no
+    retry policy). Such a bus's routing and its Kafka write are part of the query's plan: a
+    rule change restarts the query (from its checkpoint)."""
+    if not spec.is_bus or spec.errors.tolerance != "none":
+        return False
+    active = [rule for rule in spec.rules or [] if rule.enabled]
+    stages = [stage for rule in active for stage in rule.sinks]
+    if not stages or any(rule.transforms for rule in active):
+        return False
+    if any(stage.type != "kafka" for stage in stages):
+        return False
+    configs = [parse_stage_config("sink", stage) for stage in stages]
+    if any(retry_policy(stage, config) for stage, config in zip(stages, configs, strict=True)):
+        return False
+    kafka = [config for config in configs if isinstance(config, KafkaSinkConfig)]
+    return len(kafka) == len(configs) and len({_group_key(c) for c in kafka}) == 1
+
+
+def compiled_kafka_writer(events: DataFrame, plan: BusPlan, *, counting: bool) -> DataStreamWriter:
+    """The streaming writer of a bus :func:`compiled_into_query`: the events (the source and
+    the shared transforms) routed by every rule's pattern in one projection
+    (:attr:`BusPlan.direct_routing`), each (event, target) a Kafka record with its target's
+    topic, written by Spark's streaming Kafka sink: one Spark job per batch and no
+    ``foreachBatch``, so the routing runs in the same generated code as the parsing, and the
+    event's columns are built only for the events some rule takes.
+
+    With ``counting`` the rows per target are observed in the same job (:data:`RULE_METRICS`,
+    in each batch's progress report; :meth:`BusRouter.progress_counts` reads them). A failed
+    event fails the batch (``tolerance: none``), naming its stage, as a linear channel's.
+    """
+    routing = plan.direct_routing
+    assert routing is not None, "a compiled bus has rules without transforms"
+    rule_of = F.array(*(F.lit(t.rule) for t in plan.targets))
+    deliveries = fail_fast(events).withColumn(TARGET, F.explode(routing))
+    deliveries = deliveries.filter(F.col(TARGET).isNotNull())
+    deliveries = deliveries.withColumn(RULE, F.element_at(rule_of, F.col(TARGET) + 1))
+    targets = plan.delivering()
+    if counting:
+        deliveries = deliveries.observe(RULE_METRICS, target_counts(targets))
+    records = kafka_records(deliveries, targets, plan, strict=True)
+    options = kafka_sink_options(_kafka_config(targets[0]))
+    return records.writeStream.format("kafka").options(**options).outputMode("append")
 
 
 def topic_columns(group: Sequence[Target]) -> tuple[Column, Column]:
@@ -764,6 +1010,36 @@ def kafka_records(
     return events_to_kafka_records(rows, _kafka_config(group[0]), topic=F.col("__sluice_topic"))
 
 
+COUNTS = "__sluice_counts"
+"""The observed metric holding the rows per target."""
+RULE_METRICS = "sluice_rules"
+"""The name of a compiled bus's observed per-target counts in its progress reports."""
+
+
+def target_counts(targets: Sequence[Target]) -> Column:
+    """One aggregate counting the delivery rows per target: ``histogram_numeric`` of TARGET
+    with a bin per target, which is exact while the distinct values are no more than the
+    bins (each value keeps its own bin: a binary search per row), where a ``count_if`` per
+    target costs a comparison per target on every row."""
+    bins = max(len(targets), 2)
+    return F.expr(f"histogram_numeric(`{TARGET}`, {bins})").alias(COUNTS)
+
+
+def observed_counts(observation: Observation) -> dict[int, int] | None:
+    """Rows per target that the write's job observed (:func:`target_counts`); None when the
+    job did not fulfil the observation (it is fulfilled as the write returns)."""
+    java = observation._jo
+    if java is None or not java.future().isCompleted():
+        logger.warning("the bus's per-target counts were not observed: counting them again")
+        return None
+    return histogram_bins(observation.get[COUNTS])
+
+
+def histogram_bins(bins: Iterable[Any] | None) -> dict[int, int]:
+    """Rows per target from :func:`target_counts`' histogram (its bins' ``x`` and ``y``)."""
+    return {int(b["x"]): round(b["y"]) for b in bins or []}
+
+
 def count_rows(deliveries: DataFrame) -> dict[int, int]:
     """Rows per target of (persisted) deliveries: one small aggregation."""
     return {
@@ -786,10 +1062,6 @@ def _rows_of(deliveries: DataFrame, targets: Sequence[Target]) -> DataFrame:
     if len(indexes) == 1:
         return deliveries.filter(F.col(TARGET) == F.lit(indexes[0]))
     return deliveries.filter(F.col(TARGET).isin(indexes))
-
-
-def _event_rows(deliveries: DataFrame, target: Target) -> DataFrame:
-    return _rows_of(deliveries, [target]).select(*EVENT_COLUMNS)
 
 
 def _by_target(targets: Sequence[Target], value: Callable[[Target], str | None]) -> Column:

@@ -200,7 +200,8 @@ def dead_letter_events(dead_letters: DataFrame, channel: str) -> DataFrame:
     extensions ``sluicestage`` and ``sluiceerrorclass`` allow routing by header; ``data`` holds
     the whole context (a bus's dead letters, which have ``rule`` and ``target`` columns, also
     carry ``rule`` and ``target``, the sink's path such as ``rules[1].sinks[0]``, in it and in
-    the extensions ``sluicerule`` and ``sluicetarget``)::
+    the extensions ``sluicerule`` and ``sluicetarget``; those of a sink that retried its write,
+    which have an ``attempts`` column, carry ``attempts``, the tries made)::
 
         {"stage": "transforms[1] (cast)", "error_class": "CastError", "message": "...",
          "origin": {"topic": "orders", "partition": 0, "offset": 42, "timestamp": "..."},
@@ -221,10 +222,13 @@ def dead_letter_events(dead_letters: DataFrame, channel: str) -> DataFrame:
     )
     located_in_bus = "rule" in dead_letters.columns  # a bus's: which rule, which target
     bus_context = [F.col("rule"), F.col("target")] if located_in_bus else []
+    # a retried sink's: how many times the write was tried (NULL for a stage's failure)
+    retried = [F.col("attempts")] if "attempts" in dead_letters.columns else []
     context = F.struct(
         "stage",
         "error_class",
         "message",
+        *retried,
         *bus_context,
         origin.alias("origin"),
         F.col("origin_payload").alias("payload"),
@@ -300,8 +304,8 @@ class ErrorRouter:
             good = select_event_columns(batch.filter(F.col("failure").isNull()))
             rejected = self.write_sink(good, batch_id)
             dead = dead_letters_of(batch)
-            if rejected is not None:
-                dead = dead.unionByName(rejected)
+            if rejected is not None:  # may carry ``attempts`` (a retried sink's)
+                dead = dead.unionByName(rejected, allowMissingColumns=True)
             self.route(dead.persist(StorageLevel.MEMORY_AND_DISK), batch_id)
         finally:
             batch.unpersist()

@@ -161,8 +161,9 @@ class HttpCaller:
         ``age_from_micros`` (epoch microseconds) is when the event's age is measured from.
         """
         deadline = None
-        if age_from_micros is not None:
-            deadline = age_from_micros / 1e6 + self._retry.max_event_age_seconds
+        max_age = self._retry.max_event_age_seconds
+        if age_from_micros is not None and max_age is not None:
+            deadline = age_from_micros / 1e6 + max_age
         attempts = 0
         outcome: Outcome | None = None
         while True:
@@ -252,7 +253,7 @@ class HttpCaller:
         event_time = _EPOCH + timedelta(microseconds=age_from_micros or 0)
         message = (
             f"{self.target}: event time {event_time.isoformat()} is older than "
-            f"max_event_age_seconds={self._retry.max_event_age_seconds:g}{when}"
+            f"max_event_age_seconds={self._retry.max_event_age_seconds or 0:g}{when}"
         )
         if outcome is None:
             message += "; not sent"

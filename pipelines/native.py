@@ -12,6 +12,8 @@ Spark's Kafka connector) and read the VARIANT encoding directly, in generated co
 * ``number(v)`` - a number as a DOUBLE, as ``try_variant_get(v, '$', 'double')`` gives it
   (NaN for any other value: JSON has no NaN);
 * ``kind(v)`` - the first word of ``schema_of_variant(v)`` (``OBJECT``, ``STRING``, ...);
+* ``route(v, routes)`` - a bus's routing on one field: the targets of the rules that hold,
+  many rules decided in one call with an index on their exact values;
 * ``matches(v, steps)`` - the event-pattern filter's test: whether the steps of a rule that
   start at one top-level field hold below that field's value ``v`` (NULL: missing), with
   event-ruler's array-consistent semantics, in one pass over the VARIANT bytes and never
@@ -108,6 +110,13 @@ def matches(node: str, steps: str) -> str:
     """SQL: whether the pattern steps of the JSON text ``steps`` hold below the VARIANT
     ``node`` (a top-level field's value, NULL when missing); never NULL."""
     return f"{PREFIX}matches({node}, {sql_string(steps)})"
+
+
+def route(node: str, routes: str) -> str:
+    """SQL: the targets (ARRAY<INT>, never NULL) of a bus's rules that hold below the VARIANT
+    ``node`` (a top-level field's value, NULL when missing), ``routes`` being the JSON text
+    :func:`pipelines.patterns.route_plans` writes."""
+    return f"{PREFIX}route({node}, {sql_string(routes)})"
 
 
 def time_text(timestamp: str) -> str:

@@ -92,6 +92,9 @@ class ConnectorStatus:
     dead_letters: int = 0
     """Events that failed a stage and went to the dead-letter target (or were skipped),
     counted since the connector was first deployed."""
+    sink_retries: int = 0
+    """Sink writes retried under a sink's ``retry`` policy (:mod:`pipelines.retry`), counted
+    since the connector was first deployed."""
     executors: list[ExecutorInfo] = field(default_factory=list)
     """The Spark executors of the connector's application (empty until its driver reports)."""
     application_id: str | None = None

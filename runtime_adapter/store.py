@@ -15,6 +15,7 @@ by connector id or worker id inside a hash, so one round trip reads them all:
 * ``{p}:preview:{connector}`` list of the newest output events (JSON), newest first
 * ``{p}:deadletters``         connector id → dead letters routed so far (an integer, added
   to by drivers with ``HINCRBY``, so it survives restarts, moves and status rewrites)
+* ``{p}:sinkretries``         connector id → sink writes retried so far (the same way)
 * ``{p}:placement:{driver}``  connector id → JSON :class:`Placement`: the connectors a runtime
   worker placed in one of its Spark drivers (written by that worker only; the driver runs
   what it finds there)
@@ -185,6 +186,7 @@ class RedisStore:
             pipe.hdel(self.key(name), connector_id)
         pipe.hdel(self.key("status"), connector_id)
         pipe.hdel(self.key("deadletters"), connector_id)
+        pipe.hdel(self.key("sinkretries"), connector_id)
         pipe.hdel(self.key("desired:offsets"), connector_id)
         pipe.hdel(self.key("start"), connector_id)
         pipe.delete(self.key(f"preview:{connector_id}"))
@@ -300,16 +302,23 @@ class RedisStore:
         pipe = self.redis.pipeline()
         pipe.hmget(self.key("status"), ids)
         pipe.hmget(self.key("deadletters"), ids)
-        values, dead_letters = pipe.execute()
+        pipe.hmget(self.key("sinkretries"), ids)
+        values, dead_letters, retries = pipe.execute()
         return {
-            cid: replace(status_from_json(raw), dead_letters=int(dead or 0))
-            for cid, raw, dead in zip(ids, values, dead_letters, strict=True)
+            cid: replace(
+                status_from_json(raw), dead_letters=int(dead or 0), sink_retries=int(retried or 0)
+            )
+            for cid, raw, dead, retried in zip(ids, values, dead_letters, retries, strict=True)
             if raw
         }
 
     def add_dead_letters(self, connector_id: str, count: int) -> None:
         """Count ``count`` more dead letters routed by the connector's driver."""
         self.redis.hincrby(self.key("deadletters"), connector_id, count)
+
+    def add_sink_retries(self, connector_id: str, count: int) -> None:
+        """Count ``count`` more sink writes retried by the connector's driver."""
+        self.redis.hincrby(self.key("sinkretries"), connector_id, count)
 
     # -- preview (the live tail of a channel's output) -----------------------------------------
 

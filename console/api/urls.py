@@ -9,6 +9,8 @@ from django.urls import path
 from console.api.audit.views import AuditEventViewSet
 from console.api.channels.views import ChannelViewSet, LifecycleEventViewSet, RevisionViewSet
 from console.api.cluster.views import ClusterView, WorkerViewSet
+from console.api.dead_letters.views import DeadLetterViewSet
+from console.api.health.views import HealthView
 from console.api.ingest.views import IngestViewSet
 from console.api.me.views import MeView
 from console.api.offsets.views import OffsetsViewSet
@@ -26,6 +28,9 @@ router.register(
 )
 router.register("channels/<str:name>/replays", ReplayViewSet, basename="channel-replay")
 router.register("channels/<str:name>/revisions", RevisionViewSet, basename="channel-revision")
+router.register(
+    "channels/<str:name>/dead-letters", DeadLetterViewSet, basename="channel-dead-letter"
+)
 router.register("audit", AuditEventViewSet, basename="audit")
 router.register("workers", WorkerViewSet, basename="worker")
 router.register("plugins", PluginViewSet, basename="plugin")
@@ -37,4 +42,5 @@ urlpatterns = [
     *router.urls,
     path("cluster/", ClusterView.as_view(), name="cluster"),
     path("me/", MeView.as_view(), name="me"),
+    path("health/", HealthView.as_view(), name="health"),
 ]

@@ -507,6 +507,13 @@ def _check_mode(spec: ChannelSpec, errors: ErrorMap) -> None:
         )
     elif spec.sink is not None and spec.sink.type not in REAL_TIME_SINKS:
         _add(errors, "sink.type", f"{why}; a {spec.sink.type} sink cannot run in it")
+    elif spec.sink is not None and (spec.sink.config.get("retry") or {}).get("attempts", 1) > 1:
+        _add(
+            errors,
+            "sink.config.retry.attempts",
+            f"{why}; a retry policy retries micro-batch writes, which real-time mode has not "
+            "(its Kafka producer retries by itself: use attempts 1, or micro-batch)",
+        )
     for index, stage in enumerate(spec.transforms):
         if stage.type not in REAL_TIME_TRANSFORMS:
             reason = REAL_TIME_REFUSED_TRANSFORMS.get(stage.type, f"{stage.type} cannot run in it")

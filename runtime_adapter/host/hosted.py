@@ -218,6 +218,14 @@ class HostedConnector:
                 plain, _ = decrypted_spec(deployment.spec)
             except ValueError:
                 return False  # its secrets cannot be read here: its start says so
+            if self.router.compiled:
+                log.info(
+                    "connector %s: revision %s restarts its query from its checkpoint: the "
+                    "bus's rules are compiled into it (all its targets are Kafka)",
+                    self.connector_id,
+                    deployment.revision,
+                )
+                return False
             if not live_revision(running, plain):
                 log.info(
                     "connector %s: revision %s changes more than its rules: restarting",
@@ -556,6 +564,7 @@ class HostedConnector:
                 checkpoint_dir=str(checkpoint),
                 on_rule_counts=self.count_rules,
                 on_dead_letters=self.count_dead_letters,
+                on_retries=self.count_sink_retries,
             )
         else:
             writer = build_stream(
@@ -565,6 +574,7 @@ class HostedConnector:
                 checkpoint_dir=str(checkpoint),
                 preview_publisher=self.preview_publisher(spec),
                 on_dead_letters=self.count_dead_letters,
+                on_retries=self.count_sink_retries,
                 count_stages=stage_counts_enabled(),
             )
         # Jobs of this query run in a scheduler pool of its own (local to this thread).
@@ -714,6 +724,10 @@ class HostedConnector:
         """Called from ``foreachBatch`` after a micro-batch routed ``count`` dead letters."""
         self.store.add_dead_letters(self.connector_id, count)
 
+    def count_sink_retries(self, count: int) -> None:
+        """Called from ``foreachBatch`` when a sink write is retried (:mod:`pipelines.retry`)."""
+        self.store.add_sink_retries(self.connector_id, count)
+
     def preview_publisher(self, spec: Any) -> Any:
         """Where a ``preview`` sink puts the newest events: the runtime's store (a live tail)."""
         if spec.sink is None or spec.sink.type != "preview":
@@ -738,6 +752,7 @@ class HostedConnector:
         progress = progress_dict(self.query.lastProgress) if self.query is not None else None
         if progress:
             self.count_stages(progress)
+            self.count_compiled_rules()
             self.rule_totals.rate(progress)
         if progress and self.tracker.update(progress) and self.committer is not None:
             try:
@@ -746,6 +761,18 @@ class HostedConnector:
             except Exception as exc:  # lag display must never take a channel down
                 log.warning("could not commit offsets to the consumer group: %s", exc)
         return progress
+
+    def count_compiled_rules(self) -> None:
+        """Fold in the per-rule counts of a compiled bus's batches since the last one counted:
+        its query has no ``foreachBatch`` to hand them over, each batch's progress report holds
+        them (:meth:`pipelines.bus.BusRouter.progress_counts`)."""
+        router, query = self.router, self.query
+        if router is None or query is None or not router.compiled:
+            return
+        for report in progress_after(query, self.rule_totals.batch_id):
+            counts = router.progress_counts(report)
+            if counts is not None:
+                self.rule_totals.fold(int(report.get("batchId", -1)), counts)
 
     def count_stages(self, progress: dict[str, Any]) -> None:
         """Fold the latest batch's per-stage counts in; batches run between two polls are

@@ -23,6 +23,7 @@ from tests.integration.test_walking_skeleton import (
     wait_for_state,
 )
 from tests.support.processes import wait_until
+from tests.support.specs import kafka_passthrough
 
 pytestmark = pytest.mark.integration
 
@@ -31,22 +32,7 @@ NAME, SOURCE, SINK = "offsets-demo", "offsets-in", "offsets-out"
 
 
 def spec(bootstrap: str) -> dict:
-    return {
-        "source": {
-            "type": "kafka",
-            "config": {
-                "bootstrap_servers": bootstrap,
-                "topics": [SOURCE],
-                "starting_offsets": "earliest",
-                "format": "json",
-            },
-        },
-        "transforms": [],
-        "sink": {
-            "type": "kafka",
-            "config": {"bootstrap_servers": bootstrap, "topic": SINK, "format": "cloudevents"},
-        },
-    }
+    return kafka_passthrough(bootstrap, SOURCE, SINK)
 
 
 def delivered(stack: Stack, expected: int) -> Counter:

@@ -16,7 +16,7 @@ from console.choices import ConnectorState, RestartPolicyType, SubjectType, Targ
 from console.models import Channel, LifecycleEvent, Revision, Task
 from console.selectors import specs
 from console.selectors.specs import SECRET_CHANGED_MARKER, SECRET_MARKER
-from console.services import InvalidSpec
+from console.services import InvalidSpec, health
 from console.services.restart_policy import RestartPolicy
 
 
@@ -363,6 +363,45 @@ class RuleCountsSerializer(serializers.Serializer):
     )
 
 
+class HealthSerializer(serializers.Serializer):
+    """A channel's health summary (:mod:`console.services.health`)."""
+
+    score = serializers.IntegerField(help_text="100 healthy (or stopped on purpose) down to 0.")
+    level = serializers.ChoiceField(
+        choices=[(level, level) for level in health.LEVELS],
+        help_text="idle (stopped on purpose), ok, warning or critical: the worst rule that fired.",
+    )
+    explanation = serializers.CharField(
+        help_text="One sentence per rule that fired (the console shows it on hover)."
+    )
+    reasons = serializers.ListField(child=serializers.CharField())
+    failure_rate = serializers.FloatField(
+        allow_null=True,
+        help_text="Events a stage failed / events in, since the driver started (null: none in).",
+    )
+    dead_letter_rate = serializers.FloatField(allow_null=True)
+    lag_trend = serializers.FloatField(
+        allow_null=True, help_text="Lag now minus lag before (records); null without history."
+    )
+    restarts = serializers.IntegerField()
+    last_success_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text=(
+            "When it was last seen running: its last status report while RUNNING, otherwise "
+            "when it left its last state; null if never started."
+        ),
+    )
+
+
+class ChannelHealthSerializer(serializers.Serializer):
+    """One item of ``GET /health/``."""
+
+    name = serializers.CharField()
+    state = serializers.CharField()
+    target_state = serializers.CharField()
+    health = HealthSerializer()
+
+
 class ChannelStatusSerializer(serializers.ModelSerializer):
     """The channel's connector and tasks as reconcile last recorded them."""
 
@@ -419,6 +458,9 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
         )
     )
 
+    health = serializers.SerializerMethodField(
+        help_text="The channel's health summary: score, level and why (GET /health/ for all)."
+    )
     rules = serializers.SerializerMethodField(
         help_text=(
             "A bus's per-rule counts (matched, delivered, failed, their rates, and each "
@@ -448,8 +490,13 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
             "tasks",
             "stages",
             "rules",
+            "health",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(HealthSerializer)
+    def get_health(self, channel: Channel) -> dict[str, Any]:
+        return health.of_channel(channel).as_dict()
 
     def get_latest_revision(self, channel: Channel) -> int | None:
         return latest_revision_number(channel)

@@ -74,6 +74,66 @@ export interface paths {
         patch: operations["channels_partial_update"];
         trace?: never;
     };
+    "/api/v1/channels/{name}/dead-letters/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a channel's dead letters
+         * @description The dead letters in the channel's dead-letter target (Kafka topic, files directory or JDBC table), newest first, filtered. Bounded: the newest 5000 (per Kafka partition) are read, `scan` says how many and whether older ones were left out. Reading moves no consumer group. A target that cannot be read back (http, TLS Kafka) answers an empty page with `target.note`.
+         */
+        get: operations["channels_dead_letters_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{name}/dead-letters/{letter_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one dead letter in full
+         * @description The error (class, message, stage, a bus's rule and target), where the record came from, the original record as read, and the event the failing stage received.
+         */
+        get: operations["channels_dead_letters_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{name}/dead-letters/redrive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redrive dead letters
+         * @description Send dead letters back through the channel once their cause is fixed: the selected ones (`ids`) or all that match the filters (`all: true`, the newest 5000 at most). Their ORIGINAL records are written to the channel's redrive topic (`sluice-redrive.<channel>`, headers sluice-origin-topic, -partition, -offset, -timestamp and sluice-dead-letter-id), and a bounded redrive run of the channel's current spec processes exactly those records into its sinks. Audited; counted in /metrics (sluice_dead_letters_redriven_total).
+         */
+        post: operations["channels_dead_letters_redrive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{name}/events": {
         parameters: {
             query?: never;
@@ -528,6 +588,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/health/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every channel's health, worst first
+         * @description One summary per channel: a score (100 healthy down to 0), a level (idle: stopped on purpose; ok; warning; critical: the worst rule that fired) and an explanation with one sentence per rule (failure rate, dead-letter rate, lag trend, automatic restarts, time since it last ran). The same object is in `GET /channels/?expand=status` as `status.health`, and in `/metrics` as `sluice_channel_health_score` / `sluice_channel_health_level`. Roles: as for viewing channels.
+         */
+        get: operations["health_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me/": {
         parameters: {
             query?: never;
@@ -749,6 +829,13 @@ export interface components {
             readonly updated: string;
             readonly created_by: string | null;
         };
+        /** @description One item of ``GET /health/``. */
+        ChannelHealth: {
+            name: string;
+            state: string;
+            target_state: string;
+            health: components["schemas"]["Health"];
+        };
         /**
          * @description The documented shape of a ``GET /channels/`` item: ``status`` only with ``?expand=status``.
          *
@@ -915,6 +1002,8 @@ export interface components {
             readonly stages: components["schemas"]["StageCounts"][];
             /** @description A bus's per-rule counts (matched, delivered, failed, their rates, and each target's), in the spec's rule order, since the channel's driver started; empty for a linear channel and until a micro-batch ran. */
             readonly rules: components["schemas"]["RuleCounts"][];
+            /** @description The channel's health summary: score, level and why (GET /health/ for all). */
+            readonly health: components["schemas"]["Health"];
         };
         Cluster: {
             runtime_workers: components["schemas"]["ClusterRuntimeWorker"][];
@@ -1002,6 +1091,85 @@ export interface components {
          * @enum {string}
          */
         ConnectorStateEnum: "UNASSIGNED" | "RUNNING" | "PAUSED" | "STOPPED" | "FAILED" | "RESTARTING";
+        /** @description A dead letter in full: the error, the original record and the event. */
+        DeadLetter: {
+            /** @description Stable id: kafka:<topic>:<partition>:<offset>, files:<file>:<row> or jdbc:<row id, base64url> (where it is stored in the dead-letter target). */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it became a dead letter (written to the target).
+             */
+            time: string | null;
+            event_id: string | null;
+            stage: string;
+            error_class: string;
+            message: string;
+            rule: string | null;
+            target: string | null;
+            origin: components["schemas"]["Origin"];
+            /** @description It carries the original record, so it can be redriven. */
+            redrivable: boolean;
+            /** @description The original record as the source read it (UTF-8 text). */
+            payload: string | null;
+            /** @description The event the failing stage received (null: never parsed). */
+            event: unknown;
+            /** @description Where it is stored in the dead-letter target. */
+            location: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A page of a channel's dead letters, newest first, with what was looked at. */
+        DeadLetterPage: {
+            count: number;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["DeadLetterSummary"][];
+            target: components["schemas"]["DeadLetterTarget"];
+            scan: components["schemas"]["DeadLetterScan"];
+            /** @description The error classes, stages, rules and targets seen (for filter menus). */
+            facets: {
+                [key: string]: string[];
+            };
+        };
+        DeadLetterScan: {
+            /** @description Stored dead letters read, before filtering. */
+            scanned: number;
+            /** @description The most one list reads (per Kafka partition). */
+            limit: number;
+            /** @description Older dead letters exist that this list did not look at. */
+            limit_reached: boolean;
+        };
+        /** @description A dead letter as a list shows it. */
+        DeadLetterSummary: {
+            /** @description Stable id: kafka:<topic>:<partition>:<offset>, files:<file>:<row> or jdbc:<row id, base64url> (where it is stored in the dead-letter target). */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it became a dead letter (written to the target).
+             */
+            time: string | null;
+            event_id: string | null;
+            stage: string;
+            error_class: string;
+            message: string;
+            rule: string | null;
+            target: string | null;
+            origin: components["schemas"]["Origin"];
+            /** @description It carries the original record, so it can be redriven. */
+            redrivable: boolean;
+        };
+        DeadLetterTarget: {
+            /** @description The dead-letter sink's type. */
+            type: string | null;
+            /** @description Where the dead letters are (no secrets). */
+            location: string;
+            /** @description The console can read them back. */
+            readable: boolean;
+            /** @description Why not, when it cannot. */
+            note: string;
+        };
         /** @description The body of a 401, 403, 404, 409 or 503: DRF's ``{"detail": "<reason>"}``. */
         ErrorDetail: {
             /** @description Why the request was not served. */
@@ -1035,6 +1203,41 @@ export interface components {
             memory_used: number;
             /** @description Storage memory available, in bytes. */
             memory_total: number;
+        };
+        /** @description A channel's health summary (:mod:`console.services.health`). */
+        Health: {
+            /** @description 100 healthy (or stopped on purpose) down to 0. */
+            score: number;
+            /**
+             * @description idle (stopped on purpose), ok, warning or critical: the worst rule that fired.
+             *
+             *     * `idle` - idle
+             *     * `ok` - ok
+             *     * `warning` - warning
+             *     * `critical` - critical
+             */
+            level: components["schemas"]["LevelEnum"];
+            /** @description One sentence per rule that fired (the console shows it on hover). */
+            explanation: string;
+            reasons: string[];
+            /**
+             * Format: double
+             * @description Events a stage failed / events in, since the driver started (null: none in).
+             */
+            failure_rate: number | null;
+            /** Format: double */
+            dead_letter_rate: number | null;
+            /**
+             * Format: double
+             * @description Lag now minus lag before (records); null without history.
+             */
+            lag_trend: number | null;
+            restarts: number;
+            /**
+             * Format: date-time
+             * @description When it was last seen running: its last status report while RUNNING, otherwise when it left its last state; null if never started.
+             */
+            last_success_at: string | null;
         };
         IngestEventResult: {
             /** @description Position of the event in the request. */
@@ -1076,6 +1279,14 @@ export interface components {
             /** @description true: the channel had no token; false: the old one was replaced. */
             readonly created: boolean;
         };
+        /**
+         * @description * `idle` - idle
+         *     * `ok` - ok
+         *     * `warning` - warning
+         *     * `critical` - critical
+         * @enum {string}
+         */
+        LevelEnum: "idle" | "ok" | "warning" | "critical";
         LifecycleEvent: {
             readonly id: number;
             /** Format: date-time */
@@ -1131,6 +1342,14 @@ export interface components {
         /** @description Kafka Connect's answer to an offsets change. */
         OffsetsMessage: {
             message: string;
+        };
+        Origin: {
+            /** @description The topic the record was read from. */
+            topic: string | null;
+            partition: number | null;
+            offset: number | null;
+            /** @description The record's timestamp. */
+            timestamp: string | null;
         };
         PaginatedAuditEventList: {
             /** @example 123 */
@@ -1316,6 +1535,58 @@ export interface components {
         PluginKindError: {
             /** @description Why kind is needed, or why it is not a kind. */
             kind: string[];
+        };
+        /** @description Either ``ids`` (the dead letters selected), or ``all: true`` with the list's filters. */
+        RedriveRequestRequest: {
+            /** @description Only this error class (exact), e.g. CastError. */
+            error_class?: string;
+            /** @description Only this stage (exact): source, transforms[1] (cast), sink… */
+            stage?: string;
+            /** @description A bus's rule (exact). */
+            rule?: string;
+            /** @description A bus's target, e.g. rules[0].sinks[1] (exact). */
+            target?: string;
+            /**
+             * Format: date-time
+             * @description Dead letters from this time on (inclusive).
+             */
+            since?: string;
+            /**
+             * Format: date-time
+             * @description Dead letters before this time.
+             */
+            until?: string;
+            /** @description Text the error message contains (any case). */
+            q?: string;
+            /** @description The ids of the dead letters to redrive (at most 500). */
+            ids?: string[];
+            /**
+             * @description Redrive every dead letter matching the filters (the newest 5000 at most).
+             * @default false
+             */
+            all: boolean;
+        };
+        RedriveResult: {
+            /** @description The redrive topic the originals were written to. */
+            topic: string;
+            /** @description Records written (and redriven). */
+            count: number;
+            /** @description First offset written, per partition. */
+            start_offsets: {
+                [key: string]: number;
+            };
+            /** @description Offset after the last written, per partition. */
+            end_offsets: {
+                [key: string]: number;
+            };
+            /** @description The redrive run: its id, kind and state. */
+            run: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Selected ids not redriven, with why. */
+            skipped: {
+                [key: string]: string;
+            };
         };
         /** @description Exactly one of ``window`` (by time) and ``start_offsets`` + ``end_offsets``. */
         ReplayRequestRequest: {
@@ -1990,6 +2261,171 @@ export interface operations {
             };
             /** @description No channel has this name. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_dead_letters_list: {
+        parameters: {
+            query?: {
+                /** @description Only this error class (exact), e.g. CastError. */
+                error_class?: string;
+                /** @description Number of results to return per page (default 50, at most 500). */
+                limit?: number;
+                /** @description The first result's index. */
+                offset?: number;
+                /** @description Text the error message contains (any case). */
+                q?: string;
+                /** @description A bus's rule (exact). */
+                rule?: string;
+                /** @description Dead letters from this time on (inclusive). */
+                since?: string;
+                /** @description Only this stage (exact): source, transforms[1] (cast), sink… */
+                stage?: string;
+                /** @description A bus's target, e.g. rules[0].sinks[1] (exact). */
+                target?: string;
+                /** @description Dead letters before this time. */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadLetterPage"];
+                };
+            };
+            /** @description A query parameter is invalid; each key is a parameter, with its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string[];
+                    };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The dead-letter target's Kafka did not answer. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_dead_letters_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                letter_id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadLetter"];
+                };
+            };
+            /** @description No channel has this name, or no dead letter this id (either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The dead-letter target's Kafka did not answer. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_dead_letters_redrive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RedriveRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RedriveRequestRequest"];
+                "multipart/form-data": components["schemas"]["RedriveRequestRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RedriveResult"];
+                };
+            };
+            /** @description The selection is invalid or names nothing that can be redriven (each key a field, with its messages), or the body is not JSON (detail). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The runtime is unavailable; nothing changed. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3185,6 +3621,39 @@ export interface operations {
                 content: {
                     "application/json": {
                         [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    health_list: {
+        parameters: {
+            query?: {
+                /** @description health (default): worst first (level, then score); score: lowest score first; name: by name; a leading '-' reverses. */
+                ordering?: "-health" | "-name" | "-score" | "health" | "name" | "score";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelHealth"][];
+                };
+            };
+            /** @description A query parameter is invalid; each key is a parameter, with its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string[];
                     };
                 };
             };

@@ -7,6 +7,7 @@ import { StateBadge } from "../ui/StateBadge";
 import { ago, eventsPerSecond, fmtNumber, fmtTime, totalLag } from "../ui/format";
 import { ActionButtons } from "./ActionButtons";
 import { ThroughputChart, type Sample } from "./Chart";
+import { DeadLettersPanel } from "./DeadLettersPanel";
 import { DeleteChannelButton } from "./DeleteChannelButton";
 import { IngestPanel } from "./IngestPanel";
 import { OffsetsPanel } from "./OffsetsPanel";
@@ -76,7 +77,11 @@ export function ChannelPage({ name }: { name: string }) {
         <Card label="Target state" value={s?.target_state ?? "—"} />
         <Card label="Events/s" value={fmtNumber(eventsPerSecond(s), 1)} testId="events-per-second" />
         <Card label="Lag" value={fmtNumber(totalLag(s))} />
-        <Card label="Dead letters" value={fmtNumber(s?.dead_letters)} />
+        <Card
+          label="Dead letters"
+          value={fmtNumber(s?.dead_letters)}
+          link={`${href({ page: "channel", name })}/dead-letters`}
+        />
         <Card label="Worker" value={s?.worker_id ?? "—"} />
         <Card
           label="Revision"
@@ -153,6 +158,8 @@ export function ChannelPage({ name }: { name: string }) {
         </table>
       </section>
 
+      <DeadLettersPanel name={name} />
+
       <div className="two-col">
         <RevisionsPanel name={name} running={s?.revision ?? null} latest={s?.latest_revision ?? null} />
         <OffsetsPanel name={name} status={s} />
@@ -176,12 +183,18 @@ export function ChannelPage({ name }: { name: string }) {
   );
 }
 
-function Card({ label, value, testId }: { label: string; value: string; testId?: string }) {
+function Card({ label, value, testId, link }: { label: string; value: string; testId?: string; link?: string }) {
   return (
     <div className="card">
       <div className="card-label">{label}</div>
       <div className="card-value" data-testid={testId}>
-        {value}
+        {link ? (
+          <a className="card-link" href={link} aria-label={`${label}: ${value}, show them`}>
+            {value}
+          </a>
+        ) : (
+          value
+        )}
       </div>
     </div>
   );

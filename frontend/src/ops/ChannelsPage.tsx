@@ -7,6 +7,7 @@ import { useCan } from "../ui/permissions";
 import { StateBadge } from "../ui/StateBadge";
 import { eventsPerSecond, fmtNumber, stateRank, totalLag } from "../ui/format";
 import { ActionButtons } from "./ActionButtons";
+import { HealthBadge, healthRank } from "./HealthBadge";
 
 const DEMO = "demo-orders";
 
@@ -18,8 +19,13 @@ export function ChannelsPage() {
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [messages, setMessages] = useState<string[]>([]);
   const edit = useCan("edit");
+  const [byHealth, setByHealth] = useState(false);
 
   const rows = [...list].sort((a, b) => {
+    if (byHealth) {
+      const health = healthRank(byName.get(a.name)?.health) - healthRank(byName.get(b.name)?.health);
+      if (health !== 0) return health;
+    }
     const rank = stateRank(byName.get(a.name)?.state ?? a.state) - stateRank(byName.get(b.name)?.state ?? b.state);
     return rank !== 0 ? rank : a.name.localeCompare(b.name);
   });
@@ -70,6 +76,7 @@ export function ChannelsPage() {
           <col />
           <col style={{ width: "9rem" }} />
           <col style={{ width: "8rem" }} />
+          <col style={{ width: "8rem" }} />
           <col style={{ width: "7rem" }} />
           <col style={{ width: "7rem" }} />
           <col style={{ width: "7rem" }} />
@@ -88,6 +95,17 @@ export function ChannelsPage() {
             </th>
             <th>Name</th>
             <th>State</th>
+            <th aria-sort={byHealth ? "ascending" : "none"}>
+              <button
+                type="button"
+                className="link"
+                title="Sort worst health first (click again for the default order: failures first, then by name)"
+                onClick={() => setByHealth((on) => !on)}
+                data-testid="sort-health"
+              >
+                Health{byHealth ? " ▲" : ""}
+              </button>
+            </th>
             <th>Target</th>
             <th className="num">Events/s</th>
             <th className="num">Lag</th>
@@ -116,6 +134,9 @@ export function ChannelsPage() {
                 <td>
                   <StateBadge state={status?.state ?? channel.state} />
                 </td>
+                <td>
+                  <HealthBadge health={status?.health} />
+                </td>
                 <td>{status?.target_state ?? channel.target_state}</td>
                 <td className="num">{fmtNumber(eventsPerSecond(status), 1)}</td>
                 <td className="num">{fmtNumber(totalLag(status))}</td>
@@ -134,7 +155,7 @@ export function ChannelsPage() {
           })}
           {!channels.isPending && rows.length === 0 && (
             <tr>
-              <td colSpan={9} className="muted">
+              <td colSpan={10} className="muted">
                 No channels yet.
               </td>
             </tr>

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, field_validator
 
 from pipelines.spec.configs.base import StageConfig
+from pipelines.spec.configs.retry import RETRY_FIELD, SinkRetry
 from pipelines.spec.paths import FILES_ROOTS_ENV, FILES_SCHEMES_ENV, resolve_files_location
 
 _PATH_DESCRIPTION = (
@@ -114,6 +115,7 @@ class FilesSinkConfig(StageConfig):
             "attribute, extensions and data as JSON text)."
         ),
     )
+    retry: SinkRetry | None = RETRY_FIELD
 
     @field_validator("path")
     @classmethod

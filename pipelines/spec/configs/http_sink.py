@@ -213,18 +213,50 @@ class HttpRetry(StageConfig):
         title="Max backoff (s)",
         description="Upper bound of one wait, also of a server's Retry-After (429, 503).",
     )
-    max_event_age_seconds: float = Field(
+    max_event_age_seconds: float | None = Field(
         86_400,
         ge=1,
         title="Max event age (s)",
         description=(
             "An event older than this (by its time, else the time it was read) is not sent, "
-            "or no longer retried, and is rejected as EventTooOld."
+            "or no longer retried, and is rejected as EventTooOld. Empty: no limit."
+        ),
+    )
+    backoff_ms: int | None = Field(
+        None,
+        ge=1,
+        le=3_600_000,
+        title="Initial backoff (ms)",
+        description=(
+            "The initial backoff in milliseconds, as every sink's retry policy spells it; "
+            "when set, it stands for backoff_initial_seconds."
+        ),
+    )
+    max_backoff_ms: int | None = Field(
+        None,
+        ge=1,
+        le=3_600_000,
+        title="Max backoff (ms)",
+        description=(
+            "The max backoff in milliseconds, as every sink's retry policy spells it; when "
+            "set, it stands for backoff_max_seconds."
         ),
     )
 
     @model_validator(mode="after")
     def _check_backoff(self) -> HttpRetry:
+        # The spelling every sink shares (milliseconds) stands for the seconds fields; both
+        # given with different values is a contradiction, not a choice.
+        for millis, seconds in (
+            ("backoff_ms", "backoff_initial_seconds"),
+            ("max_backoff_ms", "backoff_max_seconds"),
+        ):
+            value = getattr(self, millis)
+            if value is None:
+                continue
+            if seconds in self.model_fields_set and getattr(self, seconds) != value / 1000:
+                raise ValueError(f"{millis} and {seconds} disagree: give one of them")
+            object.__setattr__(self, seconds, value / 1000)
         if self.backoff_max_seconds < self.backoff_initial_seconds:
             raise ValueError("backoff_max_seconds must be >= backoff_initial_seconds")
         return self

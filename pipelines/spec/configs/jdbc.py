@@ -27,6 +27,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from pipelines.net import JDBC_SINK, address_literal, check_url_host
 from pipelines.spec.configs.base import Secret, StageConfig
+from pipelines.spec.configs.retry import RETRY_FIELD, SinkRetry
 from pipelines.spec.paths import FILES_ROOTS_ENV, resolve_local_path
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
@@ -169,6 +170,7 @@ class JdbcSinkConfig(StageConfig):
             "data: only the event's data."
         ),
     )
+    retry: SinkRetry | None = RETRY_FIELD
 
     @field_validator("url")
     @classmethod

@@ -16,6 +16,7 @@ from pipelines.spec.configs.base import (
     check_topic,
 )
 from pipelines.spec.configs.http_sink import canonical_host
+from pipelines.spec.configs.retry import RETRY_FIELD, SinkRetry
 from pipelines.spec.fieldpaths import parse_field_path
 
 SourceFormat = Literal["json", "cloudevents", "cloudevents-binary", "raw"]
@@ -456,6 +457,7 @@ class KafkaSinkConfig(StageConfig):
     )
     security: KafkaSecurity = _SECURITY
     properties: dict[str, str] = _PROPERTIES
+    retry: SinkRetry | None = RETRY_FIELD
 
     _check_servers = field_validator("bootstrap_servers")(check_bootstrap_servers)
     _check_topic = field_validator("topic")(check_topic)

@@ -240,7 +240,8 @@ def test_ten_thousand_transforms_are_refused_quickly_at_transforms(api, spec):
     errors = response.json()
     assert errors["spec.transforms"] == [f"has 10000 transforms; the limit is {MAX_TRANSFORMS}"]
     assert set(errors) <= {"spec", "spec.transforms"}  # the size too, if over; nothing else
-    assert elapsed < 1.0
+    # Refused before each transform is validated; 2 s as contention stretches CPU time too.
+    assert elapsed < 2.0
     assert not Channel.objects.exists()
 
 

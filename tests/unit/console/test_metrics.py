@@ -52,7 +52,9 @@ def scrape() -> dict[str, dict[tuple, float]]:
 def channel_with_tasks(spec, name: str, state: str, tasks_: list[dict]) -> Connector:
     services.start_channel(services.create_channel(name=name, spec=spec))
     connector = Connector.objects.get(channel__name=name)
-    Connector.objects.filter(pk=connector.pk).update(worker="w1", state=state, dead_letters=7)
+    Connector.objects.filter(pk=connector.pk).update(
+        worker="w1", state=state, dead_letters=7, sink_retries=3
+    )
     for task_id, values in enumerate(tasks_):
         Task.objects.create(connector=connector, task_id=task_id, worker_id="w1", **values)
     return connector
@@ -97,6 +99,10 @@ def test_channel_task_and_worker_metrics_come_from_the_database(spec):
     assert samples["sluice_channel_dead_letters_total"] == {
         (("channel", "idle"),): 0.0,
         (("channel", "orders"),): 7.0,
+    }
+    assert samples["sluice_channel_sink_retries_total"] == {
+        (("channel", "idle"),): 0.0,
+        (("channel", "orders"),): 3.0,
     }
     state = samples["sluice_channel_state"]
     assert len(state) == 2 * len(ConnectorState.values)

@@ -379,11 +379,12 @@ def test_dead_letter_counts_are_mirrored_and_shown_in_status(runtime, started, a
     runtime.heartbeat("w1")
     reconcile(runtime)
     worker = Connector.objects.get(pk=connectors["orders"].pk).worker_id
-    runtime.report("orders", State.RUNNING, worker, dead_letters=7, updated_at=2.0)
+    runtime.report("orders", State.RUNNING, worker, dead_letters=7, sink_retries=3, updated_at=2.0)
 
     reconcile(runtime)
 
     assert connector("orders").dead_letters == 7
+    assert connector("orders").sink_retries == 3
     assert api.get("/api/v1/channels/orders/status").json()["dead_letters"] == 7
 
 

@@ -67,7 +67,11 @@ RULES = {
     ("channel-revision-list", "get"): "view",
     ("channel-revision-detail", "get"): "view",
     ("channel-revision-diff", "get"): "view",
+    ("channel-dead-letter-list", "get"): "view",
+    ("channel-dead-letter-detail", "get"): "view",
+    ("channel-dead-letter-redrive", "post"): "operate",
     ("cluster", "get"): "view",
+    ("health", "get"): "view",
     ("worker-list", "get"): "view",
     ("worker-detail", "get"): "view",
     ("plugin-list", "get"): "view",
@@ -88,6 +92,7 @@ KWARGS = {
     "type": "kafka",
     "number": 1,
     "id": "00000000-0000-0000-0000-000000000000",
+    "letter_id": "kafka:orders-dead:0:1",
 }
 HTTP_METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -160,6 +165,8 @@ def body_for(name: str, method: str, spec: dict) -> dict:
         return {"rules": [{"name": "a", "pattern": {"source": ["a"]}}], "event": {"source": "a"}}
     if name == "channel-offsets-copy":
         return {"from_channel": "old"}
+    if name == "channel-dead-letter-redrive":
+        return {"ids": ["kafka:orders-dead:0:1"]}
     return {}
 
 

@@ -86,5 +86,5 @@ def _row(n: int, event: dict[str, Any]) -> tuple[Any, ...]:
         "orders",
         0,
         n,
-        EVENT_TIME,
+        event.get("origin_timestamp", EVENT_TIME),
     )

@@ -10,15 +10,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipelines import native
 from pipelines.builder import build_stream
-from pipelines.bus import build_bus_stream, live_change, routing_column, rule_predicate
-from pipelines.patterns import variant_child
+from pipelines.bus import (
+    build_bus_stream,
+    compiled_into_query,
+    live_change,
+    routing_column,
+    rule_predicate,
+)
+from pipelines.patterns import route_plans, variant_child
 from pipelines.spec import SpecError, validate_spec
+from pipelines.spec.patterns import compile_pattern
 from tests.support.conformance import load_conformance
 
 pytestmark = pytest.mark.spark
@@ -309,3 +317,164 @@ def test_conformance_vectors_through_rule_patterns(spark: SparkSession, native_r
     for i, vector in enumerate(VECTORS):
         rule = patterns[json.dumps(vector["pattern"], sort_keys=True)]
         assert ((i, rule) in pairs) is vector["matches"], (vector["id"], vector["note"])
+
+
+def test_conformance_vectors_through_native_routes(spark: SparkSession) -> None:
+    """The same, the routing as a bus routes with Sluice's functions: one ``route`` call per
+    top-level member (exact values looked up in an index) and ``CASE WHEN`` predicates for
+    the patterns on several members."""
+    if not native.native_functions(spark):
+        pytest.fail("Sluice's Spark functions are missing from the session (make jars)")
+    patterns: dict[str, int] = {}
+    for vector in VECTORS:
+        patterns.setdefault(json.dumps(vector["pattern"], sort_keys=True), len(patterns))
+    compiled = [(compile_pattern(json.loads(text)), [index]) for text, index in patterns.items()]
+    plans, rest = route_plans(compiled)
+    assert plans and any('"key"' in plan.routes for plan in plans)  # the index is exercised
+    root = "`__event`"
+
+    def child(key: str) -> str:
+        return native.field(root, key)
+
+    columns = [F.expr(native.route(child(plan.member), plan.routes)) for plan in plans]
+    texts = list(patterns)
+    others = [
+        (rule_predicate(json.loads(texts[position]), child, native_matching=True), [position])
+        for position in rest
+    ]
+    if others:
+        columns.append(routing_column(others))
+    is_object = F.expr(f"coalesce({native.kind(root)} = 'OBJECT', false)")
+    routing = F.when(is_object, F.concat(*columns)).otherwise(F.array().cast("array<int>"))
+    routed = vector_events(spark).select("i", F.explode(routing).alias("rule"))
+    pairs = [(row.i, row.rule) for row in routed.filter("rule IS NOT NULL").collect()]
+    assert len(pairs) == len(set(pairs))  # a rule's targets once per event
+    for i, vector in enumerate(VECTORS):
+        rule = patterns[json.dumps(vector["pattern"], sort_keys=True)]
+        assert ((i, rule) in pairs) is vector["matches"], (vector["id"], vector["note"])
+
+
+# -- a bus compiled into its query (Kafka targets only) ---------------------------------------
+
+
+def kafka_rule(name: str, kind: str, bootstrap: str, topic: str, **extra: Any) -> dict[str, Any]:
+    sink = {"type": "kafka", "config": {"bootstrap_servers": bootstrap, "topic": topic}}
+    return {"name": name, "pattern": {"data": {"kind": [kind]}}, "sinks": [sink], **extra}
+
+
+def kafka_values(spark: SparkSession, bootstrap: str, topic: str) -> list[dict[str, Any]]:
+    rows = (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .load()
+        .select(F.col("value").cast("string"))
+        .collect()
+    )
+    return [json.loads(row.value) for row in rows]
+
+
+def test_which_buses_are_compiled_into_their_query(tmp_path: Path) -> None:
+    kafka = [kafka_rule("orders", "order", "127.0.0.1:9", "orders")]
+    assert compiled_into_query(validate_spec(bus_spec(tmp_path, kafka)))
+    # a disabled rule's other targets do not matter; an enabled one's do
+    disabled_files = {"name": "off", "enabled": False, "sinks": [files_sink(tmp_path / "x")]}
+    assert compiled_into_query(validate_spec(bus_spec(tmp_path, [*kafka, disabled_files])))
+    files = {"name": "files", "sinks": [files_sink(tmp_path / "x")]}
+    assert not compiled_into_query(validate_spec(bus_spec(tmp_path, [*kafka, files])))
+    tolerant = {"errors": {"tolerance": "all"}}
+    assert not compiled_into_query(validate_spec(bus_spec(tmp_path, kafka, **tolerant)))
+    transformed = [{**kafka[0], "transforms": [{"type": "drop", "config": {"fields": ["data.n"]}}]}]
+    assert not compiled_into_query(validate_spec(bus_spec(tmp_path, transformed)))
+    retried = [kafka_rule("orders", "order", "127.0.0.1:9", "orders")]
+    retried[0]["sinks"][0]["config"]["retry"] = {"attempts": 3}
+    assert not compiled_into_query(validate_spec(bus_spec(tmp_path, retried)))
+    other_format = kafka_rule("refunds", "refund", "127.0.0.1:9", "refunds")
+    other_format["sinks"][0]["config"]["format"] = "cloudevents"
+    assert not compiled_into_query(validate_spec(bus_spec(tmp_path, [*kafka, other_format])))
+    assert not compiled_into_query(validate_spec(bus_spec(tmp_path, [files])))
+
+
+def test_a_kafka_only_bus_runs_compiled_into_its_query(
+    spark: SparkSession, tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    suffix = tmp_path.name[-12:].replace("_", "-").lower()
+    topics = {kind: f"compiled-{kind}-{suffix}" for kind in ("order", "refund", "ping", "all")}
+    rules = [
+        kafka_rule("orders", "order", kafka_bootstrap, topics["order"]),
+        kafka_rule("refunds", "refund", kafka_bootstrap, topics["refund"]),
+        kafka_rule("pings", "ping", kafka_bootstrap, topics["ping"], enabled=False),
+        {
+            "name": "everything",
+            "sinks": [
+                {"type": "kafka", "config": {"bootstrap_servers": kafka_bootstrap, "topic": t}}
+                for t in (topics["all"],)
+            ],
+        },
+    ]
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    for future in admin.create_topics([NewTopic(t, 1, 1) for t in topics.values()]).values():
+        future.result(30)
+    spec = validate_spec(bus_spec(tmp_path, rules))
+    drop(tmp_path, "a.jsonl", ORDERS)
+    writer, router = build_bus_stream(
+        spark,
+        spec,
+        channel="bus-compiled",
+        checkpoint_dir=str(tmp_path / "checkpoint"),
+        on_rule_counts=lambda batch_id, counts: None,
+    )
+    assert router.compiled
+    query = writer.start()
+    try:
+        query.processAllAvailable()
+        drop(tmp_path, "b.jsonl", [{"n": 6, "kind": "refund"}, {"n": 7, "kind": "order"}])
+        query.processAllAvailable()
+        progress = [json.loads(report.json) for report in query.recentProgress]
+        # no foreachBatch: the Kafka sink is the query's own
+        assert "Kafka" in progress[-1]["sink"]["description"], progress[-1]["sink"]
+        # its rules change by a restart, not live
+        with pytest.raises(SpecError) as refused:
+            router.replace(spec)
+        assert "compiled into its query" in str(refused.value)
+        assert not live_change(spec, spec)
+    finally:
+        query.stop()
+
+    assert ns(kafka_values(spark, kafka_bootstrap, topics["order"])) == [1, 2, 4, 7]
+    assert ns(kafka_values(spark, kafka_bootstrap, topics["refund"])) == [3, 6]
+    assert kafka_values(spark, kafka_bootstrap, topics["ping"]) == []  # disabled
+    assert ns(kafka_values(spark, kafka_bootstrap, topics["all"])) == [1, 2, 3, 4, 5, 6, 7]
+
+    # each batch's per-rule counts are in its progress report
+    counted = [router.progress_counts(report) for report in progress if report["numInputRows"]]
+    assert all(counts is not None for counts in counted)
+    totals = {
+        rule["rule"]: sum(counts[i]["matched"] for counts in counted if counts)
+        for i, rule in enumerate(counted[0] or [])
+    }
+    assert totals == {"orders": 4, "refunds": 2, "pings": 0, "everything": 7}
+    first = counted[0] or []
+    assert first[1]["targets"] == [
+        {"sink": "rules[1].sinks[0]", "type": "kafka", "delivered": 1, "failed": 0}
+    ]
+
+
+def test_a_compiled_bus_fails_on_a_bad_event_naming_the_stage(
+    spark: SparkSession, tmp_path: Path, kafka_bootstrap: str
+) -> None:
+    rules = [kafka_rule("orders", "order", kafka_bootstrap, "compiled-bad")]
+    cast = [{"type": "cast", "config": {"fields": {"data.amount": "long"}}}]
+    spec = validate_spec(bus_spec(tmp_path, rules, transforms=cast))
+    drop(tmp_path, "a.jsonl", [{"n": 1, "kind": "order", "amount": "lots"}])
+    writer, router = build_bus_stream(
+        spark, spec, channel="bus-compiled-bad", checkpoint_dir=str(tmp_path / "checkpoint")
+    )
+    assert router.compiled
+    query = writer.start()
+    try:
+        with pytest.raises(Exception, match=r"transforms\[0\] \(cast\)"):
+            query.processAllAvailable()
+    finally:
+        query.stop()

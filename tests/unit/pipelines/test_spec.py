@@ -172,7 +172,7 @@ def test_unknown_fields_list_the_expected_ones() -> None:
         ],
         "sink.config.topics": [
             "unknown field; expected one of: bootstrap_servers, topic, format, key_field, "
-            "topic_field, security, properties"
+            "topic_field, security, properties, retry"
         ],
     }
 

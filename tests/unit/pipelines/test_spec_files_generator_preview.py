@@ -62,7 +62,12 @@ def test_files_configs_defaults() -> None:
         "csv_header": True,
         "csv_delimiter": ",",
     }
-    assert valid.sink.config == {"path": "out", "format": "parquet", "content": "data"}
+    assert valid.sink.config == {
+        "path": "out",
+        "format": "parquet",
+        "content": "data",
+        "retry": None,
+    }
     assert FilesSourceConfig(path="in") == FilesSourceConfig.model_validate(valid.source.config)
     assert FilesSinkConfig(path="o", format="jsonl", content="cloudevents").content == (
         "cloudevents"

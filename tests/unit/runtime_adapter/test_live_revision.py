@@ -38,6 +38,8 @@ def bus(*rules: dict[str, Any], **changes: Any) -> dict[str, Any]:
         },
         "transforms": [{"type": "cast", "config": {"fields": {"data.amount": "long"}}}],
         "rules": list(rules),
+        # routed batch by batch: a Kafka-only bus under "none" is compiled into its query
+        "errors": {"tolerance": "all"},
     }
     return {**spec, **changes}
 
@@ -63,12 +65,17 @@ V2 = bus(ORDERS, REFUNDS)
             ),
             False,
         ),
-        (bus(ORDERS, errors={"tolerance": "all"}), False),
+        (bus(ORDERS, errors={"tolerance": "none"}), False),
         ({**{k: v for k, v in V1.items() if k != "rules"}, "sink": sink("o")}, False),  # linear
     ],
 )
 def test_only_a_change_of_the_rules_is_taken_live(new: dict[str, Any], live: bool) -> None:
     assert live_revision(V1, new) is live
+
+
+def test_a_bus_compiled_into_its_query_changes_its_rules_by_a_restart() -> None:
+    compiled = {"errors": {"tolerance": "none"}}
+    assert not live_revision(bus(ORDERS, **compiled), bus(ORDERS, REFUNDS, **compiled))
 
 
 def test_a_linear_channel_is_never_changed_live() -> None:
@@ -89,6 +96,7 @@ class Router:
     def __init__(self, refuse: bool = False) -> None:
         self.replaced: list[Any] = []
         self.refuse = refuse
+        self.compiled = False
 
     def replace(self, spec: Any) -> None:
         if self.refuse:

@@ -88,3 +88,19 @@ def test_preview_keeps_the_newest_events_newest_first(runtime: SparkRuntime, sto
     store.publish_preview("orders", [], keep=3)
     runtime.delete("orders")
     assert runtime.preview("orders") == []
+
+
+def test_dead_letters_and_sink_retries_add_up_across_reports(
+    runtime: SparkRuntime, store: RedisStore
+):
+    runtime.deploy(deployment())
+    runtime.assign("orders", "w1")
+    assert store.report(status("orders", "w1"))
+    store.add_dead_letters("orders", 2)
+    store.add_sink_retries("orders", 1)
+    store.add_sink_retries("orders", 1)
+    assert store.report(status("orders", "w1"))  # a status rewrite keeps the counts
+    got = store.statuses(["orders"])["orders"]
+    assert (got.dead_letters, got.sink_retries) == (2, 2)
+    runtime.delete("orders")
+    assert store.redis.hget(store.key("sinkretries"), "orders") is None

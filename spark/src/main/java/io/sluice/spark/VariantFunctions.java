@@ -35,6 +35,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *       specversion, subject, time, type STRING) -> STRING}: {@link EnvelopeFunction}
  *   <li>{@code matches(node VARIANT, steps STRING) -> BOOLEAN}: {@link MatchesFunction}
  *   <li>{@code time(ts TIMESTAMP) -> STRING}: {@link TimeFunction}
+ *   <li>{@code route(node VARIANT, routes STRING) -> ARRAY<INT>}: {@link RouteFunction}
  * </ul>
  */
 public final class VariantFunctions implements FunctionCatalog {
@@ -61,7 +62,8 @@ public final class VariantFunctions implements FunctionCatalog {
       Identifier.of(namespace, "kind"),
       Identifier.of(namespace, "envelope"),
       Identifier.of(namespace, "matches"),
-      Identifier.of(namespace, "time")
+      Identifier.of(namespace, "time"),
+      Identifier.of(namespace, "route")
     };
   }
 
@@ -86,6 +88,8 @@ public final class VariantFunctions implements FunctionCatalog {
         return new MatchesFunction();
       case "time":
         return new TimeFunction();
+      case "route":
+        return new RouteFunction();
       default:
         throw new NoSuchFunctionException(ident);
     }

@@ -1,9 +1,5 @@
 package io.sluice.spark.patterns;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.apache.spark.unsafe.types.UTF8String;
 import org.apache.spark.unsafe.types.VariantVal;
 
@@ -61,69 +57,11 @@ public final class EventPatterns {
     return program.test(node.getValue(), node.getMetadata(), 0);
   }
 
-  // -- the compiled steps, once per distinct text --------------------------------------------
+  private static final LiteralCache<Node> PROGRAMS =
+      new LiteralCache<>("matches: the steps", StepCompiler::compile);
 
-  private static final int RECENT_SLOTS = 1024;
-  private static final int RECENT_WAYS = 4;
-  private static final int MAX_COMPILED = 4096;
-  private static final AtomicReferenceArray<Recent> RECENT =
-      new AtomicReferenceArray<>(RECENT_SLOTS);
-  private static final AtomicInteger EVICTIONS = new AtomicInteger();
-  private static final Map<String, Node> COMPILED = new ConcurrentHashMap<>();
-
-  /** A literal object and its compiled steps (immutable: safely shared between threads). */
-  private static final class Recent {
-    final UTF8String literal;
-    final Node program;
-
-    Recent(UTF8String literal, Node program) {
-      this.literal = literal;
-      this.program = program;
-    }
-  }
-
-  /**
-   * The compiled form of {@code steps}. Each literal object is looked up by identity in {@link
-   * #RECENT_WAYS} slots from its identity hash (a task's literals and those of the tasks running
-   * beside it rarely collide; a missing one evicts the slots in turn, so two never keep evicting
-   * each other), else compiled or found by content and remembered there.
-   */
-  /**
-   * The compiled form of {@code steps}. Each literal object is looked up by identity in {@link
-   * #RECENT_WAYS} slots from its identity hash (a task's literals and those of the tasks running
-   * beside it rarely collide; a missing one evicts the slots in turn, so two never keep evicting
-   * each other), else compiled or found by content and remembered there.
-   */
+  /** The compiled form of {@code steps}, once per distinct text ({@link LiteralCache}). */
   static Node compiled(UTF8String steps) {
-    if (steps == null) {
-      throw new IllegalArgumentException("matches: the steps are NULL");
-    }
-    int start = System.identityHashCode(steps);
-    for (int way = 0; way < RECENT_WAYS; way++) {
-      Recent recent = RECENT.get((start + way) & (RECENT_SLOTS - 1));
-      if (recent != null && recent.literal == steps) {
-        return recent.program;
-      }
-    }
-    String text = steps.toString();
-    Node program = COMPILED.get(text);
-    if (program == null) {
-      program = StepCompiler.compile(text);
-      if (COMPILED.size() >= MAX_COMPILED) {
-        COMPILED.clear(); // patterns are few; only a runaway caller gets here
-      }
-      COMPILED.put(text, program);
-    }
-    int slot = -1;
-    for (int way = 0; way < RECENT_WAYS && slot < 0; way++) {
-      if (RECENT.get((start + way) & (RECENT_SLOTS - 1)) == null) {
-        slot = (start + way) & (RECENT_SLOTS - 1);
-      }
-    }
-    if (slot < 0) {
-      slot = (start + (EVICTIONS.getAndIncrement() & (RECENT_WAYS - 1))) & (RECENT_SLOTS - 1);
-    }
-    RECENT.set(slot, new Recent(steps, program));
-    return program;
+    return PROGRAMS.get(steps);
   }
 }

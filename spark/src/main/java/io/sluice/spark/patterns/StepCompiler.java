@@ -15,7 +15,7 @@ import java.util.Map;
  * that decides them ({@link Node}, {@link Element}, the matchers).
  */
 final class StepCompiler {
-  private static final ObjectMapper JSON = new ObjectMapper();
+  static final ObjectMapper JSON = new ObjectMapper();
 
   private StepCompiler() {}
 
@@ -27,6 +27,11 @@ final class StepCompiler {
     } catch (IOException e) {
       throw new IllegalArgumentException("matches: the steps are not JSON: " + e.getMessage(), e);
     }
+    return compile(root);
+  }
+
+  /** The tree deciding the steps of the parsed JSON array {@code root}. */
+  static Node compile(JsonNode root) {
     if (root == null || !root.isArray()) {
       throw new IllegalArgumentException("matches: the steps must be a JSON array");
     }

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('console', '0009_connector_rule_metrics'),
+        ('console', '0010_retries_connector_sink_retries'),
     ]
 
     operations = [
