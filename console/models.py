@@ -407,7 +407,8 @@ class ChannelRun(models.Model):
     """A bounded run of a channel's CURRENT spec beside its live connector: a replay of a
     time window (or explicit offsets) of its Kafka source or ingest topic, or a redrive of
     dead letters' original records from ``sluice-redrive.<channel>``. It reads with its own
-    checkpoint and consumer identity, never the live query's (see docs/replay.md)."""
+    checkpoint and consumer identity, never the live query's (docs/runtime.md, "Replays and
+    redrives")."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="runs")
@@ -435,6 +436,14 @@ class ChannelRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
+    runtime_id = models.CharField(
+        max_length=120,
+        blank=True,
+        help_text=(
+            "The run's connector in the runtime while it exists there ('' before it is "
+            "deployed and once removed)."
+        ),
+    )
 
     class Meta:
         ordering = ["-created_at"]

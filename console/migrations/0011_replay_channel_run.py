@@ -32,6 +32,7 @@ class Migration(migrations.Migration):
                 ('started_at', models.DateTimeField(blank=True, null=True)),
                 ('finished_at', models.DateTimeField(blank=True, null=True)),
                 ('error', models.TextField(blank=True)),
+                ('runtime_id', models.CharField(blank=True, help_text="The run's connector in the runtime while it exists there ('' before it is deployed and once removed).", max_length=120)),
                 ('channel', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='console.channel')),
                 ('revision', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='console.revision')),
             ],

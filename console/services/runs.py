@@ -211,4 +211,7 @@ def cancel_run(
         run.finished_at = timezone.now()
         run.error = f"cancelled by {actor_for(user, actor)}"
         run.save(update_fields=["state", "finished_at", "error"])
+    from console.services.run_executor import stop_run_now  # the executor imports this module
+
+    stop_run_now(run)
     return run
