@@ -7,6 +7,8 @@ run checkpoint behind."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -78,6 +80,24 @@ def finished_run(http, url: str, timeout: float) -> dict:
 def run_checkpoints(stack: Stack) -> list[Path]:
     root = Path(stack.env["SLUICE_VAR_DIR"]) / "checkpoints"
     return [path for path in root.glob("*.run-*") if path.is_dir()] if root.is_dir() else []
+
+
+def shot(stack: Stack, name: str) -> None:
+    """The channel page's Replays panel in Chromium (frontend/e2e/replay-shot.mjs)."""
+    frontend = Path(__file__).resolve().parents[2] / "frontend"
+    env = {
+        **os.environ,
+        "SLUICE_URL": stack.base_url,
+        "SLUICE_CHANNEL": NAME,
+        "SLUICE_USER": "admin",
+        "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
+        "SHOTS": os.environ["SLUICE_REPLAY_SHOTS"],
+        "SHOT_NAME": name,
+    }
+    done = subprocess.run(
+        ["node", "e2e/replay-shot.mjs"], cwd=frontend, env=env, capture_output=True, text=True
+    )
+    print(done.stdout, done.stderr)
 
 
 def test_a_window_is_replayed_exactly_tagged_beside_the_live_channel(stack: Stack):
@@ -157,4 +177,6 @@ def test_a_window_is_replayed_exactly_tagged_beside_the_live_channel(stack: Stac
     listed = http.get(f"{stack.api}/channels/{NAME}/replays/", timeout=10).json()
     assert [r["state"] for r in listed["results"]] == ["CANCELLED", "SUCCEEDED"]
     print(f"replay of {INSIDE} events: {took:.1f} s from request to SUCCEEDED")
+    if os.environ.get("SLUICE_REPLAY_SHOTS"):  # screenshots of the replay panel, on request
+        shot(stack, "replay-panel")
     assert http.post(f"{stack.api}/channels/{NAME}/stop", timeout=10).status_code == 202
