@@ -125,8 +125,9 @@ def _least_loaded(run: ChannelRun, live: list[str]) -> str | None:
     connector = Connector.objects.filter(channel_id=run.channel_id).first()
     if connector is not None and connector.worker_id in live:
         return connector.worker_id
-    load = Counter(Connector.objects.filter(worker_id__in=live).values_list("worker_id", flat=True))
-    return min(live, key=lambda worker: (load.get(worker, 0), worker))
+    hosted = Connector.objects.filter(worker_id__in=live).values_list("worker_id", flat=True)
+    load = Counter(str(worker) for worker in hosted)
+    return min(live, key=lambda worker: (load[worker], worker))
 
 
 def _resolve_window(runtime: RuntimeAdapter, run: ChannelRun, spec: dict[str, Any]) -> None:
