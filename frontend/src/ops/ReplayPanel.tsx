@@ -116,12 +116,16 @@ export function ReplayPanel({ name }: { name: string }) {
           {rows.map((run) => (
             <tr key={run.id} data-testid="replay-row">
               <td>{run.kind}</td>
-              <td>{run.state}</td>
+              <td title={run.error || undefined}>
+                {run.state}
+                {run.state === "FAILED" && run.error && <div className="small muted">{run.error}</div>}
+              </td>
               <td className="small">
                 {run.window ? `${fmtTime(run.window.start)} – ${fmtTime(run.window.end)}` : run.topic}
               </td>
               <td className="num">
                 {fmtNumber(run.events_read)} / {run.expected === null ? "…" : fmtNumber(run.expected)}
+                <div className="small muted">{fmtNumber(run.events_written)} written</div>
               </td>
               <td>
                 <progress max={1} value={run.progress} aria-label={`Progress of run ${run.id}`} />{" "}
