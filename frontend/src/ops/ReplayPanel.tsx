@@ -121,7 +121,9 @@ export function ReplayPanel({ name }: { name: string }) {
                 {run.state === "FAILED" && run.error && <div className="small muted">{run.error}</div>}
               </td>
               <td className="small">
-                {run.window ? `${fmtTime(run.window.start)} – ${fmtTime(run.window.end)}` : run.topic}
+                {run.window
+                  ? `${fmtTime(run.window.start)} – ${fmtTime(run.window.end)}`
+                  : run.topic || "by offsets"}
               </td>
               <td className="num">
                 {fmtNumber(run.events_read)} / {run.expected === null ? "…" : fmtNumber(run.expected)}
