@@ -72,6 +72,8 @@ API_ACTIONS = {
     ("channel-offsets-copy", "POST"): "channel.offsets.copy",
     ("channel-dead-letter-redrive", "POST"): "channel.dead_letters.redrive",
     ("channel-ingest-token", "POST"): "channel.ingest_token.rotate",
+    ("channel-replay-list", "POST"): "channel.replay.start",
+    ("channel-replay-detail", "DELETE"): "channel.replay.cancel",
     ("channel-ingest-token", "DELETE"): "channel.ingest_token.revoke",
 }
 #: ``(URL name, method)`` → action, for the Kafka Connect facade (``/connect/``): the same

@@ -63,3 +63,24 @@ class PluginKind(models.TextChoices):
     SOURCE = "source", "Source"
     TRANSFORM = "transform", "Transform"
     SINK = "sink", "Sink"
+
+
+class RunKind(models.TextChoices):
+    """What a bounded run beside the live connector does (:class:`console.models.ChannelRun`)."""
+
+    REPLAY = "replay", "Replay"
+    REDRIVE = "redrive", "Redrive"
+
+
+class RunState(models.TextChoices):
+    """Where a bounded run is. SUCCEEDED, FAILED and CANCELLED are final."""
+
+    PENDING = "PENDING", "Pending"
+    RUNNING = "RUNNING", "Running"
+    SUCCEEDED = "SUCCEEDED", "Succeeded"
+    FAILED = "FAILED", "Failed"
+    CANCELLED = "CANCELLED", "Cancelled"
+
+
+#: Run states a run never leaves.
+FINAL_RUN_STATES = (RunState.SUCCEEDED, RunState.FAILED, RunState.CANCELLED)

@@ -10,6 +10,7 @@ Only :mod:`console.services` writes these models.
 from __future__ import annotations
 
 import secrets
+import uuid
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -21,6 +22,8 @@ from django.utils import timezone
 from console.choices import (
     ConnectorState,
     RestartPolicyType,
+    RunKind,
+    RunState,
     SubjectType,
     TargetState,
     WorkerState,
@@ -465,3 +468,62 @@ class RegistryConfig(models.Model):
 
     def __str__(self) -> str:
         return f"global compatibility {self.compatibility}"
+
+
+class ChannelRun(models.Model):
+    """A bounded run of a channel's CURRENT spec beside its live connector: a replay of a
+    time window (or explicit offsets) of its Kafka source or ingest topic, or a redrive of
+    dead letters' original records from ``sluice-redrive.<channel>``. It reads with its own
+    checkpoint and consumer identity, never the live query's (docs/runtime.md, "Replays and
+    redrives")."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="runs")
+    kind = models.CharField(max_length=8, choices=RunKind.choices, default=RunKind.REPLAY)
+    state = models.CharField(max_length=10, choices=RunState.choices, default=RunState.PENDING)
+    revision = models.ForeignKey(
+        Revision, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    topic = models.CharField(
+        max_length=255, blank=True, help_text="A redrive's topic; empty for a replay."
+    )
+    window_start = models.DateTimeField(null=True, blank=True)
+    window_end = models.DateTimeField(null=True, blank=True)
+    start_offsets = models.JSONField(
+        default=dict, blank=True, help_text="{topic: {partition: first offset}}, inclusive."
+    )
+    end_offsets = models.JSONField(
+        default=dict, blank=True, help_text="{topic: {partition: end offset}}, exclusive."
+    )
+    expected = models.BigIntegerField(null=True, blank=True)
+    events_read = models.BigIntegerField(default=0)
+    events_written = models.BigIntegerField(default=0)
+    created_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    runtime_id = models.CharField(
+        max_length=120,
+        blank=True,
+        help_text=(
+            "The run's connector in the runtime while it exists there ('' before it is "
+            "deployed and once removed)."
+        ),
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["channel", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.id} of {self.channel_id} ({self.state})"
+
+    @property
+    def progress(self) -> float:
+        """Events read over the events expected, 0..1 (1 once SUCCEEDED)."""
+        if self.state == RunState.SUCCEEDED:
+            return 1.0
+        if not self.expected:
+            return 0.0
+        return max(0.0, min(1.0, self.events_read / self.expected))

@@ -190,6 +190,7 @@ OPERATE = {
     for name in ("start", "stop", "pause", "resume", "restart")
 }
 ALTER_OFFSETS = Need(OPERATE_CHANNEL, "change channel offsets")
+RUN_REPLAYS = Need(OPERATE_CHANNEL, "start or cancel channel replays")
 CREATE = Need(ADD_CHANNEL, "create channels")
 CHANGE = Need(CHANGE_CHANNEL, "change channels")
 DELETE = Need(DELETE_CHANNEL, "delete channels")

@@ -12,6 +12,7 @@ from django.conf import settings
 
 from console import metrics, services
 from console.locks import single_flight
+from console.services.run_executor import execute_runs
 from runtime_adapter.base import RuntimeUnavailable
 
 logger = logging.getLogger(__name__)
@@ -36,6 +37,7 @@ def reconcile() -> dict[str, Any] | None:
                 return None
             with metrics.timed_reconcile():
                 report = services.reconcile()
+            execute_runs()
     except (RuntimeUnavailable, redis.RedisError) as exc:  # the lock is the console's Redis
         logger.warning("reconcile skipped: runtime unavailable: %s", exc)
         return None

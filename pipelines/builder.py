@@ -15,12 +15,16 @@ from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from pipelines.errors import ErrorRouter, capturing_failed_events, fail_fast, failing_stage
 from pipelines.retry import RetriedWrite, sink_dead_letters
+from pipelines.runs import RunBounds, read_run_records, tag_events
 from pipelines.sinks import BATCH_SINKS, SINK_CHECKS, SINKS
 from pipelines.sinks.preview import PreviewPublisher, preview_buffer
 from pipelines.sources import SOURCES
+from pipelines.sources.http import ingest_kafka_config
 from pipelines.spec import ChannelSpec, StageSpec, parse_stage_config, validate_spec
 from pipelines.spec.channel import RuntimeOptions
+from pipelines.spec.configs import KafkaSourceConfig
 from pipelines.spec.configs.files import FilesSinkConfig
+from pipelines.spec.configs.http import HttpSourceConfig
 from pipelines.spec.configs.preview import PreviewSinkConfig
 from pipelines.spec.configs.retry import SinkRetry
 from pipelines.transforms import TRANSFORMS
@@ -227,8 +231,12 @@ def build_stream(
     count_stages: bool = True,
     on_rule_counts: Callable[[int, list[dict[str, Any]]], None] | None = None,
     on_retries: RetryCounter | None = None,
+    run: RunBounds | None = None,
 ) -> DataStreamWriter:
     """Return the fully configured writer of a channel's query; the caller calls ``start()``.
+
+    With ``run`` it is a bounded run's query (a replay or a redrive, :mod:`pipelines.runs`):
+    the run's offsets read, its events tagged (see :func:`build_events`).
 
     The spec is validated again (``SpecError`` with spec-relative paths if invalid). The
     writer has ``checkpointLocation = checkpoint_dir``, ``queryName = sluice-{channel}``,
@@ -269,6 +277,7 @@ def build_stream(
             on_rule_counts=on_rule_counts,
             on_dead_letters=on_dead_letters,
             on_retries=on_retries,
+            run=run,
         )
         return writer
     tolerant = spec.errors.tolerance == "all"
@@ -276,7 +285,9 @@ def build_stream(
     sink_config = parse_stage_config("sink", sink)
     check = SINK_CHECKS.get(sink.type)
     with capturing_failed_events(tolerant):  # only dead letters need the failed event
-        events = build_events(spark, spec, keep_payload=tolerant, count_stages=count_stages)
+        events = build_events(
+            spark, spec, keep_payload=tolerant, count_stages=count_stages, run=run
+        )
         if check is not None:
             with failing_stage("sink"):
                 events = check(events, sink_config)
@@ -382,8 +393,13 @@ def build_events(
     *,
     keep_payload: bool = False,
     count_stages: bool = False,
+    run: RunBounds | None = None,
 ) -> DataFrame:
     """The streaming events DataFrame of a channel: its source, then its transforms.
+
+    With ``run`` (a replay or redrive, :mod:`pipelines.runs`) the source reads exactly the
+    run's Kafka partitions and offsets and each event leaves the transforms tagged with the
+    run's CloudEvents extensions.
 
     Failed events carry the stage that failed them; ``origin_payload`` is kept only with
     ``keep_payload`` (for dead letters), else it is NULL and never carried. With
@@ -393,15 +409,30 @@ def build_events(
     source = _implementation(SOURCES, "source", spec.source)
     config = parse_stage_config("source", spec.source)
     with failing_stage("source"):
-        events = source.to_events(source.read(spark, config), config)
+        if run is None:
+            records = source.read(spark, config)
+        else:
+            records = read_run_records(spark, run_kafka_config(spec.source.type, config), run)
+        events = source.to_events(records, config)
     if not keep_payload:
         events = events.withColumn("origin_payload", F.lit(None).cast("string"))
-    return apply_transforms(
+    events = apply_transforms(
         events,
         spec.transforms,
         count_stages=count_stages,
         rows_are_events=spec.source.type in SOURCES_READING_EVENTS,
     )
+    return events if run is None else tag_events(events, run)
+
+
+def run_kafka_config(source_type: str, config: Any) -> KafkaSourceConfig:
+    """The Kafka source config a bounded run of a ``source_type`` channel reads with: a
+    Kafka source's own, an HTTP source's ingest topic's; other sources keep no events."""
+    if isinstance(config, KafkaSourceConfig):
+        return config
+    if isinstance(config, HttpSourceConfig):
+        return ingest_kafka_config(config)
+    raise ValueError(f"a {source_type} source cannot be replayed: it keeps no events to read")
 
 
 def apply_transforms(

@@ -105,6 +105,7 @@ from pipelines.spec.configs import KafkaSinkConfig
 from pipelines.spec.configs.files import FilesSinkConfig
 from pipelines.spec.paths import recheck_files_location
 from pipelines.spec.patterns import CompiledPattern, compile_pattern
+from pipelines.spec.runs import RunBounds
 from pipelines.transforms import TRANSFORMS
 
 RULE = "__sluice_rule"
@@ -291,8 +292,10 @@ def build_bus_stream(
     on_rule_counts: OnRuleCounts | None = None,
     on_dead_letters: Callable[[int], None] | None = None,
     on_retries: RetryCounter | None = None,
+    run: RunBounds | None = None,
 ) -> tuple[DataStreamWriter, BusRouter]:
-    """The writer of a bus's query (the caller calls ``start()``) and its router.
+    """The writer of a bus's query (the caller calls ``start()``) and its router (``run``:
+    a bounded run's, see :func:`pipelines.builder.build_events`).
 
     The writer reads the source and runs the shared transforms once, then hands each
     micro-batch to the :class:`BusRouter` (``foreachBatch``); it has the checkpoint location,
@@ -311,7 +314,7 @@ def build_bus_stream(
         raise ValueError("not a bus: a linear channel is built by pipelines.builder.build_stream")
     tolerant = spec.errors.tolerance == "all"
     with capturing_failed_events(tolerant):
-        events = build_events(spark, spec, keep_payload=tolerant)
+        events = build_events(spark, spec, keep_payload=tolerant, run=run)
     router = BusRouter(
         spark,
         spec,

@@ -35,6 +35,10 @@ class Deployment:
     worker_id: str | None = None
     generation: int = 0
     checkpoint: str = ""
+    run: dict[str, Any] | None = None
+    """A bounded run's :class:`pipelines.runs.RunBounds` as JSON (a replay or a redrive
+    beside the channel's live connector), ``None`` for a channel's own connector. A run
+    reads only its offsets, tags its events, and commits no consumer-group offsets."""
 
     @property
     def checkpoint_key(self) -> str:
@@ -341,6 +345,13 @@ class RuntimeAdapter(Protocol):
         The caller makes sure the connector is stopped; a later change replaces an earlier
         one that no driver applied yet.
         """
+
+    def window_offsets(
+        self, spec: dict[str, Any], start_ms: int, end_ms: int
+    ) -> tuple[list[SourceOffset], list[SourceOffset]]:
+        """``(first, end)`` offsets of the time window ``[start_ms, end_ms)`` in every
+        partition ``spec``'s Kafka-backed source reads (a replay's bounds): each partition's
+        first record at or after each time, its end when there is none."""
 
     def consumer_group_offsets(self, spec: dict[str, Any], group: str) -> list[SourceOffset]:
         """The offsets ``group`` committed on the brokers of ``spec``'s Kafka source, for the

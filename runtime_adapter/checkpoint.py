@@ -37,8 +37,9 @@ class CheckpointError(RuntimeError):
     """The checkpoint cannot be read or moved as asked."""
 
 
-_KEY = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}(\.[0-9a-f]{1,32})?")
-"""A checkpoint key: a channel name, optionally followed by ``.`` and a hex suffix."""
+_KEY = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}(\.[0-9a-f]{1,32})?(\.run-[0-9a-f]{32})?")
+"""A checkpoint key: a channel name, optionally followed by ``.`` and a hex suffix, then for a
+bounded run's own checkpoint (a replay, a redrive) by ``.run-`` and the run's id in hex."""
 
 
 def checkpoint_dir(root: Path, key: str) -> Path:

@@ -129,6 +129,21 @@ def starting_position(source: KafkaSource, partitions: list[PartitionInfo]) -> K
     return position
 
 
+def window_offsets(
+    source: KafkaSource, start_ms: int, end_ms: int
+) -> tuple[KafkaOffsets, KafkaOffsets]:
+    """``(first offsets, end offsets)`` of ``[start_ms, end_ms)`` in every partition the
+    source reads: each partition's first record at or after each time (its end when there is
+    none), Kafka's ``offsets_for_times``. A partition whose timestamps are out of order is cut
+    by offsets at the first record at or after each bound."""
+    partitions = source_partitions(source)
+    settings = client_settings(source)
+    servers = source.bootstrap_servers
+    starts = partition_offsets(servers, partitions, int(start_ms), settings=settings)
+    ends = partition_offsets(servers, partitions, int(end_ms), settings=settings)
+    return starts, {key: max(ends[key], starts[key]) for key in starts}
+
+
 def resolve_change(
     change: OffsetChange, source: KafkaSource, partitions: list[PartitionInfo]
 ) -> KafkaOffsets:

@@ -36,7 +36,7 @@ from runtime_adapter.checkpoint import (
 )
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.kafka import group_offsets
-from runtime_adapter.offsets import client_settings, kafka_source
+from runtime_adapter.offsets import client_settings, kafka_source, window_offsets
 from runtime_adapter.spark_master import master_cluster
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import RedisStore
@@ -180,6 +180,22 @@ class SparkRuntime:
     @_reaching_the_runtime
     def alter_offsets(self, connector_id: str, change: OffsetChange) -> None:
         self.store.put_offset_change(connector_id, change)
+
+    @_reaching_the_runtime
+    def window_offsets(
+        self, spec: dict[str, Any], start_ms: int, end_ms: int
+    ) -> tuple[list[SourceOffset], list[SourceOffset]]:
+        source = kafka_source(spec)
+        if source is None:
+            raise OffsetsError("the channel's source keeps no Kafka offsets to replay")
+        if source.settings is None:
+            raise OffsetsError("the channel's source Kafka uses TLS, which cannot be looked up")
+        starts, ends = window_offsets(source, start_ms, end_ms)
+
+        def listed(offsets: dict[tuple[str, int], int]) -> list[SourceOffset]:
+            return [SourceOffset(t, p, o) for (t, p), o in sorted(offsets.items())]
+
+        return listed(starts), listed(ends)
 
     @_reaching_the_runtime
     def consumer_group_offsets(self, spec: dict[str, Any], group: str) -> list[SourceOffset]:

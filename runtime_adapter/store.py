@@ -153,6 +153,8 @@ class RedisStore:
             "spec": deployment.spec,
             "checkpoint": deployment.checkpoint,
         }
+        if deployment.run is not None:
+            definition["run"] = deployment.run
         cid = deployment.connector_id
         pipe = self.redis.pipeline()
         pipe.hset(self.key("desired:spec"), cid, json.dumps(definition))
@@ -210,6 +212,7 @@ class RedisStore:
                 worker_id=workers.get(cid) or None,
                 generation=int(generations.get(cid, 0)),
                 checkpoint=definition.get("checkpoint", ""),
+                run=definition.get("run"),
             )
         return result
 
@@ -242,6 +245,7 @@ class RedisStore:
                 worker_id=worker or None,
                 generation=int(generation or 0),
                 checkpoint=definition.get("checkpoint", ""),
+                run=definition.get("run"),
             )
         return result
 

@@ -28,6 +28,7 @@ from console.services import (
     OffsetsNotSupported,
     RuntimeUnavailable,
 )
+from console.services.runs import InvalidRun
 from pipelines.spec.secrets import SecretDecryptionError
 
 
@@ -110,7 +111,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     """DRF's handler, taught the services' errors."""
     if isinstance(exc, InvalidSpec):
         exc = ValidationError(spec_error_paths(exc.errors))
-    elif isinstance(exc, InvalidOffsets):
+    elif isinstance(exc, (InvalidOffsets, InvalidRun)):
         exc = ValidationError(exc.errors)
     elif isinstance(exc, OffsetsNotSupported):
         exc = BadRequest(str(exc))

@@ -16,6 +16,7 @@ from console.api.me.views import MeView
 from console.api.offsets.views import OffsetsViewSet
 from console.api.plugins.views import EventPatternViewSet, PluginOfKindViewSet, PluginViewSet
 from console.api.routers import Router
+from console.api.runs.views import ReplayViewSet
 from console.api.schemas.views import SchemaSubjectViewSet
 
 router = Router()
@@ -26,6 +27,7 @@ router.register("channels", IngestViewSet, basename="channel")
 router.register(
     "channels/<str:name>/lifecycle", LifecycleEventViewSet, basename="channel-lifecycle"
 )
+router.register("channels/<str:name>/replays", ReplayViewSet, basename="channel-replay")
 router.register("channels/<str:name>/revisions", RevisionViewSet, basename="channel-revision")
 router.register(
     "channels/<str:name>/dead-letters", DeadLetterViewSet, basename="channel-dead-letter"

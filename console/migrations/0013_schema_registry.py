@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("console", "0010_retries_connector_sink_retries"),
+        ("console", "0011_replay_channel_run"),
     ]
 
     operations = [

@@ -519,7 +519,8 @@ class HostedConnector:
             self.tracker.partitions = list_partitions(servers, topics, settings=settings)
         except BrokerUnreachable as exc:
             raise BrokerUnreachable(f"{label}: {exc}") from exc
-        if self.committer is None:
+        if self.committer is None and (self.deployment is None or self.deployment.run is None):
+            # A bounded run (a replay, a redrive) never moves the channel's consumer group.
             self.committer = GroupCommitter(servers, consumer_group(self.channel), settings)
 
     def session(self) -> Any:
@@ -553,6 +554,7 @@ class HostedConnector:
         if pinned is None:
             return False
         spec = validate_spec(pinned)
+        run = run_bounds(deployment)
         router: Any = None
         if spec.is_bus:
             from pipelines.bus import build_bus_stream
@@ -565,6 +567,7 @@ class HostedConnector:
                 on_rule_counts=self.count_rules,
                 on_dead_letters=self.count_dead_letters,
                 on_retries=self.count_sink_retries,
+                run=run,
             )
         else:
             writer = build_stream(
@@ -576,6 +579,7 @@ class HostedConnector:
                 on_dead_letters=self.count_dead_letters,
                 on_retries=self.count_sink_retries,
                 count_stages=stage_counts_enabled(),
+                run=run,
             )
         # Jobs of this query run in a scheduler pool of its own (local to this thread).
         spark.sparkContext.setLocalProperty("spark.scheduler.pool", self.connector_id)
@@ -604,6 +608,8 @@ class HostedConnector:
         """
         from runtime_adapter.offsets import with_starting_offsets
 
+        if self.deployment is not None and self.deployment.run is not None:
+            return spec  # a bounded run reads its own offsets (pipelines.runs)
         source = kafka_source(spec)
         if source is None or source.topics is None or source.settings is None:
             return spec  # no Kafka offsets, a topic pattern (Spark waits), or TLS
@@ -782,6 +788,15 @@ class HostedConnector:
             for earlier in progress_after(self.query, self.stage_totals.batch_id):
                 self.stage_totals.fold(earlier)
         self.stage_totals.fold(progress)
+
+
+def run_bounds(deployment: Deployment) -> Any:
+    """The deployment's :class:`pipelines.runs.RunBounds` when it is a bounded run."""
+    if deployment.run is None:
+        return None
+    from pipelines.spec.runs import RunBounds
+
+    return RunBounds.from_json(deployment.run)
 
 
 def _settled(progress: dict[str, Any] | None) -> dict[str, Any] | None:

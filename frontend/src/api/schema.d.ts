@@ -329,6 +329,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{name}/replays/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a channel's replays and redrives */
+        get: operations["channels_replays_list"];
+        put?: never;
+        /**
+         * Replay a window of the channel's source
+         * @description A bounded run of the channel's CURRENT spec over `[window.start, window.end)` (or explicit offsets per partition) of its Kafka source or HTTP ingest topic, into its sinks, beside the live connector; every event carries the CloudEvents extension `sluicereplay` = the run id.
+         */
+        post: operations["channels_replays_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{name}/replays/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a run */
+        get: operations["channels_replays_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a run
+         * @description Cancel a run that has not finished (409 once it has).
+         */
+        delete: operations["channels_replays_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{name}/restart": {
         parameters: {
             query?: never;
@@ -959,6 +1001,53 @@ export interface components {
             /** @description Events per second POST …/events accepts for this channel (http source); null: the site default SLUICE_INGEST_RATE_LIMIT. */
             ingest_rate_limit?: number | null;
         };
+        ChannelRun: {
+            /** Format: uuid */
+            readonly id: string;
+            readonly channel: string;
+            readonly kind: components["schemas"]["ChannelRunKindEnum"];
+            readonly state: components["schemas"]["ChannelRunStateEnum"];
+            readonly window: {
+                [key: string]: string;
+            } | null;
+            /** @description A redrive's topic; empty for a replay. */
+            readonly topic: string;
+            /** @description {topic: {partition: first offset}}, inclusive. */
+            readonly start_offsets: unknown;
+            /** @description {topic: {partition: end offset}}, exclusive. */
+            readonly end_offsets: unknown;
+            readonly expected: number | null;
+            readonly events_read: number;
+            readonly events_written: number;
+            /**
+             * Format: double
+             * @description Events read / expected, 0..1.
+             */
+            readonly progress: number;
+            readonly created_by: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            readonly error: string;
+        };
+        /**
+         * @description * `replay` - Replay
+         *     * `redrive` - Redrive
+         * @enum {string}
+         */
+        ChannelRunKindEnum: "replay" | "redrive";
+        /**
+         * @description * `PENDING` - Pending
+         *     * `RUNNING` - Running
+         *     * `SUCCEEDED` - Succeeded
+         *     * `FAILED` - Failed
+         *     * `CANCELLED` - Cancelled
+         * @enum {string}
+         */
+        ChannelRunStateEnum: "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
         /** @description The channel's connector and tasks as reconcile last recorded them. */
         ChannelStatus: {
             readonly name: string;
@@ -1380,6 +1469,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["ChannelListItem"][];
         };
+        PaginatedChannelRunList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ChannelRun"][];
+        };
         PaginatedLifecycleEventList: {
             /** @example 123 */
             count: number;
@@ -1607,6 +1711,12 @@ export interface components {
             subject: string;
             version: number;
         };
+        /** @description Exactly one of ``window`` (by time) and ``start_offsets`` + ``end_offsets``. */
+        ReplayRequestRequest: {
+            window?: components["schemas"]["RunWindowRequest"];
+            start_offsets?: components["schemas"]["RunOffsetRequest"][];
+            end_offsets?: components["schemas"]["RunOffsetRequest"][];
+        };
         /**
          * @description What a restart request does, shaped like Kafka Connect's KIP-745 answer: the
          *     connector and its tasks, RESTARTING where they will restart, else as they are.
@@ -1782,6 +1892,18 @@ export interface components {
         RulesTestResult: {
             /** @description One result per rule, in the order the rules were sent. */
             results: components["schemas"]["RuleResult"][];
+        };
+        RunOffsetRequest: {
+            topic: string;
+            partition: number;
+            offset: number;
+        };
+        /** @description ``[start, end)``: RFC 3339 times. */
+        RunWindowRequest: {
+            /** Format: date-time */
+            start: string;
+            /** Format: date-time */
+            end: string;
         };
         /**
          * @description * `AVRO` - AVRO
@@ -3061,6 +3183,176 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_replays_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page (default 50, at most 500). */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedChannelRunList"];
+                };
+            };
+            /** @description A query parameter is invalid; each key is a parameter, with its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string[];
+                    };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_replays_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReplayRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ReplayRequestRequest"];
+                "multipart/form-data": components["schemas"]["ReplayRequestRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelRun"];
+                };
+            };
+            /** @description The request is not a valid run; each key is the path of a bad field (`window.end`, `start_offsets[0].topic`, `source`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_replays_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelRun"];
+                };
+            };
+            /** @description No channel has this name, or it has no such run. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    channels_replays_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelRun"];
+                };
+            };
+            /** @description No channel has this name, or it has no such run. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The run has finished; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };

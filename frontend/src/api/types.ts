@@ -163,3 +163,4 @@ export type ChannelActionOperations = {
  * validation answer, whose keys are the request's own field paths, which no schema lists.
  */
 export type FieldErrors = Record<string, string[]>;
+export type ChannelRun = Schemas["ChannelRun"];

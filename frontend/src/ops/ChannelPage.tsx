@@ -12,6 +12,7 @@ import { DeleteChannelButton } from "./DeleteChannelButton";
 import { IngestPanel } from "./IngestPanel";
 import { OffsetsPanel } from "./OffsetsPanel";
 import { PipelineCanvas } from "./PipelineCanvas";
+import { ReplayPanel } from "./ReplayPanel";
 import { RevisionsPanel } from "./RevisionsPanel";
 import { RulesPanel } from "./RulesPanel";
 
@@ -165,6 +166,7 @@ export function ChannelPage({ name }: { name: string }) {
       </div>
 
       {channel.data?.spec.source.type === "http" && <IngestPanel channel={channel.data} />}
+      {["kafka", "http"].includes(channel.data?.spec.source.type ?? "") && <ReplayPanel name={name} />}
 
       <div className="two-col">
         <Lifecycle name={name} />

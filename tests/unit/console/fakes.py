@@ -47,6 +47,10 @@ class FakeRuntime:
     offset_changes: dict[str, OffsetChange] = field(default_factory=dict)
     groups: dict[str, list[SourceOffset]] = field(default_factory=dict)
     """Consumer group → its committed offsets (set by tests)."""
+    windows: dict[tuple[int, int], tuple[list[SourceOffset], list[SourceOffset]]] = field(
+        default_factory=dict
+    )
+    """``(start_ms, end_ms)`` → what :meth:`window_offsets` answers (set by tests)."""
     cluster: SparkCluster = field(default_factory=lambda: SparkCluster("local", "local[*]"))
     """What :meth:`spark_cluster` answers (set by tests)."""
 
@@ -132,6 +136,13 @@ class FakeRuntime:
     def consumer_group_offsets(self, spec: dict, group: str) -> list[SourceOffset]:
         self._call("consumer_group_offsets", group)
         return list(self.groups.get(group, []))
+
+    def window_offsets(
+        self, spec: dict, start_ms: int, end_ms: int
+    ) -> tuple[list[SourceOffset], list[SourceOffset]]:
+        """From ``self.windows[(start_ms, end_ms)]`` (tests set it), else nothing to read."""
+        self._call("window_offsets", start_ms, end_ms)
+        return self.windows.get((start_ms, end_ms), ([], []))
 
     def spark_cluster(self) -> SparkCluster:
         return self.cluster

@@ -273,8 +273,11 @@ def test_redrive_all_that_match_a_filter(api, shop, runs, kafka_bootstrap):
     assert runs[0]["count"] == 3
 
 
-def test_without_redrive_runs_nothing_is_written_and_503_says_why(api, shop, kafka_bootstrap):
-    sys.modules.pop("console.services.runs", None)
+def test_without_redrive_runs_nothing_is_written_and_503_says_why(
+    api, shop, kafka_bootstrap, monkeypatch
+):
+    # An installation without the run executor: importing it fails.
+    monkeypatch.setitem(sys.modules, "console.services.runs", None)
     start = redrive_end(kafka_bootstrap)
 
     response = api.post(
@@ -364,3 +367,22 @@ def test_a_selection_is_read_in_one_pass_and_names_what_it_skipped(
     assert response.json()["skipped"] == {i: "no such dead letter" for i in ids[3:]}
     written = redrive_topic_records(kafka_bootstrap, start)
     assert [int(h["sluice-origin-offset"]) for _, h in written] == [0, 5, 9]
+
+
+def test_a_redrive_hands_its_records_to_a_redrive_run(api, shop, kafka_bootstrap):
+    """Without the recorder: the real console.services.runs.start_redrive records the run
+    the executor then runs over exactly the records written (test_run_executor.py)."""
+    from console.models import ChannelRun
+
+    start = redrive_end(kafka_bootstrap)
+    ids = [f"kafka:{shop}:0:3", f"kafka:{shop}:0:6"]
+    response = api.post("/api/v1/channels/shop/dead-letters/redrive", {"ids": ids}, format="json")
+
+    assert response.status_code == 202, response.content
+    body = response.json()
+    run = ChannelRun.objects.get(id=body["run"]["id"])
+    assert (run.kind, run.state, body["run"]["state"]) == ("redrive", "PENDING", "PENDING")
+    assert run.topic == "sluice-redrive.shop" and run.expected == 2
+    assert run.start_offsets == {"sluice-redrive.shop": {"0": start}}
+    assert run.end_offsets == {"sluice-redrive.shop": {"0": start + 2}}
+    assert run.created_by == "user:alice"

@@ -59,6 +59,10 @@ RULES = {
     ("channel-offsets", "patch"): "operate",
     ("channel-offsets", "delete"): "operate",
     ("channel-offsets-copy", "post"): "operate",
+    ("channel-replay-list", "get"): "view",
+    ("channel-replay-list", "post"): "operate",
+    ("channel-replay-detail", "get"): "view",
+    ("channel-replay-detail", "delete"): "operate",
     ("channel-lifecycle-list", "get"): "view",
     ("channel-revision-list", "get"): "view",
     ("channel-revision-detail", "get"): "view",
@@ -91,6 +95,7 @@ KWARGS = {
     "kind": "source",
     "type": "kafka",
     "number": 1,
+    "id": "00000000-0000-0000-0000-000000000000",
     "letter_id": "kafka:orders-dead:0:1",
 }
 HTTP_METHODS = ("get", "post", "put", "patch", "delete")

@@ -29,6 +29,8 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/channels/{name}/revisions/{number}/diff",
         "/api/v1/channels/{name}/offsets",
         "/api/v1/channels/{name}/offsets/copy",
+        "/api/v1/channels/{name}/replays/",
+        "/api/v1/channels/{name}/replays/{id}/",
         "/api/v1/channels/{name}/dead-letters/",
         "/api/v1/channels/{name}/dead-letters/{letter_id}/",
         "/api/v1/channels/{name}/dead-letters/redrive",

@@ -104,3 +104,19 @@ def test_dead_letters_and_sink_retries_add_up_across_reports(
     assert (got.dead_letters, got.sink_retries) == (2, 2)
     runtime.delete("orders")
     assert store.redis.hget(store.key("sinkretries"), "orders") is None
+
+
+def test_a_run_deployment_keeps_its_bounds(runtime: SparkRuntime, store: RedisStore):
+    bounds = {
+        "run_id": "r1",
+        "kind": "replay",
+        "start_offsets": {"orders": {"0": 3}},
+        "end_offsets": {"orders": {"0": 9}},
+    }
+    runtime.deploy(deployment("orders.run-1", run=bounds, checkpoint="orders.run-1"))
+    runtime.deploy(deployment("orders"))
+    assert store.deployment("orders.run-1") == deployment(
+        "orders.run-1", run=bounds, checkpoint="orders.run-1"
+    )
+    assert store.deployments()["orders.run-1"].run == bounds
+    assert store.deployment("orders").run is None  # a channel's own connector has none

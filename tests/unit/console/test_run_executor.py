@@ -1,0 +1,179 @@
+"""The runs' part of the control loop (console.services.run_executor) against the in-memory
+runtime: a run's states PENDING → RUNNING → SUCCEEDED | FAILED | CANCELLED, its window
+resolved to offsets once, its progress from the run connector's positions, its connector
+deployed beside the live one (own id, own checkpoint, available-now, bounds) and removed
+after the end."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from console.choices import WorkerState
+from console.models import Channel, ChannelRun, Worker
+from console.services import runs
+from console.services.run_executor import execute_runs
+from runtime_adapter.base import ConnectorStatus, SourceOffset, TaskStatus
+from runtime_adapter.states import State, TargetState
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime.now(UTC)
+START, END = NOW - timedelta(hours=1), NOW - timedelta(minutes=1)
+
+
+@pytest.fixture
+def channel(api, spec) -> Channel:
+    created = api.post("/api/v1/channels/", {"name": "orders", "spec": spec}, format="json")
+    assert created.status_code == 201, created.content
+    Worker.objects.create(worker_id="w1", host="h", pid=1, state=WorkerState.ALIVE)
+    return Channel.objects.get(name="orders")
+
+
+def ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def status(run: ChannelRun, state: State, offsets: dict[int, int], **kwargs) -> ConnectorStatus:
+    tasks = [
+        TaskStatus(task_id=p, state=state, worker_id="w1", topic="orders", partition=p, offset=o)
+        for p, o in offsets.items()
+    ]
+    return ConnectorStatus(run.runtime_id, state, "w1", tasks=tasks, **kwargs)
+
+
+def test_a_window_runs_to_success_with_progress_and_is_removed(channel, runtime, user):
+    runtime.windows[(ms(START), ms(END))] = (
+        [SourceOffset("orders", 0, 10), SourceOffset("orders", 1, 0)],
+        [SourceOffset("orders", 0, 20), SourceOffset("orders", 1, 10)],
+    )
+    run = runs.start_replay(channel, window_start=START, window_end=END, user=user)
+    assert run.state == "PENDING" and run.expected is None
+
+    assert execute_runs() == 1
+    run.refresh_from_db()
+    assert run.state == "RUNNING" and run.started_at is not None
+    assert run.start_offsets == {"orders": {"0": 10, "1": 0}}
+    assert run.end_offsets == {"orders": {"0": 20, "1": 10}}
+    assert run.expected == 20
+    deployment = runtime.deployments[run.runtime_id]
+    assert run.runtime_id.endswith(f".run-{run.id.hex}")
+    assert deployment.checkpoint == f"{channel.checkpoint_key}.run-{run.id.hex}"
+    assert deployment.spec["runtime"]["mode"] == "available-now"
+    assert deployment.run == {
+        "run_id": str(run.id),
+        "kind": "replay",
+        "start_offsets": run.start_offsets,
+        "end_offsets": run.end_offsets,
+    }
+    assert runtime.assignments[run.runtime_id] == "w1"
+    assert runtime.targets[run.runtime_id] == TargetState.RUNNING
+
+    # Half of partition 0 and all of partition 1 (offsets past the end count to the end).
+    runtime.statuses[run.runtime_id] = status(run, State.RUNNING, {0: 15, 1: 99})
+    assert execute_runs() == 1
+    run.refresh_from_db()
+    assert (run.events_read, run.progress) == (15, 0.75)
+    assert execute_runs() == 0  # nothing new: nothing written
+
+    sink = {"stage": "sink", "index": None, "type": "kafka", "in": 20, "out": 20, "failed": 0}
+    runtime.statuses[run.runtime_id] = status(
+        run, State.STOPPED, {0: 20, 1: 10}, finished=True, stages=[sink]
+    )
+    execute_runs()
+    run.refresh_from_db()
+    assert run.state == "SUCCEEDED" and run.progress == 1.0
+    assert (run.events_read, run.events_written) == (20, 20)
+    assert run.finished_at is not None and run.runtime_id  # removed at the next pass
+    connector = run.runtime_id
+    execute_runs()
+    run.refresh_from_db()
+    assert run.runtime_id == "" and connector not in runtime.deployments
+    assert ("delete", connector) in runtime.calls
+    calls = len(runtime.calls)
+    execute_runs()
+    assert len(runtime.calls) == calls  # a finished, removed run costs nothing
+
+
+def test_a_window_without_events_succeeds_at_once(channel, runtime, user):
+    runtime.windows[(ms(START), ms(END))] = (
+        [SourceOffset("orders", 0, 7)],
+        [SourceOffset("orders", 0, 7)],
+    )
+    run = runs.start_replay(channel, window_start=START, window_end=END, user=user)
+    execute_runs()
+    run.refresh_from_db()
+    assert run.state == "SUCCEEDED" and run.expected == 0 and not run.runtime_id
+    assert not runtime.deployments or all(".run-" not in c for c in runtime.deployments)
+
+
+def test_a_failed_run_is_failed_with_its_error_line(channel, runtime, user):
+    run = runs.start_replay(
+        channel,
+        start_offsets=[{"topic": "orders", "partition": 0, "offset": 0}],
+        end_offsets=[{"topic": "orders", "partition": 0, "offset": 4}],
+        user=user,
+    )
+    execute_runs()
+    run.refresh_from_db()
+    trace = "org.apache.spark.SparkException: the sink refused\n\tat x.y(Z.java:1)"
+    runtime.statuses[run.runtime_id] = status(run, State.FAILED, {0: 2}, trace=trace)
+    execute_runs()
+    run.refresh_from_db()
+    assert run.state == "FAILED" and run.events_read == 2
+    assert run.error == "org.apache.spark.SparkException: the sink refused"
+
+
+def test_a_cancelled_run_is_stopped_then_removed(channel, runtime, user):
+    run = runs.start_replay(
+        channel,
+        start_offsets=[{"topic": "orders", "partition": 0, "offset": 0}],
+        end_offsets=[{"topic": "orders", "partition": 0, "offset": 4}],
+        user=user,
+    )
+    execute_runs()
+    run.refresh_from_db()
+    runtime.statuses[run.runtime_id] = status(run, State.RUNNING, {0: 1})
+    runs.cancel_run(run, user=user)
+    assert runtime.targets[run.runtime_id] == TargetState.STOPPED  # at once
+    execute_runs()  # its query is still reported running: stopped, not yet deleted
+    assert run.runtime_id in runtime.deployments
+    runtime.statuses[run.runtime_id] = status(run, State.STOPPED, {0: 2})
+    execute_runs()
+    run.refresh_from_db()
+    assert run.state == "CANCELLED" and run.runtime_id == ""
+    assert not any(".run-" in c for c in runtime.deployments)
+
+
+def test_a_pending_run_waits_for_a_live_worker_and_a_cancelled_one_never_starts(
+    channel, runtime, user
+):
+    Worker.objects.update(state=WorkerState.DEAD)
+    run = runs.start_replay(
+        channel,
+        start_offsets=[{"topic": "orders", "partition": 0, "offset": 0}],
+        end_offsets=[{"topic": "orders", "partition": 0, "offset": 4}],
+        user=user,
+    )
+    assert execute_runs() == 0
+    run.refresh_from_db()
+    assert run.state == "PENDING"
+    runs.cancel_run(run, user=user)
+    Worker.objects.update(state=WorkerState.ALIVE)
+    execute_runs()
+    assert not runtime.deployments or all(".run-" not in c for c in runtime.deployments)
+
+
+def test_a_redrive_runs_over_its_topic(channel, runtime, user):
+    topic = runs.redrive_topic(channel)
+    run = runs.start_redrive(
+        channel, topic=topic, start_offsets={0: 3}, end_offsets={0: 5}, count=2, actor=user
+    )
+    execute_runs()
+    run.refresh_from_db()
+    deployment = runtime.deployments[run.runtime_id]
+    assert deployment.run is not None
+    assert deployment.run["kind"] == "redrive"
+    assert deployment.run["start_offsets"] == {topic: {"0": 3}}
+    assert run.state == "RUNNING" and run.expected == 2
