@@ -10,6 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from console import labels as channel_labels
 from console.api.exceptions import spec_error_paths
 from console.api.ingest.serializers import IngestTokenField
 from console.choices import ConnectorState, RestartPolicyType, SubjectType, TargetState
@@ -121,6 +122,24 @@ class RestartPolicySerializer(serializers.Serializer):
         return attrs
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {"type": "string", "maxLength": channel_labels.NAME_MAX},
+        "maxProperties": channel_labels.MAX_LABELS,
+    }
+)
+class LabelsField(serializers.JSONField):
+    """``{key: value}`` labels under Kubernetes' rules (:mod:`console.labels`); each problem
+    is reported under ``labels.<key>``."""
+
+    def to_internal_value(self, data: Any) -> dict[str, str]:
+        errors = channel_labels.label_errors(data)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return dict(data)
+
+
 class ChannelSerializer(serializers.ModelSerializer):
     spec = SpecField(
         help_text=(
@@ -188,6 +207,15 @@ class ChannelSerializer(serializers.ModelSerializer):
             "its prefix; issue one with POST …/ingest-token."
         )
     )
+    labels = LabelsField(
+        required=False,
+        help_text=(
+            "Key/value labels to find and act on channels as a fleet (Kubernetes rules: keys "
+            "[prefix/]name, names and values at most 63 letters, digits, '-', '_' or '.', "
+            f"beginning and ending with a letter or digit; at most {channel_labels.MAX_LABELS}). "
+            "PUT/PATCH replace them whole."
+        ),
+    )
 
     class Meta:
         model = Channel
@@ -203,6 +231,7 @@ class ChannelSerializer(serializers.ModelSerializer):
             "restart_policy",
             "ingest_token",
             "ingest_rate_limit",
+            "labels",
             "created",
             "updated",
             "created_by",
@@ -232,6 +261,8 @@ class ChannelSerializer(serializers.ModelSerializer):
             detail: Any = dict(exc.detail) if isinstance(exc.detail, dict) else exc.detail
             if isinstance(detail, dict) and isinstance(detail.get("spec"), dict):
                 detail.update(spec_error_paths(detail.pop("spec")))
+            if isinstance(detail, dict) and isinstance(detail.get("labels"), dict):
+                detail.update(detail.pop("labels"))
             if isinstance(detail, dict) and isinstance(detail.get("restart_policy"), dict):
                 nested = detail.pop("restart_policy")
                 for key, messages in nested.items():
