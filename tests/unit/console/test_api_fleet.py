@@ -305,3 +305,30 @@ def test_bulk_stop_of_many_channels_is_quick_and_complete(api, spec, runtime):
 
     assert (body["count"], body["ok"]) == (60, 60)
     assert not Channel.objects.exclude(target_state="STOPPED").exists()
+
+
+def test_bulk_stop_with_the_runtime_down_changes_nothing(api, fleet, runtime):
+    runtime.unavailable = ConnectionError("redis is down")
+
+    body = api.post(BULK, {"action": "stop", "names": ["alpha", "delta", "nope"]}, format="json")
+
+    statuses = {result["name"]: result["status"] for result in body.json()["results"]}
+    assert statuses == {"alpha": 503, "delta": 503, "nope": 404}
+    assert Channel.objects.get(name="alpha").target_state == "RUNNING"
+    assert not LifecycleEvent.objects.filter(reason="stop requested").exists()
+
+
+def test_labels_in_the_admin_are_validated_and_saved(client, django_user_model, spec):
+    import json
+
+    root = django_user_model.objects.create_superuser("root", password="root-pass-123")
+    client.force_login(root)
+    form = {"name": "orders", "description": "", "spec": json.dumps(spec)}
+
+    bad = client.post("/admin/console/channel/add/", {**form, "labels": '{"bad key": "x"}'})
+    good = client.post("/admin/console/channel/add/", {**form, "labels": '{"team": "ads"}'})
+
+    assert bad.status_code == 200 and b"labels.bad key" in bad.content
+    assert good.status_code == 302, good.content[:500]
+    assert Channel.objects.get(name="orders").labels == {"team": "ads"}
+    assert b"team=ads" in client.get("/admin/console/channel/").content
