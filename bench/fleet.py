@@ -113,7 +113,7 @@ def populate(channels: int) -> None:
 
 def percentile(samples: list[float], fraction: float) -> float:
     ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def server_figures(repeat: int, redis_url: str) -> dict[str, Any]:
@@ -122,8 +122,11 @@ def server_figures(repeat: int, redis_url: str) -> dict[str, Any]:
     from console.models import Channel
 
     client = Client(HTTP_HOST="localhost")
-    client.force_login(Channel.objects.none().model._meta.apps.get_model("auth", "User")
-                       .objects.get(username="bench"))
+    client.force_login(
+        Channel.objects.none()
+        .model._meta.apps.get_model("auth", "User")
+        .objects.get(username="bench")
+    )
     figures: dict[str, Any] = {}
     queries = {
         "first page with status": "?expand=status&limit=50",
@@ -135,12 +138,14 @@ def server_figures(repeat: int, redis_url: str) -> dict[str, Any]:
     }
     for label, query in queries.items():
         samples = []
+        cpu = []
         count = None
         runs = repeat if "health" not in label else max(5, repeat // 10)
         for _ in range(runs):
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             response = client.get(f"/api/v1/channels/{query}")
             samples.append(time.perf_counter() - started)
+            cpu.append(time.process_time() - started_cpu)
             assert response.status_code == 200, response.content[:300]
             count = response.json()["count"]
         figures[label] = {
@@ -149,6 +154,7 @@ def server_figures(repeat: int, redis_url: str) -> dict[str, Any]:
             "runs": runs,
             "p50_ms": round(statistics.median(samples) * 1000, 1),
             "p99_ms": round(percentile(samples, 0.99) * 1000, 1),
+            "web_cpu_p50_ms": round(statistics.median(cpu) * 1000, 1),
         }
     from django.conf import settings
     from django.utils.module_loading import import_string
@@ -157,20 +163,25 @@ def server_figures(repeat: int, redis_url: str) -> dict[str, Any]:
 
     set_runtime(import_string(settings.SLUICE_RUNTIME)(redis_url=redis_url, prefix="fleet-bench"))
     running = list(
-        Channel.objects.filter(target_state="RUNNING").order_by("name").values_list(
-            "name", flat=True
-        )[:1000]
+        Channel.objects.filter(target_state="RUNNING")
+        .order_by("name")
+        .values_list("name", flat=True)[:1000]
     )
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     response = client.post(
         "/api/v1/channels/bulk",
         {"action": "stop", "names": running},
         content_type="application/json",
     )
     elapsed = time.perf_counter() - started
+    elapsed_cpu = time.process_time() - started_cpu
     body = response.json()
     assert response.status_code == 200 and body["ok"] == 1000, str(body)[:300]
-    figures["bulk stop of 1,000"] = {"seconds": round(elapsed, 3), "ok": body["ok"]}
+    figures["bulk stop of 1,000"] = {
+        "seconds": round(elapsed, 3),
+        "web_cpu_seconds": round(elapsed_cpu, 3),
+        "ok": body["ok"],
+    }
     return figures
 
 
@@ -201,7 +212,8 @@ def chromium_figures(channels: int) -> dict[str, Any]:
         )
         if out.returncode != 0:
             raise RuntimeError(out.stdout[-2000:] + out.stderr[-2000:])
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        figures: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+        return figures
     finally:
         server.shutdown()
 
@@ -235,13 +247,14 @@ def main(argv: list[str] | None = None) -> int:
             started = time.perf_counter()
             populate(args.channels)
             print(f"{args.channels} channels inserted in {time.perf_counter() - started:.1f} s")
-            figures: dict[str, Any] = {"channels": args.channels}
+            figures: dict[str, Any] = {"channels": args.channels, "load_before": os.getloadavg()}
             if args.chromium:  # before the bulk stop changes the first page
                 figures["chromium"] = chromium_figures(args.channels)
             figures["server"] = server_figures(args.repeat, redis_url)
         finally:
             redis.stop()
             service.stop()
+    figures["load_after"] = os.getloadavg()
     print(json.dumps(figures, indent=2))
     RESULTS_DIR.mkdir(exist_ok=True)
     (RESULTS_DIR / "fleet.json").write_text(json.dumps(figures, indent=2) + "\n")

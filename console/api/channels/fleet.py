@@ -223,6 +223,7 @@ _NEEDS = {
 class ChannelBulkViewSet(viewsets.GenericViewSet):
     """``POST /channels/bulk``."""
 
+    serializer_class = BulkRequestSerializer  # what OPTIONS describes
     required_permissions = {"bulk": permissions.AUTHENTICATED}
 
     @extend_schema(

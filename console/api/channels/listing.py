@@ -18,9 +18,9 @@ from django.db.models import (
     Case,
     F,
     IntegerField,
-    Prefetch,
     Q,
     QuerySet,
+    Sum,
     Value,
     When,
 )
@@ -146,60 +146,68 @@ def ordered_ids(query: FleetQuery, *, status: bool) -> QuerySet:
 
 def ids_by_health(query: FleetQuery, *, status: bool) -> list[int]:
     """The ids of the channels ``query`` keeps, health filter and ordering applied: each
-    channel that passed the database filters is assessed from a lean load."""
-    lean = (
-        matching(query)
-        .select_related("connector", "connector__worker")
-        .only(
-            "id",
-            "name",
-            "created",
-            "updated",
-            "target_state",
-            "connector__state",
-            "connector__stage_metrics",
-            "connector__dead_letters",
-            "connector__restart_attempts",
-            "connector__state_changed_at",
-            "connector__last_status_at",
-            "connector__worker__worker_id",
-        )
+    channel that passed the database filters is assessed from plain rows (two queries: the
+    channels with their connector's counters, the tasks' lag summed per channel)."""
+    fields = (
+        "id",
+        "name",
+        "created",
+        "updated",
+        "target_state",
+        "connector__id",
+        "connector__state",
+        "connector__stage_metrics",
+        "connector__dead_letters",
+        "connector__restart_attempts",
+        "connector__state_changed_at",
+        "connector__last_status_at",
+        "connector__worker__worker_id",
     )
-    lean = lean.prefetch_related(
-        Prefetch("connector__tasks", queryset=Task.objects.only("id", "connector_id", "lag"))
+    channels_rows = list(matching(query).values(*fields))
+    lags = dict(
+        Task.objects.filter(lag__isnull=False)
+        .values_list("connector__channel_id")
+        .annotate(total=Sum("lag"))
+        .values_list("connector__channel_id", "total")
     )
     rows = []
-    for channel in lean:
-        level = health.of_channel(channel).level
+    for row in channels_rows:
+        deployed = row["connector__id"] is not None
+        lag = lags.get(row["id"]) if deployed else None
+        level = health.from_record(
+            state=row["connector__state"] if deployed else None,
+            target_state=row["target_state"],
+            stage_metrics=row["connector__stage_metrics"] if deployed else None,
+            dead_letters=row["connector__dead_letters"] if deployed else 0,
+            restarts=row["connector__restart_attempts"] if deployed else 0,
+            state_changed_at=row["connector__state_changed_at"],
+            last_status_at=row["connector__last_status_at"],
+            lag=float(lag) if lag is not None else None,
+        ).level
         if query.healths and level not in query.healths:
             continue
-        rows.append((channel, level))
-    keys = list(query.ordering)
+        row["health"] = level
+        row["state"] = row["connector__state"] if deployed else ConnectorState.STOPPED
+        rows.append(row)
     # Stable sorts from the last key to the first, by name within.
-    rows.sort(key=lambda row: row[0].name)
-    for key in reversed(keys):
+    rows.sort(key=lambda row: row["name"])
+    for key in reversed(list(query.ordering)):
         rows.sort(key=_sort_key(key.lstrip("-")), reverse=key.startswith("-"))
     if not query.ordering and status:  # FAILED first, then by name (as ``ordered``)
-        rows.sort(key=lambda row: 0 if row[0].state == ConnectorState.FAILED else 1)
-    return [channel.pk for channel, _ in rows]
+        rows.sort(key=lambda row: 0 if row["state"] == ConnectorState.FAILED else 1)
+    return [row["id"] for row in rows]
 
 
-def _sort_key(key: str) -> Callable[[tuple[Channel, str]], Any]:
-    return lambda row: _py_key(row, key)
-
-
-def _py_key(row: tuple[Channel, str], key: str) -> Any:
-    channel, level = row
-    connector = getattr(channel, "connector", None)
+def _sort_key(key: str) -> Callable[[dict[str, Any]], Any]:
     if key == "health":
-        return HEALTH_RANK.index(level)
+        return lambda row: HEALTH_RANK.index(row["health"])
     if key == "state":
-        state = channel.state
-        return STATE_RANK.index(state) if state in STATE_RANK else len(STATE_RANK)
+        return lambda row: (
+            STATE_RANK.index(row["state"]) if row["state"] in STATE_RANK else len(STATE_RANK)
+        )
     if key == "worker":
-        worker = connector.worker if connector is not None else None
-        return worker.worker_id if worker is not None else ""
-    return getattr(channel, key)
+        return lambda row: row["connector__worker__worker_id"] or ""
+    return lambda row: row[key]
 
 
 def page_of(ids: Sequence[int], *, status: bool) -> list[Channel]:

@@ -149,6 +149,7 @@ export function ChannelsPage() {
             setAllMatching(false);
           }}
         />
+        <span className="small muted pager-top">{rangeText(params.offset, rows.length, count)}</span>
       </div>
       {messages.length > 0 && (
         <div role="status" data-testid="bulk-messages">
