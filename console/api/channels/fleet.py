@@ -18,6 +18,8 @@ from rest_framework.response import Response
 
 from console import labels, permissions
 from console.api.channels.listing import ORDERINGS, FleetQuery, ids_by_health, matching
+from console.api.exceptions import flatten_errors
+from console.api.parsers import StrictJSONParser
 from console.api.responses import QUERY_ERRORS
 from console.audit import client_address
 from console.choices import ConnectorState, TargetState
@@ -224,6 +226,8 @@ class ChannelBulkViewSet(viewsets.GenericViewSet):
     """``POST /channels/bulk``."""
 
     serializer_class = BulkRequestSerializer  # what OPTIONS describes
+    # JSON only: thousands of names as form fields would hit DATA_UPLOAD_MAX_NUMBER_FIELDS.
+    parser_classes = [StrictJSONParser]
     required_permissions = {"bulk": permissions.AUTHENTICATED}
 
     @extend_schema(
@@ -259,7 +263,8 @@ class ChannelBulkViewSet(viewsets.GenericViewSet):
     @action(detail=False, methods=["post"])
     def bulk(self, request: Request) -> Response:
         body = BulkRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        if not body.is_valid():  # errors by field path: filter.label[0], names[3]
+            raise ValidationError(flatten_errors(body.errors))
         data = body.validated_data
         need = _NEEDS[data["action"]]
         if not request.user.has_perm(need.permission):
