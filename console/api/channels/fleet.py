@@ -9,7 +9,12 @@ from typing import Any, cast
 from django.contrib.auth.models import User
 from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+)
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
@@ -20,7 +25,6 @@ from console import labels, permissions
 from console.api.channels.listing import ORDERINGS, FleetQuery, ids_by_health, matching
 from console.api.exceptions import flatten_errors
 from console.api.parsers import StrictJSONParser
-from console.api.responses import QUERY_ERRORS
 from console.audit import client_address
 from console.choices import ConnectorState, TargetState
 from console.models import Channel
@@ -243,7 +247,15 @@ class ChannelBulkViewSet(viewsets.GenericViewSet):
             f"handled (at most {fleet.MAX_BULK} per request)."
         ),
         request=BulkRequestSerializer,
-        responses={200: BulkAnswerSerializer, 400: QUERY_ERRORS, 403: OpenApiTypes.OBJECT},
+        responses={
+            200: BulkAnswerSerializer,
+            400: OpenApiResponse(
+                response=OpenApiTypes.OBJECT,
+                description="The body is invalid: messages by field path (`filter.label[0]`), "
+                "or `detail` when it is not JSON.",
+            ),
+            403: OpenApiTypes.OBJECT,
+        },
         examples=[
             OpenApiExample(
                 "Stop two channels, one of them unknown",

@@ -3340,8 +3340,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BulkRequestRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["BulkRequestRequest"];
-                "multipart/form-data": components["schemas"]["BulkRequestRequest"];
             };
         };
         responses: {
@@ -3353,14 +3351,14 @@ export interface operations {
                     "application/json": components["schemas"]["BulkAnswer"];
                 };
             };
-            /** @description A query parameter is invalid; each key is a parameter, with its messages. */
+            /** @description The body is invalid: messages by field path (`filter.label[0]`), or `detail` when it is not JSON. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        [key: string]: string[];
+                        [key: string]: unknown;
                     };
                 };
             };
