@@ -162,7 +162,7 @@ class ChannelForm(forms.ModelForm):
 
     class Meta:
         model = Channel
-        fields = ["name", "description", *POLICY_FIELDS.values(), "ingest_rate_limit"]
+        fields = ["name", "description", *POLICY_FIELDS.values(), "ingest_rate_limit", "labels"]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -215,6 +215,7 @@ class ChannelAdmin(admin.ModelAdmin):
         "latest_revision",
         "deployed_revision",
         "drift",
+        "labels_text",
         "updated",
     ]
     list_filter = ["target_state", "connector__state"]
@@ -251,6 +252,10 @@ class ChannelAdmin(admin.ModelAdmin):
     def state(self, channel: Channel) -> str:
         return state_badge(channel.state)
 
+    @admin.display(description="labels")
+    def labels_text(self, channel: Channel) -> str:
+        return ", ".join(f"{key}={value}" for key, value in sorted(channel.labels.items()))
+
     @admin.display(description="target", ordering="target_state")
     def target_state_badge(self, channel: Channel) -> str:
         return state_badge(channel.target_state)
@@ -280,6 +285,7 @@ class ChannelAdmin(admin.ModelAdmin):
                 description=data["description"],
                 restart_policy=form.restart_policy(),
                 ingest_rate_limit=data.get("ingest_rate_limit"),
+                labels=data.get("labels"),
                 user=cast(User, request.user),
             )
         else:
@@ -289,6 +295,7 @@ class ChannelAdmin(admin.ModelAdmin):
                 description=data["description"],
                 restart_policy=form.restart_policy(),
                 ingest_rate_limit=data.get("ingest_rate_limit"),
+                labels=data.get("labels") or {},
                 user=cast(User, request.user),
             )
             obj.pk = created.pk

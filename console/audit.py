@@ -67,6 +67,7 @@ API_ACTIONS = {
     ("channel-pause", "POST"): "channel.pause",
     ("channel-resume", "POST"): "channel.resume",
     ("channel-restart", "POST"): "channel.restart",
+    ("channel-bulk", "POST"): "channel.bulk",  # and one row per channel (services.fleet)
     ("channel-offsets", "PATCH"): "channel.offsets.alter",
     ("channel-offsets", "DELETE"): "channel.offsets.reset",
     ("channel-offsets-copy", "POST"): "channel.offsets.copy",

@@ -309,6 +309,7 @@ SPECTACULAR_SETTINGS = {
         "WorkerStateEnum": "console.choices.WorkerState",
         "SubjectTypeEnum": "console.choices.SubjectType",
         "PluginKindEnum": "console.choices.PluginKind",
+        "LevelEnum": "console.services.health.LEVELS",
     },
 }
 

@@ -95,6 +95,23 @@ class SparkRuntime:
         self.store.set_target(connector_id, target_state)
         self._nudge_worker_of(connector_id)
 
+    @_reaching_the_runtime
+    def set_target_states(self, connector_ids: list[str], target_state: TargetState) -> None:
+        """:meth:`set_target_state` for many connectors in four round trips, not four each
+        (the console's bulk stop of a fleet)."""
+        if not connector_ids:
+            return
+        self.store.redis.hset(
+            self.store.key("desired:target"),
+            mapping={cid: str(target_state) for cid in connector_ids},
+        )
+        deployments = self.store.deployments_of(connector_ids)
+        statuses = self.store.statuses(connector_ids)
+        wake = {d.worker_id for d in deployments.values()} | {
+            s.driver_id for s in statuses.values()
+        }
+        self.store.nudge(*sorted(w for w in wake if w))
+
     def _nudge_worker_of(self, connector_id: str) -> None:
         """Wake the connector's runtime worker and the driver running it: they act on the
         change now, not at their next pass."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.urls import path
 
 from console.api.audit.views import AuditEventViewSet
+from console.api.channels.fleet import ChannelBulkViewSet
 from console.api.channels.views import ChannelViewSet, LifecycleEventViewSet, RevisionViewSet
 from console.api.cluster.views import ClusterView, WorkerViewSet
 from console.api.dead_letters.views import DeadLetterViewSet
@@ -21,6 +22,7 @@ from console.api.schemas.views import SchemaSubjectViewSet
 
 router = Router()
 router.register("channels", ChannelViewSet, basename="channel")
+router.register("channels", ChannelBulkViewSet, basename="channel")  # channels/bulk
 # The areas under a channel share its prefix and basename: channel-offsets, channel-events…
 router.register("channels", OffsetsViewSet, basename="channel")
 router.register("channels", IngestViewSet, basename="channel")

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("console", "0011_replay_channel_run"),
+        ("console", "0012_fleets_channel_labels"),
     ]
 
     operations = [

@@ -68,6 +68,7 @@ def create_channel(
     target_state: str = TargetState.STOPPED,
     restart_policy: Mapping[str, Any] | None = None,
     ingest_rate_limit: int | None = None,
+    labels: Mapping[str, str] | None = None,
     user: User | None = None,
     actor: str | None = None,
 ) -> Channel:
@@ -90,6 +91,7 @@ def create_channel(
         created_by=user,
         target_state=target_state,
         ingest_rate_limit=ingest_rate_limit,
+        labels=dict(labels or {}),
     )
     RestartPolicy().updated(restart_policy or {}).apply_to(channel)
     channel.full_clean()
@@ -119,10 +121,12 @@ def update_channel(
     description: str | None = None,
     restart_policy: Mapping[str, Any] | None = None,
     ingest_rate_limit: int | object | None = UNCHANGED,
+    labels: Mapping[str, str] | None = None,
     user: User | None = None,
     actor: str | None = None,
 ) -> Channel:
-    """Change the description, the spec, the restart policy and/or the ingestion rate limit;
+    """Change the description, the spec, the restart policy, the labels (replaced whole)
+    and/or the ingestion rate limit;
     ``None`` leaves each as it is (``UNCHANGED`` for the rate limit, where ``None`` means
     "the site default"), and ``restart_policy`` changes only the keys it holds.
 
@@ -172,6 +176,10 @@ def update_channel(
             channel.ingest_rate_limit = new_limit
             channel.full_clean(exclude=["name"], validate_unique=False)
             note(f"ingestion rate limit changed from {_rate(previous)} to {_rate(new_limit)}")
+        if labels is not None and dict(labels) != channel.labels:
+            previous_labels = channel.labels
+            channel.labels = dict(labels)
+            note(f"labels changed from {_labels(previous_labels)} to {_labels(channel.labels)}")
         if normalized is not None and (latest is None or stored != normalized):
             number = latest.number + 1 if latest else 1
             Revision.objects.create(
@@ -180,7 +188,13 @@ def update_channel(
             note(f"saved revision {number}")
         if changed:
             channel.save(
-                update_fields=["description", *_POLICY_FIELDS, "ingest_rate_limit", "updated"]
+                update_fields=[
+                    "description",
+                    *_POLICY_FIELDS,
+                    "ingest_rate_limit",
+                    "labels",
+                    "updated",
+                ]
             )
     return channel
 
@@ -388,6 +402,10 @@ def channel_preview(channel: Channel, limit: int = 50) -> list[dict[str, Any]]:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+def _labels(labels: Mapping[str, str]) -> str:
+    return "{" + ", ".join(f"{key}={value}" for key, value in sorted(labels.items())) + "}"
 
 
 def _rate(limit: int | None) -> str:

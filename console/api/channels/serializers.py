@@ -4,12 +4,13 @@ events and live output. Writes go through :mod:`console.services`, never ``save(
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from console import labels as channel_labels
 from console.api.exceptions import spec_error_paths
 from console.api.ingest.serializers import IngestTokenField
 from console.choices import ConnectorState, RestartPolicyType, SubjectType, TargetState
@@ -121,6 +122,24 @@ class RestartPolicySerializer(serializers.Serializer):
         return attrs
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {"type": "string", "maxLength": channel_labels.NAME_MAX},
+        "maxProperties": channel_labels.MAX_LABELS,
+    }
+)
+class LabelsField(serializers.JSONField):
+    """``{key: value}`` labels under Kubernetes' rules (:mod:`console.labels`); each problem
+    is reported under ``labels.<key>``."""
+
+    def to_internal_value(self, data: Any) -> dict[str, str]:
+        errors = channel_labels.label_errors(data)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return dict(data)
+
+
 class ChannelSerializer(serializers.ModelSerializer):
     spec = SpecField(
         help_text=(
@@ -188,6 +207,15 @@ class ChannelSerializer(serializers.ModelSerializer):
             "its prefix; issue one with POST …/ingest-token."
         )
     )
+    labels = LabelsField(
+        required=False,
+        help_text=(
+            "Key/value labels to find and act on channels as a fleet (Kubernetes rules: keys "
+            "[prefix/]name, names and values at most 63 letters, digits, '-', '_' or '.', "
+            f"beginning and ending with a letter or digit; at most {channel_labels.MAX_LABELS}). "
+            "PUT/PATCH replace them whole."
+        ),
+    )
 
     class Meta:
         model = Channel
@@ -203,6 +231,7 @@ class ChannelSerializer(serializers.ModelSerializer):
             "restart_policy",
             "ingest_token",
             "ingest_rate_limit",
+            "labels",
             "created",
             "updated",
             "created_by",
@@ -232,6 +261,8 @@ class ChannelSerializer(serializers.ModelSerializer):
             detail: Any = dict(exc.detail) if isinstance(exc.detail, dict) else exc.detail
             if isinstance(detail, dict) and isinstance(detail.get("spec"), dict):
                 detail.update(spec_error_paths(detail.pop("spec")))
+            if isinstance(detail, dict) and isinstance(detail.get("labels"), dict):
+                detail.update(detail.pop("labels"))
             if isinstance(detail, dict) and isinstance(detail.get("restart_policy"), dict):
                 nested = detail.pop("restart_policy")
                 for key, messages in nested.items():
@@ -498,6 +529,14 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
     def get_health(self, channel: Channel) -> dict[str, Any]:
         return health.of_channel(channel).as_dict()
 
+    def _child(self, key: str, serializer_class: type[serializers.Serializer]) -> Any:
+        """One serializer of ``serializer_class`` per list (its fields are built once, not
+        for each of a page's channels: a list of 50 channels with status stays fast)."""
+        children = self.__dict__.setdefault("_children", {})
+        if key not in children:
+            children[key] = serializer_class()
+        return children[key]
+
     def get_latest_revision(self, channel: Channel) -> int | None:
         return latest_revision_number(channel)
 
@@ -520,28 +559,26 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
         if connector is None:
             return []
         tasks = sorted(connector.tasks.all(), key=lambda task: task.task_id)  # prefetch-friendly
-        # many=True: a ListSerializer, whose data is a list (the stubs say ReturnDict).
-        return cast(list[dict[str, Any]], TaskSerializer(tasks, many=True).data)
+        child = self._child("tasks", TaskSerializer)
+        return [child.to_representation(task) for task in tasks]
 
     @extend_schema_field(StageCountsSerializer(many=True))
     def get_stages(self, channel: Channel) -> list[dict[str, Any]]:
         connector = getattr(channel, "connector", None)
         if connector is None:
             return []
-        return cast(  # many=True: a list, as in get_tasks
-            list[dict[str, Any]],
-            StageCountsSerializer(connector.stage_metrics or [], many=True).data,
-        )
+        child = self._child("stages", StageCountsSerializer)
+        return [child.to_representation(stage) for stage in connector.stage_metrics or []]
 
     @extend_schema_field(RuleCountsSerializer(many=True))
     def get_rules(self, channel: Channel) -> list[dict[str, Any]]:
         connector = getattr(channel, "connector", None)
         if connector is None:
             return []
-        return cast(  # many=True: a list, as in get_tasks
-            list[dict[str, Any]],
-            RuleCountsSerializer(_well_formed_rules(connector.rule_metrics), many=True).data,
-        )
+        child = self._child("rules", RuleCountsSerializer)
+        return [
+            child.to_representation(rule) for rule in _well_formed_rules(connector.rule_metrics)
+        ]
 
 
 _RULE_COUNT_KEYS = ("matched", "delivered", "failed")

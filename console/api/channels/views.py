@@ -28,6 +28,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from console import permissions, services
+from console.api.channels import listing
+from console.api.channels.fleet import LIST_PARAMETERS, fleet_query
 from console.api.channels.schema import (
     CHANNEL_EXAMPLES,
     REVISION_DIFF_EXAMPLE,
@@ -69,7 +71,10 @@ from console.services.channels import UNCHANGED
         description=(
             "With `expand=status`, each channel also carries its runtime status (connector, "
             "tasks, dead letters) and failed channels come first: one call for a whole "
-            "operations view, a fixed number of queries whatever the number of channels."
+            "operations view, a fixed number of queries whatever the number of channels. "
+            "Paged (`limit`, `offset`; `count` and `next` say what is left), searched, "
+            "filtered and sorted on the server: an unknown filter value or sort key is a 400 "
+            "naming its parameter."
         ),
         parameters=[
             OpenApiParameter(
@@ -77,7 +82,8 @@ from console.services.channels import UNCHANGED
                 OpenApiTypes.STR,
                 enum=["status"],
                 description="`status`: include each channel's status, failures first.",
-            )
+            ),
+            *LIST_PARAMETERS,
         ],
         responses={200: ChannelListItemSerializer(many=True), 400: QUERY_ERRORS},
     ),
@@ -132,12 +138,15 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         expand = request.query_params.get("expand", "")
         if expand not in ("", "status"):
             raise ValidationError({"expand": ["The only expansion is 'status'."]})
-        queryset = self.get_queryset()
-        serializer_class = ChannelSerializer
-        if expand == "status":
-            queryset = selectors.channels_with_status()
-            serializer_class = ChannelWithStatusSerializer
-        page = self.paginate_queryset(queryset)
+        query = fleet_query(request.query_params)
+        with_status = expand == "status"
+        serializer_class = ChannelWithStatusSerializer if with_status else ChannelSerializer
+        # The page's ids first (sorted and counted on narrow rows), then those channels in full.
+        if query.needs_health:  # assessed in Python
+            ids = self.paginate_queryset(listing.ids_by_health(query, status=with_status))
+        else:
+            ids = self.paginate_queryset(listing.ordered_ids(query, status=with_status))
+        page = listing.page_of(ids or [], status=with_status)
         data = serializer_class(page, many=True, context=self.get_serializer_context()).data
         return self.get_paginated_response(data)
 
@@ -161,6 +170,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
             description=data.get("description"),
             restart_policy=data.get("restart_policy"),
             ingest_rate_limit=data.get("ingest_rate_limit", UNCHANGED),
+            labels=data.get("labels"),
             user=cast(User, request.user),
         )
         return self._respond(channel, status.HTTP_200_OK)

@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * List channels
-         * @description With `expand=status`, each channel also carries its runtime status (connector, tasks, dead letters) and failed channels come first: one call for a whole operations view, a fixed number of queries whatever the number of channels.
+         * @description With `expand=status`, each channel also carries its runtime status (connector, tasks, dead letters) and failed channels come first: one call for a whole operations view, a fixed number of queries whatever the number of channels. Paged (`limit`, `offset`; `count` and `next` say what is left), searched, filtered and sorted on the server: an unknown filter value or sort key is a 400 naming its parameter.
          */
         get: operations["channels_list"];
         put?: never;
@@ -528,6 +528,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start, stop, pause, resume, restart or delete many channels
+         * @description One request, many channels (by `names`, or every channel a `filter` keeps), one result per channel: `ok`, the status the channel's own endpoint would have answered, and the reason when it failed. Each channel goes through the same rules, lifecycle events and audit as its own endpoint (one audit row per channel), and needs the same role (operator; editor for delete). A channel that fails does not stop the others. The answer is 200 once every channel was handled (at most 5000 per request).
+         */
+        post: operations["channels_bulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/cluster/": {
         parameters: {
             query?: never;
@@ -823,6 +843,16 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description * `start` - start
+         *     * `stop` - stop
+         *     * `pause` - pause
+         *     * `resume` - resume
+         *     * `restart` - restart
+         *     * `delete` - delete
+         * @enum {string}
+         */
+        ActionEnum: "start" | "stop" | "pause" | "resume" | "restart" | "delete";
         /** @description One audited change or operation: who, what, when, from where, and the outcome. */
         AuditEvent: {
             readonly id: number;
@@ -842,6 +872,42 @@ export interface components {
             readonly user_agent: string;
             /** @description api, admin, ingest or cli. */
             readonly via: string;
+        };
+        BulkAnswer: {
+            action: string;
+            /** @description Channels acted on. */
+            count: number;
+            /** @description How many succeeded. */
+            ok: number;
+            /** @description How many did not (see each result's error). */
+            failed: number;
+            results: components["schemas"]["BulkResult"][];
+        };
+        /** @description The channels a bulk action applies to, chosen like the list's filters. */
+        BulkFilterRequest: {
+            search?: string;
+            state?: components["schemas"]["ConnectorStateEnum"][];
+            target_state?: components["schemas"]["TargetStateEnum"][];
+            health?: components["schemas"]["LevelEnum"][];
+            worker?: string[];
+            /** @description `key=value` or `key`, as the list's `label`. */
+            label?: string[];
+        };
+        BulkRequestRequest: {
+            action: components["schemas"]["ActionEnum"];
+            /** @description The channels, by name (at most 5000). */
+            names?: string[];
+            /** @description Instead of names: every channel the list's filters keep (the same keys). */
+            filter?: components["schemas"]["BulkFilterRequest"];
+        };
+        BulkResult: {
+            name: string;
+            ok: boolean;
+            /** @description What the channel's own endpoint would have answered (202, 204, 404, 409, 503). */
+            status: number;
+            /** @description Why it failed; empty when ok. */
+            error: string;
+            target_state: string | null;
         };
         Capabilities: {
             /** @description May see channels, workers and their history. */
@@ -900,6 +966,10 @@ export interface components {
             };
             /** @description Events per second POST …/events accepts for this channel (http source); null: the site default SLUICE_INGEST_RATE_LIMIT. */
             ingest_rate_limit?: number | null;
+            /** @description Key/value labels to find and act on channels as a fleet (Kubernetes rules: keys [prefix/]name, names and values at most 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit; at most 64). PUT/PATCH replace them whole. */
+            labels?: {
+                [key: string]: string;
+            };
             /** Format: date-time */
             readonly created: string;
             /** Format: date-time */
@@ -960,6 +1030,10 @@ export interface components {
             };
             /** @description Events per second POST …/events accepts for this channel (http source); null: the site default SLUICE_INGEST_RATE_LIMIT. */
             ingest_rate_limit?: number | null;
+            /** @description Key/value labels to find and act on channels as a fleet (Kubernetes rules: keys [prefix/]name, names and values at most 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit; at most 64). PUT/PATCH replace them whole. */
+            labels?: {
+                [key: string]: string;
+            };
             /** Format: date-time */
             readonly created: string;
             /** Format: date-time */
@@ -1000,6 +1074,10 @@ export interface components {
             restart_policy?: components["schemas"]["RestartPolicyRequest"];
             /** @description Events per second POST …/events accepts for this channel (http source); null: the site default SLUICE_INGEST_RATE_LIMIT. */
             ingest_rate_limit?: number | null;
+            /** @description Key/value labels to find and act on channels as a fleet (Kubernetes rules: keys [prefix/]name, names and values at most 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit; at most 64). PUT/PATCH replace them whole. */
+            labels?: {
+                [key: string]: string;
+            };
         };
         ChannelRun: {
             /** Format: uuid */
@@ -1593,6 +1671,10 @@ export interface components {
             restart_policy?: components["schemas"]["RestartPolicyRequest"];
             /** @description Events per second POST …/events accepts for this channel (http source); null: the site default SLUICE_INGEST_RATE_LIMIT. */
             ingest_rate_limit?: number | null;
+            /** @description Key/value labels to find and act on channels as a fleet (Kubernetes rules: keys [prefix/]name, names and values at most 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit; at most 64). PUT/PATCH replace them whole. */
+            labels?: {
+                [key: string]: string;
+            };
         };
         /** @description PATCH body: explicit offsets or a timestamp, not both. */
         PatchedOffsetsAlterRequest: {
@@ -2203,10 +2285,24 @@ export interface operations {
             query?: {
                 /** @description `status`: include each channel's status, failures first. */
                 expand?: "status";
+                /** @description Health level (repeatable). */
+                health?: ("critical" | "idle" | "ok" | "warning")[];
+                /** @description `key=value` (the label has this value) or `key` (the label is set); repeatable: every one must match. */
+                label?: string[];
                 /** @description Number of results to return per page (default 50, at most 500). */
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
+                /** @description Comma-separated sort keys, each optionally prefixed by `-` (descending): name, created, updated, state, target_state, health, worker. `state` sorts by need of attention (FAILED first), `health` critical first. Default: by name (with `expand=status`, FAILED first). */
+                ordering?: string;
+                /** @description Channels whose name or description contains this text (any case). */
+                search?: string;
+                /** @description Observed state (repeatable: any of them); STOPPED includes never started. */
+                state?: ("FAILED" | "PAUSED" | "RESTARTING" | "RUNNING" | "STOPPED" | "UNASSIGNED")[];
+                /** @description What the user asked for (repeatable). */
+                target_state?: ("PAUSED" | "RUNNING" | "STOPPED")[];
+                /** @description Id of the runtime worker the channel is placed on (repeatable). */
+                worker?: string[];
             };
             header?: never;
             path?: never;
@@ -3694,6 +3790,50 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_bulk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkAnswer"];
+                };
+            };
+            /** @description The body is invalid: messages by field path (`filter.label[0]`), or `detail` when it is not JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };

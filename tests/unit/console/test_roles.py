@@ -49,6 +49,7 @@ RULES = {
     ("channel-pause", "post"): "operate",
     ("channel-resume", "post"): "operate",
     ("channel-restart", "post"): "operate",
+    ("channel-bulk", "post"): "operate",  # a stop here; delete needs editor (test_api_fleet)
     ("channel-status", "get"): "view",
     ("channel-preview", "get"): "view",
     ("channel-events", "post"): "ingest",
@@ -169,6 +170,8 @@ def body_for(name: str, method: str, spec: dict) -> dict:
         return {"rules": [{"name": "a", "pattern": {"source": ["a"]}}], "event": {"source": "a"}}
     if name == "channel-offsets-copy":
         return {"from_channel": "old"}
+    if name == "channel-bulk":
+        return {"action": "stop", "names": ["orders"]}
     if name == "channel-dead-letter-redrive":
         return {"ids": ["kafka:orders-dead:0:1"]}
     return {}

@@ -71,6 +71,19 @@ def test_target_state_and_delete(runtime: SparkRuntime, store: RedisStore):
     assert store.deployments() == {}
 
 
+def test_target_states_of_many_connectors_at_once(runtime: SparkRuntime, store: RedisStore):
+    for name in ("a", "b", "c"):
+        runtime.deploy(deployment(name, worker_id="w1"))
+    while store.wait_nudge("w1", 0.01):  # the deploys' nudges
+        pass
+
+    runtime.set_target_states(["a", "c"], TargetState.STOPPED)
+
+    targets = {cid: d.target_state for cid, d in store.deployments().items()}
+    assert targets == {"a": TargetState.STOPPED, "b": TargetState.RUNNING, "c": TargetState.STOPPED}
+    assert store.wait_nudge("w1", 1.0)  # its worker is woken to act now
+
+
 def test_workers_heartbeat_and_forget(runtime: SparkRuntime, store: RedisStore):
     store.heartbeat(WorkerInfo("w1", "host", 42, 1.0, 2.0, ["orders"]))
     store.heartbeat(WorkerInfo("w1", "host", 42, 1.0, 3.0, ["orders"]))

@@ -1,0 +1,326 @@
+"""The fleet side of ``/channels/``: the list's query parameters (search, filters, sorting;
+each bad value a 400 naming its parameter) and ``POST /channels/bulk`` (one request, many
+channels, one result per channel)."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from django.contrib.auth.models import User
+from django.http import QueryDict
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+)
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from console import labels, permissions
+from console.api.channels.listing import ORDERINGS, FleetQuery, ids_by_health, matching
+from console.api.exceptions import flatten_errors
+from console.api.parsers import StrictJSONParser
+from console.audit import client_address
+from console.choices import ConnectorState, TargetState
+from console.models import Channel
+from console.services import fleet, health
+
+LIST_PARAMETERS = [
+    OpenApiParameter(
+        "search",
+        OpenApiTypes.STR,
+        description="Channels whose name or description contains this text (any case).",
+    ),
+    OpenApiParameter(
+        "state",
+        OpenApiTypes.STR,
+        many=True,
+        enum=list(ConnectorState.values),
+        description="Observed state (repeatable: any of them); STOPPED includes never started.",
+    ),
+    OpenApiParameter(
+        "target_state",
+        OpenApiTypes.STR,
+        many=True,
+        enum=list(TargetState.values),
+        description="What the user asked for (repeatable).",
+    ),
+    OpenApiParameter(
+        "health",
+        OpenApiTypes.STR,
+        many=True,
+        enum=list(health.LEVELS),
+        description="Health level (repeatable).",
+    ),
+    OpenApiParameter(
+        "worker",
+        OpenApiTypes.STR,
+        many=True,
+        description="Id of the runtime worker the channel is placed on (repeatable).",
+    ),
+    OpenApiParameter(
+        "label",
+        OpenApiTypes.STR,
+        many=True,
+        description=(
+            "`key=value` (the label has this value) or `key` (the label is set); "
+            "repeatable: every one must match."
+        ),
+    ),
+    OpenApiParameter(
+        "ordering",
+        OpenApiTypes.STR,
+        description=(
+            "Comma-separated sort keys, each optionally prefixed by `-` (descending): "
+            f"{', '.join(ORDERINGS)}. `state` sorts by need of attention (FAILED first), "
+            "`health` critical first. Default: by name (with `expand=status`, FAILED first)."
+        ),
+    ),
+]
+
+_CHOICES = {
+    "state": set(ConnectorState.values),
+    "target_state": set(TargetState.values),
+    "health": set(health.LEVELS),
+}
+MAX_SEARCH = 200
+MAX_VALUES = 100
+
+
+def fleet_query(params: Any) -> FleetQuery:
+    """The list's query string as a :class:`FleetQuery`; a 400 naming each bad parameter."""
+    errors: dict[str, list[str]] = {}
+    search = params.get("search", "").strip()
+    if len(search) > MAX_SEARCH:
+        errors["search"] = [f"At most {MAX_SEARCH} characters."]
+    chosen: dict[str, list[str]] = {}
+    for name, allowed in _CHOICES.items():
+        values = [value for value in params.getlist(name) if value != ""]
+        bad = sorted({value for value in values if value not in allowed})
+        if bad:
+            errors[name] = [
+                f"Unknown value(s) {', '.join(map(repr, bad))}; use {', '.join(sorted(allowed))}."
+            ]
+        chosen[name] = list(dict.fromkeys(values))
+    workers = [value for value in params.getlist("worker") if value != ""]
+    if any(len(value) > 255 for value in workers):
+        errors["worker"] = ["A worker id has at most 255 characters."]
+    selectors: list[tuple[str, str | None]] = []
+    label_errors = []
+    for text in params.getlist("label"):
+        try:
+            selectors.append(labels.parse_selector(text))
+        except ValueError as exc:
+            label_errors.append(str(exc))
+    if label_errors:
+        errors["label"] = label_errors
+    ordering: list[str] = []
+    raw_ordering = params.get("ordering", "")
+    for key in (part.strip() for part in raw_ordering.split(",") if part.strip()):
+        if key.lstrip("-") not in ORDERINGS or key.startswith("--"):
+            errors["ordering"] = [
+                f"Unknown sort key {key!r}; use {', '.join(ORDERINGS)}, each optionally "
+                "prefixed by '-'."
+            ]
+            break
+        ordering.append(key)
+    for name in ("state", "target_state", "health", "worker", "label"):
+        if len(params.getlist(name)) > MAX_VALUES and name not in errors:
+            errors[name] = [f"At most {MAX_VALUES} values."]
+    if errors:
+        raise ValidationError(errors)
+    return FleetQuery(
+        search=search,
+        states=chosen["state"],
+        target_states=chosen["target_state"],
+        healths=chosen["health"],
+        workers=workers,
+        labels=selectors,
+        ordering=ordering,
+    )
+
+
+class BulkFilterSerializer(serializers.Serializer):
+    """The channels a bulk action applies to, chosen like the list's filters."""
+
+    search = serializers.CharField(required=False, allow_blank=True, max_length=MAX_SEARCH)
+    state = serializers.ListField(
+        child=serializers.ChoiceField(choices=ConnectorState.choices),
+        required=False,
+        max_length=MAX_VALUES,
+    )
+    target_state = serializers.ListField(
+        child=serializers.ChoiceField(choices=TargetState.choices),
+        required=False,
+        max_length=MAX_VALUES,
+    )
+    health = serializers.ListField(
+        child=serializers.ChoiceField(choices=[(level, level) for level in health.LEVELS]),
+        required=False,
+        max_length=MAX_VALUES,
+    )
+    worker = serializers.ListField(
+        child=serializers.CharField(max_length=255), required=False, max_length=MAX_VALUES
+    )
+    # A declared field (the metaclass takes it off the class), not Field.label.
+    label = serializers.ListField(  # type: ignore[assignment]
+        child=serializers.CharField(max_length=400),
+        required=False,
+        max_length=MAX_VALUES,
+        help_text="`key=value` or `key`, as the list's `label`.",
+    )
+
+
+class BulkRequestSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=[(name, name) for name in fleet.ACTIONS])
+    names = serializers.ListField(
+        child=serializers.CharField(max_length=63),
+        required=False,
+        allow_empty=False,
+        max_length=fleet.MAX_BULK,
+        help_text=f"The channels, by name (at most {fleet.MAX_BULK}).",
+    )
+    filter = BulkFilterSerializer(
+        required=False,
+        help_text="Instead of names: every channel the list's filters keep (the same keys).",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("names" in attrs) == ("filter" in attrs):
+            raise serializers.ValidationError(
+                {"names": ["Give either names or filter (exactly one)."]}
+            )
+        return attrs
+
+
+class BulkResultSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    ok = serializers.BooleanField()
+    status = serializers.IntegerField(
+        help_text="What the channel's own endpoint would have answered (202, 204, 404, 409, 503)."
+    )
+    error = serializers.CharField(help_text="Why it failed; empty when ok.")
+    target_state = serializers.CharField(allow_null=True)
+
+
+class BulkAnswerSerializer(serializers.Serializer):
+    action = serializers.CharField()
+    count = serializers.IntegerField(help_text="Channels acted on.")
+    ok = serializers.IntegerField(help_text="How many succeeded.")
+    failed = serializers.IntegerField(help_text="How many did not (see each result's error).")
+    results = BulkResultSerializer(many=True)
+
+
+_NEEDS = {
+    "start": permissions.OPERATE["start"],
+    "stop": permissions.OPERATE["stop"],
+    "pause": permissions.OPERATE["pause"],
+    "resume": permissions.OPERATE["resume"],
+    "restart": permissions.OPERATE["restart"],
+    "delete": permissions.DELETE,
+}
+
+
+class ChannelBulkViewSet(viewsets.GenericViewSet):
+    """``POST /channels/bulk``."""
+
+    serializer_class = BulkRequestSerializer  # what OPTIONS describes
+    # JSON only: thousands of names as form fields would hit DATA_UPLOAD_MAX_NUMBER_FIELDS.
+    parser_classes = [StrictJSONParser]
+    required_permissions = {"bulk": permissions.AUTHENTICATED}
+
+    @extend_schema(
+        operation_id="channels_bulk",
+        summary="Start, stop, pause, resume, restart or delete many channels",
+        description=(
+            "One request, many channels (by `names`, or every channel a `filter` keeps), one "
+            "result per channel: `ok`, the status the channel's own endpoint would have "
+            "answered, and the reason when it failed. Each channel goes through the same "
+            "rules, lifecycle events and audit as its own endpoint (one audit row per "
+            "channel), and needs the same role (operator; editor for delete). A channel "
+            "that fails does not stop the others. The answer is 200 once every channel was "
+            f"handled (at most {fleet.MAX_BULK} per request)."
+        ),
+        request=BulkRequestSerializer,
+        responses={
+            200: BulkAnswerSerializer,
+            400: OpenApiResponse(
+                response=OpenApiTypes.OBJECT,
+                description="The body is invalid: messages by field path (`filter.label[0]`), "
+                "or `detail` when it is not JSON.",
+            ),
+            403: OpenApiTypes.OBJECT,
+        },
+        examples=[
+            OpenApiExample(
+                "Stop two channels, one of them unknown",
+                request_only=True,
+                value={"action": "stop", "names": ["orders", "nope"]},
+            ),
+            OpenApiExample(
+                "Pause every running channel labelled team=payments",
+                request_only=True,
+                value={
+                    "action": "pause",
+                    "filter": {"label": ["team=payments"], "state": ["RUNNING"]},
+                },
+            ),
+        ],
+    )
+    @action(detail=False, methods=["post"])
+    def bulk(self, request: Request) -> Response:
+        body = BulkRequestSerializer(data=request.data)
+        if not body.is_valid():  # errors by field path: filter.label[0], names[3]
+            raise ValidationError(flatten_errors(body.errors))
+        data = body.validated_data
+        need = _NEEDS[data["action"]]
+        if not request.user.has_perm(need.permission):
+            raise PermissionDenied(permissions.denial(need.permission, need.doing))
+        names = data.get("names")
+        if names is None:
+            names = _filtered_names(data["filter"])
+        results = fleet.bulk_lifecycle(
+            data["action"],
+            names,
+            user=cast(User, request.user),
+            remote_addr=client_address(request),
+            user_agent=request.META.get("HTTP_USER_AGENT", ""),
+        )
+        ok = sum(1 for result in results if result.ok)
+        answer = {
+            "action": data["action"],
+            "count": len(results),
+            "ok": ok,
+            "failed": len(results) - ok,
+            "results": [result.__dict__ for result in results],
+        }
+        return Response(BulkAnswerSerializer(answer).data, status=status.HTTP_200_OK)
+
+
+def _filtered_names(chosen: dict[str, Any]) -> list[str]:
+    params = QueryDict(mutable=True)
+    if chosen.get("search"):
+        params["search"] = chosen["search"]
+    for key in ("state", "target_state", "health", "worker", "label"):
+        params.setlist(key, list(chosen.get(key, [])))
+    try:
+        query = fleet_query(params)
+    except ValidationError as exc:
+        detail = exc.detail if isinstance(exc.detail, dict) else {"": exc.detail}
+        raise ValidationError({f"filter.{key}": value for key, value in detail.items()}) from exc
+    if query.needs_health:
+        ids = ids_by_health(query, status=False)
+        names = dict(Channel.objects.filter(pk__in=ids).values_list("pk", "name"))
+        selected = [names[pk] for pk in ids if pk in names]
+    else:
+        selected = list(matching(query).order_by("name").values_list("name", flat=True))
+    if len(selected) > fleet.MAX_BULK:
+        raise ValidationError(
+            {"filter": [f"{len(selected)} channels match; at most {fleet.MAX_BULK} per request."]}
+        )
+    return selected

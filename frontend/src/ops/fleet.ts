@@ -1,0 +1,140 @@
+/**
+ * The channels list of a fleet, read one page at a time from the server: search, filters
+ * (state, health, labels), sorting and paging are the API's (`GET /channels/?expand=status
+ * &search=&state=&health=&label=&ordering=&limit=&offset=`), and actions on a selection go
+ * in one request (`POST /channels/bulk`), answered per channel.
+ */
+
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+
+import { api, post } from "../api/client";
+import type { ChannelWithStatus, Page } from "../api/types";
+
+export const POLL_MS = 2000;
+export const PAGE_SIZES = [50, 100, 200] as const;
+
+export type SortKey = "name" | "state" | "health" | "target_state" | "worker" | "updated";
+export type BulkAction = "start" | "stop" | "pause" | "resume" | "restart" | "delete";
+
+export interface FleetParams {
+  search: string;
+  states: string[];
+  healths: string[];
+  /** `key=value` or `key` selectors, as typed (see parseLabels). */
+  labels: string;
+  /** `name`, `-name`, … ; empty: the server's order (failures first, then by name). */
+  ordering: string;
+  limit: number;
+  offset: number;
+}
+
+export const DEFAULT_PARAMS: FleetParams = {
+  search: "",
+  states: [],
+  healths: [],
+  labels: "",
+  ordering: "",
+  limit: 50,
+  offset: 0,
+};
+
+/** `team=payments, tier` → `["team=payments", "tier"]` (commas or spaces between). */
+export function parseLabels(text: string): string[] {
+  return text
+    .split(/[,\s]+/)
+    .map((part) => part.trim())
+    .filter((part) => part !== "");
+}
+
+/** The list's query string (`channels/?…`) for `params`, with the status expanded. */
+export function listPath(params: FleetParams): string {
+  const query = new URLSearchParams({ expand: "status" });
+  if (params.search.trim()) query.set("search", params.search.trim());
+  for (const state of params.states) query.append("state", state);
+  for (const health of params.healths) query.append("health", health);
+  for (const label of parseLabels(params.labels)) query.append("label", label);
+  if (params.ordering) query.set("ordering", params.ordering);
+  query.set("limit", String(params.limit));
+  query.set("offset", String(params.offset));
+  return `channels/?${query.toString()}`;
+}
+
+/** The filter part of `params` as the bulk endpoint's `filter` (every matching channel). */
+export function bulkFilter(params: FleetParams): Record<string, unknown> {
+  const filter: Record<string, unknown> = {};
+  if (params.search.trim()) filter.search = params.search.trim();
+  if (params.states.length) filter.state = params.states;
+  if (params.healths.length) filter.health = params.healths;
+  const labels = parseLabels(params.labels);
+  if (labels.length) filter.label = labels;
+  return filter;
+}
+
+/** Clicking a sort header: ascending, then descending, then the server's default order. */
+export function nextOrdering(current: string, key: SortKey): string {
+  if (current === key) return `-${key}`;
+  if (current === `-${key}`) return "";
+  return key;
+}
+
+/** `aria-sort` of a header for the current ordering. */
+export function ariaSort(current: string, key: SortKey): "ascending" | "descending" | "none" {
+  if (current === key) return "ascending";
+  if (current === `-${key}`) return "descending";
+  return "none";
+}
+
+/** "1–50 of 10,000" (or "0 of 0"). */
+export function rangeText(offset: number, shown: number, count: number): string {
+  if (count === 0 || shown === 0) return `0 of ${count.toLocaleString("en")}`;
+  return `${(offset + 1).toLocaleString("en")}–${(offset + shown).toLocaleString("en")} of ${count.toLocaleString("en")}`;
+}
+
+export interface BulkResult {
+  name: string;
+  ok: boolean;
+  status: number;
+  error: string;
+  target_state: string | null;
+}
+
+export interface BulkAnswer {
+  action: BulkAction;
+  count: number;
+  ok: number;
+  failed: number;
+  results: BulkResult[];
+}
+
+/** One line for the whole answer and one per failed channel. */
+export function bulkMessages(answer: BulkAnswer): { summary: string; failures: string[] } {
+  const summary =
+    answer.failed === 0
+      ? `${answer.action}: ${answer.ok} of ${answer.count} done.`
+      : `${answer.action}: ${answer.ok} of ${answer.count} done, ${answer.failed} failed.`;
+  const failures = answer.results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error}`);
+  return { summary, failures };
+}
+
+/** One page of the list, polled; the previous page stays on screen while the next loads. */
+export function useChannelsPage(params: FleetParams) {
+  return useQuery({
+    queryKey: ["channels", "page", params],
+    queryFn: () => api<Page<ChannelWithStatus>>(listPath(params)),
+    placeholderData: keepPreviousData,
+    refetchInterval: POLL_MS,
+  });
+}
+
+/** `POST /channels/bulk` by names or by the current filter. */
+export function useBulkAction() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: { action: BulkAction; names?: string[]; filter?: Record<string, unknown> }) =>
+      post<BulkAnswer>("channels/bulk", body),
+    onSettled: () => {
+      void client.invalidateQueries({ queryKey: ["channels"] });
+      void client.invalidateQueries({ queryKey: ["status"] });
+    },
+  });
+}
