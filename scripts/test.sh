@@ -37,14 +37,17 @@ run_part() {
     part_started=$(date +%s)
     rc=0
     "$@" >"$artifacts/pytest-$name.log" 2>&1 </dev/null || rc=$?
-    printf '\n[%s] exit %s after %ss\n' "$name" "$rc" "$(( $(date +%s) - part_started ))" \
-      >>"$artifacts/pytest-$name.log"
+    # CPU seconds of what the part ran (pytest and the services it started and stopped)
+    times >"$SLUICE_VAR_DIR/times"  # (not in a pipe: a subshell has no children's times)
+    cpu=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }; printf "%d", n }' "$SLUICE_VAR_DIR/times")
+    printf '\n[%s] exit %s after %ss (%ss of CPU)\n' "$name" "$rc" "$(( $(date +%s) - part_started ))" \
+      "$cpu" >>"$artifacts/pytest-$name.log"
     exit "$rc"
   ) &
   set +m
   part_names+=("$name")
   part_pids+=($!)
-  printf '  pytest part %-17s started, log: %s\n' "$name" "${artifacts#"$PWD"/}/pytest-$name.log"
+  printf '  pytest part %-12s started, log: %s\n' "$name" "${artifacts#"$PWD"/}/pytest-$name.log"
 }
 # A failed check, Ctrl-C or a kill stops the parts still running as Ctrl-C stops pytest (its
 # fixtures stop the services they started).
@@ -53,8 +56,16 @@ trap 'stop_parts; wait; rm -rf "$SLUICE_VAR_DIR"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# The console's tests once more on a throwaway PostgreSQL (scripts/postgres.sh), the production
-# database: its bulk writes, row locks, migrations.
+# The console's tests on SQLite, then once more on a throwaway PostgreSQL (scripts/postgres.sh),
+# the production database: its bulk writes, row locks, migrations. One after the other: the
+# machine has two cores, and the unit and integration parts keep them busy already.
+console_tests() {
+  local rc=0
+  python -m pytest tests/unit/console --durations=15 || rc=$?
+  printf '\n== the console tests on PostgreSQL\n'
+  console_on_postgres || rc=$?
+  return "$rc"
+}
 console_on_postgres() (
   pg_dir="$(mktemp -d -t sluice-pg-XXXXXX)"  # reachable by the postgres user
   pg_port="$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
@@ -103,8 +114,7 @@ if [[ $# -gt 0 ]]; then
   python -m pytest "$@" || status=$?
 else
   run_part integration python -m pytest tests --ignore=tests/unit --durations=25  # and e2e (the built frontend)
-  run_part console python -m pytest tests/unit/console --durations=15
-  run_part console-postgres console_on_postgres
+  run_part console console_tests
 
   failed=()
   for i in "${!part_pids[@]}"; do
@@ -112,8 +122,9 @@ else
     rc=0
     wait "${part_pids[$i]}" || rc=$?
     log="$artifacts/pytest-$name.log"
-    summary="$(grep -E '([0-9]+ (passed|failed|errors?)|no tests ran).* in [0-9.]+s' "$log" | tail -1 | tr -d '=' || true)"
-    printf '  pytest part %-17s %s (%s)\n' "$name" "$(tail -1 "$log" | sed 's/^\[[^]]*\] //')" "${summary# }"
+    summary="$(grep -E '([0-9]+ (passed|failed|errors?)|no tests ran).* in [0-9.]+s' "$log" |
+      tr -d '=' | sed 's/^ *//; s/ *$//' | paste -sd ';' | sed 's/;/; /g' || true)"
+    printf '  pytest part %-12s %s: %s\n' "$name" "$(tail -1 "$log" | sed 's/^\[[^]]*\] //')" "$summary"
     if [[ $rc -ne 0 ]]; then failed+=("$name"); status=1; fi
   done
   part_pids=()
