@@ -3,6 +3,14 @@
 # (unit, integration and the browser end-to-end tests).
 # The test fixtures start their own Redis and Kafka on free loopback ports.
 # Usage: scripts/test.sh [--lint-only] [pytest args…]
+#
+# Without arguments (make test) pytest runs as parts side by side, each its own process with its
+# own SLUICE_VAR_DIR, Redis, Kafka and stack (the fixtures pick free ports) and its output in
+# test-artifacts/pytest-<part>.log: much of the integration and browser tests' time is waiting
+# (brokers, drivers, polling, Chromium), so on two cores the parts overlap instead of queueing.
+# The parts together are the whole suite: every folder under tests/ is in exactly one of them
+# (a new folder lands in "integration"), and the console's tests run twice, on SQLite and on
+# PostgreSQL. With arguments, one pytest runs them here, as asked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -11,10 +19,72 @@ started=$(date +%s)
 # Checks must not touch a developer's own var/ (database, checkpoints).
 SLUICE_VAR_DIR="$(mktemp -d -t sluice-test-XXXXXX)"
 export SLUICE_VAR_DIR
-trap 'rm -rf "$SLUICE_VAR_DIR"' EXIT
 unset DATABASE_URL REDIS_URL SLUICE_KAFKA_BOOTSTRAP
+artifacts="${SLUICE_TEST_ARTIFACTS:-$PWD/test-artifacts}"
+mkdir -p "$artifacts"
 
 step() { printf '\n== %s\n' "$*"; }
+
+part_names=() part_pids=()
+# run_part NAME COMMAND...: start a part of the suite in the background, output to its log.
+run_part() {
+  local name=$1
+  shift
+  mkdir -p "$SLUICE_VAR_DIR/$name"
+  set -m  # the part is a process group of its own: stop_parts signals all of it
+  (
+    export SLUICE_VAR_DIR="$SLUICE_VAR_DIR/$name"
+    part_started=$(date +%s)
+    rc=0
+    "$@" >"$artifacts/pytest-$name.log" 2>&1 </dev/null || rc=$?
+    # CPU seconds of what the part ran (pytest and the services it started and stopped)
+    times >"$SLUICE_VAR_DIR/times"  # (not in a pipe: a subshell has no children's times)
+    cpu=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }; printf "%d", n }' "$SLUICE_VAR_DIR/times")
+    printf '\n[%s] exit %s after %ss (%ss of CPU)\n' "$name" "$rc" "$(( $(date +%s) - part_started ))" \
+      "$cpu" >>"$artifacts/pytest-$name.log"
+    exit "$rc"
+  ) &
+  set +m
+  part_names+=("$name")
+  part_pids+=($!)
+  printf '  pytest part %-12s started, log: %s\n' "$name" "${artifacts#"$PWD"/}/pytest-$name.log"
+}
+# A failed check, Ctrl-C or a kill stops the parts still running as Ctrl-C stops pytest (its
+# fixtures stop the services they started).
+stop_parts() { for pid in "${part_pids[@]}"; do kill -INT -- "-$pid" 2>/dev/null || true; done; }
+trap 'stop_parts; wait; rm -rf "$SLUICE_VAR_DIR"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The console's tests on SQLite, then once more on a throwaway PostgreSQL (scripts/postgres.sh),
+# the production database: its bulk writes, row locks, migrations. One after the other: the
+# machine has two cores, and the unit and integration parts keep them busy already.
+console_tests() {
+  local rc=0
+  python -m pytest tests/unit/console --durations=15 || rc=$?
+  printf '\n== the console tests on PostgreSQL\n'
+  console_on_postgres || rc=$?
+  return "$rc"
+}
+console_on_postgres() (
+  pg_dir="$(mktemp -d -t sluice-pg-XXXXXX)"  # reachable by the postgres user
+  pg_port="$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  PG_PORT="$pg_port" PG_DATA_DIR="$pg_dir" setsid bash scripts/postgres.sh >"$artifacts/postgres.log" 2>&1 &
+  pg_pid=$!
+  trap 'kill -TERM -- "-$pg_pid" 2>/dev/null || true; wait "$pg_pid" 2>/dev/null || true; rm -rf "$pg_dir"' EXIT
+  if ! bash scripts/wait-for-port.sh 127.0.0.1 "$pg_port" 60; then
+    echo "PostgreSQL did not start; see $artifacts/postgres.log" >&2
+    exit 1
+  fi
+  DATABASE_URL="postgres://sluice@127.0.0.1:${pg_port}/postgres" \
+    python -m pytest tests/unit/console -p no:cacheprovider --durations=15
+)
+
+if [[ $# -eq 0 ]]; then
+  # The longest part needs nothing the static checks make: it runs while they do.
+  step "pytest (the longest part starts now, the others after the static checks)"
+  run_part unit python -m pytest tests/unit --ignore=tests/unit/console --durations=25
+fi
 
 step "ruff (lint and format)"
 ruff check .
@@ -40,27 +110,28 @@ if [[ "${1:-}" == "--lint-only" ]]; then exit 0; fi
 
 step "pytest"
 status=0
-python -m pytest "$@" || status=$?
+if [[ $# -gt 0 ]]; then
+  python -m pytest "$@" || status=$?
+else
+  run_part integration python -m pytest tests --ignore=tests/unit --durations=25  # and e2e (the built frontend)
+  run_part console console_tests
 
-# The console's database code (bulk writes, row locks, migrations) once more on PostgreSQL,
-# the production database; only when the whole suite was asked for.
-if [[ $# -eq 0 ]]; then
-  step "console tests on PostgreSQL"
-  artifacts="${SLUICE_TEST_ARTIFACTS:-$PWD/test-artifacts}"
-  mkdir -p "$artifacts"
-  pg_dir="$(mktemp -d -t sluice-pg-XXXXXX)"
-  pg_port="$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-  PG_PORT="$pg_port" PG_DATA_DIR="$pg_dir" setsid bash scripts/postgres.sh >"$artifacts/postgres.log" 2>&1 &
-  pg_pid=$!
-  stop_pg() { kill -TERM -- "-$pg_pid" 2>/dev/null || true; wait "$pg_pid" 2>/dev/null || true; rm -rf "$pg_dir"; }
-  trap 'stop_pg; rm -rf "$SLUICE_VAR_DIR"' EXIT
-  if bash scripts/wait-for-port.sh 127.0.0.1 "$pg_port" 60; then
-    DATABASE_URL="postgres://sluice@127.0.0.1:${pg_port}/postgres" \
-      python -m pytest tests/unit/console -q -p no:cacheprovider || status=$?
-  else
-    echo "PostgreSQL did not start; see $artifacts/postgres.log" >&2
-    status=1
-  fi
+  failed=()
+  for i in "${!part_pids[@]}"; do
+    name=${part_names[$i]}
+    rc=0
+    wait "${part_pids[$i]}" || rc=$?
+    log="$artifacts/pytest-$name.log"
+    summary="$(grep -E '([0-9]+ (passed|failed|errors?)|no tests ran).* in [0-9.]+s' "$log" |
+      tr -d '=' | sed 's/^ *//; s/ *$//' | paste -sd ';' | sed 's/;/; /g' || true)"
+    printf '  pytest part %-12s %s: %s\n' "$name" "$(tail -1 "$log" | sed 's/^\[[^]]*\] //')" "$summary"
+    if [[ $rc -ne 0 ]]; then failed+=("$name"); status=1; fi
+  done
+  part_pids=()
+  for name in "${failed[@]}"; do
+    step "FAILED: pytest part $name, its log (${artifacts#"$PWD"/}/pytest-$name.log):"
+    cat "$artifacts/pytest-$name.log"
+  done
 fi
 
 printf '\nmake test took %ss\n' "$(( $(date +%s) - started ))"

@@ -175,7 +175,8 @@ def test_channels_survive_every_fault_without_losing_events(
     # 4. kill -9 of the Celery worker and beat, then started again.
     for role in ("celery", "beat"):
         os.kill(stack.services[role].process.pid, signal.SIGKILL)
-    time.sleep(3)
+    for role in ("celery", "beat"):  # both down (reaped) before either is back
+        stack.services[role].process.wait(timeout=30)
     for role in ("celery", "beat"):
         stack.start(role)
     produce_batch(stack.kafka, source, 3)
@@ -208,7 +209,7 @@ def test_channels_survive_every_fault_without_losing_events(
         )
         return found if len(found) >= len(expected) else None
 
-    in_files = wait_until(files_complete, 600, interval=5, what="every event in the files sink")
+    in_files = wait_until(files_complete, 600, interval=2, what="every event in the files sink")
     assert sorted(in_files) == expected, "lost events in the files sink"
     assert max(in_files.values()) == 1, "the files sink is exactly once"
 
