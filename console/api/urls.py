@@ -11,6 +11,7 @@ from console.api.channels.views import ChannelViewSet, LifecycleEventViewSet, Re
 from console.api.cluster.views import ClusterView, WorkerViewSet
 from console.api.dead_letters.views import DeadLetterViewSet
 from console.api.health.views import HealthView
+from console.api.history.views import HistoryView
 from console.api.ingest.views import IngestViewSet
 from console.api.me.views import MeView
 from console.api.offsets.views import OffsetsViewSet
@@ -41,4 +42,5 @@ urlpatterns = [
     path("cluster/", ClusterView.as_view(), name="cluster"),
     path("me/", MeView.as_view(), name="me"),
     path("health/", HealthView.as_view(), name="health"),
+    path("channels/<str:name>/history/", HistoryView.as_view(), name="channel-history"),
 ]
