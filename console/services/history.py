@@ -107,9 +107,7 @@ def queries(channel: str, name: str, step: int) -> dict[str, str]:
     for breakdown in ("channel", "stage", "rule"):
         template = getattr(spec, breakdown)
         if template is not None:
-            found[breakdown] = template.replace("{c}", selector(channel)).replace(
-                "{s}", f"{step}s"
-            )
+            found[breakdown] = template.replace("{c}", selector(channel)).replace("{s}", f"{step}s")
     return found
 
 

@@ -52,10 +52,34 @@ def channel_samples(channel: str, start: float, seconds: int) -> list[dict]:
         counter("sluice_channel_dead_letters_total", c, start, seconds, 0.1),
         gauge("sluice_channel_lag", c, start, seconds, lambda s: 1000 + s % 7),
         gauge("sluice_channel_batch_duration_seconds", c, start, seconds, lambda s: 0.25),
-        counter("sluice_stage_events_in_total", {**c, "stage": "source", "type": "kafka"}, start, seconds, 50.0),
-        counter("sluice_stage_events_in_total", {**c, "stage": "transforms[0]", "type": "filter"}, start, seconds, 50.0),
-        counter("sluice_stage_events_out_total", {**c, "stage": "transforms[0]", "type": "filter"}, start, seconds, 40.0),
-        counter("sluice_stage_events_failed_total", {**c, "stage": "transforms[0]", "type": "filter"}, start, seconds, 0.1),
+        counter(
+            "sluice_stage_events_in_total",
+            {**c, "stage": "source", "type": "kafka"},
+            start,
+            seconds,
+            50.0,
+        ),
+        counter(
+            "sluice_stage_events_in_total",
+            {**c, "stage": "transforms[0]", "type": "filter"},
+            start,
+            seconds,
+            50.0,
+        ),
+        counter(
+            "sluice_stage_events_out_total",
+            {**c, "stage": "transforms[0]", "type": "filter"},
+            start,
+            seconds,
+            40.0,
+        ),
+        counter(
+            "sluice_stage_events_failed_total",
+            {**c, "stage": "transforms[0]", "type": "filter"},
+            start,
+            seconds,
+            0.1,
+        ),
         counter("sluice_rule_matched_total", {**c, "rule": "big"}, start, seconds, 30.0),
     ]
 
@@ -105,14 +129,20 @@ def test_history_answers_rates_counts_and_gauges_from_the_store(api, store, spec
     values = [v for _t, v in series["events_in"]["points"] if v is not None]
     assert len(values) > 300
     assert statistics.median(values) == pytest.approx(50.0, rel=0.01)
-    assert statistics.median(v for _t, v in series["events_out"]["points"]) == pytest.approx(40.0, rel=0.01)
-    assert statistics.median(v for _t, v in series["dead_letters"]["points"]) == pytest.approx(1.0, rel=0.05)
+    assert statistics.median(v for _t, v in series["events_out"]["points"]) == pytest.approx(
+        40.0, rel=0.01
+    )
+    assert statistics.median(v for _t, v in series["dead_letters"]["points"]) == pytest.approx(
+        1.0, rel=0.05
+    )
     assert series["dead_letters"]["unit"] == "events"
     assert max(v for _t, v in series["lag"]["points"]) == 1006
     assert series["batch_duration"]["points"][-1][1] == 0.25
     stages = {s["name"]: s for s in series["events_in"]["stages"]}
     assert set(stages) == {"source", "transforms[0]"}
-    assert statistics.median(v for _t, v in series["events_out"]["stages"][0]["points"]) == pytest.approx(40.0, rel=0.01)
+    assert statistics.median(
+        v for _t, v in series["events_out"]["stages"][0]["points"]
+    ) == pytest.approx(40.0, rel=0.01)
     assert [r["name"] for r in series["events_in"]["rules"]] == ["big"]
     assert series["lag"]["stages"] == [] and series["lag"]["rules"] == []
     # timestamps are on the step, increasing
