@@ -189,6 +189,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{name}/history/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A channel's metrics over time
+         * @description The channel's series over the window ending now, from the time-series store that scrapes `/metrics` every 10 s: a point every 10 s up to 24 h, every 5 minutes beyond. Rates (`events/s`) are over each step; `dead_letters` counts the events of each step; `lag` and `batch_duration` are the highest of each step. Per stage and per rule where the series has them. 503 when the store is unavailable. Roles: as for viewing channels.
+         */
+        get: operations["channels_history_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{name}/ingest-token": {
         parameters: {
             query?: never;
@@ -724,6 +744,12 @@ export interface components {
             /** @description api, admin, ingest or cli. */
             readonly via: string;
         };
+        Breakdown: {
+            /** @description The stage (source, transforms[0], sink) or rule. */
+            name: string;
+            /** @description [unix seconds, value or null], one per step. */
+            points: (number | null)[][];
+        };
         Capabilities: {
             /** @description May see channels, workers and their history. */
             view: boolean;
@@ -1150,6 +1176,29 @@ export interface components {
              */
             last_success_at: string | null;
         };
+        History: {
+            channel: string;
+            window: components["schemas"]["WindowEnum"];
+            /** @description Seconds between two points. */
+            step: number;
+            /** @description Unix seconds of the window's start. */
+            start: number;
+            /** @description Unix seconds of the window's end. */
+            end: number;
+            series: components["schemas"]["HistorySeries"][];
+        };
+        HistorySeries: {
+            name: components["schemas"]["NameEnum"];
+            /** @description events/s, events (per step), records or s. */
+            unit: string;
+            description: string;
+            /** @description The channel's [unix seconds, value or null], one per step (no point where the store has no sample). */
+            points: (number | null)[][];
+            /** @description Per stage, when the series has them. */
+            stages: components["schemas"]["Breakdown"][];
+            /** @description Per rule of a bus, when it has them. */
+            rules: components["schemas"]["Breakdown"][];
+        };
         IngestEventResult: {
             /** @description Position of the event in the request. */
             index: number;
@@ -1225,6 +1274,15 @@ export interface components {
          * @enum {string}
          */
         ModeEnum: "local" | "standalone" | "other";
+        /**
+         * @description * `events_in` - events_in
+         *     * `events_out` - events_out
+         *     * `lag` - lag
+         *     * `dead_letters` - dead_letters
+         *     * `batch_duration` - batch_duration
+         * @enum {string}
+         */
+        NameEnum: "events_in" | "events_out" | "lag" | "dead_letters" | "batch_duration";
         /** @description A source partition: a Kafka topic-partition. */
         OffsetPartition: {
             topic: string;
@@ -1832,6 +1890,15 @@ export interface components {
          * @enum {string}
          */
         TypeEnum: "never" | "on-failure";
+        /**
+         * @description * `1h` - 1h
+         *     * `6h` - 6h
+         *     * `24h` - 24h
+         *     * `7d` - 7d
+         *     * `30d` - 30d
+         * @enum {string}
+         */
+        WindowEnum: "1h" | "6h" | "24h" | "7d" | "30d";
         Worker: {
             readonly worker_id: string;
             readonly host: string;
@@ -2417,6 +2484,59 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["IngestReport"];
                 };
+            };
+        };
+    };
+    channels_history_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated, any of: events_in, events_out, lag, dead_letters, batch_duration (default: all). */
+                series?: string;
+                /** @description Default 1h. */
+                window?: "1h" | "24h" | "30d" | "6h" | "7d";
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["History"];
+                };
+            };
+            /** @description A query parameter is invalid; each key is a parameter, with its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string[];
+                    };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The history store is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
