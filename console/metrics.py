@@ -61,8 +61,8 @@ from prometheus_client.utils import floatToGoString
 
 from console import locks
 from console.choices import ConnectorState, TargetState, WorkerState
-from console.models import Channel, Task, Worker
 from console.metrics_history import history_metrics
+from console.models import Channel, Task, Worker
 from console.services import health
 
 logger = logging.getLogger(__name__)

@@ -141,12 +141,19 @@ def _query_range(query: str, start: int, end: int, step: int) -> list[dict[str, 
     return list(payload.get("data", {}).get("result", []))
 
 
-def _points(values: list[list[Any]]) -> list[list[float | None]]:
-    points: list[list[float | None]] = []
+def _aligned(values: list[list[Any]], start: int, step: int, count: int) -> list[float | None]:
+    """The store's ``[[unix seconds, "value"], ...]`` as one value per point of the grid
+    ``start, start + step, …`` (``None`` where the store has no sample)."""
+    aligned: list[float | None] = [None] * count
     for stamp, raw in values:
-        value = float(raw)
-        points.append([float(stamp), None if math.isnan(value) or math.isinf(value) else value])
-    return points
+        index = (int(stamp) - start) // step
+        if 0 <= index < count:
+            value = float(raw)
+            aligned[index] = None if math.isnan(value) or math.isinf(value) else value
+    return aligned
+
+
+BREAKDOWNS = ("stage", "rule")
 
 
 def channel_history(
@@ -154,25 +161,22 @@ def channel_history(
     window: str,
     series: list[str],
     *,
+    by: tuple[str, ...] = (),
     end: float | None = None,
 ) -> dict[str, Any]:
-    """The channel's series over the window ending now (or at ``end``), as JSON data."""
+    """The channel's series over the window ending now (or at ``end``), as JSON data: one
+    ``timestamps`` list for the whole answer and, per series, one value per timestamp (per
+    stage and per rule too when ``by`` names them and the series has them)."""
     seconds, step = WINDOWS[window]
     # Align on the step so two reloads show the same points.
     stop = int((time.time() if end is None else end) // step * step)
     start = stop - seconds
-    answer: dict[str, Any] = {
-        "channel": channel,
-        "window": window,
-        "step": step,
-        "start": start,
-        "end": stop,
-        "series": [],
-    }
+    count = seconds // step + 1
     jobs = [
         (name, breakdown, query)
         for name in series
         for breakdown, query in queries(channel, name, step).items()
+        if breakdown == "channel" or breakdown in by
     ]
     # The queries are independent: ask the store for them at once (it answers each in ms).
     with ThreadPoolExecutor(max_workers=min(len(jobs), 8) or 1) as pool:
@@ -184,21 +188,32 @@ def channel_history(
             "name": name,
             "unit": spec.unit,
             "description": spec.description,
-            "points": [],
+            "values": [None] * count,
             "stages": [],
             "rules": [],
         }
     for (name, breakdown, _query), result in zip(jobs, results, strict=True):
         entry = entries[name]
         if breakdown == "channel":
-            entry["points"] = _points(result[0]["values"]) if result else []
+            if result:
+                entry["values"] = _aligned(result[0]["values"], start, step, count)
         else:
             entry[f"{breakdown}s"] = sorted(
                 (
-                    {"name": item["metric"].get(breakdown, ""), "points": _points(item["values"])}
+                    {
+                        "name": item["metric"].get(breakdown, ""),
+                        "values": _aligned(item["values"], start, step, count),
+                    }
                     for item in result
                 ),
                 key=lambda item: item["name"],
             )
-    answer["series"] = list(entries.values())
-    return answer
+    return {
+        "channel": channel,
+        "window": window,
+        "step": step,
+        "start": start,
+        "end": stop,
+        "timestamps": list(range(start, stop + 1, step)),
+        "series": list(entries.values()),
+    }

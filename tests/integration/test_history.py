@@ -52,18 +52,20 @@ def scraped(
         restart_web(stack, {})
 
 
-def lag_points(stack: Stack, name: str) -> list[list[float]]:
+def lag_points(stack: Stack, name: str) -> list[tuple[int, float]]:
+    """(unix seconds, lag) of every point the store has for the channel in the last hour."""
     answer = stack.session().get(
         f"{stack.api}/channels/{name}/history/?window=1h&series=lag,events_in", timeout=10
     )
     assert answer.status_code == 200, answer.text
-    (lag, _events) = answer.json()["series"]
+    body = answer.json()
+    (lag, _events) = body["series"]
     assert lag["unit"] == "records"
-    return [p for p in lag["points"] if p[1] is not None]
+    return [(t, v) for t, v in zip(body["timestamps"], lag["values"], strict=True) if v is not None]
 
 
 def test_history_survives_a_web_restart(stack: Stack, scraped, artifacts_dir: Path) -> None:
-    store, url, info = scraped
+    store, _url, info = scraped
     name = "history-restart"
     created = stack.session().post(
         f"{stack.api}/channels/",

@@ -198,7 +198,7 @@ export interface paths {
         };
         /**
          * A channel's metrics over time
-         * @description The channel's series over the window ending now, from the time-series store that scrapes `/metrics` every 10 s: a point every 10 s up to 24 h, every 5 minutes beyond. Rates (`events/s`) are over each step; `dead_letters` counts the events of each step; `lag` and `batch_duration` are the highest of each step. Per stage and per rule where the series has them. 503 when the store is unavailable. Roles: as for viewing channels.
+         * @description The channel's series over the window ending now, from the time-series store that scrapes `/metrics` every 10 s: a point every 10 s up to 24 h, every 5 minutes beyond, as one `timestamps` list and one value per timestamp in each series. Rates (`events/s`) are over each step; `dead_letters` counts the events of each step; `lag` and `batch_duration` are the highest of each step. Per stage and per rule where the series has them. 503 when the store is unavailable. Roles: as for viewing channels.
          */
         get: operations["channels_history_retrieve"];
         put?: never;
@@ -747,8 +747,8 @@ export interface components {
         Breakdown: {
             /** @description The stage (source, transforms[0], sink) or rule. */
             name: string;
-            /** @description [unix seconds, value or null], one per step. */
-            points: (number | null)[][];
+            /** @description One value (or null) per timestamp of the answer. */
+            values: (number | null)[];
         };
         Capabilities: {
             /** @description May see channels, workers and their history. */
@@ -1185,6 +1185,8 @@ export interface components {
             start: number;
             /** @description Unix seconds of the window's end. */
             end: number;
+            /** @description Unix seconds of every point, start to end one step apart; each series has one value per timestamp. */
+            timestamps: number[];
             series: components["schemas"]["HistorySeries"][];
         };
         HistorySeries: {
@@ -1192,11 +1194,11 @@ export interface components {
             /** @description events/s, events (per step), records or s. */
             unit: string;
             description: string;
-            /** @description The channel's [unix seconds, value or null], one per step (no point where the store has no sample). */
-            points: (number | null)[][];
-            /** @description Per stage, when the series has them. */
+            /** @description The channel's value at each timestamp of the answer (null where the store has no sample). */
+            values: (number | null)[];
+            /** @description Per stage, when asked (by=stage). */
             stages: components["schemas"]["Breakdown"][];
-            /** @description Per rule of a bus, when it has them. */
+            /** @description Per rule of a bus, when asked (by=rule). */
             rules: components["schemas"]["Breakdown"][];
         };
         IngestEventResult: {
@@ -2490,6 +2492,8 @@ export interface operations {
     channels_history_retrieve: {
         parameters: {
             query?: {
+                /** @description Also per stage and/or per rule: stage, rule or stage,rule (default: the channel's totals only). */
+                by?: string;
                 /** @description Comma-separated, any of: events_in, events_out, lag, dead_letters, batch_duration (default: all). */
                 series?: string;
                 /** @description Default 1h. */

@@ -16,6 +16,7 @@ import {
   type History,
   type Point,
   type Window,
+  zipPoints,
 } from "./historyChart";
 
 const W = 640;
@@ -104,7 +105,7 @@ export function HistoryChart({
 function useHistory(name: string, window: Window) {
   return useQuery({
     queryKey: ["history", name, window],
-    queryFn: () => api<History>(`channels/${encodeURIComponent(name)}/history/?window=${window}`),
+    queryFn: () => api<History>(`channels/${encodeURIComponent(name)}/history/?window=${window}&by=stage,rule`),
     refetchInterval: window === "1h" ? 10_000 : 60_000,
     retry: false,
   });
@@ -116,6 +117,7 @@ export function HistoryPanel({ name }: { name: string }) {
   const history = useHistory(name, window);
   const data = history.data;
   const series = (key: string) => data?.series.find((s) => s.name === key);
+  const pts = (values: (number | null)[] | undefined) => zipPoints(data?.timestamps ?? [], values);
   const inS = series("events_in");
   const outS = series("events_out");
   const dead = series("dead_letters");
@@ -150,8 +152,8 @@ export function HistoryPanel({ name }: { name: string }) {
               end={data.end}
               testId="history-events"
               lines={[
-                { label: "in", points: inS?.points ?? [] },
-                { label: "out", points: outS?.points ?? [] },
+                { label: "in", points: pts(inS?.values) },
+                { label: "out", points: pts(outS?.values) },
               ]}
             />
             <HistoryChart
@@ -160,7 +162,7 @@ export function HistoryPanel({ name }: { name: string }) {
               start={data.start}
               end={data.end}
               testId="history-lag"
-              lines={[{ label: "lag", points: series("lag")?.points ?? [] }]}
+              lines={[{ label: "lag", points: pts(series("lag")?.values) }]}
             />
             <HistoryChart
               title="Dead letters"
@@ -169,8 +171,8 @@ export function HistoryPanel({ name }: { name: string }) {
               end={data.end}
               testId="history-dead-letters"
               lines={[
-                { label: "channel", points: dead?.points ?? [] },
-                ...(dead?.stages ?? []).filter((s) => s.points.some(([, v]) => v)).map((s) => ({ label: s.name, points: s.points })),
+                { label: "channel", points: pts(dead?.values) },
+                ...(dead?.stages ?? []).filter((s) => s.values.some((v) => v)).map((s) => ({ label: s.name, points: pts(s.values) })),
               ]}
             />
             <HistoryChart
@@ -179,7 +181,7 @@ export function HistoryPanel({ name }: { name: string }) {
               start={data.start}
               end={data.end}
               testId="history-batch"
-              lines={[{ label: "longest batch", points: series("batch_duration")?.points ?? [] }]}
+              lines={[{ label: "longest batch", points: pts(series("batch_duration")?.values) }]}
             />
             {(inS?.rules.length ?? 0) > 0 && (
               <HistoryChart
@@ -188,7 +190,7 @@ export function HistoryPanel({ name }: { name: string }) {
                 start={data.start}
                 end={data.end}
                 testId="history-rules"
-                lines={(inS?.rules ?? []).map((r) => ({ label: r.name, points: r.points }))}
+                lines={(inS?.rules ?? []).map((r) => ({ label: r.name, points: pts(r.values) }))}
               />
             )}
           </div>

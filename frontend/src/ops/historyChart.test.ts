@@ -3,7 +3,7 @@ import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 
 import { HistoryChart } from "./HistoryCharts";
-import { linePath, niceTicks, timeTicks, valueLabel, type Point } from "./historyChart";
+import { linePath, niceTicks, timeTicks, valueLabel, zipPoints, type Point } from "./historyChart";
 
 describe("niceTicks", () => {
   it("steps by 1, 2 or 5 × 10^n and covers the maximum", () => {
@@ -45,6 +45,17 @@ describe("linePath", () => {
       [30, 4],
     ];
     expect(linePath(points, (t) => t, (v) => v)).toBe("M0.0,1.0L10.0,2.0M30.0,4.0");
+  });
+});
+
+describe("zipPoints", () => {
+  it("pairs each value with the answer's timestamp, null where missing", () => {
+    expect(zipPoints([10, 20, 30], [1, null])).toEqual([
+      [10, 1],
+      [20, null],
+      [30, null],
+    ]);
+    expect(zipPoints([10], undefined)).toEqual([[10, null]]);
   });
 });
 

@@ -2,22 +2,31 @@
 
 export type Point = [number, number | null];
 
+export type Values = (number | null)[];
+
 export interface HistorySeries {
   name: string;
   unit: string;
   description: string;
-  points: Point[];
-  stages: { name: string; points: Point[] }[];
-  rules: { name: string; points: Point[] }[];
+  values: Values;
+  stages: { name: string; values: Values }[];
+  rules: { name: string; values: Values }[];
 }
 
+/** GET channels/{name}/history/: one timestamp list, one value per timestamp per series. */
 export interface History {
   channel: string;
   window: string;
   step: number;
   start: number;
   end: number;
+  timestamps: number[];
   series: HistorySeries[];
+}
+
+/** The values of a series paired with the answer's timestamps. */
+export function zipPoints(timestamps: number[], values: Values | undefined): Point[] {
+  return timestamps.map((t, i) => [t, values?.[i] ?? null]);
 }
 
 export const WINDOWS = ["1h", "6h", "24h", "7d", "30d"] as const;
