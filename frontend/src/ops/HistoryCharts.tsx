@@ -36,6 +36,7 @@ export interface Line {
 export function HistoryChart({
   title,
   unit,
+  tickUnit = unit,
   lines,
   start,
   end,
@@ -43,6 +44,8 @@ export function HistoryChart({
 }: {
   title: string;
   unit: string;
+  /** The unit on the value ticks (default: unit); "" for bare numbers. */
+  tickUnit?: string;
   lines: Line[];
   start: number;
   end: number;
@@ -73,7 +76,7 @@ export function HistoryChart({
             <g key={v}>
               <line x1={LEFT} x2={W - RIGHT} y1={y(v)} y2={y(v)} className="grid" />
               <text x={LEFT - 6} y={y(v) + 4} textAnchor="end" className="tick">
-                {valueLabel(v, unit)}
+                {valueLabel(v, tickUnit).trim()}
               </text>
             </g>
           ))}
@@ -83,7 +86,7 @@ export function HistoryChart({
           {timeTicks(start, end, 6, offset).map((t) => (
             <g key={t}>
               <line x1={x(t)} x2={x(t)} y1={H - BOTTOM} y2={H - BOTTOM + 4} className="axis" />
-              <text x={x(t)} y={H - 8} textAnchor="middle" className="tick">
+              <text x={x(t)} y={H - 8} textAnchor={x(t) > W - RIGHT - 40 ? "end" : x(t) < LEFT + 30 ? "start" : "middle"} className="tick">
                 {timeLabel(t, span)}
               </text>
             </g>
@@ -102,6 +105,18 @@ export function HistoryChart({
   );
 }
 
+const WINDOW_KEY = "sluice.history.window";
+
+/** The window chosen last (kept in the browser, so a reload shows the same one). */
+function storedWindow(): Window {
+  try {
+    const saved = localStorage.getItem(WINDOW_KEY);
+    return (WINDOWS as readonly string[]).includes(saved ?? "") ? (saved as Window) : "1h";
+  } catch {
+    return "1h";
+  }
+}
+
 function useHistory(name: string, window: Window) {
   return useQuery({
     queryKey: ["history", name, window],
@@ -113,7 +128,15 @@ function useHistory(name: string, window: Window) {
 
 /** The window selector and the five charts. */
 export function HistoryPanel({ name }: { name: string }) {
-  const [window, setWindow] = useState<Window>("1h");
+  const [window, setWindowState] = useState<Window>(storedWindow);
+  const setWindow = (w: Window) => {
+    setWindowState(w);
+    try {
+      localStorage.setItem(WINDOW_KEY, w);
+    } catch {
+      // storage disabled: the choice lasts until the page is left
+    }
+  };
   const history = useHistory(name, window);
   const data = history.data;
   const series = (key: string) => data?.series.find((s) => s.name === key);
@@ -167,6 +190,7 @@ export function HistoryPanel({ name }: { name: string }) {
             <HistoryChart
               title="Dead letters"
               unit={`events per ${stepText}`}
+              tickUnit=""
               start={data.start}
               end={data.end}
               testId="history-dead-letters"
