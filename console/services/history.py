@@ -14,7 +14,6 @@ counted twice and none is skipped.
 from __future__ import annotations
 
 import json
-import math
 import time
 import urllib.error
 import urllib.parse
@@ -141,15 +140,21 @@ def _query_range(query: str, start: int, end: int, step: int) -> list[dict[str, 
     return list(payload.get("data", {}).get("result", []))
 
 
+#: How the store writes values that are not finite numbers.
+_NOT_FINITE = frozenset({"NaN", "+Inf", "-Inf", "Inf"})
+
+
 def _aligned(values: list[list[Any]], start: int, step: int, count: int) -> list[float | None]:
     """The store's ``[[unix seconds, "value"], ...]`` as one value per point of the grid
     ``start, start + step, …`` (``None`` where the store has no sample)."""
+    if len(values) == count and int(values[0][0]) == start:
+        # Every point is there (a channel scraped all along): no index to compute.
+        return [None if raw in _NOT_FINITE else float(raw) for _stamp, raw in values]
     aligned: list[float | None] = [None] * count
     for stamp, raw in values:
         index = (int(stamp) - start) // step
-        if 0 <= index < count:
-            value = float(raw)
-            aligned[index] = None if math.isnan(value) or math.isinf(value) else value
+        if 0 <= index < count and raw not in _NOT_FINITE:
+            aligned[index] = float(raw)
     return aligned
 
 
