@@ -31,7 +31,7 @@ try {
   }
 
   await page.goto(`${base}/#/channels/${encodeURIComponent(channel)}`);
-  await page.getByRole("heading", { name: "History" }).waitFor();
+  await page.getByRole("heading", { name: "History", exact: true }).waitFor();
   await checkCharts("1h");
   const units = await page.getByTestId("history-events").locator(".y-axis text").allTextContents();
   if (!units.every((t) => t.endsWith("events/s"))) fail(`events axis without its unit: ${units}`);
@@ -46,7 +46,7 @@ try {
   await page.getByRole("button", { name: "24h", exact: true }).click();
   await page.getByText("one point every 10 s").waitFor();
   await page.reload();
-  await page.getByRole("heading", { name: "History" }).waitFor();
+  await page.getByRole("heading", { name: "History", exact: true }).waitFor();
   await checkCharts("after reload");
   if ((await page.getByRole("button", { name: "24h", exact: true }).getAttribute("aria-pressed")) !== "true")
     fail("the chosen window did not survive the reload");

@@ -232,3 +232,52 @@ def test_a_store_host_outside_the_allow_list_is_refused(api, settings, spec) -> 
     response = api.get("/api/v1/channels/elsewhere/history/")
     assert response.status_code == 503
     assert "SLUICE_HISTORY_ALLOWED_HOSTS" in response.json()["detail"]
+
+
+def test_metrics_export_the_history_series(spec, settings, redis_url) -> None:
+    """/metrics carries events in/out per channel and per stage and the batch duration, from
+    what reconcile stored (the store scrapes these)."""
+    import uuid
+
+    from prometheus_client import generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from console import metrics
+    from console.models import Connector
+
+    settings.REDIS_URL = redis_url
+    settings.SLUICE_REDIS_PREFIX = f"test-{uuid.uuid4().hex[:8]}"
+    services.start_channel(make_channel("exported", spec))  # a started channel has a connector
+    services.start_channel(make_channel("never-ran", spec))
+    stages = [
+        {"stage": "source", "index": None, "type": "kafka", "in": 100, "out": 100, "failed": 0},
+        {"stage": "transform", "index": 0, "type": "filter", "in": 100, "out": 60, "failed": 2},
+        {"stage": "sink", "index": None, "type": "kafka", "in": 60, "out": 58, "failed": 2},
+    ]
+    Connector.objects.filter(channel__name="exported").update(
+        stage_metrics=stages, batch_seconds=0.42
+    )
+    text = generate_latest(metrics.registry()).decode()
+    found = {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+    assert found[("sluice_channel_events_in_total", (("channel", "exported"),))] == 100
+    assert found[("sluice_channel_events_out_total", (("channel", "exported"),))] == 58
+    key = (("channel", "exported"), ("stage", "transforms[0]"), ("type", "filter"))
+    assert found[("sluice_stage_events_out_total", key)] == 60
+    assert found[("sluice_stage_events_failed_total", key)] == 2
+    assert found[("sluice_channel_batch_duration_seconds", (("channel", "exported"),))] == 0.42
+    # A channel that never ran has no counts (absent, not a made-up 0) and no duration.
+    assert ("sluice_channel_events_in_total", (("channel", "never-ran"),)) not in found
+    assert ("sluice_channel_batch_duration_seconds", (("channel", "never-ran"),)) not in found
+
+
+def test_reconcile_takes_the_batch_duration_from_the_progress_report() -> None:
+    from console.services.reconcile import _batch_seconds
+
+    assert _batch_seconds({"durationMs": {"triggerExecution": 1250}}, None) == 1.25
+    assert _batch_seconds({"batchId": 3}, 0.5) == 0.5  # a report without durations keeps it
+    assert _batch_seconds(None, None) is None
+    assert _batch_seconds({"durationMs": {"triggerExecution": True}}, None) is None
