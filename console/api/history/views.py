@@ -12,7 +12,7 @@ from rest_framework.response import Response
 
 from console import permissions
 from console.api.exceptions import ServiceUnavailable
-from console.api.responses import NOT_FOUND, QUERY_ERRORS
+from console.api.responses import NOT_FOUND, QUERY_ERRORS, ErrorDetailSerializer
 from console.models import Channel
 from console.services import history
 
@@ -119,7 +119,9 @@ class HistoryView(views.APIView):
             200: HistorySerializer,
             400: QUERY_ERRORS,
             404: NOT_FOUND,
-            503: OpenApiResponse(description="The history store is unavailable."),
+            503: OpenApiResponse(
+                ErrorDetailSerializer, description="The history store is unavailable."
+            ),
         },
     )
     def get(self, request: Request, name: str) -> Response:
