@@ -189,6 +189,35 @@ class ConsoleSettings(SluiceSettings):
         description="The rate limit's burst, in seconds' worth of the channel's rate.",
     )
 
+    # -- history (the time-series store of the channels' metrics) ------------------------------
+
+    history_url: str = Field(
+        "http://127.0.0.1:8428",
+        description="The Prometheus-compatible query API (VictoriaMetrics, which `make run` "
+        "starts as `scripts/victoriametrics.sh`) that keeps the channels' history; the console "
+        "queries it server-side only. Its host must be in `history_allowed_hosts`.",
+    )
+    history_allowed_hosts: CommaList = Field(
+        default_factory=lambda: ["127.0.0.1", "localhost", "::1"],
+        description="Hosts `history_url` may name (comma-separated); add your store's host "
+        "when it runs elsewhere.",
+    )
+    history_timeout_seconds: float = Field(
+        5.0, gt=0, le=60, description="How long a history query may take before a 503."
+    )
+
+    @field_validator("history_url")
+    @classmethod
+    def _history_url(cls, value: str) -> str:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http(s) URL such as http://127.0.0.1:8428")
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise ValueError("must carry no credentials, query or fragment")
+        return value.rstrip("/")
+
     @field_validator("proxy_ssl_header")
     @classmethod
     def _header_name(cls, value: str | None) -> str | None:

@@ -30,6 +30,8 @@ Metrics (labels in braces):
 * ``sluice_channel_health_score{channel}`` (0..100) and
   ``sluice_channel_health_level{channel,level}`` (``idle``, ``ok``, ``warning``,
   ``critical``: 1 for the current one) — see :mod:`console.services.health`;
+* the history's series (events in/out per channel and per stage, batch duration) — see
+  :mod:`console.metrics_history`;
 * ``sluice_workers{state}`` — runtime workers ALIVE / DEAD;
 * ``sluice_reconcile_duration_seconds`` (histogram), ``sluice_reconcile_failures_total``,
   ``sluice_reconcile_last_success_timestamp_seconds`` (0 until a pass succeeds).
@@ -59,6 +61,7 @@ from prometheus_client.utils import floatToGoString
 
 from console import locks
 from console.choices import ConnectorState, TargetState, WorkerState
+from console.metrics_history import history_metrics
 from console.models import Channel, Task, Worker
 from console.services import health
 
@@ -219,6 +222,7 @@ class SluiceCollector:
         yield from _rule_metrics(channels)
         yield from _redriven_metric(channels)
         yield from _health_metrics(channels, lags)
+        yield from history_metrics(channels)
 
     def worker_metric(self) -> Metric:
         workers = GaugeMetricFamily(
@@ -285,6 +289,7 @@ def _channels() -> list[Mapping[str, Any]]:
             "connector__stage_metrics",
             "connector__restart_attempts",
             "connector__state_changed_at",
+            "connector__batch_seconds",
         )
     )
 

@@ -289,6 +289,12 @@ class Connector(models.Model):
         'channel): [{"rule": name, "matched": n, "delivered": n, "failed": n, '
         '"matched_per_second": x, "delivered_per_second": x, "targets": [...]}, ...].',
     )
+    batch_seconds = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="How long the connector's latest micro-batch took (seconds), as the runtime "
+        "last reported; null until a batch ran.",
+    )
     dead_letters = models.BigIntegerField(
         default=0, help_text="Events the runtime sent to the dead-letter target (or skipped)."
     )

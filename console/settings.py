@@ -324,6 +324,10 @@ SLUICE_RESTART_RESET_SECONDS = env.restart_reset_seconds
 # GET /metrics (Prometheus) accepts "Authorization: Bearer <this>" besides a session with
 # console.view_channel; unset, only sessions may scrape.
 SLUICE_METRICS_TOKEN = env.metrics_token.get_secret_value() if env.metrics_token else ""
+# The channels' history (console/services/history.py): a Prometheus-compatible query API.
+SLUICE_HISTORY_URL = env.history_url
+SLUICE_HISTORY_ALLOWED_HOSTS = env.history_allowed_hosts
+SLUICE_HISTORY_TIMEOUT = env.history_timeout_seconds
 
 # -- HTTP ingestion (the http source): events are written to sluice.ingest.<channel> ----------
 

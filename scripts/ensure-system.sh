@@ -5,6 +5,8 @@
 #   java >= 17                (openjdk-17-jre-headless: Kafka broker, Spark driver)
 #   javac                     (openjdk-17-jdk-headless: Sluice's Spark functions, the Maven module spark/)
 #   mvn                       (maven: scripts/fetch-jars.sh fetches the jars and builds spark/ with it)
+#   victoria-metrics          (scripts/victoriametrics.sh runs it in the foreground: the channels'
+#                              history; the packaged service is kept disabled)
 #   chromium, chromium-driver (the end-to-end tests drive Debian's Chromium with playwright-core;
 #                              no browser is ever downloaded at run time)
 # Fast path: when everything is present it only checks and prints one line (no apt-get).
@@ -47,6 +49,12 @@ if [[ -x /usr/bin/chromium ]]; then
   have+=(chromium)
 else
   missing+=(chromium chromium-driver)
+fi
+# VictoriaMetrics: the time-series store of the channels' history (scripts/victoriametrics.sh).
+if command -v victoria-metrics >/dev/null; then
+  have+=(victoria-metrics)
+else
+  missing+=(victoria-metrics)
 fi
 # PostgreSQL server binaries: `make test` runs the console's tests on a throwaway cluster too.
 if compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null; then
@@ -95,6 +103,9 @@ export DEBIAN_FRONTEND=noninteractive
 
 if [[ " ${missing[*]} " == *" postgresql "* ]] && command -v systemctl >/dev/null; then
   "${SUDO[@]}" systemctl disable --now postgresql >/dev/null 2>&1 || true  # we start our own
+fi
+if [[ " ${missing[*]} " == *" victoria-metrics "* ]] && command -v systemctl >/dev/null; then
+  "${SUDO[@]}" systemctl disable victoria-metrics >/dev/null 2>&1 || true  # we start our own
 fi
 if [[ " ${missing[*]} " == *" redis-server "* ]]; then
   # We run redis-server ourselves (scripts/redis.sh); keep the packaged service off.

@@ -12,6 +12,18 @@ PY=.venv/bin/python
 
 # Embedded Redis and Kafka unless the environment points at existing ones.
 processes=(web celery beat runtime)
+# The channels' history: an embedded VictoriaMetrics scraping /metrics, unless SLUICE_HISTORY_URL
+# points at an existing store. The scraper needs a bearer token for /metrics: one is made (and
+# kept in var/) when SLUICE_METRICS_TOKEN is unset.
+if [[ -z "${SLUICE_HISTORY_URL:-}" ]]; then
+  processes=(history "${processes[@]}")
+  if [[ -z "${SLUICE_METRICS_TOKEN:-}" ]]; then
+    token_file="$SLUICE_VAR_DIR/metrics-token"
+    [[ -s "$token_file" ]] || (umask 077; .venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(32))' >"$token_file")
+    SLUICE_METRICS_TOKEN="$(cat "$token_file")"
+    export SLUICE_METRICS_TOKEN
+  fi
+fi
 if [[ -z "${REDIS_URL:-}" ]]; then processes=(redis "${processes[@]}"); fi
 if [[ -z "${SLUICE_KAFKA_BOOTSTRAP:-}" ]]; then processes=(kafka "${processes[@]}"); fi
 

@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from pipelines.spec.paths import FILES_ROOTS_ENV
-from tests.support.processes import REPO_ROOT, start_kafka, start_postgres, start_redis
+from tests.support.processes import (
+    REPO_ROOT,
+    start_kafka,
+    start_postgres,
+    start_redis,
+    start_victoriametrics,
+)
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
@@ -45,6 +51,17 @@ def artifacts_dir() -> Path:
 def redis_url(tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path) -> Iterator[str]:
     """A real redis-server on a free loopback port, for the whole session."""
     service, url = start_redis(tmp_path_factory.mktemp("redis"), artifacts_dir)
+    try:
+        yield url
+    finally:
+        service.stop()
+
+
+@pytest.fixture(scope="session")
+def history_store(tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path) -> Iterator[str]:
+    """A real VictoriaMetrics (the history store, scripts/victoriametrics.sh) on a free loopback
+    port, for the whole session; it scrapes nothing (tests import their samples)."""
+    service, url = start_victoriametrics(tmp_path_factory.mktemp("history"), artifacts_dir)
     try:
         yield url
     finally:

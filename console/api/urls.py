@@ -12,6 +12,7 @@ from console.api.channels.views import ChannelViewSet, LifecycleEventViewSet, Re
 from console.api.cluster.views import ClusterView, WorkerViewSet
 from console.api.dead_letters.views import DeadLetterViewSet
 from console.api.health.views import HealthView
+from console.api.history.views import HistoryView
 from console.api.ingest.views import IngestViewSet
 from console.api.me.views import MeView
 from console.api.offsets.views import OffsetsViewSet
@@ -47,4 +48,5 @@ urlpatterns = [
     path("cluster/", ClusterView.as_view(), name="cluster"),
     path("me/", MeView.as_view(), name="me"),
     path("health/", HealthView.as_view(), name="health"),
+    path("channels/<str:name>/history/", HistoryView.as_view(), name="channel-history"),
 ]

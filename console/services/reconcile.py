@@ -74,6 +74,7 @@ _CONNECTOR_FIELDS = [
     "sink_retries",
     "stage_metrics",
     "rule_metrics",
+    "batch_seconds",
     "state_changed_at",
     "last_status_at",
 ]
@@ -317,6 +318,7 @@ class _Pass:
                     "sink_retries": status.sink_retries,
                     "stage_metrics": status.stages,
                     "rule_metrics": status.rules,
+                    "batch_seconds": _batch_seconds(status.progress, connector.batch_seconds),
                 },
             )
             self.mirror_tasks(connector, state, status.tasks, tasks)
@@ -601,3 +603,13 @@ class _Pass:
         as the console's services do: a runtime call is idempotent, a rollback is not)."""
         for connector, _, _ in self.finished_runs:
             self.runtime.set_target_state(connector.runtime_id, runtime_states.TargetState.STOPPED)
+
+
+def _batch_seconds(progress: Any, before: float | None) -> float | None:
+    """The latest micro-batch's duration from a progress report (Spark's
+    ``durationMs.triggerExecution``); what was known before when the report has none."""
+    durations = progress.get("durationMs") if isinstance(progress, dict) else None
+    total = durations.get("triggerExecution") if isinstance(durations, dict) else None
+    if isinstance(total, (int, float)) and not isinstance(total, bool):
+        return float(total) / 1000.0
+    return before

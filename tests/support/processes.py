@@ -106,6 +106,37 @@ def start_redis(data_dir: Path, log_dir: Path, port: int | None = None) -> tuple
     return service, f"redis://127.0.0.1:{port}/0"
 
 
+def start_victoriametrics(
+    data_dir: Path, log_dir: Path, port: int | None = None, env: dict[str, str] | None = None
+) -> tuple[Service, str]:
+    """scripts/victoriametrics.sh (the history store) on ``port`` (a free one by default);
+    restarting on the same data directory brings back every sample. Without
+    ``SLUICE_METRICS_TOKEN`` in ``env`` it scrapes nothing: tests import their samples."""
+    import urllib.request
+
+    port = port or free_port()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    service = start_service(
+        "victoriametrics",
+        ["bash", "scripts/victoriametrics.sh"],
+        log_dir,
+        {
+            "SLUICE_METRICS_TOKEN": "",
+            **(env or {}),
+            "SLUICE_HISTORY_PORT": str(port),
+            "SLUICE_HISTORY_DATA_DIR": str(data_dir),
+        },
+    )
+    url = f"http://127.0.0.1:{port}"
+
+    def ready() -> bool:
+        with urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
+            return bool(answer.status == 200)
+
+    wait_until(ready, 30, what=f"VictoriaMetrics on port {port}")
+    return service, url
+
+
 def start_kafka(data_dir: Path, log_dir: Path) -> tuple[Service, str]:
     port, controller = free_port(), free_port()
     service = start_service(

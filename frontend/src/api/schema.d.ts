@@ -189,6 +189,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{name}/history/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A channel's metrics over time
+         * @description The channel's series over the window ending now, from the time-series store that scrapes `/metrics` every 10 s: a point every 10 s up to 24 h, every 5 minutes beyond, as one `timestamps` list and one value per timestamp in each series. Rates (`events/s`) are over each step; `dead_letters` counts the events of each step; `lag` and `batch_duration` are the highest of each step. Per stage and per rule where the series has them. 503 when the store is unavailable. Roles: as for viewing channels.
+         */
+        get: operations["channels_history_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{name}/ingest-token": {
         parameters: {
             query?: never;
@@ -873,6 +893,12 @@ export interface components {
             /** @description api, admin, ingest or cli. */
             readonly via: string;
         };
+        Breakdown: {
+            /** @description The stage (source, transforms[0], sink) or rule. */
+            name: string;
+            /** @description One value (or null) per timestamp of the answer. */
+            values: (number | null)[];
+        };
         BulkAnswer: {
             action: string;
             /** @description Channels acted on. */
@@ -1405,6 +1431,31 @@ export interface components {
              */
             last_success_at: string | null;
         };
+        History: {
+            channel: string;
+            window: components["schemas"]["WindowEnum"];
+            /** @description Seconds between two points. */
+            step: number;
+            /** @description Unix seconds of the window's start. */
+            start: number;
+            /** @description Unix seconds of the window's end. */
+            end: number;
+            /** @description Unix seconds of every point, start to end one step apart; each series has one value per timestamp. */
+            timestamps: number[];
+            series: components["schemas"]["HistorySeries"][];
+        };
+        HistorySeries: {
+            name: components["schemas"]["NameEnum"];
+            /** @description events/s, events (per step), records or s. */
+            unit: string;
+            description: string;
+            /** @description The channel's value at each timestamp of the answer (null where the store has no sample). */
+            values: (number | null)[];
+            /** @description Per stage, when asked (by=stage). */
+            stages: components["schemas"]["Breakdown"][];
+            /** @description Per rule of a bus, when asked (by=rule). */
+            rules: components["schemas"]["Breakdown"][];
+        };
         IngestEventResult: {
             /** @description Position of the event in the request. */
             index: number;
@@ -1480,6 +1531,15 @@ export interface components {
          * @enum {string}
          */
         ModeEnum: "local" | "standalone" | "other";
+        /**
+         * @description * `events_in` - events_in
+         *     * `events_out` - events_out
+         *     * `lag` - lag
+         *     * `dead_letters` - dead_letters
+         *     * `batch_duration` - batch_duration
+         * @enum {string}
+         */
+        NameEnum: "events_in" | "events_out" | "lag" | "dead_letters" | "batch_duration";
         /** @description A source partition: a Kafka topic-partition. */
         OffsetPartition: {
             topic: string;
@@ -2208,6 +2268,15 @@ export interface components {
             /** @description Who registered it. */
             created_by: string;
         };
+        /**
+         * @description * `1h` - 1h
+         *     * `6h` - 6h
+         *     * `24h` - 24h
+         *     * `7d` - 7d
+         *     * `30d` - 30d
+         * @enum {string}
+         */
+        WindowEnum: "1h" | "6h" | "24h" | "7d" | "30d";
         Worker: {
             readonly worker_id: string;
             readonly host: string;
@@ -2806,6 +2875,63 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["IngestReport"];
+                };
+            };
+        };
+    };
+    channels_history_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Also per stage and/or per rule: stage, rule or stage,rule (default: the channel's totals only). */
+                by?: string;
+                /** @description Comma-separated, any of: events_in, events_out, lag, dead_letters, batch_duration (default: all). */
+                series?: string;
+                /** @description Default 1h. */
+                window?: "1h" | "24h" | "30d" | "6h" | "7d";
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["History"];
+                };
+            };
+            /** @description A query parameter is invalid; each key is a parameter, with its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string[];
+                    };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The history store is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
         };

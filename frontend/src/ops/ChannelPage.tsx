@@ -1,14 +1,13 @@
-import { useEffect, useState } from "react";
+import { useState } from "react";
 
 import { useChannel, useChannelStatus, useLifecycle, usePreview } from "../api/hooks";
-import type { ChannelStatus } from "../api/types";
 import { href } from "../router";
 import { StateBadge } from "../ui/StateBadge";
 import { ago, eventsPerSecond, fmtNumber, fmtTime, totalLag } from "../ui/format";
 import { ActionButtons } from "./ActionButtons";
-import { ThroughputChart, type Sample } from "./Chart";
 import { DeadLettersPanel } from "./DeadLettersPanel";
 import { DeleteChannelButton } from "./DeleteChannelButton";
+import { HistoryPanel } from "./HistoryCharts";
 import { IngestPanel } from "./IngestPanel";
 import { OffsetsPanel } from "./OffsetsPanel";
 import { PipelineCanvas } from "./PipelineCanvas";
@@ -16,14 +15,11 @@ import { ReplayPanel } from "./ReplayPanel";
 import { RevisionsPanel } from "./RevisionsPanel";
 import { RulesPanel } from "./RulesPanel";
 
-const MAX_SAMPLES = 90;
-
 /** One channel at work: status, tasks, throughput, lifecycle, failure trace, live tail. */
 export function ChannelPage({ name }: { name: string }) {
   const channel = useChannel(name);
   const status = useChannelStatus(name);
   const [messages, setMessages] = useState<string[]>([]);
-  const samples = useSamples(status.data, status.dataUpdatedAt);
   const s = status.data;
   const hasPreview = channel.data?.spec.sink?.type === "preview";
 
@@ -91,18 +87,14 @@ export function ChannelPage({ name }: { name: string }) {
         <Card label="Last status" value={ago(s?.last_status_at)} />
       </div>
 
-      <div className="two-col">
-        <section className="panel" aria-label="Pipeline">
-          <h2>Pipeline</h2>
-          <div className="mini-canvas">
-            {channel.data && <PipelineCanvas spec={channel.data.spec} status={s} />}
-          </div>
-        </section>
-        <section className="panel" aria-label="Throughput and lag">
-          <h2>Throughput and lag</h2>
-          <ThroughputChart samples={samples} />
-        </section>
-      </div>
+      <section className="panel" aria-label="Pipeline">
+        <h2>Pipeline</h2>
+        <div className="mini-canvas">
+          {channel.data && <PipelineCanvas spec={channel.data.spec} status={s} />}
+        </div>
+      </section>
+
+      <HistoryPanel name={name} />
 
       {channel.data?.spec.rules && <RulesPanel spec={channel.data.spec} status={s} />}
 
@@ -198,19 +190,6 @@ function Card({ label, value, testId, link }: { label: string; value: string; te
       </div>
     </div>
   );
-}
-
-function useSamples(status: ChannelStatus | undefined, at: number): Sample[] {
-  const [samples, setSamples] = useState<Sample[]>([]);
-  useEffect(() => {
-    if (!status || !at) return;
-    const sample = { at, rate: eventsPerSecond(status), lag: totalLag(status) };
-    setSamples((current) => {
-      if (current[current.length - 1]?.at === at) return current;
-      return [...current, sample].slice(-MAX_SAMPLES);
-    });
-  }, [status, at]);
-  return samples;
 }
 
 function Lifecycle({ name }: { name: string }) {

@@ -90,9 +90,14 @@ def flatmap_path_parameters(context, path_parameters):
 
 
 @pytest.fixture
-def fuzz_world(db, django_user_model, runtime, tmp_path) -> Iterator[dict[str, str]]:
-    """Channels in several states, a worker, and a superuser's token."""
+def fuzz_world(
+    db, django_user_model, runtime, tmp_path, history_store, settings
+) -> Iterator[dict[str, str]]:
+    """Channels in several states, a worker, and a superuser's token; the history API reads
+    a real (empty) time-series store."""
     from django.test import Client
+
+    settings.SLUICE_HISTORY_URL = history_store
 
     admin = django_user_model.objects.create_superuser("fuzz-admin", password="fuzz-pass-123")
     client = Client()

@@ -73,6 +73,7 @@ RULES = {
     ("channel-dead-letter-redrive", "post"): "operate",
     ("cluster", "get"): "view",
     ("health", "get"): "view",
+    ("channel-history", "get"): "view",
     ("worker-list", "get"): "view",
     ("worker-detail", "get"): "view",
     ("plugin-list", "get"): "view",

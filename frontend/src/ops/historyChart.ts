@@ -1,0 +1,97 @@
+/** Scales, ticks and labels of the history charts (pure functions, tested by Vitest). */
+
+export type Point = [number, number | null];
+
+export type Values = (number | null)[];
+
+export interface HistorySeries {
+  name: string;
+  unit: string;
+  description: string;
+  values: Values;
+  stages: { name: string; values: Values }[];
+  rules: { name: string; values: Values }[];
+}
+
+/** GET channels/{name}/history/: one timestamp list, one value per timestamp per series. */
+export interface History {
+  channel: string;
+  window: string;
+  step: number;
+  start: number;
+  end: number;
+  timestamps: number[];
+  series: HistorySeries[];
+}
+
+/** The values of a series paired with the answer's timestamps. */
+export function zipPoints(timestamps: number[], values: Values | undefined): Point[] {
+  return timestamps.map((t, i) => [t, values?.[i] ?? null]);
+}
+
+export const WINDOWS = ["1h", "6h", "24h", "7d", "30d"] as const;
+export type Window = (typeof WINDOWS)[number];
+
+/** "Nice" steps for a value axis: 1, 2, 5 × 10^n. */
+export function niceTicks(max: number, count = 4): number[] {
+  if (!(max > 0)) return [0, 1];
+  const raw = max / count;
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * magnitude).find((s) => s >= raw) ?? raw;
+  const ticks: number[] = [];
+  for (let v = 0; v <= max + step * 1e-9; v += step) ticks.push(Number(v.toPrecision(12)));
+  const last = ticks[ticks.length - 1] ?? 0;
+  if (last < max) ticks.push(Number((last + step).toPrecision(12)));
+  return ticks;
+}
+
+const TIME_STEPS = [60, 300, 600, 1800, 3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400];
+
+/** Time ticks (unix seconds) on round minutes/hours/days, about ``count`` of them. */
+export function timeTicks(start: number, end: number, count = 6, offsetSeconds = 0): number[] {
+  const span = Math.max(1, end - start);
+  const step = TIME_STEPS.find((s) => span / s <= count) ?? 7 * 86400;
+  const first = Math.ceil((start + offsetSeconds) / step) * step - offsetSeconds;
+  const ticks: number[] = [];
+  for (let t = first; t <= end; t += step) ticks.push(t);
+  return ticks;
+}
+
+/** A tick's label: the time of day for spans up to two days, the date beyond. */
+export function timeLabel(t: number, span: number): string {
+  const d = new Date(t * 1000);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  const hm = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  if (span <= 2 * 86400) return hm;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+/** A value with its unit, short: 1.2k events/s, 250 ms, 3 records. */
+export function valueLabel(v: number, unit: string): string {
+  if (unit === "s" && v < 1 && v > 0) return `${Number((v * 1000).toPrecision(3))} ms`;
+  const abs = Math.abs(v);
+  const text =
+    abs >= 1e6 ? `${Number((v / 1e6).toPrecision(3))}M` : abs >= 1e3 ? `${Number((v / 1e3).toPrecision(3))}k` : `${Number(v.toPrecision(3))}`;
+  return `${text} ${unit}`;
+}
+
+/** An SVG path through the points (a gap where a point has no value). */
+export function linePath(points: Point[], x: (t: number) => number, y: (v: number) => number): string {
+  let d = "";
+  let pen = false;
+  for (const [t, v] of points) {
+    if (v === null) {
+      pen = false;
+      continue;
+    }
+    d += `${pen ? "L" : "M"}${x(t).toFixed(1)},${y(v).toFixed(1)}`;
+    pen = true;
+  }
+  return d;
+}
+
+export function maxOf(lines: Point[][]): number {
+  let max = 0;
+  for (const points of lines) for (const [, v] of points) if (v !== null && v > max) max = v;
+  return max;
+}
