@@ -16,11 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import requests
 
-from tests.support.processes import REPO_ROOT, wait_until
+from tests.support.processes import REPO_ROOT
 from tests.support.specs import kafka_passthrough
-from tests.support.stack import Stack
+from tests.support.stack import Stack, restart_web
 
 pytestmark = pytest.mark.integration
 
@@ -58,16 +57,6 @@ def samples(channel: str, days: int) -> list[dict]:
         line("sluice_channel_batch_duration_seconds", batch),
         line("sluice_stage_events_failed_total", dls, stage="transforms[0]", type="cast"),
     ]
-
-
-def restart_web(stack: Stack, extra_env: dict[str, str]) -> None:
-    stack.services["web"].stop()
-    stack.start("web", extra_env)
-    wait_until(
-        lambda: requests.get(f"{stack.base_url}/healthz", timeout=2).status_code == 200,
-        60,
-        what="the restarted web server",
-    )
 
 
 @pytest.fixture

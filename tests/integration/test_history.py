@@ -8,25 +8,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import requests
 
 from tests.integration.conftest import Stack
 from tests.support.processes import Service, free_port, start_victoriametrics, wait_until
 from tests.support.specs import kafka_passthrough
+from tests.support.stack import restart_web
 
 pytestmark = pytest.mark.integration
 
 TOKEN = "history-integration-token"
-
-
-def restart_web(stack: Stack, extra_env: dict[str, str]) -> None:
-    stack.services["web"].stop()
-    stack.start("web", extra_env)
-    wait_until(
-        lambda: requests.get(f"{stack.base_url}/healthz", timeout=2).status_code == 200,
-        60,
-        what="the restarted web server",
-    )
 
 
 @pytest.fixture

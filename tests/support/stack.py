@@ -139,6 +139,17 @@ def kill_driver(stack: Stack, channel: str) -> str:
     return driver_id
 
 
+def restart_web(stack: Stack, extra_env: dict[str, str]) -> None:
+    """Restart the stack's web server with ``extra_env`` added, and wait until it answers."""
+    stack.services["web"].stop()
+    stack.start("web", extra_env)
+    wait_until(
+        lambda: requests.get(f"{stack.base_url}/healthz", timeout=2).status_code == 200,
+        60,
+        what="the restarted web server",
+    )
+
+
 def runtime_env(index: int) -> dict[str, str]:
     """What distinguishes runtime worker ``index`` (1-based) from the others."""
     return {"SLUICE_WORKER_ID": f"it-worker-{index}"}
