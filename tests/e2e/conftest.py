@@ -28,8 +28,9 @@ def stack(
     tmp_path_factory: pytest.TempPathFactory,
     artifacts_dir: Path,
 ) -> Iterator[Stack]:
+    # A Redis database of its own, never tests/integration's (the session shares the server).
     with running_stack(
-        redis_url=redis_url,
+        redis_url=redis_url.rsplit("/", 1)[0] + "/1",
         kafka=kafka_bootstrap,
         var=tmp_path_factory.mktemp("var-e2e"),
         log_dir=artifacts_dir / "e2e" / "stack",

@@ -79,7 +79,7 @@ def finished_run(http, url: str, timeout: float) -> dict:
 
 def run_checkpoints(stack: Stack) -> list[Path]:
     root = Path(stack.env["SLUICE_VAR_DIR"]) / "checkpoints"
-    return [path for path in root.glob("*.run-*") if path.is_dir()] if root.is_dir() else []
+    return [path for path in root.glob(f"{NAME}*.run-*") if path.is_dir()] if root.is_dir() else []
 
 
 def shot(stack: Stack, name: str) -> None:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import redis
 import requests
 
 from tests.support.processes import REPO_ROOT, Service, free_port, start_service, wait_until
@@ -189,6 +190,9 @@ def running_stack(
         "SLUICE_FILES_ROOTS": os.environ.get("SLUICE_FILES_ROOTS") or str(var.parent),
         **(extra_env or {}),
     }
+    # A stack starts from an empty Redis database: what an earlier stack on the same server
+    # left there (a deployment, a queued task) would otherwise be taken up by this one.
+    redis.Redis.from_url(env["REDIS_URL"]).flushdb()
     manage(env, "migrate", "--noinput", "-v", "0")
     manage(env, "ensure_admin")
     token = manage(env, "drf_create_token", "admin").split()[2]
