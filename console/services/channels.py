@@ -37,7 +37,7 @@ from django.utils import timezone
 
 from console.choices import HOSTED_TARGETS, ConnectorState, SubjectType, TargetState, WorkerState
 from console.crypto import decrypt_spec, encrypt_spec
-from console.models import Channel, Connector, Revision, Worker
+from console.models import Channel, ChannelRun, Connector, Revision, Worker
 from console.runtime import get_runtime
 from console.selectors.specs import normalize_spec
 from console.services.errors import InvalidTransition, runtime_errors
@@ -200,7 +200,8 @@ def update_channel(
 
 
 def delete_channel(channel: Channel, *, user: User | None = None, actor: str | None = None) -> None:
-    """Delete the channel, its revisions and connector, and tell the runtime to forget it.
+    """Delete the channel, its revisions, connector and runs, and tell the runtime to forget
+    them.
 
     The runtime removes the connector's checkpoint with it (where it can reach the
     checkpoint root), so a channel created later under the same name starts afresh instead
@@ -217,7 +218,15 @@ def delete_channel(channel: Channel, *, user: User | None = None, actor: str | N
             to_state="",
             reason="deleted",
         )
+        # Its replays and redrives go with it: their connectors (and checkpoints) too.
+        runs = list(
+            ChannelRun.objects.filter(channel=channel)
+            .exclude(runtime_id="")
+            .values_list("runtime_id", flat=True)
+        )
         channel.delete()
+        for run_connector in runs:
+            _call_runtime(get_runtime().delete, run_connector)
         if connector is not None:
             _call_runtime(get_runtime().delete, connector.runtime_id)
         else:  # offsets set for its first start wait in the runtime; best effort

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from console import services
 from console.choices import WorkerState
 from console.models import Channel, ChannelRun, Worker
 from console.services import runs
@@ -177,3 +178,22 @@ def test_a_redrive_runs_over_its_topic(channel, runtime, user):
     assert deployment.run["kind"] == "redrive"
     assert deployment.run["start_offsets"] == {topic: {"0": 3}}
     assert run.state == "RUNNING" and run.expected == 2
+
+
+def test_deleting_the_channel_removes_its_running_run_from_the_runtime(channel, runtime, user):
+    """The run's row goes with the channel (cascade): its connector and checkpoint must not
+    stay behind in the runtime, where nothing would ever remove them."""
+    runtime.windows[(ms(START), ms(END))] = (
+        [SourceOffset("orders", 0, 0)],
+        [SourceOffset("orders", 0, 5)],
+    )
+    run = runs.start_replay(channel, window_start=START, window_end=END, user=user)
+    execute_runs()
+    run.refresh_from_db()
+    assert run.state == "RUNNING" and run.runtime_id in runtime.deployments
+
+    services.delete_channel(Channel.objects.get(pk=channel.pk), user=user)
+
+    assert ("delete", run.runtime_id) in runtime.calls
+    assert run.runtime_id not in runtime.deployments
+    assert not ChannelRun.objects.exists()
