@@ -151,9 +151,9 @@ def event_json(native_zone: str | None = None) -> Column:
     """The whole event as structured-mode CloudEvents JSON text.
 
     With ``native_zone`` (the session time zone, given when the session has Sluice's Spark
-    functions: :func:`pipelines.native.json_zone`) an event without extensions is written
-    with them: attribute strings quoted by ``quote`` and the data by ``json``, members in
-    the same order and NULL ones left out, so the text is the same.
+    functions: :func:`pipelines.native.json_zone`) an event is written with them (``envelope``
+    without extensions, ``event`` with them): members in the same order and NULL ones left
+    out, so the text is the same.
     """
     if native_zone is not None:
         return F.expr(_native_event_json_sql(native_zone))
@@ -183,7 +183,7 @@ def _native_event_json_sql(zone: str) -> str:
     members = {name: f"`{name}`" for name in ATTRIBUTES}
     members["time"] = native.time_text("`time`")
     envelope = native.envelope("`data`", zone, members)
-    with_extensions = native.json(event_variant_sql(), zone)
+    with_extensions = native.event("`data`", zone, "`extensions`", members)
     return f"CASE WHEN size(`extensions`) = 0 THEN {envelope} ELSE {with_extensions} END"
 
 

@@ -156,6 +156,15 @@ def envelope(data: str, zone: str, members: dict[str, str]) -> str:
     return f"{PREFIX}envelope({data}, {sql_string(zone)}, {values})"
 
 
+def event(data: str, zone: str, extensions: str, members: dict[str, str]) -> str:
+    """SQL: the JSON object of a CloudEvent with extensions: ``data`` (a VARIANT), the
+    ``extensions`` (a ``map<string,variant>``) and the string ``members`` (SQL per name of
+    :data:`ENVELOPE_MEMBERS`), all names sorted, NULL ones left out: the text
+    ``json(to_variant_object(...))`` of the same members gives, without building it."""
+    values = ", ".join(members[name] for name in ENVELOPE_MEMBERS)
+    return f"{PREFIX}event({data}, {sql_string(zone)}, {extensions}, {values})"
+
+
 def try_parse_json(df: DataFrame, column: str) -> Column:
     """``try_parse_json`` of ``df``'s string column ``column``: Sluice's parser when the
     session has it (same results; Spark's creates a JSON factory per document)."""

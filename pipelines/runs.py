@@ -8,7 +8,10 @@ Spark's streaming Kafka source has no ``endingOffsets`` (only its batch reader h
 available-now query reads up to the latest offsets of when it starts. So the run starts at
 its first offsets (``startingOffsets`` JSON) and keeps only the records before each
 partition's end (:func:`bound_records`, a filter on ``partition``/``offset`` evaluated by the
-Kafka scan): exactly the window, whatever was appended since. Streaming rather than a batch
+Kafka scan): exactly the window, whatever was appended since. Its batches hold at most the
+window's size (``maxOffsetsPerTrigger``), and the runtime stops the query as soon as a
+batch's end offsets reach every partition's end (``RunBounds.reached``): a replay of an hour
+a week ago reads about that hour, not the week since. Streaming rather than a batch
 job keeps what a channel's query has and a batch job has not: its sinks' ``foreachBatch``
 paths and retries as they are, a checkpoint (a run that fails half-way and is retried does
 not write again what it committed), progress reports per partition, and stopping it cancels
@@ -61,6 +64,13 @@ def read_run_records(
     options["startingOffsets"] = bounds.starting_offsets_json()
     options["includeHeaders"] = "true"
     options["failOnDataLoss"] = "true"
+    # Batches of at most the window's size: the query is stopped once its progress reaches
+    # every end (``RunBounds.reached``), so it reads about the window and not, as the
+    # available-now trigger alone would, everything appended since the window.
+    limit = max(bounds.expected(), 1)
+    if "maxOffsetsPerTrigger" in options:
+        limit = min(limit, int(options["maxOffsetsPerTrigger"]))
+    options["maxOffsetsPerTrigger"] = str(limit)
     records = spark.readStream.format("kafka").options(**options).load()
     return bound_records(records, bounds)
 

@@ -7,6 +7,7 @@ events with it in the driver.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,15 @@ class RunBounds:
     def expected(self) -> int:
         """The offsets the run covers (its events, on a topic without gaps)."""
         return sum(end - start for _, _, start, end in self.partitions())
+
+    def reached(self, positions: Mapping[tuple[str | None, int], int]) -> bool:
+        """Whether ``positions`` (the next offset to read per ``(topic, partition)``, as a
+        query's progress reports them) are at or past every partition's end: the run has
+        read its whole window."""
+        return all(
+            positions.get((topic, partition), start) >= end
+            for topic, partition, start, end in self.partitions()
+        )
 
     def starting_offsets_json(self) -> str:
         """Spark's ``startingOffsets``: every partition of the read topics named (those with

@@ -471,7 +471,17 @@ class HostedConnector:
                 return 0
             # The query ended without error (a bounded source ran out): start it again later.
             return None
-        self.checked_report(State.RUNNING, progress=self.collect_progress())
+        progress = self.collect_progress()
+        bounds = run_bounds(deployment)
+        if bounds is not None and bounds.reached(self.tracker.offsets):
+            # A bounded run that has read its whole window: stopped here (the available-now
+            # trigger would go on to read what was appended after the window, only to drop it).
+            self.stop_query()
+            self.finished = True
+            self.reason = f"run finished at its end offsets: {self.events_read()}"
+            self.report(State.STOPPED, progress=progress)
+            return 0
+        self.checked_report(State.RUNNING, progress=progress)
         return None
 
     def checked_report(self, state: State, progress: dict[str, Any] | None = None) -> None:

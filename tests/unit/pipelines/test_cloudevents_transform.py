@@ -163,7 +163,16 @@ def test_event_json_without_extensions_is_the_variant_form_exactly(spark: Any) -
     extended = events.withColumn(
         "extensions", F.expr("map('partitionkey', CAST('k\"1' AS VARIANT), 'n', parse_json('2'))")
     )
-    for frame in (events, extended):
+    # A value JSON has no literal for (a DATE), a NULL one (left out), names sorting before
+    # and among the attributes, a nested value.
+    unusual = events.withColumn(
+        "extensions",
+        F.expr(
+            "map('aaa', CAST(DATE '2024-01-02' AS VARIANT), 'gone', CAST(NULL AS VARIANT), "
+            "'sluicereplay', CAST('r-1' AS VARIANT), 'ttl', parse_json('{\"b\":[1,{\"a\":null}]}'))"
+        ),
+    )
+    for frame in (events, extended, unusual):
         rows = frame.select(
             event_json().alias("fast"),
             event_json(zone).alias("native"),

@@ -59,6 +59,16 @@ def test_progress_counts_offsets_done_within_each_partition() -> None:
 
 
 @pytest.mark.spark
+def test_a_run_has_reached_its_end_when_every_read_partition_has() -> None:
+    run = bounds()
+    assert not run.reached({})
+    assert not run.reached({("orders", 0): 4})  # partition 2 not yet
+    assert not run.reached({("orders", 0): 4, ("orders", 2): 11})
+    # Partition 1 ([5, 5)) is never read: it needs no position; past the end is the end.
+    assert run.reached({("orders", 0): 4, ("orders", 2): 12})
+    assert run.reached({("orders", 0): 40, ("orders", 2): 99, ("other", 0): 1})
+
+
 def test_bound_records_keep_exactly_the_window(spark: SparkSession) -> None:
     rows = [
         (None, b"{}", topic, partition, offset, WHEN, 0, [])

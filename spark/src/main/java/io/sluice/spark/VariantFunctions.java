@@ -33,6 +33,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *   <li>{@code kind(v VARIANT) -> STRING}: {@link KindFunction}
  *   <li>{@code envelope(data VARIANT, zone STRING, datacontenttype, dataschema, id, source,
  *       specversion, subject, time, type STRING) -> STRING}: {@link EnvelopeFunction}
+ *   <li>{@code event(data VARIANT, zone STRING, extensions MAP<STRING, VARIANT>, datacontenttype,
+ *       dataschema, id, source, specversion, subject, time, type STRING) -> STRING}: {@link
+ *       EventFunction}
  *   <li>{@code matches(node VARIANT, steps STRING) -> BOOLEAN}: {@link MatchesFunction}
  *   <li>{@code time(ts TIMESTAMP) -> STRING}: {@link TimeFunction}
  *   <li>{@code route(node VARIANT, routes STRING) -> ARRAY<INT>}: {@link RouteFunction}
@@ -61,6 +64,7 @@ public final class VariantFunctions implements FunctionCatalog {
       Identifier.of(namespace, "json"),
       Identifier.of(namespace, "kind"),
       Identifier.of(namespace, "envelope"),
+      Identifier.of(namespace, "event"),
       Identifier.of(namespace, "matches"),
       Identifier.of(namespace, "time"),
       Identifier.of(namespace, "route")
@@ -84,6 +88,8 @@ public final class VariantFunctions implements FunctionCatalog {
         return new KindFunction();
       case "envelope":
         return new EnvelopeFunction();
+      case "event":
+        return new EventFunction();
       case "matches":
         return new MatchesFunction();
       case "time":

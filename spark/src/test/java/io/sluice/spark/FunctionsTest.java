@@ -11,6 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.ZoneOffset;
 import java.util.Arrays;
+import org.apache.spark.sql.catalyst.util.ArrayBasedMapData;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
@@ -37,7 +39,7 @@ class FunctionsTest {
   void catalogLoadsEveryListedFunction() throws Exception {
     VariantFunctions catalog = new VariantFunctions();
     Identifier[] functions = catalog.listFunctions(new String[] {"variant"});
-    assertEquals(10, functions.length);
+    assertEquals(11, functions.length);
     for (Identifier id : functions) {
       UnboundFunction function = catalog.loadFunction(id);
       assertEquals(id.name(), function.name());
@@ -177,6 +179,41 @@ class FunctionsTest {
     assertEquals(
         "{\"data\":" + date.toJson(ZoneOffset.UTC) + ",\"id\":\"x\"}",
         envelope(val(date), onlyId).toString());
+  }
+
+  @Test
+  void eventMergesExtensionsInNameOrder() {
+    UTF8String[] attributes = new UTF8String[8];
+    attributes[2] = s("id-1");
+    attributes[7] = s("t");
+    Variant date = built(b -> b.appendDate(0));
+    ArrayBasedMapData extensions =
+        new ArrayBasedMapData(
+            new GenericArrayData(new Object[] {s("zz"), s("aa"), s("gone"), s("id"), s("day")}),
+            new GenericArrayData(
+                new Object[] {
+                  val("\"r\\\"1\""), val("[1,{\"b\":null}]"), null, val("2"), val(date)
+                }));
+    UTF8String text =
+        EventFunction.invoke(
+            val("{\"k\":1}"),
+            s("UTC"),
+            extensions,
+            attributes[0],
+            attributes[1],
+            attributes[2],
+            attributes[3],
+            attributes[4],
+            attributes[5],
+            attributes[6],
+            attributes[7]);
+    // Names sorted, NULL ones left out, an extension named like an attribute left out, a DATE
+    // written as Spark writes it.
+    assertEquals(
+        "{\"aa\":[1,{\"b\":null}],\"data\":{\"k\":1},\"day\":"
+            + date.toJson(ZoneOffset.UTC)
+            + ",\"id\":\"id-1\",\"type\":\"t\",\"zz\":\"r\\\"1\"}",
+        text.toString());
   }
 
   private static UTF8String envelope(VariantVal data, UTF8String[] a) {

@@ -26,6 +26,16 @@ public final class JsonWriter {
     return UTF8String.fromBytes(buffer, 0, size);
   }
 
+  /** The bytes written so far. */
+  public int size() {
+    return size;
+  }
+
+  /** Forget what was written after the first {@code n} bytes. */
+  public void truncate(int n) {
+    size = Math.min(size, Math.max(n, 0));
+  }
+
   private void room(int more) {
     if (size + more > buffer.length) {
       buffer = Arrays.copyOf(buffer, Math.max(buffer.length * 2, size + more));
