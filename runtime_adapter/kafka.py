@@ -21,9 +21,16 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-# NewTopic's documented import; confluent_kafka.admin takes it from cimpl without an __all__,
-# which mypy's no-implicit-reexport reads as private.
-from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+# The documented imports; confluent_kafka.admin takes NewTopic and others from cimpl
+# without an __all__, which mypy's no-implicit-reexport reads as private.
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
 
 from runtime_adapter.base import RuntimeUnavailable
 
@@ -280,6 +287,40 @@ def ensure_topic(
             f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s"
         ) from exc
     return True
+
+
+def set_topic_retention(
+    bootstrap_servers: str, topic: str, retention_ms: int | None, *, timeout: float = 10.0
+) -> None:
+    """Set ``topic``'s ``retention.ms`` to ``retention_ms``, or with ``None`` remove the topic's
+    own value (the broker's default applies again). Other settings of the topic are kept.
+
+    Raises :class:`BrokerUnreachable` when the brokers do not answer and
+    :class:`~runtime_adapter.base.RuntimeUnavailable` when Kafka refuses the change.
+    """
+    entry = ConfigEntry(
+        "retention.ms",
+        None if retention_ms is None else str(retention_ms),
+        incremental_operation=(
+            AlterConfigOpType.DELETE if retention_ms is None else AlterConfigOpType.SET
+        ),
+    )
+    resource = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[entry])
+    admin = AdminClient(_client_config(bootstrap_servers))
+    future = admin.incremental_alter_configs([resource], request_timeout=timeout)[resource]
+    try:
+        future.result(timeout=timeout)
+    except KafkaException as exc:
+        error = exc.args[0] if exc.args else None
+        if isinstance(error, KafkaError) and error.code() in _UNREACHABLE_CODES:
+            raise BrokerUnreachable(
+                f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s: {exc}"
+            ) from exc
+        raise RuntimeUnavailable(str(exc)) from exc
+    except TimeoutError as exc:
+        raise BrokerUnreachable(
+            f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s"
+        ) from exc
 
 
 _UNREACHABLE_CODES = (

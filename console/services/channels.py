@@ -186,6 +186,7 @@ def update_channel(
                 channel=channel, number=number, spec=encrypt_spec(normalized), created_by=user
             )
             note(f"saved revision {number}")
+            _prepare_ingest_topic(channel.name, normalized)
         if changed:
             channel.save(
                 update_fields=[
@@ -468,7 +469,7 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
         worker = _place_now(channel, connector, actor)
     if revision.spec["source"]["type"] == HTTP_SOURCE:
         # Raises (nothing changes) when Kafka is down: the query would have no topic.
-        ensure_ingest_topic(channel.name)
+        ensure_ingest_topic(channel.name, decrypt_spec(revision.spec))
     deployment = Deployment(
         connector_id=connector.runtime_id,
         channel=channel.name,
@@ -578,7 +579,8 @@ def _record_connector(
 
 
 def _prepare_ingest_topic(channel_name: str, spec: Mapping[str, Any]) -> None:
-    """Create an http channel's ingest topic early, so events can be posted before it starts.
+    """Create an http channel's ingest topic early, so events can be posted before it starts,
+    with the spec's archive as its retention (set again when a revision changes it).
 
     Best effort: when Kafka is down the channel is still created; starting it (or posting
     to it) creates the topic later.
@@ -586,7 +588,7 @@ def _prepare_ingest_topic(channel_name: str, spec: Mapping[str, Any]) -> None:
     if spec["source"]["type"] != HTTP_SOURCE:
         return
     try:
-        ensure_ingest_topic(channel_name)
+        ensure_ingest_topic(channel_name, spec)
     except IngestUnavailable as exc:
         logger.warning("channel %s: %s (retried on start)", channel_name, exc)
 

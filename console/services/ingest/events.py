@@ -125,16 +125,22 @@ def http_source_config(channel: Channel) -> Mapping[str, Any]:
     return source.get("config", {})
 
 
-def ensure_ingest_topic(channel_name: str) -> str:
-    """Create the channel's ingest topic unless it exists; return its name.
+def ensure_ingest_topic(channel_name: str, spec: Mapping[str, Any] | None = None) -> str:
+    """Create the channel's ingest topic unless it exists; return its name. With the
+    channel's ``spec`` (an ``http`` source's), the topic's retention is set to the spec's
+    archive (``archive_hours``; unset: the cluster's default).
 
     Raises :class:`IngestUnavailable` when Kafka cannot be reached or refuses the topic.
     """
     topic = ingest_topic(channel_name)
     try:
-        get_ingest_kafka().ensure_topic(topic)
+        kafka = get_ingest_kafka()
+        kafka.ensure_topic(topic)
+        if spec is not None:
+            hours = (spec.get("source", {}).get("config") or {}).get("archive_hours")
+            kafka.set_retention(topic, None if hours is None else int(hours) * 3_600_000)
     except INGEST_UNAVAILABLE_ERRORS as exc:
-        raise IngestUnavailable(f"could not create the ingest topic {topic}: {exc}") from exc
+        raise IngestUnavailable(f"could not prepare the ingest topic {topic}: {exc}") from exc
     return topic
 
 

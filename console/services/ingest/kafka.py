@@ -17,7 +17,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 from runtime_adapter.base import RuntimeUnavailable
-from runtime_adapter.kafka import DurableProducer, ensure_topic
+from runtime_adapter.kafka import DurableProducer, ensure_topic, set_topic_retention
 
 
 class IngestKafka(Protocol):
@@ -27,6 +27,9 @@ class IngestKafka(Protocol):
 
     def ensure_topic(self, topic: str) -> None:
         """Create ``topic`` unless it exists; raise one of ``INGEST_UNAVAILABLE_ERRORS``."""
+
+    def set_retention(self, topic: str, retention_ms: int | None) -> None:
+        """Set the topic's ``retention.ms`` (``None``: the cluster's default again)."""
 
     def produce(self, topic: str, records: list[tuple[str, bytes]]) -> list[str | None]:
         """Write records, wait for Kafka's reports: ``None`` per confirmed record, else why not."""
@@ -48,6 +51,8 @@ class KafkaIngest:
         self._replication_factor = replication_factor
         self._delivery_timeout = delivery_timeout
         self._known_topics: set[str] = set()
+        self._retention: dict[str, int | None] = {}
+        """The retention this process last set per topic (not set again unchanged)."""
         self._producer: DurableProducer | None = None
         self._lock = threading.Lock()
 
@@ -61,6 +66,12 @@ class KafkaIngest:
             replication_factor=self._replication_factor,
         )
         self._known_topics.add(topic)
+
+    def set_retention(self, topic: str, retention_ms: int | None) -> None:
+        if self._retention.get(topic, "unknown") == retention_ms:
+            return
+        set_topic_retention(self.bootstrap_servers, topic, retention_ms)
+        self._retention[topic] = retention_ms
 
     def produce(self, topic: str, records: list[tuple[str, bytes]]) -> list[str | None]:
         with self._lock:

@@ -14,6 +14,8 @@ from pipelines.spec.configs.base import StageConfig, check_bootstrap_servers, ch
 
 MAX_EVENT_BYTES_LIMIT = 1_000_000
 """Upper bound of ``max_event_bytes``: an event must fit in one Kafka record (1 MB default)."""
+MAX_ARCHIVE_HOURS = 24 * 365
+"""The longest archive an http channel can ask of its ingest topic: a year."""
 
 
 class HttpSourceConfig(StageConfig):
@@ -40,6 +42,18 @@ class HttpSourceConfig(StageConfig):
             "application/json (CloudEvents carry their own)."
         ),
         examples=["com.example.order.received"],
+    )
+    archive_hours: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_ARCHIVE_HOURS,
+        title="Archive (hours)",
+        description=(
+            "How long accepted events stay in the channel's ingest topic, where a replay can "
+            "read them again (the topic's retention). Unset: the Kafka cluster's default "
+            "(7 days unless its operators changed it)."
+        ),
+        examples=[168],
     )
     ingest_topic: str | None = Field(
         None,

@@ -13,6 +13,8 @@ class FakeIngestKafka:
     topics: set[str] = field(default_factory=set)
     records: dict[str, list[tuple[str, bytes]]] = field(default_factory=dict)
     unreachable: bool = False
+    retention: dict[str, int | None] = field(default_factory=dict)
+    """``retention.ms`` set per topic (``None``: the cluster's default)."""
     refuse: set[str] = field(default_factory=set)
     """Keys whose records Kafka does not confirm."""
 
@@ -20,6 +22,11 @@ class FakeIngestKafka:
         if self.unreachable:
             raise BrokerUnreachable(f"Kafka broker(s) {self.bootstrap_servers} unreachable")
         self.topics.add(topic)
+
+    def set_retention(self, topic: str, retention_ms: int | None) -> None:
+        if self.unreachable:
+            raise BrokerUnreachable(f"Kafka broker(s) {self.bootstrap_servers} unreachable")
+        self.retention[topic] = retention_ms
 
     def produce(self, topic: str, records: list[tuple[str, bytes]]) -> list[str | None]:
         answers: list[str | None] = []

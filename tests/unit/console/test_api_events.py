@@ -352,6 +352,36 @@ def test_the_ingest_topic_is_created_with_the_channel_and_filled_in_at_start(
     assert saved["ingest_topic"] is None and saved["bootstrap_servers"] is None
 
 
+def test_the_ingest_topic_keeps_the_channels_archive(api, user, ingest_kafka, runtime):
+    """``archive_hours`` is the ingest topic's retention (what a replay can read again):
+    set when the channel is created, changed with a revision, the cluster's default when
+    unset, set again when a revision is deployed."""
+    services.create_channel(name="web-orders", spec=http_spec(archive_hours=48), user=user)
+    assert ingest_kafka.retention == {TOPIC: 48 * 3_600_000}
+
+    channel = services.update_channel(
+        Channel.objects.get(name="web-orders"), spec=http_spec(archive_hours=720), user=user
+    )
+    assert ingest_kafka.retention == {TOPIC: 720 * 3_600_000}
+    services.update_channel(channel, spec=http_spec(), user=user)
+    assert ingest_kafka.retention == {TOPIC: None}
+
+    ingest_kafka.retention.clear()
+    assert api.post("/api/v1/channels/web-orders/start").status_code == 202
+    assert ingest_kafka.retention == {TOPIC: None}
+
+
+def test_an_archive_out_of_range_is_a_400_with_its_path(api):
+    for hours in (0, 24 * 365 + 1, "a week"):
+        response = api.post(
+            "/api/v1/channels/",
+            {"name": "web-orders", "spec": http_spec(archive_hours=hours)},
+            format="json",
+        )
+        assert response.status_code == 400, hours
+        assert "spec.source.config.archive_hours" in json.dumps(response.json()), response.json()
+
+
 def test_creating_works_without_kafka_but_starting_needs_it(api, user, ingest_kafka, runtime):
     ingest_kafka.unreachable = True
     services.create_channel(name="web-orders", spec=http_spec(), user=user)
