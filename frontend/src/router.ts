@@ -39,6 +39,46 @@ export function navigate(route: Route): void {
   window.location.hash = href(route);
 }
 
+/** What asks before the app leaves a page with unsaved work: a message (ask) or null (go). */
+type LeaveGuard = () => string | null;
+
+let leaveGuard: LeaveGuard | null = null;
+let acceptedHash = typeof window === "undefined" ? "" : window.location.hash;
+
+/** Ask ``guard`` before any in-app navigation (a link, navigate(), Back) until the returned
+ * function is called; a reload or a closed tab is the page's beforeunload's business. */
+export function setLeaveGuard(guard: LeaveGuard): () => void {
+  leaveGuard = guard;
+  return () => {
+    if (leaveGuard === guard) leaveGuard = null;
+  };
+}
+
+/** Whether the app may leave now: no guard, nothing to lose, or the user said yes. */
+export function mayLeave(confirm: (message: string) => boolean = (m) => window.confirm(m)): boolean {
+  const message = leaveGuard?.() ?? null;
+  return message === null || confirm(message);
+}
+
+// Runs before React's listener (this module loads first): a refused change of page puts the
+// address back before React reads it, so the page never re-renders.
+if (typeof window !== "undefined") {
+  window.addEventListener("hashchange", () => {
+    const hash = window.location.hash;
+    if (hash === acceptedHash) return;
+    if (samePage(hash, acceptedHash)) {
+      acceptedHash = hash;
+      return;
+    }
+    if (mayLeave()) acceptedHash = hash;
+    else window.history.replaceState(window.history.state, "", acceptedHash || "#/");
+  });
+}
+
+function samePage(a: string, b: string): boolean {
+  return href(parseRoute(a)) === href(parseRoute(b));
+}
+
 function subscribe(callback: () => void) {
   window.addEventListener("hashchange", callback);
   return () => window.removeEventListener("hashchange", callback);
