@@ -1,5 +1,5 @@
 /** A tiny hash router: #/, #/channels/<name>, #/build, #/build/<name>, #/workers,
- * #/schemas, #/schemas/<subject>. */
+ * #/schemas, #/schemas/<subject>, #/audit. */
 
 import { useSyncExternalStore } from "react";
 
@@ -8,7 +8,8 @@ export type Route =
   | { page: "channel"; name: string }
   | { page: "build"; name: string | null }
   | { page: "workers" }
-  | { page: "schemas"; subject: string | null };
+  | { page: "schemas"; subject: string | null }
+  | { page: "audit" };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
@@ -17,6 +18,7 @@ export function parseRoute(hash: string): Route {
   if (first === "build") return { page: "build", name: second ?? null };
   if (first === "workers") return { page: "workers" };
   if (first === "schemas") return { page: "schemas", subject: second ?? null };
+  if (first === "audit") return { page: "audit" };
   return { page: "channels" };
 }
 
@@ -30,6 +32,8 @@ export function href(route: Route): string {
       return "#/workers";
     case "schemas":
       return route.subject ? `#/schemas/${encodeURIComponent(route.subject)}` : "#/schemas";
+    case "audit":
+      return "#/audit";
     default:
       return "#/";
   }

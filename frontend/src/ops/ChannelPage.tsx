@@ -14,6 +14,7 @@ import { IngestPanel } from "./IngestPanel";
 import { OffsetsPanel } from "./OffsetsPanel";
 import { PipelineCanvas } from "./PipelineCanvas";
 import { ReplayPanel } from "./ReplayPanel";
+import { RestartPolicyPanel } from "./RestartPolicyPanel";
 import { RevisionsPanel } from "./RevisionsPanel";
 import { RulesPanel } from "./RulesPanel";
 import { prettyEvent, tailSummary } from "./tail";
@@ -164,6 +165,8 @@ function ChannelView({ name }: { name: string }) {
         <RevisionsPanel name={name} running={runningRevision(s)} latest={s?.latest_revision ?? null} />
         <OffsetsPanel name={name} status={s} />
       </div>
+
+      {channel.data && <RestartPolicyPanel channel={channel.data} />}
 
       {channel.data?.spec.source.type === "http" && <IngestPanel channel={channel.data} />}
       {["kafka", "http"].includes(channel.data?.spec.source.type ?? "") && <ReplayPanel name={name} />}
