@@ -6,7 +6,7 @@ import { StateBadge } from "../ui/StateBadge";
 import { ago, fmtNumber, fmtTime, totalLag } from "../ui/format";
 import { ActionButtons } from "./ActionButtons";
 import { ChannelNotFound } from "./ChannelNotFound";
-import { lifecycleLine, liveEventsPerSecond, noTasksText, runningRevision } from "./channelView";
+import { lastRanRevision, lifecycleLine, liveEventsPerSecond, noTasksText, runningRevision } from "./channelView";
 import { DeadLettersPanel } from "./DeadLettersPanel";
 import { DeleteChannelButton } from "./DeleteChannelButton";
 import { HistoryPanel } from "./HistoryCharts";
@@ -24,6 +24,8 @@ import { prettyEvent, tailSummary } from "./tail";
 export function ChannelPage({ name }: { name: string }) {
   const channel = useChannel(name);
   if (isNotFound(channel.error)) return <ChannelNotFound name={name} />;
+  // Nothing else is asked for before the channel is known to exist.
+  if (channel.isPending) return <p className="muted page-loading">Loading {name}…</p>;
   return <ChannelView name={name} />;
 }
 
@@ -162,7 +164,7 @@ function ChannelView({ name }: { name: string }) {
       <DeadLettersPanel name={name} />
 
       <div className="two-col">
-        <RevisionsPanel name={name} running={runningRevision(s)} latest={s?.latest_revision ?? null} />
+        <RevisionsPanel name={name} running={runningRevision(s)} lastRan={lastRanRevision(s)} latest={s?.latest_revision ?? null} />
         <OffsetsPanel name={name} status={s} />
       </div>
 

@@ -27,18 +27,18 @@ export function PipelineCanvas({ spec, status }: { spec: ChannelSpec; status?: C
       <div className="mini-canvas" style={canvasSize(graph.nodes)} data-testid="pipeline-canvas">
         <ReactFlowProvider>
           <ReactFlow
-        nodes={nodes}
-        edges={graph.edges.map((e) => ({ ...e, animated: status?.state === "RUNNING" }))}
-        nodeTypes={nodeTypes}
-        nodesDraggable={false}
-        nodesConnectable={false}
-        elementsSelectable={false}
-        deleteKeyCode={null}
-        fitView
-        fitViewOptions={{ maxZoom: 1, minZoom: MIN_ZOOM, padding: 0.05 }}
-        minZoom={MIN_ZOOM}
-        proOptions={{ hideAttribution: true }}
-      />
+            nodes={nodes}
+            edges={graph.edges.map((e) => ({ ...e, animated: status?.state === "RUNNING" }))}
+            nodeTypes={nodeTypes}
+            nodesDraggable={false}
+            nodesConnectable={false}
+            elementsSelectable={false}
+            deleteKeyCode={null}
+            fitView
+            fitViewOptions={{ maxZoom: 1, minZoom: MIN_ZOOM, padding: 0.05 }}
+            minZoom={MIN_ZOOM}
+            proOptions={{ hideAttribution: true }}
+          />
         </ReactFlowProvider>
       </div>
     </div>
