@@ -174,8 +174,9 @@ try {
   while ((await badge.innerText()) !== "RUNNING") {
     if (Date.now() > deadline) throw new Error("the channel did not start");
     const said = await offsetsStatus.innerText();
-    seen.add(`${await badge.innerText()}: ${said}`);
-    check(!/it is STOPPED/.test(said), `while starting the offsets panel says: ${said}`);
+    const line = `${await badge.innerText()}: ${said}`;
+    if (!seen.has(line)) check(!/it is STOPPED/.test(said), `while starting the offsets panel says: ${said}`);
+    seen.add(line);
     await page.waitForTimeout(250);
   }
   step(`states seen while starting: ${[...seen].join(" | ")}`);
@@ -187,7 +188,7 @@ try {
   const pretty = await page.getByTestId("tail-row").first().locator("pre").innerText();
   check(pretty.split("\n").length > 2, "an opened row shows the event pretty-printed");
   await page.waitForFunction(
-    () => [...document.querySelectorAll(".mini-canvas .stage-count")].some((el) => /in$/.test(el.textContent ?? "")),
+    () => [...document.querySelectorAll(".mini-canvas .stage-count")].some((el) => /^[0-9.]+[KMB]? in$/.test(el.textContent ?? "")),
     null,
     { timeout: RUN_TIMEOUT },
   );
@@ -228,11 +229,11 @@ try {
   const input = page.getByLabel(`New offset for`).first();
   await page.waitForFunction(() => !document.querySelector("[data-testid=offsets] input")?.disabled, null, { timeout: 30_000 });
   await input.fill("3");
-  await page.getByRole("button", { name: "Set offsets" }).click();
+  await page.getByRole("button", { name: "Set offsets", exact: true }).click();
   await page.getByTestId("offsets-message").waitFor();
   step(`ok: set to 3: ${await page.getByTestId("offsets-message").innerText()}`);
   await input.fill(String(events + 5));
-  await page.getByRole("button", { name: "Set offsets" }).click();
+  await page.getByRole("button", { name: "Set offsets", exact: true }).click();
   const rowError = page.getByTestId("offsets").locator("td .error");
   await rowError.waitFor();
   check(/Past the end of .*: its end offset is 10/.test(await rowError.innerText()), `refused beside the row: ${await rowError.innerText()}`);
