@@ -116,7 +116,7 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
   return (
     <div className="toolbar-wrap">
       <div className="toolbar" role="toolbar" aria-label="Builder">
-        <label className="field inline name-field">
+        <label className="field inline">
           <span>Channel name</span>
           <input
             value={state.name}
@@ -130,11 +130,6 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
             aria-describedby={nameError ? "channel-name-error" : undefined}
             data-testid="channel-name"
           />
-          {nameError && (
-            <span id="channel-name-error" className="error small name-error" role="alert">
-              {nameError}
-            </span>
-          )}
         </label>
         <button
           type="button"
@@ -180,6 +175,11 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
         <span className="muted small">{state.dirty ? "Unsaved changes" : state.exists ? "Saved" : ""}</span>
       </div>
       <div className="toolbar-status" role="status" aria-live="polite">
+        {nameError && (
+          <span id="channel-name-error" className="error name-error">
+            Channel name: {nameError}
+          </span>
+        )}
         {message && <span data-testid="save-message">{message}</span>}
         {problems.map((p) => (
           <span key={p.message} className="error">

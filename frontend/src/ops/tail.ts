@@ -1,10 +1,12 @@
 /** The live tail's rows: a one-line summary of each event (pure, unit-tested); the row
  * expands to the event pretty-printed. */
 
-/** Fields that name an event, shown first in its summary when present. */
-const NAMING = ["id", "type", "source", "time", "subject", "detail-type", "event_type", "key"];
+/** Fields that name an event (CloudEvents' id, type, time, subject), shown first. */
+const NAMING = ["id", "type", "time", "subject", "detail-type", "event_type", "key"];
+/** CloudEvents' envelope fields, shown after the payload's (they are much the same each time). */
+const ENVELOPE = ["source", "specversion", "datacontenttype", "dataschema"];
 
-const MAX_FIELDS = 6;
+const MAX_FIELDS = 7;
 const MAX_VALUE = 40;
 
 function short(value: unknown): string {
@@ -15,15 +17,23 @@ function short(value: unknown): string {
   return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 1)}…` : text;
 }
 
-/** ``key=value`` pairs of the event's top-level fields, naming fields first, at most six,
- * long values cut; a value that is not an object as itself. */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** ``key=value`` pairs: the naming fields, then the payload's (a CloudEvent's ``data``, its
+ * fields shown as they are), then the rest; at most seven, long values cut, "+N more". */
 export function tailSummary(event: unknown): string {
-  if (event === null || typeof event !== "object" || Array.isArray(event)) return short(event);
-  const record = event as Record<string, unknown>;
-  const keys = Object.keys(record);
-  const ordered = [...NAMING.filter((k) => k in record), ...keys.filter((k) => !NAMING.includes(k))];
-  const shown = ordered.slice(0, MAX_FIELDS).map((k) => `${k}=${short(record[k])}`);
-  const more = keys.length - shown.length;
+  if (!isRecord(event)) return short(event);
+  const pairs: [string, unknown][] = NAMING.filter((k) => k in event).map((k) => [k, event[k]]);
+  const data = event.data;
+  if (isRecord(data)) pairs.push(...Object.entries(data));
+  else if ("data" in event) pairs.push(["data", data]);
+  const rest = Object.keys(event).filter((k) => !NAMING.includes(k) && k !== "data");
+  rest.sort((a, b) => Number(ENVELOPE.includes(a)) - Number(ENVELOPE.includes(b)));
+  pairs.push(...rest.map((k): [string, unknown] => [k, event[k]]));
+  const shown = pairs.slice(0, MAX_FIELDS).map(([k, v]) => `${k}=${short(v)}`);
+  const more = pairs.length - shown.length;
   return shown.join("  ") + (more > 0 ? `  +${more} more` : "");
 }
 
