@@ -260,11 +260,21 @@ class ChannelAdmin(admin.ModelAdmin):
     def target_state_badge(self, channel: Channel) -> str:
         return state_badge(channel.target_state)
 
-    @admin.display(description="drift", boolean=True)
-    def drift(self, channel: Channel) -> bool:
-        """Deployed revision is not the latest (start again to deploy it)."""
+    @admin.display(description="drift")
+    def drift(self, channel: Channel) -> str:
+        """Deployed revision is not the latest (start again to deploy it), in words; no drift
+        is the healthy case and shows as the empty value, not as a red cross."""
         deployed = self.deployed_revision(channel)
-        return deployed is not None and deployed != self.latest_revision(channel)
+        latest = self.latest_revision(channel)
+        if deployed is None or deployed == latest:
+            return self.get_empty_value_display()
+        return format_html(
+            '<span class="sluice-drift" style="color:#8a5200;font-weight:600" '
+            'title="Start the channel again to deploy the latest revision">'
+            "drift: runs {} of {}</span>",
+            deployed,
+            latest,
+        )
 
     @admin.display(description="revision", ordering="latest_revision")
     def latest_revision(self, channel: Channel) -> int | None:

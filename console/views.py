@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import html
+from pathlib import Path
 
 from csp.constants import UNSAFE_EVAL
 from csp.decorators import csp_update
@@ -47,6 +48,18 @@ def healthz(request: HttpRequest) -> JsonResponse:
     except DatabaseError:
         return JsonResponse({"status": "unavailable", "database": "down"}, status=503)
     return JsonResponse({"status": "ok"})
+
+
+FAVICON = Path(__file__).resolve().parent / "static" / "console" / "favicon.svg"
+
+
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    """The site's icon (an SVG) at the address browsers ask for by themselves, for every page:
+    the console, the login page, the admin, the API docs. No authentication."""
+    response = HttpResponse(FAVICON.read_bytes(), content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
 
 
 #: The console page's one relaxation of the site's Content-Security-Policy: the builder's

@@ -116,6 +116,7 @@ def alter_channel_offsets(
             change = OffsetChange("timestamp", timestamp_ms=timestamp_ms)
         else:
             change = OffsetChange("offsets", _read_offsets(offsets or [], _topic_check(spec)))
+            _within_partitions(spec, offsets or [])
         _require_checkpoint_for_http(channel, spec)
         if change.kind == "timestamp":
             reason = f"offsets set to the first records at or after {_iso(change.timestamp_ms)}"
@@ -268,6 +269,36 @@ def _read_offsets(offsets: Sequence[SourceOffset], reads) -> tuple[SourceOffset,
     if errors:
         raise InvalidOffsets(errors)
     return tuple(sorted(offsets, key=lambda o: (o.topic, o.partition)))
+
+
+#: A time no record has (Kafka timestamps are int64 milliseconds): every partition's first
+#: record at or after it is none, so the runtime answers each partition's end offset.
+_FAR_FUTURE_MS = 2**62
+
+
+def _within_partitions(spec: dict[str, Any], offsets: Sequence[SourceOffset]) -> None:
+    """Each offset is at most its partition's end offset (the offset the next record written
+    gets), and names a partition its topic has, else :class:`InvalidOffsets` naming each one
+    by its place in the request (``offsets[0].offset.offset``). Past the end the channel would
+    wait for records that are not there, then skip the first ones written. A topic the brokers
+    do not list (not created yet) is left to the runtime, which refuses its partitions."""
+    _starts, ends = _call(get_runtime().window_offsets, spec, _FAR_FUTURE_MS, _FAR_FUTURE_MS)
+    end_of = {(o.topic, o.partition): o.offset for o in ends}
+    known_topics = {o.topic for o in ends}
+    errors: dict[str, list[str]] = {}
+    for index, o in enumerate(offsets):
+        end = end_of.get((o.topic, o.partition))
+        if end is None and o.topic in known_topics:
+            errors[f"offsets[{index}].partition.partition"] = [
+                f"Topic {o.topic!r} has no partition {o.partition}."
+            ]
+        elif end is not None and o.offset > end:
+            errors[f"offsets[{index}].offset.offset"] = [
+                f"Past the end of {o.topic}/{o.partition}: its end offset is {end} (the "
+                f"next record written gets it); give {end} or less."
+            ]
+    if errors:
+        raise InvalidOffsets(errors)
 
 
 def _apply(channel: Channel, change: OffsetChange, actor: str, reason: str) -> None:

@@ -9,6 +9,7 @@ const BuilderPage = lazy(() => import("./builder/BuilderPage").then((m) => ({ de
 const ChannelPage = lazy(() => import("./ops/ChannelPage").then((m) => ({ default: m.ChannelPage })));
 const ChannelsPage = lazy(() => import("./ops/ChannelsPage").then((m) => ({ default: m.ChannelsPage })));
 const SchemasPage = lazy(() => import("./schemas/SchemasPage").then((m) => ({ default: m.SchemasPage })));
+const AuditPage = lazy(() => import("./audit/AuditPage").then((m) => ({ default: m.AuditPage })));
 const WorkersPage = lazy(() => import("./ops/WorkersPage").then((m) => ({ default: m.WorkersPage })));
 
 export function App() {
@@ -33,6 +34,9 @@ export function App() {
           <a href={href({ page: "schemas", subject: null })} aria-current={route.page === "schemas" ? "page" : undefined}>
             Schemas
           </a>
+          <a href={href({ page: "audit" })} aria-current={route.page === "audit" ? "page" : undefined}>
+            Audit
+          </a>
           <a href="/admin/">Admin</a>
           <a href="/api/docs/">API docs</a>
         </nav>
@@ -51,6 +55,7 @@ export function App() {
           {route.page === "build" && <BuilderPage name={route.name} />}
           {route.page === "workers" && <WorkersPage />}
           {route.page === "schemas" && <SchemasPage subject={route.subject} />}
+          {route.page === "audit" && <AuditPage />}
         </Suspense>
       </main>
     </div>

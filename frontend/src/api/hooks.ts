@@ -46,19 +46,33 @@ export function useChannels() {
   });
 }
 
+/** Whether an error is the API's 404 (the thing asked for does not exist). */
+export function isNotFound(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 404;
+}
+
+/** Retry once, except a 404: asking again does not make the thing exist. */
+function retryUnlessNotFound(failures: number, error: unknown): boolean {
+  return !isNotFound(error) && failures < 1;
+}
+
 export function useChannel(name: string | null) {
   return useQuery({
     queryKey: ["channel", name],
     queryFn: () => api<Channel>(`channels/${encodeURIComponent(name ?? "")}/`),
     enabled: Boolean(name),
+    retry: retryUnlessNotFound,
   });
 }
 
-export function useChannelStatus(name: string) {
+/** The channel's status, polled every 2 s while it exists (a 404 stops the polling). */
+export function useChannelStatus(name: string, enabled = true) {
   return useQuery({
     queryKey: ["status", name],
     queryFn: () => api<ChannelStatus>(`channels/${encodeURIComponent(name)}/status`),
-    refetchInterval: POLL_MS,
+    refetchInterval: (query) => (isNotFound(query.state.error) ? false : POLL_MS),
+    retry: retryUnlessNotFound,
+    enabled,
   });
 }
 

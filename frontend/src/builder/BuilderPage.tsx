@@ -10,6 +10,7 @@ import {
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from "react";
 
 import { useChannel } from "../api/hooks";
+import { setLeaveGuard } from "../router";
 import { canConnect, NODE_SPACING, type NodeKind } from "../graph/spec";
 import { ChannelSettings } from "./ChannelSettings";
 import { ConfigPanel } from "./ConfigPanel";
@@ -56,6 +57,14 @@ function Builder({ name }: { name: string | null }) {
   const selectedId = useBuilder((s) => s.selectedId);
   const dirty = useBuilder((s) => s.dirty);
 
+  // Another page of the app (a link, Back) asks first too, while there is unsaved work.
+  useEffect(
+    () =>
+      setLeaveGuard(() =>
+        useBuilder.getState().dirty ? "The builder has unsaved changes. Leave this page and lose them?" : null,
+      ),
+    [],
+  );
   useEffect(() => {
     if (!dirty) return;
     // Closing or reloading the tab with unsaved changes asks first.
@@ -115,6 +124,7 @@ function Canvas() {
   const edges = useMarkedEdges();
   const onNodesChange = useBuilder((s) => s.onNodesChange);
   const onEdgesChange = useBuilder((s) => s.onEdgesChange);
+  const deleteElements = useBuilder((s) => s.deleteElements);
   const connect = useBuilder((s) => s.connect);
   const select = useBuilder((s) => s.select);
   const addStage = useBuilder((s) => s.addStage);
@@ -179,6 +189,15 @@ function Canvas() {
         event.dataTransfer.dropEffect = "move";
       }}
       deleteKeyCode={["Delete", "Backspace"]}
+      // The Delete key does what the "Delete stage" button does (the stage's neighbours joined),
+      // in one undo step: the store deletes, React Flow's own removal is cancelled.
+      onBeforeDelete={async ({ nodes: doomed, edges: cut }) => {
+        deleteElements(
+          doomed.map((n) => n.id),
+          cut.map((e) => e.id),
+        );
+        return false;
+      }}
       defaultEdgeOptions={{ animated: true }}
       fitView={fitOnInit}
       fitViewOptions={{ maxZoom: 1 }}

@@ -23,7 +23,7 @@ export const StageNode = memo(function StageNode({ id, data, selected }: NodePro
       <div className="stage-kind">{data.kind}</div>
       <div className="stage-title">{plugin?.title ?? data.type}</div>
       <div className="stage-type small muted">{data.type}</div>
-      {detail && <div className="stage-detail small">{detail}</div>}
+      {detail && <Detail text={detail} />}
       <MatchMark id={id} readOnly={data.readOnly === true} />
       <Problems count={count} />
       {data.kind !== "sink" && <Handle type="source" position={Position.Right} title="output" />}
@@ -48,7 +48,7 @@ export const RuleNode = memo(function RuleNode({ id, data, selected }: NodeProps
       <div className="stage-kind">rule{enabled ? "" : " · disabled"}</div>
       <div className="stage-title">{name}</div>
       <div className="stage-type small muted">{patternSummary(data.config.pattern)}</div>
-      {detail && <div className="stage-detail small">{detail}</div>}
+      {detail && <Detail text={detail} />}
       <MatchMark id={id} readOnly={data.readOnly === true} />
       <Problems count={count} />
       <Handle type="source" position={Position.Right} title="output" />
@@ -70,6 +70,19 @@ function MatchMark({ id, readOnly }: { id: string; readOnly: boolean }) {
   return (
     <div className={`rule-match ${matched ? "yes" : "no"}`} data-testid="rule-match">
       {matched ? "✓ sample matches" : "✗ no match"}
+    </div>
+  );
+}
+
+/** A node's counts ("1.2K in · 1.2K out"), each figure kept whole on one line. */
+function Detail({ text }: { text: string }) {
+  return (
+    <div className="stage-detail" data-testid="stage-detail">
+      {text.split(" · ").map((part, i) => (
+        <span key={i} className="stage-count">
+          {part}
+        </span>
+      ))}
     </div>
   );
 }

@@ -6,6 +6,7 @@ import { useChannels, useSaveChannel } from "../api/hooks";
 import { errorsByNode, graphToSpec, type GraphProblem } from "../graph/spec";
 import { href, navigate } from "../router";
 import { useCan } from "../ui/permissions";
+import { channelNameProblem, saveProblemsText } from "./channelName";
 import { downloadJson, parseChannelFile } from "./io";
 import { useBuilder } from "./store";
 
@@ -37,6 +38,12 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
     }
     setProblems([]);
     const name = state.name.trim();
+    const nameProblem = channelNameProblem(name, true);
+    if (nameProblem) {
+      onOtherErrors({ name: [nameProblem] });
+      setMessage(saveProblemsText({ name: true, stages: 0, settings: 0, other: 0 }));
+      return;
+    }
     save.mutate(
       { name, description: state.description, spec: result.spec, exists: state.exists },
       {
@@ -56,8 +63,15 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
             // The channel's settings (error policy, runtime) show in the side panel with no
             // stage selected: show them when the server found something wrong there.
             if (Object.keys(grouped.other).some(isChannelSetting)) state.select(null);
-            const count = Object.keys(error.fieldErrors()).length;
-            setMessage(`Not saved: ${count} problem${count === 1 ? "" : "s"}, marked on the canvas.`);
+            const others = Object.keys(grouped.other);
+            setMessage(
+              saveProblemsText({
+                name: others.includes("name"),
+                stages: Object.keys(grouped.nodes).length,
+                settings: others.filter(isChannelSetting).length,
+                other: others.filter((p) => p !== "name" && !isChannelSetting(p)).length,
+              }),
+            );
           } else {
             setMessage(`Not saved: ${(error as Error).message}`);
           }
@@ -70,9 +84,15 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
     try {
       const channel = parseChannelFile(await file.text());
       const exists = (channels.data ?? []).some((c) => c.name === channel.name);
-      state.load(channel);
-      useBuilder.setState({ exists, dirty: true });
-      setMessage(`Imported ${file.name}${exists ? ` (saving replaces ${channel.name})` : ""}.`);
+      const current = useBuilder.getState();
+      const replacing = current.nodes.length > 0 || current.name.trim() !== "";
+      const what = current.name.trim() ? `“${current.name.trim()}” and its canvas` : "the canvas";
+      if (replacing && !window.confirm(`Replace ${what} with ${file.name}? Undo brings them back.`)) {
+        setMessage(`Import of ${file.name} cancelled.`);
+        return;
+      }
+      state.importChannel(channel, exists);
+      setMessage(`Imported ${file.name}${exists ? ` (saving replaces ${channel.name})` : ""}. Undo to go back.`);
       window.setTimeout(() => void flow.fitView({ maxZoom: 1 }), 50);
     } catch (error) {
       setMessage(`Could not import ${file.name}: ${(error as Error).message}`);
@@ -89,7 +109,10 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
     downloadJson(`${name}.json`, { name, description: state.description, spec: result.spec });
   };
 
-  const generalErrors = Object.entries(otherErrors).filter(([path]) => !isChannelSetting(path));
+  // The name's rule as typed; the server's word on it after a save (e.g. taken) until edited.
+  const typed = state.exists && routeName !== null ? "" : channelNameProblem(state.name.trim());
+  const nameError = typed || (otherErrors.name ?? []).join(" ");
+  const generalErrors = Object.entries(otherErrors).filter(([path]) => !isChannelSetting(path) && path !== "name");
   return (
     <div className="toolbar-wrap">
       <div className="toolbar" role="toolbar" aria-label="Builder">
@@ -99,8 +122,13 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
             value={state.name}
             readOnly={state.exists && routeName !== null}
             placeholder="e.g. eu-orders"
-            onChange={(e) => state.setMeta({ name: e.target.value })}
-            aria-invalid={Boolean(otherErrors.name)}
+            onChange={(e) => {
+              state.setMeta({ name: e.target.value });
+              if (otherErrors.name) onOtherErrors(withoutName(otherErrors));
+            }}
+            aria-invalid={Boolean(nameError)}
+            aria-describedby={nameError ? "channel-name-error" : undefined}
+            data-testid="channel-name"
           />
         </label>
         <button
@@ -147,6 +175,11 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
         <span className="muted small">{state.dirty ? "Unsaved changes" : state.exists ? "Saved" : ""}</span>
       </div>
       <div className="toolbar-status" role="status" aria-live="polite">
+        {nameError && (
+          <span id="channel-name-error" className="error name-error">
+            Channel name: {nameError}
+          </span>
+        )}
         {message && <span data-testid="save-message">{message}</span>}
         {problems.map((p) => (
           <span key={p.message} className="error">
@@ -161,6 +194,12 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
       </div>
     </div>
   );
+}
+
+function withoutName(errors: Record<string, string[]>): Record<string, string[]> {
+  const rest = { ...errors };
+  delete rest.name;
+  return rest;
 }
 
 /** Whether a server error path is about a setting the channel settings panel shows. */

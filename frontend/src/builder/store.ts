@@ -31,6 +31,15 @@ interface Snapshot {
   errors: ErrorPolicy | null;
   /** The spec's runtime block as loaded or chosen; null: none (the server's defaults). */
   runtime: RuntimeOptions | null;
+  /** The channel's name and description, kept only by steps that changed them (an import):
+   * undoing another step leaves what was typed since alone. */
+  meta?: Meta;
+}
+
+interface Meta {
+  name: string;
+  description: string;
+  exists: boolean;
 }
 
 export interface BuilderState extends Snapshot {
@@ -58,6 +67,11 @@ export interface BuilderState extends Snapshot {
   /** Replace the edge source → from (none: null) by source → to (none: null), one undo step. */
   retarget: (source: string, from: string | null, to: string | null) => void;
   deleteNode: (id: string) => void;
+  /** Delete stages (each bridged as deleteNode does) and edges in one undo step: the Delete
+   * key and the "Delete stage" button do the same. */
+  deleteElements: (nodeIds: string[], edgeIds: string[]) => void;
+  /** Replace the canvas, name and description by an imported channel, one undo step. */
+  importChannel: (channel: { name: string; description: string; spec: ChannelSpec }, exists: boolean) => void;
   setConfig: (id: string, config: Record<string, unknown>) => void;
   setErrorPolicy: (errors: ErrorPolicy | null) => void;
   setRuntime: (runtime: RuntimeOptions | null) => void;
@@ -74,8 +88,14 @@ export interface BuilderState extends Snapshot {
 const HISTORY = 100;
 const CONFIG_UNDO_GROUP_MS = 1500;
 
-function snapshot(state: Snapshot): Snapshot {
-  return { nodes: state.nodes, edges: state.edges, errors: state.errors, runtime: state.runtime };
+function snapshot(state: Snapshot & Meta, withMeta = false): Snapshot {
+  const canvas = { nodes: state.nodes, edges: state.edges, errors: state.errors, runtime: state.runtime };
+  return withMeta ? { ...canvas, meta: { name: state.name, description: state.description, exists: state.exists } } : canvas;
+}
+
+/** A snapshot as state to restore: its meta, when it has one, spread out. */
+function restore({ meta, ...canvas }: Snapshot): Partial<BuilderState> {
+  return meta ? { ...canvas, ...meta } : canvas;
 }
 
 export const useBuilder = create<BuilderState>()((set, get) => {
@@ -186,16 +206,45 @@ export const useBuilder = create<BuilderState>()((set, get) => {
       change({ edges: edges as Edge[] });
     },
 
-    deleteNode: (id) => {
-      const { nodes, edges } = removeNode(get().nodes, get().edges, id);
+    deleteNode: (id) => get().deleteElements([id], []),
+
+    deleteElements: (nodeIds, edgeIds) => {
+      const gone = new Set(nodeIds.filter((id) => get().nodes.some((n) => n.id === id)));
+      const cut = new Set(edgeIds);
+      // Edges into or out of a deleted stage go with it (and are bridged); others only if named.
+      let edges = get().edges.filter((e) => !cut.has(e.id) || gone.has(e.source) || gone.has(e.target));
+      let nodes = get().nodes;
+      for (const id of gone) {
+        const removed = removeNode(nodes, edges, id);
+        nodes = removed.nodes as StageNode[];
+        edges = removed.edges as Edge[];
+      }
+      if (gone.size === 0 && edges.length === get().edges.length) return;
       const nodeErrors = { ...get().nodeErrors };
-      delete nodeErrors[id];
-      change({
-        nodes: nodes as StageNode[],
-        edges: edges as Edge[],
-        nodeErrors,
-        selectedId: get().selectedId === id ? null : get().selectedId,
-      });
+      for (const id of gone) delete nodeErrors[id];
+      const selectedId = get().selectedId;
+      change({ nodes, edges, nodeErrors, selectedId: selectedId !== null && gone.has(selectedId) ? null : selectedId });
+    },
+
+    importChannel: (channel, exists) => {
+      const graph = specToGraph(channel.spec);
+      set((state) => ({
+        past: [...state.past, snapshot(state, true)].slice(-HISTORY),
+        future: [],
+        nodes: graph.nodes as StageNode[],
+        edges: graph.edges,
+        errors: channel.spec.errors ?? null,
+        runtime: channel.spec.runtime ?? null,
+        name: channel.name,
+        description: channel.description,
+        exists,
+        selectedId: null,
+        nodeErrors: {},
+        nextId: Math.max(state.nextId, graph.nodes.length + 1),
+        dirty: true,
+        lastConfigEdit: null,
+        ruleMatches: null,
+      }));
     },
 
     setConfig: (id, config) =>
@@ -242,9 +291,9 @@ export const useBuilder = create<BuilderState>()((set, get) => {
         const previous = state.past[state.past.length - 1];
         if (!previous) return {};
         return {
-          ...previous,
+          ...restore(previous),
           past: state.past.slice(0, -1),
-          future: [snapshot(state), ...state.future],
+          future: [snapshot(state, previous.meta !== undefined), ...state.future],
           dirty: true,
           ruleMatches: null,
         };
@@ -255,8 +304,8 @@ export const useBuilder = create<BuilderState>()((set, get) => {
         const next = state.future[0];
         if (!next) return {};
         return {
-          ...next,
-          past: [...state.past, snapshot(state)],
+          ...restore(next),
+          past: [...state.past, snapshot(state, next.meta !== undefined)],
           future: state.future.slice(1),
           dirty: true,
           ruleMatches: null,

@@ -1,10 +1,12 @@
 import { useState } from "react";
 
-import { useChannel, useChannelStatus, useLifecycle, usePreview } from "../api/hooks";
+import { isNotFound, useChannel, useChannelStatus, useLifecycle, usePreview } from "../api/hooks";
 import { href } from "../router";
 import { StateBadge } from "../ui/StateBadge";
-import { ago, eventsPerSecond, fmtNumber, fmtTime, totalLag } from "../ui/format";
+import { ago, fmtNumber, fmtTime, totalLag } from "../ui/format";
 import { ActionButtons } from "./ActionButtons";
+import { ChannelNotFound } from "./ChannelNotFound";
+import { lastRanRevision, lifecycleLine, liveEventsPerSecond, noTasksText, runningRevision } from "./channelView";
 import { DeadLettersPanel } from "./DeadLettersPanel";
 import { DeleteChannelButton } from "./DeleteChannelButton";
 import { HistoryPanel } from "./HistoryCharts";
@@ -12,11 +14,22 @@ import { IngestPanel } from "./IngestPanel";
 import { OffsetsPanel } from "./OffsetsPanel";
 import { PipelineCanvas } from "./PipelineCanvas";
 import { ReplayPanel } from "./ReplayPanel";
+import { RestartPolicyPanel } from "./RestartPolicyPanel";
 import { RevisionsPanel } from "./RevisionsPanel";
 import { RulesPanel } from "./RulesPanel";
+import { prettyEvent, tailSummary } from "./tail";
 
-/** One channel at work: status, tasks, throughput, lifecycle, failure trace, live tail. */
+/** One channel at work: status, tasks, throughput, lifecycle, failure trace, live tail; a
+ * plain not-found page (no buttons, no polling) for a name no channel has. */
 export function ChannelPage({ name }: { name: string }) {
+  const channel = useChannel(name);
+  if (isNotFound(channel.error)) return <ChannelNotFound name={name} />;
+  // Nothing else is asked for before the channel is known to exist.
+  if (channel.isPending) return <p className="muted page-loading">Loading {name}…</p>;
+  return <ChannelView name={name} />;
+}
+
+function ChannelView({ name }: { name: string }) {
   const channel = useChannel(name);
   const status = useChannelStatus(name);
   const [messages, setMessages] = useState<string[]>([]);
@@ -71,7 +84,7 @@ export function ChannelPage({ name }: { name: string }) {
 
       <div className="cards">
         <Card label="Target state" value={s?.target_state ?? "—"} />
-        <Card label="Events/s" value={fmtNumber(eventsPerSecond(s), 1)} testId="events-per-second" />
+        <Card label="Events/s" value={fmtNumber(liveEventsPerSecond(s), 1)} testId="events-per-second" />
         <Card label="Lag" value={fmtNumber(totalLag(s))} />
         <Card
           label="Dead letters"
@@ -89,9 +102,7 @@ export function ChannelPage({ name }: { name: string }) {
 
       <section className="panel" aria-label="Pipeline">
         <h2>Pipeline</h2>
-        <div className="mini-canvas">
-          {channel.data && <PipelineCanvas spec={channel.data.spec} status={s} />}
-        </div>
+        {channel.data && <PipelineCanvas spec={channel.data.spec} status={s} />}
       </section>
 
       <HistoryPanel name={name} />
@@ -141,8 +152,8 @@ export function ChannelPage({ name }: { name: string }) {
             ))}
             {(s?.tasks ?? []).length === 0 && (
               <tr>
-                <td colSpan={9} className="muted">
-                  No tasks: the channel is not running.
+                <td colSpan={9} className="muted" data-testid="no-tasks">
+                  {noTasksText(s)}
                 </td>
               </tr>
             )}
@@ -153,9 +164,11 @@ export function ChannelPage({ name }: { name: string }) {
       <DeadLettersPanel name={name} />
 
       <div className="two-col">
-        <RevisionsPanel name={name} running={s?.revision ?? null} latest={s?.latest_revision ?? null} />
+        <RevisionsPanel name={name} running={runningRevision(s)} lastRan={lastRanRevision(s)} latest={s?.latest_revision ?? null} />
         <OffsetsPanel name={name} status={s} />
       </div>
+
+      {channel.data && <RestartPolicyPanel channel={channel.data} />}
 
       {channel.data?.spec.source.type === "http" && <IngestPanel channel={channel.data} />}
       {["kafka", "http"].includes(channel.data?.spec.source.type ?? "") && <ReplayPanel name={name} />}
@@ -202,8 +215,7 @@ function Lifecycle({ name }: { name: string }) {
           <li key={e.id}>
             <span className="small muted">{fmtTime(e.created_at)}</span>{" "}
             <span>
-              {e.subject_type} {e.subject_id !== name ? e.subject_id : ""} {e.from_state || "∅"} →{" "}
-              <strong>{e.to_state}</strong>
+              {lifecycleLine(e, name).subject} <strong>{lifecycleLine(e, name).change}</strong>
             </span>{" "}
             <span className="small">by {e.actor}</span>
             {e.reason && <div className="small muted">{e.reason}</div>}
@@ -221,9 +233,10 @@ function LiveTail({ name }: { name: string }) {
     <div className="tail" data-testid="live-tail" tabIndex={0} role="region" aria-label="Newest output events">
       {events.length === 0 && <p className="muted small">No events yet.</p>}
       {events.map((event, index) => (
-        <pre key={String(event.id ?? index)} className="tail-event">
-          {JSON.stringify(event)}
-        </pre>
+        <details key={String(event.id ?? index)} className="tail-row" data-testid="tail-row">
+          <summary className="tail-summary">{tailSummary(event)}</summary>
+          <pre className="tail-event">{prettyEvent(event)}</pre>
+        </details>
       ))}
     </div>
   );

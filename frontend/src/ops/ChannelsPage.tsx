@@ -5,7 +5,8 @@ import type { Channel } from "../api/types";
 import { href } from "../router";
 import { useCan } from "../ui/permissions";
 import { StateBadge } from "../ui/StateBadge";
-import { eventsPerSecond, fmtNumber, totalLag } from "../ui/format";
+import { fmtNumber, totalLag } from "../ui/format";
+import { liveEventsPerSecond } from "./channelView";
 import { FleetActions } from "./FleetActions";
 import {
   ariaSort,
@@ -207,7 +208,6 @@ export function ChannelsPage() {
         <tbody>
           {rows.map((channel) => {
             const status = channel.status;
-            const stopped = (status?.state ?? channel.state) === "STOPPED";
             return (
               <tr key={channel.name} data-testid={`channel-row-${channel.name}`}>
                 <td>
@@ -230,7 +230,7 @@ export function ChannelsPage() {
                   <HealthBadge health={status?.health} />
                 </td>
                 <td>{status?.target_state ?? channel.target_state}</td>
-                <td className="num">{stopped ? "—" : fmtNumber(eventsPerSecond(status), 1)}</td>
+                <td className="num">{fmtNumber(liveEventsPerSecond(status), 1)}</td>
                 <td className="num">{fmtNumber(totalLag(status))}</td>
                 <td className="num">{fmtNumber(status?.dead_letters)}</td>
                 <td className="ellipsis">{status?.worker_id ?? "—"}</td>

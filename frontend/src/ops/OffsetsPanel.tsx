@@ -4,13 +4,9 @@ import { ApiError } from "../api/client";
 import { useChangeOffsets, useOffsets } from "../api/hooks";
 import type { ChannelStatus } from "../api/types";
 import { fmtNumber } from "../ui/format";
+import { offsetsBlockedReason } from "./channelView";
 import { useCan } from "../ui/permissions";
 import { buildOffsetsBody, errorsByPartition, partitionKey, type OffsetDrafts } from "./offsets";
-
-/** Offsets may change only while the channel is STOPPED (as in Kafka Connect's KIP-875). */
-export function isStopped(status: ChannelStatus | undefined): boolean {
-  return status?.target_state === "STOPPED" && (status.state === "STOPPED" || status.state === "UNASSIGNED");
-}
 
 /** Per-partition offsets; explicit offsets or a reset while the channel is stopped. */
 export function OffsetsPanel({ name, status }: { name: string; status: ChannelStatus | undefined }) {
@@ -21,12 +17,7 @@ export function OffsetsPanel({ name, status }: { name: string; status: ChannelSt
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [message, setMessage] = useState("");
   const rows = offsets.data?.offsets ?? [];
-  const stopped = isStopped(status);
-  const disabledReason = !operate.allowed
-    ? operate.reason
-    : !stopped
-      ? `Offsets can change only while the channel is STOPPED (it is ${status?.state ?? "…"}): stop it first.`
-      : "";
+  const disabledReason = operate.allowed ? offsetsBlockedReason(status) : operate.reason;
   const enabled = disabledReason === "" && !change.isPending;
 
   const onFailure = (error: unknown, body?: Parameters<typeof errorsByPartition>[0]) => {
@@ -38,6 +29,8 @@ export function OffsetsPanel({ name, status }: { name: string; status: ChannelSt
   };
 
   const onApply = () => {
+    // A new attempt replaces what the last one said: no old success beside a new error.
+    setMessage("");
     const built = buildOffsetsBody(rows, drafts);
     if (!built.ok) {
       setErrors(built.errors);
@@ -59,6 +52,7 @@ export function OffsetsPanel({ name, status }: { name: string; status: ChannelSt
   const onReset = () => {
     if (!window.confirm(`Reset the offsets of ${name}? Its next start begins from the source's starting offsets.`)) return;
     setErrors({});
+    setMessage("");
     change.mutate(
       { reset: true },
       { onSuccess: (answer) => setMessage(answer.message), onError: (error) => onFailure(error) },

@@ -10,10 +10,13 @@ export function RevisionsPanel({
   name,
   running,
   latest,
+  lastRan = null,
 }: {
   name: string;
   running: number | null;
   latest: number | null;
+  /** The revision a stopped or failed channel last ran (not "running"). */
+  lastRan?: number | null;
 }) {
   const revisions = useRevisions(name);
   const list = useMemo(() => revisions.data ?? [], [revisions.data]);
@@ -50,6 +53,7 @@ export function RevisionsPanel({
                 <td>
                   {r.number}
                   {r.number === running && <span className="badge state-running">running</span>}
+                  {r.number === lastRan && <span className="badge">last ran</span>}
                   {r.number === latest && r.number !== running && <span className="badge drift">latest</span>}
                 </td>
                 <td title={fmtTime(r.created_at)}>{ago(r.created_at)}</td>

@@ -181,7 +181,10 @@ def test_the_changelist_shows_drift(admin_client, channels, spec):
 
     page = admin_client.get(CHANGELIST).content.decode()
 
-    assert page.count('alt="True"') == 1  # a runs revision 1 of 2
+    assert page.count('class="sluice-drift"') == 1  # a runs revision 1 of 2
+    assert "drift: runs 1 of 2" in page
+    # No drift is healthy: no red cross (Django's boolean icons) for it, nor any True/False.
+    assert 'alt="False"' not in page and 'alt="True"' not in page
 
 
 def test_the_restart_policy_is_edited_on_the_change_page(admin_client, channels, spec):

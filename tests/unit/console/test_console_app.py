@@ -113,3 +113,19 @@ def test_the_built_assets_are_served_as_static_files(settings):
     from django.contrib.staticfiles import finders
 
     assert finders.find("ui/index.html") is not None
+
+
+def test_every_page_has_the_site_icon():
+    """The browser's own /favicon.ico request (the admin, the API docs) and the pages' link
+    get the SVG icon, without signing in; the console's index.html and the login page link it."""
+    response = Client().get("/favicon.ico")
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/svg+xml"
+    assert response.content.startswith(b"<svg") and b"</svg>" in response.content
+    icon = '<link rel="icon" type="image/svg+xml" href="/favicon.ico">'
+    assert icon in Client().get("/login/").content.decode()
+    from django.conf import settings
+
+    index = (settings.BASE_DIR / "frontend" / "index.html").read_text(encoding="utf-8")
+    assert icon.replace(">", " />") in index

@@ -1,0 +1,91 @@
+import { beforeEach, describe, expect, it } from "vitest";
+
+import type { ChannelSpec } from "../api/types";
+import { useBuilder } from "./store";
+
+/** source → filter → sink, as the builder makes them. */
+function chain() {
+  const s = useBuilder.getState();
+  const a = s.addStage("source", "generator", { x: 0, y: 0 });
+  const b = s.addStage("transform", "filter", { x: 200, y: 0 });
+  const c = s.addStage("sink", "preview", { x: 400, y: 0 });
+  s.connect(a, b);
+  s.connect(b, c);
+  return { a, b, c };
+}
+
+const pairs = () => useBuilder.getState().edges.map((e) => `${e.source}>${e.target}`).sort();
+
+describe("deleting a stage", () => {
+  beforeEach(() => useBuilder.getState().load(null));
+
+  it("does the same from the Delete key (nodes and their edges at once) as from the button", () => {
+    const { a, b, c } = chain();
+    const edgeIds = useBuilder.getState().edges.map((e) => e.id);
+    // What React Flow hands over for Delete on a selected node: the node and its edges.
+    useBuilder.getState().deleteElements([b], edgeIds);
+    const byKey = { nodes: useBuilder.getState().nodes.map((n) => n.id), edges: pairs() };
+
+    useBuilder.getState().load(null);
+    const again = chain();
+    useBuilder.getState().deleteNode(again.b);
+    expect({ nodes: useBuilder.getState().nodes.map((n) => n.id), edges: pairs() }).toEqual(byKey);
+    expect(byKey).toEqual({ nodes: [a, c], edges: [`${a}>${c}`] });
+  });
+
+  it("is one undo step", () => {
+    const { a, b, c } = chain();
+    const before = pairs();
+    useBuilder.getState().deleteElements([b], useBuilder.getState().edges.map((e) => e.id));
+    useBuilder.getState().undo();
+    expect(useBuilder.getState().nodes.map((n) => n.id)).toEqual([a, b, c]);
+    expect(pairs()).toEqual(before);
+  });
+
+  it("deletes a selected edge alone", () => {
+    const { a, b } = chain();
+    const edge = useBuilder.getState().edges.find((e) => e.source === a)!;
+    useBuilder.getState().deleteElements([], [edge.id]);
+    expect(pairs()).toEqual([`${b}>n3`]);
+    useBuilder.getState().undo();
+    expect(pairs()).toHaveLength(2);
+  });
+});
+
+describe("importing a channel", () => {
+  beforeEach(() => useBuilder.getState().load(null));
+
+  const imported: { name: string; description: string; spec: ChannelSpec } = {
+    name: "imported",
+    description: "from a file",
+    spec: {
+      source: { type: "generator", config: {} },
+      transforms: [],
+      sink: { type: "preview", config: {} },
+    } as unknown as ChannelSpec,
+  };
+
+  it("replaces canvas, name and description in one step that undo takes back, and redo again", () => {
+    chain();
+    useBuilder.getState().setMeta({ name: "mine", description: "typed" });
+    useBuilder.getState().importChannel(imported, false);
+    expect(useBuilder.getState()).toMatchObject({ name: "imported", description: "from a file" });
+    expect(useBuilder.getState().nodes).toHaveLength(2);
+
+    useBuilder.getState().undo();
+    expect(useBuilder.getState()).toMatchObject({ name: "mine", description: "typed" });
+    expect(useBuilder.getState().nodes).toHaveLength(3);
+
+    useBuilder.getState().redo();
+    expect(useBuilder.getState()).toMatchObject({ name: "imported", description: "from a file", exists: false });
+    expect(useBuilder.getState().nodes).toHaveLength(2);
+  });
+
+  it("leaves a name typed after another step alone when that step is undone", () => {
+    const s = useBuilder.getState();
+    s.addStage("source", "generator", { x: 0, y: 0 });
+    s.setMeta({ name: "typed-later" });
+    useBuilder.getState().undo();
+    expect(useBuilder.getState().name).toBe("typed-later");
+  });
+});

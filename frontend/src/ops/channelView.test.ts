@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+
+import type { ChannelStatus, LifecycleEvent } from "../api/types";
+import {
+  isStopped,
+  lastRanRevision,
+  lifecycleLine,
+  liveEventsPerSecond,
+  noTasksText,
+  offsetsBlockedReason,
+  runningRevision,
+} from "./channelView";
+
+const task = (rows: number) => ({ id: 0, state: "RUNNING", rows_per_second: rows, lag: 0 });
+
+function status(state: string, target: string, extra: Record<string, unknown> = {}): ChannelStatus {
+  return { state, target_state: target, tasks: [], revision: 1, latest_revision: 1, ...extra } as unknown as ChannelStatus;
+}
+
+describe("the channel page's words about a status", () => {
+  it("shows events/s only while the channel runs, not a stopped channel's last rate", () => {
+    const tasks = [task(10.5), task(2)];
+    expect(liveEventsPerSecond(status("RUNNING", "RUNNING", { tasks }))).toBe(12.5);
+    expect(liveEventsPerSecond(status("STOPPED", "STOPPED", { tasks }))).toBeNull();
+    expect(liveEventsPerSecond(status("FAILED", "RUNNING", { tasks }))).toBeNull();
+    expect(liveEventsPerSecond(status("PAUSED", "PAUSED", { tasks }))).toBeNull();
+    expect(liveEventsPerSecond(status("RUNNING", "RUNNING"))).toBeNull();
+    expect(liveEventsPerSecond(undefined)).toBeNull();
+  });
+
+  it("never says 'not running' beside RUNNING when there are no tasks", () => {
+    const running = noTasksText(status("RUNNING", "RUNNING"));
+    expect(running).not.toMatch(/not running/);
+    expect(running).toMatch(/RUNNING/);
+    expect(noTasksText(status("STOPPED", "STOPPED"))).toBe("No tasks: the channel is stopped.");
+    expect(noTasksText(status("UNASSIGNED", "RUNNING"))).toMatch(/starting/);
+    expect(noTasksText(status("RUNNING", "STOPPED"))).toMatch(/stopping/);
+    expect(noTasksText(status("FAILED", "RUNNING"))).toMatch(/failed/);
+  });
+
+  it("tags a revision running only while a driver runs it", () => {
+    expect(runningRevision(status("RUNNING", "RUNNING"))).toBe(1);
+    expect(runningRevision(status("PAUSED", "PAUSED"))).toBe(1);
+    expect(runningRevision(status("STOPPED", "STOPPED"))).toBeNull();
+    expect(runningRevision(status("FAILED", "RUNNING"))).toBeNull();
+    expect(runningRevision(status("RUNNING", "STOPPED"))).toBeNull();
+    expect(lastRanRevision(status("STOPPED", "STOPPED"))).toBe(1);
+    expect(lastRanRevision(status("RUNNING", "RUNNING"))).toBeNull();
+  });
+
+  it("writes a state that did not change as 'stays', not 'X → X'", () => {
+    const event = (from: string, to: string, subject = "sluice-x-1") =>
+      ({ subject_type: "connector", subject_id: subject, from_state: from, to_state: to }) as LifecycleEvent;
+    expect(lifecycleLine(event("UNASSIGNED", "UNASSIGNED"), "x")).toEqual({
+      subject: "connector sluice-x-1",
+      change: "stays UNASSIGNED",
+    });
+    expect(lifecycleLine(event("UNASSIGNED", "RUNNING"), "x").change).toBe("UNASSIGNED → RUNNING");
+    expect(lifecycleLine(event("", "STOPPED", "x"), "x")).toEqual({ subject: "connector", change: "∅ → STOPPED" });
+  });
+
+  it("says why offsets cannot change, without calling a starting channel STOPPED", () => {
+    const starting = offsetsBlockedReason(status("STOPPED", "RUNNING"));
+    expect(starting).toMatch(/starting/);
+    expect(starting).not.toMatch(/it is STOPPED/);
+    expect(offsetsBlockedReason(status("UNASSIGNED", "RUNNING"))).toMatch(/starting/);
+    expect(offsetsBlockedReason(status("RUNNING", "STOPPED"))).toMatch(/stopping/);
+    expect(offsetsBlockedReason(status("RUNNING", "RUNNING"))).toMatch(/it is RUNNING/);
+    expect(offsetsBlockedReason(status("STOPPED", "STOPPED"))).toBe("");
+    expect(isStopped(status("UNASSIGNED", "STOPPED"))).toBe(true);
+    expect(isStopped(status("STOPPED", "RUNNING"))).toBe(false);
+  });
+});

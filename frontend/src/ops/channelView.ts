@@ -1,0 +1,67 @@
+/** What the channel page says about a status, pure (unit-tested): numbers that only mean
+ * something while the channel runs, the empty task table, the revision that runs, a lifecycle
+ * line, and why the offsets cannot change now. */
+
+import type { ChannelStatus, LifecycleEvent } from "../api/types";
+
+/** States in which a driver is (or is about to be) running the deployed revision. */
+const LIVE_STATES = new Set(["RUNNING", "PAUSED", "RESTARTING", "UNASSIGNED"]);
+
+/** Events per second now: the sum of the tasks' rates while the channel is RUNNING; null
+ * (shown as "—") otherwise: a stopped, paused or failed channel keeps its tasks' last rates,
+ * which are not a rate any more. */
+export function liveEventsPerSecond(status: ChannelStatus | undefined): number | null {
+  if (!status || status.state !== "RUNNING" || status.tasks.length === 0) return null;
+  return status.tasks.reduce((sum, task) => sum + (task.rows_per_second ?? 0), 0);
+}
+
+/** The task table's line when the channel has no tasks, true to its state. */
+export function noTasksText(status: ChannelStatus | undefined): string {
+  if (!status) return "Loading…";
+  const { state, target_state: target } = status;
+  if (target === "STOPPED" && state === "STOPPED") return "No tasks: the channel is stopped.";
+  if (target === "STOPPED") return `No tasks: the channel is stopping (it is ${state}).`;
+  if (state === "FAILED") return "No tasks: the channel failed (see Failure below).";
+  if (state === "RUNNING" || state === "PAUSED")
+    return `No tasks reported yet: the channel is ${state}; its driver reports its tasks after its first batch.`;
+  return `No tasks yet: the channel is starting (it is ${state}, target ${target}).`;
+}
+
+/** The revision a driver runs now; null when none does (a stopped or failed channel keeps
+ * the number of the revision it last ran: that one is not "running"). */
+export function runningRevision(status: ChannelStatus | undefined): number | null {
+  if (!status || status.target_state === "STOPPED" || !LIVE_STATES.has(status.state)) return null;
+  return status.revision ?? null;
+}
+
+/** The revision a stopped or failed channel last ran (null while one runs, or never ran). */
+export function lastRanRevision(status: ChannelStatus | undefined): number | null {
+  if (!status || runningRevision(status) !== null) return null;
+  return status.revision ?? null;
+}
+
+/** One line of the lifecycle timeline. An event whose state did not change (a placement on a
+ * worker, a restart that found nothing to restart) says so instead of "X → X". */
+export function lifecycleLine(event: LifecycleEvent, channel: string): { subject: string; change: string } {
+  const subject = `${event.subject_type}${event.subject_id !== channel ? ` ${event.subject_id}` : ""}`;
+  if (event.from_state && event.from_state === event.to_state)
+    return { subject, change: `stays ${event.to_state}` };
+  return { subject, change: `${event.from_state || "∅"} → ${event.to_state || "∅"}` };
+}
+
+/** Offsets may change only while the channel is STOPPED (as in Kafka Connect's KIP-875). */
+export function isStopped(status: ChannelStatus | undefined): boolean {
+  return status?.target_state === "STOPPED" && (status.state === "STOPPED" || status.state === "UNASSIGNED");
+}
+
+/** Why the offsets cannot change now ("" when they can), naming what the channel is doing. */
+export function offsetsBlockedReason(status: ChannelStatus | undefined): string {
+  if (!status) return "Reading the channel's state…";
+  if (isStopped(status)) return "";
+  const { state, target_state: target } = status;
+  if (target === "STOPPED")
+    return `Offsets can change once the channel has stopped (it is stopping: ${state}).`;
+  if (state === "STOPPED" || state === "UNASSIGNED")
+    return `Offsets can change only while the channel is stopped: it is starting (target ${target}); stop it first.`;
+  return `Offsets can change only while the channel is stopped (it is ${state}): stop it first.`;
+}
