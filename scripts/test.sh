@@ -8,9 +8,9 @@
 # own SLUICE_VAR_DIR, Redis, Kafka and stack (the fixtures pick free ports) and its output in
 # test-artifacts/pytest-<part>.log: much of the integration and browser tests' time is waiting
 # (brokers, drivers, polling, Chromium), so on two cores the parts overlap instead of queueing.
-# The parts together are the whole suite: every folder under tests/ is in exactly one of them
-# (a new folder lands in "integration"), and the console's tests run twice, on SQLite and on
-# PostgreSQL. With arguments, one pytest runs them here, as asked.
+# The parts: "unit" (tests/unit but the console's, then tests/e2e), "integration" (every other
+# folder under tests/: a new one lands here) and "console" (tests/unit/console, on SQLite and
+# then on PostgreSQL). Together they are the whole suite. With arguments, one pytest runs them here, as asked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -80,10 +80,22 @@ console_on_postgres() (
     python -m pytest tests/unit/console -p no:cacheprovider --durations=15
 )
 
+# The unit tests (they need nothing the static checks make: they start first), then the
+# browser tests (tests/e2e: a stack of their own, and the frontend the static checks build),
+# beside tests/integration: the two halves of the stack-heavy tests overlap.
+frontend_built="$SLUICE_VAR_DIR/frontend-built"
+unit_then_browser() {
+  local rc=0
+  python -m pytest tests/unit --ignore=tests/unit/console --durations=25 || rc=$?
+  printf '\n== the browser tests (tests/e2e)\n'
+  while [[ ! -e "$frontend_built" ]]; do sleep 2; done
+  python -m pytest tests/e2e --durations=15 || rc=$?
+  return "$rc"
+}
+
 if [[ $# -eq 0 ]]; then
-  # The longest part needs nothing the static checks make: it runs while they do.
-  step "pytest (the longest part starts now, the others after the static checks)"
-  run_part unit python -m pytest tests/unit --ignore=tests/unit/console --durations=25
+  step "pytest (the unit part starts now, the others after the static checks)"
+  run_part unit unit_then_browser
 fi
 
 step "ruff (lint and format)"
@@ -98,6 +110,7 @@ mypy  # the packages and the strict settings of [tool.mypy] in pyproject.toml
 
 step "console frontend (build, tsc, ESLint, Vitest)"
 bash scripts/frontend.sh --check
+touch "$frontend_built"
 
 step "Django system checks and migrations"
 python manage.py check --fail-level WARNING
@@ -113,7 +126,7 @@ status=0
 if [[ $# -gt 0 ]]; then
   python -m pytest "$@" || status=$?
 else
-  run_part integration python -m pytest tests --ignore=tests/unit --durations=25  # and e2e (the built frontend)
+  run_part integration python -m pytest tests --ignore=tests/unit --ignore=tests/e2e --durations=25
   run_part console console_tests
 
   failed=()
