@@ -12,7 +12,6 @@ import type {
   ChannelRequest,
   ChannelSpec,
   ChannelStatus,
-  ChannelWithStatus,
   Cluster,
   EventPatternResult,
   IssuedIngestToken,
@@ -38,13 +37,6 @@ export function usePlugins() {
   });
 }
 
-export function useChannels() {
-  return useQuery({
-    queryKey: ["channels"],
-    queryFn: () => listItems<Channel>("channels/"),
-    refetchInterval: POLL_MS,
-  });
-}
 
 /** Whether an error is the API's 404 (the thing asked for does not exist). */
 export function isNotFound(error: unknown): boolean {
@@ -54,6 +46,18 @@ export function isNotFound(error: unknown): boolean {
 /** Retry once, except a 404: asking again does not make the thing exist. */
 function retryUnlessNotFound(failures: number, error: unknown): boolean {
   return !isNotFound(error) && failures < 1;
+}
+
+/** Whether a channel of that name exists: one request for it (a 404 says no), never the
+ *  whole list (a fleet may hold thousands). */
+export async function channelExists(name: string): Promise<boolean> {
+  try {
+    await api<Channel>(`channels/${encodeURIComponent(name)}/`);
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
 }
 
 export function useChannel(name: string | null) {
@@ -73,15 +77,6 @@ export function useChannelStatus(name: string, enabled = true) {
     refetchInterval: (query) => (isNotFound(query.state.error) ? false : POLL_MS),
     retry: retryUnlessNotFound,
     enabled,
-  });
-}
-
-/** Every channel with its status, in one call polled every 2 s (the channels list). */
-export function useChannelsWithStatus() {
-  return useQuery({
-    queryKey: ["channels", "with-status"],
-    queryFn: () => listItems<ChannelWithStatus>("channels/?expand=status"),
-    refetchInterval: POLL_MS,
   });
 }
 

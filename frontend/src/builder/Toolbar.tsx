@@ -2,7 +2,7 @@ import { useReactFlow } from "@xyflow/react";
 import { useRef, useState } from "react";
 
 import { ApiError } from "../api/client";
-import { useChannels, useSaveChannel } from "../api/hooks";
+import { channelExists, useSaveChannel } from "../api/hooks";
 import { errorsByNode, graphToSpec, type GraphProblem } from "../graph/spec";
 import { href, navigate } from "../router";
 import { useCan } from "../ui/permissions";
@@ -22,7 +22,6 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
   const state = useBuilder();
   const save = useSaveChannel();
   const edit = useCan("edit");
-  const channels = useChannels();
   const flow = useReactFlow();
   const fileInput = useRef<HTMLInputElement>(null);
   const [problems, setProblems] = useState<GraphProblem[]>([]);
@@ -83,7 +82,7 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
   const onImport = async (file: File) => {
     try {
       const channel = parseChannelFile(await file.text());
-      const exists = (channels.data ?? []).some((c) => c.name === channel.name);
+      const exists = await channelExists(channel.name);
       const current = useBuilder.getState();
       const replacing = current.nodes.length > 0 || current.name.trim() !== "";
       const what = current.name.trim() ? `“${current.name.trim()}” and its canvas` : "the canvas";
