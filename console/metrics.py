@@ -63,7 +63,7 @@ from console import locks
 from console.choices import ConnectorState, TargetState, WorkerState
 from console.metrics_history import history_metrics
 from console.models import Channel, Task, Worker
-from console.services import health
+from console.services import health, history
 
 logger = logging.getLogger(__name__)
 
@@ -328,8 +328,11 @@ def _rule_metrics(channels: Iterable[Mapping[str, Any]]) -> Iterator[Metric]:
     yield from (*counters.values(), rate)
 
 
-def channel_health(channel: Mapping[str, Any], lag: float | None) -> health.Health:
-    """The health of one row of :func:`_channels` (``lag``: its tasks' summed lag)."""
+def channel_health(
+    channel: Mapping[str, Any], lag: float | None, lag_before: float | None = None
+) -> health.Health:
+    """The health of one row of :func:`_channels` (``lag``: its tasks' summed lag;
+    ``lag_before``: the lag some minutes ago, from the history store)."""
     return health.from_record(
         state=channel["connector__state"],
         target_state=channel["target_state"],
@@ -338,6 +341,7 @@ def channel_health(channel: Mapping[str, Any], lag: float | None) -> health.Heal
         restarts=channel["connector__restart_attempts"],
         state_changed_at=channel["connector__state_changed_at"],
         lag=lag,
+        lag_before=lag_before,
     )
 
 
@@ -356,9 +360,11 @@ def _health_metrics(
         "The channel's health level: 1 for the current one, 0 for the others.",
         labels=["channel", "level"],
     )
+    channels = list(channels)
+    before = history.lags_before() if channels else {}
     for channel in channels:
         name = channel["name"]
-        assessed = channel_health(channel, lags.get(name))
+        assessed = channel_health(channel, lags.get(name), before.get(name))
         score.add_metric([name], assessed.score)
         _add_enum(level, [name], health.LEVELS, assessed.level)
     yield from (score, level)

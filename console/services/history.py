@@ -14,6 +14,8 @@ counted twice and none is skipped.
 from __future__ import annotations
 
 import json
+import logging
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -23,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+
+logger = logging.getLogger(__name__)
 
 #: window name -> (seconds, step seconds)
 WINDOWS: dict[str, tuple[int, int]] = {
@@ -111,22 +115,33 @@ def queries(channel: str, name: str, step: int) -> dict[str, str]:
 
 
 def _query_range(query: str, start: int, end: int, step: int) -> list[dict[str, Any]]:
+    return _ask(
+        "query_range",
+        {"query": query, "start": start, "end": end, "step": f"{step}s"},
+        settings.SLUICE_HISTORY_TIMEOUT,
+    )
+
+
+def _query(query: str, at: int, *, timeout: float) -> list[dict[str, Any]]:
+    """An instant query: ``[{"metric": {...}, "value": [time, "text"]}, ...]``."""
+    return _ask("query", {"query": query, "time": at}, timeout)
+
+
+def _ask(endpoint: str, form: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     base = settings.SLUICE_HISTORY_URL
     host = urllib.parse.urlsplit(base).hostname
     if host not in settings.SLUICE_HISTORY_ALLOWED_HOSTS:
         raise HistoryUnavailable(
             f"The history store's host {host!r} is not in SLUICE_HISTORY_ALLOWED_HOSTS."
         )
-    body = urllib.parse.urlencode(
-        {"query": query, "start": start, "end": end, "step": f"{step}s"}
-    ).encode()
+    body = urllib.parse.urlencode(form).encode()
     request = urllib.request.Request(
-        f"{base}/api/v1/query_range",
+        f"{base}/api/v1/{endpoint}",
         data=body,
         headers={"Content-Type": "application/x-www-form-urlencoded"},
     )
     try:
-        with urllib.request.urlopen(request, timeout=settings.SLUICE_HISTORY_TIMEOUT) as answer:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
             payload = json.load(answer)
     except urllib.error.HTTPError as exc:
         raise HistoryUnavailable(f"The history store refused the query ({exc.code}).") from exc
@@ -222,3 +237,49 @@ def channel_history(
         "timestamps": list(range(start, stop + 1, step)),
         "series": list(entries.values()),
     }
+
+
+#: How far back the health rules look for the lag trend, and how long one answer is reused.
+LAG_TREND_SECONDS = 300
+LAG_TREND_CACHE_SECONDS = 15.0
+#: A store that did not answer is not asked again for this long (health must stay fast).
+LAG_TREND_RETRY_SECONDS = 60.0
+_LAG_TREND_TIMEOUT = 1.0
+
+_lag_before: tuple[float, dict[str, float]] = (0.0, {})
+_lag_before_lock = threading.Lock()
+
+
+def lags_before() -> dict[str, float]:
+    """Every channel's lag :data:`LAG_TREND_SECONDS` ago (``{channel: records}``), for the
+    health rule on a growing lag: one instant query for the whole fleet, its answer reused
+    for :data:`LAG_TREND_CACHE_SECONDS`. Empty (the rule then does not fire) while the store
+    is unreachable, asked again after :data:`LAG_TREND_RETRY_SECONDS`."""
+    global _lag_before
+    now = time.monotonic()
+    with _lag_before_lock:
+        until, cached = _lag_before
+        if now < until:
+            return cached
+        query = f"sum by (channel) (sluice_channel_lag offset {LAG_TREND_SECONDS}s)"
+        try:
+            result = _query(query, int(time.time()), timeout=_LAG_TREND_TIMEOUT)
+        except HistoryUnavailable as exc:
+            logger.info("no lag trend for the health rules: %s", exc)
+            _lag_before = (now + LAG_TREND_RETRY_SECONDS, {})
+            return {}
+        found: dict[str, float] = {}
+        for series in result:
+            name = series.get("metric", {}).get("channel")
+            value = (series.get("value") or [None, None])[1]
+            if name and value not in (None, *_NOT_FINITE):
+                found[str(name)] = float(value)
+        _lag_before = (now + LAG_TREND_CACHE_SECONDS, found)
+        return found
+
+
+def forget_lag_trend() -> None:
+    """Drop the cached lag trend (tests; a changed store)."""
+    global _lag_before
+    with _lag_before_lock:
+        _lag_before = (0.0, {})

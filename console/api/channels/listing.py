@@ -31,7 +31,7 @@ from django.db.models.lookups import Exact, IsNull
 from console.choices import ConnectorState
 from console.models import Channel, Task
 from console.selectors.channels import channels
-from console.services import health
+from console.services import health, history
 
 #: Observed states from the most to the least in need of attention (``?ordering=state``).
 STATE_RANK = (
@@ -170,6 +170,7 @@ def ids_by_health(query: FleetQuery, *, status: bool) -> list[int]:
         .annotate(total=Sum("lag"))
         .values_list("connector__channel_id", "total")
     )
+    lags_before = history.lags_before() if channels_rows else {}
     rows = []
     for row in channels_rows:
         deployed = row["connector__id"] is not None
@@ -183,6 +184,7 @@ def ids_by_health(query: FleetQuery, *, status: bool) -> list[int]:
             state_changed_at=row["connector__state_changed_at"],
             last_status_at=row["connector__last_status_at"],
             lag=float(lag) if lag is not None else None,
+            lag_before=lags_before.get(row["name"]),
         ).level
         if query.healths and level not in query.healths:
             continue

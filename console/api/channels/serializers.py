@@ -17,7 +17,7 @@ from console.choices import ConnectorState, RestartPolicyType, SubjectType, Targ
 from console.models import Channel, LifecycleEvent, Revision, Task
 from console.selectors import specs
 from console.selectors.specs import SECRET_CHANGED_MARKER, SECRET_MARKER
-from console.services import InvalidSpec, health
+from console.services import InvalidSpec, health, history
 from console.services.restart_policy import RestartPolicy
 
 
@@ -527,7 +527,9 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(HealthSerializer)
     def get_health(self, channel: Channel) -> dict[str, Any]:
-        return health.of_channel(channel).as_dict()
+        return health.of_channel(
+            channel, lag_before=history.lags_before().get(channel.name)
+        ).as_dict()
 
     def _child(self, key: str, serializer_class: type[serializers.Serializer]) -> Any:
         """One serializer of ``serializer_class`` per list (its fields are built once, not

@@ -14,7 +14,7 @@ from console import permissions
 from console.api.channels.serializers import ChannelHealthSerializer
 from console.api.responses import QUERY_ERRORS
 from console.selectors.channels import channels_with_status
-from console.services import health
+from console.services import health, history
 
 ORDERINGS = ("health", "-health", "name", "-name", "score", "-score")
 
@@ -54,9 +54,10 @@ class HealthView(views.APIView):
         if ordering not in ORDERINGS:
             raise ValidationError({"ordering": [f"One of: {', '.join(ORDERINGS)}."]})
         rows: list[tuple[health.Health, dict[str, Any]]] = []
+        before = history.lags_before()  # the lag trend: one query for the fleet, cached
         for channel in channels_with_status():
             connector = getattr(channel, "connector", None)
-            assessed = health.of_channel(channel)
+            assessed = health.of_channel(channel, lag_before=before.get(channel.name))
             rows.append(
                 (
                     assessed,

@@ -281,3 +281,46 @@ def test_reconcile_takes_the_batch_duration_from_the_progress_report() -> None:
     assert _batch_seconds({"batchId": 3}, 0.5) == 0.5  # a report without durations keeps it
     assert _batch_seconds(None, None) is None
     assert _batch_seconds({"durationMs": {"triggerExecution": True}}, None) is None
+
+
+def test_a_lag_that_grew_since_the_store_last_saw_it_is_a_warning(api, store, spec) -> None:
+    """The health rule on a growing lag compares the tasks' lag now with the channel's lag
+    the store kept five minutes ago (one query for the whole fleet, cached)."""
+    from console.choices import ConnectorState
+    from console.models import Connector, Task, Worker
+
+    history.forget_lag_trend()
+    now = time.time()
+    import_series(
+        store,
+        [gauge("sluice_channel_lag", {"channel": "growing"}, now - 900, 900, lambda s: 5000)],
+    )
+    Worker.objects.create(worker_id="w1", state="ALIVE")
+    services.start_channel(make_channel("growing", spec))
+    Connector.objects.update(worker="w1", state=ConnectorState.RUNNING)
+    connector = Connector.objects.get()
+    Task.objects.create(connector=connector, task_id=0, state="RUNNING", worker_id="w1", lag=20_000)
+    try:
+        assert history.lags_before()["growing"] == pytest.approx(5000)
+        listed = api.get("/api/v1/channels/?expand=status").json()["results"]
+        found = listed[0]["status"]["health"]
+        assert found["level"] == "warning"
+        assert "Lag grows: 5000 → 20000 records." in found["explanation"]
+        fleet = api.get("/api/v1/health/").json()
+        assert fleet[0]["health"]["level"] == "warning"
+        warned = api.get("/api/v1/channels/?health=warning").json()
+        assert [row["name"] for row in warned["results"]] == ["growing"]
+    finally:
+        history.forget_lag_trend()
+
+
+def test_without_the_store_there_is_no_lag_trend_and_no_wait(settings) -> None:
+    history.forget_lag_trend()
+    settings.SLUICE_HISTORY_URL = f"http://127.0.0.1:{free_port()}"
+    try:
+        started = time.monotonic()
+        assert history.lags_before() == {}
+        assert history.lags_before() == {}  # not asked again
+        assert time.monotonic() - started < 2.5
+    finally:
+        history.forget_lag_trend()
