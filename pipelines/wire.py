@@ -1,0 +1,211 @@
+"""Confluent's wire format in Kafka stages: ``avro`` and ``json-schema`` record values.
+
+A value is magic byte ``0``, the writer schema's registry id (4 bytes, big-endian), then the
+payload: Avro's binary encoding (no container header) or JSON text. Schemas come from the
+registry the stage names (:mod:`pipelines.registry_client`), fetched when the query is built.
+
+Reading (:func:`wire_records_to_events`): each record is decoded with Spark's own
+``from_avro``, once per schema id of the subject (a ``CASE`` on the record's id, no Python on
+the per-event path): with the writer schema its id names, resolved into the subject's latest
+version (Avro's schema resolution: a field added with a default gets the default, a removed
+field is dropped), then turned into the event's ``data`` (a VARIANT). A ``json-schema`` payload
+is parsed as JSON. A record that fails becomes a failed event (dead letters under
+``errors.tolerance: all``) with the reason: ``InvalidWireFormat`` (no magic byte),
+``UnknownSchemaId`` (an id that is no version of the subject) or ``UndecodableRecord``.
+
+Writing (:func:`wire_value`): the event's ``data`` is read into the Spark type of the subject's
+latest Avro schema and written by ``to_avro`` behind that version's id; ``json-schema`` writes
+the data as JSON text behind the id. An event whose data does not fit the schema (a type
+that does not cast, a required field missing) fails with ``DataDoesNotFitSchema``.
+
+A schema registered after the query was built is picked up when the query is next built
+(restarting the channel); until then a source sends records naming it to dead letters (they
+can be redriven) and a sink keeps writing the version it started with.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.avro.functions import from_avro, to_avro
+from pyspark.sql.types import ArrayType, DataType, MapType, StructType
+
+from pipelines.registry_client import SubjectSchemas, fetch_subject
+from pipelines.spec.configs.schema_registry import SchemaRegistryConfig
+
+AVRO = "avro"
+JSON_SCHEMA = "json-schema"
+REGISTRY_TYPES = {AVRO: "AVRO", JSON_SCHEMA: "JSON"}
+"""The registry's schemaType each wire format reads and writes."""
+CACHE_SECONDS = 30.0
+"""How long a sink keeps a subject's schemas before it asks the registry again."""
+
+_cache: dict[tuple[str | None, str], tuple[float, SubjectSchemas]] = {}
+_cache_lock = threading.Lock()
+
+
+def subject_schemas(
+    registry: SchemaRegistryConfig, subject: str, format_: str, *, max_age: float = 0.0
+) -> SubjectSchemas:
+    """Every version of ``subject``, checked to be of the format's schema type; a copy at
+    most ``max_age`` seconds old may be reused."""
+    key = (registry.url, subject)
+    now = time.monotonic()
+    with _cache_lock:
+        cached = _cache.get(key)
+    if cached is not None and now - cached[0] <= max_age:
+        return cached[1]
+    found = fetch_subject(registry, subject)
+    expected = REGISTRY_TYPES[format_]
+    if found.latest.schema_type != expected:
+        raise ValueError(
+            f"subject {subject!r}: its latest version is a {found.latest.schema_type} schema; "
+            f"the {format_} format needs {expected}"
+        )
+    with _cache_lock:
+        _cache[key] = (now, found)
+    return found
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def wire_header(value: Column) -> tuple[Column, Column, Column]:
+    """``(is wire format, schema id, payload)`` of a binary record value."""
+    framed = (F.length(value) >= 5) & (F.substring(value, 1, 1) == F.lit(bytearray(b"\x00")))
+    schema_id = F.conv(F.hex(F.substring(value, 2, 4)), 16, 10).cast("long")
+    payload = F.substring(value, 6, 2**31 - 1)
+    return framed, schema_id, payload
+
+
+def avro_reader_options(reader: str) -> dict[str, str]:
+    """``from_avro`` options: resolve into ``reader``; a corrupt record is NULL (not a crash)."""
+    return {"avroSchema": reader, "mode": "PERMISSIVE"}
+
+
+def decode_avro(payload: Column, schema_id: Column, schemas: SubjectSchemas) -> Column:
+    """The record decoded into the subject's latest schema (a struct), NULL when its id is no
+    version of the subject or the payload does not decode."""
+    options = avro_reader_options(schemas.latest.schema)
+    chain: Column | None = None
+    for registered in schemas.versions:
+        decoded = from_avro(payload, registered.schema, options)
+        condition = schema_id == F.lit(registered.id)
+        chain = F.when(condition, decoded) if chain is None else chain.when(condition, decoded)
+    assert chain is not None  # a subject has at least one version
+    return chain
+
+
+def avro_spark_type(spark: SparkSession, schema: str) -> DataType:
+    """The Spark type ``from_avro`` gives ``schema`` (analysed on an empty frame, no job)."""
+    empty = spark.createDataFrame([], "b binary")
+    return empty.select(from_avro(F.col("b"), schema).alias("v")).schema["v"].dataType
+
+
+def to_variant(value: Column, data_type: DataType) -> Column:
+    """A decoded value as a VARIANT (structs and maps become objects)."""
+    if isinstance(data_type, (StructType, ArrayType, MapType)):
+        return F.to_variant_object(value)
+    return value.cast("variant")
+
+
+def known_id(schema_id: Column, schemas: SubjectSchemas) -> Column:
+    return schema_id.isin(*[registered.id for registered in schemas.versions])
+
+
+def wire_problem(
+    framed: Column, schema_id: Column, decoded_ok: Column, schemas: SubjectSchemas, what: str
+) -> tuple[Column, Column]:
+    """``(problem, error class)`` of a record: NULL when it decoded."""
+    problem = (
+        F.when(~framed, F.lit("value is not in Confluent's wire format (no magic byte 0)"))
+        .when(
+            ~known_id(schema_id, schemas),
+            F.concat(
+                F.lit("unknown schema id "),
+                schema_id.cast("string"),
+                F.lit(f": not a version of subject {schemas.subject!r} in the registry"),
+            ),
+        )
+        .when(
+            ~decoded_ok,
+            F.concat(
+                F.lit(f"value does not decode as {what} with schema id "),
+                schema_id.cast("string"),
+            ),
+        )
+    )
+    error_class = (
+        F.when(~framed, F.lit("InvalidWireFormat"))
+        .when(~known_id(schema_id, schemas), F.lit("UnknownSchemaId"))
+        .otherwise(F.lit("UndecodableRecord"))
+    )
+    return problem, error_class
+
+
+# -- writing -------------------------------------------------------------------------------
+
+
+def id_prefix(schema_id: int) -> Column:
+    """Magic byte and schema id, as a binary literal."""
+    return F.lit(bytearray(b"\x00" + schema_id.to_bytes(4, "big")))
+
+
+@dataclass(frozen=True)
+class WireWriter:
+    """How a sink writes: the subject's latest version (id, text) and, for Avro, its Spark type."""
+
+    format: str
+    subject: str
+    schema_id: int
+    schema: str
+    spark_type: DataType | None
+
+    def struct(self) -> Column:
+        """The event's data read into the schema's Spark type (NULL when it does not fit)."""
+        assert self.spark_type is not None
+        return F.try_variant_get(F.col("data"), "$", self.spark_type.simpleString())
+
+    def value(self, data_json: Column) -> Column:
+        """The record value: magic byte, id, payload (NULL for an event without data)."""
+        if self.format == AVRO:
+            payload = to_avro(self.struct(), self.schema)
+        else:
+            payload = data_json.cast("binary")
+        framed = F.concat(id_prefix(self.schema_id), payload)
+        return F.when(F.col("data").isNull(), F.lit(None).cast("binary")).otherwise(framed)
+
+    def misfit(self) -> Column | None:
+        """True for an event whose data cannot be written with the schema (Avro only)."""
+        if self.format != AVRO or self.spark_type is None:
+            return None
+        struct = self.struct()
+        bad = struct.isNull()
+        if isinstance(self.spark_type, StructType):
+            for field in self.spark_type.fields:
+                if not field.nullable:
+                    bad = bad | struct[field.name].isNull()
+        return F.col("data").isNotNull() & bad
+
+    def misfit_message(self) -> Column:
+        return F.concat(
+            F.lit("event "),
+            F.col("id"),
+            F.lit(
+                f": data does not fit schema id {self.schema_id} (subject {self.subject!r}, "
+                "latest version): a field has another type or a required field is missing"
+            ),
+        )
+
+
+def wire_writer(
+    spark: SparkSession, format_: str, registry: SchemaRegistryConfig, subject: str
+) -> WireWriter:
+    """The writer of a sink: the subject's latest version, at most :data:`CACHE_SECONDS` old."""
+    latest = subject_schemas(registry, subject, format_, max_age=CACHE_SECONDS).latest
+    spark_type = avro_spark_type(spark, latest.schema) if format_ == AVRO else None
+    return WireWriter(format_, subject, latest.id, latest.schema, spark_type)
