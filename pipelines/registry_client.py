@@ -70,11 +70,7 @@ class SubjectSchemas:
 def _secrets_key_material(environ: Mapping[str, str]) -> bytes:
     from pipelines.spec.secrets import DEVELOPMENT_SECRET_KEY, SECRETS_KEY_ENV
 
-    key = (
-        environ.get(SECRETS_KEY_ENV)
-        or environ.get("SLUICE_SECRET_KEY")
-        or DEVELOPMENT_SECRET_KEY
-    )
+    key = environ.get(SECRETS_KEY_ENV) or environ.get("SLUICE_SECRET_KEY") or DEVELOPMENT_SECRET_KEY
     return key.encode()
 
 
@@ -117,7 +113,7 @@ class RegistryClient:
     def _get(self, path: str) -> Any:
         try:
             response = self.http.request("GET", self.base + path, headers=self.headers)
-        except Exception as error:  # noqa: BLE001 - any failure to reach it is the same
+        except Exception as error:
             raise RegistryUnavailable(f"{self.name} cannot be reached: {error}") from None
         if response.status != 200:
             try:

@@ -25,11 +25,12 @@ can be redriven) and a sink keeps writing the version it started with.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.avro.functions import from_avro, to_avro
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType
@@ -98,6 +99,29 @@ def decode_avro(payload: Column, schema_id: Column, schemas: SubjectSchemas) -> 
         chain = F.when(condition, decoded) if chain is None else chain.when(condition, decoded)
     assert chain is not None  # a subject has at least one version
     return chain
+
+
+def required_fields(schema: str) -> list[str]:
+    """The top-level fields of an Avro record schema that cannot be null (not a union with
+    "null"): a record ``from_avro`` could not decode comes back (PERMISSIVE) with all of them
+    NULL, which is how a corrupt payload is told from a good one."""
+    parsed = json.loads(schema)
+    if not isinstance(parsed, dict) or parsed.get("type") != "record":
+        return []
+    required = []
+    for field in parsed.get("fields", []):
+        kind = field.get("type")
+        if not (isinstance(kind, list) and "null" in kind) and kind != "null":
+            required.append(str(field["name"]))
+    return required
+
+
+def avro_decoded(decoded: Column, schemas: SubjectSchemas) -> Column:
+    """Whether a decoded record is real: not NULL, and its required fields set."""
+    ok = decoded.isNotNull()
+    for name in required_fields(schemas.latest.schema):
+        ok = ok & decoded[name].isNotNull()
+    return ok
 
 
 def avro_spark_type(spark: SparkSession, schema: str) -> DataType:

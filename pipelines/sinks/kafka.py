@@ -106,7 +106,10 @@ def events_to_kafka_records(
     return records
 
 
-WIRE_CONTENT_TYPES = {"avro": "application/vnd.apache.avro+binary", "json-schema": JSON_CONTENT_TYPE}
+WIRE_CONTENT_TYPES = {
+    "avro": "application/vnd.apache.avro+binary",
+    "json-schema": JSON_CONTENT_TYPE,
+}
 """The content-type header of records in a wire format."""
 
 

@@ -152,15 +152,15 @@ def wire_records_to_events(records: DataFrame, config: KafkaSourceConfig) -> Dat
         with_data = origin.withColumn("_decoded", decoded).withColumn(
             "data", wire.to_variant(F.col("_decoded"), data_type)
         )
-        what = "Avro"
+        what, decoded_ok = "Avro", wire.avro_decoded(F.col("_decoded"), schemas)
     else:
         with_text = origin.withColumn("_text", F.col("_payload").cast("string"))
         with_data = with_text.withColumn(
             "data", computed_once(native.try_parse_json(with_text, "_text"))
         )
-        what = "JSON"
+        what, decoded_ok = "JSON", F.col("data").isNotNull()
     problem, error_class = wire.wire_problem(
-        F.col("_framed"), F.col("_schema_id"), F.col("data").isNotNull(), schemas, what
+        F.col("_framed"), F.col("_schema_id"), decoded_ok, schemas, what
     )
     location = F.concat(
         F.lit("Kafka record topic="),

@@ -210,7 +210,9 @@ def check_wire_format(
     ``ValueError`` naming the field; ``topics`` are the topics whose subject is the default."""
     if format_ not in WIRE_FORMATS:
         if registry is not None:
-            raise ValueError(f"schema_registry is only for the avro and json-schema formats, not {format_}")
+            raise ValueError(
+                f"schema_registry is only for the avro and json-schema formats, not {format_}"
+            )
         return None
     registry = registry or SchemaRegistryConfig()
     if registry.subject is None and (topics is None or len(topics) != 1):
