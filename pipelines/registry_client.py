@@ -68,16 +68,21 @@ class SubjectSchemas:
 
 
 def _secrets_key_material(environ: Mapping[str, str]) -> bytes:
-    from pipelines.spec.secrets import DEVELOPMENT_SECRET_KEY, SECRETS_KEY_ENV
+    from pipelines.spec.secrets import DEVELOPMENT_SECRET_KEY, SECRETS_KEY_ENV, derive_key
 
-    key = environ.get(SECRETS_KEY_ENV) or environ.get("SLUICE_SECRET_KEY") or DEVELOPMENT_SECRET_KEY
-    return key.encode()
+    # As runtime_adapter.host.privileges hands it to drivers: the key, else the one derived
+    # from SLUICE_SECRET_KEY (or the development key), never that secret key itself.
+    key = environ.get(SECRETS_KEY_ENV, "").strip()
+    if key:
+        return key.encode()
+    return derive_key(environ.get("SLUICE_SECRET_KEY") or DEVELOPMENT_SECRET_KEY)
 
 
 def runtime_registry_token(environ: Mapping[str, str] | None = None) -> str:
     """The bearer token with which drivers read Sluice's own registry: an HMAC of a fixed
-    label under the secrets key (``SLUICE_SECRETS_KEY``, else ``SLUICE_SECRET_KEY``, else the
-    development key), so the console and the runtime derive the same one and nobody else can."""
+    label under the secrets key (``SLUICE_SECRETS_KEY``, else the key derived from
+    ``SLUICE_SECRET_KEY`` or the development key, as drivers are given it), so the console and
+    the runtime derive the same one and nobody else can."""
     env = os.environ if environ is None else environ
     digest = hmac.new(
         _secrets_key_material(env), b"sluice runtime schema registry reader", hashlib.sha256

@@ -18,19 +18,22 @@ latest Avro schema and written by ``to_avro`` behind that version's id; ``json-s
 the data as JSON text behind the id. An event whose data does not fit the schema (a type
 that does not cast, a required field missing) fails with ``DataDoesNotFitSchema``.
 
-A schema registered after the query was built is picked up when the query is next built
-(restarting the channel); until then a source sends records naming it to dead letters (they
-can be redriven) and a sink keeps writing the version it started with.
+A version registered after the query was built is read once the query is built again: under
+``errors.tolerance: none`` its first record fails the query, under ``all``
+:class:`NewVersionWatch` fails the batch before anything is written (not a dead letter), and
+the restart policy builds the query again, which reads the batch again with the new version.
+A sink re-reads its subject's latest version at most every :data:`CACHE_SECONDS`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass
 
-from pyspark.sql import Column, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.avro.functions import from_avro, to_avro
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType
@@ -169,6 +172,45 @@ def wire_problem(
         .otherwise(F.lit("UndecodableRecord"))
     )
     return problem, error_class
+
+
+class NewSchemaVersions(RuntimeError):
+    """Records name versions registered after the query was built: it fails, and the restart
+    policy builds it again with them (the batch is read again: no event is lost)."""
+
+
+UNKNOWN_ID = re.compile(r"unknown schema id (\d+):")
+
+
+@dataclass(frozen=True)
+class NewVersionWatch:
+    """``errors.tolerance: all``: before a batch is written, its ``UnknownSchemaId`` records'
+    ids are looked up in the registry again; one that is now a version of the subject fails
+    the batch with :class:`NewSchemaVersions` instead of becoming a dead letter. One scan of
+    the cached batch; the registry is asked only when the batch has such records."""
+
+    registry: SchemaRegistryConfig
+    subject: str
+    format: str
+
+    def __call__(self, batch: DataFrame) -> None:
+        unknown = (
+            batch.filter(F.col("failure.error_class") == F.lit("UnknownSchemaId"))
+            .select(F.regexp_extract("failure.message", UNKNOWN_ID.pattern, 1).alias("id"))
+            .distinct()
+            .limit(100)
+            .collect()
+        )
+        if not unknown:
+            return
+        ids = {int(row.id) for row in unknown if row.id}
+        fresh = subject_schemas(self.registry, self.subject, self.format)
+        added = sorted(ids & set(fresh.by_id))
+        if added:
+            raise NewSchemaVersions(
+                f"subject {self.subject!r} has version(s) registered after the query was built "
+                f"(schema ids {', '.join(map(str, added))}): building it again to read them"
+            )
 
 
 # -- writing -------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ V1 = {
     "fields": [{"name": "seq", "type": "long"}, {"name": "amount", "type": "double"}],
 }
 V2 = {**V1, "fields": [*V1["fields"], {"name": "currency", "type": "string", "default": "EUR"}]}
+V3 = {**V2, "fields": [*V2["fields"], {"name": "channel", "type": "string", "default": "web"}]}
 
 
 def test_avro_channel_reads_evolving_writers_and_writes_avro(stack: Stack) -> None:
@@ -122,6 +123,19 @@ def test_avro_channel_reads_evolving_writers_and_writes_avro(stack: Stack) -> No
     assert letter["error_class"] == "UnknownSchemaId"
     assert "unknown schema id 987654" in letter["message"]
     assert letter["origin"]["offset"] == 10
+
+    # A third version registered while the channel runs: its records fail their batch before
+    # anything is written, the restart policy builds the query again, and they arrive.
+    serialize = AvroSerializer(registry, json.dumps(V3))
+    ctx_in = SerializationContext(source, MessageField.VALUE)
+    later = [{"seq": s, "amount": s * 10.0, "currency": "GBP", "channel": "app"} for s in (10, 11)]
+    produce(stack.kafka, source, [serialize(order, ctx_in) for order in later])
+    written = consume_all(stack.kafka, sink, 11, timeout=240)
+    orders = sorted((deserialize(value, ctx) for value in written), key=lambda o: o["seq"])
+    assert [o["seq"] for o in orders][-2:] == [10, 11]
+    assert [o["currency"] for o in orders][-2:] == ["GBP", "GBP"]
+    assert len(consume_all(stack.kafka, dlq, 1, timeout=5)) == 1, "no new dead letter"
+    wait_for_state(stack, name, "RUNNING", 60)
 
     assert http.post(f"{stack.api}/channels/{name}/stop", timeout=10).status_code == 202
     wait_for_state(stack, name, "STOPPED", 60)
