@@ -531,7 +531,7 @@ def schema_watch(source: StageSpec) -> Callable[[DataFrame], None] | None:
     from pipelines.spec.configs.schema_registry import default_subject
     from pipelines.wire import NewVersionWatch
 
-    subject = default_subject(config.schema_registry, (config.topics or [None])[0])
+    subject = default_subject(config.schema_registry, config.topics[0] if config.topics else None)
     assert subject is not None
     return NewVersionWatch(config.schema_registry, subject, config.format)
 

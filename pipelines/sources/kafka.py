@@ -134,7 +134,7 @@ def wire_records_to_events(records: DataFrame, config: KafkaSourceConfig) -> Dat
     from pipelines import wire  # spark-avro's Python functions only when a stage needs them
 
     assert config.schema_registry is not None  # validation fills it in for wire formats
-    subject = default_subject(config.schema_registry, (config.topics or [None])[0])
+    subject = default_subject(config.schema_registry, config.topics[0] if config.topics else None)
     assert subject is not None  # validated: a subject, or exactly one topic
     schemas = wire.subject_schemas(config.schema_registry, subject, config.format)
     framed, schema_id, payload = wire.wire_header(F.col("value"))

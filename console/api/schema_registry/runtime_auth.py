@@ -17,7 +17,7 @@ from pipelines.registry_client import RUNTIME_TOKEN_PREFIX, runtime_registry_tok
 class RuntimeReader(AnonymousUser):
     """The Spark runtime reading schemas: authenticated, may see schemas, nothing more."""
 
-    username = "sluice-runtime"
+    username = "sluice-runtime"  # type: ignore[assignment]
 
     @property
     def is_authenticated(self) -> bool:  # type: ignore[override]

@@ -195,6 +195,7 @@ _PROPERTIES: dict[str, str] = Field(
 
 _REGISTRY = Field(
     None,
+    validate_default=True,
     title="Schema registry",
     description=(
         "For the avro and json-schema formats: the registry (Sluice's own unless a URL is "
@@ -210,15 +211,12 @@ def check_wire_format(
     ``ValueError`` naming the field; ``topics`` are the topics whose subject is the default."""
     if format_ not in WIRE_FORMATS:
         if registry is not None:
-            raise ValueError(
-                f"schema_registry is only for the avro and json-schema formats, not {format_}"
-            )
+            raise ValueError(f"is only for the avro and json-schema formats, not {format_}")
         return None
     registry = registry or SchemaRegistryConfig()
     if registry.subject is None and (topics is None or len(topics) != 1):
         raise ValueError(
-            "schema_registry.subject: name the subject (the default <topic>-value needs "
-            "exactly one topic)"
+            "subject: name the subject (the default <topic>-value needs exactly one topic)"
         )
     return registry
 
@@ -445,10 +443,14 @@ class KafkaSourceConfig(StageConfig):
             return start
         raise ValueError(_STARTING_OFFSETS_HELP)
 
-    @model_validator(mode="after")
-    def _check_wire_format(self) -> KafkaSourceConfig:
-        self.schema_registry = check_wire_format(self.format, self.schema_registry, self.topics)
-        return self
+    @field_validator("schema_registry")
+    @classmethod
+    def _check_wire_format(
+        cls, value: SchemaRegistryConfig | None, info: ValidationInfo
+    ) -> SchemaRegistryConfig | None:
+        if "format" not in info.data:  # the format itself is invalid
+            return value
+        return check_wire_format(info.data["format"], value, info.data.get("topics"))
 
     @classmethod
     def secret_binding(cls, config: Mapping[str, Any]) -> dict[str, Any]:
@@ -517,10 +519,14 @@ class KafkaSinkConfig(StageConfig):
             parse_field_path(value)
         return value
 
-    @model_validator(mode="after")
-    def _check_wire_format(self) -> KafkaSinkConfig:
-        self.schema_registry = check_wire_format(self.format, self.schema_registry, [self.topic])
-        return self
+    @field_validator("schema_registry")
+    @classmethod
+    def _check_wire_format(
+        cls, value: SchemaRegistryConfig | None, info: ValidationInfo
+    ) -> SchemaRegistryConfig | None:
+        if "format" not in info.data or "topic" not in info.data:
+            return value
+        return check_wire_format(info.data["format"], value, [info.data["topic"]])
 
     @classmethod
     def secret_binding(cls, config: Mapping[str, Any]) -> dict[str, Any]:
