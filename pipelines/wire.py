@@ -236,20 +236,19 @@ class WireWriter:
         assert self.spark_type is not None
         return F.try_variant_get(F.col("data"), "$", self.spark_type.simpleString())
 
-    def value(self, data_json: Column) -> Column:
-        """The record value: magic byte, id, payload (NULL for an event without data)."""
+    def value(self, data_json: Column, struct: Column | None = None) -> Column:
+        """The record value: magic byte, id, payload (NULL for an event without data);
+        ``struct``: the data already in the schema's type (:meth:`struct`), when computed."""
         if self.format == AVRO:
-            payload = to_avro(self.struct(), self.schema)
+            payload = to_avro(self.struct() if struct is None else struct, self.schema)
         else:
             payload = data_json.cast("binary")
         framed = F.concat(id_prefix(self.schema_id), payload)
         return F.when(F.col("data").isNull(), F.lit(None).cast("binary")).otherwise(framed)
 
-    def misfit(self) -> Column | None:
-        """True for an event whose data cannot be written with the schema (Avro only)."""
-        if self.format != AVRO or self.spark_type is None:
-            return None
-        struct = self.struct()
+    def misfit(self, struct: Column) -> Column:
+        """True for an event whose data cannot be written with the schema (Avro only);
+        ``struct``: the data in the schema's type (:meth:`struct`)."""
         bad = struct.isNull()
         if isinstance(self.spark_type, StructType):
             for field in self.spark_type.fields:

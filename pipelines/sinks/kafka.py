@@ -41,6 +41,7 @@ from pipelines.cloudevents import (
 )
 from pipelines.errors import mark_failures
 from pipelines.kafka_options import security_options
+from pipelines.plan import computed_once
 from pipelines.sources.kafka import JSON_MEDIA_TYPE
 from pipelines.spec.configs import KafkaSinkConfig
 from pipelines.spec.configs.schema_registry import WIRE_FORMATS, default_subject
@@ -86,7 +87,8 @@ def events_to_kafka_records(
     """
     if config.format in WIRE_FORMATS:
         writer = sink_wire_writer(events.sparkSession, config)
-        value = writer.value(native.to_json(events, "data"))
+        struct = F.col(WIRE_STRUCT) if WIRE_STRUCT in events.columns else None
+        value = writer.value(native.to_json(events, "data"), struct)
         headers = F.array(_header(CONTENT_TYPE_HEADER, F.lit(WIRE_CONTENT_TYPES[config.format])))
     elif config.format == "cloudevents-binary":
         value, headers = F.expr(_BINARY_VALUE_SQL), F.expr(_binary_headers_sql())
@@ -106,6 +108,9 @@ def events_to_kafka_records(
     return records
 
 
+WIRE_STRUCT = "_wire_struct"
+"""The column in which the sink's check leaves an Avro sink's data in the schema's type (so
+the check and the write read the VARIANT once)."""
 WIRE_CONTENT_TYPES = {
     "avro": "application/vnd.apache.avro+binary",
     "json-schema": JSON_CONTENT_TYPE,
@@ -148,8 +153,9 @@ def mark_bad_topics(events: DataFrame, config: KafkaSinkConfig) -> DataFrame:
     checks = [(~legal, "InvalidTopic", message)]
     if config.format in WIRE_FORMATS:
         writer = sink_wire_writer(events.sparkSession, config)
-        misfit = writer.misfit()
-        if misfit is not None:
+        if writer.spark_type is not None:  # Avro: the data read into the schema's type once
+            events = events.withColumn(WIRE_STRUCT, computed_once(writer.struct()))
+            misfit = writer.misfit(F.col(WIRE_STRUCT))
             checks.append((misfit, "DataDoesNotFitSchema", writer.misfit_message()))
     return mark_failures(events, checks)
 

@@ -149,8 +149,9 @@ def wire_records_to_events(records: DataFrame, config: KafkaSourceConfig) -> Dat
         spark = records.sparkSession
         data_type = wire.avro_spark_type(spark, schemas.latest.schema)
         decoded = computed_once(wire.decode_avro(F.col("_payload"), F.col("_schema_id"), schemas))
+        # Both computed once: the filter after the source refers to data once per field.
         with_data = origin.withColumn("_decoded", decoded).withColumn(
-            "data", wire.to_variant(F.col("_decoded"), data_type)
+            "data", computed_once(wire.to_variant(F.col("_decoded"), data_type))
         )
         what, decoded_ok = "Avro", wire.avro_decoded(F.col("_decoded"), schemas)
     else:
