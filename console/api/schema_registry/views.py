@@ -85,8 +85,8 @@ SEE = permissions.SEE_SCHEMAS
 @extend_schema(exclude=True)
 class RegistryView(APIView):
     authentication_classes = [
+        BasicAuthentication,  # first: its WWW-Authenticate header makes failures 401s
         RuntimeTokenAuthentication,  # Spark drivers reading schemas (runtime_auth.py)
-        BasicAuthentication,
         BearerAuthentication,
         TokenAuthentication,
         SessionAuthentication,
