@@ -11,7 +11,7 @@ PY     := $(VENV)/bin/python
 # The venv is rebuilt whenever the pinned dependencies or the interpreter change.
 DEPS_STAMP := $(VENV)/.deps-$(shell (cat pyproject.toml; echo $(PYTHON)) | sha1sum | cut -c1-12)
 
-.PHONY: help install system jars frontend run test lint unit integration e2e bench bench-control bench-density bench-fleet compose-test clean distclean
+.PHONY: help install system jars frontend run test lint unit integration e2e bench bench-wire bench-control bench-density bench-fleet compose-test clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -73,6 +73,9 @@ compose-test: ## Build the image, run docker/compose.yaml on Docker, test a chan
 
 bench: install ## Data-plane benchmark: Sluice vs plain PySpark, a Python loop, Kafka's tools
 	@.venv/bin/python -m bench.dataplane $(BENCH_ARGS)
+
+bench-wire: install ## Wire formats: Kafka (Avro, registry) → filter → Kafka (Avro) vs the JSON channel
+	@.venv/bin/python -m bench.wire $(BENCH_ARGS)
 
 bench-control: install ## Control-plane benchmark: reconcile, status lists, lifecycle latencies
 	@.venv/bin/python -m bench.control $(BENCH_ARGS)

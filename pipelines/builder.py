@@ -327,6 +327,7 @@ def build_stream(
             write_empty=spec.errors.dead_letter in _batch_logged_sinks(spec),
             log=spec.errors.log,
             on_dead_letters=on_dead_letters,
+            check_batch=schema_watch(spec.source),
         )
         writer = events.writeStream.foreachBatch(router).outputMode("append")
     writer = with_trigger(writer, spec.runtime)
@@ -516,6 +517,23 @@ def batch_writer(
         return retried(events)
 
     return write_batch
+
+
+def schema_watch(source: StageSpec) -> Callable[[DataFrame], None] | None:
+    """For a Kafka source in a wire format: the check that fails a batch naming schema
+    versions registered after the query was built (:class:`pipelines.wire.NewVersionWatch`)."""
+    if source.type != "kafka":
+        return None
+    config = parse_stage_config("source", source)
+    assert isinstance(config, KafkaSourceConfig)
+    if config.schema_registry is None:  # set (defaults filled in) for wire formats only
+        return None
+    from pipelines.spec.configs.schema_registry import default_subject
+    from pipelines.wire import NewVersionWatch
+
+    subject = default_subject(config.schema_registry, config.topics[0] if config.topics else None)
+    assert subject is not None
+    return NewVersionWatch(config.schema_registry, subject, config.format)
 
 
 def _implementation(registry: Mapping[str, T], kind: str, stage: StageSpec) -> T:

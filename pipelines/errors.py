@@ -288,8 +288,12 @@ class ErrorRouter:
         log: bool,
         on_dead_letters: Callable[[int], None] | None = None,
         write_empty: bool = False,
+        check_batch: Callable[[DataFrame], None] | None = None,
     ) -> None:
         self.channel = channel
+        self.check_batch = check_batch
+        """Run on each (cached) batch before anything is written; raising fails the batch
+        (e.g. :class:`pipelines.wire.NewSchemaVersions`: the query must be built again)."""
         self.write_sink = write_sink
         self.write_dead_letters = write_dead_letters
         self.log = log
@@ -301,6 +305,8 @@ class ErrorRouter:
 
         batch = batch.persist(StorageLevel.MEMORY_AND_DISK)
         try:
+            if self.check_batch is not None:
+                self.check_batch(batch)
             good = select_event_columns(batch.filter(F.col("failure").isNull()))
             rejected = self.write_sink(good, batch_id)
             dead = dead_letters_of(batch)

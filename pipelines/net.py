@@ -14,6 +14,7 @@ not let HTTP requests reach loopback services, and the other way round:
 * ``SLUICE_HTTP_SINK_ALLOW`` - the ``http`` sink;
 * ``SLUICE_JDBC_SINK_ALLOW`` - the ``jdbc`` sink's PostgreSQL hosts;
 * ``SLUICE_HTTP_ENRICH_ALLOW`` - the ``enrich`` transform's HTTP endpoints.
+* ``SLUICE_SCHEMA_REGISTRY_ALLOW`` - external schema registries of Kafka stages (wire formats).
 
 Each is comma-separated host names (``localhost``, ``api.internal``; exact,
 case-insensitive) and/or CIDRs or addresses (``10.0.0.0/8``, ``127.0.0.1``, ``::1``).
@@ -50,6 +51,7 @@ from urllib3.util import connection as urllib3_connection
 ALLOW_ENV = "SLUICE_HTTP_SINK_ALLOW"
 JDBC_ALLOW_ENV = "SLUICE_JDBC_SINK_ALLOW"
 ENRICH_ALLOW_ENV = "SLUICE_HTTP_ENRICH_ALLOW"
+REGISTRY_ALLOW_ENV = "SLUICE_SCHEMA_REGISTRY_ALLOW"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -75,6 +77,7 @@ class Outbound:
 HTTP_SINK = Outbound("the HTTP sink", ALLOW_ENV)
 JDBC_SINK = Outbound("the JDBC sink", JDBC_ALLOW_ENV)
 HTTP_ENRICH = Outbound("the enrich transform", ENRICH_ALLOW_ENV)
+SCHEMA_REGISTRY = Outbound("an external schema registry", REGISTRY_ALLOW_ENV)
 
 
 def forbidden_reason(address: IPAddress) -> str | None:

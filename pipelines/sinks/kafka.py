@@ -23,7 +23,9 @@ Serialization is a pure function (:func:`events_to_kafka_records`); writing is a
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
@@ -39,9 +41,14 @@ from pipelines.cloudevents import (
 )
 from pipelines.errors import mark_failures
 from pipelines.kafka_options import security_options
+from pipelines.plan import computed_once
 from pipelines.sources.kafka import JSON_MEDIA_TYPE
 from pipelines.spec.configs import KafkaSinkConfig
+from pipelines.spec.configs.schema_registry import WIRE_FORMATS, default_subject
 from pipelines.sql import sql_string
+
+if TYPE_CHECKING:
+    from pipelines.wire import WireWriter
 
 CONTENT_TYPE_HEADER = "content-type"
 PARTITION_KEY_EXTENSION = "partitionkey"
@@ -78,7 +85,12 @@ def events_to_kafka_records(
     ``topic`` overrides :func:`record_topic` (a bus writes several targets' rows at once,
     each with its own target's topic).
     """
-    if config.format == "cloudevents-binary":
+    if config.format in WIRE_FORMATS:
+        writer = sink_wire_writer(events.sparkSession, config)
+        struct = F.col(WIRE_STRUCT) if WIRE_STRUCT in events.columns else None
+        value = writer.value(native.to_json(events, "data"), struct)
+        headers = F.array(_header(CONTENT_TYPE_HEADER, F.lit(WIRE_CONTENT_TYPES[config.format])))
+    elif config.format == "cloudevents-binary":
         value, headers = F.expr(_BINARY_VALUE_SQL), F.expr(_binary_headers_sql())
     elif config.format == "cloudevents":
         value = event_json(native.json_zone(events))
@@ -94,6 +106,26 @@ def events_to_kafka_records(
         headers.alias("headers"),
     )
     return records
+
+
+WIRE_STRUCT = "_wire_struct"
+"""The column in which the sink's check leaves an Avro sink's data in the schema's type (so
+the check and the write read the VARIANT once)."""
+WIRE_CONTENT_TYPES = {
+    "avro": "application/vnd.apache.avro+binary",
+    "json-schema": JSON_CONTENT_TYPE,
+}
+"""The content-type header of records in a wire format."""
+
+
+def sink_wire_writer(spark: SparkSession, config: KafkaSinkConfig) -> WireWriter:
+    """How a sink in a wire format writes (its subject's latest version, from the registry)."""
+    from pipelines.wire import wire_writer
+
+    assert config.schema_registry is not None  # validation fills it in for wire formats
+    subject = default_subject(config.schema_registry, config.topic)
+    assert subject is not None
+    return wire_writer(spark, config.format, config.schema_registry, subject)
 
 
 def record_topic(config: KafkaSinkConfig) -> Column:
@@ -118,7 +150,14 @@ def mark_bad_topics(events: DataFrame, config: KafkaSinkConfig) -> DataFrame:
     message = invalid_topic_message(topic)
     # The configured topic is legal (validated): most events need no regular expression.
     legal = F.coalesce((topic == F.lit(config.topic)) | topic.rlike(LEGAL_TOPIC), F.lit(False))
-    return mark_failures(events, [(~legal, "InvalidTopic", message)])
+    checks = [(~legal, "InvalidTopic", message)]
+    if config.format in WIRE_FORMATS:
+        writer = sink_wire_writer(events.sparkSession, config)
+        if writer.spark_type is not None:  # Avro: the data read into the schema's type once
+            events = events.withColumn(WIRE_STRUCT, computed_once(writer.struct()))
+            misfit = writer.misfit(F.col(WIRE_STRUCT))
+            checks.append((misfit, "DataDoesNotFitSchema", writer.misfit_message()))
+    return mark_failures(events, checks)
 
 
 def write_kafka(events: DataFrame, config: KafkaSinkConfig) -> DataStreamWriter:

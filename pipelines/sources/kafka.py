@@ -50,6 +50,7 @@ from pipelines.kafka_options import security_options
 from pipelines.plan import computed_once
 from pipelines.spec.configs import KafkaSourceConfig
 from pipelines.spec.configs.kafka import OffsetsStart, TimestampStart
+from pipelines.spec.configs.schema_registry import WIRE_FORMATS, default_subject
 
 KAFKA_RECORD_TYPE = "sluice.kafka.record"
 RAW_CONTENT_TYPE = "text/plain; charset=utf-8"
@@ -107,6 +108,8 @@ def kafka_records_to_events(records: DataFrame, config: KafkaSourceConfig) -> Da
     if config.format == "cloudevents-binary":
         return binary_records_to_events(records)
     records = records.filter(F.col("value").isNotNull())
+    if config.format in WIRE_FORMATS:
+        return wire_records_to_events(records, config)
     if config.format == "cloudevents":
         return structured_records_to_events(records)
     if config.format == "raw":
@@ -120,6 +123,57 @@ def json_records_to_events(records: DataFrame) -> DataFrame:
     parsed = origin.withColumn("data", computed_once(native.try_parse_json(origin, "_text")))
     checked = _fail_on_problem(
         parsed, F.when(F.col("data").isNull(), F.lit("value is not valid JSON"))
+    )
+    return _wrapped(checked, JSON_CONTENT_TYPE)
+
+
+def wire_records_to_events(records: DataFrame, config: KafkaSourceConfig) -> DataFrame:
+    """Decode records in Confluent's wire format (``avro``, ``json-schema``) into events
+    wrapped as for ``json`` (:mod:`pipelines.wire`); the subject's schemas are read from the
+    registry now, when the query is built."""
+    from pipelines import wire  # spark-avro's Python functions only when a stage needs them
+
+    assert config.schema_registry is not None  # validation fills it in for wire formats
+    subject = default_subject(config.schema_registry, config.topics[0] if config.topics else None)
+    assert subject is not None  # validated: a subject, or exactly one topic
+    schemas = wire.subject_schemas(config.schema_registry, subject, config.format)
+    framed, schema_id, payload = wire.wire_header(F.col("value"))
+    origin = _with_origin(
+        records,
+        framed.alias("_framed"),
+        schema_id.alias("_schema_id"),
+        payload.alias("_payload"),
+        F.base64(F.col("value")).alias("_value_base64"),
+    ).withColumn("origin_payload", F.col("_value_base64"))  # binary: kept as base64
+    if config.format == wire.AVRO:
+        spark = records.sparkSession
+        data_type = wire.avro_spark_type(spark, schemas.latest.schema)
+        decoded = computed_once(wire.decode_avro(F.col("_payload"), F.col("_schema_id"), schemas))
+        # Both computed once: the filter after the source refers to data once per field.
+        with_data = origin.withColumn("_decoded", decoded).withColumn(
+            "data", computed_once(wire.to_variant(F.col("_decoded"), data_type))
+        )
+        what, decoded_ok = "Avro", wire.avro_decoded(F.col("_decoded"), schemas)
+    else:
+        with_text = origin.withColumn("_text", F.col("_payload").cast("string"))
+        with_data = with_text.withColumn(
+            "data", computed_once(native.try_parse_json(with_text, "_text"))
+        )
+        what, decoded_ok = "JSON", F.col("data").isNotNull()
+    problem, error_class = wire.wire_problem(
+        F.col("_framed"), F.col("_schema_id"), decoded_ok, schemas, what
+    )
+    location = F.concat(
+        F.lit("Kafka record topic="),
+        F.col("origin_topic"),
+        F.lit(" partition="),
+        F.col("origin_partition").cast("string"),
+        F.lit(" offset="),
+        F.col("origin_offset").cast("string"),
+        F.lit(": "),
+    )
+    checked = mark_failures(
+        with_data, [(problem.isNotNull(), error_class, F.concat(location, problem))], source=True
     )
     return _wrapped(checked, JSON_CONTENT_TYPE)
 

@@ -86,7 +86,10 @@ _BUILT_IN = (
         type="kafka",
         kind="source",
         title="Kafka",
-        description="Read Kafka records as CloudEvents (JSON, structured, binary or raw).",
+        description=(
+            "Read Kafka records as CloudEvents (JSON, structured, binary, raw, or Avro and "
+            "JSON Schema in Confluent's wire format)."
+        ),
         config_model=KafkaSourceConfig,
     ),
     Plugin(
@@ -218,7 +221,10 @@ _BUILT_IN = (
         type="kafka",
         kind="sink",
         title="Kafka",
-        description="Write events to Kafka topics as data or CloudEvents (structured or binary).",
+        description=(
+            "Write events to Kafka topics as data (JSON, or Avro and JSON Schema in "
+            "Confluent's wire format) or CloudEvents (structured or binary)."
+        ),
         config_model=KafkaSinkConfig,
     ),
     Plugin(

@@ -197,6 +197,8 @@ def running_stack(
     manage(env, "ensure_admin")
     token = manage(env, "drf_create_token", "admin").split()[2]
     stack = Stack(f"http://127.0.0.1:{free_port()}", token, kafka, redis_url, env, log_dir)
+    # Drivers read Sluice's own schema registry (Kafka stages in a wire format) on this web.
+    env.setdefault("SLUICE_SCHEMA_REGISTRY_URL", f"{stack.base_url}/schema-registry")
     try:
         for name in ("web", "celery", "beat"):
             stack.start(name)

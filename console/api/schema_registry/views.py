@@ -32,6 +32,7 @@ from rest_framework.views import APIView
 from console import permissions
 from console.api.exceptions import exception_handler as console_exception_handler
 from console.api.parsers import StrictJSONParser
+from console.api.schema_registry.runtime_auth import RuntimeTokenAuthentication
 from console.models import SubjectVersion
 from console.schemas.base import AVRO, JSON, SCHEMA_TYPES, check_compatibility
 from console.selectors import schemas as selectors
@@ -84,7 +85,8 @@ SEE = permissions.SEE_SCHEMAS
 @extend_schema(exclude=True)
 class RegistryView(APIView):
     authentication_classes = [
-        BasicAuthentication,
+        BasicAuthentication,  # first: its WWW-Authenticate header makes failures 401s
+        RuntimeTokenAuthentication,  # Spark drivers reading schemas (runtime_auth.py)
         BearerAuthentication,
         TokenAuthentication,
         SessionAuthentication,

@@ -17,10 +17,15 @@ from pipelines.spec.configs.base import (
 )
 from pipelines.spec.configs.http_sink import canonical_host
 from pipelines.spec.configs.retry import RETRY_FIELD, SinkRetry
+from pipelines.spec.configs.schema_registry import (
+    WIRE_FORMATS,
+    SchemaRegistryConfig,
+    registry_secret_binding,
+)
 from pipelines.spec.fieldpaths import parse_field_path
 
-SourceFormat = Literal["json", "cloudevents", "cloudevents-binary", "raw"]
-SinkFormat = Literal["json", "cloudevents", "cloudevents-binary"]
+SourceFormat = Literal["json", "cloudevents", "cloudevents-binary", "raw", "avro", "json-schema"]
+SinkFormat = Literal["json", "cloudevents", "cloudevents-binary", "avro", "json-schema"]
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 StoreType = Literal["JKS", "PKCS12", "PEM"]
@@ -188,6 +193,34 @@ _PROPERTIES: dict[str, str] = Field(
 )
 
 
+_REGISTRY = Field(
+    None,
+    validate_default=True,
+    title="Schema registry",
+    description=(
+        "For the avro and json-schema formats: the registry (Sluice's own unless a URL is "
+        "given) and the subject (default <topic>-value)."
+    ),
+)
+
+
+def check_wire_format(
+    format_: str, registry: SchemaRegistryConfig | None, topics: list[str] | None
+) -> SchemaRegistryConfig | None:
+    """The registry settings of a stage in a wire format (defaults filled in), or raise
+    ``ValueError`` naming the field; ``topics`` are the topics whose subject is the default."""
+    if format_ not in WIRE_FORMATS:
+        if registry is not None:
+            raise ValueError(f"is only for the avro and json-schema formats, not {format_}")
+        return None
+    registry = registry or SchemaRegistryConfig()
+    if registry.subject is None and (topics is None or len(topics) != 1):
+        raise ValueError(
+            "subject: name the subject (the default <topic>-value needs exactly one topic)"
+        )
+    return registry
+
+
 def _title_security(schema: dict[str, Any]) -> None:
     """Give the ``security`` property a title (pydantic leaves it off a field that is a $ref)."""
     schema["properties"]["security"]["title"] = "Security"
@@ -210,6 +243,7 @@ def kafka_secret_binding(config: Mapping[str, Any]) -> dict[str, Any]:
         "security.username": security.get("username"),
         "security.ssl_truststore_location": security.get("ssl_truststore_location"),
         "security.ssl_endpoint_identification": security.get("ssl_endpoint_identification", True),
+        **registry_secret_binding(config),
     }
 
 
@@ -352,9 +386,12 @@ class KafkaSourceConfig(StageConfig):
             "json: each value is a JSON document, wrapped into a CloudEvent whose id is "
             "topic/partition/offset. cloudevents: each value is a structured-mode CloudEvent. "
             "cloudevents-binary: attributes in ce_* headers, data in the value. raw: the value "
-            "as UTF-8 text, wrapped like json, never parsed."
+            "as UTF-8 text, wrapped like json, never parsed. avro, json-schema: Confluent's "
+            "wire format (magic byte, schema id, payload), schemas from schema_registry; the "
+            "decoded record becomes data, wrapped like json."
         ),
     )
+    schema_registry: SchemaRegistryConfig | None = _REGISTRY
     security: KafkaSecurity = _SECURITY
     properties: dict[str, str] = _PROPERTIES
 
@@ -406,6 +443,15 @@ class KafkaSourceConfig(StageConfig):
             return start
         raise ValueError(_STARTING_OFFSETS_HELP)
 
+    @field_validator("schema_registry")
+    @classmethod
+    def _check_wire_format(
+        cls, value: SchemaRegistryConfig | None, info: ValidationInfo
+    ) -> SchemaRegistryConfig | None:
+        if "format" not in info.data:  # the format itself is invalid
+            return value
+        return check_wire_format(info.data["format"], value, info.data.get("topics"))
+
     @classmethod
     def secret_binding(cls, config: Mapping[str, Any]) -> dict[str, Any]:
         """Where this stage's secrets go: :func:`kafka_secret_binding`."""
@@ -433,9 +479,12 @@ class KafkaSinkConfig(StageConfig):
             "json: the value is the event's data as JSON. cloudevents: the value is the whole "
             "event in structured-mode CloudEvents JSON (content-type "
             "application/cloudevents+json). cloudevents-binary: attributes and extensions in "
-            "ce_* headers, data in the value."
+            "ce_* headers, data in the value. avro, json-schema: the data in Confluent's wire "
+            "format (magic byte, schema id, payload) with the latest schema of "
+            "schema_registry's subject."
         ),
     )
+    schema_registry: SchemaRegistryConfig | None = _REGISTRY
     key_field: str | None = Field(
         None,
         title="Key field",
@@ -469,6 +518,15 @@ class KafkaSinkConfig(StageConfig):
         if value is not None:
             parse_field_path(value)
         return value
+
+    @field_validator("schema_registry")
+    @classmethod
+    def _check_wire_format(
+        cls, value: SchemaRegistryConfig | None, info: ValidationInfo
+    ) -> SchemaRegistryConfig | None:
+        if "format" not in info.data or "topic" not in info.data:
+            return value
+        return check_wire_format(info.data["format"], value, [info.data["topic"]])
 
     @classmethod
     def secret_binding(cls, config: Mapping[str, Any]) -> dict[str, Any]:

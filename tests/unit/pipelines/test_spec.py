@@ -66,6 +66,7 @@ def test_valid_spec_is_returned_with_defaults_filled() -> None:
         "starting_offsets": "latest",
         "max_events_per_trigger": None,
         "format": "json",
+        "schema_registry": None,
         "security": KafkaSourceConfig.model_fields["security"]
         .get_default(call_default_factory=True)
         .model_dump(),
@@ -144,7 +145,9 @@ def test_wrong_types_are_reported_per_field() -> None:
             """must be 'earliest', 'latest', {"timestamp": epoch ms or RFC 3339} """
             """or {"offsets": {"topic": {"partition": offset}}}"""
         ],
-        "source.config.format": ["must be 'json', 'cloudevents', 'cloudevents-binary' or 'raw'"],
+        "source.config.format": [
+            "must be 'json', 'cloudevents', 'cloudevents-binary', 'raw', 'avro' or 'json-schema'"
+        ],
     }
 
 
@@ -171,8 +174,8 @@ def test_unknown_fields_list_the_expected_ones() -> None:
             "unknown field; expected one of: source, transforms, sink, rules, errors, runtime"
         ],
         "sink.config.topics": [
-            "unknown field; expected one of: bootstrap_servers, topic, format, key_field, "
-            "topic_field, security, properties, retry"
+            "unknown field; expected one of: bootstrap_servers, topic, format, schema_registry, "
+            "key_field, topic_field, security, properties, retry"
         ],
     }
 

@@ -1,0 +1,142 @@
+"""Avro in Confluent's wire format through a real channel, against Sluice's own registry.
+
+confluent-kafka's ``AvroSerializer`` (auto-registering in Sluice's registry, HTTP basic as a
+console user) writes orders to the source topic: five with version 1 of the subject, then
+five with version 2 (a field added with a default) mid-stream, and one record naming a schema
+id the registry does not know. The channel (Kafka avro → filter → Kafka avro, tolerance all)
+reads each record with its writer schema into the latest version, filters, and writes Avro
+with the sink subject's id, which ``AvroDeserializer`` reads back: no event of either version
+lost, the default filled in, the unknown id in the dead-letter topic with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import pytest
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from tests.integration.conftest import Stack
+from tests.integration.test_walking_skeleton import consume_all, make_topic, produce, wait_for_state
+
+pytestmark = pytest.mark.integration
+
+V1 = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "shop",
+    "fields": [{"name": "seq", "type": "long"}, {"name": "amount", "type": "double"}],
+}
+V2 = {**V1, "fields": [*V1["fields"], {"name": "currency", "type": "string", "default": "EUR"}]}
+V3 = {**V2, "fields": [*V2["fields"], {"name": "channel", "type": "string", "default": "web"}]}
+
+
+def test_avro_channel_reads_evolving_writers_and_writes_avro(stack: Stack) -> None:
+    source, sink, dlq, name = "wire-in", "wire-out", "wire-dead", "wire-avro"
+    for topic in (source, sink, dlq):
+        make_topic(stack.kafka, topic, 1)
+    registry = SchemaRegistryClient(
+        {
+            "url": f"{stack.base_url}/schema-registry",
+            "basic.auth.user.info": "admin:integration-secret",
+        }
+    )
+    values: list[bytes] = []
+    for version, schema, seqs in ((1, V1, range(5)), (2, V2, range(5, 10))):
+        serialize = AvroSerializer(registry, json.dumps(schema))
+        ctx = SerializationContext(source, MessageField.VALUE)
+        for seq in seqs:
+            order = {"seq": seq, "amount": float(seq * 10)}
+            if version == 2:
+                order["currency"] = "USD"
+            values.append(serialize(order, ctx))
+    values.append(b"\x00" + struct.pack(">I", 987654) + b"\x02")  # an id nobody registered
+    produce(stack.kafka, source, values)
+    assert len(registry.get_versions(f"{source}-value")) == 2
+    out_id = registry.register_schema(f"{sink}-value", Schema(json.dumps(V2), "AVRO"))
+
+    spec = {
+        "source": {
+            "type": "kafka",
+            "config": {
+                "bootstrap_servers": stack.kafka,
+                "topics": [source],
+                "starting_offsets": "earliest",
+                "format": "avro",
+            },
+        },
+        "transforms": [
+            {"type": "filter", "config": {"pattern": {"data": {"seq": [{"numeric": [">=", 1]}]}}}}
+        ],
+        "sink": {
+            "type": "kafka",
+            "config": {"bootstrap_servers": stack.kafka, "topic": sink, "format": "avro"},
+        },
+        "errors": {
+            "tolerance": "all",
+            "dead_letter": {
+                "type": "kafka",
+                "config": {"bootstrap_servers": stack.kafka, "topic": dlq, "format": "cloudevents"},
+            },
+        },
+    }
+    http = stack.session()
+    bad = http.post(
+        f"{stack.api}/channels/",
+        json={
+            "name": "wire-bad",
+            "spec": {
+                **spec,
+                "source": {
+                    **spec["source"],
+                    "config": {**spec["source"]["config"], "topics": [source, sink]},
+                },
+            },
+        },
+        timeout=10,
+    )
+    assert bad.status_code == 400, bad.text
+    errors = bad.json()
+    assert "subject: name the subject" in errors["spec.source.config.schema_registry"][0]
+    created = http.post(
+        f"{stack.api}/channels/",
+        json={"name": name, "spec": spec, "target_state": "RUNNING"},
+        timeout=10,
+    )
+    assert created.status_code == 201, created.text
+    wait_for_state(stack, name, "RUNNING", 180)
+
+    deserialize = AvroDeserializer(registry)
+    ctx = SerializationContext(sink, MessageField.VALUE)
+    written = consume_all(stack.kafka, sink, 9, timeout=180)
+    assert {value[1:5] for value in written} == {struct.pack(">I", out_id)}
+    orders = sorted((deserialize(value, ctx) for value in written), key=lambda o: o["seq"])
+    assert [o["seq"] for o in orders] == list(range(1, 10))  # seq 0 filtered out, none lost
+    assert [o["currency"] for o in orders] == ["EUR"] * 4 + ["USD"] * 5  # v1: the default
+    assert all(o["amount"] == o["seq"] * 10 for o in orders)
+
+    letters = [json.loads(v) for v in consume_all(stack.kafka, dlq, 1, timeout=60)]
+    assert len(letters) == 1
+    letter = letters[0]["data"]
+    assert letter["error_class"] == "UnknownSchemaId"
+    assert "unknown schema id 987654" in letter["message"]
+    assert letter["origin"]["offset"] == 10
+
+    # A third version registered while the channel runs: its records fail their batch before
+    # anything is written, the restart policy builds the query again, and they arrive.
+    serialize = AvroSerializer(registry, json.dumps(V3))
+    ctx_in = SerializationContext(source, MessageField.VALUE)
+    later = [{"seq": s, "amount": s * 10.0, "currency": "GBP", "channel": "app"} for s in (10, 11)]
+    produce(stack.kafka, source, [serialize(order, ctx_in) for order in later])
+    written = consume_all(stack.kafka, sink, 11, timeout=240)
+    orders = sorted((deserialize(value, ctx) for value in written), key=lambda o: o["seq"])
+    assert [o["seq"] for o in orders][-2:] == [10, 11]
+    assert [o["currency"] for o in orders][-2:] == ["GBP", "GBP"]
+    assert len(consume_all(stack.kafka, dlq, 1, timeout=5)) == 1, "no new dead letter"
+    wait_for_state(stack, name, "RUNNING", 60)
+
+    assert http.post(f"{stack.api}/channels/{name}/stop", timeout=10).status_code == 202
+    wait_for_state(stack, name, "STOPPED", 60)
