@@ -711,10 +711,12 @@ def main() -> None:
         save(results, text)
     finally:
         kafka.stop()
-    if not args.only:  # the whole data-plane benchmark includes the bus part
+    if not args.only:  # the whole data-plane benchmark includes the bus and wire parts
         from bench.bus import main as bus_main
+        from bench.wire import main as wire_main
 
         bus_main([])
+        wire_main([])
 
 
 if __name__ == "__main__":
