@@ -33,6 +33,9 @@ Metrics (labels in braces):
 * the history's series (events in/out per channel and per stage, batch duration) — see
   :mod:`console.metrics_history`;
 * ``sluice_workers{state}`` — runtime workers ALIVE / DEAD;
+* ``sluice_workers_by_service{service}`` — runtime workers IN_SERVICE / DRAINING / DRAINED,
+  and ``sluice_worker_service{worker,service}`` (1 for each worker's current one; see
+  :mod:`console.services.workers`);
 * ``sluice_reconcile_duration_seconds`` (histogram), ``sluice_reconcile_failures_total``,
   ``sluice_reconcile_last_success_timestamp_seconds`` (0 until a pass succeeds).
 """
@@ -60,7 +63,7 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from console import locks
-from console.choices import ConnectorState, TargetState, WorkerState
+from console.choices import ConnectorState, TargetState, WorkerService, WorkerState
 from console.metrics_history import history_metrics
 from console.models import Channel, Task, Worker
 from console.services import health
@@ -153,6 +156,7 @@ class SluiceCollector:
     def collect(self) -> Iterator[Metric]:
         yield from self.channel_metrics()
         yield self.worker_metric()
+        yield from self.worker_service_metrics()
         yield from self.reconcile_metrics()
 
     def channel_metrics(self) -> Iterator[Metric]:
@@ -235,6 +239,25 @@ class SluiceCollector:
         for value in WorkerState.values:
             workers.add_metric([value], counts.get(value, 0))
         return workers
+
+    def worker_service_metrics(self) -> Iterator[Metric]:
+        by_service = GaugeMetricFamily(
+            "sluice_workers_by_service",
+            "Runtime workers, by service (IN_SERVICE, DRAINING, DRAINED).",
+            labels=["service"],
+        )
+        each = GaugeMetricFamily(
+            "sluice_worker_service",
+            "1 for each runtime worker's service: IN_SERVICE, DRAINING or DRAINED.",
+            labels=["worker", "service"],
+        )
+        rows = list(Worker.objects.order_by("worker_id").values_list("worker_id", "service"))
+        for value in WorkerService.values:
+            by_service.add_metric([value], sum(1 for _, service in rows if service == value))
+        for worker_id, service in rows:
+            each.add_metric([worker_id, service], 1)
+        yield by_service
+        yield each
 
     def reconcile_metrics(self) -> Iterator[Metric]:
         recorded = read_reconcile()
