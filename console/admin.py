@@ -28,7 +28,6 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from console import permissions, services
-from console.services import workers as worker_services
 from console.api.parsers import StrictJSONError, loads_strict
 from console.choices import (
     HOSTED_TARGETS,
@@ -48,6 +47,7 @@ from console.models import (
     Worker,
 )
 from console.selectors.specs import normalize_spec, redact_spec
+from console.services import workers as worker_services
 from console.services.restart_policy import MODEL_FIELDS as POLICY_FIELDS
 
 #: Badge colours by state (connector, task, target and worker states share one palette).
@@ -565,9 +565,7 @@ class WorkerAdmin(ReadOnlyAdmin):
         names = [w.worker_id for w in queryset]
         for name in names:
             worker_services.undrain_worker(name, user=request.user)
-        self.message_user(
-            request, f"Back in service: {', '.join(names)}.", messages.SUCCESS
-        )
+        self.message_user(request, f"Back in service: {', '.join(names)}.", messages.SUCCESS)
 
     @admin.action(description="Forget selected dead workers", permissions=["operate"])
     def forget_workers(self, request: HttpRequest, queryset: QuerySet) -> None:

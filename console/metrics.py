@@ -52,7 +52,6 @@ from typing import Any, cast
 
 import redis
 from django.conf import settings
-from django.db.models import Count
 from prometheus_client.core import (
     CollectorRegistry,
     CounterMetricFamily,
@@ -155,8 +154,7 @@ class SluiceCollector:
 
     def collect(self) -> Iterator[Metric]:
         yield from self.channel_metrics()
-        yield self.worker_metric()
-        yield from self.worker_service_metrics()
+        yield from self.worker_metrics()
         yield from self.reconcile_metrics()
 
     def channel_metrics(self) -> Iterator[Metric]:
@@ -228,19 +226,17 @@ class SluiceCollector:
         yield from _health_metrics(channels, lags)
         yield from history_metrics(channels)
 
-    def worker_metric(self) -> Metric:
+    def worker_metrics(self) -> Iterator[Metric]:
+        """By liveness, by service and each worker's service, from one query."""
+        rows = list(
+            Worker.objects.order_by("worker_id").values_list("worker_id", "state", "service")
+        )
         workers = GaugeMetricFamily(
             "sluice_workers", "Runtime workers, by liveness.", labels=["state"]
         )
-        counts = {
-            row["state"]: row["n"]
-            for row in Worker.objects.order_by().values("state").annotate(n=Count("id"))
-        }
         for value in WorkerState.values:
-            workers.add_metric([value], counts.get(value, 0))
-        return workers
-
-    def worker_service_metrics(self) -> Iterator[Metric]:
+            workers.add_metric([value], sum(1 for _, state, _ in rows if state == value))
+        yield workers
         by_service = GaugeMetricFamily(
             "sluice_workers_by_service",
             "Runtime workers, by service (IN_SERVICE, DRAINING, DRAINED).",
@@ -251,10 +247,9 @@ class SluiceCollector:
             "1 for each runtime worker's service: IN_SERVICE, DRAINING or DRAINED.",
             labels=["worker", "service"],
         )
-        rows = list(Worker.objects.order_by("worker_id").values_list("worker_id", "service"))
         for value in WorkerService.values:
-            by_service.add_metric([value], sum(1 for _, service in rows if service == value))
-        for worker_id, service in rows:
+            by_service.add_metric([value], sum(1 for _, _, service in rows if service == value))
+        for worker_id, _, service in rows:
             each.add_metric([worker_id, service], 1)
         yield by_service
         yield each

@@ -502,7 +502,9 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
 def _place_now(channel: Channel, connector: Connector, actor: str) -> Worker | None:
     """Assign an unplaced connector to the least loaded live worker as it is deployed, as the
     next reconcile pass would (sticky from then on): the start does not wait for that pass."""
-    live = Worker.objects.filter(state=WorkerState.ALIVE, service=WorkerService.IN_SERVICE).annotate(
+    live = Worker.objects.filter(
+        state=WorkerState.ALIVE, service=WorkerService.IN_SERVICE
+    ).annotate(
         hosting=Count("connectors", filter=Q(connectors__channel__target_state__in=HOSTED_TARGETS))
     )
     chosen = min(live, key=lambda w: (w.hosting, w.worker_id), default=None)

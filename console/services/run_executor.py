@@ -103,8 +103,9 @@ def execute_runs(*, runtime: RuntimeAdapter | None = None) -> int:
     live = list(Worker.objects.filter(state=WorkerState.ALIVE).values_list("worker_id", flat=True))
     # A draining worker keeps the runs it has but starts no new one (console/services/workers).
     in_service = list(
-        Worker.objects.filter(state=WorkerState.ALIVE, service=WorkerService.IN_SERVICE)
-        .values_list("worker_id", flat=True)
+        Worker.objects.filter(
+            state=WorkerState.ALIVE, service=WorkerService.IN_SERVICE
+        ).values_list("worker_id", flat=True)
     )
     ids = [run.runtime_id for run in runs if run.runtime_id]
     statuses = runtime.status(ids) if ids else {}

@@ -76,8 +76,7 @@ def drain_worker(worker_id: str, *, user: AbstractBaseUser | None = None) -> Dra
                 reason = "drain requested: it hosts no channel"
             elif takers:
                 reason = (
-                    f"drain requested: its {len(channels)} channel(s) move to "
-                    f"{', '.join(takers)}"
+                    f"drain requested: its {len(channels)} channel(s) move to {', '.join(takers)}"
                 )
             else:
                 reason = (

@@ -74,8 +74,6 @@ class DrainSerializer(serializers.Serializer):
     )
 
 
-
-
 class EpochDateTimeField(serializers.DateTimeField):
     """A Unix time in seconds (what runtimes report), shown as an ISO 8601 date-time."""
 
