@@ -545,7 +545,7 @@ class WorkerAdmin(ReadOnlyAdmin):
     @admin.action(description="Drain selected workers", permissions=["operate"])
     def drain_workers(self, request: HttpRequest, queryset: QuerySet) -> None:
         for worker in queryset:
-            result = worker_services.drain_worker(worker.worker_id, user=request.user)
+            result = worker_services.drain_worker(worker.worker_id, user=cast(User, request.user))
             if not result.changed:
                 text = f"{worker.worker_id} is already {result.worker.service}."
             elif result.channels and not result.takers:
@@ -564,14 +564,14 @@ class WorkerAdmin(ReadOnlyAdmin):
     def undrain_workers(self, request: HttpRequest, queryset: QuerySet) -> None:
         names = [w.worker_id for w in queryset]
         for name in names:
-            worker_services.undrain_worker(name, user=request.user)
+            worker_services.undrain_worker(name, user=cast(User, request.user))
         self.message_user(request, f"Back in service: {', '.join(names)}.", messages.SUCCESS)
 
     @admin.action(description="Forget selected dead workers", permissions=["operate"])
     def forget_workers(self, request: HttpRequest, queryset: QuerySet) -> None:
         for worker in list(queryset):
             try:
-                worker_services.forget_worker(worker.worker_id, user=request.user)
+                worker_services.forget_worker(worker.worker_id, user=cast(User, request.user))
             except services.InvalidTransition as exc:
                 self.message_user(request, f"{exc}.", messages.WARNING)
             except services.RuntimeUnavailable as exc:

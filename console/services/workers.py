@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -54,7 +54,7 @@ class DrainResult:
     """The other live workers in service that can take them (none: they stay for now)."""
 
 
-def drain_worker(worker_id: str, *, user: AbstractBaseUser | None = None) -> DrainResult:
+def drain_worker(worker_id: str, *, user: User | None = None) -> DrainResult:
     """Take ``worker_id`` out of service (idempotent: an already draining or drained worker
     is left as it is). Raises :class:`WorkerNotFound`."""
     actor = actor_for(user)
@@ -87,7 +87,7 @@ def drain_worker(worker_id: str, *, user: AbstractBaseUser | None = None) -> Dra
     return DrainResult(worker, changed, channels, takers)
 
 
-def undrain_worker(worker_id: str, *, user: AbstractBaseUser | None = None) -> Worker:
+def undrain_worker(worker_id: str, *, user: User | None = None) -> Worker:
     """Put ``worker_id`` back in service (idempotent). Raises :class:`WorkerNotFound`."""
     actor = actor_for(user)
     with transaction.atomic():
@@ -99,7 +99,7 @@ def undrain_worker(worker_id: str, *, user: AbstractBaseUser | None = None) -> W
     return worker
 
 
-def forget_worker(worker_id: str, *, user: AbstractBaseUser | None = None) -> None:
+def forget_worker(worker_id: str, *, user: User | None = None) -> None:
     """Forget a dead worker: the runtime's registration (and its drivers'), then the
     console's row; a worker_id the runtime still reports alive is refused
     (:class:`InvalidTransition`, the API's 409). Raises :class:`WorkerNotFound`,
