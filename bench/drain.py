@@ -6,12 +6,14 @@ reconcile interval, 1 s):
 
 1. ``it-worker-2`` is drained, so the ``--channels`` Kafka → filter → Kafka channels created
    next (one shared source topic, a sink topic each) all go to ``it-worker-1``; once they all
-   run, ``it-worker-2`` is put back in service;
+   run, ``it-worker-2`` is put back in service, in Chromium through the console's Workers page
+   (its *Back in service* button; ``--no-browser``: through the API);
 2. a producer sends events at ``--rate`` events/s for the whole measure; after
    ``--lead`` seconds ``it-worker-1`` is drained through the API (``POST
    /api/v1/workers/it-worker-1/drain``), and the channels' status is polled (one list call
    with ``expand=status``, every 0.25 s) until every channel is RUNNING on ``it-worker-2``:
-   that time is the figure; the time until the worker is DRAINED follows;
+   that time is the figure; the time until the worker is DRAINED follows; meanwhile Chromium
+   takes ``test-artifacts/workers-draining.png`` of the Workers page;
 3. the producer runs ``--tail`` seconds more, then every sink topic is read back: each
    selected event must be there (0 lost; duplicates, at-least-once, are counted).
 
@@ -24,6 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import subprocess
 import tempfile
 import threading
 import time
@@ -146,6 +150,24 @@ class Bench:
             time.sleep(0.25)
         return time.monotonic() - started
 
+    def browser(self, mode: str, worker_id: str, shot: Path) -> subprocess.Popen[str]:
+        """``frontend/e2e/workers-shot.mjs`` against this stack, started (not waited for)."""
+        shot.parent.mkdir(exist_ok=True)
+        env = {
+            **os.environ,
+            "SLUICE_URL": self.stack.base_url,
+            "SLUICE_USER": "admin",
+            "SLUICE_PASSWORD": self.stack.env["SLUICE_ADMIN_PASSWORD"],
+        }
+        return subprocess.Popen(
+            ["node", "e2e/workers-shot.mjs", mode, worker_id, str(shot)],
+            cwd=REPO_ROOT / "frontend",
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
     def service(self, worker_id: str) -> str:
         worker = self.http.get(f"{self.stack.api}/workers/{worker_id}/", timeout=10).json()
         return str(worker.get("service"))
@@ -193,15 +215,33 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 lambda: bench.all_running_on(FROM), 600, "all on it-worker-1"
             )
             print(f"{args.channels} channels RUNNING on {FROM} ({start_seconds:.1f} s)", flush=True)
-            bench.post(f"workers/{TO}/undrain")
+            shots = REPO_ROOT / "test-artifacts"
+            if args.browser:
+                clicked = bench.browser("undrain", TO, shots / "workers-before-undrain.png")
+                output, _ = clicked.communicate(timeout=180)
+                print(f"console: {output.strip().splitlines()[-1:]}", flush=True)
+                if clicked.returncode != 0:
+                    raise RuntimeError(f"Back in service in Chromium failed:\n{output}")
+            else:
+                bench.post(f"workers/{TO}/undrain")
+            if bench.service(TO) != "IN_SERVICE":
+                raise RuntimeError(f"{TO} is not back in service")
             time.sleep(args.lead)
 
             drained_at = time.monotonic()
             answer = bench.post(f"workers/{FROM}/drain")
+            shooting = (
+                bench.browser("shot", FROM, shots / "workers-draining.png")
+                if args.browser
+                else None
+            )
             moved = bench.wait(lambda: bench.all_running_on(TO), 600, f"all on {TO}")
             bench.wait(lambda: bench.service(FROM) == "DRAINED", 120, f"{FROM} DRAINED")
             drained = time.monotonic() - drained_at
             print(f"all {args.channels} RUNNING on {TO} {moved:.1f} s after the drain", flush=True)
+            if shooting is not None:
+                output, _ = shooting.communicate(timeout=180)
+                print(f"console: {output.strip().splitlines()[-1:]}", flush=True)
             time.sleep(args.tail)
             producer.halt.set()
             producer.join(120)
@@ -257,7 +297,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tail", type=float, default=10.0, help="seconds after it")
     parser.add_argument("--read-timeout", type=float, default=300.0)
     parser.add_argument("--driver-memory", default="1500m")
+    parser.add_argument(
+        "--no-browser",
+        dest="browser",
+        action="store_false",
+        help="act through the API only (no Chromium, no screenshot)",
+    )
     args = parser.parse_args(argv)
+    if args.browser and not (shutil.which("node") and Path("/usr/bin/chromium").exists()):
+        parser.error("Chromium or node is missing: pass --no-browser")
     with tempfile.TemporaryDirectory(prefix="sluice-bench-drain-", dir="/var/tmp") as tmp:
         work = Path(tmp)
         os.chmod(work, 0o755)
