@@ -168,6 +168,38 @@ class Bench:
             text=True,
         )
 
+    def phases(self, since: float) -> dict[str, float]:
+        """Where the hand-over's time went, from the channels' lifecycle events after ``since``
+        (a Unix time): the slowest channel's drain → released, released → placed on the other
+        worker (its old query stopped), placed → RUNNING there."""
+        from datetime import datetime
+
+        slowest = {"released_s": 0.0, "stopped_then_placed_s": 0.0, "placed_then_running_s": 0.0}
+        for name in self.names:
+            page = self.http.get(
+                f"{self.stack.api}/channels/{name}/lifecycle/?limit=50", timeout=10
+            ).json()
+            at: dict[str, float] = {}
+            for event in sorted(page["results"], key=lambda e: e["created_at"]):
+                when = datetime.fromisoformat(event["created_at"]).timestamp()
+                if when < since:
+                    continue
+                reason = event["reason"]
+                if "is draining: its query stops" in reason:
+                    at.setdefault("released", when)
+                elif f"assigned to worker {TO}" in reason:
+                    at.setdefault("placed", when)
+                elif event["to_state"] == "RUNNING" and "placed" in at:
+                    at.setdefault("running", when)
+            if {"released", "placed", "running"} <= at.keys():
+                for key, value in (
+                    ("released_s", at["released"] - since),
+                    ("stopped_then_placed_s", at["placed"] - at["released"]),
+                    ("placed_then_running_s", at["running"] - at["placed"]),
+                ):
+                    slowest[key] = round(max(slowest[key], value), 2)
+        return slowest
+
     def service(self, worker_id: str) -> str:
         worker = self.http.get(f"{self.stack.api}/workers/{worker_id}/", timeout=10).json()
         return str(worker.get("service"))
@@ -229,6 +261,7 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             time.sleep(args.lead)
 
             drained_at = time.monotonic()
+            drain_wall = time.time()
             answer = bench.post(f"workers/{FROM}/drain")
             shooting = (
                 bench.browser("shot", FROM, shots / "workers-draining.png")
@@ -251,6 +284,7 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 seqs = read_back(bootstrap, f"{name}-out", wanted, timeout=args.read_timeout)
                 lost += len(wanted - seqs.keys())
                 duplicates += sum(count - 1 for count in seqs.values())
+            phases = bench.phases(drain_wall)
             for name in bench.names:
                 bench.post(f"channels/{name}/stop")
             return {
@@ -263,6 +297,7 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 "drained_s": round(drained, 2),
                 "lost": lost,
                 "duplicates": duplicates,
+                "slowest_phases": phases,
                 "machine_cores": os.cpu_count(),
                 "load_average_1m": round(os.getloadavg()[0], 1),
             }
@@ -284,6 +319,7 @@ def report(figures: dict[str, Any]) -> str:
             f"(target <= {TARGET_SECONDS:g} s); DRAINED: {figures['drained_s']:.1f} s",
             f"  events: {figures['events_sent']} sent, {figures['selected_per_channel']} selected "
             f"per channel; lost {figures['lost']} (target 0); duplicates {figures['duplicates']}",
+            f"  slowest channel's phases: {figures['slowest_phases']}",
             f"  {'meets' if ok else 'misses'} the target",
         ]
     )
