@@ -325,9 +325,10 @@ class _Pass:
         )
 
     def hosted(self) -> dict[str, str]:
-        """Connector id → the live worker one of whose drivers runs its query now (read once
-        a pass, only when a connector needs placing), or whose active report says it runs it
-        there. A dead worker's drivers do not count: they are gone with it."""
+        """Connector id → the live worker one of whose drivers runs its query now, as the
+        drivers' heartbeats say (a driver lists a connector from its placement until its query
+        has stopped); read once a pass, only when a connector needs placing. A dead worker's
+        drivers do not count: they are gone with it."""
         if self._hosted is None:
             hosted: dict[str, str] = {}
             for driver in self.runtime.drivers():
