@@ -28,7 +28,7 @@ export function WorkersPage() {
           resuming from its checkpoint, and it gets no new ones until it is back in service. A dead
           worker can be forgotten.
         </p>
-        <table className="table">
+        <table className="table workers-table">
           <thead>
             <tr>
               <th>Worker</th>
