@@ -1,9 +1,13 @@
 // The Workers page against a running console (SLUICE_URL, SLUICE_USER, SLUICE_PASSWORD):
 //   node e2e/workers-shot.mjs undrain <worker> <shot.png>  click "Back in service" on a worker
 //     that is draining or drained (a screenshot first), and wait until its row says so;
+//   node e2e/workers-shot.mjs drain <worker> <shot.png>    click "Drain" on a worker in service
+//     (the confirmation accepted) and wait until its row says "draining" or "drained" (then
+//     the screenshot);
 //   node e2e/workers-shot.mjs shot <worker> <shot.png>     wait until the worker's row says
 //     "draining" or "drained", then take the screenshot.
-// bench/drain.py runs both on its live stack. Prints one JSON line of what it saw.
+// bench/drain.py and tests/e2e/test_console.py run them on their live stacks. Prints one JSON
+// line of what it saw.
 import { logIn, openBrowser } from "./browser.mjs";
 
 const [mode, worker, shot] = process.argv.slice(2);
@@ -23,6 +27,11 @@ try {
     await row.getByRole("status").waitFor();
     await row.getByText("in service", { exact: true }).waitFor();
   } else {
+    if (mode === "drain") {
+      await row.getByText("in service", { exact: true }).waitFor();
+      await row.getByRole("button", { name: `Drain ${worker}` }).click();
+      await row.getByRole("status").waitFor();
+    }
     await row.getByText(/^(draining|drained)$/).waitFor({ timeout: 30_000 });
     await page.waitForTimeout(500); // the cluster view's second poll, for the drivers table
     await page.screenshot({ path: shot, fullPage: true });
