@@ -3,7 +3,8 @@ build a channel on the canvas, see a validation error and fix it, try picked sam
 the pattern, save, start, watch it run, pause, resume and stop it, view its offsets, save a
 second revision and open its diff against the running one; axe-core finds no serious or
 critical accessibility violation on the channels list, the builder and the channel page.
-frontend/e2e/bus.e2e.mjs draws a branch (a bus with two rules) and tests its rules.
+frontend/e2e/bus.e2e.mjs draws a branch (a bus with two rules) and tests its rules;
+frontend/e2e/workers-shot.mjs drains the runtime worker and puts it back in service.
 Screenshots and axe reports land in test-artifacts/e2e/."""
 
 from __future__ import annotations
