@@ -260,14 +260,14 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 raise RuntimeError(f"{TO} is not back in service")
             time.sleep(args.lead)
 
+            shooting = None
+            if args.browser:  # on the page before the drain, to catch the worker DRAINING
+                shooting = bench.browser("shot", FROM, shots / "workers-draining.png")
+                assert shooting.stdout is not None
+                print(f"console: {shooting.stdout.readline().strip()}", flush=True)
             drained_at = time.monotonic()
             drain_wall = time.time()
             answer = bench.post(f"workers/{FROM}/drain")
-            shooting = (
-                bench.browser("shot", FROM, shots / "workers-draining.png")
-                if args.browser
-                else None
-            )
             moved = bench.wait(lambda: bench.all_running_on(TO), 600, f"all on {TO}")
             bench.wait(lambda: bench.service(FROM) == "DRAINED", 120, f"{FROM} DRAINED")
             drained = time.monotonic() - drained_at
@@ -278,6 +278,7 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             time.sleep(args.tail)
             producer.halt.set()
             producer.join(120)
+            del producer.producer  # closed now, not after Kafka stops (its retries' noise)
             wanted = {seq for seq in range(producer.sent) if selected(seq)}
             lost = duplicates = 0
             for name in bench.names:

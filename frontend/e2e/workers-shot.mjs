@@ -4,8 +4,9 @@
 //   node e2e/workers-shot.mjs drain <worker> <shot.png>    click "Drain" on a worker in service
 //     (the confirmation accepted) and wait until its row says "draining" or "drained" (then
 //     the screenshot);
-//   node e2e/workers-shot.mjs shot <worker> <shot.png>     wait until the worker's row says
-//     "draining" or "drained", then take the screenshot.
+//   node e2e/workers-shot.mjs shot <worker> <shot.png>     print {"ready": true} once the page
+//     shows the worker, wait until its row says "draining" (drained: too late), then take the
+//     screenshot.
 // bench/drain.py and tests/e2e/test_console.py run them on their live stacks. Prints one JSON
 // line of what it saw.
 import { logIn, openBrowser } from "./browser.mjs";
@@ -32,7 +33,8 @@ try {
       await row.getByRole("button", { name: `Drain ${worker}` }).click();
       await row.getByRole("status").waitFor();
     }
-    await row.getByText(/^(draining|drained)$/).waitFor({ timeout: 30_000 });
+    if (mode === "shot") console.log(JSON.stringify({ ready: true }));
+    await row.getByText(mode === "shot" ? /^draining$/ : /^(draining|drained)$/).waitFor({ timeout: 60_000 });
     await page.waitForTimeout(500); // the cluster view's second poll, for the drivers table
     await page.screenshot({ path: shot, fullPage: true });
   }
