@@ -120,6 +120,9 @@ class SimulatedRuntime:
     def forget_worker(self, worker_id: str) -> None:
         pass
 
+    def drivers(self) -> list[Any]:
+        return []  # no worker is draining here: nothing waits on a driver
+
     def preview(self, connector_id: str, limit: int = 50) -> list[dict]:
         return []
 

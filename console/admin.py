@@ -16,7 +16,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import (
     HttpRequest,
     HttpResponseForbidden,
@@ -29,7 +29,13 @@ from django.utils.html import format_html
 
 from console import permissions, services
 from console.api.parsers import StrictJSONError, loads_strict
-from console.choices import ConnectorState, TargetState, WorkerState
+from console.choices import (
+    HOSTED_TARGETS,
+    ConnectorState,
+    TargetState,
+    WorkerService,
+    WorkerState,
+)
 from console.models import (
     AuditEvent,
     Channel,
@@ -41,6 +47,7 @@ from console.models import (
     Worker,
 )
 from console.selectors.specs import normalize_spec, redact_spec
+from console.services import workers as worker_services
 from console.services.restart_policy import MODEL_FIELDS as POLICY_FIELDS
 
 #: Badge colours by state (connector, task, target and worker states share one palette).
@@ -53,6 +60,9 @@ BADGE_COLOURS: dict[str, str] = {
     ConnectorState.UNASSIGNED: "#6a1b9a",
     WorkerState.ALIVE: "#2e7d32",
     WorkerState.DEAD: "#c62828",
+    WorkerService.IN_SERVICE: "#2e7d32",
+    WorkerService.DRAINING: "#b26a00",
+    WorkerService.DRAINED: "#616161",
 }
 
 
@@ -480,13 +490,104 @@ class TaskAdmin(ReadOnlyAdmin):
 
 @admin.register(Worker)
 class WorkerAdmin(ReadOnlyAdmin):
-    list_display = ["worker_id", "host", "pid", "state_badge", "last_heartbeat", "started_at"]
-    list_filter = ["state"]
+    """Runtime workers as the control loop records them; an operator drains them, puts them
+    back in service and forgets dead ones (bulk actions, through console/services/workers)."""
+
+    list_display = [
+        "worker_id",
+        "host",
+        "pid",
+        "state_badge",
+        "service_badge",
+        "hosting",
+        "last_heartbeat",
+        "started_at",
+        "service_changed_by",
+    ]
+    list_filter = ["state", "service"]
     search_fields = ["worker_id", "host"]
+    actions = ["drain_workers", "undrain_workers", "forget_workers"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                _hosting=Count(
+                    "connectors",
+                    filter=Q(connectors__channel__target_state__in=HOSTED_TARGETS),
+                )
+            )
+        )
 
     @admin.display(description="state", ordering="state")
     def state_badge(self, worker: Worker) -> str:
         return state_badge(worker.state)
+
+    @admin.display(description="service", ordering="service")
+    def service_badge(self, worker: Worker) -> str:
+        return state_badge(worker.service)
+
+    @admin.display(description="channels", ordering="_hosting")
+    def hosting(self, worker: Worker) -> int:
+        """Channels (target RUNNING or PAUSED) assigned to it."""
+        return getattr(worker, "_hosting", 0)
+
+    def has_operate_permission(self, request: HttpRequest, obj=None) -> bool:
+        """May drain, put back in service and forget workers (``console.operate_worker``)."""
+        return request.user.has_perm(permissions.OPERATE_WORKER)
+
+    def changelist_view(self, request: HttpRequest, extra_context=None):
+        # get_actions hides the actions from a user without operate_worker; a forced POST of
+        # one gets the reason (Django would silently ignore it).
+        if (
+            request.method == "POST"
+            and request.POST.get("action") in self.actions
+            and not self.has_operate_permission(request)
+        ):
+            doing = "drain, return to service or forget runtime workers"
+            self.message_user(
+                request, permissions.denial(permissions.OPERATE_WORKER, doing), messages.ERROR
+            )
+            return HttpResponseRedirect(request.get_full_path())
+        return super().changelist_view(request, extra_context)
+
+    @admin.action(description="Drain selected workers", permissions=["operate"])
+    def drain_workers(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for worker in queryset:
+            result = worker_services.drain_worker(worker.worker_id, user=cast(User, request.user))
+            if not result.changed:
+                text = f"{worker.worker_id} is already {result.worker.service}."
+            elif result.channels and not result.takers:
+                text = (
+                    f"Draining {worker.worker_id}: no other worker in service, its "
+                    f"{len(result.channels)} channel(s) stay until one is alive."
+                )
+            else:
+                moving = f"{len(result.channels)} channel(s) move to {', '.join(result.takers)}"
+                text = f"Draining {worker.worker_id}: " + (
+                    moving if result.channels else "it hosts no channel."
+                )
+            self.message_user(request, text, messages.SUCCESS)
+
+    @admin.action(description="Put selected workers back in service", permissions=["operate"])
+    def undrain_workers(self, request: HttpRequest, queryset: QuerySet) -> None:
+        names = [w.worker_id for w in queryset]
+        for name in names:
+            worker_services.undrain_worker(name, user=cast(User, request.user))
+        self.message_user(request, f"Back in service: {', '.join(names)}.", messages.SUCCESS)
+
+    @admin.action(description="Forget selected dead workers", permissions=["operate"])
+    def forget_workers(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for worker in list(queryset):
+            try:
+                worker_services.forget_worker(worker.worker_id, user=cast(User, request.user))
+            except services.InvalidTransition as exc:
+                self.message_user(request, f"{exc}.", messages.WARNING)
+            except services.RuntimeUnavailable as exc:
+                self.message_user(request, f"{worker.worker_id}: {exc}", messages.ERROR)
+            else:
+                self.message_user(request, f"Forgot {worker.worker_id}.", messages.SUCCESS)
 
 
 @admin.register(LifecycleEvent)

@@ -31,7 +31,7 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import Resolver404, resolve
 
 from console.api.parsers import StrictJSONError, loads_strict
-from console.models import Channel
+from console.models import Channel, Worker
 from console.services.audit_trail import record_audit, redact_body
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -76,6 +76,9 @@ API_ACTIONS = {
     ("channel-replay-list", "POST"): "channel.replay.start",
     ("channel-replay-detail", "DELETE"): "channel.replay.cancel",
     ("channel-ingest-token", "DELETE"): "channel.ingest_token.revoke",
+    ("worker-drain", "POST"): "worker.drain",
+    ("worker-undrain", "POST"): "worker.undrain",
+    ("worker-detail", "DELETE"): "worker.forget",
 }
 #: ``(URL name, method)`` → action, for the Kafka Connect facade (``/connect/``): the same
 #: actions as the API's, recorded with ``via`` ``connect``.
@@ -180,7 +183,7 @@ def _api_target(request: HttpRequest, url_name: str, kwargs: dict[str, Any]) -> 
     if action is None:
         # An endpoint added later is still recorded, under its URL name.
         action = f"{url_name.replace('-', '.') or 'api'}.{method.lower()}"
-    object_id = str(kwargs.get("name", ""))
+    object_id = str(kwargs.get("name", kwargs.get("worker_id", "")))
     if action == "channel.create" and isinstance(body, dict):
         object_id = str(body.get("name") or "")
     object_type = "channel" if action.startswith("channel") else url_name.partition("-")[0]
@@ -244,6 +247,9 @@ def _admin_bulk_action(
     if model == "channel":
         names = Channel.objects.filter(pk__in=[s for s in selected if s.isdigit()])
         selected = sorted(names.values_list("name", flat=True))
+    elif model == "worker":
+        ids = Worker.objects.filter(pk__in=[s for s in selected if s.isdigit()])
+        selected = sorted(ids.values_list("worker_id", flat=True))
     changes: dict[str, Any] = {"action": name, "selected": selected}
     if form.get("select_across") in ("1", 1):
         changes["select_across"] = True

@@ -41,6 +41,20 @@ class WorkerState(models.TextChoices):
     DEAD = "DEAD", "Dead"
 
 
+class WorkerService(models.TextChoices):
+    """Whether a runtime worker takes channels: an operator's decision, apart from its
+    liveness (:class:`WorkerState`).
+
+    DRAINING: taken out of service; it gets no new placements and the control loop moves its
+    channels to other live workers, each resuming from its checkpoint. DRAINED: none left on
+    it. A drained worker can be stopped, and forgotten once DEAD, or put back in service.
+    """
+
+    IN_SERVICE = "IN_SERVICE", "In service"
+    DRAINING = "DRAINING", "Draining"
+    DRAINED = "DRAINED", "Drained"
+
+
 class RestartPolicyType(models.TextChoices):
     """Whether the control loop restarts a FAILED connector by itself."""
 

@@ -33,6 +33,9 @@ Metrics (labels in braces):
 * the history's series (events in/out per channel and per stage, batch duration) — see
   :mod:`console.metrics_history`;
 * ``sluice_workers{state}`` — runtime workers ALIVE / DEAD;
+* ``sluice_workers_by_service{service}`` — runtime workers IN_SERVICE / DRAINING / DRAINED,
+  and ``sluice_worker_service{worker,service}`` (1 for each worker's current one; see
+  :mod:`console.services.workers`);
 * ``sluice_reconcile_duration_seconds`` (histogram), ``sluice_reconcile_failures_total``,
   ``sluice_reconcile_last_success_timestamp_seconds`` (0 until a pass succeeds).
 """
@@ -49,7 +52,6 @@ from typing import Any, cast
 
 import redis
 from django.conf import settings
-from django.db.models import Count
 from prometheus_client.core import (
     CollectorRegistry,
     CounterMetricFamily,
@@ -60,7 +62,7 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from console import locks
-from console.choices import ConnectorState, TargetState, WorkerState
+from console.choices import ConnectorState, TargetState, WorkerService, WorkerState
 from console.metrics_history import history_metrics
 from console.models import Channel, Task, Worker
 from console.services import health, history
@@ -152,7 +154,7 @@ class SluiceCollector:
 
     def collect(self) -> Iterator[Metric]:
         yield from self.channel_metrics()
-        yield self.worker_metric()
+        yield from self.worker_metrics()
         yield from self.reconcile_metrics()
 
     def channel_metrics(self) -> Iterator[Metric]:
@@ -224,17 +226,33 @@ class SluiceCollector:
         yield from _health_metrics(channels, lags)
         yield from history_metrics(channels)
 
-    def worker_metric(self) -> Metric:
+    def worker_metrics(self) -> Iterator[Metric]:
+        """By liveness, by service and each worker's service, from one query."""
+        rows = list(
+            Worker.objects.order_by("worker_id").values_list("worker_id", "state", "service")
+        )
         workers = GaugeMetricFamily(
             "sluice_workers", "Runtime workers, by liveness.", labels=["state"]
         )
-        counts = {
-            row["state"]: row["n"]
-            for row in Worker.objects.order_by().values("state").annotate(n=Count("id"))
-        }
         for value in WorkerState.values:
-            workers.add_metric([value], counts.get(value, 0))
-        return workers
+            workers.add_metric([value], sum(1 for _, state, _ in rows if state == value))
+        yield workers
+        by_service = GaugeMetricFamily(
+            "sluice_workers_by_service",
+            "Runtime workers, by service (IN_SERVICE, DRAINING, DRAINED).",
+            labels=["service"],
+        )
+        each = GaugeMetricFamily(
+            "sluice_worker_service",
+            "1 for each runtime worker's service: IN_SERVICE, DRAINING or DRAINED.",
+            labels=["worker", "service"],
+        )
+        for value in WorkerService.values:
+            by_service.add_metric([value], sum(1 for _, _, service in rows if service == value))
+        for worker_id, _, service in rows:
+            each.add_metric([worker_id, service], 1)
+        yield by_service
+        yield each
 
     def reconcile_metrics(self) -> Iterator[Metric]:
         recorded = read_reconcile()

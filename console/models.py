@@ -26,6 +26,7 @@ from console.choices import (
     RunState,
     SubjectType,
     TargetState,
+    WorkerService,
     WorkerState,
 )
 from console.labels import validate_labels
@@ -230,9 +231,35 @@ class Worker(models.Model):
     state = models.CharField(max_length=16, choices=WorkerState.choices, default=WorkerState.ALIVE)
     started_at = models.DateTimeField(null=True, blank=True)
     last_heartbeat = models.DateTimeField(null=True, blank=True)
+    service = models.CharField(
+        max_length=16,
+        choices=WorkerService.choices,
+        default=WorkerService.IN_SERVICE,
+        help_text=(
+            "IN_SERVICE takes new channels; DRAINING gets none and hands its channels to "
+            "other live workers; DRAINED has none left (console/services/workers.py)."
+        ),
+    )
+    service_changed_at = models.DateTimeField(null=True, blank=True)
+    service_changed_by = models.CharField(
+        max_length=150, blank=True, help_text="Who drained it or put it back in service."
+    )
 
     class Meta:
         ordering = ["worker_id"]
+        permissions = [
+            ("operate_worker", "Can drain, return to service and forget runtime workers")
+        ]
+
+    @property
+    def in_service(self) -> bool:
+        """Whether it is in service (the operator's side of whether it takes channels)."""
+        return self.service == WorkerService.IN_SERVICE
+
+    @property
+    def schedulable(self) -> bool:
+        """Whether the control loop may place channels on it (alive and in service)."""
+        return self.state == WorkerState.ALIVE and self.in_service
 
     def __str__(self) -> str:
         return self.worker_id

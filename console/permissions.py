@@ -5,7 +5,8 @@ A role is a Django group whose permissions this module keeps in sync with the co
 
 * **viewer** sees everything: ``view_*`` on the console's models;
 * **operator** is a viewer who may also start, stop, pause, resume and restart channels
-  and change their offsets (``console.operate_channel``);
+  and change their offsets (``console.operate_channel``), and drain, return to service and
+  forget runtime workers (``console.operate_worker``);
 * **editor** is a viewer who may also create, change and delete channels.
 
 Operator and editor do not include each other; a user may be in both groups. A superuser
@@ -45,6 +46,7 @@ VIEW_PERMISSIONS = frozenset(f"console.view_{model}" for model in VIEWED_MODELS)
 
 VIEW_CHANNEL = "console.view_channel"
 OPERATE_CHANNEL = "console.operate_channel"
+OPERATE_WORKER = "console.operate_worker"
 ADD_CHANNEL = "console.add_channel"
 CHANGE_CHANNEL = "console.change_channel"
 DELETE_CHANNEL = "console.delete_channel"
@@ -56,7 +58,7 @@ SET_SCHEMA_CONFIG = "console.change_registry_config"
 
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     VIEWER: VIEW_PERMISSIONS,
-    OPERATOR: VIEW_PERMISSIONS | {OPERATE_CHANNEL},
+    OPERATOR: VIEW_PERMISSIONS | {OPERATE_CHANNEL, OPERATE_WORKER},
     # Saving a channel writes a revision, so an editor also adds revisions.
     EDITOR: VIEW_PERMISSIONS
     | {ADD_CHANNEL, CHANGE_CHANNEL, DELETE_CHANNEL, "console.add_revision"}
@@ -67,6 +69,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
 ROLE_FOR_PERMISSION = {
     **{perm: VIEWER for perm in VIEW_PERMISSIONS},
     OPERATE_CHANNEL: OPERATOR,
+    OPERATE_WORKER: OPERATOR,
     ADD_CHANNEL: EDITOR,
     CHANGE_CHANNEL: EDITOR,
     DELETE_CHANNEL: EDITOR,
@@ -150,12 +153,14 @@ def roles_of(user) -> list[str]:
 
 
 def capabilities(user) -> dict[str, bool]:
-    """What ``user`` may do, as the console's buttons need it: view, operate and edit."""
+    """What ``user`` may do, as the console's buttons need it: view, operate (channels),
+    operate workers and edit."""
     if not user.is_authenticated:
-        return {"view": False, "operate": False, "edit": False}
+        return {"view": False, "operate": False, "operate_workers": False, "edit": False}
     return {
         "view": user.has_perm(VIEW_CHANNEL),
         "operate": user.has_perm(OPERATE_CHANNEL),
+        "operate_workers": user.has_perm(OPERATE_WORKER),
         "edit": user.has_perms([ADD_CHANNEL, CHANGE_CHANNEL, DELETE_CHANNEL]),
     }
 
@@ -189,6 +194,8 @@ OPERATE = {
     name: Need(OPERATE_CHANNEL, f"{name} channels")
     for name in ("start", "stop", "pause", "resume", "restart")
 }
+DRAIN_WORKERS = Need(OPERATE_WORKER, "drain runtime workers or put them back in service")
+FORGET_WORKERS = Need(OPERATE_WORKER, "forget runtime workers")
 ALTER_OFFSETS = Need(OPERATE_CHANNEL, "change channel offsets")
 RUN_REPLAYS = Need(OPERATE_CHANNEL, "start or cancel channel replays")
 CREATE = Need(ADD_CHANNEL, "create channels")

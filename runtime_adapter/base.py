@@ -329,7 +329,8 @@ class RuntimeAdapter(Protocol):
         """The Spark drivers the runtime workers run now (which connectors each hosts)."""
 
     def forget_worker(self, worker_id: str) -> None:
-        """Drop a dead worker's registration."""
+        """Drop a dead worker's registration and its drivers' (a live one registers again
+        at its next heartbeat: the console refuses to forget one)."""
 
     def preview(self, connector_id: str, limit: int = 50) -> list[dict[str, Any]]:
         """The newest events a connector's ``preview`` sink kept, newest first."""

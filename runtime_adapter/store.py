@@ -434,4 +434,13 @@ class RedisStore:
         return [WorkerInfo(**_known(WorkerInfo, json.loads(value))) for value in raw.values()]
 
     def forget_worker(self, worker_id: str) -> None:
-        self.redis.hdel(self.key("workers"), worker_id)
+        """Drop a worker's heartbeat and what its drivers left (their heartbeats, placements
+        and retirements): a dead worker never cleans up after itself."""
+        drivers = [d.driver_id for d in self.drivers() if d.worker_id == worker_id]
+        pipe = self.redis.pipeline()
+        pipe.hdel(self.key("workers"), worker_id)
+        for driver_id in drivers:
+            pipe.hdel(self.key("drivers"), driver_id)
+            pipe.delete(self.key(f"placement:{driver_id}"))
+            pipe.srem(self.key("retire"), driver_id)
+        pipe.execute()

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import status
 from rest_framework.exceptions import (
     APIException,
+    NotFound,
     ParseError,
     UnsupportedMediaType,
     ValidationError,
@@ -29,6 +30,7 @@ from console.services import (
     RuntimeUnavailable,
 )
 from console.services.runs import InvalidRun
+from console.services.workers import WorkerNotFound
 from pipelines.spec.secrets import SecretDecryptionError
 
 
@@ -113,6 +115,8 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         exc = ValidationError(spec_error_paths(exc.errors))
     elif isinstance(exc, (InvalidOffsets, InvalidRun)):
         exc = ValidationError(exc.errors)
+    elif isinstance(exc, WorkerNotFound):
+        exc = NotFound(str(exc))
     elif isinstance(exc, OffsetsNotSupported):
         exc = BadRequest(str(exc))
     elif isinstance(exc, DjangoValidationError):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from console.choices import WorkerState
+from console.choices import WorkerService, WorkerState
 from console.models import Connector, Worker
 from console.runtime import get_runtime
 from console.services.errors import runtime_errors
@@ -53,6 +53,8 @@ class RuntimeWorkerView:
     heartbeat_age: float
     connectors: list[str]
     drivers: list[DriverView] = field(default_factory=list)
+    service: str = WorkerService.IN_SERVICE
+    """IN_SERVICE, DRAINING or DRAINED, as the console last recorded it."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,11 @@ def _driver_view(info: DriverInfo, now: float, names: dict[str, str]) -> DriverV
 
 
 def _worker_view(
-    info: WorkerInfo, drivers: list[DriverView], now: float, session_timeout: float
+    info: WorkerInfo,
+    drivers: list[DriverView],
+    now: float,
+    session_timeout: float,
+    service: str = WorkerService.IN_SERVICE,
 ) -> RuntimeWorkerView:
     age = _age(now, info.last_heartbeat)
     return RuntimeWorkerView(
@@ -112,6 +118,7 @@ def _worker_view(
         heartbeat_age=age,
         connectors=sorted(info.connectors),
         drivers=sorted(drivers, key=lambda d: d.driver_id),
+        service=service,
     )
 
 
@@ -141,8 +148,18 @@ def cluster_view() -> Cluster:
     for driver in driver_infos:
         drivers.setdefault(driver.worker_id, []).append(_driver_view(driver, now, names))
     timeout = settings.SLUICE_WORKER_SESSION_TIMEOUT
+    services = dict(Worker.objects.values_list("worker_id", "service"))
     workers = sorted(
-        (_worker_view(info, drivers.get(info.worker_id, []), now, timeout) for info in infos),
+        (
+            _worker_view(
+                info,
+                drivers.get(info.worker_id, []),
+                now,
+                timeout,
+                services.get(info.worker_id, WorkerService.IN_SERVICE),
+            )
+            for info in infos
+        ),
         key=lambda w: w.worker_id,
     )
     channels = []

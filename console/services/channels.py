@@ -35,7 +35,14 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from console.choices import HOSTED_TARGETS, ConnectorState, SubjectType, TargetState, WorkerState
+from console.choices import (
+    HOSTED_TARGETS,
+    ConnectorState,
+    SubjectType,
+    TargetState,
+    WorkerService,
+    WorkerState,
+)
 from console.crypto import decrypt_spec, encrypt_spec
 from console.models import Channel, ChannelRun, Connector, Revision, Worker
 from console.runtime import get_runtime
@@ -439,6 +446,7 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
     """
     # Every channel is created with its revision 1 (create_channel).
     revision = cast(Revision, channel.latest_revision_obj())
+    was_hosted = channel.target_state in HOSTED_TARGETS
     connector, _ = Connector.objects.select_related("revision", "worker").get_or_create(
         channel=channel,
         defaults={
@@ -465,7 +473,8 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
             reason=f"deploying revision {revision.number} (was {was})",
         )
     worker = connector.worker
-    if worker is None or worker.state != WorkerState.ALIVE:
+    if worker is None or worker.state != WorkerState.ALIVE or not (worker.in_service or was_hosted):
+        # A channel running on a draining worker stays there: the control loop hands it over.
         worker = _place_now(channel, connector, actor)
     if revision.spec["source"]["type"] == HTTP_SOURCE:
         # Raises (nothing changes) when Kafka is down: the query would have no topic.
@@ -503,7 +512,9 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
 def _place_now(channel: Channel, connector: Connector, actor: str) -> Worker | None:
     """Assign an unplaced connector to the least loaded live worker as it is deployed, as the
     next reconcile pass would (sticky from then on): the start does not wait for that pass."""
-    live = Worker.objects.filter(state=WorkerState.ALIVE).annotate(
+    live = Worker.objects.filter(
+        state=WorkerState.ALIVE, service=WorkerService.IN_SERVICE
+    ).annotate(
         hosting=Count("connectors", filter=Q(connectors__channel__target_state__in=HOSTED_TARGETS))
     )
     chosen = min(live, key=lambda w: (w.hosting, w.worker_id), default=None)

@@ -6,8 +6,14 @@ missed or repeated pass does no harm. A pass
 
 1. reads the runtime's workers and marks each ALIVE or DEAD by its last heartbeat;
 2. places every connector whose target wants it hosted (RUNNING or PAUSED) and that
-   has no live worker: sticky (a live current worker is kept), else the least loaded
-   live worker; with no live worker it is unassigned;
+   has no schedulable worker (alive and in service): sticky (a schedulable current worker is
+   kept), else the least loaded schedulable worker; with none it is unassigned. A connector
+   on a DRAINING worker (:mod:`console.services.workers`) is handed over in two steps so two
+   queries never share its checkpoint: while a driver of the draining worker still runs it
+   the connector is released (unassigned: the worker stops its query), and once no live
+   worker's driver runs it, it goes to the least loaded schedulable worker, which resumes
+   it from its checkpoint (nothing is lost). With no schedulable worker it stays where it
+   runs. A DRAINING worker hosting none of them any more becomes DRAINED;
 3. reads the status of all connectors in one runtime call and writes connectors and
    tasks from it. A status older (by generation) than the connector is ignored; a
    RUNNING / PAUSED / RESTARTING report from a worker that is not alive is not
@@ -46,7 +52,14 @@ from typing import Any, cast
 from django.conf import settings
 from django.db import transaction
 
-from console.choices import HOSTED_TARGETS, ConnectorState, SubjectType, TargetState, WorkerState
+from console.choices import (
+    HOSTED_TARGETS,
+    ConnectorState,
+    SubjectType,
+    TargetState,
+    WorkerService,
+    WorkerState,
+)
 from console.models import Channel, Connector, LifecycleEvent, Task, Worker
 from console.runtime import get_runtime
 from console.selectors.specs import mask_known_secrets, plain_secret_values, scrub
@@ -142,7 +155,13 @@ class _Pass:
         self.restart_reset = settings.SLUICE_RESTART_RESET_SECONDS
         self.events: list[LifecycleEvent] = []
         self.live: set[str] = set()
+        self.draining: set[str] = set()
+        """Workers DRAINING or DRAINED (alive or not): no placements go to them."""
         self.dead_reasons: dict[str, str] = {}
+        self.still_draining: set[str] = set()
+        """Workers DRAINING (not yet DRAINED)."""
+        self.drained: list[str] = []
+        self._hosted: dict[str, str] | None = None
         self.new_workers: list[Worker] = []
         self.changed_workers: list[Worker] = []
         self.changed_connectors: dict[int, Connector] = {}
@@ -162,6 +181,7 @@ class _Pass:
             Connector.objects.select_related("channel", "revision").order_by("runtime_id")
         )
         self.place(connectors)
+        self.note_drained(connectors)
         statuses = self.runtime.status([c.runtime_id for c in connectors]) if connectors else {}
         tasks: dict[int, dict[int, Task]] = {}
         for task in Task.objects.all():
@@ -187,6 +207,10 @@ class _Pass:
 
     def sync_workers(self, infos: list[WorkerInfo]) -> None:
         known = {worker.worker_id: worker for worker in Worker.objects.all()}
+        self.draining = {w for w, worker in known.items() if not worker.in_service}
+        self.still_draining = {
+            w for w, worker in known.items() if worker.service == WorkerService.DRAINING
+        }
         for info in infos:
             self.sync_worker(info, known.pop(info.worker_id, None))
         for worker in known.values():  # in the database, forgotten by the runtime
@@ -253,12 +277,25 @@ class _Pass:
 
     def place(self, connectors: list[Connector]) -> None:
         wanted = [c for c in connectors if c.channel.target_state in HOSTED_TARGETS]
-        load = Counter(c.worker_id for c in wanted if c.worker_id in self.live)
+        schedulable = self.live - self.draining
+        load = Counter(c.worker_id for c in wanted if c.worker_id in schedulable)
         for connector in wanted:
             previous = connector.worker_id
-            if previous in self.live:
+            if previous in schedulable:
                 continue  # sticky
-            chosen = min(self.live, key=lambda w: (load[w], w)) if self.live else None
+            if previous in self.live and not schedulable:
+                continue  # draining, and no worker to take it over: it keeps running there
+            runs_on = self.hosted().get(connector.runtime_id)
+            if runs_on is not None and runs_on not in schedulable:
+                # Still running on a draining worker: stop it there first (released), and
+                # place it once no driver runs it (a later pass), never both at once.
+                if previous is not None:
+                    self.release(connector, previous)
+                continue
+            if runs_on is not None:
+                chosen: str | None = runs_on  # already runs there (a worker put back in service)
+            else:
+                chosen = min(schedulable, key=lambda w: (load[w], w)) if schedulable else None
             if chosen is None and previous is None:
                 continue  # nothing to tell the runtime; observe() marks it UNASSIGNED
             reason = self.placement_reason(previous, chosen, load)
@@ -272,8 +309,50 @@ class _Pass:
                 connector, ConnectorState.UNASSIGNED, reason, always_record=True
             )
 
+    def release(self, connector: Connector, worker_id: str) -> None:
+        """Unassign a connector its draining worker still runs: that worker stops the query;
+        a later pass places it elsewhere once no driver runs it."""
+        self.runtime.assign(connector.runtime_id, None)
+        self.placements += 1
+        connector.worker_id = None
+        self.connector_changed(connector)
+        self.set_connector_state(
+            connector,
+            ConnectorState.UNASSIGNED,
+            f"worker {worker_id} is draining: its query stops there, then another worker "
+            "resumes it from its checkpoint",
+            always_record=True,
+        )
+
+    def hosted(self) -> dict[str, str]:
+        """Connector id → the live worker one of whose drivers runs its query now, as the
+        drivers' heartbeats say (a driver lists a connector from its placement until its query
+        has stopped); read once a pass, only when a connector needs placing. A dead worker's
+        drivers do not count: they are gone with it."""
+        if self._hosted is None:
+            hosted: dict[str, str] = {}
+            for driver in self.runtime.drivers():
+                if driver.worker_id in self.live:
+                    hosted.update(dict.fromkeys(driver.connectors, driver.worker_id))
+            self._hosted = hosted
+        return self._hosted
+
+    def note_drained(self, connectors: list[Connector]) -> None:
+        """A DRAINING worker whose channels all left (none assigned, none running there) is
+        DRAINED, recorded once; a conditional write, so a concurrent undrain wins."""
+        if not self.still_draining:
+            return
+        assigned = {c.worker_id for c in connectors if c.channel.target_state in HOSTED_TARGETS}
+        running = set(self.hosted().values())
+        self.drained = sorted(self.still_draining - assigned - running)
+
     def placement_reason(self, previous: str | None, chosen: str | None, load: Counter) -> str:
-        why = self.dead_reasons.get(previous, f"worker {previous} is unknown") if previous else ""
+        if previous in self.draining and previous not in self.dead_reasons:
+            why = f"worker {previous} is draining"
+        elif previous:
+            why = self.dead_reasons.get(previous, f"worker {previous} is unknown")
+        else:
+            why = ""
         if chosen is None:
             return f"{why}; no live worker to take over"
         placed = f"assigned to worker {chosen} (least loaded, hosting {load[chosen]})"
@@ -576,7 +655,28 @@ class _Pass:
             Task.objects.filter(pk__in=self.gone_tasks).delete()
             Task.objects.bulk_create(self.new_tasks)
             update_rows(Task, self.changed_tasks, [*_TASK_FIELDS, "updated"])
+            self.save_drained()
             LifecycleEvent.objects.bulk_create(self.events)
+
+    def save_drained(self) -> None:
+        """Mark the workers :meth:`note_drained` found DRAINED, each recorded once; a worker
+        put back in service since the pass read it stays in service."""
+        for worker_id in self.drained:
+            changed = Worker.objects.filter(
+                worker_id=worker_id, service=WorkerService.DRAINING
+            ).update(service=WorkerService.DRAINED, service_changed_at=self.at)
+            if changed:
+                self.events.append(
+                    lifecycle_event(
+                        subject_type=SubjectType.WORKER,
+                        subject_id=worker_id,
+                        from_state=WorkerService.DRAINING,
+                        to_state=WorkerService.DRAINED,
+                        actor=RECONCILE_ACTOR,
+                        reason="drained: no channel runs on it or is assigned to it any more",
+                        at=self.at,
+                    )
+                )
 
     def stop_finished_channels(self) -> None:
         """Set the target of each channel whose available-now run finished to STOPPED, unless

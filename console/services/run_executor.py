@@ -31,7 +31,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from console.choices import FINAL_RUN_STATES, RunState, WorkerState
+from console.choices import FINAL_RUN_STATES, RunState, WorkerService, WorkerState
 from console.crypto import decrypt_spec
 from console.models import Channel, ChannelRun, Connector, Revision, Worker
 from console.runtime import get_runtime
@@ -101,13 +101,19 @@ def execute_runs(*, runtime: RuntimeAdapter | None = None) -> int:
     if not runs:
         return 0
     live = list(Worker.objects.filter(state=WorkerState.ALIVE).values_list("worker_id", flat=True))
+    # A draining worker keeps the runs it has but starts no new one (console/services/workers).
+    in_service = list(
+        Worker.objects.filter(
+            state=WorkerState.ALIVE, service=WorkerService.IN_SERVICE
+        ).values_list("worker_id", flat=True)
+    )
     ids = [run.runtime_id for run in runs if run.runtime_id]
     statuses = runtime.status(ids) if ids else {}
     changed = 0
     for run in runs:
         try:
             if run.state == RunState.PENDING:
-                changed += _start(runtime, run, live)
+                changed += _start(runtime, run, in_service)
             elif run.state == RunState.RUNNING:
                 changed += _follow(runtime, run, statuses.get(run.runtime_id), live)
             else:

@@ -3,7 +3,8 @@ build a channel on the canvas, see a validation error and fix it, try picked sam
 the pattern, save, start, watch it run, pause, resume and stop it, view its offsets, save a
 second revision and open its diff against the running one; axe-core finds no serious or
 critical accessibility violation on the channels list, the builder and the channel page.
-frontend/e2e/bus.e2e.mjs draws a branch (a bus with two rules) and tests its rules.
+frontend/e2e/bus.e2e.mjs draws a branch (a bus with two rules) and tests its rules;
+frontend/e2e/workers-shot.mjs drains the runtime worker and puts it back in service.
 Screenshots and axe reports land in test-artifacts/e2e/."""
 
 from __future__ import annotations
@@ -287,3 +288,61 @@ def test_a_bus_drawn_in_the_browser(
     assert rules[1]["pattern"] == {"data": {"amount": [{"numeric": [">", 100]}]}}
     assert [[sink["type"] for sink in rule["sinks"]] for rule in rules] == [["files"], ["files"]]
     assert rules[1]["sinks"][0]["config"]["path"] == "e2e-bus/big-orders"
+
+
+@pytest.mark.timeout(300)
+def test_a_worker_drained_and_put_back_in_service_in_the_browser(
+    stack: Stack, browser_tools: dict[str, str], shots: Path
+) -> None:
+    """The Workers page's Drain and Back in service buttons (frontend/e2e/workers-shot.mjs) on
+    the stack's only runtime worker: with no other worker its channels stay where they run."""
+    http = stack.session()
+    [worker] = [
+        w["worker_id"] for w in http.get(f"{stack.api}/workers/", timeout=10).json()["results"]
+    ]
+    env = {
+        **os.environ,
+        "SLUICE_URL": stack.base_url,
+        "SLUICE_USER": "admin",
+        "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
+        "CHROMIUM": browser_tools["chromium"],
+    }
+
+    def browser(mode: str) -> str:
+        result = subprocess.run(
+            [
+                browser_tools["node"],
+                "e2e/workers-shot.mjs",
+                mode,
+                worker,
+                str(shots / f"workers-{mode}.png"),
+            ],
+            cwd=REPO_ROOT / "frontend",
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+        return result.stdout.strip().splitlines()[-1]
+
+    try:
+        drained = json.loads(browser("drain"))
+        assert drained["service"] in ("draining", "drained"), drained
+        assert drained["buttons"] == ["Back in service", "Forget (disabled)"], drained
+        row = http.get(f"{stack.api}/workers/{worker}/", timeout=10).json()
+        assert (
+            row["service"] in ("DRAINING", "DRAINED") and row["service_changed_by"] == "user:admin"
+        )
+
+        back = json.loads(browser("undrain"))
+        assert back["service"] == "in service" and back["buttons"][0] == "Drain", back
+        assert (
+            http.get(f"{stack.api}/workers/{worker}/", timeout=10).json()["service"] == "IN_SERVICE"
+        )
+        audit = http.get(f"{stack.api}/audit/?object_type=worker&limit=10", timeout=10).json()
+        actions = [(row["action"], row["outcome"]) for row in audit["results"]]
+        assert ("worker.drain", 202) in actions and ("worker.undrain", 202) in actions, actions
+    finally:
+        http.post(f"{stack.api}/workers/{worker}/undrain", timeout=10)

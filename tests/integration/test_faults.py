@@ -7,6 +7,10 @@ takes over), a Redis restart, ``kill -9`` of the Celery worker and beat, a web s
 After each, both channels must be RUNNING again by themselves. At the end a check by event id
 shows no event lost, counts the duplicates (at-least-once into Kafka; none into the files
 sink, which is exactly once), and the lifecycle history tells what happened.
+
+On the same stack, an operator's drain (no fault): the channels of one runtime worker move
+to the other through the API with no event lost, the drained worker gets no new channel, and
+once back in service it takes the next one.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from confluent_kafka import Consumer
 
 from tests.integration.test_walking_skeleton import consume_all, make_topic
 from tests.support.orders import PATTERN, produce_range, selected
@@ -226,4 +231,127 @@ def test_channels_survive_every_fault_without_losing_events(
         "into files: 0"
     )
     for name in CHANNELS:
+        http.post(f"{stack.api}/channels/{name}/stop", timeout=10)
+
+
+DRAIN_CHANNELS = 4
+DRAIN_BATCH = 3_000
+
+
+def consume_until(bootstrap: str, topic: str, wanted: set[int], timeout: float) -> Counter:
+    """The ``seq`` of every record of ``topic`` (counted: duplicates show), read until all of
+    ``wanted`` arrived or ``timeout`` seconds passed."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"check-{uuid.uuid4().hex}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    seqs: Counter = Counter()
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and not wanted <= seqs.keys():
+            message = consumer.poll(0.5)
+            if message is not None and not message.error():
+                seqs[json.loads(message.value())["seq"]] += 1
+    finally:
+        consumer.close()
+    return seqs
+
+
+def test_drain_moves_channels_without_losing_events_then_undrain_places_again(
+    faults_stack: tuple[Stack, RedisProcess],
+) -> None:
+    stack, _ = faults_stack
+    http = stack.session()
+    suffix = uuid.uuid4().hex[:6]
+    source = f"drain-in-{suffix}"
+    make_topic(stack.kafka, source, 2)
+    names = [f"drain-{suffix}-{index}" for index in range(DRAIN_CHANNELS)]
+
+    def create(name: str) -> None:
+        make_topic(stack.kafka, f"{name}-out", 1)
+        spec = {
+            "source": {
+                "type": "kafka",
+                "config": {
+                    "bootstrap_servers": stack.kafka,
+                    "topics": [source],
+                    "starting_offsets": "earliest",
+                },
+            },
+            "transforms": [{"type": "filter", "config": {"pattern": PATTERN}}],
+            "sink": {
+                "type": "kafka",
+                "config": {"bootstrap_servers": stack.kafka, "topic": f"{name}-out"},
+            },
+        }
+        body = {"name": name, "spec": spec, "target_state": "RUNNING"}
+        created = http.post(f"{stack.api}/channels/", json=body, timeout=10)
+        assert created.status_code == 201, created.text
+
+    def status(name: str) -> dict:
+        return http.get(f"{stack.api}/channels/{name}/status", timeout=5).json()
+
+    def worker(worker_id: str) -> dict:
+        return http.get(f"{stack.api}/workers/{worker_id}/", timeout=5).json()
+
+    def running_off(names: list[str], avoid: str | None) -> bool:
+        states = [status(name) for name in names]
+        return all(s["state"] == "RUNNING" and s["worker_id"] not in (avoid, None) for s in states)
+
+    for name in names:
+        create(name)
+    produce_range(stack.kafka, source, 0, DRAIN_BATCH)
+    try:
+        wait_until(lambda: running_off(names, None), 240, interval=1, what="the channels RUNNING")
+    except TimeoutError:
+        pytest.fail(f"not RUNNING: {[status(n) for n in names]}\n{stack.logs()}")
+    hosts = Counter(status(name)["worker_id"] for name in names)
+    drained, hosted = hosts.most_common(1)[0]
+    moving = sorted(name for name in names if status(name)["worker_id"] == drained)
+
+    started = time.monotonic()
+    answer = http.post(f"{stack.api}/workers/{drained}/drain", timeout=10)
+    assert answer.status_code == 202, answer.text
+    assert answer.json()["channels"] == moving and answer.json()["worker"]["service"] == "DRAINING"
+    produce_range(stack.kafka, source, DRAIN_BATCH, 2 * DRAIN_BATCH)  # while they move
+    try:
+        wait_until(lambda: running_off(names, drained), 120, interval=0.5, what="moved, RUNNING")
+    except TimeoutError:
+        pytest.fail(f"not moved: {[status(n) for n in names]}\n{stack.logs()}")
+    moved_in = time.monotonic() - started
+    wait_until(lambda: worker(drained)["service"] == "DRAINED", 30, what="the worker DRAINED")
+    refused = http.delete(f"{stack.api}/workers/{drained}/", timeout=10)
+    assert refused.status_code == 409 and "is alive" in refused.json()["detail"], refused.text
+    produce_range(stack.kafka, source, 2 * DRAIN_BATCH, 3 * DRAIN_BATCH)
+
+    wanted = {seq for seq in range(3 * DRAIN_BATCH) if selected(seq)}
+    duplicates = 0
+    for name in names:
+        seqs = consume_until(stack.kafka, f"{name}-out", wanted, timeout=180)
+        assert wanted - seqs.keys() == set(), f"{name} lost {len(wanted - seqs.keys())} events"
+        duplicates += sum(count - 1 for count in seqs.values())
+    for name in moving:
+        events = http.get(f"{stack.api}/channels/{name}/lifecycle/?limit=100", timeout=5).json()
+        reasons = [e["reason"] for e in events["results"]]
+        assert any(f"worker {drained} is draining" in r for r in reasons), reasons
+
+    # Back in service: the drained worker, hosting nothing, is the least loaded again.
+    back = http.post(f"{stack.api}/workers/{drained}/undrain", timeout=10)
+    assert back.status_code == 202 and back.json()["service"] == "IN_SERVICE", back.text
+    late = f"drain-{suffix}-late"
+    create(late)
+    wait_until(lambda: running_off([late], None), 120, interval=0.5, what="the new channel")
+    assert status(late)["worker_id"] == drained
+    audit = http.get(f"{stack.api}/audit/?action=worker.drain", timeout=5).json()["results"]
+    assert any(row["object_id"] == drained and row["outcome"] == 202 for row in audit), audit
+    print(
+        f"\ndrain: {hosted} channel(s) of {drained} RUNNING elsewhere in {moved_in:.1f} s; "
+        f"{len(wanted)} events per channel, none lost, {duplicates} duplicates"
+    )
+    for name in [*names, late]:
         http.post(f"{stack.api}/channels/{name}/stop", timeout=10)

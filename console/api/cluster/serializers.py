@@ -7,23 +7,71 @@ from typing import Any
 
 from rest_framework import serializers
 
-from console.choices import ConnectorState, WorkerState
+from console.choices import ConnectorState, WorkerService, WorkerState
 from console.models import Worker
+
+SERVICE_HELP = (
+    "IN_SERVICE: takes new channels. DRAINING: gets no new channels and hands its channels to "
+    "other live workers (each resumes from its checkpoint). DRAINED: none left on it; it can "
+    "be stopped, then forgotten once DEAD."
+)
 
 
 class WorkerSerializer(serializers.ModelSerializer):
-    state = serializers.ChoiceField(choices=WorkerState.choices)
+    state = serializers.ChoiceField(
+        choices=WorkerState.choices,
+        help_text="Liveness: DEAD once its last heartbeat is older than the session timeout.",
+    )
+    service = serializers.ChoiceField(choices=WorkerService.choices, help_text=SERVICE_HELP)
+    service_changed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When it was last drained or put back in service."
+    )
+    service_changed_by = serializers.CharField(
+        help_text="Who drained it or put it back in service (user:<name>; system:reconcile "
+        "when it turned DRAINED)."
+    )
     connectors = serializers.SerializerMethodField(
         help_text="Ids (channel names) of the connectors assigned to this worker."
     )
 
     class Meta:
         model = Worker
-        fields = ["worker_id", "host", "pid", "state", "started_at", "last_heartbeat", "connectors"]
+        fields = [
+            "worker_id",
+            "host",
+            "pid",
+            "state",
+            "service",
+            "service_changed_at",
+            "service_changed_by",
+            "started_at",
+            "last_heartbeat",
+            "connectors",
+        ]
         read_only_fields = fields
 
     def get_connectors(self, worker: Worker) -> list[str]:
         return sorted(connector.runtime_id for connector in worker.connectors.all())
+
+
+class DrainSerializer(serializers.Serializer):
+    """The answer to a drain: the worker (DRAINING), the channels that move and where."""
+
+    worker = WorkerSerializer()
+    changed = serializers.BooleanField(
+        help_text="False when it was already draining or drained (nothing changed)."
+    )
+    channels = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The channels (target RUNNING or PAUSED) assigned to it, which move.",
+    )
+    takers = serializers.ListField(
+        child=serializers.CharField(),
+        help_text=(
+            "The other live workers in service that can take them; empty: they keep running "
+            "on it until one is alive."
+        ),
+    )
 
 
 class EpochDateTimeField(serializers.DateTimeField):
@@ -76,6 +124,7 @@ class ClusterRuntimeWorkerSerializer(serializers.Serializer):
         choices=WorkerState.choices,
         help_text="DEAD once its last heartbeat is older than the session timeout.",
     )
+    service = serializers.ChoiceField(choices=WorkerService.choices, help_text=SERVICE_HELP)
     started_at = EpochDateTimeField()
     last_heartbeat = EpochDateTimeField()
     heartbeat_age = serializers.FloatField(help_text="Seconds since its last heartbeat.")

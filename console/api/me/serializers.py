@@ -12,6 +12,9 @@ class CapabilitiesSerializer(serializers.Serializer):
     operate = serializers.BooleanField(
         help_text="May start, stop, pause, resume and restart channels and change offsets."
     )
+    operate_workers = serializers.BooleanField(
+        help_text="May drain runtime workers, put them back in service and forget dead ones."
+    )
     edit = serializers.BooleanField(help_text="May create, change and delete channels.")
 
 

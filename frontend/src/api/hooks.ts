@@ -222,7 +222,7 @@ export const EVERYONE: Me = {
   username: "",
   roles: [],
   is_superuser: false,
-  can: { view: true, operate: true, edit: true },
+  can: { view: true, operate: true, operate_workers: true, edit: true },
 };
 
 export function useMe() {

@@ -853,6 +853,50 @@ export interface paths {
         get: operations["workers_retrieve"];
         put?: never;
         post?: never;
+        /**
+         * Forget a dead runtime worker
+         * @description Drops a DEAD worker's registration with the runtime, its Spark drivers' and its record here. A worker that is alive (a heartbeat within the session timeout) is refused with 409: drain it, stop its process, then forget it. A worker that starts again with the same id registers anew.
+         */
+        delete: operations["workers_forget"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workers/{worker_id}/drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Drain a runtime worker
+         * @description Takes the worker out of service (`service` DRAINING): it gets no new channels, and the control loop hands each channel it runs to the least loaded other live worker in service: the query stops on this worker first, then the other resumes it from its checkpoint, so no event is lost. With no other worker in service the channels keep running here until one is alive. Once none is left, `service` turns DRAINED. Returns at once; repeating it changes nothing (`changed` false).
+         */
+        post: operations["workers_drain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workers/{worker_id}/undrain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put a runtime worker back in service
+         * @description `service` IN_SERVICE: the worker takes new channels again. Channels that moved away stay where they are (placement is sticky). Repeating it changes nothing.
+         */
+        post: operations["workers_undrain"];
         delete?: never;
         options?: never;
         head?: never;
@@ -940,6 +984,8 @@ export interface components {
             view: boolean;
             /** @description May start, stop, pause, resume and restart channels and change offsets. */
             operate: boolean;
+            /** @description May drain runtime workers, put them back in service and forget dead ones. */
+            operate_workers: boolean;
             /** @description May create, change and delete channels. */
             edit: boolean;
         };
@@ -1248,6 +1294,14 @@ export interface components {
              *     * `DEAD` - Dead
              */
             state: components["schemas"]["WorkerStateEnum"];
+            /**
+             * @description IN_SERVICE: takes new channels. DRAINING: gets no new channels and hands its channels to other live workers (each resumes from its checkpoint). DRAINED: none left on it; it can be stopped, then forgotten once DEAD.
+             *
+             *     * `IN_SERVICE` - In service
+             *     * `DRAINING` - Draining
+             *     * `DRAINED` - Drained
+             */
+            service: components["schemas"]["ServiceEnum"];
             /** Format: date-time */
             started_at: string;
             /** Format: date-time */
@@ -1361,6 +1415,16 @@ export interface components {
             backward: string[];
             /** @description Why the older cannot read data written with the newer (empty: it can). */
             forward: string[];
+        };
+        /** @description The answer to a drain: the worker (DRAINING), the channels that move and where. */
+        Drain: {
+            worker: components["schemas"]["Worker"];
+            /** @description False when it was already draining or drained (nothing changed). */
+            changed: boolean;
+            /** @description The channels (target RUNNING or PAUSED) assigned to it, which move. */
+            channels: string[];
+            /** @description The other live workers in service that can take them; empty: they keep running on it until one is alive. */
+            takers: string[];
         };
         /** @description The body of a 401, 403, 404, 409 or 503: DRF's ``{"detail": "<reason>"}``. */
         ErrorDetail: {
@@ -2054,6 +2118,13 @@ export interface components {
          * @enum {string}
          */
         SchemaTypeEnum: "AVRO" | "JSON" | "PROTOBUF";
+        /**
+         * @description * `IN_SERVICE` - In service
+         *     * `DRAINING` - Draining
+         *     * `DRAINED` - Drained
+         * @enum {string}
+         */
+        ServiceEnum: "IN_SERVICE" | "DRAINING" | "DRAINED";
         /** @description One source partition and where the channel resumes reading it. */
         SourceOffset: {
             partition: components["schemas"]["OffsetPartition"];
@@ -2281,7 +2352,28 @@ export interface components {
             readonly worker_id: string;
             readonly host: string;
             readonly pid: number | null;
+            /**
+             * @description Liveness: DEAD once its last heartbeat is older than the session timeout.
+             *
+             *     * `ALIVE` - Alive
+             *     * `DEAD` - Dead
+             */
             state: components["schemas"]["WorkerStateEnum"];
+            /**
+             * @description IN_SERVICE: takes new channels. DRAINING: gets no new channels and hands its channels to other live workers (each resumes from its checkpoint). DRAINED: none left on it; it can be stopped, then forgotten once DEAD.
+             *
+             *     * `IN_SERVICE` - In service
+             *     * `DRAINING` - Draining
+             *     * `DRAINED` - Drained
+             */
+            service: components["schemas"]["ServiceEnum"];
+            /**
+             * Format: date-time
+             * @description When it was last drained or put back in service.
+             */
+            service_changed_at: string | null;
+            /** @description Who drained it or put it back in service (user:<name>; system:reconcile when it turned DRAINED). */
+            service_changed_by: string;
             /** Format: date-time */
             readonly started_at: string | null;
             /** Format: date-time */
@@ -4454,6 +4546,115 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Worker"];
+                };
+            };
+            /** @description No worker has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    workers_forget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                worker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No worker has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The worker is alive: only a DEAD worker can be forgotten; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The runtime is unavailable; nothing changed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    workers_drain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                worker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Drain"];
+                };
+            };
+            /** @description No worker has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    workers_undrain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                worker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };

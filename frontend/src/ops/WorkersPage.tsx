@@ -4,6 +4,9 @@ import { href } from "../router";
 import { StateBadge } from "../ui/StateBadge";
 import { ago, fmtAge, fmtMiB, fmtTime } from "../ui/format";
 import { DriversSection } from "./DriversSection";
+import { WorkerActions } from "./WorkerActions";
+import { serviceLabel } from "./workers";
+import "./workers.css";
 
 /**
  * Runtime workers (state, heartbeat age, connectors), the Spark drivers each runs with the
@@ -21,25 +24,35 @@ export function WorkersPage() {
         <p className="muted small">
           Each worker runs a few long-lived Spark drivers that host its channels, and heartbeats every few
           seconds; one silent past the session timeout is declared dead and its channels move to another.
+          Drain a worker to take it out of service: its channels move to the other live workers, each
+          resuming from its checkpoint, and it gets no new ones until it is back in service. A dead
+          worker can be forgotten.
         </p>
-        <table className="table">
+        <table className="table workers-table">
           <thead>
             <tr>
               <th>Worker</th>
               <th>State</th>
+              <th>Service</th>
               <th>Host</th>
               <th>PID</th>
               <th>Started</th>
               <th>Last heartbeat</th>
               <th>Channels</th>
+              <th>Actions</th>
             </tr>
           </thead>
           <tbody>
             {list.map((w) => (
-              <tr key={w.worker_id}>
+              <tr key={w.worker_id} className={w.service === "IN_SERVICE" ? undefined : "worker-draining"}>
                 <td>{w.worker_id}</td>
                 <td>
                   <StateBadge state={w.state} />
+                </td>
+                <td>
+                  <span className={`badge service-${w.service.toLowerCase()}`} data-testid="service-badge">
+                    {serviceLabel(w.service)}
+                  </span>
                 </td>
                 <td>{w.host}</td>
                 <td>{w.pid ?? "—"}</td>
@@ -54,11 +67,14 @@ export function WorkersPage() {
                         </a>
                       ))}
                 </td>
+                <td>
+                  <WorkerActions worker={w} />
+                </td>
               </tr>
             ))}
             {!workers.isPending && list.length === 0 && (
               <tr>
-                <td colSpan={7} className="muted">
+                <td colSpan={9} className="muted">
                   No runtime worker has reported yet. `make run` starts one.
                 </td>
               </tr>

@@ -2,10 +2,11 @@
 
 import { EVERYONE, useMe } from "../api/hooks";
 
-export type Ability = "operate" | "edit";
+export type Ability = "operate" | "operate_workers" | "edit";
 
 const NEEDS: Record<Ability, string> = {
   operate: "Needs the operator role (start, stop, pause, resume, restart, offsets).",
+  operate_workers: "Needs the operator role (drain, return to service, forget workers).",
   edit: "Needs the editor role (create, save and delete channels).",
 };
 

@@ -106,6 +106,9 @@ class FakeRuntime:
     def forget_worker(self, worker_id: str) -> None:
         self._call("forget_worker", worker_id)
         self.worker_infos.pop(worker_id, None)
+        for driver_id, info in list(self.driver_infos.items()):
+            if info.worker_id == worker_id:
+                del self.driver_infos[driver_id]
 
     def preview(self, connector_id: str, limit: int = 50) -> list[dict]:
         self._call("preview", connector_id, limit)

@@ -76,6 +76,9 @@ RULES = {
     ("channel-history", "get"): "view",
     ("worker-list", "get"): "view",
     ("worker-detail", "get"): "view",
+    ("worker-detail", "delete"): "operate",  # forget (w1 has no heartbeat: DEAD)
+    ("worker-drain", "post"): "operate",
+    ("worker-undrain", "post"): "operate",
     ("plugin-list", "get"): "view",
     ("plugin-detail", "get"): "view",
     ("plugin-validate", "post"): "view",
@@ -326,11 +329,23 @@ def test_an_undeclared_view_reads_with_view_permission_and_refuses_writes(
 @pytest.mark.parametrize(
     ("identity", "roles", "can"),
     [
-        ("no-role", [], {"view": False, "operate": False, "edit": False}),
-        (VIEWER, [VIEWER], {"view": True, "operate": False, "edit": False}),
-        (OPERATOR, [OPERATOR], {"view": True, "operate": True, "edit": False}),
-        (EDITOR, [EDITOR], {"view": True, "operate": False, "edit": True}),
-        ("superuser", [], {"view": True, "operate": True, "edit": True}),
+        ("no-role", [], {"view": False, "operate": False, "operate_workers": False, "edit": False}),
+        (
+            VIEWER,
+            [VIEWER],
+            {"view": True, "operate": False, "operate_workers": False, "edit": False},
+        ),
+        (
+            OPERATOR,
+            [OPERATOR],
+            {"view": True, "operate": True, "operate_workers": True, "edit": False},
+        ),
+        (
+            EDITOR,
+            [EDITOR],
+            {"view": True, "operate": False, "operate_workers": False, "edit": True},
+        ),
+        ("superuser", [], {"view": True, "operate": True, "operate_workers": True, "edit": True}),
     ],
 )
 def test_me_says_who_is_calling_and_what_they_may_do(django_user_model, identity, roles, can):
@@ -456,6 +471,7 @@ def test_ensure_admin_still_makes_a_superuser_who_may_do_everything(monkeypatch)
     assert client.get("/api/v1/me/").json()["can"] == {
         "view": True,
         "operate": True,
+        "operate_workers": True,
         "edit": True,
     }
 

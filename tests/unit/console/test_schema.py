@@ -41,6 +41,8 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/channels/{name}/history/",
         "/api/v1/workers/",
         "/api/v1/workers/{worker_id}/",
+        "/api/v1/workers/{worker_id}/drain",
+        "/api/v1/workers/{worker_id}/undrain",
         "/api/v1/plugins/",
         "/api/v1/plugins/{kind}/{type}/",
         "/api/v1/plugins/{kind}/{type}/validate",

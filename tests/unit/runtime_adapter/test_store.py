@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from runtime_adapter.base import ConnectorStatus, Deployment, TaskStatus, WorkerInfo
+from runtime_adapter.base import ConnectorStatus, Deployment, DriverInfo, TaskStatus, WorkerInfo
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.states import State, TargetState
-from runtime_adapter.store import RedisStore
+from runtime_adapter.store import Placement, RedisStore
 
 SPEC = {"source": {"type": "kafka", "config": {}}, "transforms": [], "sink": {"type": "kafka"}}
 
@@ -91,6 +91,26 @@ def test_workers_heartbeat_and_forget(runtime: SparkRuntime, store: RedisStore):
     assert (worker.worker_id, worker.last_heartbeat, worker.connectors) == ("w1", 3.0, ["orders"])
     runtime.forget_worker("w1")
     assert runtime.workers() == []
+
+
+def test_forgetting_a_worker_drops_its_drivers_only(runtime: SparkRuntime, store: RedisStore):
+    store.heartbeat(WorkerInfo("w1", "host", 42, 1.0, 2.0, ["orders"]))
+    store.heartbeat(WorkerInfo("w2", "host", 43, 1.0, 2.0, ["billing"]))
+    store.driver_heartbeat(
+        DriverInfo("w1.d1", "w1", 50, "shared", 1.0, 2.0, 8, connectors=["orders"])
+    )
+    store.driver_heartbeat(DriverInfo("w2.d1", "w2", 51, "shared", 1.0, 2.0, 8))
+    store.place("w1.d1", "orders", Placement(0, 1, 1.0))
+    store.place("w2.d1", "billing", Placement(0, 1, 1.0))
+    store.retire("w1.d1")
+
+    runtime.forget_worker("w1")
+
+    assert [w.worker_id for w in runtime.workers()] == ["w2"]
+    assert [d.driver_id for d in runtime.drivers()] == ["w2.d1"]
+    assert store.placements("w1.d1") == {}
+    assert not store.retired("w1.d1")
+    assert list(store.placements("w2.d1")) == ["billing"]
 
 
 def test_preview_keeps_the_newest_events_newest_first(runtime: SparkRuntime, store: RedisStore):

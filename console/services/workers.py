@@ -1,0 +1,163 @@
+"""Acting on runtime workers: drain one, put it back in service, forget a dead one.
+
+A worker's *service* (:class:`~console.choices.WorkerService`) is the operator's decision,
+apart from its liveness (``state``, judged by the control loop from heartbeats):
+
+* **drain** (IN_SERVICE → DRAINING): the worker gets no new placements (the control loop,
+  a start, a replay) and the control loop hands each of its channels to another live worker
+  in service: the query is stopped on the draining worker first, then placed on the least
+  loaded other worker, which resumes it from its checkpoint, so no event is lost and two
+  queries never share a checkpoint (:mod:`console.services.reconcile`). With no other
+  worker in service its channels keep running where they are until one joins. Once none is
+  left the control loop marks the worker DRAINED; it can then be stopped.
+* **undrain** (DRAINING or DRAINED → IN_SERVICE): it takes new placements again. Channels
+  that moved stay where they are (placement is sticky); one still running there stays.
+* **forget**: a DEAD worker's registration, its drivers' and its database row are dropped
+  (a worker that starts again with the same id registers anew). A live worker is refused:
+  it would register again at its next heartbeat.
+
+Each call records a worker lifecycle event (who, from, to, why); the API and admin
+requests that make them are in the audit trail (:mod:`console.audit`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from console.choices import HOSTED_TARGETS, SubjectType, WorkerService, WorkerState
+from console.models import Connector, Worker
+from console.runtime import get_runtime
+from console.services.errors import InvalidTransition, ServiceError, runtime_errors
+from console.services.lifecycle import actor_for, record
+
+
+class WorkerNotFound(ServiceError):
+    """No runtime worker has this id (neither the console nor the runtime knows it)."""
+
+
+@dataclass(frozen=True)
+class DrainResult:
+    """What a drain asked for: the worker, and the channels it has to hand over."""
+
+    worker: Worker
+    changed: bool
+    """False when it was already draining or drained (nothing was recorded)."""
+    channels: list[str]
+    """The channels (RUNNING or PAUSED targets) assigned to it, which move."""
+    takers: list[str]
+    """The other live workers in service that can take them (none: they stay for now)."""
+
+
+def drain_worker(worker_id: str, *, user: User | None = None) -> DrainResult:
+    """Take ``worker_id`` out of service (idempotent: an already draining or drained worker
+    is left as it is). Raises :class:`WorkerNotFound`."""
+    actor = actor_for(user)
+    with transaction.atomic():
+        worker = _locked(worker_id)
+        changed = worker.service == WorkerService.IN_SERVICE
+        channels = sorted(
+            Connector.objects.filter(
+                worker=worker, channel__target_state__in=HOSTED_TARGETS
+            ).values_list("channel__name", flat=True)
+        )
+        takers = sorted(
+            Worker.objects.filter(state=WorkerState.ALIVE, service=WorkerService.IN_SERVICE)
+            .exclude(pk=worker.pk)
+            .values_list("worker_id", flat=True)
+        )
+        if changed:
+            if not channels:
+                reason = "drain requested: it hosts no channel"
+            elif takers:
+                reason = (
+                    f"drain requested: its {len(channels)} channel(s) move to {', '.join(takers)}"
+                )
+            else:
+                reason = (
+                    f"drain requested: its {len(channels)} channel(s) stay until another "
+                    "worker in service is alive"
+                )
+            _set_service(worker, WorkerService.DRAINING, actor, reason)
+    return DrainResult(worker, changed, channels, takers)
+
+
+def undrain_worker(worker_id: str, *, user: User | None = None) -> Worker:
+    """Put ``worker_id`` back in service (idempotent). Raises :class:`WorkerNotFound`."""
+    actor = actor_for(user)
+    with transaction.atomic():
+        worker = _locked(worker_id)
+        if worker.service != WorkerService.IN_SERVICE:
+            _set_service(
+                worker, WorkerService.IN_SERVICE, actor, "back in service: takes new channels"
+            )
+    return worker
+
+
+def forget_worker(worker_id: str, *, user: User | None = None) -> None:
+    """Forget a dead worker: the runtime's registration (and its drivers'), then the
+    console's row; a worker_id the runtime still reports alive is refused
+    (:class:`InvalidTransition`, the API's 409). Raises :class:`WorkerNotFound`,
+    :class:`~console.services.errors.RuntimeUnavailable`."""
+    runtime = get_runtime()
+    with runtime_errors("forget worker"):
+        info = next((i for i in runtime.workers() if i.worker_id == worker_id), None)
+    worker = Worker.objects.filter(worker_id=worker_id).first()
+    if info is None and worker is None:
+        raise WorkerNotFound(f"no runtime worker has the id {worker_id!r}")
+    timeout = settings.SLUICE_WORKER_SESSION_TIMEOUT
+    if info is not None:
+        silence = max(time.time() - info.last_heartbeat, 0.0)
+        if silence <= timeout:
+            raise InvalidTransition(
+                f"worker {worker_id} is alive (last heartbeat {silence:.1f} s ago, session "
+                f"timeout {timeout:g} s): only a DEAD worker can be forgotten. Drain it, stop "
+                "its process, and forget it once it is DEAD"
+            )
+    with runtime_errors("forget worker"):
+        runtime.forget_worker(worker_id)
+    with transaction.atomic():
+        moved = 0
+        if worker is not None:
+            # Its connectors were re-placed when it died; any left are placed by the next pass.
+            moved = Connector.objects.filter(worker=worker).update(worker=None)
+            worker.delete()
+        was = worker.state if worker is not None else WorkerState.DEAD
+        record(
+            subject_type=SubjectType.WORKER,
+            subject_id=worker_id,
+            from_state=was,
+            to_state="FORGOTTEN",
+            actor=actor_for(user),
+            reason=(
+                "forgotten: its registration and its drivers' dropped"
+                + (f"; {moved} connector(s) left to place" if moved else "")
+            ),
+        )
+
+
+def _locked(worker_id: str) -> Worker:
+    worker = Worker.objects.select_for_update().filter(worker_id=worker_id).first()
+    if worker is None:
+        raise WorkerNotFound(f"no runtime worker has the id {worker_id!r}")
+    return worker
+
+
+def _set_service(worker: Worker, service: WorkerService, actor: str, reason: str) -> None:
+    record(
+        subject_type=SubjectType.WORKER,
+        subject_id=worker.worker_id,
+        from_state=worker.service,
+        to_state=service,
+        actor=actor,
+        reason=reason,
+    )
+    worker.service = service
+    worker.service_changed_at = timezone.now()
+    worker.service_changed_by = actor
+    worker.save(update_fields=["service", "service_changed_at", "service_changed_by"])

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+
+import { actionMessage, confirmation, serviceLabel, workerButtons } from "./workers";
+
+const alive = { worker_id: "w1", state: "ALIVE", service: "IN_SERVICE" };
+
+describe("a runtime worker's row", () => {
+  it("offers Drain in service, and Forget only once dead", () => {
+    const buttons = workerButtons(alive, "");
+    expect(buttons.map((b) => [b.label, b.enabled])).toEqual([
+      ["Drain", true],
+      ["Forget", false],
+    ]);
+    expect(buttons[1]?.title).toContain("Only a dead worker can be forgotten");
+    const dead = workerButtons({ ...alive, state: "DEAD", service: "DRAINED" }, "");
+    expect(dead.map((b) => [b.label, b.enabled])).toEqual([
+      ["Back in service", true],
+      ["Forget", true],
+    ]);
+  });
+
+  it("disables everything, with the reason, without the operator role", () => {
+    const buttons = workerButtons({ ...alive, state: "DEAD" }, "Needs the operator role");
+    expect(buttons.every((b) => !b.enabled && b.title === "Needs the operator role")).toBe(true);
+  });
+
+  it("names the service in words", () => {
+    expect(serviceLabel("DRAINING")).toBe("draining");
+    expect(serviceLabel("IN_SERVICE")).toBe("in service");
+  });
+
+  it("asks before draining or forgetting, not before putting back", () => {
+    expect(confirmation(alive, "drain", 20)).toBe(
+      "Drain w1? Its 20 channels move to other live workers. It gets no new channels until it is back in service.",
+    );
+    expect(confirmation(alive, "drain", 0)).toContain("It hosts no channel.");
+    expect(confirmation(alive, "forget", 0)).toContain("Forget w1?");
+    expect(confirmation(alive, "undrain", 3)).toBeNull();
+  });
+
+  it("says where a drain sends the channels", () => {
+    const worker = { ...alive, service: "DRAINING" } as never;
+    const result = { worker, changed: true, channels: ["a", "b"], takers: ["w2"] };
+    expect(actionMessage("w1", "drain", result)).toBe("Draining w1: its 2 channels move to w2.");
+    expect(actionMessage("w1", "drain", { ...result, takers: [] })).toBe(
+      "Draining w1: no other worker in service, its 2 channels stay until one is alive.",
+    );
+    expect(actionMessage("w1", "drain", { ...result, changed: false })).toBe("w1 is already draining.");
+    expect(actionMessage("w1", "forget", null)).toBe("Forgot w1.");
+  });
+});
