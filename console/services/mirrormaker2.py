@@ -90,6 +90,8 @@ def mirror_topic(
         errors[f"{prefix}source_alias"] = [
             "A cluster alias: 1-64 letters, digits, '_' or '-', starting with a letter or digit."
         ]
+        if offsets_topic is None:  # the default name is made of it: one error is enough
+            offsets_topic = "mm2-offsets.invalid.internal"
     clusters = list(spec_clusters(spec))
     servers = bootstrap_servers if bootstrap_servers is not None else clusters[0]
     if servers not in clusters:
