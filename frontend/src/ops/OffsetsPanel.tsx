@@ -5,6 +5,7 @@ import { useChangeOffsets, useOffsets } from "../api/hooks";
 import type { ChannelStatus } from "../api/types";
 import { fmtNumber } from "../ui/format";
 import { useCan } from "../ui/permissions";
+import { MirrorMaker2Wizard } from "./MirrorMaker2Wizard";
 import { buildOffsetsBody, errorsByPartition, partitionKey, type OffsetDrafts } from "./offsets";
 
 /** Offsets may change only while the channel is STOPPED (as in Kafka Connect's KIP-875). */
@@ -138,6 +139,7 @@ export function OffsetsPanel({ name, status }: { name: string; status: ChannelSt
         {message && <span data-testid="offsets-message">{message}</span>}
         {errors[""] && <span className="error">{errors[""]}</span>}
       </div>
+      <MirrorMaker2Wizard name={name} enabled={enabled} disabledReason={disabledReason} />
     </section>
   );
 }
