@@ -97,18 +97,34 @@ class OffsetsCopyOriginSerializer(OffsetsCopySerializer):
     )
 
 
+class MirrorPartitionSerializer(serializers.Serializer):
+    cluster = serializers.CharField(help_text="MM2's alias of the source cluster.")
+    topic = serializers.CharField(help_text="The topic on the source cluster.")
+    partition = serializers.IntegerField()
+
+
+class MirrorOffsetValueSerializer(serializers.Serializer):
+    offset = serializers.IntegerField(help_text="The LAST record MM2 copied (-1: none yet).")
+
+
 class MirrorOffsetSerializer(serializers.Serializer):
-    """One partition in MirrorMaker 2's KIP-875 form."""
+    """One partition in MirrorMaker 2's KIP-875 form
+    (``GET /connectors/MirrorSourceConnector/offsets``)."""
 
-    partition = serializers.SerializerMethodField()
-    offset = serializers.SerializerMethodField()
+    partition = MirrorPartitionSerializer()
+    offset = MirrorOffsetValueSerializer()
 
-    def get_partition(self, offset: SourceOffset) -> dict[str, Any]:
-        alias = self.context.get("source_alias", "")
-        return {"cluster": alias, "topic": offset.topic, "partition": offset.partition}
 
-    def get_offset(self, offset: SourceOffset) -> dict[str, int]:
-        return {"offset": offset.offset}
+def mirror_form(alias: str, offsets: list[SourceOffset]) -> list[dict[str, Any]]:
+    """``offsets`` (MM2's last copied offsets) in MM2's KIP-875 form."""
+    items = [
+        {
+            "partition": {"cluster": alias, "topic": o.topic, "partition": o.partition},
+            "offset": {"offset": o.offset},
+        }
+        for o in offsets
+    ]
+    return list(MirrorOffsetSerializer(items, many=True).data)
 
 
 class _Where(serializers.Serializer):
@@ -154,23 +170,21 @@ def _where(found: MirrorPreview | HandBack) -> dict[str, Any]:
 
 
 def preview_data(found: MirrorPreview) -> dict[str, Any]:
-    context = {"source_alias": found.where.source_alias}
     last = [SourceOffset(o.topic, o.partition, o.offset - 1) for o in found.mirrormaker2]
     return {
         **_where(found),
-        "mirrormaker2": MirrorOffsetSerializer(last, many=True, context=context).data,
+        "mirrormaker2": mirror_form(found.where.source_alias, last),
         "takeover": SourceOffsetSerializer(found.mirrormaker2, many=True).data,
         "channel": SourceOffsetSerializer(found.channel, many=True).data,
     }
 
 
 def hand_back_data(found: HandBack) -> dict[str, Any]:
-    context = {"source_alias": found.where.source_alias}
     return {
         **_where(found),
         "message": found.message,
         "created_topic": found.created_topic,
-        "offsets": MirrorOffsetSerializer(found.offsets, many=True, context=context).data,
+        "offsets": mirror_form(found.where.source_alias, found.offsets),
     }
 
 
