@@ -33,8 +33,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
+
 # NewTopic's documented import (confluent_kafka.admin has no __all__ naming it).
-from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    ConfigResource,
+    NewTopic,
+)
 
 from runtime_adapter.base import OffsetsError
 from runtime_adapter.kafka import BrokerUnreachable, security_settings
@@ -187,6 +192,25 @@ def _read_records(
     return latest
 
 
+def _require_compacted(admin: AdminClient, topic: str, servers: str, timeout: float) -> None:
+    """Kafka Connect refuses an offsets topic that is not compacted: one that is not is some
+    other topic, and nothing is written into it."""
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    try:
+        found = admin.describe_configs([resource], request_timeout=timeout)[resource].result(
+            timeout=timeout
+        )
+    except KafkaException as exc:
+        raise BrokerUnreachable(f"could not describe {topic!r} on {servers}: {exc}") from exc
+    entry = found.get("cleanup.policy")
+    policy = str(entry.value) if entry is not None else ""
+    if "compact" not in policy.split(","):
+        raise OffsetsError(
+            f"{topic!r} on {servers} is not a Kafka Connect offsets topic (its cleanup.policy "
+            f"is {policy or 'unknown'}, not compact): nothing was written"
+        )
+
+
 def read_mirror_offsets(
     bootstrap_servers: str,
     topic: str,
@@ -256,6 +280,7 @@ def write_mirror_offsets(
         except KafkaException as exc:
             raise OffsetsError(f"could not create {topic!r} on {bootstrap_servers}: {exc}") from exc
     else:
+        _require_compacted(admin, topic, bootstrap_servers, timeout)
         # Reuse the exact bytes of keys Connect already wrote (lookups are by key bytes).
         for key in _read_records(bootstrap_servers, topic, partitions, settings, timeout):
             decoded = decode_key(key)

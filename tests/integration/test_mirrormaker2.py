@@ -257,6 +257,17 @@ def test_migrate_from_mirrormaker2_and_hand_back(stack: Stack):
 
         # 3. More events nobody copies; hand back; a new MirrorMaker 2 resumes.
         source.produce(BATCH)
+        # A topic that is not compacted is no Connect offsets topic: nothing is written into it.
+        other = f"not-offsets-{alias}"
+        make_topic(stack.kafka, other, 1)
+        refused = http.post(
+            f"{url}/offsets/mirrormaker2",
+            json={"source_alias": alias, "offsets_topic": other},
+            timeout=30,
+        )
+        assert refused.status_code == 409, refused.text
+        assert "not a Kafka Connect offsets topic" in refused.json()["detail"]
+        assert end_total(stack.kafka, other) == 0
         handed = http.post(f"{url}/offsets/mirrormaker2", json={"source_alias": alias}, timeout=30)
         assert handed.status_code == 200, handed.text
         body = handed.json()
