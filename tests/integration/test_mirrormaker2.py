@@ -105,8 +105,9 @@ class MirrorMaker:
             mm2_properties(self.bootstrap, self.topic, self.alias, 1)
             + "offset.flush.interval.ms = 1000\n"
             # its jars all carry ServiceLoader manifests: no reflective scan of the classpath
-            # (about 20 s of each start on two cores)
+            # (about 20 s each, MM2's and its worker's, of every start on two cores)
             + "plugin.discovery = service_load\n"
+            + "target.plugin.discovery = service_load\n"  # the target's Connect worker
         )
         log = (self.workdir / f"mm2-{self.runs}.log").open("w")
         command = [
