@@ -32,7 +32,14 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 
 # NewTopic's documented import (confluent_kafka.admin has no __all__ naming it).
 from confluent_kafka.admin import (  # type: ignore[attr-defined]
@@ -121,6 +128,12 @@ def decode_value(value: bytes | None) -> int | None:
 
 def _config(bootstrap_servers: str, settings: Mapping[str, object] | None) -> dict[str, Any]:
     return {"bootstrap.servers": bootstrap_servers, **(settings or {})}
+
+
+def _admin(bootstrap_servers: str, settings: Mapping[str, object] | None) -> AdminClient:
+    # librdkafka's admin handle is a producer, whose metadata requests may auto-create a topic
+    # on a broker that allows it: looking up a mistyped offsets topic must not create one.
+    return AdminClient({**_config(bootstrap_servers, settings), "allow.auto.create.topics": False})
 
 
 def _partitions(admin: AdminClient, topic: str, servers: str, timeout: float) -> list[int] | None:
@@ -224,7 +237,7 @@ def read_mirror_offsets(
     offset}``; reset (tombstoned) and negative offsets left out. Raises :class:`OffsetsError`
     when the topic does not exist, :class:`BrokerUnreachable` when the brokers do not answer."""
     check_alias(source_alias)
-    admin = AdminClient(_config(bootstrap_servers, settings))
+    admin = _admin(bootstrap_servers, settings)
     partitions = _partitions(admin, topic, bootstrap_servers, timeout)
     if partitions is None:
         raise OffsetsError(
@@ -259,7 +272,7 @@ def write_mirror_offsets(
     check_alias(source_alias)
     if not offsets:
         raise OffsetsError("no offsets to write")
-    admin = AdminClient(_config(bootstrap_servers, settings))
+    admin = _admin(bootstrap_servers, settings)
     partitions = _partitions(admin, topic, bootstrap_servers, timeout)
     created = False
     existing: dict[tuple[str, int], bytes] = {}
@@ -278,7 +291,12 @@ def write_mirror_offsets(
             futures[topic].result(timeout=timeout)
             created = True
         except KafkaException as exc:
-            raise OffsetsError(f"could not create {topic!r} on {bootstrap_servers}: {exc}") from exc
+            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise OffsetsError(
+                    f"could not create {topic!r} on {bootstrap_servers}: {exc}"
+                ) from exc
+            # made meanwhile (an MM2 starting, or a broker's auto-creation): as if it existed
+            _require_compacted(admin, topic, bootstrap_servers, timeout)
     else:
         _require_compacted(admin, topic, bootstrap_servers, timeout)
         # Reuse the exact bytes of keys Connect already wrote (lookups are by key bytes).
