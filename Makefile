@@ -29,7 +29,7 @@ $(DEPS_STAMP): pyproject.toml
 	@$(PY) -m pip install -q -e ".[dev]"
 	@rm -f $(VENV)/.deps-* && touch $@
 
-jars: ## Kafka broker and Spark Kafka connector jars from Maven Central, Sluice's Spark functions (cached)
+jars: ## Kafka broker, MirrorMaker 2 and Spark Kafka connector jars from Maven Central, Sluice's Spark functions (cached)
 	@bash scripts/fetch-jars.sh
 
 frontend: ## Build the browser console into frontend/dist (npm ci when the lock file changed)

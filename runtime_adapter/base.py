@@ -275,6 +275,17 @@ class OffsetChange:
 
 
 @dataclass(frozen=True)
+class MirrorOffsetsTopic:
+    """Where MirrorMaker 2 keeps a replication flow's source offsets: its Kafka Connect offsets
+    topic ``topic`` on ``bootstrap_servers`` (MM2's target cluster, one the channel's spec
+    already reaches), holding the offsets of the flow from the cluster alias ``source_alias``."""
+
+    source_alias: str
+    topic: str
+    bootstrap_servers: str
+
+
+@dataclass(frozen=True)
 class ConnectorOffsets:
     """A connector's source offsets as its next start will see them.
 
@@ -357,6 +368,19 @@ class RuntimeAdapter(Protocol):
     def consumer_group_offsets(self, spec: dict[str, Any], group: str) -> list[SourceOffset]:
         """The offsets ``group`` committed on the brokers of ``spec``'s Kafka source, for the
         topics that source reads (migration from Kafka Connect or MirrorMaker 2)."""
+
+    def mirrormaker2_offsets(
+        self, spec: dict[str, Any], where: MirrorOffsetsTopic
+    ) -> list[SourceOffset]:
+        """MirrorMaker 2's offsets in ``where``, for the topics ``spec``'s Kafka source reads,
+        as the NEXT offsets a channel reads (MM2 keeps the last offset it copied: + 1)."""
+
+    def write_mirrormaker2_offsets(
+        self, spec: dict[str, Any], where: MirrorOffsetsTopic, offsets: list[SourceOffset]
+    ) -> bool:
+        """Write ``offsets`` (NEXT offsets) into ``where`` in MirrorMaker 2's form (the last
+        copied offset: - 1), so an MM2 started next resumes exactly there; True when the
+        offsets topic was created. MirrorMaker 2 must be stopped (a running one overwrites)."""
 
     def spark_cluster(self) -> SparkCluster:
         """The Spark cluster the connectors' executors run on: its mode and master, and for

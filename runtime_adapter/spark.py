@@ -21,6 +21,7 @@ from runtime_adapter.base import (
     ConnectorStatus,
     Deployment,
     DriverInfo,
+    MirrorOffsetsTopic,
     OffsetChange,
     OffsetsError,
     RuntimeUnavailable,
@@ -36,6 +37,11 @@ from runtime_adapter.checkpoint import (
 )
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.kafka import group_offsets
+from runtime_adapter.mirrormaker2 import (
+    mirror_cluster_settings,
+    read_mirror_offsets,
+    write_mirror_offsets,
+)
 from runtime_adapter.offsets import client_settings, kafka_source, window_offsets
 from runtime_adapter.spark_master import master_cluster
 from runtime_adapter.states import State, TargetState
@@ -225,6 +231,37 @@ class SparkRuntime:
             for (topic, partition), offset in sorted(committed.items())
             if source.reads(topic)
         ]
+
+    @_reaching_the_runtime
+    def mirrormaker2_offsets(
+        self, spec: dict[str, Any], where: MirrorOffsetsTopic
+    ) -> list[SourceOffset]:
+        source = kafka_source(spec)
+        if source is None or source.source_type != "kafka":
+            raise OffsetsError("the channel's source does not read Kafka")
+        found = read_mirror_offsets(
+            where.bootstrap_servers,
+            where.topic,
+            where.source_alias,
+            settings=mirror_cluster_settings(spec, where.bootstrap_servers),
+        )
+        return [
+            SourceOffset(topic, partition, last + 1)
+            for (topic, partition), last in sorted(found.items())
+            if source.reads(topic)
+        ]
+
+    @_reaching_the_runtime
+    def write_mirrormaker2_offsets(
+        self, spec: dict[str, Any], where: MirrorOffsetsTopic, offsets: list[SourceOffset]
+    ) -> bool:
+        return write_mirror_offsets(
+            where.bootstrap_servers,
+            where.topic,
+            where.source_alias,
+            {(o.topic, o.partition): o.offset - 1 for o in offsets},
+            settings=mirror_cluster_settings(spec, where.bootstrap_servers),
+        )
 
     # -- the Spark cluster -------------------------------------------------------------------
 

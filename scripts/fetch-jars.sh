@@ -12,8 +12,8 @@
 #                             given to drivers with the connector jars
 #   .cache/jars/connect-mirror/ Kafka Connect's MirrorMaker 2 (connect-mirror + connect-runtime and
 #                             their runtime deps + log4j2 binding) at the broker's Kafka version, a
-#                             classpath of its own; only for `make bench` (bench/mirror.py), so not
-#                             fetched by default: name it (the benchmark does, before it starts)
+#                             classpath of its own; for `make bench` (bench/mirror.py) and the MM2
+#                             migration test (tests/integration/test_mirrormaker2.py)
 #                             -> java -cp '.cache/jars/connect-mirror/*' org.apache.kafka.connect.mirror.MirrorMaker
 #
 # Usage: scripts/fetch-jars.sh [--force] [kafka|spark-kafka|sluice-spark|connect-mirror|all ...]
@@ -46,7 +46,7 @@ for arg in "$@"; do
     --force|-f) FORCE=1 ;;
     --print-spark-jars) PRINT_SPARK_JARS=1 ;;
     kafka|spark-kafka|sluice-spark|connect-mirror) TARGETS+=("$arg") ;;
-    all) TARGETS+=(kafka spark-kafka sluice-spark) ;;
+    all) TARGETS+=(kafka spark-kafka sluice-spark connect-mirror) ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$SELF"; exit 0 ;;
     *) die "unknown argument '$arg' (try --help)" ;;
   esac
@@ -55,7 +55,7 @@ if (( PRINT_SPARK_JARS )); then
   TARGETS=(spark-kafka sluice-spark)
   exec 3>&1 1>&2          # progress messages to stderr, the jar list alone to stdout
 elif (( ${#TARGETS[@]} == 0 )); then
-  TARGETS=(kafka spark-kafka sluice-spark)
+  TARGETS=(kafka spark-kafka sluice-spark connect-mirror)
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -157,8 +157,9 @@ fetch_kafka() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# MirrorMaker 2 for the data-plane benchmark, at the same Kafka version as the broker (the
-# version is kafka.pom.xml's, handed to connect-mirror.pom.xml, so the two cannot drift).
+# MirrorMaker 2 for the data-plane benchmark and the migration test, at the same Kafka version as
+# the broker (the version is kafka.pom.xml's, handed to connect-mirror.pom.xml, so the two
+# cannot drift).
 fetch_connect_mirror() {
   local target="$JARS_DIR/connect-mirror" key start tmp kafka_version
   kafka_version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM_DIR/kafka.pom.xml")"

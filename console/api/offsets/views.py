@@ -18,6 +18,17 @@ from rest_framework.response import Response
 
 from console import permissions, services
 from console.api.metadata import NoSerializerMetadata
+from console.api.offsets.mirrormaker2 import (
+    MIRROR_EXAMPLE,
+    PREVIEW_PARAMETERS,
+    TAKEOVER_EXAMPLE,
+    HandBackSerializer,
+    MirrorMaker2Serializer,
+    MirrorPreviewSerializer,
+    OffsetsCopyOriginSerializer,
+    hand_back_data,
+    preview_data,
+)
 from console.api.offsets.schema import (
     OFFSETS_CHANGED,
     OFFSETS_CONFLICT,
@@ -27,11 +38,15 @@ from console.api.offsets.schema import (
 from console.api.offsets.serializers import (
     ChannelOffsetsSerializer,
     OffsetsAlterSerializer,
-    OffsetsCopySerializer,
     validated,
 )
 from console.api.responses import NOT_FOUND, RUNTIME_DOWN
 from console.models import Channel
+from console.services.mirrormaker2 import (
+    hand_back_to_mirrormaker2,
+    mirrormaker2_preview,
+    take_over_from_mirrormaker2,
+)
 
 # What each of the three offset changes (alter, reset, copy) may answer.
 OFFSETS_CHANGE_RESPONSES = {
@@ -54,6 +69,8 @@ class OffsetsViewSet(viewsets.GenericViewSet):
         "alter_offsets": permissions.ALTER_OFFSETS,
         "reset_offsets": permissions.ALTER_OFFSETS,
         "copy_offsets": permissions.ALTER_OFFSETS,
+        "mirrormaker2_offsets": permissions.seeing(what="channel offsets"),
+        "hand_back_offsets": permissions.ALTER_OFFSETS,
     }
 
     @extend_schema(
@@ -128,13 +145,15 @@ class OffsetsViewSet(viewsets.GenericViewSet):
         operation_id="channels_offsets_copy",
         summary="Copy offsets to a stopped channel (migration)",
         description=(
-            "MirrorMaker 2's idea: take over from another channel's offsets, or from a "
+            "MirrorMaker 2's idea: take over from another channel's offsets, from a "
             "consumer group's committed offsets (what a Kafka Connect sink or a MirrorMaker 2 "
-            "checkpoint leaves), for the topics this channel reads, so a pipeline moved to "
-            "Sluice neither skips nor replays events. Stop the origin first. Only while this "
-            "channel is STOPPED; partitions the origin has no offset for keep their position."
+            "checkpoint leaves), or from MirrorMaker 2's own source offsets (its Kafka Connect "
+            "offsets topic: the channel resumes right after the last records MM2 copied), for "
+            "the topics this channel reads, so a pipeline moved to Sluice neither skips nor "
+            "replays events. Stop the origin first. Only while this channel is STOPPED; "
+            "partitions the origin has no offset for keep their position."
         ),
-        request=OffsetsCopySerializer,
+        request=OffsetsCopyOriginSerializer,
         responses=OFFSETS_CHANGE_RESPONSES,
         examples=[
             OpenApiExample(
@@ -145,11 +164,67 @@ class OffsetsViewSet(viewsets.GenericViewSet):
             OpenApiExample(
                 "From another channel", request_only=True, value={"from_channel": "old"}
             ),
+            TAKEOVER_EXAMPLE,
         ],
     )
     @action(detail=True, methods=["post"], url_path="offsets/copy", url_name="offsets-copy")
     def copy_offsets(self, request: Request, name: str) -> Response:
         channel = get_object_or_404(Channel, name=name)
-        origin = validated(OffsetsCopySerializer, request.data)
-        message = services.copy_channel_offsets(channel, **origin, user=cast(User, request.user))
+        origin = validated(OffsetsCopyOriginSerializer, request.data)
+        user = cast(User, request.user)
+        if "from_mirrormaker2" in origin:
+            message = take_over_from_mirrormaker2(channel, **origin["from_mirrormaker2"], user=user)
+        else:
+            message = services.copy_channel_offsets(channel, **origin, user=user)
         return Response({"message": message})
+
+    @extend_schema(
+        operation_id="channels_offsets_mirrormaker2_retrieve",
+        summary="MirrorMaker 2's offsets for a channel (migration preview)",
+        description=(
+            "MirrorMaker 2's source offsets in its Kafka Connect offsets topic (default "
+            "mm2-offsets.<source_alias>.internal on the channel's sink brokers) for the topics "
+            "the channel reads: in MM2's form (the last record copied), as a take-over would "
+            "set them (the next offset to read), and the channel's own offsets. Reads only."
+        ),
+        parameters=PREVIEW_PARAMETERS,
+        responses={
+            200: MirrorPreviewSerializer,
+            400: OFFSETS_INVALID,
+            404: NOT_FOUND,
+            409: OFFSETS_CONFLICT,
+            503: RUNTIME_DOWN,
+        },
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="offsets/mirrormaker2",
+        url_name="offsets-mirrormaker2",
+    )
+    def mirrormaker2_offsets(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        where = validated(MirrorMaker2Serializer, request.query_params.dict())
+        return Response(preview_data(mirrormaker2_preview(channel, **where)))
+
+    @extend_schema(
+        operation_id="channels_offsets_mirrormaker2_hand_back",
+        summary="Hand a stopped channel's offsets back to MirrorMaker 2",
+        description=(
+            "Write the channel's position into MirrorMaker 2's Kafka Connect offsets topic in "
+            'MM2\'s form (key ["MirrorSourceConnector", {cluster, topic, partition}], value '
+            "{offset: the last record copied}), creating the topic when missing, so a "
+            "MirrorMaker 2 started next resumes exactly where the channel stopped. Stop "
+            "MirrorMaker 2 first (a running one overwrites its offsets). Only while the "
+            "channel is STOPPED. Recorded as a lifecycle event."
+        ),
+        request=MirrorMaker2Serializer,
+        responses={**OFFSETS_CHANGE_RESPONSES, 200: HandBackSerializer},
+        examples=[MIRROR_EXAMPLE],
+    )
+    @mirrormaker2_offsets.mapping.post
+    def hand_back_offsets(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        where = validated(MirrorMaker2Serializer, request.data)
+        found = hand_back_to_mirrormaker2(channel, **where, user=cast(User, request.user))
+        return Response(hand_back_data(found))

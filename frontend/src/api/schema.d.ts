@@ -300,9 +300,33 @@ export interface paths {
         put?: never;
         /**
          * Copy offsets to a stopped channel (migration)
-         * @description MirrorMaker 2's idea: take over from another channel's offsets, or from a consumer group's committed offsets (what a Kafka Connect sink or a MirrorMaker 2 checkpoint leaves), for the topics this channel reads, so a pipeline moved to Sluice neither skips nor replays events. Stop the origin first. Only while this channel is STOPPED; partitions the origin has no offset for keep their position.
+         * @description MirrorMaker 2's idea: take over from another channel's offsets, from a consumer group's committed offsets (what a Kafka Connect sink or a MirrorMaker 2 checkpoint leaves), or from MirrorMaker 2's own source offsets (its Kafka Connect offsets topic: the channel resumes right after the last records MM2 copied), for the topics this channel reads, so a pipeline moved to Sluice neither skips nor replays events. Stop the origin first. Only while this channel is STOPPED; partitions the origin has no offset for keep their position.
          */
         post: operations["channels_offsets_copy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{name}/offsets/mirrormaker2": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * MirrorMaker 2's offsets for a channel (migration preview)
+         * @description MirrorMaker 2's source offsets in its Kafka Connect offsets topic (default mm2-offsets.<source_alias>.internal on the channel's sink brokers) for the topics the channel reads: in MM2's form (the last record copied), as a take-over would set them (the next offset to read), and the channel's own offsets. Reads only.
+         */
+        get: operations["channels_offsets_mirrormaker2_retrieve"];
+        put?: never;
+        /**
+         * Hand a stopped channel's offsets back to MirrorMaker 2
+         * @description Write the channel's position into MirrorMaker 2's Kafka Connect offsets topic in MM2's form (key ["MirrorSourceConnector", {cluster, topic, partition}], value {offset: the last record copied}), creating the topic when missing, so a MirrorMaker 2 started next resumes exactly where the channel stopped. Stop MirrorMaker 2 first (a running one overwrites its offsets). Only while the channel is STOPPED. Recorded as a lifecycle event.
+         */
+        post: operations["channels_offsets_mirrormaker2_hand_back"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1460,6 +1484,17 @@ export interface components {
             /** @description Storage memory available, in bytes. */
             memory_total: number;
         };
+        /** @description What a hand-back wrote into MirrorMaker 2's offsets topic. */
+        HandBack: {
+            source_alias: string;
+            bootstrap_servers: string;
+            offsets_topic: string;
+            message: string;
+            /** @description True when the offsets topic did not exist and was created (compacted). */
+            created_topic: boolean;
+            /** @description What was written, MM2's form: the LAST record copied (-1: none yet). */
+            offsets: components["schemas"]["MirrorOffset"][];
+        };
         /** @description A channel's health summary (:mod:`console.services.health`). */
         Health: {
             /** @description 100 healthy (or stopped on purpose) down to 0. */
@@ -1589,6 +1624,49 @@ export interface components {
             can: components["schemas"]["Capabilities"];
         };
         /**
+         * @description Where MirrorMaker 2's offsets are: the source alias, and optionally the cluster and
+         *     topic (defaults: the sink's brokers, ``mm2-offsets.<source_alias>.internal``).
+         */
+        MirrorMaker2Request: {
+            /** @description MirrorMaker 2's alias of the SOURCE cluster (the 'a' of a->b.enabled; 1-64 letters, digits, '_' or '-'). */
+            source_alias: string;
+            /** @description Brokers of the cluster holding MM2's offsets topic (MM2's target): must be those of the channel's Kafka sink or source. Default: the sink's (the source's without a Kafka sink). */
+            bootstrap_servers?: string;
+            /** @description MM2's Kafka Connect offsets topic. Default: mm2-offsets.<source_alias>.internal. */
+            offsets_topic?: string;
+        };
+        /**
+         * @description One partition in MirrorMaker 2's KIP-875 form
+         *     (``GET /connectors/MirrorSourceConnector/offsets``).
+         */
+        MirrorOffset: {
+            partition: components["schemas"]["MirrorPartition"];
+            offset: components["schemas"]["MirrorOffsetValue"];
+        };
+        MirrorOffsetValue: {
+            /** @description The LAST record MM2 copied (-1: none yet). */
+            offset: number;
+        };
+        MirrorPartition: {
+            /** @description MM2's alias of the source cluster. */
+            cluster: string;
+            /** @description The topic on the source cluster. */
+            topic: string;
+            partition: number;
+        };
+        /** @description MirrorMaker 2's offsets for the topics the channel reads, and the channel's own. */
+        MirrorPreview: {
+            source_alias: string;
+            bootstrap_servers: string;
+            offsets_topic: string;
+            /** @description MM2's offsets (its form: the LAST record copied). */
+            mirrormaker2: components["schemas"]["MirrorOffset"][];
+            /** @description What a take-over sets: the NEXT offset the channel reads (MM2's + 1). */
+            takeover: components["schemas"]["SourceOffset"][];
+            /** @description The channel's offsets now (the NEXT offset it reads). */
+            channel: components["schemas"]["SourceOffset"][];
+        };
+        /**
          * @description * `local` - local
          *     * `standalone` - standalone
          *     * `other` - other
@@ -1622,12 +1700,14 @@ export interface components {
             /** @description The NEXT offset the channel reads from this partition. */
             offset: number;
         };
-        /** @description POST body of offsets/copy: exactly one origin. */
-        OffsetsCopyRequest: {
+        /** @description POST body of offsets/copy: exactly one origin, MirrorMaker 2 included. */
+        OffsetsCopyOriginRequest: {
             /** @description Another channel, whose offsets (as GET shows them) are copied. */
             from_channel?: string;
             /** @description A consumer group on the source's brokers (e.g. a Kafka Connect sink's connect-<name>, or one MirrorMaker 2 checkpoints), whose committed offsets are copied. */
             from_consumer_group?: string;
+            /** @description MirrorMaker 2's offsets topic: the channel resumes right after the last records MM2 copied (stop MM2 first). */
+            from_mirrormaker2?: components["schemas"]["MirrorMaker2Request"];
         };
         /** @description Kafka Connect's answer to an offsets change. */
         OffsetsMessage: {
@@ -3342,9 +3422,9 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["OffsetsCopyRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["OffsetsCopyRequest"];
-                "multipart/form-data": components["schemas"]["OffsetsCopyRequest"];
+                "application/json": components["schemas"]["OffsetsCopyOriginRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["OffsetsCopyOriginRequest"];
+                "multipart/form-data": components["schemas"]["OffsetsCopyOriginRequest"];
             };
         };
         responses: {
@@ -3355,6 +3435,141 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OffsetsMessage"];
+                };
+            };
+            /** @description The request is not a valid change (each key is the path of a bad field), or the channel's source has no offsets to move (detail). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The channel is not STOPPED (target STOPPED and connector STOPPED or UNASSIGNED), or the change cannot be made from where it is; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The runtime is unavailable; nothing changed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_offsets_mirrormaker2_retrieve: {
+        parameters: {
+            query: {
+                /** @description Brokers of the cluster holding MM2's offsets topic (MM2's target): must be those of the channel's Kafka sink or source. Default: the sink's (the source's without a Kafka sink). */
+                bootstrap_servers?: string;
+                /** @description MM2's Kafka Connect offsets topic. Default: mm2-offsets.<source_alias>.internal. */
+                offsets_topic?: string;
+                /** @description MirrorMaker 2's alias of the SOURCE cluster (the 'a' of a->b.enabled; 1-64 letters, digits, '_' or '-'). */
+                source_alias: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MirrorPreview"];
+                };
+            };
+            /** @description The request is not a valid change (each key is the path of a bad field), or the channel's source has no offsets to move (detail). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The channel is not STOPPED (target STOPPED and connector STOPPED or UNASSIGNED), or the change cannot be made from where it is; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The runtime is unavailable; nothing changed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_offsets_mirrormaker2_hand_back: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MirrorMaker2Request"];
+                "application/x-www-form-urlencoded": components["schemas"]["MirrorMaker2Request"];
+                "multipart/form-data": components["schemas"]["MirrorMaker2Request"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HandBack"];
                 };
             };
             /** @description The request is not a valid change (each key is the path of a bad field), or the channel's source has no offsets to move (detail). */

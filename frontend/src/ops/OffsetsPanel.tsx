@@ -6,6 +6,7 @@ import type { ChannelStatus } from "../api/types";
 import { fmtNumber } from "../ui/format";
 import { offsetsBlockedReason } from "./channelView";
 import { useCan } from "../ui/permissions";
+import { MirrorMaker2Wizard } from "./MirrorMaker2Wizard";
 import { buildOffsetsBody, errorsByPartition, partitionKey, type OffsetDrafts } from "./offsets";
 
 /** Per-partition offsets; explicit offsets or a reset while the channel is stopped. */
@@ -132,6 +133,7 @@ export function OffsetsPanel({ name, status }: { name: string; status: ChannelSt
         {message && <span data-testid="offsets-message">{message}</span>}
         {errors[""] && <span className="error">{errors[""]}</span>}
       </div>
+      <MirrorMaker2Wizard name={name} enabled={enabled} disabledReason={disabledReason} />
     </section>
   );
 }

@@ -17,6 +17,7 @@ from runtime_adapter.base import (
     Deployment,
     DriverInfo,
     ExecutorInfo,
+    MirrorOffsetsTopic,
     OffsetChange,
     RuntimeUnavailable,
     SourceOffset,
@@ -51,6 +52,9 @@ class FakeRuntime:
         default_factory=dict
     )
     """``(start_ms, end_ms)`` → what :meth:`window_offsets` answers (set by tests)."""
+    mirrors: dict[MirrorOffsetsTopic, list[SourceOffset]] = field(default_factory=dict)
+    """MirrorMaker 2's offsets topic → its offsets as NEXT offsets (set by tests; what
+    :meth:`write_mirrormaker2_offsets` writes lands here too)."""
     cluster: SparkCluster = field(default_factory=lambda: SparkCluster("local", "local[*]"))
     """What :meth:`spark_cluster` answers (set by tests)."""
 
@@ -139,6 +143,18 @@ class FakeRuntime:
     def consumer_group_offsets(self, spec: dict, group: str) -> list[SourceOffset]:
         self._call("consumer_group_offsets", group)
         return list(self.groups.get(group, []))
+
+    def mirrormaker2_offsets(self, spec: dict, where: MirrorOffsetsTopic) -> list[SourceOffset]:
+        self._call("mirrormaker2_offsets", where)
+        return list(self.mirrors.get(where, []))
+
+    def write_mirrormaker2_offsets(
+        self, spec: dict, where: MirrorOffsetsTopic, offsets: list[SourceOffset]
+    ) -> bool:
+        self._call("write_mirrormaker2_offsets", where, tuple(offsets))
+        created = where not in self.mirrors
+        self.mirrors[where] = list(offsets)
+        return created
 
     def window_offsets(
         self, spec: dict, start_ms: int, end_ms: int

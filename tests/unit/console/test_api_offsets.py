@@ -462,10 +462,21 @@ def test_copy_with_nothing_to_copy_is_409(api, spec, runtime):
 @pytest.mark.parametrize(
     ("body", "errors"),
     [
-        ({}, {"non_field_errors": ["Give exactly one of from_channel and from_consumer_group."]}),
+        (
+            {},
+            {
+                "non_field_errors": [
+                    "Give exactly one of from_channel, from_consumer_group and from_mirrormaker2."
+                ]
+            },
+        ),
         (
             {"from_channel": "a", "from_consumer_group": "b"},
-            {"non_field_errors": ["Give exactly one of from_channel and from_consumer_group."]},
+            {
+                "non_field_errors": [
+                    "Give exactly one of from_channel, from_consumer_group and from_mirrormaker2."
+                ]
+            },
         ),
         ({"from_consumer_group": ""}, {"from_consumer_group": ["Must be a non-empty string."]}),
         ({"from_channel": 3}, {"from_channel": ["Must be a non-empty string."]}),
@@ -477,8 +488,12 @@ def test_copy_with_nothing_to_copy_is_409(api, spec, runtime):
         (
             {"from_group": "x"},
             {
-                "from_group": ["Unknown field: give from_channel or from_consumer_group."],
-                "non_field_errors": ["Give exactly one of from_channel and from_consumer_group."],
+                "from_group": [
+                    "Unknown field: give from_channel, from_consumer_group or from_mirrormaker2."
+                ],
+                "non_field_errors": [
+                    "Give exactly one of from_channel, from_consumer_group and from_mirrormaker2."
+                ],
             },
         ),
     ],

@@ -60,6 +60,8 @@ RULES = {
     ("channel-offsets", "patch"): "operate",
     ("channel-offsets", "delete"): "operate",
     ("channel-offsets-copy", "post"): "operate",
+    ("channel-offsets-mirrormaker2", "get"): "view",
+    ("channel-offsets-mirrormaker2", "post"): "operate",
     ("channel-replay-list", "get"): "view",
     ("channel-replay-list", "post"): "operate",
     ("channel-replay-detail", "get"): "view",
