@@ -30,6 +30,7 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/channels/{name}/revisions/{number}/diff",
         "/api/v1/channels/{name}/offsets",
         "/api/v1/channels/{name}/offsets/copy",
+        "/api/v1/channels/{name}/offsets/mirrormaker2",
         "/api/v1/channels/{name}/replays/",
         "/api/v1/channels/{name}/replays/{id}/",
         "/api/v1/channels/{name}/dead-letters/",
