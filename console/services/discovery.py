@@ -185,9 +185,7 @@ def _register(channel: Channel, schema: Mapping[str, Any]) -> int:
     Subject.objects.get_or_create(name=name, defaults={"compatibility": "NONE"})
     document = inference.document(schema, f"{channel.name} (discovered)")
     try:
-        registered = register(
-            name, Candidate("JSON", json.dumps(document), []), actor=ACTOR
-        )
+        registered = register(name, Candidate("JSON", json.dumps(document), []), actor=ACTOR)
     except Exception as exc:  # the registry refusing must not stop the merging
         logger.warning("could not register the discovered schema of %s: %s", channel.name, exc)
         return 0
@@ -201,10 +199,17 @@ def _register(channel: Channel, schema: Mapping[str, Any]) -> int:
     return registered.version
 
 
+def _time(text: object) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(text)) if text else None
+    except ValueError:
+        return None
+
+
 def view(found: ChannelDiscovery) -> dict[str, Any]:
     """The discovery of a channel as the API shows it."""
     fields = [
-        {"path": path, "types": info.get("types", []), "first_seen": info.get("first_seen")}
+        {"path": path, "types": info.get("types", []), "first_seen": _time(info.get("first_seen"))}
         for path, info in sorted((found.fields or {}).items())
     ]
     return {

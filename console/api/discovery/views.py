@@ -88,7 +88,12 @@ class DiscoveryViewSet(viewsets.GenericViewSet):
             "checkpoint). Recorded as a lifecycle event."
         ),
         request=DiscoverySwitchSerializer,
-        responses={200: ChannelDiscoverySerializer, 400: OpenApiTypes.OBJECT, 404: NOT_FOUND, 503: RUNTIME_DOWN},
+        responses={
+            200: ChannelDiscoverySerializer,
+            400: OpenApiTypes.OBJECT,
+            404: NOT_FOUND,
+            503: RUNTIME_DOWN,
+        },
         examples=[OpenApiExample("On", request_only=True, value={"enabled": True})],
     )
     @discovery.mapping.put
