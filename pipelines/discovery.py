@@ -63,7 +63,7 @@ def observe_samples(events: Any) -> Any:
     return events.observe(DISCOVERY_METRICS, *aggregates)
 
 
-def samples_of(progress: Mapping[str, Any] | None, *, remove: bool = False) -> list[dict]:
+def samples_of(progress: Mapping[str, Any] | None, *, remove: bool = False) -> list[dict[str, Any]]:
     """The sampled events (JSON objects, duplicates dropped) of a progress report's
     observed metrics; ``remove`` takes them out of the report (they are events, not
     figures: a status never carries them)."""
@@ -76,7 +76,7 @@ def samples_of(progress: Mapping[str, Any] | None, *, remove: bool = False) -> l
     if not isinstance(row, Mapping):
         return []
     seen: set[str] = set()
-    events: list[dict] = []
+    events: list[dict[str, Any]] = []
     for key in sorted(row):
         text = row[key]
         if not isinstance(text, str) or text in seen:

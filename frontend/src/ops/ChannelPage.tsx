@@ -6,6 +6,7 @@ import { StateBadge } from "../ui/StateBadge";
 import { ago, eventsPerSecond, fmtNumber, fmtTime, totalLag } from "../ui/format";
 import { ActionButtons } from "./ActionButtons";
 import { DeadLettersPanel } from "./DeadLettersPanel";
+import { DiscoveryPanel } from "./DiscoveryPanel";
 import { DeleteChannelButton } from "./DeleteChannelButton";
 import { HistoryPanel } from "./HistoryCharts";
 import { IngestPanel } from "./IngestPanel";
@@ -151,6 +152,7 @@ export function ChannelPage({ name }: { name: string }) {
       </section>
 
       <DeadLettersPanel name={name} />
+      <DiscoveryPanel name={name} />
 
       <div className="two-col">
         <RevisionsPanel name={name} running={s?.revision ?? null} latest={s?.latest_revision ?? null} />
