@@ -48,19 +48,19 @@ export function StageForm({ plugin, config, errors, onChange, idPrefix, stageTyp
         : "path";
   return (
     <InsertAsContext.Provider value={insertAs}>
-    <Form
-      schema={schema}
-      uiSchema={uiSchema}
-      formData={config}
-      validator={validator}
-      fields={fields}
-      idPrefix={idPrefix}
-      extraErrors={extraErrors as ErrorSchema}
-      showErrorList={false}
-      noHtml5Validate
-      onChange={(event) => onChange(cleanConfig(event.formData ?? {}) as Record<string, unknown>)}
-      onSubmit={() => undefined}
-    />
+      <Form
+        schema={schema}
+        uiSchema={uiSchema}
+        formData={config}
+        validator={validator}
+        fields={fields}
+        idPrefix={idPrefix}
+        extraErrors={extraErrors as ErrorSchema}
+        showErrorList={false}
+        noHtml5Validate
+        onChange={(event) => onChange(cleanConfig(event.formData ?? {}) as Record<string, unknown>)}
+        onSubmit={() => undefined}
+      />
     </InsertAsContext.Provider>
   );
 }

@@ -9,19 +9,14 @@ import { useQuery } from "@tanstack/react-query";
 import { useMemo, useSyncExternalStore } from "react";
 
 import { api } from "../api/client";
+import type { components } from "../api/schema";
 import { asEventSchema, fieldPaths, type FieldPath, type JsonSchema } from "./shape";
 import { useBuilder } from "./store";
 
-export interface ChannelDiscovery {
-  enabled: boolean;
-  subject: string;
-  version: number;
-  samples: number;
-  last_sample_at: string | null;
-  changed_at: string | null;
+/** GET /api/v1/channels/{name}/discovery (its `schema`: a JSON Schema object, or null). */
+export type ChannelDiscovery = Omit<components["schemas"]["ChannelDiscovery"], "schema"> & {
   schema: JsonSchema | null;
-  fields: { path: string; types: string[]; first_seen: string | null }[];
-}
+};
 
 interface SubjectVersion {
   version: number;
