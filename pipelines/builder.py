@@ -236,8 +236,8 @@ def build_stream(
 ) -> DataStreamWriter:
     """Return the fully configured writer of a channel's query; the caller calls ``start()``.
 
-    With ``discovery`` each micro-batch's progress report carries a few sampled events
-    (:mod:`pipelines.discovery`).
+    With ``discovery`` a source that is not Kafka-backed has its micro-batches' progress
+    reports carry a sampled event (:mod:`pipelines.discovery`).
 
     With ``run`` it is a bounded run's query (a replay or a redrive, :mod:`pipelines.runs`):
     the run's offsets read, its events tagged (see :func:`build_events`).
@@ -408,8 +408,10 @@ def build_events(
 ) -> DataFrame:
     """The streaming events DataFrame of a channel: its source, then its transforms.
 
-    With ``discovery`` a few of each micro-batch's events, as the source parsed them, are
-    sampled for schema discovery (:func:`pipelines.discovery.observe_samples`).
+    With ``discovery`` and a source that is not Kafka-backed, each micro-batch's first event
+    as the source parsed it is sampled for schema discovery
+    (:func:`pipelines.discovery.observe_samples`; a Kafka-backed source is sampled beside
+    the query instead, :func:`pipelines.discovery.kafka_samples`).
 
     With ``run`` (a replay or redrive, :mod:`pipelines.runs`) the source reads exactly the
     run's Kafka partitions and offsets and each event leaves the transforms tagged with the
@@ -429,9 +431,10 @@ def build_events(
             records = read_run_records(spark, run_kafka_config(spec.source.type, config), run)
         events = source.to_events(records, config)
     if discovery:
-        from pipelines.discovery import observe_samples
+        from pipelines.discovery import observe_samples, observes
 
-        events = observe_samples(events)
+        if observes(spec.source.type):
+            events = observe_samples(events)
     if not keep_payload:
         events = events.withColumn("origin_payload", F.lit(None).cast("string"))
     events = apply_transforms(

@@ -60,6 +60,8 @@ RULES = {
     ("channel-offsets", "patch"): "operate",
     ("channel-offsets", "delete"): "operate",
     ("channel-offsets-copy", "post"): "operate",
+    ("channel-discovery", "get"): "view",
+    ("channel-discovery", "put"): "edit",
     ("channel-replay-list", "get"): "view",
     ("channel-replay-list", "post"): "operate",
     ("channel-replay-detail", "get"): "view",
@@ -171,6 +173,8 @@ def body_for(name: str, method: str, spec: dict) -> dict:
         return {"rules": [{"name": "a", "pattern": {"source": ["a"]}}], "event": {"source": "a"}}
     if name == "channel-offsets-copy":
         return {"from_channel": "old"}
+    if name == "channel-discovery":
+        return {"enabled": True}
     if name == "channel-bulk":
         return {"action": "stop", "names": ["orders"]}
     if name == "channel-dead-letter-redrive":
