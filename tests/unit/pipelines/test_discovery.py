@@ -13,10 +13,12 @@ from pipelines.discovery import (
     DISCOVERY_METRICS,
     SAMPLES,
     canonical,
+    end_offsets,
     field_paths,
     infer,
     merge,
     merge_all,
+    observes,
     samples_of,
 )
 from pipelines.spec import validate_spec
@@ -90,6 +92,20 @@ def test_field_paths_follow_an_event_json_form() -> None:
         "data.items": ["array"],
         "data.items.sku": ["string"],
     }
+
+
+def test_the_kafka_offsets_reached_are_read_from_a_progress_report() -> None:
+    progress = {
+        "sources": [
+            {"endOffset": {"orders": {"0": 12, "1": 0}}},
+            {"endOffset": '{"refunds": {"2": 5}}'},
+            {"endOffset": {"logOffset": 3}},  # a file source's: no Kafka offsets
+        ]
+    }
+    assert end_offsets(progress) == {"orders": {"0": 12, "1": 0}, "refunds": {"2": 5}}
+    assert end_offsets(None) == {} and end_offsets({"sources": None}) == {}
+    assert observes("generator") and observes("files")
+    assert not observes("kafka") and not observes("http")
 
 
 def test_samples_are_taken_out_of_a_progress_report() -> None:
