@@ -32,7 +32,7 @@ from console.services.errors import runtime_errors
 from console.services.ingest import with_ingest_fields
 from console.services.lifecycle import record_channel
 from console.services.schemas import Candidate, register
-from pipelines import discovery as inference
+from pipelines.spec import shapes as inference
 from runtime_adapter import states as runtime_states
 from runtime_adapter.base import Deployment, RuntimeAdapter
 
