@@ -33,7 +33,8 @@ export function DiscoveryPanel({ name }: { name: string }) {
         Infer the schema of this channel&apos;s events from samples of its live traffic
       </label>
       <p className="small muted">
-        A few events of each micro-batch are sampled; fields are united and types widened across samples. Each change of
+        Sampled beside the query for a Kafka-backed source (the last record of each partition every 10 s), else each
+        micro-batch&apos;s first event; fields are united and types widened across samples. Each change of
         shape is a new version of the registry subject <code>{d?.subject ?? `${name}-discovered`}</code>. Turning it on
         or off restarts a running channel&apos;s query.
       </p>
