@@ -126,6 +126,9 @@ class SimulatedRuntime:
     def preview(self, connector_id: str, limit: int = 50) -> list[dict]:
         return []
 
+    def take_samples(self, connector_ids: Iterable[str]) -> dict[str, list[dict]]:
+        return {}
+
     def status(self, connector_ids: Iterable[str]) -> dict[str, Any]:
         from runtime_adapter.base import ConnectorStatus, TaskStatus
         from runtime_adapter.states import State

@@ -71,6 +71,7 @@ API_ACTIONS = {
     ("channel-offsets", "PATCH"): "channel.offsets.alter",
     ("channel-offsets", "DELETE"): "channel.offsets.reset",
     ("channel-offsets-copy", "POST"): "channel.offsets.copy",
+    ("channel-discovery", "PUT"): "channel.discovery",
     ("channel-dead-letter-redrive", "POST"): "channel.dead_letters.redrive",
     ("channel-ingest-token", "POST"): "channel.ingest_token.rotate",
     ("channel-replay-list", "POST"): "channel.replay.start",

@@ -579,3 +579,25 @@ class ChannelRun(models.Model):
         if not self.expected:
             return 0.0
         return max(0.0, min(1.0, self.events_read / self.expected))
+
+
+class ChannelDiscovery(models.Model):
+    """Schema discovery of a channel (:mod:`console.services.discovery`): whether it is on,
+    and what the samples of its live events showed so far.
+
+    ``schema`` is the merged JSON Schema of the events (without ``$schema``); ``fields`` maps
+    each field's dotted path to ``{"types": [...], "first_seen": ISO time}``. Each change of
+    shape is registered as a new version of the subject ``<channel>-discovered``
+    (``version``, 0 before the first)."""
+
+    channel = models.OneToOneField(Channel, on_delete=models.CASCADE, related_name="discovery")
+    enabled = models.BooleanField(default=False)
+    schema = models.JSONField(default=dict, blank=True)
+    fields = models.JSONField(default=dict, blank=True)
+    samples = models.BigIntegerField(default=0, help_text="Events sampled so far.")
+    version = models.PositiveIntegerField(default=0)
+    last_sample_at = models.DateTimeField(null=True, blank=True)
+    changed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"discovery of {self.channel_id} ({'on' if self.enabled else 'off'})"

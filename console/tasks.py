@@ -12,10 +12,24 @@ from django.conf import settings
 
 from console import metrics, services
 from console.locks import single_flight
+from console.services.discovery import collect_samples
 from console.services.run_executor import execute_runs
 from runtime_adapter.base import RuntimeUnavailable
 
 logger = logging.getLogger(__name__)
+
+
+def collect_discovered() -> None:
+    """Merge the events sampled for schema discovery; never fails the reconcile pass."""
+    try:
+        changed = collect_samples()
+    except (RuntimeUnavailable, redis.RedisError):
+        raise
+    except Exception:  # a bad sample must not stop the control loop
+        logger.exception("schema discovery: could not merge the sampled events")
+        return
+    for channel, version in changed.items():
+        logger.info("schema discovery: %s changed shape (version %s)", channel, version)
 
 
 def reconcile_lock_ttl() -> float:
@@ -38,6 +52,7 @@ def reconcile() -> dict[str, Any] | None:
             with metrics.timed_reconcile():
                 report = services.reconcile()
             execute_runs()
+            collect_discovered()
     except (RuntimeUnavailable, redis.RedisError) as exc:  # the lock is the console's Redis
         logger.warning("reconcile skipped: runtime unavailable: %s", exc)
         return None

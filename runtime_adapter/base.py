@@ -39,6 +39,9 @@ class Deployment:
     """A bounded run's :class:`pipelines.runs.RunBounds` as JSON (a replay or a redrive
     beside the channel's live connector), ``None`` for a channel's own connector. A run
     reads only its offsets, tags its events, and commits no consumer-group offsets."""
+    discovery: bool = False
+    """Sample the events for schema discovery (:mod:`pipelines.discovery`); the samples are
+    taken with :meth:`RuntimeAdapter.take_samples`."""
 
     @property
     def checkpoint_key(self) -> str:
@@ -345,6 +348,10 @@ class RuntimeAdapter(Protocol):
 
     def preview(self, connector_id: str, limit: int = 50) -> list[dict[str, Any]]:
         """The newest events a connector's ``preview`` sink kept, newest first."""
+
+    def take_samples(self, connector_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """The events sampled for schema discovery since the last call, per connector
+        (oldest first; connectors without any are absent); taken, not just read."""
 
     def offsets(self, connector_id: str, channel: str) -> ConnectorOffsets:
         """The connector's source offsets (KIP-875's GET): from the checkpoint whose key is

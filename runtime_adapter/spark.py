@@ -179,6 +179,10 @@ class SparkRuntime:
     def preview(self, connector_id: str, limit: int = 50) -> list[dict[str, Any]]:
         return self.store.preview(connector_id, limit)
 
+    @_reaching_the_runtime
+    def take_samples(self, connector_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        return self.store.take_samples(connector_ids)
+
     # -- offsets (KIP-875) -------------------------------------------------------------------
 
     @_reaching_the_runtime

@@ -13,6 +13,8 @@ by connector id or worker id inside a hash, so one round trip reads them all:
 * ``{p}:status``              connector id → JSON :class:`ConnectorStatus`
 * ``{p}:workers``             worker id → JSON heartbeat
 * ``{p}:preview:{connector}`` list of the newest output events (JSON), newest first
+* ``{p}:discovery:{connector}`` list of events sampled for schema discovery (JSON), newest
+  first, taken (read and emptied) by the console
 * ``{p}:deadletters``         connector id → dead letters routed so far (an integer, added
   to by drivers with ``HINCRBY``, so it survives restarts, moves and status rewrites)
 * ``{p}:sinkretries``         connector id → sink writes retried so far (the same way)
@@ -155,6 +157,8 @@ class RedisStore:
         }
         if deployment.run is not None:
             definition["run"] = deployment.run
+        if deployment.discovery:
+            definition["discovery"] = True
         cid = deployment.connector_id
         pipe = self.redis.pipeline()
         pipe.hset(self.key("desired:spec"), cid, json.dumps(definition))
@@ -192,6 +196,7 @@ class RedisStore:
         pipe.hdel(self.key("desired:offsets"), connector_id)
         pipe.hdel(self.key("start"), connector_id)
         pipe.delete(self.key(f"preview:{connector_id}"))
+        pipe.delete(self.key(f"discovery:{connector_id}"))
         pipe.execute()
 
     def deployments(self) -> dict[str, Deployment]:
@@ -213,6 +218,7 @@ class RedisStore:
                 generation=int(generations.get(cid, 0)),
                 checkpoint=definition.get("checkpoint", ""),
                 run=definition.get("run"),
+                discovery=bool(definition.get("discovery", False)),
             )
         return result
 
@@ -246,6 +252,7 @@ class RedisStore:
                 generation=int(generation or 0),
                 checkpoint=definition.get("checkpoint", ""),
                 run=definition.get("run"),
+                discovery=bool(definition.get("discovery", False)),
             )
         return result
 
@@ -340,6 +347,37 @@ class RedisStore:
         """The newest ``limit`` events of the connector's tail, newest first."""
         raw = self.redis.lrange(self.key(f"preview:{connector_id}"), 0, max(limit, 1) - 1)
         return [json.loads(item) for item in raw]
+
+    # -- schema discovery (events sampled by a driver, taken by the console) -----------------
+
+    def publish_samples(self, connector_id: str, events: list[dict[str, Any]], keep: int) -> None:
+        """Add sampled ``events`` to the connector's discovery list, keeping the newest
+        ``keep`` (the console takes them every few seconds: the list stays short)."""
+        if not events:
+            return
+        key = self.key(f"discovery:{connector_id}")
+        pipe = self.redis.pipeline()
+        pipe.lpush(key, *(json.dumps(event, default=str) for event in events))
+        pipe.ltrim(key, 0, max(keep, 1) - 1)
+        pipe.execute()
+
+    def take_samples(self, connector_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """The sampled events of each connector (oldest first), removed from the store, in
+        one round trip (a transaction: a sample published meanwhile is taken next time)."""
+        ids = list(connector_ids)
+        if not ids:
+            return {}
+        pipe = self.redis.pipeline(transaction=True)
+        for cid in ids:
+            pipe.lrange(self.key(f"discovery:{cid}"), 0, -1)
+            pipe.delete(self.key(f"discovery:{cid}"))
+        replies = pipe.execute()
+        taken: dict[str, list[dict[str, Any]]] = {}
+        for index, cid in enumerate(ids):
+            raw = replies[2 * index]
+            if raw:
+                taken[cid] = [json.loads(item) for item in reversed(raw)]
+        return taken
 
     # -- starting positions (resolved once, at a connector's first start) --------------------
 

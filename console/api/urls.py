@@ -11,6 +11,7 @@ from console.api.channels.fleet import ChannelBulkViewSet
 from console.api.channels.views import ChannelViewSet, LifecycleEventViewSet, RevisionViewSet
 from console.api.cluster.views import ClusterView, WorkerViewSet
 from console.api.dead_letters.views import DeadLetterViewSet
+from console.api.discovery.views import DiscoveryViewSet
 from console.api.health.views import HealthView
 from console.api.history.views import HistoryView
 from console.api.ingest.views import IngestViewSet
@@ -27,6 +28,7 @@ router.register("channels", ChannelBulkViewSet, basename="channel")  # channels/
 # The areas under a channel share its prefix and basename: channel-offsets, channel-events…
 router.register("channels", OffsetsViewSet, basename="channel")
 router.register("channels", IngestViewSet, basename="channel")
+router.register("channels", DiscoveryViewSet, basename="channel")  # channels/{name}/discovery
 router.register(
     "channels/<str:name>/lifecycle", LifecycleEventViewSet, basename="channel-lifecycle"
 )

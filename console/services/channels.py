@@ -47,6 +47,7 @@ from console.crypto import decrypt_spec, encrypt_spec
 from console.models import Channel, ChannelRun, Connector, Revision, Worker
 from console.runtime import get_runtime
 from console.selectors.specs import normalize_spec
+from console.services.discovery import discovers
 from console.services.errors import InvalidTransition, runtime_errors
 from console.services.ingest import (
     HTTP_SOURCE,
@@ -488,6 +489,7 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
         worker_id=worker.worker_id if worker and worker.state == WorkerState.ALIVE else None,
         generation=connector.generation,
         checkpoint=channel.checkpoint_key,
+        discovery=discovers(channel),
     )
     _call_runtime(get_runtime().deploy, deployment)
     if connector.state == ConnectorState.FAILED or connector.finished:

@@ -134,6 +134,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{name}/discovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a channel's discovered schema
+         * @description Whether schema discovery is on, the JSON Schema merged from the sampled live events (fields united, types widened), each field with when it was first seen, and the registry subject (`<channel>-discovered`) whose versions record each change of shape.
+         */
+        get: operations["channels_discovery_retrieve"];
+        /**
+         * Turn a channel's schema discovery on or off
+         * @description Opt-in: a channel with discovery on samples a few events of each micro-batch. A running or paused channel's query restarts with the change (from its checkpoint). Recorded as a lifecycle event.
+         */
+        put: operations["channels_discovery_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{name}/events": {
         parameters: {
             query?: never;
@@ -1072,6 +1096,25 @@ export interface components {
             readonly updated: string;
             readonly created_by: string | null;
         };
+        ChannelDiscovery: {
+            enabled: boolean;
+            /** @description The registry subject its versions are registered under. */
+            subject: string;
+            /** @description The subject's latest version (0: none yet). */
+            version: number;
+            /** @description Events sampled so far. */
+            samples: number;
+            /** Format: date-time */
+            last_sample_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the shape last changed.
+             */
+            changed_at: string | null;
+            /** @description The merged JSON Schema of the events; null before any. */
+            schema: unknown;
+            fields: components["schemas"]["DiscoveredField"][];
+        };
         /** @description One item of ``GET /health/``. */
         ChannelHealth: {
             name: string;
@@ -1439,6 +1482,21 @@ export interface components {
             backward: string[];
             /** @description Why the older cannot read data written with the newer (empty: it can). */
             forward: string[];
+        };
+        DiscoveredField: {
+            /** @description The field's dotted path in the event's JSON form. */
+            path: string;
+            /** @description Its JSON types seen so far (widened). */
+            types: string[];
+            /**
+             * Format: date-time
+             * @description When a sampled event first had it.
+             */
+            first_seen: string | null;
+        };
+        DiscoverySwitchRequest: {
+            /** @description Sample the channel's events (true) or not. */
+            enabled: boolean;
         };
         /** @description The answer to a drain: the worker (DRAINING), the channels that move and where. */
         Drain: {
@@ -2914,6 +2972,91 @@ export interface operations {
                 };
             };
             /** @description The selection is invalid or names nothing that can be redriven (each key a field, with its messages), or the body is not JSON (detail). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The runtime is unavailable; nothing changed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_discovery_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelDiscovery"];
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_discovery_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DiscoverySwitchRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["DiscoverySwitchRequest"];
+                "multipart/form-data": components["schemas"]["DiscoverySwitchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelDiscovery"];
+                };
+            };
             400: {
                 headers: {
                     [name: string]: unknown;

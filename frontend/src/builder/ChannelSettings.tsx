@@ -3,6 +3,7 @@ import type { ErrorPolicy } from "../api/types";
 import { runtimeErrors } from "../graph/runtime";
 import { pluginIndex, pluginKey } from "./plugins";
 import { RuntimeSettings } from "./RuntimeSettings";
+import { ShapeSource } from "./ShapeSource";
 import { StageForm } from "./StageForm";
 import { useBuilder } from "./store";
 
@@ -97,6 +98,7 @@ export function ChannelSettings({ otherErrors }: { otherErrors: Record<string, s
       </fieldset>
 
       <RuntimeSettings errors={runtimeErrors(otherErrors)} />
+      <ShapeSource />
     </div>
   );
 }

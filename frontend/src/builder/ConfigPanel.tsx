@@ -39,6 +39,7 @@ export function ConfigPanel({ nodeId }: { nodeId: string }) {
       <StageForm
         key={nodeId}
         idPrefix={`cfg-${nodeId}`}
+        stageType={node.data.type}
         plugin={plugin}
         config={node.data.config}
         errors={fieldErrors}

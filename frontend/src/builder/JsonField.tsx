@@ -1,6 +1,8 @@
 import type { FieldProps } from "@rjsf/utils";
 import { useId, useState } from "react";
 
+import { useFieldSuggestions } from "./FieldSuggestions";
+
 /** A JSON editor for free-form config values (event patterns, templates, maps). */
 export function JsonField(props: FieldProps) {
   const { formData, onChange, schema, name, fieldPathId, rawErrors, required, readonly, disabled } = props;
@@ -10,6 +12,22 @@ export function JsonField(props: FieldProps) {
   const [text, setText] = useState(external);
   const [lastExternal, setLastExternal] = useState(external);
   const [parseError, setParseError] = useState<string | null>(null);
+  const typed = (value: string) => {
+    setText(value);
+    if (value.trim() === "") {
+      setParseError(null);
+      onChange(undefined, fieldPathId.path);
+      return;
+    }
+    try {
+      const parsed: unknown = JSON.parse(value);
+      setParseError(null);
+      onChange(parsed, fieldPathId.path);
+    } catch (error) {
+      setParseError(`Not valid JSON yet: ${(error as Error).message}`);
+    }
+  };
+  const suggestions = useFieldSuggestions(text, typed);
   if (external !== lastExternal) {
     // The value changed from outside (undo, import): show it unless it is what we typed.
     setLastExternal(external);
@@ -33,23 +51,10 @@ export function JsonField(props: FieldProps) {
         disabled={disabled}
         placeholder={example}
         aria-invalid={Boolean(parseError || rawErrors?.length)}
-        onChange={(event) => {
-          const value = event.target.value;
-          setText(value);
-          if (value.trim() === "") {
-            setParseError(null);
-            onChange(undefined, fieldPathId.path);
-            return;
-          }
-          try {
-            const parsed: unknown = JSON.parse(value);
-            setParseError(null);
-            onChange(parsed, fieldPathId.path);
-          } catch (error) {
-            setParseError(`Not valid JSON yet: ${(error as Error).message}`);
-          }
-        }}
+        {...suggestions.inputProps}
+        onChange={(event) => typed(event.target.value)}
       />
+      {suggestions.list}
       {parseError && <p className="error small">{parseError}</p>}
     </div>
   );

@@ -36,6 +36,7 @@ export function RulePanel({ nodeId }: { nodeId: string }) {
       <StageForm
         key={nodeId}
         idPrefix={`rule-${nodeId}`}
+        stageType="rule"
         plugin={RULE_FORM}
         config={node.data.config}
         errors={errors && ownErrors ? withoutKey(errors, "") : errors}

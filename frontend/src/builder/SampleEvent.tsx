@@ -1,7 +1,9 @@
 import { ApiError } from "../api/client";
 import { usePreview } from "../api/hooks";
 import { BUILT_IN_SAMPLES, tailSamples } from "./samples";
+import { sampleFromSchema } from "./shape";
 import { useBuilder } from "./store";
+import { useShape } from "./useShape";
 
 export const FIRST_SAMPLE = JSON.stringify(BUILT_IN_SAMPLES[0]!.event, null, 2);
 
@@ -14,8 +16,13 @@ export function SampleEventFields({ text, onText }: { text: string; onText: (tex
   const exists = useBuilder((s) => s.exists);
   const tail = usePreview(name, exists && name !== "", false);
   const latest = tailSamples(tail.data ?? []);
+  const shape = useShape();
 
   const pick = (value: string) => {
+    if (value === "schema:0" && shape.schema) {
+      onText(JSON.stringify(sampleFromSchema(shape.schema), null, 2));
+      return;
+    }
     const [group, index] = value.split(":");
     const sample = (group === "tail" ? latest : BUILT_IN_SAMPLES)[Number(index)];
     if (sample) onText(JSON.stringify(sample.event, null, 2));
@@ -36,6 +43,13 @@ export function SampleEventFields({ text, onText }: { text: string; onText: (tex
               </option>
             ))}
           </optgroup>
+          {shape.schema && (
+            <optgroup label="From the schema">
+              <option value="schema:0">
+                Generated from {shape.origin === "discovered" ? "the discovered schema" : shape.origin}
+              </option>
+            </optgroup>
+          )}
           {latest.length > 0 && (
             <optgroup label={`Latest events of ${name} (preview tail)`}>
               {latest.map((s, i) => (

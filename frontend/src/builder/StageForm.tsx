@@ -6,6 +6,7 @@ import { useMemo } from "react";
 import type { Plugin } from "../api/types";
 import { cleanConfig, simplifySchema, uiSchemaFor } from "../graph/schema";
 import { toFormErrors } from "../graph/spec";
+import { InsertAsContext, type InsertAs } from "./FieldSuggestions";
 import { JsonField } from "./JsonField";
 import { StringListField } from "./StringListField";
 
@@ -18,13 +19,15 @@ interface Props {
   errors: Record<string, string[]> | undefined;
   onChange: (config: Record<string, unknown>) => void;
   idPrefix: string;
+  /** The stage's type (or "rule"): how field-path suggestions are inserted. */
+  stageType?: string;
 }
 
 /**
  * The config form of a stage, generated from the plugin's JSON Schema. The server checks
  * what is typed (validation as you go); its messages show next to their fields.
  */
-export function StageForm({ plugin, config, errors, onChange, idPrefix }: Props) {
+export function StageForm({ plugin, config, errors, onChange, idPrefix, stageType }: Props) {
   const schema = useMemo(() => {
     const simple = simplifySchema(plugin.config_schema);
     // The panel shows the plugin's title and description already.
@@ -37,19 +40,27 @@ export function StageForm({ plugin, config, errors, onChange, idPrefix }: Props)
     [schema],
   );
   const extraErrors = useMemo(() => toFormErrors(errors ?? {}), [errors]);
+  const insertAs: InsertAs =
+    stageType === "filter" || stageType === "rule"
+      ? "segment"
+      : stageType === "input-transformer" || stageType === "input_transformer"
+        ? "jsonpath"
+        : "path";
   return (
-    <Form
-      schema={schema}
-      uiSchema={uiSchema}
-      formData={config}
-      validator={validator}
-      fields={fields}
-      idPrefix={idPrefix}
-      extraErrors={extraErrors as ErrorSchema}
-      showErrorList={false}
-      noHtml5Validate
-      onChange={(event) => onChange(cleanConfig(event.formData ?? {}) as Record<string, unknown>)}
-      onSubmit={() => undefined}
-    />
+    <InsertAsContext.Provider value={insertAs}>
+      <Form
+        schema={schema}
+        uiSchema={uiSchema}
+        formData={config}
+        validator={validator}
+        fields={fields}
+        idPrefix={idPrefix}
+        extraErrors={extraErrors as ErrorSchema}
+        showErrorList={false}
+        noHtml5Validate
+        onChange={(event) => onChange(cleanConfig(event.formData ?? {}) as Record<string, unknown>)}
+        onSubmit={() => undefined}
+      />
+    </InsertAsContext.Provider>
   );
 }

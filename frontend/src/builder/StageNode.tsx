@@ -4,6 +4,7 @@ import { memo } from "react";
 import { usePlugins } from "../api/hooks";
 import { patternSummary, ruleName } from "../graph/rules";
 import { pluginIndex, pluginKey } from "./plugins";
+import { ShapeWarning } from "./ShapeWarning";
 import { useBuilder, type StageNode as StageNodeType } from "./store";
 
 /** The one node component of the stages: a stage of any plugin, looked up in the catalogue. */
@@ -25,6 +26,7 @@ export const StageNode = memo(function StageNode({ id, data, selected }: NodePro
       <div className="stage-type small muted">{data.type}</div>
       {detail && <Detail text={detail} />}
       <MatchMark id={id} readOnly={data.readOnly === true} />
+      {data.kind === "transform" && data.readOnly !== true && <ShapeWarning type={data.type} config={data.config} />}
       <Problems count={count} />
       {data.kind !== "sink" && <Handle type="source" position={Position.Right} title="output" />}
     </div>
@@ -50,6 +52,7 @@ export const RuleNode = memo(function RuleNode({ id, data, selected }: NodeProps
       <div className="stage-type small muted">{patternSummary(data.config.pattern)}</div>
       {detail && <Detail text={detail} />}
       <MatchMark id={id} readOnly={data.readOnly === true} />
+      {data.readOnly !== true && <ShapeWarning type="filter" config={data.config} />}
       <Problems count={count} />
       <Handle type="source" position={Position.Right} title="output" />
     </div>

@@ -1,6 +1,8 @@
 import type { FieldProps } from "@rjsf/utils";
 import { useId, useState } from "react";
 
+import { useFieldSuggestions } from "./FieldSuggestions";
+
 /** A list of strings (Kafka topics, field paths) typed as one comma-separated line. */
 export function StringListField(props: FieldProps) {
   const { formData, onChange, schema, name, fieldPathId, rawErrors, required, readonly, disabled } = props;
@@ -13,6 +15,12 @@ export function StringListField(props: FieldProps) {
     setLastExternal(external);
     if (splitList(text).join(", ") !== external) setText(external);
   }
+  const typed = (value: string) => {
+    setText(value);
+    const items = splitList(value);
+    onChange(items.length > 0 ? items : undefined, fieldPathId.path);
+  };
+  const suggestions = useFieldSuggestions(text, typed);
   const title = (schema.title as string | undefined) ?? name;
   return (
     <div className="field">
@@ -27,12 +35,10 @@ export function StringListField(props: FieldProps) {
         readOnly={readonly}
         disabled={disabled}
         aria-invalid={Boolean(rawErrors?.length)}
-        onChange={(event) => {
-          setText(event.target.value);
-          const items = splitList(event.target.value);
-          onChange(items.length > 0 ? items : undefined, fieldPathId.path);
-        }}
+        {...suggestions.inputProps}
+        onChange={(event) => typed(event.target.value)}
       />
+      {suggestions.list}
     </div>
   );
 }

@@ -8,6 +8,7 @@ import { ActionButtons } from "./ActionButtons";
 import { ChannelNotFound } from "./ChannelNotFound";
 import { lastRanRevision, lifecycleLine, liveEventsPerSecond, noTasksText, runningRevision } from "./channelView";
 import { DeadLettersPanel } from "./DeadLettersPanel";
+import { DiscoveryPanel } from "./DiscoveryPanel";
 import { DeleteChannelButton } from "./DeleteChannelButton";
 import { HistoryPanel } from "./HistoryCharts";
 import { IngestPanel } from "./IngestPanel";
@@ -162,6 +163,7 @@ function ChannelView({ name }: { name: string }) {
       </section>
 
       <DeadLettersPanel name={name} />
+      <DiscoveryPanel name={name} />
 
       <div className="two-col">
         <RevisionsPanel name={name} running={runningRevision(s)} lastRan={lastRanRevision(s)} latest={s?.latest_revision ?? null} />

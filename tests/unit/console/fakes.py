@@ -38,6 +38,8 @@ class FakeRuntime:
     driver_infos: dict[str, DriverInfo] = field(default_factory=dict)
     calls: list[tuple] = field(default_factory=list)
     previews: dict[str, list[dict]] = field(default_factory=dict)
+    samples: dict[str, list[dict]] = field(default_factory=dict)
+    """Connector id → events sampled for discovery (set by tests, taken by take_samples)."""
     generations: dict[str, int] = field(default_factory=dict)
     status_calls: int = 0
     unavailable: BaseException | None = None
@@ -118,6 +120,10 @@ class FakeRuntime:
         self._call("preview", connector_id, limit)
         self._fail_if_unavailable()
         return self.previews.get(connector_id, [])[:limit]
+
+    def take_samples(self, connector_ids: Iterable[str]) -> dict[str, list[dict]]:
+        self._fail_if_unavailable()
+        return {cid: self.samples.pop(cid) for cid in list(connector_ids) if self.samples.get(cid)}
 
     def offsets(self, connector_id: str, channel: str) -> ConnectorOffsets:
         """As the Spark runtime: the checkpoint's offsets with a pending change laid over."""

@@ -62,6 +62,8 @@ RULES = {
     ("channel-offsets-copy", "post"): "operate",
     ("channel-offsets-mirrormaker2", "get"): "view",
     ("channel-offsets-mirrormaker2", "post"): "operate",
+    ("channel-discovery", "get"): "view",
+    ("channel-discovery", "put"): "edit",
     ("channel-replay-list", "get"): "view",
     ("channel-replay-list", "post"): "operate",
     ("channel-replay-detail", "get"): "view",
@@ -176,6 +178,8 @@ def body_for(name: str, method: str, spec: dict) -> dict:
         return {"rules": [{"name": "a", "pattern": {"source": ["a"]}}], "event": {"source": "a"}}
     if name == "channel-offsets-copy":
         return {"from_channel": "old"}
+    if name == "channel-discovery":
+        return {"enabled": True}
     if name == "channel-bulk":
         return {"action": "stop", "names": ["orders"]}
     if name == "channel-dead-letter-redrive":

@@ -40,6 +40,7 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/cluster/",
         "/api/v1/health/",
         "/api/v1/channels/{name}/history/",
+        "/api/v1/channels/{name}/discovery",
         "/api/v1/workers/",
         "/api/v1/workers/{worker_id}/",
         "/api/v1/workers/{worker_id}/drain",

@@ -1,0 +1,32 @@
+import { useSchemaSubjects } from "../schemas/hooks";
+import { useBuilder } from "./store";
+import { pickSubject, useShape } from "./useShape";
+
+/** Which schema the builder checks field names against: the channel's discovered schema, or
+ * a registry subject picked for its source. */
+export function ShapeSource() {
+  const name = useBuilder((s) => s.name);
+  const shape = useShape();
+  const subjects = useSchemaSubjects();
+  return (
+    <fieldset className="errors-policy">
+      <legend>Shape of the events</legend>
+      <label className="field">
+        <span>Field names come from</span>
+        <select value={shape.subject} onChange={(e) => pickSubject(name, e.target.value)} aria-label="Shape of the events">
+          <option value="">the channel&apos;s discovered schema</option>
+          {(subjects.data ?? []).map((s) => (
+            <option key={s.name} value={s.name}>
+              registry subject {s.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <p className="small muted">
+        {shape.fields.length > 0
+          ? `${shape.fields.length} known fields: patterns and transforms naming others are marked on their node.`
+          : "No schema known yet: turn discovery on for the channel (its page) or pick a JSON Schema subject."}
+      </p>
+    </fieldset>
+  );
+}

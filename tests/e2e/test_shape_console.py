@@ -1,0 +1,122 @@
+"""The builder knowing the shape of a channel's events, in real headless Chromium
+(frontend/e2e/shape.e2e.mjs) against the stack: a registry JSON Schema subject picked as the
+source's shape, a filter naming a field it does not have warned on its node, field paths
+suggested in the pattern editor; the demo channel's discovery panel and a sample event
+generated from its discovered schema."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from console.demo import DEMO_CHANNEL
+from tests.support.processes import REPO_ROOT, wait_until
+from tests.support.specs import kafka_passthrough
+from tests.support.stack import Stack, manage
+
+pytestmark = pytest.mark.integration
+
+CHANNEL = "shape-warning"
+SUBJECT = "shape-orders-value"
+PAYLOAD = {
+    "type": "object",
+    "properties": {"amount": {"type": "number"}, "region": {"type": "string"}},
+}
+
+
+def test_unknown_field_warning_and_autocompletion(
+    stack: Stack, browser_tools: dict[str, str], artifacts_dir: Path
+) -> None:
+    shots = artifacts_dir / "e2e"
+    shots.mkdir(parents=True, exist_ok=True)
+    http = stack.session()
+    spec = kafka_passthrough(stack.kafka, "shape-in", "shape-out")
+    spec["transforms"] = [
+        {"type": "filter", "config": {"pattern": {"data": {"amout": [{"numeric": [">", 1]}]}}}}
+    ]
+    created = http.post(f"{stack.api}/channels/", json={"name": CHANNEL, "spec": spec}, timeout=10)
+    assert created.status_code == 201, created.text
+    registered = http.post(
+        f"{stack.base_url}/schema-registry/subjects/{SUBJECT}/versions",
+        json={"schemaType": "JSON", "schema": json.dumps(PAYLOAD)},
+        timeout=10,
+    )
+    assert registered.status_code == 200, registered.text
+    try:
+        env = {
+            **os.environ,
+            "SLUICE_URL": stack.base_url,
+            "SLUICE_USER": "admin",
+            "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
+            "CHANNEL": CHANNEL,
+            "SUBJECT": SUBJECT,
+            "SHOTS": str(shots),
+            "CHROMIUM": browser_tools["chromium"],
+        }
+        result = subprocess.run(
+            [browser_tools["node"], str(REPO_ROOT / "frontend" / "e2e" / "shape.e2e.mjs")],
+            cwd=REPO_ROOT / "frontend",
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        (shots / "e2e-shape.log").write_text(result.stdout + result.stderr, encoding="utf-8")
+        assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
+        assert "FAIL" not in result.stdout
+        assert "data.amout" in result.stdout and "warning cleared" in result.stdout
+        for shot in ("shape-unknown-field-warning.png", "shape-autocomplete.png"):
+            assert (shots / shot).stat().st_size > 10_000
+    finally:
+        http.delete(f"{stack.api}/channels/{CHANNEL}/", timeout=10)
+        http.delete(f"{stack.base_url}/schema-registry/subjects/{SUBJECT}", timeout=10)
+
+
+def test_discovery_panel_and_a_sample_from_the_discovered_schema(
+    stack: Stack, browser_tools: dict[str, str], artifacts_dir: Path
+) -> None:
+    shots = artifacts_dir / "e2e"
+    shots.mkdir(parents=True, exist_ok=True)
+    manage(stack.env, "seed_demo", "--always")
+    http = stack.session()
+    url = f"{stack.api}/channels/{DEMO_CHANNEL}/discovery"
+    assert http.put(url, json={"enabled": True}, timeout=10).status_code == 200
+    assert http.post(f"{stack.api}/channels/{DEMO_CHANNEL}/start", timeout=10).status_code == 202
+    try:
+
+        def discovered():
+            fields = {f["path"] for f in http.get(url, timeout=5).json()["fields"]}
+            return fields if "data.amount" in fields else None
+
+        wait_until(discovered, 240, interval=1, what="the demo's discovered schema")
+        env = {
+            **os.environ,
+            "SLUICE_URL": stack.base_url,
+            "SLUICE_USER": "admin",
+            "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
+            "CHANNEL": DEMO_CHANNEL,
+            "SHOTS": str(shots),
+            "CHROMIUM": browser_tools["chromium"],
+        }
+        result = subprocess.run(
+            [browser_tools["node"], str(REPO_ROOT / "frontend" / "e2e" / "discovery.e2e.mjs")],
+            cwd=REPO_ROOT / "frontend",
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        (shots / "e2e-discovery.log").write_text(result.stdout + result.stderr, encoding="utf-8")
+        assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
+        assert "FAIL" not in result.stdout and "data.amount" in result.stdout
+        for shot in ("discovery-panel.png", "discovery-sample-event.png"):
+            assert (shots / shot).stat().st_size > 10_000
+    finally:
+        http.put(url, json={"enabled": False}, timeout=10)
+        http.post(f"{stack.api}/channels/{DEMO_CHANNEL}/stop", timeout=10)
