@@ -173,7 +173,10 @@ try {
     step("the read-only canvas counts events per stage");
     await page.waitForFunction(
       () => {
-        const lines = [...document.querySelectorAll(".stage-detail")].map((el) => el.textContent ?? "");
+        // Each figure is a span of its own ("12 in", "10 out"): read them one by one.
+        const lines = [...document.querySelectorAll(".stage-detail")].map((el) =>
+          [...el.querySelectorAll(".stage-count")].map((part) => part.textContent ?? "").join(" · "),
+        );
         // Source, every transform and the sink each say what came in and went out.
         return lines.length >= 3 && lines.every((line) => /\d[\d.,KM]* in · \d[\d.,KM]* out/.test(line));
       },

@@ -268,6 +268,8 @@ def test_the_topology_is_the_compose_topology() -> None:
     tested = set(
         common_env(database_url="", redis_url="", kafka="", spark=spark, checkpoint_root=Path("/c"))
     )
+    # running_stack tells every role its web's own registry URL (tests/support/stack.py).
+    tested.add("SLUICE_SCHEMA_REGISTRY_URL")
     assert tested <= common, f"not in compose's x-sluice-env: {sorted(tested - common)}"
     # What compose sets and the test does not must be an optional setting left at its default.
     for name in sorted(common - tested):

@@ -210,7 +210,8 @@ def check_wire_format(
     """The registry settings of a stage in a wire format (defaults filled in), or raise
     ``ValueError`` naming the field; ``topics`` are the topics whose subject is the default."""
     if format_ not in WIRE_FORMATS:
-        if registry is not None:
+        # All defaults (what a form fills in for an optional object) says nothing: left out.
+        if registry is not None and registry != SchemaRegistryConfig():
             raise ValueError(f"is only for the avro and json-schema formats, not {format_}")
         return None
     registry = registry or SchemaRegistryConfig()

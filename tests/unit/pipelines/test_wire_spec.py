@@ -43,10 +43,15 @@ def test_bad_formats_and_subjects_are_errors_per_field() -> None:
     assert "subject: name the subject" in errors["source.config.schema_registry"][0]
     assert "sink.config.format" in errors
     assert "sink.config.schema_registry.subject" in errors
-    errors = errors_of(spec({"topics": ["a"], "schema_registry": {}}, {}))
+    errors = errors_of(spec({"topics": ["a"], "schema_registry": {"subject": "a-value"}}, {}))
     assert errors == {
         "source.config.schema_registry": ["is only for the avro and json-schema formats, not json"]
     }
+    # All defaults (what the builder's form fills in for the optional object) says nothing.
+    valid = validate_spec(
+        spec({"topics": ["a"], "schema_registry": {"auth": {"type": "none"}}}, {})
+    )
+    assert valid.source.config["schema_registry"] is None
 
 
 def test_an_external_registry_passes_its_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:
