@@ -157,6 +157,8 @@ class HostedConnector:
         self.state = State.UNASSIGNED
         self.reason = ""
         self.finished = False
+        self.run_bounds: Any = None
+        """The running query's bounds when it is a bounded run (parsed once, at its start)."""
         self.tracker = TaskTracker(worker_id, [])
         self.stage_totals = StageTotals()
         self.rule_totals = RuleTotals()
@@ -478,7 +480,7 @@ class HostedConnector:
             # The query ended without error (a bounded source ran out): start it again later.
             return None
         progress = self.collect_progress()
-        bounds = run_bounds(deployment)
+        bounds = self.run_bounds
         if bounds is not None and bounds.reached(self.tracker.offsets):
             # A bounded run that has read its whole window: stopped here (the available-now
             # trigger would go on to read what was appended after the window, only to drop it).
@@ -608,6 +610,7 @@ class HostedConnector:
             self.built_plain = pinned
             self.layout = rule_layout(spec)
             self.revision = deployment.revision
+            self.run_bounds = run
         self.reason = ""
         self.finished = False
         self.kafka_sampling = spec if self.samples_kafka(deployment, spec) else None
