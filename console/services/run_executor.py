@@ -7,7 +7,9 @@ revision) under the available-now trigger, with a checkpoint of its own
 (:mod:`pipelines.runs`), committing no consumer-group offsets. The live connector, its
 checkpoint and its consumer group are never touched.
 
-:func:`execute_runs` is called after each reconcile pass (level-triggered, safe to repeat):
+:func:`execute_runs` is called after each reconcile pass (level-triggered, safe to repeat);
+a run is first tried as its request commits (:func:`start_now`) and a read of a running run
+follows it first (:func:`follow_now`), so neither waits for a pass:
 
 * ``PENDING`` - a replay by time has its window resolved to offsets (``offsets_for_times``
   on the brokers, once); the run connector is deployed and assigned (the channel's worker
@@ -100,13 +102,7 @@ def execute_runs(*, runtime: RuntimeAdapter | None = None) -> int:
     )
     if not runs:
         return 0
-    live = list(Worker.objects.filter(state=WorkerState.ALIVE).values_list("worker_id", flat=True))
-    # A draining worker keeps the runs it has but starts no new one (console/services/workers).
-    in_service = list(
-        Worker.objects.filter(
-            state=WorkerState.ALIVE, service=WorkerService.IN_SERVICE
-        ).values_list("worker_id", flat=True)
-    )
+    live, in_service = _workers()
     ids = [run.runtime_id for run in runs if run.runtime_id]
     statuses = runtime.status(ids) if ids else {}
     changed = 0
@@ -121,6 +117,47 @@ def execute_runs(*, runtime: RuntimeAdapter | None = None) -> int:
         except RuntimeUnavailable as exc:
             logger.warning("run %s of %s waits: %s", run.id, run.channel.name, exc)
     return changed
+
+
+def start_now(run: ChannelRun, *, runtime: RuntimeAdapter | None = None) -> None:
+    """Start a run just recorded at once, as a channel's start deploys in its request,
+    instead of at the control loop's next pass (up to one reconcile interval later). Best
+    effort: without a live worker, or with the runtime unreachable, the run stays
+    ``PENDING`` and the next pass starts it (:func:`_start` is safe to repeat: it takes the
+    run's row lock and starts only a ``PENDING`` run)."""
+    try:
+        _start(runtime or get_runtime(), run, _workers()[1])
+    except RuntimeUnavailable as exc:
+        logger.warning("run %s of %s waits for the next pass: %s", run.id, run.channel.name, exc)
+
+
+def follow_now(runs: list[ChannelRun], *, runtime: RuntimeAdapter | None = None) -> None:
+    """Bring the ``RUNNING`` ones of ``runs`` up to date with the runtime (progress, and
+    ``SUCCEEDED`` / ``FAILED`` as soon as their query has ended), as the loop's next pass
+    would: what the API answers is the runtime's state now, not that of the last pass.
+    An unreachable runtime leaves them as they are."""
+    running = [run for run in runs if run.state == RunState.RUNNING and run.runtime_id]
+    if not running:
+        return
+    runtime = runtime or get_runtime()
+    try:
+        statuses = runtime.status([run.runtime_id for run in running])
+        live = _workers()[0]
+        for run in running:
+            _follow(runtime, run, statuses.get(run.runtime_id), live)
+    except RuntimeUnavailable as exc:
+        logger.warning("runs of %s not followed now: %s", running[0].channel.name, exc)
+
+
+def _workers() -> tuple[list[str], list[str]]:
+    """The live workers, and those of them in service (a draining worker keeps the runs it
+    has but starts no new one: console/services/workers)."""
+    alive = Worker.objects.filter(state=WorkerState.ALIVE)
+    live = list(alive.values_list("worker_id", flat=True))
+    in_service = list(
+        alive.filter(service=WorkerService.IN_SERVICE).values_list("worker_id", flat=True)
+    )
+    return live, in_service
 
 
 def _least_loaded(run: ChannelRun, live: list[str]) -> str | None:

@@ -151,16 +151,18 @@ def start_replay(
     if errors:
         raise InvalidRun(errors)
     expected = sum(ends[t][p] - starts[t][p] for t in starts for p in starts[t]) if starts else None
-    return ChannelRun.objects.create(
-        channel=channel,
-        kind=RunKind.REPLAY,
-        revision=revision,
-        window_start=window_start,
-        window_end=window_end,
-        start_offsets=starts,
-        end_offsets=ends,
-        expected=expected,
-        created_by=actor_for(user, actor),
+    return _started(
+        ChannelRun.objects.create(
+            channel=channel,
+            kind=RunKind.REPLAY,
+            revision=revision,
+            window_start=window_start,
+            window_end=window_end,
+            start_offsets=starts,
+            end_offsets=ends,
+            expected=expected,
+            created_by=actor_for(user, actor),
+        )
     )
 
 
@@ -185,16 +187,30 @@ def start_redrive(
     revision, _ = _spec(channel)
     user = actor if isinstance(actor, User) else None
     name = None if user is not None else str(actor or "system")
-    return ChannelRun.objects.create(
-        channel=channel,
-        kind=RunKind.REDRIVE,
-        revision=revision,
-        topic=topic,
-        start_offsets={topic: {str(p): int(o) for p, o in start_offsets.items()}},
-        end_offsets={topic: {str(p): int(o) for p, o in end_offsets.items()}},
-        expected=count,
-        created_by=actor_for(user, name),
+    return _started(
+        ChannelRun.objects.create(
+            channel=channel,
+            kind=RunKind.REDRIVE,
+            revision=revision,
+            topic=topic,
+            start_offsets={topic: {str(p): int(o) for p, o in start_offsets.items()}},
+            end_offsets={topic: {str(p): int(o) for p, o in end_offsets.items()}},
+            expected=count,
+            created_by=actor_for(user, name),
+        )
     )
+
+
+def _started(run: ChannelRun) -> ChannelRun:
+    """``run``, started at once once its transaction commits (the run executor's
+    :func:`~console.services.run_executor.start_now`; the loop's next pass otherwise)."""
+    from console.services.run_executor import start_now  # the executor imports this module
+
+    def start() -> None:
+        start_now(run)
+
+    transaction.on_commit(start)
+    return run
 
 
 def cancel_run(

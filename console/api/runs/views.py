@@ -22,7 +22,7 @@ from console.api.pagination import LimitOffsetPagination
 from console.api.responses import NOT_FOUND, QUERY_ERRORS
 from console.api.runs.serializers import ChannelRunSerializer, ReplayRequestSerializer
 from console.models import Channel, ChannelRun
-from console.services import runs
+from console.services import run_executor, runs
 
 RUN_INVALID = OpenApiResponse(
     response=OpenApiTypes.OBJECT,
@@ -64,7 +64,10 @@ class ReplayViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
     )
     def list(self, request: Request, *args, **kwargs) -> Response:
         get_object_or_404(Channel, name=self.kwargs["name"])
-        return super().list(request, *args, **kwargs)
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        assert page is not None, "the runs are always paginated"
+        run_executor.follow_now(page)  # the runtime's state now, not the last pass's
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     @extend_schema(
         summary="Replay a window of the channel's source",
@@ -93,7 +96,9 @@ class ReplayViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
 
     @extend_schema(summary="Get a run", responses={200: ChannelRunSerializer, 404: RUN_NOT_FOUND})
     def retrieve(self, request: Request, *args, **kwargs) -> Response:
-        return super().retrieve(request, *args, **kwargs)
+        run = self.get_object()
+        run_executor.follow_now([run])  # the runtime's state now, not the last pass's
+        return Response(self.get_serializer(run).data)
 
     @extend_schema(
         summary="Cancel a run",

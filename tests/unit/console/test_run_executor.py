@@ -197,3 +197,40 @@ def test_deleting_the_channel_removes_its_running_run_from_the_runtime(channel, 
     assert ("delete", run.runtime_id) in runtime.calls
     assert run.runtime_id not in runtime.deployments
     assert not ChannelRun.objects.exists()
+
+
+REPLAY_OFFSETS = {
+    "start_offsets": [{"topic": "orders", "partition": 0, "offset": 0}],
+    "end_offsets": [{"topic": "orders", "partition": 0, "offset": 4}],
+}
+
+
+@pytest.mark.django_db(transaction=True)  # requests commit as in production: on_commit runs
+def test_a_replay_starts_in_its_request_and_reads_show_its_end_at_once(channel, runtime, api):
+    """What a user waits for: the run is deployed as its request commits (not at the loop's
+    next pass), and reading it reports its query's end as soon as the runtime does."""
+    created = api.post("/api/v1/channels/orders/replays/", REPLAY_OFFSETS, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["state"] == "RUNNING"  # no control-loop pass in between
+    run = ChannelRun.objects.get()
+    assert run.state == "RUNNING" and runtime.assignments[run.runtime_id] == "w1"
+
+    url = f"/api/v1/channels/orders/replays/{run.id}/"
+    runtime.statuses[run.runtime_id] = status(run, State.RUNNING, {0: 2})
+    assert api.get(url).json()["events_read"] == 2
+    runtime.statuses[run.runtime_id] = status(run, State.STOPPED, {0: 4}, finished=True)
+    listed = api.get("/api/v1/channels/orders/replays/").json()["results"]
+    assert [(r["id"], r["state"]) for r in listed] == [(str(run.id), "SUCCEEDED")]
+    assert api.get(url).json()["state"] == "SUCCEEDED"
+    execute_runs()  # the loop's pass then removes its connector, as before
+    assert run.runtime_id not in runtime.deployments
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_replay_asked_with_no_live_worker_waits_for_the_loop(channel, runtime, api):
+    Worker.objects.update(state=WorkerState.DEAD)
+    created = api.post("/api/v1/channels/orders/replays/", REPLAY_OFFSETS, format="json")
+    assert created.status_code == 201 and created.json()["state"] == "PENDING"
+    Worker.objects.update(state=WorkerState.ALIVE)
+    assert execute_runs() == 1
+    assert ChannelRun.objects.get().state == "RUNNING"
