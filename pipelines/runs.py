@@ -54,15 +54,17 @@ def read_run_records(
     spark: SparkSession, kafka_config: KafkaSourceConfig, bounds: RunBounds
 ) -> DataFrame:
     """Streaming DataFrame of the raw records of the run's partitions, ``[start, end)``
-    each, headers included (a redrive's origin is in them). ``kafka_config`` is the
-    channel's Kafka source config (for an HTTP channel, its ingest topic's): its brokers,
-    security and format are kept; topics and offsets are the run's."""
+    each; a redrive's with their headers (its origin is in them), a replay's with them only
+    when the channel's source reads them (Spark builds an array of them per record).
+    ``kafka_config`` is the channel's Kafka source config (for an HTTP channel, its ingest
+    topic's): its brokers, security and format are kept; topics and offsets are the run's."""
     options = kafka_source_options(kafka_config)
     for name in ("subscribePattern", "startingTimestamp", "startingOffsetsByTimestampStrategy"):
         options.pop(name, None)
     options["subscribe"] = ",".join(bounds.topics())
     options["startingOffsets"] = bounds.starting_offsets_json()
-    options["includeHeaders"] = "true"
+    if bounds.redrive:  # a redrive's origin is in its records' headers
+        options["includeHeaders"] = "true"
     options["failOnDataLoss"] = "true"
     # Batches of at most the window's size: the query is stopped once its progress reaches
     # every end (``RunBounds.reached``), so it reads about the window and not, as the
@@ -125,4 +127,7 @@ def tag_events(events: DataFrame, bounds: RunBounds) -> DataFrame:
         F.lit(RUN_KIND_EXTENSION),
         F.lit(bounds.kind).cast("variant"),
     )
-    return events.withColumn("extensions", F.map_concat(others, tags))
+    # Most events have no extensions: they get the tags alone, without map_filter's lambda
+    # (a higher-order function Spark evaluates row by row outside its generated code).
+    tagged = F.when(F.size("extensions") == 0, tags).otherwise(F.map_concat(others, tags))
+    return events.withColumn("extensions", tagged)

@@ -71,6 +71,10 @@ DISCOVERY_KEEP = 200
 seconds; older ones are dropped if it does not)."""
 ACTIVE_INTERVAL = 0.5
 """Seconds between two looks at a running query's progress."""
+RUN_INTERVAL = 0.1
+"""Seconds between two looks at a bounded run's progress: the run is stopped as soon as a
+look finds its end reached, and meanwhile its query has started reading past the end (what
+it reads there is dropped); at 0.5 s that was up to half a second of such reading."""
 IDLE_INTERVAL = 5.0
 """Seconds between two turns of a paused or waiting connector's loop (a change of its
 deployment wakes it at once)."""
@@ -430,7 +434,7 @@ class HostedConnector:
 
     def interval(self) -> float:
         if self.query is not None:
-            return ACTIVE_INTERVAL
+            return RUN_INTERVAL if self.run_bounds is not None else ACTIVE_INTERVAL
         if self.waiting_for:
             return TOPIC_WAIT_INTERVAL
         return IDLE_INTERVAL

@@ -19,7 +19,9 @@ from pipelines import native
 from pipelines.builder import build_stream
 from pipelines.bus import (
     build_bus_stream,
+    compile_bus,
     compiled_into_query,
+    group_producer_options,
     live_change,
     routing_column,
     rule_predicate,
@@ -394,6 +396,30 @@ def test_which_buses_are_compiled_into_their_query(tmp_path: Path) -> None:
     other_format["sinks"][0]["config"]["format"] = "cloudevents"
     assert not compiled_into_query(validate_spec(bus_spec(tmp_path, [*kafka, other_format])))
     assert not compiled_into_query(validate_spec(bus_spec(tmp_path, [files])))
+
+
+def test_a_bus_shares_its_producer_batches_out_over_its_topics(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Many topics: smaller batches (their open batches fit the producer's buffer) and a
+    longer linger (the sender thread wakes less often); a stage's own properties win."""
+
+    def options(topics: int, **properties: str) -> dict[str, str]:
+        rules = [kafka_rule(f"r{i}", "order", "127.0.0.1:9", f"t{i}") for i in range(topics)]
+        if properties:
+            rules[0]["sinks"][0]["config"]["properties"] = properties
+            for rule in rules[1:]:
+                rule["sinks"][0]["config"]["properties"] = properties
+        plan = compile_bus(spark, validate_spec(bus_spec(tmp_path, rules)))
+        return group_producer_options(plan.targets)
+
+    assert options(1)["kafka.batch.size"] == str(256 * 1024)
+    assert options(10)["kafka.batch.size"] == str(256 * 1024)
+    assert int(options(100)["kafka.batch.size"]) * 100 * 2 <= 17 * 1024 * 1024
+    assert options(300)["kafka.batch.size"] == str(8 * 1024 * 1024 // 300)
+    assert {options(n)["kafka.linger.ms"] for n in (1, 100)} == {"100"}
+    own = options(100, **{"kafka.linger.ms": "7", "kafka.batch.size": "32768"})
+    assert (own["kafka.linger.ms"], own["kafka.batch.size"]) == ("7", "32768")
 
 
 def test_a_kafka_only_bus_runs_compiled_into_its_query(
