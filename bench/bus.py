@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -182,6 +183,7 @@ def run_contender(args: argparse.Namespace) -> None:
         flush=True,
     )
     spark.stop()
+    shutil.rmtree(checkpoints, ignore_errors=True)
 
 
 def drain(spark: Any, args: argparse.Namespace, source: str, checkpoints: Path) -> tuple[int, int]:
@@ -423,6 +425,7 @@ def main(argv: list[str] | None = None) -> None:
         save(results, text)
     finally:
         kafka.stop()
+        shutil.rmtree(workdir, ignore_errors=True)  # the broker's log: gigabytes
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ import json
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -711,6 +712,7 @@ def main() -> None:
         save(results, text)
     finally:
         kafka.stop()
+        shutil.rmtree(workdir, ignore_errors=True)  # the broker's log and the checkpoints
     if not args.only:  # the whole data-plane benchmark includes the bus and wire parts
         from bench.bus import main as bus_main
         from bench.wire import main as wire_main

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -249,6 +250,7 @@ def run_mm2(bootstrap: str, source: str, expected: int, *, tasks: int = 2, timeo
             raise RuntimeError(f"MirrorMaker 2: {exc}\n{tail}") from None
         finally:
             stop(process)
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def run_spark_pass(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -278,6 +279,7 @@ def main() -> None:
     result = {"seconds": seconds, "rows_in": rows_in, "batches": batch_summary(progresses)}
     print(json.dumps(result), flush=True)
     spark.stop()
+    shutil.rmtree(checkpoint, ignore_errors=True)
 
 
 if __name__ == "__main__":

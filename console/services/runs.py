@@ -151,19 +151,18 @@ def start_replay(
     if errors:
         raise InvalidRun(errors)
     expected = sum(ends[t][p] - starts[t][p] for t in starts for p in starts[t]) if starts else None
-    return _started(
-        ChannelRun.objects.create(
-            channel=channel,
-            kind=RunKind.REPLAY,
-            revision=revision,
-            window_start=window_start,
-            window_end=window_end,
-            start_offsets=starts,
-            end_offsets=ends,
-            expected=expected,
-            created_by=actor_for(user, actor),
-        )
+    run = ChannelRun.objects.create(
+        channel=channel,
+        kind=RunKind.REPLAY,
+        revision=revision,
+        window_start=window_start,
+        window_end=window_end,
+        start_offsets=starts,
+        end_offsets=ends,
+        expected=expected,
+        created_by=actor_for(user, actor),
     )
+    return _started(run)
 
 
 def start_redrive(
@@ -187,18 +186,17 @@ def start_redrive(
     revision, _ = _spec(channel)
     user = actor if isinstance(actor, User) else None
     name = None if user is not None else str(actor or "system")
-    return _started(
-        ChannelRun.objects.create(
-            channel=channel,
-            kind=RunKind.REDRIVE,
-            revision=revision,
-            topic=topic,
-            start_offsets={topic: {str(p): int(o) for p, o in start_offsets.items()}},
-            end_offsets={topic: {str(p): int(o) for p, o in end_offsets.items()}},
-            expected=count,
-            created_by=actor_for(user, name),
-        )
+    run = ChannelRun.objects.create(
+        channel=channel,
+        kind=RunKind.REDRIVE,
+        revision=revision,
+        topic=topic,
+        start_offsets={topic: {str(p): int(o) for p, o in start_offsets.items()}},
+        end_offsets={topic: {str(p): int(o) for p, o in end_offsets.items()}},
+        expected=count,
+        created_by=actor_for(user, name),
     )
+    return _started(run)
 
 
 def _started(run: ChannelRun) -> ChannelRun:
