@@ -25,7 +25,7 @@ export function ShapeSource() {
       <p className="small muted">
         {shape.fields.length > 0
           ? `${shape.fields.length} known fields: patterns and transforms naming others are marked on their node.`
-          : "No schema known yet: turn discovery on for the channel (its page) or pick a JSON Schema subject."}
+          : "No schema known yet: turn discovery on for the channel (its page) or pick a registry subject (JSON Schema, Avro or Protobuf)."}
       </p>
     </fieldset>
   );

@@ -1,8 +1,10 @@
 /**
  * Where the builder learns the shape of the channel's events: the schema discovered from its
  * live events (GET /api/v1/channels/{name}/discovery), or the latest version of a registry
- * subject the user picked for the source (a JSON Schema subject; kept per channel in this
- * browser).
+ * subject the user picked for the source (kept per channel in this browser), as the server
+ * turns it into the JSON Schema of the payload (GET /api/v1/schemas/{name}/shape: a JSON
+ * Schema as it is, an Avro record or a Protobuf message as the value its wire format decodes
+ * to).
  */
 
 import { useQuery } from "@tanstack/react-query";
@@ -18,12 +20,8 @@ export type ChannelDiscovery = Omit<components["schemas"]["ChannelDiscovery"], "
   schema: JsonSchema | null;
 };
 
-interface SubjectVersion {
-  version: number;
-  schema_type?: string;
-  schemaType?: string;
-  schema: string | JsonSchema;
-}
+/** GET /api/v1/schemas/{name}/shape (its `schema`: a JSON Schema object). */
+export type SubjectShape = Omit<components["schemas"]["Shape"], "schema"> & { schema: JsonSchema };
 
 export function useDiscovery(name: string, enabled: boolean, poll = false) {
   return useQuery({
@@ -66,15 +64,8 @@ function useSubjectPick(channel: string): string {
   );
 }
 
-function latestSchema(subject: string) {
-  return api<SubjectVersion[]>(`schemas/${encodeURIComponent(subject)}/versions`).then((versions) => {
-    const latest = versions[versions.length - 1];
-    if (!latest) return null;
-    const type = (latest.schema_type ?? latest.schemaType ?? "JSON").toUpperCase();
-    if (type !== "JSON") return null;
-    const text = latest.schema;
-    return (typeof text === "string" ? JSON.parse(text) : text) as JsonSchema;
-  });
+function latestShape(subject: string) {
+  return api<SubjectShape>(`schemas/${encodeURIComponent(subject)}/shape`);
 }
 
 export interface Shape {
@@ -94,13 +85,13 @@ export function useShape(): Shape {
   const discovery = useDiscovery(name, exists);
   const picked = useQuery({
     queryKey: ["shape-subject", subject],
-    queryFn: () => latestSchema(subject),
+    queryFn: () => latestShape(subject),
     enabled: subject !== "",
     staleTime: 60_000,
   });
   return useMemo(() => {
     if (subject && picked.data) {
-      const schema = asEventSchema(picked.data);
+      const schema = asEventSchema(picked.data.schema);
       return { origin: subject, schema, fields: fieldPaths(schema), subject };
     }
     const schema = discovery.data?.schema ?? null;
