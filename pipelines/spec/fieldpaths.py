@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from pydantic import JsonValue
+
 ATTRIBUTE_NAMES = (
     "id",
     "source",
@@ -29,9 +31,9 @@ FIELD_PATH_KEY = "x-sluice-field-path"
 """The JSON Schema keyword marking a config field whose value is a path into the event (the
 builder suggests the known fields there): ``read`` or ``write`` a dotted field path, or
 ``jsonpath`` an input path."""
-READS_FIELD: dict[str, str] = {FIELD_PATH_KEY: "read"}
-WRITES_FIELD: dict[str, str] = {FIELD_PATH_KEY: "write"}
-READS_JSONPATH: dict[str, str] = {FIELD_PATH_KEY: "jsonpath"}
+READS_FIELD: dict[str, JsonValue] = {FIELD_PATH_KEY: "read"}
+WRITES_FIELD: dict[str, JsonValue] = {FIELD_PATH_KEY: "write"}
+READS_JSONPATH: dict[str, JsonValue] = {FIELD_PATH_KEY: "jsonpath"}
 
 PathStep = str | int
 _JSONPATH_STEP = re.compile(

@@ -176,7 +176,7 @@ def test_a_protobuf_file_first_message_becomes_the_shape() -> None:
 def test_another_protobuf_message_can_be_picked_and_an_unknown_one_is_refused() -> None:
     shape = shape_of("PROTOBUF", _order_file(), {}, message="shop.Refund")
     assert shape.schema["properties"] == {"order_id": {"type": "string"}}
-    with pytest.raises(InvalidSchema, match="No message 'shop.Nope'"):
+    with pytest.raises(InvalidSchema, match=r"No message 'shop\.Nope'"):
         shape_of("PROTOBUF", _order_file(), {}, message="shop.Nope")
 
 
