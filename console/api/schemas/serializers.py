@@ -60,7 +60,7 @@ class DiffSerializer(serializers.Serializer):
     )
 
 
-class ShapeSerializer(serializers.Serializer):
+class SubjectShapeSerializer(serializers.Serializer):
     subject = serializers.CharField()
     version = serializers.IntegerField()
     id = serializers.IntegerField(help_text="The version's global schema id.")

@@ -20,8 +20,8 @@ from console import permissions
 from console.api.pagination import LimitOffsetPagination
 from console.api.schemas.serializers import (
     DiffSerializer,
-    ShapeSerializer,
     SubjectSerializer,
+    SubjectShapeSerializer,
     VersionSerializer,
 )
 from console.models import SubjectVersion
@@ -177,7 +177,7 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
                 "message", OpenApiTypes.STR, description="Protobuf: a message's full name."
             ),
         ],
-        responses={200: ShapeSerializer, 400: None, 404: None},
+        responses={200: SubjectShapeSerializer, 400: None, 404: None},
     )
     @action(detail=True, methods=["get"])
     def shape(self, request: Request, name: str) -> Response:
@@ -200,4 +200,4 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
             "messages": shape.messages,
             "message": shape.message,
         }
-        return Response(ShapeSerializer(body).data)
+        return Response(SubjectShapeSerializer(body).data)

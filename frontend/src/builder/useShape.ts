@@ -21,7 +21,7 @@ export type ChannelDiscovery = Omit<components["schemas"]["ChannelDiscovery"], "
 };
 
 /** GET /api/v1/schemas/{name}/shape (its `schema`: a JSON Schema object). */
-export type SubjectShape = Omit<components["schemas"]["Shape"], "schema"> & { schema: JsonSchema };
+export type SubjectShape = Omit<components["schemas"]["SubjectShape"], "schema"> & { schema: JsonSchema };
 
 export function useDiscovery(name: string, enabled: boolean, poll = false) {
   return useQuery({
