@@ -7,7 +7,7 @@ into the events' JSON form:
 
 * a Kafka-backed channel (a ``kafka`` source, or ``http``: its ingest topic): the last record
   of each source partition up to the offsets the query has reached (:func:`kafka_samples`);
-* a ``files`` channel: the first lines of the newest files of its directory (its
+* a ``files`` channel: the first lines of the two newest files of its directory (its
   ``file_pattern``, Spark's file source's rules: no hidden ``.``/``_`` files), read again only
   when a newer file arrives (:func:`files_samples`): a Parquet file's first rows;
 * a ``generator`` channel: events its template gives, made in the driver from its own config
@@ -54,8 +54,11 @@ __all__ = [
 
 KAFKA_BACKED = frozenset({"kafka", "http"})
 """Source types sampled by reading their Kafka topics."""
-SAMPLE_SECONDS = 10.0
-"""How often a channel's driver samples its source."""
+SAMPLE_SECONDS = 30.0
+"""How often a channel's driver samples its source (its first sample: at its first batch).
+Each sample is a small Spark job (planning and code generation of the source's parsing:
+0.3-0.6 s of CPU on a busy 2-core machine), so this bounds discovery's cost to a few percent
+of one core: see ``bench/discovery.py``."""
 KAFKA_SAMPLE_PARTITIONS = 16
 """Partitions read per Kafka sample at most (the last record of each)."""
 FILES_SAMPLED = 2
@@ -202,45 +205,53 @@ def newest_files(config: Any, count: int = FILES_SAMPLED) -> list[SourceFile]:
 
 
 def files_samples(spark: Any, config: Any, files: list[SourceFile]) -> list[dict[str, Any]]:
-    """At most :data:`EVENTS_PER_FILE` events of each of ``files``, read as the files source
-    reads them (:func:`pipelines.sources.files.file_records_to_events`): JSON lines and CSV
-    from the first :data:`FILE_HEAD_BYTES` of the file (whole lines; a CSV header included),
-    Parquet from its first rows."""
+    """The first :data:`EVENTS_PER_FILE` records of each of ``files`` (a bad one left out),
+    read as the files source reads them (:func:`pipelines.sources.files.file_records_to_events`),
+    in one small job: JSON lines and CSV from the first lines of the file (within its first
+    :data:`FILE_HEAD_BYTES`; a CSV header with them), Parquet from its first rows."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType, TimestampType
 
     from pipelines.sources.files import file_records_to_events
     from pipelines.sql import sql_column
 
-    events: list[dict[str, Any]] = []
-    for file in files:
-        uri, when = file.path.as_uri(), datetime.fromtimestamp(file.mtime_ns / 1e9, UTC)
-        if config.format == "parquet":
-            rows = spark.read.parquet(uri)
-            row = F.struct(*(F.col(sql_column(name)) for name in rows.columns)).alias("_row")
-            raw = rows.select(
-                row,
-                F.col("_metadata.file_path").alias("_file_path"),
-                F.col("_metadata.file_name").alias("_file_name"),
-                F.col("_metadata.file_modification_time").alias("_file_time"),
-                F.col("_metadata.row_index").alias("_row_index"),
-            ).limit(EVENTS_PER_FILE)
-        else:
-            schema = StructType(
-                [
-                    StructField("_file_path", StringType()),
-                    StructField("_file_name", StringType()),
-                    StructField("_file_time", TimestampType()),
-                    StructField("_text", StringType()),
-                ]
+    if not files:
+        return []
+    if config.format == "parquet":
+        rows = spark.read.parquet(*(file.path.as_uri() for file in files))
+        row = F.struct(*(F.col(sql_column(name)) for name in rows.columns)).alias("_row")
+        raw = rows.select(
+            row,
+            F.col("_metadata.file_path").alias("_file_path"),
+            F.col("_metadata.file_name").alias("_file_name"),
+            F.col("_metadata.file_modification_time").alias("_file_time"),
+            F.col("_metadata.row_index").alias("_row_index"),
+        ).where(F.col("_row_index") < EVENTS_PER_FILE)
+    else:
+        schema = StructType(
+            [
+                StructField("_file_path", StringType()),
+                StructField("_file_name", StringType()),
+                StructField("_file_time", TimestampType()),
+                StructField("_text", StringType()),
+            ]
+        )
+        lines = EVENTS_PER_FILE + (1 if config.format == "csv" and config.csv_header else 0)
+        texts = [
+            (
+                file.path.as_uri(),
+                file.path.name,
+                datetime.fromtimestamp(file.mtime_ns / 1e9, UTC),
+                _head(file, lines),
             )
-            raw = spark.createDataFrame([(uri, file.path.name, when, _head(file))], schema)
-        events += healthy_json(file_records_to_events(raw, config), EVENTS_PER_FILE)
-    return events
+            for file in files
+        ]
+        raw = spark.createDataFrame(texts, schema)
+    return healthy_json(file_records_to_events(raw, config))
 
 
-def _head(file: SourceFile) -> str:
-    """The whole lines of the first :data:`FILE_HEAD_BYTES` of a file (all of a smaller one)."""
+def _head(file: SourceFile, lines: int) -> str:
+    """The first ``lines`` whole lines within a file's first :data:`FILE_HEAD_BYTES`."""
     try:
         with file.path.open("rb") as stream:
             head = stream.read(FILE_HEAD_BYTES)
@@ -248,7 +259,7 @@ def _head(file: SourceFile) -> str:
         return ""
     if len(head) == FILE_HEAD_BYTES and b"\n" in head:
         head = head[: head.rindex(b"\n") + 1]
-    return head.decode("utf-8", errors="replace")
+    return b"".join(head.splitlines(keepends=True)[:lines]).decode("utf-8", errors="replace")
 
 
 def generator_samples(spark: Any, config: Any, batch: int) -> list[dict[str, Any]]:
