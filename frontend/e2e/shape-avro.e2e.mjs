@@ -46,6 +46,7 @@ try {
   for (const path of ["data.customer.name", "data.customer.tier"]) {
     if (!offered.includes(path)) fail(`${path} not suggested: ${offered}`);
   }
+  await suggestions.scrollIntoViewIfNeeded(); // the side panel scrolls: show the list
   await page.screenshot({ path: `${out}/shape-avro-suggestions.png`, fullPage: true });
   await suggestions.getByRole("option", { name: /data\.customer\.name/ }).click();
   const value = await key.inputValue();
