@@ -713,12 +713,14 @@ def main() -> None:
     finally:
         kafka.stop()
         shutil.rmtree(workdir, ignore_errors=True)  # the broker's log and the checkpoints
-    if not args.only:  # the whole data-plane benchmark includes the bus and wire parts
+    if not args.only:  # the whole data-plane benchmark includes the bus, wire, discovery parts
         from bench.bus import main as bus_main
+        from bench.discovery import main as discovery_main
         from bench.wire import main as wire_main
 
         bus_main([])
         wire_main([])
+        discovery_main([])
 
 
 if __name__ == "__main__":

@@ -232,12 +232,8 @@ def build_stream(
     on_rule_counts: Callable[[int, list[dict[str, Any]]], None] | None = None,
     on_retries: RetryCounter | None = None,
     run: RunBounds | None = None,
-    discovery: bool = False,
 ) -> DataStreamWriter:
     """Return the fully configured writer of a channel's query; the caller calls ``start()``.
-
-    With ``discovery`` a source that is not Kafka-backed has its micro-batches' progress
-    reports carry a sampled event (:mod:`pipelines.discovery`).
 
     With ``run`` it is a bounded run's query (a replay or a redrive, :mod:`pipelines.runs`):
     the run's offsets read, its events tagged (see :func:`build_events`).
@@ -282,7 +278,6 @@ def build_stream(
             on_dead_letters=on_dead_letters,
             on_retries=on_retries,
             run=run,
-            discovery=discovery,
         )
         return writer
     tolerant = spec.errors.tolerance == "all"
@@ -296,7 +291,6 @@ def build_stream(
             keep_payload=tolerant,
             count_stages=count_stages,
             run=run,
-            discovery=discovery,
         )
         if check is not None:
             with failing_stage("sink"):
@@ -405,14 +399,9 @@ def build_events(
     keep_payload: bool = False,
     count_stages: bool = False,
     run: RunBounds | None = None,
-    discovery: bool = False,
 ) -> DataFrame:
     """The streaming events DataFrame of a channel: its source, then its transforms.
-
-    With ``discovery`` and a source that is not Kafka-backed, each micro-batch's first event
-    as the source parsed it is sampled for schema discovery
-    (:func:`pipelines.discovery.observe_samples`; a Kafka-backed source is sampled beside
-    the query instead, :func:`pipelines.discovery.kafka_samples`).
+    (Schema discovery samples the source beside the query, :mod:`pipelines.discovery`.)
 
     With ``run`` (a replay or redrive, :mod:`pipelines.runs`) the source reads exactly the
     run's Kafka partitions and offsets and each event leaves the transforms tagged with the
@@ -431,11 +420,6 @@ def build_events(
         else:
             records = read_run_records(spark, run_kafka_config(spec.source.type, config), run)
         events = source.to_events(records, config)
-    if discovery:
-        from pipelines.discovery import observe_samples, observes
-
-        if observes(spec.source.type):
-            events = observe_samples(events)
     if not keep_payload:
         events = events.withColumn("origin_payload", F.lit(None).cast("string"))
     events = apply_transforms(

@@ -293,10 +293,9 @@ def build_bus_stream(
     on_dead_letters: Callable[[int], None] | None = None,
     on_retries: RetryCounter | None = None,
     run: RunBounds | None = None,
-    discovery: bool = False,
 ) -> tuple[DataStreamWriter, BusRouter]:
     """The writer of a bus's query (the caller calls ``start()``) and its router (``run``:
-    a bounded run's, ``discovery``: sample events, see :func:`pipelines.builder.build_events`).
+    a bounded run's, see :func:`pipelines.builder.build_events`).
 
     The writer reads the source and runs the shared transforms once, then hands each
     micro-batch to the :class:`BusRouter` (``foreachBatch``); it has the checkpoint location,
@@ -315,7 +314,7 @@ def build_bus_stream(
         raise ValueError("not a bus: a linear channel is built by pipelines.builder.build_stream")
     tolerant = spec.errors.tolerance == "all"
     with capturing_failed_events(tolerant):
-        events = build_events(spark, spec, keep_payload=tolerant, run=run, discovery=discovery)
+        events = build_events(spark, spec, keep_payload=tolerant, run=run)
     router = BusRouter(
         spark,
         spec,

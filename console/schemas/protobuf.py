@@ -85,6 +85,19 @@ def _pool() -> descriptor_pool.DescriptorPool:
 
 
 def parse(text: str, references: Mapping[str, str]) -> ParsedSchema:
+    _, proto = _build(text, references)
+    canonical = base64.b64encode(proto.SerializeToString(deterministic=True)).decode("ascii")
+    return ParsedSchema(PROTOBUF, canonical, proto)
+
+
+def build_file(text: str, references: Mapping[str, str]) -> Any:
+    """The ``FileDescriptor`` of a schema built with its references (its messages'
+    descriptors resolve imported types); :class:`InvalidSchema` when it does not build."""
+    pool, proto = _build(text, references)
+    return pool.FindFileByName(proto.name)
+
+
+def _build(text: str, references: Mapping[str, str]) -> tuple[descriptor_pool.DescriptorPool, Any]:
     pool = _pool()
     try:
         for name, ref_text in references.items():
@@ -101,8 +114,7 @@ def parse(text: str, references: Mapping[str, str]) -> ParsedSchema:
         raise
     except Exception as exc:  # the pool's errors (TypeError, KeyError…) on a broken descriptor
         raise InvalidSchema(f"Invalid schema: {exc}") from exc
-    canonical = base64.b64encode(proto.SerializeToString(deterministic=True)).decode("ascii")
-    return ParsedSchema(PROTOBUF, canonical, proto)
+    return pool, proto
 
 
 def _known(pool: descriptor_pool.DescriptorPool, name: str) -> bool:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from console.models import RegistryConfig, RegistrySchema, Subject, SubjectVersion
-from console.schemas.base import DEFAULT_COMPATIBILITY
+from console.schemas.base import DEFAULT_COMPATIBILITY, InvalidSchema
+from console.schemas.shape import Shape, shape_of
 from console.services.errors import RegistryError
 
 
@@ -144,3 +145,24 @@ def references_text(references: list[dict]) -> dict[str, str]:
             ) from None
         texts[str(ref["name"])] = found.schema.schema
     return texts
+
+
+def subject_shape(
+    name: str, version_id: str | int = "latest", *, message: str = ""
+) -> tuple[SubjectVersion, Shape]:
+    """A version of subject ``name`` and its shape: the JSON Schema of the payload its wire
+    format gives an event (:mod:`console.schemas.shape`; ``message``: a Protobuf message's
+    full name). 40401/40402 when there is no such version, 42201 for a message the schema
+    does not declare."""
+    found = version(name, version_id)
+    stored = found.schema
+    try:
+        shape = shape_of(
+            stored.schema_type,
+            stored.schema,
+            references_text(list(stored.references)),
+            message=message,
+        )
+    except InvalidSchema as exc:
+        raise RegistryError(422, 42201, str(exc)) from exc
+    return found, shape

@@ -35,6 +35,7 @@ GENERATED_NOTE = (
 
 # JSON Schema keywords that only describe (rendered as text) or structure (walked).
 _DESCRIPTIVE = {"title", "description", "default", "examples", "discriminator", "writeOnly"}
+_DESCRIPTIVE |= {"x-sluice-field-path"}  # pipelines.spec.fieldpaths.FIELD_PATH_KEY
 _STRUCTURAL = {"type", "$ref", "anyOf", "oneOf", "items", "additionalProperties", "properties"}
 _STRUCTURAL |= {"required", "enum", "const", "format", "$defs"}
 # Constraints, each with how it reads in a description.
@@ -227,6 +228,8 @@ class SchemaRenderer:
                 notes.append("Constraints: " + ", ".join(constraints) + ".")
             if self.is_secret(prop):
                 notes.append("Write-only: never returned by the API, encrypted at rest.")
+            if prop.get("x-sluice-field-path"):
+                notes.append("A path into the event: the builder suggests the known fields.")
             if prop.get("examples"):
                 notes.append("Example: " + ", ".join(code(e) for e in prop["examples"]) + ".")
             default = "*required*" if name in required else self.default(model, name, prop)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from pydantic import JsonValue
+
 ATTRIBUTE_NAMES = (
     "id",
     "source",
@@ -24,6 +26,14 @@ ATTRIBUTE_NAMES = (
 )
 EXTENSION_NAME = re.compile(r"[a-z0-9]{1,20}")
 """CloudEvents extension attribute names: lower-case letters and digits (at most 20)."""
+
+FIELD_PATH_KEY = "x-sluice-field-path"
+"""The JSON Schema keyword marking a config field whose value is a path into the event (the
+builder suggests the known fields there): ``read`` or ``write`` a dotted field path, or
+``jsonpath`` an input path."""
+READS_FIELD: dict[str, JsonValue] = {FIELD_PATH_KEY: "read"}
+WRITES_FIELD: dict[str, JsonValue] = {FIELD_PATH_KEY: "write"}
+READS_JSONPATH: dict[str, JsonValue] = {FIELD_PATH_KEY: "jsonpath"}
 
 PathStep = str | int
 _JSONPATH_STEP = re.compile(

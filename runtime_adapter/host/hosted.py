@@ -166,9 +166,7 @@ class HostedConnector:
         self.tracker = TaskTracker(worker_id, [])
         self.stage_totals = StageTotals()
         self.rule_totals = RuleTotals()
-        self.sampled_batch = -1  # the last batch whose sampled events were published
-        self.kafka_sampling: Any = None  # the spec whose Kafka source is sampled (discovery)
-        self.sampled_at = 0.0  # when it was last sampled (monotonic)
+        self.sampler: Any = None  # the running query's SourceSampler (schema discovery)
         self.router: Any = None  # a running bus's BusRouter (pipelines.bus)
         self.running_plain: dict[str, Any] | None = None  # the decrypted spec the query runs
         self.built_plain: dict[str, Any] | None = None  # ...as built: its start resolved
@@ -590,7 +588,6 @@ class HostedConnector:
                 on_dead_letters=self.count_dead_letters,
                 on_retries=self.count_sink_retries,
                 run=run,
-                discovery=self.discovers(deployment),
             )
         else:
             writer = build_stream(
@@ -603,7 +600,6 @@ class HostedConnector:
                 on_retries=self.count_sink_retries,
                 count_stages=stage_counts_enabled(),
                 run=run,
-                discovery=self.discovers(deployment),
             )
         # Jobs of this query run in a scheduler pool of its own (local to this thread).
         spark.sparkContext.setLocalProperty("spark.scheduler.pool", self.connector_id)
@@ -617,7 +613,7 @@ class HostedConnector:
             self.run_bounds = run
         self.reason = ""
         self.finished = False
-        self.kafka_sampling = spec if self.samples_kafka(deployment, spec) else None
+        self.sampler = self.source_sampler(deployment, spec)
         self.stage_totals.start(stage_points(spec), str(self.query.runId))
         log.info("query %s started (checkpoint %s)", self.query.id, checkpoint)
         return True
@@ -763,51 +759,32 @@ class HostedConnector:
     @staticmethod
     def discovers(deployment: Deployment) -> bool:
         """Whether the query samples its events for schema discovery: asked for, and not
-        a bounded run nor Spark's real-time mode (no observed metrics there)."""
+        a bounded run nor Spark's real-time mode (its tasks hold the cores a sampling job
+        would wait for)."""
         mode = deployment.spec.get("runtime", {}).get("mode")
         return deployment.discovery and deployment.run is None and mode != "real-time"
 
-    def samples_kafka(self, deployment: Deployment, spec: Any) -> bool:
-        """Whether discovery samples the query's Kafka-backed source beside it."""
-        from pipelines.discovery import observes
+    def source_sampler(self, deployment: Deployment, spec: Any) -> Any:
+        """The sampler of the query's source when discovery is on (it samples beside the
+        query, :class:`pipelines.discovery.SourceSampler`), else None."""
+        if not self.discovers(deployment):
+            return None
+        from pipelines.discovery import SourceSampler
 
-        return self.discovers(deployment) and not observes(spec.source.type)
+        return SourceSampler(spec)
 
-    def sample_kafka(self, progress: dict[str, Any] | None) -> None:
-        """Every few seconds, the last record of each source partition the query reached,
-        read beside it and published as samples (:func:`pipelines.discovery.kafka_samples`)."""
-        from pipelines.discovery import KAFKA_SAMPLE_SECONDS, end_offsets, kafka_samples
-
-        spec = self.kafka_sampling
-        if spec is None or self.spark is None:
+    def sample_source(self, progress: dict[str, Any] | None) -> None:
+        """Every few seconds, a few events of the query's source read beside it and handed
+        to the console (:mod:`pipelines.discovery`)."""
+        sampler = self.sampler
+        if sampler is None or self.spark is None:
             return
-        now = time.monotonic()
-        if now - self.sampled_at < KAFKA_SAMPLE_SECONDS:
-            return
-        offsets = end_offsets(progress)
-        if not offsets:
-            return
-        self.sampled_at = now
         try:
-            events = kafka_samples(self.spark, spec, offsets)
+            events = sampler.sample(self.spark, progress, time.monotonic())
             if events:
                 self.store.publish_samples(self.connector_id, events, DISCOVERY_KEEP)
         except Exception as exc:  # discovery must never take a channel down
             log.warning("could not sample the source for schema discovery: %s", exc)
-
-    def publish_samples(self, progress: dict[str, Any] | None) -> None:
-        """Take the sampled events out of a progress report (a status never carries events)
-        and hand them to the console (:mod:`pipelines.discovery`)."""
-        from pipelines.discovery import samples_of
-
-        events = samples_of(progress, remove=True)
-        batch = int((progress or {}).get("batchId", -1))
-        if events and batch != self.sampled_batch:  # a report is read again until the next
-            self.sampled_batch = batch
-            try:
-                self.store.publish_samples(self.connector_id, events, DISCOVERY_KEEP)
-            except Exception as exc:  # discovery must never take a channel down
-                log.warning("could not publish discovery samples: %s", exc)
 
     def preview_publisher(self, spec: Any) -> Any:
         """Where a ``preview`` sink puts the newest events: the runtime's store (a live tail)."""
@@ -831,8 +808,7 @@ class HostedConnector:
 
     def collect_progress(self) -> dict[str, Any] | None:
         progress = progress_dict(self.query.lastProgress) if self.query is not None else None
-        self.publish_samples(progress)
-        self.sample_kafka(progress)
+        self.sample_source(progress)
         if progress:
             self.count_stages(progress)
             self.count_compiled_rules()

@@ -1,8 +1,9 @@
 """The builder knowing the shape of a channel's events, in real headless Chromium
 (frontend/e2e/shape.e2e.mjs) against the stack: a registry JSON Schema subject picked as the
 source's shape, a filter naming a field it does not have warned on its node, field paths
-suggested in the pattern editor; the demo channel's discovery panel and a sample event
-generated from its discovered schema."""
+suggested in the pattern editor; an Avro subject's fields suggested and checked
+(shape-avro.e2e.mjs); the demo channel's discovery panel and a sample event generated from
+its discovered schema."""
 
 from __future__ import annotations
 
@@ -75,6 +76,106 @@ def test_unknown_field_warning_and_autocompletion(
     finally:
         http.delete(f"{stack.api}/channels/{CHANNEL}/", timeout=10)
         http.delete(f"{stack.base_url}/schema-registry/subjects/{SUBJECT}", timeout=10)
+
+
+AVRO_CHANNEL = "shape-avro"
+AVRO_SUBJECT = "shape-avro-orders-value"
+AVRO_ORDER = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "shop",
+    "fields": [
+        {"name": "id", "type": "string"},
+        {"name": "amount", "type": "double"},
+        {"name": "region", "type": {"type": "enum", "name": "Region", "symbols": ["EU", "US"]}},
+        {
+            "name": "customer",
+            "type": {
+                "type": "record",
+                "name": "Customer",
+                "fields": [
+                    {"name": "name", "type": "string"},
+                    {"name": "tier", "type": ["null", "string"], "default": None},
+                ],
+            },
+        },
+        {
+            "name": "items",
+            "type": {
+                "type": "array",
+                "items": {
+                    "type": "record",
+                    "name": "Item",
+                    "fields": [{"name": "sku", "type": "string"}, {"name": "qty", "type": "int"}],
+                },
+            },
+        },
+        {"name": "tags", "type": {"type": "map", "values": "string"}},
+    ],
+}
+
+
+def test_an_avro_subjects_fields_suggested_and_checked(
+    stack: Stack, browser_tools: dict[str, str], artifacts_dir: Path
+) -> None:
+    shots = artifacts_dir / "e2e"
+    shots.mkdir(parents=True, exist_ok=True)
+    http = stack.session()
+    spec = kafka_passthrough(stack.kafka, "shape-avro-in", "shape-avro-out")
+    spec["transforms"] = [
+        {"type": "filter", "config": {"pattern": {"data": {"custmer": {"tier": ["gold"]}}}}},
+        {
+            "type": "sql",
+            "config": {
+                "expressions": [
+                    "data:amount::double AS amount",
+                    "data:items[0].sku AS sku",
+                    "data:tags.vip AS tag",
+                    "data:regoin AS region",
+                ]
+            },
+        },
+    ]
+    spec["sink"]["config"]["key_field"] = "data.customer.nmae"
+    created = http.post(
+        f"{stack.api}/channels/", json={"name": AVRO_CHANNEL, "spec": spec}, timeout=10
+    )
+    assert created.status_code == 201, created.text
+    registered = http.post(
+        f"{stack.base_url}/schema-registry/subjects/{AVRO_SUBJECT}/versions",
+        json={"schema": json.dumps(AVRO_ORDER)},
+        timeout=10,
+    )
+    assert registered.status_code == 200, registered.text
+    try:
+        env = {
+            **os.environ,
+            "SLUICE_URL": stack.base_url,
+            "SLUICE_USER": "admin",
+            "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
+            "CHANNEL": AVRO_CHANNEL,
+            "SUBJECT": AVRO_SUBJECT,
+            "SHOTS": str(shots),
+            "CHROMIUM": browser_tools["chromium"],
+        }
+        result = subprocess.run(
+            [browser_tools["node"], str(REPO_ROOT / "frontend" / "e2e" / "shape-avro.e2e.mjs")],
+            cwd=REPO_ROOT / "frontend",
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        (shots / "e2e-shape-avro.log").write_text(result.stdout + result.stderr, encoding="utf-8")
+        assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
+        assert "FAIL" not in result.stdout
+        assert "data.customer.name" in result.stdout and "warning cleared" in result.stdout
+        for shot in ("shape-avro-unknown-fields.png", "shape-avro-suggestions.png"):
+            assert (shots / shot).stat().st_size > 10_000
+    finally:
+        http.delete(f"{stack.api}/channels/{AVRO_CHANNEL}/", timeout=10)
+        http.delete(f"{stack.base_url}/schema-registry/subjects/{AVRO_SUBJECT}", timeout=10)
 
 
 def test_discovery_panel_and_a_sample_from_the_discovered_schema(

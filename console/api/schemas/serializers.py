@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from console.api.fields import ObjectField
+
 
 class SubjectSerializer(serializers.Serializer):
     name = serializers.CharField(help_text="The subject (Confluent's naming: `<topic>-value`).")
@@ -55,4 +57,24 @@ class DiffSerializer(serializers.Serializer):
     forward = serializers.ListField(
         child=serializers.CharField(),
         help_text="Why the older cannot read data written with the newer (empty: it can).",
+    )
+
+
+class SubjectShapeSerializer(serializers.Serializer):
+    subject = serializers.CharField()
+    version = serializers.IntegerField()
+    id = serializers.IntegerField(help_text="The version's global schema id.")
+    schema_type = serializers.ChoiceField(choices=["AVRO", "JSON", "PROTOBUF"])
+    schema = ObjectField(
+        help_text="The JSON Schema of the payload (the event's data) this version describes: "
+        "the schema itself for JSON Schema; for Avro and Protobuf the value their wire format "
+        "decodes to (records and messages as objects, arrays, maps as open objects, enums as "
+        "strings, unions with null as nullable, logical types as formatted strings)."
+    )
+    messages = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Protobuf: the messages the file declares (full names); empty otherwise.",
+    )
+    message = serializers.CharField(
+        allow_blank=True, help_text="Protobuf: the message the shape is of (default: the first)."
     )

@@ -18,7 +18,12 @@ from rest_framework.response import Response
 
 from console import permissions
 from console.api.pagination import LimitOffsetPagination
-from console.api.schemas.serializers import DiffSerializer, SubjectSerializer, VersionSerializer
+from console.api.schemas.serializers import (
+    DiffSerializer,
+    SubjectSerializer,
+    SubjectShapeSerializer,
+    VersionSerializer,
+)
 from console.models import SubjectVersion
 from console.schemas import check_compatibility
 from console.selectors import schemas as selectors
@@ -73,7 +78,13 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
     lookup_field = "name"
     lookup_value_converter = "str"
     pagination_class = LimitOffsetPagination
-    required_permissions = {"list": SEE, "retrieve": SEE, "versions": SEE, "diff": SEE}
+    required_permissions = {
+        "list": SEE,
+        "retrieve": SEE,
+        "versions": SEE,
+        "diff": SEE,
+        "shape": SEE,
+    }
 
     def list(self, request: Request) -> Response:
         rows = selectors.subject_summaries()
@@ -147,3 +158,46 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
             forward=check_compatibility("FORWARD", new_parsed, [old_parsed]),
         )
         return Response(DiffSerializer(body).data)
+
+    @extend_schema(
+        summary="The shape of a subject's events",
+        description=(
+            "The JSON Schema of the payload a version describes, whatever its type: what the "
+            "builder suggests and checks field paths against when the subject is picked as a "
+            "channel's shape (docs/console.md). An Avro or Protobuf schema becomes the JSON "
+            "Schema of the value its wire format decodes to; a Protobuf file's first message "
+            "by default, or `message`."
+        ),
+        parameters=[
+            NAME,
+            OpenApiParameter(
+                "version", OpenApiTypes.STR, description="Version number or `latest` (default)."
+            ),
+            OpenApiParameter(
+                "message", OpenApiTypes.STR, description="Protobuf: a message's full name."
+            ),
+        ],
+        responses={200: SubjectShapeSerializer, 400: None, 404: None},
+    )
+    @action(detail=True, methods=["get"])
+    def shape(self, request: Request, name: str) -> Response:
+        params = request.query_params
+        try:
+            found, shape = selectors.subject_shape(
+                name, params.get("version", "latest"), message=params.get("message", "")
+            )
+        except RegistryError as exc:
+            if exc.status == 422:
+                key = "message" if exc.error_code == 42201 else "version"
+                raise ValidationError({key: [exc.message]}) from exc
+            raise _not_found(exc) from exc
+        body = {
+            "subject": name,
+            "version": found.version,
+            "id": found.schema_id,
+            "schema_type": found.schema.schema_type,
+            "schema": shape.schema,
+            "messages": shape.messages,
+            "message": shape.message,
+        }
+        return Response(SubjectShapeSerializer(body).data)

@@ -853,6 +853,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/schemas/{name}/shape": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shape of a subject's events
+         * @description The JSON Schema of the payload a version describes, whatever its type: what the builder suggests and checks field paths against when the subject is picked as a channel's shape (docs/console.md). An Avro or Protobuf schema becomes the JSON Schema of the value its wire format decodes to; a Protobuf file's first message by default, or `message`.
+         */
+        get: operations["schemas_shape_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/schemas/{name}/versions": {
         parameters: {
             query?: never;
@@ -2413,6 +2433,21 @@ export interface components {
              * @description When the latest version was registered.
              */
             updated_at: string;
+        };
+        SubjectShape: {
+            subject: string;
+            version: number;
+            /** @description The version's global schema id. */
+            id: number;
+            schema_type: components["schemas"]["SchemaTypeEnum"];
+            /** @description The JSON Schema of the payload (the event's data) this version describes: the schema itself for JSON Schema; for Avro and Protobuf the value their wire format decodes to (records and messages as objects, arrays, maps as open objects, enums as strings, unions with null as nullable, logical types as formatted strings). */
+            schema: {
+                [key: string]: unknown;
+            };
+            /** @description Protobuf: the messages the file declares (full names); empty otherwise. */
+            messages: string[];
+            /** @description Protobuf: the message the shape is of (default: the first). */
+            message: string;
         };
         /**
          * @description * `channel` - Channel
@@ -4814,6 +4849,47 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Diff"];
+                };
+            };
+            /** @description No response body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No response body */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    schemas_shape_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Protobuf: a message's full name. */
+                message?: string;
+                /** @description Version number or `latest` (default). */
+                version?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Subject. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubjectShape"];
                 };
             };
             /** @description No response body */

@@ -23,9 +23,10 @@ export function insertText(field: FieldPath, as: InsertAs): string {
  * word at the caret, listed under the box while it has focus; a click or Enter on one puts
  * it in place of the word.
  */
-export function useFieldSuggestions(text: string, setText: (next: string) => void) {
+export function useFieldSuggestions(text: string, setText: (next: string) => void, insertAs?: InsertAs) {
   const shape = useShape();
-  const as = useContext(InsertAsContext);
+  const formAs = useContext(InsertAsContext);
+  const as = insertAs ?? formAs;
   const [caret, setCaret] = useState<number | null>(null);
   const word = caret === null ? null : wordAt(text, caret);
   const options = word && shape.fields.length ? suggest(shape.fields, word.word) : [];

@@ -17,15 +17,31 @@ export function ShapeSource() {
           <option value="">the channel&apos;s discovered schema</option>
           {(subjects.data ?? []).map((s) => (
             <option key={s.name} value={s.name}>
-              registry subject {s.name}
+              registry subject {s.name} ({s.schema_type})
             </option>
           ))}
         </select>
       </label>
+      {shape.messages.length > 1 && (
+        <label className="field">
+          <span>Protobuf message</span>
+          <select
+            value={shape.message}
+            onChange={(e) => pickSubject(name, shape.subject, e.target.value)}
+            aria-label="Protobuf message"
+          >
+            {shape.messages.map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
       <p className="small muted">
         {shape.fields.length > 0
           ? `${shape.fields.length} known fields: patterns and transforms naming others are marked on their node.`
-          : "No schema known yet: turn discovery on for the channel (its page) or pick a JSON Schema subject."}
+          : "No schema known yet: turn discovery on for the channel (its page) or pick a registry subject (JSON Schema, Avro or Protobuf)."}
       </p>
     </fieldset>
   );

@@ -1,4 +1,5 @@
-import { stageFieldPaths, unknownFields } from "./shape";
+import { unknownFields } from "./shape";
+import { fieldsRead } from "./stageFields";
 import { useShape } from "./useShape";
 
 /** The fields a stage's config names that the channel's known shape (discovered schema or
@@ -7,7 +8,7 @@ import { useShape } from "./useShape";
 export function ShapeWarning({ type, config }: { type: string; config: Record<string, unknown> }) {
   const shape = useShape();
   if (shape.fields.length === 0) return null;
-  const missing = unknownFields(stageFieldPaths(type, config), shape.fields);
+  const missing = unknownFields(fieldsRead(type, config), shape.fields);
   if (missing.length === 0) return null;
   const from = shape.origin === "discovered" ? "the discovered schema" : `the schema ${shape.origin}`;
   return (

@@ -6,11 +6,12 @@ import { useMemo } from "react";
 import type { Plugin } from "../api/types";
 import { cleanConfig, simplifySchema, uiSchemaFor } from "../graph/schema";
 import { toFormErrors } from "../graph/spec";
+import { FieldPathField } from "./FieldPathField";
 import { InsertAsContext, type InsertAs } from "./FieldSuggestions";
 import { JsonField } from "./JsonField";
 import { StringListField } from "./StringListField";
 
-const fields = { json: JsonField, stringList: StringListField };
+const fields = { json: JsonField, stringList: StringListField, fieldPath: FieldPathField };
 
 interface Props {
   /** The plugin (or a rule: graph/rules.ts RULE_SCHEMA) whose config_schema the form follows. */

@@ -26,7 +26,7 @@ export const StageNode = memo(function StageNode({ id, data, selected }: NodePro
       <div className="stage-type small muted">{data.type}</div>
       {detail && <Detail text={detail} />}
       <MatchMark id={id} readOnly={data.readOnly === true} />
-      {data.kind === "transform" && data.readOnly !== true && <ShapeWarning type={data.type} config={data.config} />}
+      {data.kind !== "source" && data.readOnly !== true && <ShapeWarning type={data.type} config={data.config} />}
       <Problems count={count} />
       {data.kind !== "sink" && <Handle type="source" position={Position.Right} title="output" />}
     </div>

@@ -80,6 +80,49 @@ describe("fields a stage names", () => {
     expect(stageFieldPaths("drop", { fields: ["data.secret"] })).toEqual(["data.secret"]);
     expect(stageFieldPaths("route", { field: "data.region" })).toEqual(["data.region"]);
     expect(stageFieldPaths("insert", { field: "data.new" })).toEqual([]); // written, not read
+    expect(stageFieldPaths("kafka", { topic: "t", key_field: "data.customer", topic_field: "data.region" })).toEqual([
+      "data.customer",
+      "data.region",
+    ]);
+    expect(
+      stageFieldPaths("cloudevents", {
+        action: "set",
+        attributes: { subject: { field: "data.order_id" }, type: "order.placed" },
+      }),
+    ).toEqual(["data.order_id"]);
+    expect(stageFieldPaths("cloudevents", { action: "wrap", subject_field: "data.id" })).toEqual(["data.id"]);
+    expect(stageFieldPaths("enrich", { input: "$.data.customer_id" })).toEqual(["data.customer_id"]);
+    expect(stageFieldPaths("enrich", { input: "$" })).toEqual([]); // the whole event
+  });
+});
+
+describe("an Avro subject's shape (as GET schemas/{name}/shape gives it)", () => {
+  // console/schemas/shape.py: a record with a map, a nullable union and a two-type union.
+  const avro = asEventSchema({
+    type: "object",
+    properties: {
+      id: { type: "string" },
+      tags: { type: "object", additionalProperties: { type: "string" } },
+      tier: { type: ["string", "null"] },
+      either: { type: ["object", "null"], properties: { member0: { type: "string" }, member1: { type: "integer" } } },
+      status: { type: "string", enum: ["NEW", "PAID"] },
+    },
+  });
+  const known = fieldPaths(avro);
+  it("lists its fields under data, a union's members under it", () => {
+    expect(known.map((f) => f.path)).toEqual(
+      expect.arrayContaining(["data.id", "data.tags", "data.tier", "data.either.member0", "data.status", "type"]),
+    );
+  });
+  it("leaves a map's keys open and flags the others", () => {
+    expect(unknownFields(["data.tags.anything", "data.idd", "data.either.member2"], known)).toEqual([
+      "data.idd",
+      "data.either.member2",
+    ]);
+  });
+  it("samples an enum by its first symbol", () => {
+    const sample = sampleFromSchema(avro) as { data: { status: string } };
+    expect(sample.data.status).toBe("NEW");
   });
 });
 

@@ -131,10 +131,26 @@ export function stageFieldPaths(type: string, config: Record<string, unknown>): 
     case "set-key":
     case "set_key":
     case "route":
-      return typeof config.field === "string" && config.field ? [config.field] : [];
+      return text(config.field);
+    case "kafka": // the sink's; a source's config has neither
+      return [...text(config.key_field), ...text(config.topic_field)];
+    case "cloudevents": {
+      const attributes = isObject(config.attributes) ? Object.values(config.attributes) : [];
+      const fromFields = attributes.flatMap((value) => (isObject(value) ? text(value.field) : []));
+      return [...text(config.subject_field), ...fromFields];
+    }
+    case "enrich": {
+      const input = typeof config.input === "string" ? config.input : "$.data";
+      const path = jsonPathToField(input);
+      return path ? [path] : [];
+    }
     default:
       return [];
   }
+}
+
+function text(value: unknown): string[] {
+  return typeof value === "string" && value ? [value] : [];
 }
 
 /** The paths the schema does not have. A path under a field of no known structure (an

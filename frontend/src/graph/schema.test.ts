@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { cleanConfig, isFreeJson, simplifySchema, uiSchemaFor } from "./schema";
+import { cleanConfig, isFieldPath, isFreeJson, simplifySchema, uiSchemaFor } from "./schema";
 
 const kafkaLike = {
   $defs: {
@@ -61,6 +61,27 @@ describe("uiSchemaFor", () => {
     );
     expect(ui.pattern).toEqual({ "ui:field": "json", "ui:label": false });
     expect(ui.template).toEqual({ "ui:field": "json", "ui:label": false });
+  });
+
+  it("types a path into the event (marked by the server) with the known fields suggested", () => {
+    const sink = {
+      type: "object",
+      properties: {
+        topic: { type: "string" },
+        key_field: {
+          anyOf: [{ type: "string" }, { type: "null" }],
+          default: null,
+          "x-sluice-field-path": "read",
+        },
+      },
+    };
+    const simple = simplifySchema(sink);
+    const props = simple.properties as Record<string, Record<string, unknown>>;
+    expect(isFieldPath(props.key_field!)).toBe(true);
+    expect(isFieldPath(props.topic!)).toBe(false);
+    const ui = uiSchemaFor(simple);
+    expect(ui.key_field).toEqual({ "ui:field": "fieldPath", "ui:label": false });
+    expect(ui.topic).toBeUndefined();
   });
 
   it("knows free JSON", () => {

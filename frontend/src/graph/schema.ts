@@ -112,6 +112,17 @@ export type UiSchema = Record<string, unknown>;
 const JSON_FIELD = { "ui:field": "json", "ui:label": false };
 /** Lists of strings are typed as one comma-separated line. */
 const STRING_LIST_FIELD = { "ui:field": "stringList", "ui:label": false };
+/** A path into the event (the server marks it): typed with the known fields suggested. */
+const FIELD_PATH_FIELD = { "ui:field": "fieldPath", "ui:label": false };
+
+/** The keyword the server puts on a config field holding a path into the event
+ * (pipelines/spec/fieldpaths.py FIELD_PATH_KEY): "read", "write" or "jsonpath". */
+export const FIELD_PATH_KEY = "x-sluice-field-path";
+
+/** Whether a (simplified) schema is a single text holding a path into the event. */
+export function isFieldPath(schema: JsonSchema): boolean {
+  return typeof schema[FIELD_PATH_KEY] === "string" && schema.type === "string" && !schema.enum;
+}
 
 /** uiSchema for a simplified config schema (see the module doc). */
 export function uiSchemaFor(schema: JsonSchema): UiSchema {
@@ -129,6 +140,8 @@ export function uiSchemaFor(schema: JsonSchema): UiSchema {
       ui[key] = { "ui:widget": "hidden" }; // a union's tag: chosen with the union's selector
     } else if (isSecret(child)) {
       ui[key] = { "ui:widget": "password", "ui:placeholder": "write-only: leave empty to keep" };
+    } else if (isFieldPath(child)) {
+      ui[key] = FIELD_PATH_FIELD;
     } else if (isFreeJson(child)) {
       ui[key] = JSON_FIELD;
     } else if (child.type === "object") {

@@ -9,6 +9,10 @@ import type { components } from "../api/schema";
 export type SchemaSubject = components["schemas"]["Subject"];
 export type SchemaVersion = components["schemas"]["Version"];
 export type SchemaDiff = components["schemas"]["Diff"];
+/** GET schemas/{name}/shape: the JSON Schema of the payload a subject describes. */
+export type SubjectShape = Omit<components["schemas"]["SubjectShape"], "schema"> & {
+  schema: Record<string, unknown>;
+};
 
 const subjectPath = (name: string) => `schemas/${encodeURIComponent(name)}`;
 
@@ -29,5 +33,16 @@ export function useSchemaDiff(name: string | null, from: number | null, to: numb
     queryKey: ["schema-diff", name, from, to],
     queryFn: () => api<SchemaDiff>(`${subjectPath(name ?? "")}/diff?from=${from ?? ""}&to=${to ?? ""}`),
     enabled: Boolean(name) && from !== null && to !== null,
+  });
+}
+
+/** The shape of a subject's latest version (`message`: a Protobuf message, "" its first). */
+export function useSubjectShape(name: string, message: string) {
+  const query = message ? `?message=${encodeURIComponent(message)}` : "";
+  return useQuery({
+    queryKey: ["schema-shape", name, message],
+    queryFn: () => api<SubjectShape>(`${subjectPath(name)}/shape${query}`),
+    enabled: name !== "",
+    staleTime: 60_000,
   });
 }

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from pipelines.spec.configs.base import StageConfig
-from pipelines.spec.fieldpaths import EXTENSION_NAME, parse_field_path
+from pipelines.spec.fieldpaths import EXTENSION_NAME, READS_FIELD, parse_field_path
 from pipelines.timestamps import parse_rfc3339
 
 SETTABLE_ATTRIBUTES = ("id", "source", "type", "subject", "time", "datacontenttype", "dataschema")
@@ -29,6 +29,7 @@ class FromField(StageConfig):
         title="Field",
         description="Path of the value in the event's JSON form, e.g. data.order_id.",
         examples=["data.order_id"],
+        json_schema_extra=READS_FIELD,
     )
 
     @field_validator("field")
@@ -61,6 +62,7 @@ class CloudEventsConfig(StageConfig):
         title="Subject field",
         description="wrap: path of the value (as text) that becomes the subject.",
         examples=["data.order_id"],
+        json_schema_extra=READS_FIELD,
     )
     attributes: dict[str, AttributeValue] = Field(
         default_factory=dict,

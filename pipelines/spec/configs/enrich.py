@@ -17,7 +17,12 @@ from pydantic import ConfigDict, Field, field_validator
 from pipelines.net import HTTP_ENRICH, Outbound
 from pipelines.spec.configs.base import StageConfig
 from pipelines.spec.configs.http_sink import HttpEndpointConfig, HttpRetry
-from pipelines.spec.fieldpaths import parse_field_path, parse_json_path
+from pipelines.spec.fieldpaths import (
+    READS_JSONPATH,
+    WRITES_FIELD,
+    parse_field_path,
+    parse_json_path,
+)
 
 WHOLE_EVENT = "$"
 MERGE_INTO_DATA = "data"
@@ -74,6 +79,7 @@ class EnrichConfig(HttpEndpointConfig):
             "fails (MissingField)."
         ),
         examples=["$.data.customer_id"],
+        json_schema_extra=READS_JSONPATH,
     )
     into: str = Field(
         MERGE_INTO_DATA,
@@ -84,6 +90,7 @@ class EnrichConfig(HttpEndpointConfig):
             "(data.customer: set to the answer, missing parent objects created)."
         ),
         examples=["data.customer"],
+        json_schema_extra=WRITES_FIELD,
     )
     batch_size: int = Field(
         1,

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from pipelines.spec.configs.base import StageConfig
-from pipelines.spec.fieldpaths import parse_field_path
+from pipelines.spec.fieldpaths import READS_FIELD, WRITES_FIELD, parse_field_path
 
 CastType = Literal["double", "long", "string", "boolean"]
 MetadataName = Literal["topic", "partition", "offset", "timestamp", "id", "source", "type", "time"]
@@ -76,6 +76,7 @@ class InsertConfig(StageConfig):
         title="Field",
         description="Path inside data to set; missing parent objects are created.",
         examples=["data.channel"],
+        json_schema_extra=WRITES_FIELD,
     )
     value: Any = Field(
         None,
@@ -170,6 +171,7 @@ class ExtractConfig(StageConfig):
         description="Path of the value that becomes data (e.g. data.order); when the event "
         "has no such value the event is left without data.",
         examples=["data.order"],
+        json_schema_extra=READS_FIELD,
     )
 
     _check_field = field_validator("field")(_any_path)
@@ -185,6 +187,7 @@ class SetKeyConfig(StageConfig):
         description="Path whose value (as text) becomes partitionkey, the Kafka record key "
         "of the Kafka sink. An event without the value fails the channel.",
         examples=["data.customer_id"],
+        json_schema_extra=READS_FIELD,
     )
 
     _check_field = field_validator("field")(_any_path)
@@ -200,6 +203,7 @@ class RouteConfig(StageConfig):
         description="Path whose value (as text) names the topic; the Kafka sink writes to "
         "sluicetopic when present. An event without the value fails the channel.",
         examples=["data.region"],
+        json_schema_extra=READS_FIELD,
     )
     prefix: str = Field(
         "",

@@ -22,7 +22,7 @@ from pipelines.spec.configs.schema_registry import (
     SchemaRegistryConfig,
     registry_secret_binding,
 )
-from pipelines.spec.fieldpaths import parse_field_path
+from pipelines.spec.fieldpaths import READS_FIELD, parse_field_path
 
 SourceFormat = Literal["json", "cloudevents", "cloudevents-binary", "raw", "avro", "json-schema"]
 SinkFormat = Literal["json", "cloudevents", "cloudevents-binary", "avro", "json-schema"]
@@ -495,6 +495,7 @@ class KafkaSinkConfig(StageConfig):
             "extension, else the event id."
         ),
         examples=["data.customer_id"],
+        json_schema_extra=READS_FIELD,
     )
     topic_field: str | None = Field(
         None,
@@ -504,6 +505,7 @@ class KafkaSinkConfig(StageConfig):
             "the field is absent: the sluicetopic extension, else topic."
         ),
         examples=["data.region"],
+        json_schema_extra=READS_FIELD,
     )
     security: KafkaSecurity = _SECURITY
     properties: dict[str, str] = _PROPERTIES

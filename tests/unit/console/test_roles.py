@@ -95,6 +95,7 @@ RULES = {
     ("schema-subject-detail", "get"): "view",
     ("schema-subject-versions", "get"): "view",
     ("schema-subject-diff", "get"): "view",
+    ("schema-subject-shape", "get"): "view",
 }
 
 #: Path arguments naming things that exist (see the ``world`` fixture).

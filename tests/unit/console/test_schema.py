@@ -56,6 +56,7 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/schemas/{name}/",
         "/api/v1/schemas/{name}/versions",
         "/api/v1/schemas/{name}/diff",
+        "/api/v1/schemas/{name}/shape",
     }
 
 

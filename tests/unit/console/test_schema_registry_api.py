@@ -3,6 +3,7 @@ test_schema_registry_client.py: raw schemas, references, modes, config resets, e
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -137,3 +138,45 @@ def test_the_consoles_own_api_lists_subjects_versions_and_diffs(sr: APIClient, a
     assert api.get("/api/v1/schemas/nope/versions").status_code == 404
     assert api.get("/api/v1/schemas/r-value/diff?from=9").status_code == 404
     assert api.get("/api/v1/schemas/r-value/diff?from=x").status_code == 400
+
+
+def test_a_subjects_shape_is_the_json_schema_of_its_payload(sr: APIClient, api) -> None:
+    money_id = post(sr, "/subjects/money/versions", {"schema": json.dumps(MONEY)}).json()["id"]
+    refs = [{"name": "m.Money", "subject": "money", "version": 1}]
+    post(sr, "/subjects/orders/versions", {"schema": json.dumps(ORDER), "references": refs})
+
+    shape = api.get("/api/v1/schemas/money/shape").json()
+    assert (shape["subject"], shape["version"], shape["id"]) == ("money", 1, money_id)
+    assert shape["schema_type"] == "AVRO" and shape["messages"] == [] and shape["message"] == ""
+    assert shape["schema"]["properties"] == {"c": {"type": "integer"}}
+    # a reference's record is expanded in place
+    order = api.get("/api/v1/schemas/orders/shape?version=1").json()["schema"]
+    assert order["properties"]["price"]["properties"] == {"c": {"type": "integer"}}
+
+    assert api.get("/api/v1/schemas/nope/shape").status_code == 404
+    assert api.get("/api/v1/schemas/money/shape?version=7").status_code == 404
+    bad_version = api.get("/api/v1/schemas/money/shape?version=x")
+    assert bad_version.status_code == 400 and "version" in bad_version.json()
+    post(sr, "/subjects/js/versions", {"schema": '{"type": "object"}', "schemaType": "JSON"})
+    assert api.get("/api/v1/schemas/js/shape").json()["schema"] == {"type": "object"}
+
+
+def test_a_protobuf_subjects_shape_is_of_a_message(sr: APIClient, api) -> None:
+    from google.protobuf import descriptor_pb2
+
+    field = descriptor_pb2.FieldDescriptorProto
+    proto = descriptor_pb2.FileDescriptorProto(name="o.proto", package="shop", syntax="proto3")
+    for message, name in (("Order", "sku"), ("Refund", "reason")):
+        proto.message_type.add(name=message).field.append(
+            field(name=name, number=1, type=field.TYPE_STRING, label=field.LABEL_OPTIONAL)
+        )
+    text = base64.b64encode(proto.SerializeToString()).decode()
+    post(sr, "/subjects/p-value/versions", {"schema": text, "schemaType": "PROTOBUF"})
+
+    first = api.get("/api/v1/schemas/p-value/shape").json()
+    assert first["messages"] == ["shop.Order", "shop.Refund"] and first["message"] == "shop.Order"
+    assert first["schema"]["properties"] == {"sku": {"type": "string"}}
+    refund = api.get("/api/v1/schemas/p-value/shape?message=shop.Refund").json()
+    assert refund["schema"]["properties"] == {"reason": {"type": "string"}}
+    unknown = api.get("/api/v1/schemas/p-value/shape?message=shop.Nope")
+    assert unknown.status_code == 400 and "shop.Nope" in unknown.json()["message"][0]

@@ -1,25 +1,28 @@
-"""Schema discovery: inference and merging (pure), and the sampling ``observe`` on Spark."""
+"""Schema discovery: inference and merging (pure), and the sampling of each source beside
+its query, on Spark."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
-from pipelines.builder import build_stream
 from pipelines.discovery import (
-    DISCOVERY_METRICS,
-    SAMPLES,
+    EVENTS_PER_FILE,
+    FILE_HEAD_BYTES,
+    GENERATOR_SAMPLES,
+    SAMPLE_SECONDS,
+    SourceSampler,
     canonical,
     end_offsets,
     field_paths,
     infer,
     merge,
     merge_all,
-    observes,
-    samples_of,
+    newest_files,
 )
 from pipelines.spec import validate_spec
 
@@ -104,60 +107,96 @@ def test_the_kafka_offsets_reached_are_read_from_a_progress_report() -> None:
     }
     assert end_offsets(progress) == {"orders": {"0": 12, "1": 0}, "refunds": {"2": 5}}
     assert end_offsets(None) == {} and end_offsets({"sources": None}) == {}
-    assert observes("generator") and observes("files")
-    assert not observes("kafka") and not observes("http")
 
 
-def test_samples_are_taken_out_of_a_progress_report() -> None:
-    event = {"id": "1", "data": {"n": 1}}
-    progress = {
-        "batchId": 3,
-        "observedMetrics": {
-            DISCOVERY_METRICS: {"s0": json.dumps(event), "s1": json.dumps(event), "s2": None},
-            "other": {"rows": 4},
-        },
-    }
+def _files_spec(inbox: Path, **config: object) -> object:
+    return validate_spec(
+        {
+            "source": {"type": "files", "config": {"path": str(inbox), **config}},
+            "sink": {"type": "preview", "config": {"max_events": 5}},
+        }
+    )
 
-    assert samples_of(progress) == [event]  # duplicates dropped
-    assert samples_of(progress, remove=True) == [event]
-    assert progress["observedMetrics"] == {"other": {"rows": 4}}
-    assert samples_of(None) == [] and samples_of({"batchId": 1}) == []
+
+def test_the_newest_files_a_files_source_reads_are_listed(tmp_path: Path) -> None:
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    for index, name in enumerate(["a.jsonl", "b.jsonl", "c.txt", ".hidden.jsonl", "_tmp.jsonl"]):
+        (inbox / name).write_text("{}\n")
+        os.utime(inbox / name, ns=(10**18 + index, 10**18 + index))
+    (inbox / "sub").mkdir()
+    spec = _files_spec(inbox, file_pattern="*.jsonl")
+    config = SourceSampler(spec).config
+    assert [f.path.name for f in newest_files(config)] == ["b.jsonl", "a.jsonl"]
+    assert [f.path.name for f in newest_files(config, 5)] == ["b.jsonl", "a.jsonl"]
 
 
 @pytest.mark.spark
-def test_a_channel_with_discovery_reports_sampled_events(
+def test_a_files_channel_is_sampled_beside_its_query_from_its_newest_files(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     inbox = tmp_path / "in"
     inbox.mkdir()
-    lines = [{"n": n, "kind": "a"} for n in range(40)] + [{"n": 1.5, "extra": [{"k": 1}]}]
+    lines = [{"n": n, "kind": "a"} for n in range(40)]
     (inbox / "a.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    sampler = SourceSampler(_files_spec(inbox))
+    progress = {"batchId": 0}
+
+    assert sampler.sample(spark, None, 100.0) == []  # no batch yet: nothing sampled
+    samples = sampler.sample(spark, progress, 100.0)
+    assert len(samples) == EVENTS_PER_FILE
+    assert [s["data"] for s in samples] == lines[:EVENTS_PER_FILE]
+    assert all(s["specversion"] == "1.0" and s["id"].startswith("a.jsonl/") for s in samples)
+    assert set(field_paths(merge_all(samples))) >= {"id", "source", "type", "data", "data.n"}
+    assert sampler.sample(spark, progress, 101.0) == []  # not before SAMPLE_SECONDS
+    assert sampler.sample(spark, progress, 100.0 + SAMPLE_SECONDS) == []  # no newer file
+
+    # a newer file, longer than what is read of it: whole lines of its head, a bad line skipped
+    big = ["not json"] + [json.dumps({"n": n, "extra": [{"k": n}]}) for n in range(5000)]
+    (inbox / "b.jsonl").write_text("\n".join(big) + "\n")
+    assert (inbox / "b.jsonl").stat().st_size > FILE_HEAD_BYTES
+    later = sampler.sample(spark, progress, 100.0 + 2 * SAMPLE_SECONDS)
+    paths = set(field_paths(merge_all(later)))
+    assert "data.extra.k" in paths and "data.kind" in paths  # both files' shapes
+
+
+@pytest.mark.spark
+def test_a_csv_channel_is_sampled_with_its_header(spark: SparkSession, tmp_path: Path) -> None:
+    inbox = tmp_path / "csv"
+    inbox.mkdir()
+    (inbox / "a.csv").write_text("sku,qty\nA-1,3\nB-2,4\n")
+    sampler = SourceSampler(_files_spec(inbox, format="csv"))
+    samples = sampler.sample(spark, {"batchId": 3}, 0.0)
+    assert [s["data"] for s in samples] == [{"sku": "A-1", "qty": "3"}, {"sku": "B-2", "qty": "4"}]
+
+
+@pytest.mark.spark
+def test_a_generator_channel_is_sampled_from_its_config(spark: SparkSession) -> None:
+    template = {"order_id": "o-{{seq}}", "amount": "{{number:1:9}}", "region": "{{choice:eu,us}}"}
     spec = validate_spec(
         {
-            "source": {"type": "files", "config": {"path": str(inbox)}},
+            "source": {"type": "generator", "config": {"template": template}},
             "sink": {"type": "preview", "config": {"max_events": 5}},
         }
     )
-    query = build_stream(
-        spark, spec, channel="disc", checkpoint_dir=str(tmp_path / "cp"), discovery=True
-    ).start()
-    try:
-        query.processAllAvailable()
-        progress = json.loads(query.lastProgress.json)
-    finally:
-        query.stop()
+    sampler = SourceSampler(spec)
+    samples = sampler.sample(spark, {"batchId": 5}, 0.0)
+    assert len(samples) == GENERATOR_SAMPLES
+    assert [s["id"] for s in samples] == ["generator/10", "generator/11"]
+    assert samples[0]["data"]["order_id"] == "o-10" and samples[0]["data"]["region"] in ("eu", "us")
+    assert isinstance(samples[0]["data"]["amount"], int)
 
-    samples = samples_of(progress)
-    assert 1 <= len(samples) <= SAMPLES
-    assert all(sample["data"] in lines for sample in samples)
-    assert all(sample["specversion"] == "1.0" and sample["id"] for sample in samples)
-    assert set(field_paths(merge_all(samples))) >= {"id", "source", "type", "data", "data.n"}
 
-    plain = build_stream(spark, spec, channel="plain", checkpoint_dir=str(tmp_path / "cp2"))
-    query = plain.start()
-    try:
-        query.processAllAvailable()
-        progress = json.loads(query.lastProgress.json)
-    finally:
-        query.stop()
-    assert DISCOVERY_METRICS not in (progress.get("observedMetrics") or {})
+@pytest.mark.spark
+def test_discovery_leaves_the_query_alone(spark: SparkSession, tmp_path: Path) -> None:
+    """The query is built without knowing whether discovery is on: no observe in it."""
+    import inspect
+
+    from pipelines import builder
+
+    assert "discovery" not in inspect.signature(builder.build_stream).parameters
+    assert "discovery" not in inspect.signature(builder.build_events).parameters
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    events = builder.build_events(spark, _files_spec(inbox))
+    assert "CollectMetrics" not in events._jdf.queryExecution().analyzed().toString()
