@@ -40,22 +40,26 @@ class _Filter:
 
     name: str
     description: str
-    choices: tuple[str, ...] = ()
-    """The values it accepts (none: any text up to ``max_length``)."""
+    choices: tuple[tuple[str, str], ...] = ()
+    """The values it accepts, with their labels (none: any text up to ``max_length``)."""
     max_length: int = 255
+
+    @property
+    def values(self) -> list[str]:
+        return [value for value, _ in self.choices]
 
 
 FILTERS = (
     _Filter(
         "state",
         "Observed state (repeatable: any of them); STOPPED includes never started.",
-        tuple(ConnectorState.values),
+        tuple(ConnectorState.choices),
     ),
-    _Filter("target_state", "What the user asked for (repeatable).", tuple(TargetState.values)),
+    _Filter("target_state", "What the user asked for (repeatable).", tuple(TargetState.choices)),
     _Filter(
         "health",
         "Health level as of the control loop's last pass (repeatable).",
-        tuple(health.LEVELS),
+        tuple((level, level) for level in health.LEVELS),
     ),
     _Filter("worker", "Id of the runtime worker the channel is placed on (repeatable)."),
     _Filter(
@@ -74,7 +78,7 @@ LIST_PARAMETERS = [
             f.name,
             OpenApiTypes.STR,
             many=True,
-            enum=list(f.choices) or None,
+            enum=f.values or None,
             description=f.description,
         )
         for f in FILTERS
@@ -90,7 +94,7 @@ LIST_PARAMETERS = [
     ),
 ]
 
-_CHOICES = {f.name: set(f.choices) for f in FILTERS if f.choices}
+_CHOICES = {f.name: set(f.values) for f in FILTERS if f.choices}
 
 
 def fleet_query(params: Any) -> FleetQuery:
@@ -148,7 +152,7 @@ def fleet_query(params: Any) -> FleetQuery:
 
 def _filter_field(f: _Filter) -> serializers.ListField:
     child: serializers.Field = (
-        serializers.ChoiceField(choices=[(value, value) for value in f.choices])
+        serializers.ChoiceField(choices=list(f.choices))
         if f.choices
         else serializers.CharField(max_length=f.max_length)
     )
