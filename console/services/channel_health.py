@@ -2,12 +2,13 @@
 the fleet list filters and sorts 10,000 channels by health in SQL.
 
 The level is :mod:`console.services.health`'s (the same rules as the channel's own
-``status.health``), assessed from what the control plane recorded: every control-loop pass
-refreshes it for the whole fleet (:func:`refresh`; the time-based rules and the history
-store's lag trend move with the passes), and each change of a channel's target refreshes
-that channel at once (the single and the bulk lifecycle services), so a channel just
-stopped or started is listed under its new level without waiting for a pass. A pass writes
-only the levels that changed.
+``status.health``), assessed from what the control plane recorded. The control loop
+refreshes it (:func:`refresh_after_pass`) for the channels whose connector changed state in
+the pass (a FAILED channel is listed as critical a pass later) and, every
+:data:`FLEET_REFRESH_SECONDS`, for the whole fleet (the time-based rules, the history store's
+lag trend, the counters); each lifecycle change (the single and the bulk services) refreshes
+its channels at once, so a channel just stopped or started is listed under its new level
+without waiting. Only the levels that changed are written.
 """
 
 from __future__ import annotations
@@ -34,6 +35,23 @@ _FIELDS = (
     "connector__state_changed_at",
     "connector__last_status_at",
 )
+
+
+#: Seconds between two refreshes of every channel's level by the control loop (10,000
+#: channels cost about half a second of the pass).
+FLEET_REFRESH_SECONDS = 5.0
+_last_fleet_refresh = float("-inf")
+
+
+def refresh_after_pass(changed: Iterable[int], *, now: float) -> int:
+    """The control loop's share: ``changed`` channels (their connector changed state in the
+    pass at ``now``, a Unix time), or every channel when the last such refresh is
+    :data:`FLEET_REFRESH_SECONDS` old (by ``now``)."""
+    global _last_fleet_refresh
+    if not now - FLEET_REFRESH_SECONDS < _last_fleet_refresh <= now:
+        _last_fleet_refresh = now
+        return refresh(now=now)
+    return refresh(changed, now=now)
 
 
 def refresh(channel_ids: Iterable[int] | None = None, *, now: float | None = None) -> int:

@@ -92,3 +92,17 @@ def test_the_health_filter_costs_the_same_queries_for_more_channels(api, three, 
     with CaptureQueriesContext(connection) as many:
         assert len(api.get(url).json()["results"]) == 21
     assert len(many.captured_queries) == len(few.captured_queries)
+
+
+def test_the_control_loop_refreshes_the_whole_fleet_every_few_seconds(three):
+    """Each pass: the channels whose connector changed state; every FLEET_REFRESH_SECONDS:
+    every channel (a level gone stale is put right then)."""
+    at = time.time() + 1000
+    ok = Channel.objects.get(name="ok").pk
+    Channel.objects.filter(pk=ok).update(health_level="critical")
+    assert channel_health.refresh_after_pass([], now=at) == 1  # due: the whole fleet
+    Channel.objects.filter(pk=ok).update(health_level="critical")
+    assert channel_health.refresh_after_pass([], now=at + 1) == 0  # not due: none asked
+    assert channel_health.refresh_after_pass([ok], now=at + 2) == 1
+    Channel.objects.filter(pk=ok).update(health_level="critical")
+    assert channel_health.refresh_after_pass([], now=at + channel_health.FLEET_REFRESH_SECONDS) == 1
