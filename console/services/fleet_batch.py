@@ -331,12 +331,11 @@ def restart(channels: Sequence[Channel], user: User | None) -> dict[str, Answer]
     def act(locked: list[Channel]) -> None:
         batch = _Batch(actor_for(user))
         batch.secrets = _secrets_of(channel.pk for channel in locked)
-        connectors = {
-            connector.channel_id: connector
-            for connector in Connector.objects.filter(channel__in=locked).annotate(
-                task_count=Count("tasks")
-            )
-        }
+        counted = list(
+            Connector.objects.filter(channel__in=locked).annotate(task_count=Count("tasks"))
+        )
+        connectors: dict[int, Connector] = {found.channel_id: found for found in counted}
+        task_counts: dict[int, int] = {found.pk: found.task_count for found in counted}
         acting: list[tuple[Channel, Connector]] = []
         for channel in locked:
             connector = connectors.get(channel.pk)
@@ -354,7 +353,7 @@ def restart(channels: Sequence[Channel], user: User | None) -> dict[str, Answer]
             generation = generations[connector.runtime_id]
             reason = (
                 f"restart requested ({asked}): the connector asked for; restarting the driver "
-                f"and its {connector.task_count} task(s) (generation {generation})"
+                f"and its {task_counts[connector.pk]} task(s) (generation {generation})"
             )
             batch.connector_event(channel, connector, ConnectorState.RESTARTING, reason)
             connector.generation = generation
@@ -502,8 +501,7 @@ class _Placer:
         )
         self.workers = {worker.worker_id: worker for worker in live}
         self.load: dict[str, int] = {
-            worker.worker_id: worker.hosting  # type: ignore[attr-defined]
-            for worker in self.workers.values()
+            worker.worker_id: worker.hosting for worker in self.workers.values()
         }
 
     def now_hosted(self, worker_id: str | None) -> None:

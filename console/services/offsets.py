@@ -39,7 +39,12 @@ from console.services.offsets_common import (
     KAFKA_BACKED_SOURCES as KAFKA_BACKED_SOURCES,
 )
 from console.services.offsets_common import (
-    InvalidOffsets,
+    InvalidOffsets as InvalidOffsets,
+)
+from console.services.offsets_common import (
+    OffsetsNotSupported as OffsetsNotSupported,
+)
+from console.services.offsets_common import (
     apply_change,
     call_runtime,
     connector_id,
@@ -49,9 +54,6 @@ from console.services.offsets_common import (
     locked_if_stopped,
     require_checkpoint_for_http,
     topic_check,
-)
-from console.services.offsets_common import (
-    OffsetsNotSupported as OffsetsNotSupported,
 )
 from runtime_adapter.base import OffsetChange, SourceOffset
 
