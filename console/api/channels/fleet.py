@@ -58,7 +58,7 @@ FILTERS = (
     _Filter("target_state", "What the user asked for (repeatable).", tuple(TargetState.choices)),
     _Filter(
         "health",
-        "Health level as of the control loop's last pass (repeatable).",
+        "Health level as the control loop last stored it (repeatable).",
         tuple((level, level) for level in health.LEVELS),
     ),
     _Filter("worker", "Id of the runtime worker the channel is placed on (repeatable)."),

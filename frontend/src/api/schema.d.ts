@@ -1009,7 +1009,7 @@ export interface components {
             state?: components["schemas"]["ConnectorStateEnum"][];
             /** @description What the user asked for (repeatable). */
             target_state?: components["schemas"]["TargetStateEnum"][];
-            /** @description Health level as of the control loop's last pass (repeatable). */
+            /** @description Health level as the control loop last stored it (repeatable). */
             health?: components["schemas"]["LevelEnum"][];
             /** @description Id of the runtime worker the channel is placed on (repeatable). */
             worker?: string[];
@@ -2589,7 +2589,7 @@ export interface operations {
             query?: {
                 /** @description `status`: include each channel's status, failures first. */
                 expand?: "status";
-                /** @description Health level as of the control loop's last pass (repeatable). */
+                /** @description Health level as the control loop last stored it (repeatable). */
                 health?: ("critical" | "idle" | "ok" | "warning")[];
                 /** @description `key=value` (the label has this value) or `key` (the label is set); repeatable: every one must match. */
                 label?: string[];
