@@ -31,7 +31,7 @@ export function WorkersPage() {
           resuming from its checkpoint, and it gets no new ones until it is back in service. A dead
           worker can be forgotten.
         </p>
-        <label className="small">
+        <label className="small service-filter">
           Service{" "}
           <select value={service} onChange={(e) => setService(e.target.value)} data-testid="service-filter">
             {SERVICE_FILTERS.map((f) => (
