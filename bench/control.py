@@ -40,7 +40,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tests.support.processes import REPO_ROOT, start_kafka, start_postgres, start_redis
+from bench import stack
+from bench.stack import django_on_postgres
+from tests.support.processes import REPO_ROOT
 from tests.support.stack import kill_driver
 
 RESULTS_DIR = REPO_ROOT / "bench-results"
@@ -151,22 +153,8 @@ class SimulatedRuntime:
 
 
 def database_figures(channels: int, repeat: int, work: Path) -> list[Figure]:
-    service, url = start_postgres(work / "pg", work / "logs")
-    try:
-        os.environ.update(
-            DJANGO_SETTINGS_MODULE="console.settings",
-            DATABASE_URL=url,
-            SLUICE_VAR_DIR=str(work / "var"),
-        )
-        import django
-
-        django.setup()
-        from django.core.management import call_command
-
-        call_command("migrate", verbosity=0)
+    with django_on_postgres(work):
         return _measure_database(channels, repeat)
-    finally:
-        service.stop()
 
 
 def _measure_database(channels: int, repeat: int) -> list[Figure]:
@@ -226,26 +214,11 @@ def _timed(call: Callable[[], Any]) -> float:
 
 @contextlib.contextmanager
 def live_stack(work: Path, runtime_workers: int = 1) -> Iterator[Any]:
-    """Redis, a Kafka broker and the whole stack (:mod:`tests.support.stack`) under ``work``,
-    reconciling at the production default; all stopped on the way out."""
-    from tests.support.stack import running_stack
-
-    logs = work / "logs"
-    redis, redis_url = start_redis(work / "redis", logs)
-    kafka, bootstrap = start_kafka(work / "kafka", logs)
-    try:
-        with running_stack(
-            redis_url=redis_url,
-            kafka=bootstrap,
-            var=work / "var",
-            log_dir=logs / "stack",
-            runtime_workers=runtime_workers,
-            extra_env={"SLUICE_RECONCILE_INTERVAL": "2"},  # the production default
-        ) as stack:
-            yield stack
-    finally:
-        kafka.stop()
-        redis.stop()
+    """The whole stack (:func:`bench.stack.live_stack`) reconciling every 2 s."""
+    with stack.live_stack(
+        work, runtime_workers, extra_env={"SLUICE_RECONCILE_INTERVAL": "2"}
+    ) as running:
+        yield running
 
 
 def live_figures(repeat: int, work: Path) -> list[Figure]:

@@ -39,9 +39,10 @@ from typing import Any
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from bench.stack import live_stack
 from tests.support.orders import PATTERN, payload, selected
-from tests.support.processes import REPO_ROOT, start_kafka, start_redis
-from tests.support.stack import Stack, running_stack
+from tests.support.processes import REPO_ROOT
+from tests.support.stack import Stack
 
 RESULTS_DIR = REPO_ROOT / "bench-results"
 FROM, TO = "it-worker-1", "it-worker-2"
@@ -206,105 +207,92 @@ class Bench:
 
 
 def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    logs = work / "logs"
-    redis, redis_url = start_redis(work / "redis", logs)
-    kafka, bootstrap = start_kafka(work / "kafka", logs)
-    try:
-        with running_stack(
-            redis_url=redis_url,
-            kafka=bootstrap,
-            var=work / "var",
-            log_dir=logs / "stack",
-            runtime_workers=2,
-            extra_env={
-                "SPARK_MASTER": "local[1]",
-                "SLUICE_CHANNELS_PER_DRIVER": str(max(args.channels, 1)),
-                "SLUICE_SHARED_DRIVER_MEMORY": args.driver_memory,
-            },
-        ) as stack:
-            bench = Bench(stack, args.channels)
-            bench.topics()
-            bench.wait(
-                lambda: (
-                    len(bench.http.get(f"{stack.api}/workers/", timeout=10).json()["results"]) == 2
-                ),
-                120,
-                "both runtime workers registered",
+    with live_stack(
+        work,
+        runtime_workers=2,
+        extra_env={
+            "SPARK_MASTER": "local[1]",
+            "SLUICE_CHANNELS_PER_DRIVER": str(max(args.channels, 1)),
+            "SLUICE_SHARED_DRIVER_MEMORY": args.driver_memory,
+        },
+    ) as stack:
+        bootstrap = stack.kafka
+        bench = Bench(stack, args.channels)
+        bench.topics()
+        bench.wait(
+            lambda: len(bench.http.get(f"{stack.api}/workers/", timeout=10).json()["results"]) == 2,
+            120,
+            "both runtime workers registered",
+        )
+        bench.post(f"workers/{TO}/drain")  # so that every channel goes to FROM
+        producer = SteadyProducer(bootstrap, bench.source, args.rate)
+        producer.start()
+        for name in bench.names:
+            bench.post(
+                "channels/",
+                json={
+                    "name": name,
+                    "spec": spec(bootstrap, bench.source, f"{name}-out"),
+                    "target_state": "RUNNING",
+                },
             )
-            bench.post(f"workers/{TO}/drain")  # so that every channel goes to FROM
-            producer = SteadyProducer(bootstrap, bench.source, args.rate)
-            producer.start()
-            for name in bench.names:
-                bench.post(
-                    "channels/",
-                    json={
-                        "name": name,
-                        "spec": spec(bootstrap, bench.source, f"{name}-out"),
-                        "target_state": "RUNNING",
-                    },
-                )
-            start_seconds = bench.wait(
-                lambda: bench.all_running_on(FROM), 600, "all on it-worker-1"
-            )
-            print(f"{args.channels} channels RUNNING on {FROM} ({start_seconds:.1f} s)", flush=True)
-            shots = REPO_ROOT / "test-artifacts"
-            if args.browser:
-                clicked = bench.browser("undrain", TO, shots / "workers-before-undrain.png")
-                output, _ = clicked.communicate(timeout=180)
-                print(f"console: {output.strip().splitlines()[-1:]}", flush=True)
-                if clicked.returncode != 0:
-                    raise RuntimeError(f"Back in service in Chromium failed:\n{output}")
-            else:
-                bench.post(f"workers/{TO}/undrain")
-            if bench.service(TO) != "IN_SERVICE":
-                raise RuntimeError(f"{TO} is not back in service")
-            time.sleep(args.lead)
+        start_seconds = bench.wait(lambda: bench.all_running_on(FROM), 600, "all on it-worker-1")
+        print(f"{args.channels} channels RUNNING on {FROM} ({start_seconds:.1f} s)", flush=True)
+        shots = REPO_ROOT / "test-artifacts"
+        if args.browser:
+            clicked = bench.browser("undrain", TO, shots / "workers-before-undrain.png")
+            output, _ = clicked.communicate(timeout=180)
+            print(f"console: {output.strip().splitlines()[-1:]}", flush=True)
+            if clicked.returncode != 0:
+                raise RuntimeError(f"Back in service in Chromium failed:\n{output}")
+        else:
+            bench.post(f"workers/{TO}/undrain")
+        if bench.service(TO) != "IN_SERVICE":
+            raise RuntimeError(f"{TO} is not back in service")
+        time.sleep(args.lead)
 
-            shooting = None
-            if args.browser:  # on the page before the drain, to catch the worker DRAINING
-                shooting = bench.browser("shot", FROM, shots / "workers-draining.png")
-                assert shooting.stdout is not None
-                print(f"console: {shooting.stdout.readline().strip()}", flush=True)
-            drained_at = time.monotonic()
-            drain_wall = time.time()
-            answer = bench.post(f"workers/{FROM}/drain")
-            moved = bench.wait(lambda: bench.all_running_on(TO), 600, f"all on {TO}")
-            bench.wait(lambda: bench.service(FROM) == "DRAINED", 120, f"{FROM} DRAINED")
-            drained = time.monotonic() - drained_at
-            print(f"all {args.channels} RUNNING on {TO} {moved:.1f} s after the drain", flush=True)
-            if shooting is not None:
-                output, _ = shooting.communicate(timeout=180)
-                print(f"console: {output.strip().splitlines()[-1:]}", flush=True)
-            time.sleep(args.tail)
-            producer.halt.set()
-            producer.join(120)
-            del producer.producer  # closed now, not after Kafka stops (its retries' noise)
-            wanted = {seq for seq in range(producer.sent) if selected(seq)}
-            lost = duplicates = 0
-            for name in bench.names:
-                seqs = read_back(bootstrap, f"{name}-out", wanted, timeout=args.read_timeout)
-                lost += len(wanted - seqs.keys())
-                duplicates += sum(count - 1 for count in seqs.values())
-            phases = bench.phases(drain_wall)
-            for name in bench.names:
-                bench.post(f"channels/{name}/stop")
-            return {
-                "channels": args.channels,
-                "moving": len(answer["channels"]),
-                "rate_events_per_s": args.rate,
-                "events_sent": producer.sent,
-                "selected_per_channel": len(wanted),
-                "all_running_elsewhere_s": round(moved, 2),
-                "drained_s": round(drained, 2),
-                "lost": lost,
-                "duplicates": duplicates,
-                "slowest_phases": phases,
-                "machine_cores": os.cpu_count(),
-                "load_average_1m": round(os.getloadavg()[0], 1),
-            }
-    finally:
-        kafka.stop()
-        redis.stop()
+        shooting = None
+        if args.browser:  # on the page before the drain, to catch the worker DRAINING
+            shooting = bench.browser("shot", FROM, shots / "workers-draining.png")
+            assert shooting.stdout is not None
+            print(f"console: {shooting.stdout.readline().strip()}", flush=True)
+        drained_at = time.monotonic()
+        drain_wall = time.time()
+        answer = bench.post(f"workers/{FROM}/drain")
+        moved = bench.wait(lambda: bench.all_running_on(TO), 600, f"all on {TO}")
+        bench.wait(lambda: bench.service(FROM) == "DRAINED", 120, f"{FROM} DRAINED")
+        drained = time.monotonic() - drained_at
+        print(f"all {args.channels} RUNNING on {TO} {moved:.1f} s after the drain", flush=True)
+        if shooting is not None:
+            output, _ = shooting.communicate(timeout=180)
+            print(f"console: {output.strip().splitlines()[-1:]}", flush=True)
+        time.sleep(args.tail)
+        producer.halt.set()
+        producer.join(120)
+        del producer.producer  # closed now, not after Kafka stops (its retries' noise)
+        wanted = {seq for seq in range(producer.sent) if selected(seq)}
+        lost = duplicates = 0
+        for name in bench.names:
+            seqs = read_back(bootstrap, f"{name}-out", wanted, timeout=args.read_timeout)
+            lost += len(wanted - seqs.keys())
+            duplicates += sum(count - 1 for count in seqs.values())
+        phases = bench.phases(drain_wall)
+        for name in bench.names:
+            bench.post(f"channels/{name}/stop")
+        return {
+            "channels": args.channels,
+            "moving": len(answer["channels"]),
+            "rate_events_per_s": args.rate,
+            "events_sent": producer.sent,
+            "selected_per_channel": len(wanted),
+            "all_running_elsewhere_s": round(moved, 2),
+            "drained_s": round(drained, 2),
+            "lost": lost,
+            "duplicates": duplicates,
+            "slowest_phases": phases,
+            "machine_cores": os.cpu_count(),
+            "load_average_1m": round(os.getloadavg()[0], 1),
+        }
 
 
 def report(figures: dict[str, Any]) -> str:

@@ -146,11 +146,22 @@ class Channel(models.Model):
         ),
     )
 
+    health_level = models.CharField(
+        max_length=8,
+        default="idle",
+        editable=False,
+        help_text=(
+            "The health level (console.services.health.LEVELS) as of the control loop's last "
+            "pass or the channel's last target change: what the fleet list filters and sorts by."
+        ),
+    )
+
     objects = ChannelQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
         indexes = [
+            models.Index(fields=["health_level", "name"], name="console_channel_health"),
             models.Index(fields=["updated"], name="console_channel_updated"),
             models.Index(fields=["created"], name="console_channel_created"),
             models.Index(fields=["target_state", "name"], name="console_channel_target"),

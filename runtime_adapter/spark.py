@@ -111,6 +111,57 @@ class SparkRuntime:
             self.store.key("desired:target"),
             mapping={cid: str(target_state) for cid in connector_ids},
         )
+        self._nudge_workers_of(connector_ids)
+
+    @_reaching_the_runtime
+    def deploy_many(self, deployments: list[Deployment]) -> None:
+        """:meth:`deploy` for many connectors in three round trips (the console's bulk start)."""
+        if not deployments:
+            return
+        pipe = self.store.redis.pipeline(transaction=False)
+        for deployment in deployments:
+            self.store.put_deployment(deployment, pipe=pipe)
+        pipe.execute()
+        self._nudge_workers_of([d.connector_id for d in deployments])
+
+    @_reaching_the_runtime
+    def restart_many(self, connector_ids: list[str]) -> dict[str, int]:
+        """:meth:`restart` for many connectors in three round trips; their new generations."""
+        if not connector_ids:
+            return {}
+        pipe = self.store.redis.pipeline(transaction=False)
+        for cid in connector_ids:
+            pipe.hincrby(self.store.key("desired:generation"), cid, 1)
+        generations = dict(zip(connector_ids, map(int, pipe.execute()), strict=True))
+        deployments = self.store.deployments_of(connector_ids)
+        self.store.nudge(*sorted({d.worker_id for d in deployments.values() if d.worker_id}))
+        self.store.force_statuses(
+            [
+                ConnectorStatus(
+                    connector_id=cid,
+                    state=State.RESTARTING,
+                    worker_id=deployments[cid].worker_id if cid in deployments else None,
+                    generation=generations[cid],
+                )
+                for cid in connector_ids
+            ]
+        )
+        return generations
+
+    @_reaching_the_runtime
+    def delete_many(self, connector_ids: list[str]) -> None:
+        """:meth:`delete` for many connectors: the store forgotten in three round trips, then
+        each checkpoint removed (as :meth:`delete`, a checkpoint that stays is logged)."""
+        if not connector_ids:
+            return
+        deployments = self.store.deployments_of(connector_ids)
+        self.store.delete_many(connector_ids)
+        self.store.nudge(*sorted({d.worker_id for d in deployments.values() if d.worker_id}))
+        for cid, deployment in deployments.items():
+            self._remove_checkpoint(cid, deployment)
+
+    def _nudge_workers_of(self, connector_ids: list[str]) -> None:
+        """:meth:`_nudge_worker_of` for many connectors in three round trips."""
         deployments = self.store.deployments_of(connector_ids)
         statuses = self.store.statuses(connector_ids)
         wake = {d.worker_id for d in deployments.values()} | {
@@ -153,6 +204,9 @@ class SparkRuntime:
         if deployment is None:
             return
         self.store.nudge(deployment.worker_id)
+        self._remove_checkpoint(connector_id, deployment)
+
+    def _remove_checkpoint(self, connector_id: str, deployment: Deployment) -> None:
         try:
             if remove_checkpoint(self.checkpoint_root, deployment.checkpoint_key):
                 log.info("removed the checkpoint of deleted connector %s", connector_id)

@@ -148,7 +148,8 @@ class RedisStore:
 
     # -- desired state (written by the console through the adapter) -------------------------
 
-    def put_deployment(self, deployment: Deployment) -> None:
+    def put_deployment(self, deployment: Deployment, pipe: Any = None) -> None:
+        """Write the desired connector; with ``pipe`` (a pipeline), only queue the writes."""
         definition = {
             "channel": deployment.channel,
             "revision": deployment.revision,
@@ -160,7 +161,9 @@ class RedisStore:
         if deployment.discovery:
             definition["discovery"] = True
         cid = deployment.connector_id
-        pipe = self.redis.pipeline()
+        queued = pipe is not None
+        if pipe is None:
+            pipe = self.redis.pipeline()
         pipe.hset(self.key("desired:spec"), cid, json.dumps(definition))
         pipe.hset(self.key("desired:target"), cid, str(deployment.target_state))
         if deployment.worker_id is not None:
@@ -168,7 +171,8 @@ class RedisStore:
         else:
             pipe.hsetnx(self.key("desired:worker"), cid, "")
         pipe.hsetnx(self.key("desired:generation"), cid, 0)
-        pipe.execute()
+        if not queued:
+            pipe.execute()
 
     def set_target(self, connector_id: str, target: TargetState) -> None:
         self.redis.hset(self.key("desired:target"), connector_id, str(target))
@@ -187,16 +191,32 @@ class RedisStore:
         return int(self.redis.hincrby(self.key("desired:generation"), connector_id, 1))
 
     def delete(self, connector_id: str) -> None:
+        self.delete_many([connector_id])
+
+    def delete_many(self, connector_ids: list[str]) -> None:
+        """Forget every key of ``connector_ids`` in one round trip."""
+        if not connector_ids:
+            return
         pipe = self.redis.pipeline()
-        for name in ("desired:spec", "desired:target", "desired:worker", "desired:generation"):
-            pipe.hdel(self.key(name), connector_id)
-        pipe.hdel(self.key("status"), connector_id)
-        pipe.hdel(self.key("deadletters"), connector_id)
-        pipe.hdel(self.key("sinkretries"), connector_id)
-        pipe.hdel(self.key("desired:offsets"), connector_id)
-        pipe.hdel(self.key("start"), connector_id)
-        pipe.delete(self.key(f"preview:{connector_id}"))
-        pipe.delete(self.key(f"discovery:{connector_id}"))
+        for name in (
+            "desired:spec",
+            "desired:target",
+            "desired:worker",
+            "desired:generation",
+            "status",
+            "deadletters",
+            "sinkretries",
+            "desired:offsets",
+            "start",
+        ):
+            pipe.hdel(self.key(name), *connector_ids)
+        pipe.delete(
+            *(
+                self.key(f"{kind}:{cid}")
+                for cid in connector_ids
+                for kind in ("preview", "discovery")
+            )
+        )
         pipe.execute()
 
     def deployments(self) -> dict[str, Deployment]:
@@ -303,8 +323,17 @@ class RedisStore:
 
     def force_status(self, status: ConnectorStatus) -> None:
         """Write ``status`` unconditionally (the console's own view, e.g. RESTARTING)."""
-        stamped = replace(status, updated_at=time.time())
-        self.redis.hset(self.key("status"), status.connector_id, status_to_json(stamped))
+        self.force_statuses([status])
+
+    def force_statuses(self, statuses: list[ConnectorStatus]) -> None:
+        """:meth:`force_status` for many connectors in one round trip."""
+        if not statuses:
+            return
+        at = time.time()
+        self.redis.hset(
+            self.key("status"),
+            mapping={s.connector_id: status_to_json(replace(s, updated_at=at)) for s in statuses},
+        )
 
     def statuses(self, connector_ids: Iterable[str]) -> dict[str, ConnectorStatus]:
         ids = list(connector_ids)

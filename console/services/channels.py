@@ -47,6 +47,7 @@ from console.crypto import decrypt_spec, encrypt_spec
 from console.models import Channel, ChannelRun, Connector, Revision, Worker
 from console.runtime import get_runtime
 from console.selectors.specs import normalize_spec
+from console.services import channel_health
 from console.services.discovery import discovers
 from console.services.errors import InvalidTransition, runtime_errors
 from console.services.ingest import (
@@ -118,6 +119,7 @@ def create_channel(
         )
         if channel.target_state != TargetState.STOPPED:
             _deploy(channel, TargetState(channel.target_state), actor)
+            _refresh_health(channel)
     _prepare_ingest_topic(channel.name, normalized)
     return channel
 
@@ -258,7 +260,9 @@ def start_channel(
     """
     with transaction.atomic():
         channel = Channel.objects.select_for_update().get(pk=channel.pk)
-        return _deploy(channel, TargetState.RUNNING, actor or actor_for(user))
+        connector = _deploy(channel, TargetState.RUNNING, actor or actor_for(user))
+        _refresh_health(channel)
+        return connector
 
 
 def stop_channel(
@@ -276,6 +280,7 @@ def stop_channel(
                 connector.runtime_id,
                 runtime_states.TargetState.STOPPED,
             )
+        _refresh_health(channel)
     return channel
 
 
@@ -324,6 +329,7 @@ def _retarget_warm(
             raise InvalidTransition(f"channel {channel.name!r} {refusal}")
         _set_target(channel, target, actor, reason)
         _send_target(channel, runtime_states.TargetState(str(target)))
+        _refresh_health(channel)
     return channel
 
 
@@ -404,6 +410,7 @@ def restart_channel(
             update_fields=["generation", "state", "state_changed_at", "restart_attempts"]
         )
         connector.tasks.update(state=ConnectorState.RESTARTING)
+        _refresh_health(channel)
         return _plan(channel, connector, tasks, restarting=True, reason=reason)
 
 
@@ -614,6 +621,12 @@ def _set_target(channel: Channel, target: TargetState, actor: str, reason: str) 
     channel.target_state = target
     channel.save(update_fields=["target_state", "updated"])
     record_channel(channel, actor, from_state=previous, to_state=target, reason=reason)
+
+
+def _refresh_health(channel: Channel) -> None:
+    """The channel's stored health level after a lifecycle change (the fleet list's filter
+    sees it at once, not at the control loop's next pass)."""
+    channel_health.refresh([channel.pk])
 
 
 def _call_runtime(method: Callable[..., Any], *args: Any) -> Any:

@@ -1,42 +1,37 @@
 """Bulk lifecycle: one request, many channels, one result per channel.
 
 :func:`bulk_lifecycle` applies a lifecycle action (start, stop, pause, resume, restart,
-delete) to many channels with the single-channel services of :mod:`.channels`, so each
-channel goes through exactly the rules, lifecycle events and runtime calls of its own
-endpoint; a channel that cannot (409: a paused channel cannot be paused from STOPPED, 503:
-the runtime is down) is reported with the reason and the others go on. ``stop`` of channels
-already STOPPED is answered without a write. The audit trail gets one row per channel
+delete) to many channels. Each action runs set-based (:mod:`console.services.fleet_batch`):
+the same decisions as the single-channel services of :mod:`.channels` make one channel at a
+time (the same rules and refusals, lifecycle events, connector writes and runtime calls), in
+one transaction with a few statements and one runtime call per kind of call, whatever the
+number of channels. A channel that cannot (409: a channel cannot be paused from STOPPED,
+404: no such channel) is reported with the reason and the others go on; when the runtime
+cannot be reached nothing is saved and the channels that needed it are answered 503, as
+their own endpoints would have been. The audit trail gets one row per channel
 (``channel.<action>``, ``via`` ``bulk``), written together at the end.
 
-``stop`` (the fleet's emergency brake) runs in bulk: the same writes as
-:func:`~console.services.channels.stop_channel` for every channel at once (one ``UPDATE`` of
-the targets, one of the connectors' restart counts, one insert of the lifecycle events, in one
-transaction), then the runtime is told per connector; when the runtime cannot be reached
-nothing is saved and every channel is answered 503, as the single endpoint does.
+``batched=False`` runs the single services one channel after the other instead (the
+reference the set-based path is tested against).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.utils import timezone
 
-from console.choices import SubjectType, TargetState
-from console.models import AuditEvent, Channel, Connector, LifecycleEvent
-from console.runtime import get_runtime
+from console.models import AuditEvent, Channel
 from console.services import channels as channel_services
+from console.services import fleet_batch
 from console.services.errors import (
     InvalidTransition,
     RuntimeUnavailable,
     ServiceError,
-    runtime_errors,
 )
-from console.services.lifecycle import actor_for
-from runtime_adapter import states as runtime_states
 
 ACTIONS = ("start", "stop", "pause", "resume", "restart", "delete")
 #: The most channels one bulk request acts on.
@@ -50,6 +45,9 @@ _SERVICES: dict[str, Callable[..., Any]] = {
     "restart": channel_services.restart_channel,
     "delete": channel_services.delete_channel,
 }
+
+
+_MISSING = fleet_batch.Answer(404, "No channel has this name.")
 
 
 @dataclass(frozen=True)
@@ -70,9 +68,11 @@ def bulk_lifecycle(
     via: str = "bulk",
     remote_addr: str | None = None,
     user_agent: str = "",
+    batched: bool = True,
 ) -> list[BulkResult]:
     """Apply ``action`` to each channel of ``names`` (in that order, each once); one
-    :class:`BulkResult` per name, a missing channel included (404)."""
+    :class:`BulkResult` per name, a missing channel included (404). ``batched=False``: one
+    single-channel service call per channel (see the module docstring)."""
     if action not in _SERVICES:
         raise ValueError(f"unknown action {action!r}")
     service = _SERVICES[action]
@@ -82,76 +82,31 @@ def bulk_lifecycle(
             "id", "name", "target_state"
         )
     }
+    ordered = list(dict.fromkeys(names))
     results: list[BulkResult] = []
-    if action == "stop":
-        results = _stop_all(list(dict.fromkeys(names)), by_name, user)
-        _audit(action, results, user, via, remote_addr, user_agent)
-        return results
-    for name in dict.fromkeys(names):
-        channel = by_name.get(name)
-        if channel is None:
-            results.append(BulkResult(name, False, 404, "No channel has this name."))
-            continue
-        if action == "stop" and channel.target_state == TargetState.STOPPED:
-            # Already stopped: the single endpoint changes nothing either (no event, no write).
-            results.append(BulkResult(name, True, 202, target_state=TargetState.STOPPED))
-            continue
-        results.append(_one(service, action, channel, user))
+    if batched:
+        found = [by_name[name] for name in ordered if name in by_name]
+        answers = fleet_batch.ACTIONS[action](found, user)
+        for name in ordered:
+            answer = answers.get(name, _MISSING)
+            results.append(
+                BulkResult(
+                    name,
+                    answer.status < 300,
+                    answer.status,
+                    answer.error,
+                    answer.target_state,
+                )
+            )
+    else:
+        for name in ordered:
+            channel = by_name.get(name)
+            if channel is None:
+                results.append(BulkResult(name, False, 404, _MISSING.error))
+                continue
+            results.append(_one(service, action, channel, user))
     _audit(action, results, user, via, remote_addr, user_agent)
     return results
-
-
-def _stop_all(names: list[str], by_name: dict[str, Channel], user: User | None) -> list[BulkResult]:
-    """Stop every channel of ``names`` at once (see the module docstring)."""
-    stopped = BulkResult("", True, 202, target_state=TargetState.STOPPED)
-    missing = BulkResult("", False, 404, "No channel has this name.")
-    try:
-        with transaction.atomic():
-            locked = list(
-                Channel.objects.select_for_update()
-                .filter(pk__in=[channel.pk for channel in by_name.values()])
-                .exclude(target_state=TargetState.STOPPED)
-                .values_list("pk", "name", "target_state")
-            )
-            ids = [pk for pk, _, _ in locked]
-            now = timezone.now()
-            Channel.objects.filter(pk__in=ids).update(target_state=TargetState.STOPPED, updated=now)
-            actor = actor_for(user)
-            LifecycleEvent.objects.bulk_create(
-                [
-                    LifecycleEvent(
-                        channel_id=pk,
-                        subject_type=SubjectType.CHANNEL,
-                        subject_id=name,
-                        from_state=previous,
-                        to_state=TargetState.STOPPED,
-                        actor=actor,
-                        reason="stop requested",
-                        created_at=now,
-                    )
-                    for pk, name, previous in locked
-                ],
-                batch_size=500,
-            )
-            connectors = Connector.objects.filter(channel_id__in=ids)
-            runtime_ids = list(connectors.values_list("runtime_id", flat=True))
-            connectors.update(restart_attempts=0)
-            runtime = get_runtime()
-            stopped_state = runtime_states.TargetState.STOPPED
-            with runtime_errors("set_target_state"):
-                many = getattr(runtime, "set_target_states", None)  # SparkRuntime: 4 round trips
-                if many is not None:
-                    many(runtime_ids, stopped_state)
-                else:
-                    for runtime_id in runtime_ids:
-                        runtime.set_target_state(runtime_id, stopped_state)
-    except RuntimeUnavailable as exc:
-        reason = str(exc) or "The runtime is unavailable."
-        return [
-            BulkResult(name, False, 503, reason) if name in by_name else replace(missing, name=name)
-            for name in names
-        ]
-    return [replace(stopped if name in by_name else missing, name=name) for name in names]
 
 
 def _one(

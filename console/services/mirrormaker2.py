@@ -29,18 +29,18 @@ from console.models import Channel
 from console.runtime import get_runtime
 from console.services.errors import InvalidTransition
 from console.services.lifecycle import actor_for, record_channel
-from console.services.offsets import (
-    COPIED,
+from console.services.offsets import COPIED
+from console.services.offsets_common import (
     InvalidOffsets,
-    _apply,
-    _call,
-    _connector_id,
-    _describe,
-    _kafka_spec,
-    _require_checkpoint_for_http,
-    _spec,
-    _stopped,
-    _topic_check,
+    apply_change,
+    call_runtime,
+    connector_id,
+    deployed_spec,
+    describe,
+    kafka_spec,
+    locked_if_stopped,
+    require_checkpoint_for_http,
+    topic_check,
 )
 from runtime_adapter.base import MirrorOffsetsTopic, OffsetChange, SourceOffset
 from runtime_adapter.mirrormaker2 import ALIAS, spec_clusters
@@ -79,7 +79,7 @@ def mirror_topic(
 ) -> MirrorOffsetsTopic:
     """Where MM2's offsets are for this channel; :class:`InvalidOffsets` keyed by
     ``prefix`` + field name for an alias, cluster or topic that is not allowed."""
-    spec = _kafka_spec(channel)
+    spec = kafka_spec(channel)
     if spec["source"]["type"] != "kafka":
         raise InvalidTransition(
             f"channel {channel.name!r} reads its http ingest topic: only a channel with a Kafka "
@@ -101,7 +101,7 @@ def mirror_topic(
             + "."
         ]
     topic = offsets_topic if offsets_topic is not None else f"mm2-offsets.{source_alias}.internal"
-    reads = _topic_check(spec)
+    reads = topic_check(spec)
     sink_topic = (spec.get("sink") or {}).get("config", {}).get("topic")
     if not _TOPIC.fullmatch(topic) or topic in (".", "..") or topic.startswith("__"):
         errors[f"{prefix}offsets_topic"] = [
@@ -131,9 +131,9 @@ def mirrormaker2_preview(
         bootstrap_servers=bootstrap_servers,
         offsets_topic=offsets_topic,
     )
-    spec = _spec(channel)
-    mm2 = _call(get_runtime().mirrormaker2_offsets, spec, where)
-    found = _call(get_runtime().offsets, _connector_id(channel), channel.checkpoint_key)
+    spec = deployed_spec(channel)
+    mm2 = call_runtime(get_runtime().mirrormaker2_offsets, spec, where)
+    found = call_runtime(get_runtime().offsets, connector_id(channel), channel.checkpoint_key)
     return MirrorPreview(where, mm2, found.offsets)
 
 
@@ -149,7 +149,7 @@ def take_over_from_mirrormaker2(
     """The channel's next start resumes right after the last records MM2 copied (partitions
     MM2 has no offset for keep their position). Returns Kafka Connect's message."""
     with transaction.atomic():
-        channel = _stopped(channel, "copy offsets to it")
+        channel = locked_if_stopped(channel, "copy offsets to it")
         where = mirror_topic(
             channel,
             source_alias=source_alias,
@@ -157,20 +157,22 @@ def take_over_from_mirrormaker2(
             offsets_topic=offsets_topic,
             prefix="from_mirrormaker2.",
         )
-        spec = _spec(channel)
-        offsets = _call(get_runtime().mirrormaker2_offsets, spec, where)
+        spec = deployed_spec(channel)
+        offsets = call_runtime(get_runtime().mirrormaker2_offsets, spec, where)
         if not offsets:
             raise InvalidTransition(
                 f"MirrorMaker 2 has no offsets for cluster alias {source_alias!r} in "
                 f"{where.topic!r} on {where.bootstrap_servers} for the topics channel "
                 f"{channel.name!r} reads: there is nothing to take over"
             )
-        _require_checkpoint_for_http(channel, spec)
+        require_checkpoint_for_http(channel, spec)
         reason = (
             f"offsets copied from MirrorMaker 2 ({where.topic} on {where.bootstrap_servers}, "
-            f"alias {source_alias}): {_describe(offsets)}"
+            f"alias {source_alias}): {describe(offsets)}"
         )
-        _apply(channel, OffsetChange("offsets", tuple(offsets)), actor or actor_for(user), reason)
+        apply_change(
+            channel, OffsetChange("offsets", tuple(offsets)), actor or actor_for(user), reason
+        )
     return COPIED
 
 
@@ -186,15 +188,15 @@ def hand_back_to_mirrormaker2(
     """Write the STOPPED channel's position into MM2's offsets topic (created when missing),
     so MirrorMaker 2 resumes where the channel stopped. Stop MM2 first."""
     with transaction.atomic():
-        channel = _stopped(channel, "hand its offsets back")
+        channel = locked_if_stopped(channel, "hand its offsets back")
         where = mirror_topic(
             channel,
             source_alias=source_alias,
             bootstrap_servers=bootstrap_servers,
             offsets_topic=offsets_topic,
         )
-        spec = _spec(channel)
-        found = _call(get_runtime().offsets, _connector_id(channel), channel.checkpoint_key)
+        spec = deployed_spec(channel)
+        found = call_runtime(get_runtime().offsets, connector_id(channel), channel.checkpoint_key)
         if found.pending is not None and found.pending.kind != "offsets":
             raise InvalidTransition(
                 f"channel {channel.name!r} has a {found.pending.kind} of its offsets waiting for "
@@ -206,11 +208,11 @@ def hand_back_to_mirrormaker2(
                 f"channel {channel.name!r} has no position yet (it never committed a batch): "
                 "there is nothing to hand back"
             )
-        created = _call(get_runtime().write_mirrormaker2_offsets, spec, where, found.offsets)
+        created = call_runtime(get_runtime().write_mirrormaker2_offsets, spec, where, found.offsets)
         written = [SourceOffset(o.topic, o.partition, o.offset - 1) for o in found.offsets]
         reason = (
             f"offsets handed back to MirrorMaker 2 ({where.topic} on {where.bootstrap_servers}, "
-            f"alias {source_alias}; last copied offsets): {_describe(written)}"
+            f"alias {source_alias}; last copied offsets): {describe(written)}"
         )
         state = channel.target_state
         record_channel(

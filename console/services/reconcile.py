@@ -31,7 +31,10 @@ missed or repeated pass does no harm. A pass
    connector whose policy allows it and whose backoff has passed is restarted (a new
    generation, state RESTARTING, reason ``automatic restart 2/5 after failure: <error
    line>``); when the attempts are used up that is recorded once, as the connector turns
-   FAILED; a connector RUNNING for ``SLUICE_RESTART_RESET_SECONDS`` has its count reset.
+   FAILED; a connector RUNNING for ``SLUICE_RESTART_RESET_SECONDS`` has its count reset;
+5. stores the health level of each channel whose connector changed state, and every few
+   seconds of every channel, where it changed (:mod:`console.services.channel_health`: the
+   fleet list filters and sorts by it).
 
 Every change of state and every placement is recorded as a :class:`LifecycleEvent`
 with actor ``system:reconcile`` and a reason (a new task whose state is its
@@ -63,6 +66,7 @@ from console.choices import (
 from console.models import Channel, Connector, LifecycleEvent, Task, Worker
 from console.runtime import get_runtime
 from console.selectors.specs import mask_known_secrets, plain_secret_values, scrub
+from console.services import channel_health
 from console.services.bulk import update_rows
 from console.services.lifecycle import RECONCILE_ACTOR, lifecycle_event
 from console.services.restart_policy import RestartPolicy
@@ -194,6 +198,8 @@ class _Pass:
                 self.apply_restart_policy(connector, was)
         self.save()
         self.stop_finished_in_runtime()
+        moved = {event.channel_id for event in self.events if event.channel_id is not None}
+        channel_health.refresh_after_pass(moved, now=self.now)
         return ReconcileReport(
             workers_alive=len(self.live),
             workers_dead=len(self.dead_reasons),

@@ -15,6 +15,17 @@ try {
     await page.getByTestId("fleet-search").waitFor({ state: "visible" });
     loads.push(await page.evaluate(() => performance.now()));
   }
+  // What the last load waited for: the document, then each request (start → end, ms).
+  const waterfall = await page.evaluate(() => {
+    const nav = performance.getEntriesByType("navigation")[0];
+    const ms = (value) => Math.round(value);
+    return {
+      document: { response_end: ms(nav.responseEnd), dom_interactive: ms(nav.domInteractive) },
+      requests: performance
+        .getEntriesByType("resource")
+        .map((r) => `${new URL(r.name).pathname.replace("/static/ui/assets/", "")}${new URL(r.name).search.slice(0, 40)} ${ms(r.startTime)}→${ms(r.responseEnd)}`),
+    };
+  });
   loads.sort((a, b) => a - b);
   const rows = await page.locator('[data-testid^="channel-row-"]').count();
   const count = await page.getByTestId("channel-count").textContent();
@@ -46,6 +57,7 @@ try {
       interactive_ms_max: Math.round(loads[loads.length - 1]),
       search_ms_incl_250ms_debounce: search,
       next_page_ms: nextPage,
+      last_load: waterfall,
       screenshot: shot,
     }),
   );

@@ -42,7 +42,17 @@ try {
   const buttons = await row.getByRole("button").evaluateAll((nodes) =>
     nodes.map((n) => `${n.textContent}${n.disabled ? " (disabled)" : ""}`),
   );
-  console.log(JSON.stringify({ worker, service: seen, buttons }));
+  let filtered;
+  if (mode === "drain") {
+    // The service filter (?service=): the drained worker leaves "In service", back under "All".
+    const filter = page.getByTestId("service-filter");
+    await filter.selectOption("IN_SERVICE");
+    await row.waitFor({ state: "detached" });
+    await filter.selectOption("");
+    await row.getByTestId("service-badge").waitFor();
+    filtered = true;
+  }
+  console.log(JSON.stringify({ worker, service: seen, buttons, filtered }));
 } finally {
   await browser.close();
 }

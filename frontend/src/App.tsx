@@ -3,11 +3,14 @@ import { lazy, Suspense } from "react";
 import { csrfToken } from "./api/client";
 import { href, useRoute } from "./router";
 
+import { ChannelsPage } from "./ops/ChannelsPage";
+
 // Each page is its own chunk, loaded when first visited: the builder's form library and the
-// canvas stay out of the first download.
+// canvas stay out of the first download. The channels list, the landing page, is in the main
+// chunk: a lazy page shows the fallback first, and React holds the page back for 300 ms after
+// a fallback (its anti-flicker throttle), longer than the list's chunk takes to arrive.
 const BuilderPage = lazy(() => import("./builder/BuilderPage").then((m) => ({ default: m.BuilderPage })));
 const ChannelPage = lazy(() => import("./ops/ChannelPage").then((m) => ({ default: m.ChannelPage })));
-const ChannelsPage = lazy(() => import("./ops/ChannelsPage").then((m) => ({ default: m.ChannelsPage })));
 const SchemasPage = lazy(() => import("./schemas/SchemasPage").then((m) => ({ default: m.SchemasPage })));
 const AuditPage = lazy(() => import("./audit/AuditPage").then((m) => ({ default: m.AuditPage })));
 const WorkersPage = lazy(() => import("./ops/WorkersPage").then((m) => ({ default: m.WorkersPage })));

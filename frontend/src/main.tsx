@@ -5,6 +5,7 @@ import { createRoot } from "react-dom/client";
 import "@xyflow/react/dist/style.css";
 import "./styles.css";
 import { App } from "./App";
+import { prefetchLanding } from "./prefetch";
 
 const client = new QueryClient({
   defaultOptions: {
@@ -12,6 +13,8 @@ const client = new QueryClient({
     queries: { retry: 1, refetchOnWindowFocus: false, placeholderData: (previous: unknown) => previous },
   },
 });
+
+prefetchLanding(client, window.location.hash);
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>

@@ -331,6 +331,7 @@ def test_a_worker_drained_and_put_back_in_service_in_the_browser(
         drained = json.loads(browser("drain"))
         assert drained["service"] in ("draining", "drained"), drained
         assert drained["buttons"] == ["Back in service", "Forget (disabled)"], drained
+        assert drained["filtered"] is True  # gone under "In service", back under "All"
         row = http.get(f"{stack.api}/workers/{worker}/", timeout=10).json()
         assert (
             row["service"] in ("DRAINING", "DRAINED") and row["service_changed_by"] == "user:admin"

@@ -4,6 +4,7 @@ channels, one result per channel)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, cast
 
 from django.contrib.auth.models import User
@@ -22,55 +23,65 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from console import labels, permissions
-from console.api.channels.listing import ORDERINGS, FleetQuery, ids_by_health, matching
+from console.api.channels.listing import ORDERINGS, FleetQuery, matching
 from console.api.exceptions import flatten_errors
 from console.api.parsers import StrictJSONParser
 from console.audit import client_address
 from console.choices import ConnectorState, TargetState
-from console.models import Channel
 from console.services import fleet, health
 
-LIST_PARAMETERS = [
-    OpenApiParameter(
-        "search",
-        OpenApiTypes.STR,
-        description="Channels whose name or description contains this text (any case).",
-    ),
-    OpenApiParameter(
+MAX_SEARCH = 200
+MAX_VALUES = 100
+
+
+@dataclass(frozen=True)
+class _Filter:
+    """One of the list's repeatable filters, which the bulk endpoint's ``filter`` takes too."""
+
+    name: str
+    description: str
+    choices: tuple[tuple[str, str], ...] = ()
+    """The values it accepts, with their labels (none: any text up to ``max_length``)."""
+    max_length: int = 255
+
+    @property
+    def values(self) -> list[str]:
+        return [value for value, _ in self.choices]
+
+
+FILTERS = (
+    _Filter(
         "state",
-        OpenApiTypes.STR,
-        many=True,
-        enum=list(ConnectorState.values),
-        description="Observed state (repeatable: any of them); STOPPED includes never started.",
+        "Observed state (repeatable: any of them); STOPPED includes never started.",
+        tuple(ConnectorState.choices),
     ),
-    OpenApiParameter(
-        "target_state",
-        OpenApiTypes.STR,
-        many=True,
-        enum=list(TargetState.values),
-        description="What the user asked for (repeatable).",
-    ),
-    OpenApiParameter(
+    _Filter("target_state", "What the user asked for (repeatable).", tuple(TargetState.choices)),
+    _Filter(
         "health",
-        OpenApiTypes.STR,
-        many=True,
-        enum=list(health.LEVELS),
-        description="Health level (repeatable).",
+        "Health level as the control loop last stored it (repeatable).",
+        tuple((level, level) for level in health.LEVELS),
     ),
-    OpenApiParameter(
-        "worker",
-        OpenApiTypes.STR,
-        many=True,
-        description="Id of the runtime worker the channel is placed on (repeatable).",
-    ),
-    OpenApiParameter(
+    _Filter("worker", "Id of the runtime worker the channel is placed on (repeatable)."),
+    _Filter(
         "label",
-        OpenApiTypes.STR,
-        many=True,
-        description=(
-            "`key=value` (the label has this value) or `key` (the label is set); "
-            "repeatable: every one must match."
-        ),
+        "`key=value` (the label has this value) or `key` (the label is set); "
+        "repeatable: every one must match.",
+        max_length=400,
+    ),
+)
+SEARCH_DESCRIPTION = "Channels whose name or description contains this text (any case)."
+
+LIST_PARAMETERS = [
+    OpenApiParameter("search", OpenApiTypes.STR, description=SEARCH_DESCRIPTION),
+    *(
+        OpenApiParameter(
+            f.name,
+            OpenApiTypes.STR,
+            many=True,
+            enum=f.values or None,
+            description=f.description,
+        )
+        for f in FILTERS
     ),
     OpenApiParameter(
         "ordering",
@@ -83,13 +94,7 @@ LIST_PARAMETERS = [
     ),
 ]
 
-_CHOICES = {
-    "state": set(ConnectorState.values),
-    "target_state": set(TargetState.values),
-    "health": set(health.LEVELS),
-}
-MAX_SEARCH = 200
-MAX_VALUES = 100
+_CHOICES = {f.name: set(f.values) for f in FILTERS if f.choices}
 
 
 def fleet_query(params: Any) -> FleetQuery:
@@ -129,7 +134,7 @@ def fleet_query(params: Any) -> FleetQuery:
             ]
             break
         ordering.append(key)
-    for name in ("state", "target_state", "health", "worker", "label"):
+    for name in (f.name for f in FILTERS):
         if len(params.getlist(name)) > MAX_VALUES and name not in errors:
             errors[name] = [f"At most {MAX_VALUES} values."]
     if errors:
@@ -145,35 +150,33 @@ def fleet_query(params: Any) -> FleetQuery:
     )
 
 
-class BulkFilterSerializer(serializers.Serializer):
-    """The channels a bulk action applies to, chosen like the list's filters."""
+def _filter_field(f: _Filter) -> serializers.ListField:
+    child: serializers.Field = (
+        serializers.ChoiceField(choices=list(f.choices))
+        if f.choices
+        else serializers.CharField(max_length=f.max_length)
+    )
+    return serializers.ListField(
+        child=child, required=False, max_length=MAX_VALUES, help_text=f.description
+    )
 
-    search = serializers.CharField(required=False, allow_blank=True, max_length=MAX_SEARCH)
-    state = serializers.ListField(
-        child=serializers.ChoiceField(choices=ConnectorState.choices),
-        required=False,
-        max_length=MAX_VALUES,
-    )
-    target_state = serializers.ListField(
-        child=serializers.ChoiceField(choices=TargetState.choices),
-        required=False,
-        max_length=MAX_VALUES,
-    )
-    health = serializers.ListField(
-        child=serializers.ChoiceField(choices=[(level, level) for level in health.LEVELS]),
-        required=False,
-        max_length=MAX_VALUES,
-    )
-    worker = serializers.ListField(
-        child=serializers.CharField(max_length=255), required=False, max_length=MAX_VALUES
-    )
-    # A declared field (the metaclass takes it off the class), not Field.label.
-    label = serializers.ListField(  # type: ignore[assignment]
-        child=serializers.CharField(max_length=400),
-        required=False,
-        max_length=MAX_VALUES,
-        help_text="`key=value` or `key`, as the list's `label`.",
-    )
+
+# The list's filters as body fields (``label`` too: a declared field, not Field.label).
+BulkFilterSerializer = type(
+    "BulkFilterSerializer",
+    (serializers.Serializer,),
+    {
+        "__doc__": "The channels a bulk action applies to, chosen like the list's filters.",
+        "__module__": __name__,
+        "search": serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=MAX_SEARCH,
+            help_text=SEARCH_DESCRIPTION,
+        ),
+        **{f.name: _filter_field(f) for f in FILTERS},
+    },
+)
 
 
 class BulkRequestSerializer(serializers.Serializer):
@@ -306,19 +309,14 @@ def _filtered_names(chosen: dict[str, Any]) -> list[str]:
     params = QueryDict(mutable=True)
     if chosen.get("search"):
         params["search"] = chosen["search"]
-    for key in ("state", "target_state", "health", "worker", "label"):
-        params.setlist(key, list(chosen.get(key, [])))
+    for f in FILTERS:
+        params.setlist(f.name, list(chosen.get(f.name, [])))
     try:
         query = fleet_query(params)
     except ValidationError as exc:
         detail = exc.detail if isinstance(exc.detail, dict) else {"": exc.detail}
         raise ValidationError({f"filter.{key}": value for key, value in detail.items()}) from exc
-    if query.needs_health:
-        ids = ids_by_health(query, status=False)
-        names = dict(Channel.objects.filter(pk__in=ids).values_list("pk", "name"))
-        selected = [names[pk] for pk in ids if pk in names]
-    else:
-        selected = list(matching(query).order_by("name").values_list("name", flat=True))
+    selected = list(matching(query).order_by("name").values_list("name", flat=True))
     if len(selected) > fleet.MAX_BULK:
         raise ValidationError(
             {"filter": [f"{len(selected)} channels match; at most {fleet.MAX_BULK} per request."]}

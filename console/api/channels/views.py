@@ -142,10 +142,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         with_status = expand == "status"
         serializer_class = ChannelWithStatusSerializer if with_status else ChannelSerializer
         # The page's ids first (sorted and counted on narrow rows), then those channels in full.
-        if query.needs_health:  # assessed in Python
-            ids = self.paginate_queryset(listing.ids_by_health(query, status=with_status))
-        else:
-            ids = self.paginate_queryset(listing.ordered_ids(query, status=with_status))
+        ids = self.paginate_queryset(listing.ordered_ids(query, status=with_status))
         page = listing.page_of(ids or [], status=with_status)
         data = serializer_class(page, many=True, context=self.get_serializer_context()).data
         return self.get_paginated_response(data)

@@ -8,22 +8,27 @@ from __future__ import annotations
 from typing import cast
 
 from django.contrib.auth.models import User
+from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
+    OpenApiParameter,
     OpenApiResponse,
     extend_schema,
     extend_schema_view,
 )
 from rest_framework import status, views, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from console import permissions
 from console.api.cluster.serializers import ClusterSerializer, DrainSerializer, WorkerSerializer
 from console.api.pagination import LimitOffsetPagination
-from console.api.responses import RUNTIME_DOWN, ErrorDetailSerializer
+from console.api.responses import QUERY_ERRORS, RUNTIME_DOWN, ErrorDetailSerializer
+from console.choices import WorkerService
+from console.models import Worker
 from console.selectors import cluster as selectors
 from console.services import workers as services
 
@@ -45,7 +50,22 @@ WORKER_ALIVE = OpenApiResponse(
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List runtime workers"),
+    list=extend_schema(
+        summary="List runtime workers",
+        parameters=[
+            OpenApiParameter(
+                "service",
+                OpenApiTypes.STR,
+                many=True,
+                enum=list(WorkerService.values),
+                description=(
+                    "Only workers in this service state (repeatable: any of them); an unknown "
+                    "value is a 400 naming `service`."
+                ),
+            )
+        ],
+        responses={200: WorkerSerializer(many=True), 400: QUERY_ERRORS},
+    ),
     retrieve=extend_schema(
         summary="Get a runtime worker",
         responses={
@@ -67,6 +87,23 @@ class WorkerViewSet(viewsets.ReadOnlyModelViewSet):
     pagination_class = LimitOffsetPagination
     lookup_field = "worker_id"
     lookup_value_converter = "str"
+
+    def get_queryset(self) -> QuerySet[Worker]:
+        queryset = super().get_queryset()
+        if self.action != "list":
+            return queryset
+        wanted = [value for value in self.request.query_params.getlist("service") if value]
+        unknown = sorted(set(wanted) - set(WorkerService.values))
+        if unknown:
+            raise ValidationError(
+                {
+                    "service": [
+                        f"Unknown value(s) {', '.join(map(repr, unknown))}; use "
+                        f"{', '.join(WorkerService.values)}."
+                    ]
+                }
+            )
+        return queryset.filter(service__in=wanted) if wanted else queryset
 
     @extend_schema(
         operation_id="workers_drain",

@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
 import { api, ApiError, post } from "./client";
 import { listItems, RECENT_LIMIT } from "./pagination";
+import { workersPath } from "./workerHooks";
 import type {
   Channel,
   ChannelAction,
@@ -102,10 +103,11 @@ export function usePreview(name: string, enabled: boolean, poll = true) {
   });
 }
 
-export function useWorkers() {
+/** The runtime workers, all or only those in one service state (`?service=`). */
+export function useWorkers(service = "") {
   return useQuery({
-    queryKey: ["workers"],
-    queryFn: () => listItems<Worker>("workers/"),
+    queryKey: ["workers", service],
+    queryFn: () => listItems<Worker>(workersPath(service)),
     refetchInterval: POLL_MS,
   });
 }

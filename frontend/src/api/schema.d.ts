@@ -1023,12 +1023,17 @@ export interface components {
         };
         /** @description The channels a bulk action applies to, chosen like the list's filters. */
         BulkFilterRequest: {
+            /** @description Channels whose name or description contains this text (any case). */
             search?: string;
+            /** @description Observed state (repeatable: any of them); STOPPED includes never started. */
             state?: components["schemas"]["ConnectorStateEnum"][];
+            /** @description What the user asked for (repeatable). */
             target_state?: components["schemas"]["TargetStateEnum"][];
+            /** @description Health level as the control loop last stored it (repeatable). */
             health?: components["schemas"]["LevelEnum"][];
+            /** @description Id of the runtime worker the channel is placed on (repeatable). */
             worker?: string[];
-            /** @description `key=value` or `key`, as the list's `label`. */
+            /** @description `key=value` (the label has this value) or `key` (the label is set); repeatable: every one must match. */
             label?: string[];
         };
         BulkRequestRequest: {
@@ -2619,7 +2624,7 @@ export interface operations {
             query?: {
                 /** @description `status`: include each channel's status, failures first. */
                 expand?: "status";
-                /** @description Health level (repeatable). */
+                /** @description Health level as the control loop last stored it (repeatable). */
                 health?: ("critical" | "idle" | "ok" | "warning")[];
                 /** @description `key=value` (the label has this value) or `key` (the label is set); repeatable: every one must match. */
                 label?: string[];
@@ -4951,6 +4956,8 @@ export interface operations {
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
+                /** @description Only workers in this service state (repeatable: any of them); an unknown value is a 400 naming `service`. */
+                service?: ("DRAINED" | "DRAINING" | "IN_SERVICE")[];
             };
             header?: never;
             path?: never;
@@ -4964,6 +4971,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PaginatedWorkerList"];
+                };
+            };
+            /** @description A query parameter is invalid; each key is a parameter, with its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string[];
+                    };
                 };
             };
         };

@@ -9,6 +9,11 @@ type Schemas = components["schemas"];
 export type DrainResult = Schemas["Drain"];
 export type WorkerAction = "drain" | "undrain" | "forget";
 
+/** The workers list's path for a service filter (`?service=`, none for every worker). */
+export function workersPath(service: string): string {
+  return service ? `workers/?service=${encodeURIComponent(service)}` : "workers/";
+}
+
 export function useWorkerAction() {
   const client = useQueryClient();
   return useMutation({

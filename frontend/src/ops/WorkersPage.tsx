@@ -1,3 +1,5 @@
+import { useState } from "react";
+
 import { useCluster, useWorkers } from "../api/hooks";
 import type { Cluster } from "../api/types";
 import { href } from "../router";
@@ -5,7 +7,7 @@ import { StateBadge } from "../ui/StateBadge";
 import { ago, fmtAge, fmtMiB, fmtTime } from "../ui/format";
 import { DriversSection } from "./DriversSection";
 import { WorkerActions } from "./WorkerActions";
-import { serviceLabel } from "./workers";
+import { SERVICE_FILTERS, serviceLabel } from "./workers";
 import "./workers.css";
 
 /**
@@ -13,7 +15,8 @@ import "./workers.css";
  * channels they host, and the Spark cluster the executors use.
  */
 export function WorkersPage() {
-  const workers = useWorkers();
+  const [service, setService] = useState("");
+  const workers = useWorkers(service);
   const cluster = useCluster();
   const list = workers.data ?? [];
   return (
@@ -28,6 +31,16 @@ export function WorkersPage() {
           resuming from its checkpoint, and it gets no new ones until it is back in service. A dead
           worker can be forgotten.
         </p>
+        <label className="small service-filter">
+          Service{" "}
+          <select value={service} onChange={(e) => setService(e.target.value)} data-testid="service-filter">
+            {SERVICE_FILTERS.map((f) => (
+              <option key={f.value} value={f.value}>
+                {f.label}
+              </option>
+            ))}
+          </select>
+        </label>
         <table className="table workers-table">
           <thead>
             <tr>
@@ -75,7 +88,9 @@ export function WorkersPage() {
             {!workers.isPending && list.length === 0 && (
               <tr>
                 <td colSpan={9} className="muted">
-                  No runtime worker has reported yet. `make run` starts one.
+                  {service
+                    ? `No runtime worker is ${serviceLabel(service)}.`
+                    : "No runtime worker has reported yet. `make run` starts one."}
                 </td>
               </tr>
             )}

@@ -116,13 +116,22 @@ export function bulkMessages(answer: BulkAnswer): { summary: string; failures: s
   return { summary, failures };
 }
 
+/** The query of one page of the list (its key and how it is read). */
+export function pageQuery(params: FleetParams) {
+  return {
+    queryKey: ["channels", "page", params],
+    queryFn: () => api<Page<ChannelWithStatus>>(listPath(params)),
+  };
+}
+
 /** One page of the list, polled; the previous page stays on screen while the next loads. */
 export function useChannelsPage(params: FleetParams) {
   return useQuery({
-    queryKey: ["channels", "page", params],
-    queryFn: () => api<Page<ChannelWithStatus>>(listPath(params)),
+    ...pageQuery(params),
     placeholderData: keepPreviousData,
     refetchInterval: POLL_MS,
+    // The page prefetched at start-up (src/prefetch.ts) is shown, not asked for again.
+    staleTime: POLL_MS / 2,
   });
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { actionMessage, confirmation, serviceLabel, workerButtons } from "./workers";
+import { workersPath } from "../api/workerHooks";
+import { SERVICE_FILTERS, actionMessage, confirmation, serviceLabel, workerButtons } from "./workers";
 
 const alive = { worker_id: "w1", state: "ALIVE", service: "IN_SERVICE" };
 
@@ -47,5 +48,13 @@ describe("a runtime worker's row", () => {
     );
     expect(actionMessage("w1", "drain", { ...result, changed: false })).toBe("w1 is already draining.");
     expect(actionMessage("w1", "forget", null)).toBe("Forgot w1.");
+  });
+});
+
+describe("the workers list's service filter", () => {
+  it("asks the server for one service state, or for every worker", () => {
+    expect(workersPath("")).toBe("workers/");
+    expect(workersPath("DRAINING")).toBe("workers/?service=DRAINING");
+    expect(SERVICE_FILTERS.map((f) => f.value)).toEqual(["", "IN_SERVICE", "DRAINING", "DRAINED"]);
   });
 });

@@ -81,3 +81,11 @@ export function actionMessage(workerId: string, action: WorkerAction, result: un
     return `Draining ${workerId}: no other worker in service, its ${count} stay until one is alive.`;
   return `Draining ${workerId}: its ${count} move to ${drain.takers.join(", ")}.`;
 }
+
+/** The Workers page's service filter: "" (every worker) or one service state. */
+export const SERVICE_FILTERS: { value: "" | Service; label: string }[] = [
+  { value: "", label: "All" },
+  { value: "IN_SERVICE", label: "In service" },
+  { value: "DRAINING", label: "Draining" },
+  { value: "DRAINED", label: "Drained" },
+];

@@ -12,6 +12,7 @@ from console import services
 from console.choices import ConnectorState
 from console.models import AuditEvent, Channel, Connector, LifecycleEvent, Task, Worker
 from console.permissions import EDITOR, OPERATOR, VIEWER, grant_role
+from console.services import channel_health
 
 pytestmark = pytest.mark.django_db
 
@@ -47,6 +48,7 @@ def fleet(spec):
         services.start_channel(channel)
         Connector.objects.filter(channel=channel).update(state=state, worker=worker)
     services.pause_channel(Channel.objects.get(name="delta"))
+    channel_health.refresh()  # as the control loop's pass that saw those states
 
 
 def test_paging_keeps_its_shape_count_and_next(api, fleet):

@@ -288,6 +288,7 @@ def test_a_lag_that_grew_since_the_store_last_saw_it_is_a_warning(api, store, sp
     the store kept five minutes ago (one query for the whole fleet, cached)."""
     from console.choices import ConnectorState
     from console.models import Connector, Task, Worker
+    from console.services import channel_health
 
     history.forget_lag_trend()
     now = time.time()
@@ -308,6 +309,7 @@ def test_a_lag_that_grew_since_the_store_last_saw_it_is_a_warning(api, store, sp
         assert "Lag grows: 5000 → 20000 records." in found["explanation"]
         fleet = api.get("/api/v1/health/").json()
         assert fleet[0]["health"]["level"] == "warning"
+        channel_health.refresh()  # as the control loop's next pass
         warned = api.get("/api/v1/channels/?health=warning").json()
         assert [row["name"] for row in warned["results"]] == ["growing"]
     finally:

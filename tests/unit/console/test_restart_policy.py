@@ -267,4 +267,4 @@ def test_restarting_many_connectors_costs_the_same_queries_as_a_few(
     many = _restart_pass_queries(runtime, failing, 25, "many")
 
     assert many == few
-    assert many <= 12
+    assert many <= 15  # 12, and the health levels stored (channel_health.refresh: 3)

@@ -198,6 +198,24 @@ def test_drain_over_the_api(api, two_workers):
     assert undrained.status_code == 202 and undrained.json()["service"] == "IN_SERVICE"
 
 
+def test_the_workers_list_filters_by_service(api, two_workers):
+    worker_services.drain_worker("w1")
+
+    def listed(query: str) -> list[str]:
+        response = api.get(f"{WORKERS}{query}")
+        assert response.status_code == 200, response.content
+        return [worker["worker_id"] for worker in response.json()["results"]]
+
+    assert listed("?service=DRAINING") == ["w1"]
+    assert listed("?service=IN_SERVICE") == ["w2"]
+    assert listed("?service=DRAINED") == []
+    assert listed("?service=DRAINING&service=IN_SERVICE") == ["w1", "w2"]
+    assert listed("?service=") == ["w1", "w2"]
+    bad = api.get(f"{WORKERS}?service=draining")
+    assert bad.status_code == 400 and list(bad.json()) == ["service"]
+    assert api.get(f"{WORKERS}w2/?service=nonsense").status_code == 200
+
+
 def test_the_cluster_view_shows_the_service(api, two_workers):
     worker_services.drain_worker("w2")
 
