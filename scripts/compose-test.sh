@@ -189,6 +189,12 @@ if ! timed build timeout "$BUILD_TIMEOUT" "${COMPOSE[@]}" build --progress plain
   tail -n 80 "$RUN_DIR/build.log" >&2
   die "compose build failed or took more than $BUILD_TIMEOUT s"
 fi
+# A failed image build can still leave compose's exit status 0 (then the tests would run an
+# older image of the same tag): its log says so.
+if grep -qE '^(failed to solve|#[0-9]+ ERROR: )' "$RUN_DIR/build.log"; then
+  grep -E -B 12 '^#[0-9]+ ERROR: ' "$RUN_DIR/build.log" | tail -n 40 >&2
+  die "compose build failed (${RUN_DIR#"$ROOT"/}/build.log)"
+fi
 # The images the previous builds of this project left untagged (only this project's).
 docker image prune -f --filter dangling=true --filter label=com.docker.compose.project="$PROJECT" >/dev/null || true
 log "image $(docker image inspect sluice:compose-test --format '{{.Size}}' | awk '{printf "%.0f MB", $1 / 1e6}')"
