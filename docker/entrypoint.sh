@@ -9,9 +9,12 @@
 #   spark-master     a Spark standalone master / worker from the image's own pyspark, as
 #   spark-worker     docker/compose.yaml runs them: the same Spark, Java, Python and code as the
 #                    drivers, which the http sink needs (SPARK_MASTER, SPARK_WORKER_CORES/_MEMORY)
+#   history          VictoriaMetrics (scripts/victoriametrics.sh) on 0.0.0.0:8428, the channels'
+#                    time-series store: scrapes SLUICE_HISTORY_SCRAPE_TARGET's /metrics every 10 s
+#                    with SLUICE_METRICS_TOKEN, keeps SLUICE_HISTORY_RETENTION in $VAR_DIR/history
 #   manage ARGS      python manage.py ARGS (e.g. `manage changepassword admin`)
 #   healthcheck ROLE exit 0 when ROLE is healthy here (web: GET /healthz; runtime-worker: its
-#                    heartbeat in Redis is fresh); used by docker/compose.yaml
+#                    heartbeat in Redis is fresh; history: GET /health); used by docker/compose.yaml
 #   anything else    run as a command (e.g. `bash`)
 #
 # Extra arguments after a role are passed on to its program.
@@ -51,7 +54,14 @@ timeout = float(os.environ.get("SLUICE_WORKER_SESSION_TIMEOUT") or 10)
 sys.exit(0 if age < timeout else f"heartbeat of {config.worker_id} is {age:.0f}s old")
 PY
       ;;
-    *) echo "healthcheck: unknown role '${1:-}' (web, runtime-worker)" >&2; exit 2 ;;
+    history)
+      exec python - "${SLUICE_HISTORY_PORT:-8428}" <<'PY'
+import sys, urllib.request
+with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/health", timeout=5) as answer:
+    sys.exit(0 if answer.status == 200 else 1)
+PY
+      ;;
+    *) echo "healthcheck: unknown role '${1:-}' (web, runtime-worker, history)" >&2; exit 2 ;;
   esac
 }
 
@@ -104,6 +114,13 @@ case "$role" in
       --host "${SPARK_WORKER_HOST:-$(hostname)}" --cores "${SPARK_WORKER_CORES:-1}" \
       --memory "${SPARK_WORKER_MEMORY:-1g}" --webui-port "${SPARK_WORKER_WEBUI_PORT:-8081}" \
       --work-dir "$VAR_DIR/spark-work" "$@"
+    ;;
+  history)
+    # Without the token /metrics answers 401 and the store would keep nothing.
+    : "${SLUICE_METRICS_TOKEN:?history needs SLUICE_METRICS_TOKEN, the bearer token that /metrics on web accepts}"
+    export SLUICE_HISTORY_HOST="${SLUICE_HISTORY_HOST:-0.0.0.0}"
+    export SLUICE_HISTORY_SCRAPE_TARGET="${SLUICE_HISTORY_SCRAPE_TARGET:-web:8000}"
+    exec bash /app/scripts/victoriametrics.sh "$@"
     ;;
   manage)
     exec "${MANAGE[@]}" "$@"

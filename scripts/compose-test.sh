@@ -10,7 +10,9 @@
 #      `compose up --wait`: every service healthy
 #   5. tests/compose (pytest): a channel created through the REST API delivers events Kafka ->
 #      filter -> Kafka; the runtime worker container hosting it is `docker kill`ed; the channel is
-#      RUNNING again on the other runtime worker and no event is lost
+#      RUNNING again on the other runtime worker and no event is lost; the history API answers
+#      the channel's samples from the history service, with the retention set here, and the
+#      same points again after that container is recreated on its volume
 #   6. always: `compose down -v` (and dockerd stopped if this script started it)
 #
 # A project of its own (sluice-compose-test) on free 127.0.0.1 ports: never collides with
@@ -32,6 +34,7 @@ PROJECT=sluice-compose-test
 WORK="$ROOT/.cache/compose"
 RUN_DIR="$(abs_path "$VAR_DIR")/compose-test"
 BUILD_TIMEOUT="${COMPOSE_TEST_BUILD_TIMEOUT:-3000}"
+HISTORY_RETENTION=14d  # not the default: the test checks the history service was given it
 UP_TIMEOUT="${COMPOSE_TEST_UP_TIMEOUT:-900}"
 TEST_TIMEOUT="${COMPOSE_TEST_TIMEOUT:-1500}"
 mkdir -p "$WORK" "$RUN_DIR"
@@ -106,6 +109,8 @@ SLUICE_SECRET_KEY=$(secret)
 SLUICE_SECRETS_KEY=$(secret)
 POSTGRES_PASSWORD=$(secret)
 SLUICE_ADMIN_PASSWORD=$(secret)
+SLUICE_METRICS_TOKEN=$(secret)
+SLUICE_HISTORY_RETENTION=$HISTORY_RETENTION
 SLUICE_CA_BUNDLE=$(ca_bundle || echo /dev/null)
 SLUICE_IMAGE=sluice:compose-test
 SLUICE_PORT=$WEB_PORT
@@ -184,6 +189,12 @@ if ! timed build timeout "$BUILD_TIMEOUT" "${COMPOSE[@]}" build --progress plain
   tail -n 80 "$RUN_DIR/build.log" >&2
   die "compose build failed or took more than $BUILD_TIMEOUT s"
 fi
+# A failed image build can still leave compose's exit status 0 (then the tests would run an
+# older image of the same tag): its log says so.
+if grep -qE '^(failed to solve|#[0-9]+ ERROR: )' "$RUN_DIR/build.log"; then
+  grep -E -B 12 '^#[0-9]+ ERROR: ' "$RUN_DIR/build.log" | tail -n 40 >&2
+  die "compose build failed (${RUN_DIR#"$ROOT"/}/build.log)"
+fi
 # The images the previous builds of this project left untagged (only this project's).
 docker image prune -f --filter dangling=true --filter label=com.docker.compose.project="$PROJECT" >/dev/null || true
 log "image $(docker image inspect sluice:compose-test --format '{{.Size}}' | awk '{printf "%.0f MB", $1 / 1e6}')"
@@ -196,10 +207,11 @@ if ! timed up timeout "$((UP_TIMEOUT + 60))" "${COMPOSE[@]}" up --detach --wait 
   die "the stack did not become healthy"
 fi
 
-log "tests/compose: a channel through the API, Kafka in and out, a runtime worker killed"
+log "tests/compose: a channel through the API, Kafka in and out, a runtime worker killed, its history"
 compose_args="$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "${COMPOSE[@]}")"
 if ! SLUICE_COMPOSE_TEST=1 SLUICE_COMPOSE_ARGS="$compose_args" \
   SLUICE_COMPOSE_API="http://127.0.0.1:$WEB_PORT/api/v1" SLUICE_COMPOSE_KAFKA="127.0.0.1:$KAFKA_PORT" \
+  SLUICE_COMPOSE_HISTORY_RETENTION="$HISTORY_RETENTION" \
   timed test timeout "$TEST_TIMEOUT" "$ROOT/.venv/bin/python" -m pytest tests/compose -v -s -p no:cacheprovider; then
   print_failing_logs
   die "tests/compose failed"

@@ -2,12 +2,16 @@
 # Run VictoriaMetrics (Debian's victoria-metrics package) in the FOREGROUND on 127.0.0.1: the
 # time-series store behind the channels' history (console/services/history.py). It scrapes the
 # console's /metrics every 10 s and keeps the raw samples for SLUICE_HISTORY_RETENTION.
-# `exec`s the binary so SIGTERM reaches it directly (it flushes and exits 0).
+# `exec`s the binary so SIGTERM reaches it directly (it flushes and exits 0). The Procfile's
+# `history` process (make run) and the compose stack's history service (docker/entrypoint.sh's
+# role `history`) both run it.
 #
 # Usage: scripts/victoriametrics.sh [-flag=value ...]   (extra flags override the defaults)
 #
 # Env (optional):
 #   SLUICE_HISTORY_PORT        TCP port of its HTTP API                      (default 8428)
+#   SLUICE_HISTORY_HOST        address it listens on                          (default 127.0.0.1;
+#                              the compose stack's container: 0.0.0.0)
 #   SLUICE_HISTORY_DATA_DIR    storage + the generated scrape config         (default $SLUICE_VAR_DIR/history)
 #   SLUICE_HISTORY_RETENTION   how long samples are kept (VictoriaMetrics'   (default 31d)
 #                              -retentionPeriod: 31d, 13w, 1y …)
@@ -23,9 +27,10 @@ PORT="${SLUICE_HISTORY_PORT:-8428}"
 DATA_DIR="$(abs_path "${SLUICE_HISTORY_DATA_DIR:-$VAR_DIR/history}")"
 RETENTION="${SLUICE_HISTORY_RETENTION:-31d}"
 TARGET="${SLUICE_HISTORY_SCRAPE_TARGET:-127.0.0.1:${SLUICE_PORT:-8000}}"
-HOST=127.0.0.1
+HOST="${SLUICE_HISTORY_HOST:-127.0.0.1}"
 
 require_port "$PORT" SLUICE_HISTORY_PORT
+[[ "$HOST" =~ ^[0-9.]+$ ]] || die "SLUICE_HISTORY_HOST must be an IPv4 address, got '$HOST'"
 [[ "$RETENTION" =~ ^[0-9]+[hdwy]?$ ]] || die "SLUICE_HISTORY_RETENTION must look like 31d, 13w or 1y, got '$RETENTION'"
 [[ "$TARGET" =~ ^[A-Za-z0-9.-]+:[0-9]+$ ]] || die "SLUICE_HISTORY_SCRAPE_TARGET must be host:port, got '$TARGET'"
 command -v victoria-metrics >/dev/null || die "victoria-metrics not found: run scripts/ensure-system.sh"

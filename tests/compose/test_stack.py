@@ -1,6 +1,8 @@
 """docker/compose.yaml really run: every service healthy, a channel created through the REST API
 delivers events Kafka → filter → Kafka, and survives ``docker kill`` of the runtime worker
-container that hosts it (RUNNING again on the other runtime worker, no event lost).
+container that hosts it (RUNNING again on the other runtime worker, no event lost); the history
+service keeps the channel's samples (scraped from web's ``/metrics``), the history API answers
+them, and they survive a restart of the history container.
 
 Driven by scripts/compose-test.sh, which builds the images, starts the stack (the same
 ``docker compose up`` a user runs, with docker/compose.local.yaml where no registry can be
@@ -9,6 +11,7 @@ reached) and passes it here through the environment:
   SLUICE_COMPOSE_ARGS   JSON list: the compose command with its project, env file and files
   SLUICE_COMPOSE_API    the console's API base URL on the host (http://127.0.0.1:PORT/api/v1)
   SLUICE_COMPOSE_KAFKA  Kafka's bootstrap address on the host (127.0.0.1:PORT)
+  SLUICE_COMPOSE_HISTORY_RETENTION  the SLUICE_HISTORY_RETENTION compose was given
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 import requests
@@ -121,7 +125,17 @@ def test_every_service_is_healthy() -> None:
     assert not bad, f"{bad}\n{details}\n{logs(*bad)}"
 
 
-def test_channel_delivers_and_survives_a_killed_runtime_worker(http: requests.Session) -> None:
+@dataclass(frozen=True)
+class RunningChannel:
+    name: str
+    source: str
+    sink: str
+
+
+@pytest.fixture(scope="module")
+def channel(http: requests.Session) -> RunningChannel:
+    """A Kafka → filter → Kafka channel created through the API, the first batch produced into
+    its source, RUNNING."""
     suffix = uuid.uuid4().hex[:6]
     name, source, sink = f"compose-{suffix}", f"compose-in-{suffix}", f"compose-out-{suffix}"
     make_topic(KAFKA_HOST, source, 3)
@@ -144,16 +158,26 @@ def test_channel_delivers_and_survives_a_killed_runtime_worker(http: requests.Se
         f"{API}/channels/", json={"name": name, "spec": spec, "target_state": "RUNNING"}, timeout=30
     )
     assert created.status_code == 201, created.text
+    took = wait_for(
+        "the channel RUNNING", lambda: status(http, name)["state"] == "RUNNING", 600, WORKERS
+    )
+    print(f"\nchannel RUNNING after {took:.0f} s")
+    return RunningChannel(name, source, sink)
 
-    def status() -> dict:
-        answer = http.get(f"{API}/channels/{name}/status", timeout=10)
-        answer.raise_for_status()
-        return answer.json()
 
-    took = wait_for("the channel RUNNING", lambda: status()["state"] == "RUNNING", 600, WORKERS)
-    host = status()["worker_id"]
-    assert host in WORKERS, status()
-    print(f"\nchannel RUNNING on {host} after {took:.0f} s")
+def status(http: requests.Session, name: str) -> dict:
+    answer = http.get(f"{API}/channels/{name}/status", timeout=10)
+    answer.raise_for_status()
+    return answer.json()
+
+
+def test_channel_delivers_and_survives_a_killed_runtime_worker(
+    http: requests.Session, channel: RunningChannel
+) -> None:
+    name, source, sink = channel.name, channel.source, channel.sink
+    host = status(http, name)["worker_id"]
+    assert host in WORKERS, status(http, name)
+    print(f"channel RUNNING on {host}")
 
     first = [seq for seq in range(BATCH) if selected(seq)]
     values = consume_all(KAFKA_HOST, sink, len(first), timeout=300)
@@ -169,7 +193,7 @@ def test_channel_delivers_and_survives_a_killed_runtime_worker(http: requests.Se
     other = next(worker for worker in WORKERS if worker != host)
     took = wait_for(
         f"the channel RUNNING again on {other}",
-        lambda: (s := status())["state"] == "RUNNING" and s["worker_id"] == other,
+        lambda: (s := status(http, name))["state"] == "RUNNING" and s["worker_id"] == other,
         600,
         (other, "celery-worker"),
     )
@@ -184,3 +208,92 @@ def test_channel_delivers_and_survives_a_killed_runtime_worker(http: requests.Se
     assert set(seqs) == set(expected), "events the filter should have dropped arrived"
     duplicates = sum(count - 1 for count in seqs.values())
     print(f"{len(expected)} events delivered, {duplicates} duplicates (at least once)")
+
+
+def history(http: requests.Session, name: str, series: str) -> dict:
+    answer = http.get(
+        f"{API}/channels/{name}/history/", params={"window": "1h", "series": series}, timeout=30
+    )
+    answer.raise_for_status()  # 503 while the store is away: wait_for polls on
+    return answer.json()
+
+
+def known(body: dict, series: str) -> dict[int, float]:
+    """A series of a history answer as {timestamp: value}, where the store has a value."""
+    (values,) = [item["values"] for item in body["series"] if item["name"] == series]
+    return {t: v for t, v in zip(body["timestamps"], values, strict=True) if v is not None}
+
+
+def test_history_is_kept_by_the_store_and_survives_its_restart(
+    http: requests.Session, channel: RunningChannel
+) -> None:
+    """The history service scrapes web's /metrics with the metrics token; after the channel ran,
+    the history API answers its samples from the store, with the retention compose set, and a
+    new history container on the same volume holds every sample the old one had."""
+    # More events while it runs: the events-in counter rises between two scrapes.
+    produce_range(KAFKA_HOST, channel.source, 2 * BATCH, 3 * BATCH)
+    answers: list[dict] = []
+    settled = 20  # seconds after which a point's samples are all in the store
+
+    def events_seen() -> bool:
+        asked_at = time.time()
+        answers.append(history(http, channel.name, "events_in,batch_duration"))
+        events = known(answers[-1], "events_in").items()
+        return any(v > 0 for t, v in events if t < asked_at - settled)
+
+    took = wait_for("events in the channel's history", events_seen, 180, ("history", "web"))
+    before = answers[-1]
+    assert known(before, "batch_duration"), before["series"]
+    print(f"\nhistory: events in after {took:.0f} s, {len(known(before, 'events_in'))} points")
+
+    flags = compose(
+        "exec", "-T", "history", "python", "-c",
+        "import urllib.request; print(urllib.request.urlopen("
+        "'http://127.0.0.1:8428/metrics', timeout=10).read().decode())",
+    )  # fmt: skip
+    retention = os.environ.get("SLUICE_COMPOSE_HISTORY_RETENTION", "31d")
+    assert f'flag{{name="retentionPeriod", value="{retention}"' in flags, [
+        line for line in flags.splitlines() if "retentionPeriod" in line
+    ]
+
+    # A new container (its own file system gone), the same volume: every sample the store
+    # held before is there again. (Compared raw: the rates the API computes from them may
+    # differ at the same points, the store estimating the scrape interval from the samples
+    # around, and the restart leaves a gap.)
+    stored = stored_samples(channel.name)
+    assert any(name == "sluice_channel_events_in_total" for name, *_ in stored), stored
+    stopped_at = time.time()
+    compose("up", "--detach", "--no-deps", "--no-build", "--force-recreate", "history", timeout=180)
+
+    def scraped_again() -> bool:
+        answers.append(history(http, channel.name, "events_in,batch_duration"))
+        return max(known(answers[-1], "events_in"), default=0) > stopped_at + 10
+
+    took = wait_for("history scraped after the restart", scraped_again, 180, ("history",))
+    print(f"history: the recreated store answered and scraped again after {took:.0f} s")
+    lost = stored - stored_samples(channel.name)
+    assert not lost, f"{len(lost)} of {len(stored)} samples lost: {sorted(lost)[:5]}"
+    # The API answers the points from before the restart again.
+    again = known(answers[-1], "events_in")
+    assert any(t < stopped_at - settled for t in again), again
+
+
+def stored_samples(channel: str) -> set[tuple[str, str, int, float]]:
+    """Every raw sample the history store holds for the channel: (metric name, labels, time in
+    ms, value), from its export API inside the history container (it is not published)."""
+    script = (
+        "import sys, urllib.parse, urllib.request\n"
+        "query = urllib.parse.urlencode({'match[]': '{channel=\"%s\"}' % sys.argv[1]})\n"
+        "url = 'http://127.0.0.1:8428/api/v1/export?' + query\n"
+        "sys.stdout.write(urllib.request.urlopen(url, timeout=60).read().decode())\n"
+    )
+    out = compose("exec", "-T", "history", "python", "-c", script, channel, timeout=120)
+    samples = set()
+    for line in filter(None, out.splitlines()):
+        series = json.loads(line)
+        labels = dict(series["metric"])
+        name = labels.pop("__name__")
+        key = json.dumps(labels, sort_keys=True)
+        for stamp, value in zip(series["timestamps"], series["values"], strict=True):
+            samples.add((name, key, stamp, value))
+    return samples

@@ -6,9 +6,12 @@ the two are never up at the same time on a small machine.
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -54,3 +57,44 @@ def browser_tools() -> dict[str, str]:
     if missing:
         pytest.fail("the browser tests need: " + "; ".join(missing))
     return {"node": node or "node", "chromium": str(CHROMIUM)}
+
+
+class NodeScript(Protocol):
+    def __call__(self, script: str, shots: Path, *, timeout: float = 180, **env: str) -> str: ...
+
+
+@pytest.fixture
+def node_script(stack: Stack, browser_tools: dict[str, str]) -> NodeScript:
+    """Runs one of ``frontend/e2e/*.mjs`` in headless Chromium against the stack, as admin:
+    ``node_script("history.e2e.mjs", shots, CHANNEL=name)`` answers its stdout.
+
+    The script is told ``SLUICE_URL``, ``SLUICE_USER``, ``SLUICE_PASSWORD``, ``CHROMIUM``,
+    ``SHOTS`` (where its screenshots go) and the keywords; its output is kept in
+    ``shots/e2e-<script's first name>.log``. Fails, with that output and the stack's logs,
+    unless it exits 0 without printing FAIL."""
+
+    def run(script: str, shots: Path, *, timeout: float = 180, **env: str) -> str:
+        result = subprocess.run(
+            [browser_tools["node"], str(FRONTEND / "e2e" / script)],
+            cwd=FRONTEND,
+            env={
+                **os.environ,
+                "SLUICE_URL": stack.base_url,
+                "SLUICE_USER": "admin",
+                "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
+                "CHROMIUM": browser_tools["chromium"],
+                "SHOTS": str(shots),
+                **env,
+            },
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        log = shots / f"e2e-{script.split('.', 1)[0]}.log"
+        log.write_text(result.stdout + result.stderr, encoding="utf-8")
+        assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
+        assert "FAIL" not in result.stdout, f"{result.stdout}\n{stack.logs()}"
+        return result.stdout
+
+    return run

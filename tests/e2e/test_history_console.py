@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
-import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -17,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import REPO_ROOT
+from tests.e2e.conftest import NodeScript
 from tests.support.specs import kafka_passthrough
 from tests.support.stack import Stack, restart_web
 
@@ -69,7 +67,7 @@ def web_with_history(stack: Stack, history_store: str) -> Iterator[str]:
 
 
 def test_history_charts_render_with_axes(
-    stack: Stack, web_with_history: str, browser_tools: dict[str, str], artifacts_dir: Path
+    stack: Stack, web_with_history: str, node_script: NodeScript, artifacts_dir: Path
 ) -> None:
     shots = artifacts_dir / "e2e"
     shots.mkdir(parents=True, exist_ok=True)
@@ -84,28 +82,8 @@ def test_history_charts_render_with_axes(
     urllib.request.urlopen(urllib.request.Request(f"{store}/api/v1/import", data=body), timeout=60)
     urllib.request.urlopen(f"{store}/internal/force_flush", timeout=60)
 
-    env = {
-        **os.environ,
-        "SLUICE_URL": stack.base_url,
-        "SLUICE_USER": "admin",
-        "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
-        "CHANNEL": CHANNEL,
-        "SHOTS": str(shots),
-        "CHROMIUM": browser_tools["chromium"],
-    }
-    result = subprocess.run(
-        [browser_tools["node"], str(REPO_ROOT / "frontend" / "e2e" / "history.e2e.mjs")],
-        cwd=REPO_ROOT / "frontend",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    (shots / "e2e-history.log").write_text(result.stdout + result.stderr, encoding="utf-8")
-    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
-    assert "FAIL" not in result.stdout
-    assert result.stdout.count("history-events") == 3  # 1h, 7d, after the reload
+    out = node_script("history.e2e.mjs", shots, CHANNEL=CHANNEL)
+    assert out.count("history-events") == 3  # 1h, 7d, after the reload
     for shot in ("history-1h.png", "history-7d.png", "history-chart-events.png"):
         assert (shots / shot).stat().st_size > 10_000
     stack.session().delete(f"{stack.api}/channels/{CHANNEL}/", timeout=10)

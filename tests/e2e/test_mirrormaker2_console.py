@@ -6,16 +6,14 @@ hands back, and the offsets topic holds what the wizard showed."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
 
 from runtime_adapter.mirrormaker2 import read_mirror_offsets, write_mirror_offsets
+from tests.e2e.conftest import NodeScript
 from tests.integration.test_walking_skeleton import make_topic, produce
-from tests.support.processes import REPO_ROOT
 from tests.support.specs import kafka_passthrough
 from tests.support.stack import Stack
 
@@ -23,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_mirrormaker2_wizard_takes_over_and_hands_back(
-    stack: Stack, browser_tools: dict[str, str], artifacts_dir: Path
+    stack: Stack, node_script: NodeScript, artifacts_dir: Path
 ) -> None:
     shots = artifacts_dir / "e2e"
     shots.mkdir(parents=True, exist_ok=True)
@@ -40,29 +38,13 @@ def test_mirrormaker2_wizard_takes_over_and_hands_back(
     )
     assert created.status_code == 201, created.text
 
-    env = {
-        **os.environ,
-        "SLUICE_URL": stack.base_url,
-        "SLUICE_USER": "admin",
-        "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
-        "CHANNEL": channel,
-        "ALIAS": alias,
-        "MM2_LAST": ",".join(f"{p}:{o}" for (_, p), o in sorted(last.items())),
-        "SHOTS": str(shots),
-        "CHROMIUM": browser_tools["chromium"],
-    }
-    result = subprocess.run(
-        [browser_tools["node"], str(REPO_ROOT / "frontend" / "e2e" / "mirrormaker2.e2e.mjs")],
-        cwd=REPO_ROOT / "frontend",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
+    node_script(
+        "mirrormaker2.e2e.mjs",
+        shots,
+        CHANNEL=channel,
+        ALIAS=alias,
+        MM2_LAST=",".join(f"{p}:{o}" for (_, p), o in sorted(last.items())),
     )
-    (shots / "e2e-mirrormaker2.log").write_text(result.stdout + result.stderr, encoding="utf-8")
-    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
-    assert "FAIL" not in result.stdout
 
     # The take-over set the channel's next offsets right after MM2's last copied records...
     offsets = stack.session().get(f"{stack.api}/channels/{channel}/offsets", timeout=10).json()

@@ -8,14 +8,13 @@ its discovered schema."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from console.demo import DEMO_CHANNEL
-from tests.support.processes import REPO_ROOT, wait_until
+from tests.e2e.conftest import NodeScript
+from tests.support.processes import wait_until
 from tests.support.specs import kafka_passthrough
 from tests.support.stack import Stack, manage
 
@@ -30,7 +29,7 @@ PAYLOAD = {
 
 
 def test_unknown_field_warning_and_autocompletion(
-    stack: Stack, browser_tools: dict[str, str], artifacts_dir: Path
+    stack: Stack, node_script: NodeScript, artifacts_dir: Path
 ) -> None:
     shots = artifacts_dir / "e2e"
     shots.mkdir(parents=True, exist_ok=True)
@@ -48,29 +47,8 @@ def test_unknown_field_warning_and_autocompletion(
     )
     assert registered.status_code == 200, registered.text
     try:
-        env = {
-            **os.environ,
-            "SLUICE_URL": stack.base_url,
-            "SLUICE_USER": "admin",
-            "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
-            "CHANNEL": CHANNEL,
-            "SUBJECT": SUBJECT,
-            "SHOTS": str(shots),
-            "CHROMIUM": browser_tools["chromium"],
-        }
-        result = subprocess.run(
-            [browser_tools["node"], str(REPO_ROOT / "frontend" / "e2e" / "shape.e2e.mjs")],
-            cwd=REPO_ROOT / "frontend",
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        (shots / "e2e-shape.log").write_text(result.stdout + result.stderr, encoding="utf-8")
-        assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
-        assert "FAIL" not in result.stdout
-        assert "data.amout" in result.stdout and "warning cleared" in result.stdout
+        out = node_script("shape.e2e.mjs", shots, CHANNEL=CHANNEL, SUBJECT=SUBJECT)
+        assert "data.amout" in out and "warning cleared" in out
         for shot in ("shape-unknown-field-warning.png", "shape-autocomplete.png"):
             assert (shots / shot).stat().st_size > 10_000
     finally:
@@ -179,7 +157,7 @@ def test_an_avro_subjects_fields_suggested_and_checked(
 
 
 def test_discovery_panel_and_a_sample_from_the_discovered_schema(
-    stack: Stack, browser_tools: dict[str, str], artifacts_dir: Path
+    stack: Stack, node_script: NodeScript, artifacts_dir: Path
 ) -> None:
     shots = artifacts_dir / "e2e"
     shots.mkdir(parents=True, exist_ok=True)
@@ -195,27 +173,8 @@ def test_discovery_panel_and_a_sample_from_the_discovered_schema(
             return fields if "data.amount" in fields else None
 
         wait_until(discovered, 240, interval=1, what="the demo's discovered schema")
-        env = {
-            **os.environ,
-            "SLUICE_URL": stack.base_url,
-            "SLUICE_USER": "admin",
-            "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
-            "CHANNEL": DEMO_CHANNEL,
-            "SHOTS": str(shots),
-            "CHROMIUM": browser_tools["chromium"],
-        }
-        result = subprocess.run(
-            [browser_tools["node"], str(REPO_ROOT / "frontend" / "e2e" / "discovery.e2e.mjs")],
-            cwd=REPO_ROOT / "frontend",
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        (shots / "e2e-discovery.log").write_text(result.stdout + result.stderr, encoding="utf-8")
-        assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
-        assert "FAIL" not in result.stdout and "data.amount" in result.stdout
+        out = node_script("discovery.e2e.mjs", shots, CHANNEL=DEMO_CHANNEL)
+        assert "data.amount" in out
         for shot in ("discovery-panel.png", "discovery-sample-event.png"):
             assert (shots / shot).stat().st_size > 10_000
     finally:

@@ -2,21 +2,22 @@
  * dead letters and batch duration over a chosen window, with time and value axes. */
 
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { useMemo, useState } from "react";
 
 import { api, ApiError } from "../api/client";
 import {
+  historyCharts,
   linePath,
   maxOf,
   niceTicks,
+  stepText,
   timeLabel,
   timeTicks,
   valueLabel,
   WINDOWS,
   type History,
-  type Point,
+  type Line,
   type Window,
-  zipPoints,
 } from "./historyChart";
 
 const W = 640;
@@ -26,11 +27,6 @@ const RIGHT = 12;
 const TOP = 12;
 const BOTTOM = 26;
 const COLORS = ["var(--accent)", "var(--warn)", "#7c5cbf", "#2f9e8f", "#c2410c"];
-
-export interface Line {
-  label: string;
-  points: Point[];
-}
 
 /** One chart: value axis with the unit, time axis, a legend, one path per line. */
 export function HistoryChart({
@@ -139,12 +135,7 @@ export function HistoryPanel({ name }: { name: string }) {
   };
   const history = useHistory(name, window);
   const data = history.data;
-  const series = (key: string) => data?.series.find((s) => s.name === key);
-  const pts = (values: (number | null)[] | undefined) => zipPoints(data?.timestamps ?? [], values);
-  const inS = series("events_in");
-  const outS = series("events_out");
-  const dead = series("dead_letters");
-  const stepText = data ? (data.step >= 60 ? `${data.step / 60} min` : `${data.step} s`) : "";
+  const charts = useMemo(() => (data ? historyCharts(data) : []), [data]);
   return (
     <section className="panel history" aria-label="History">
       <div className="section-head">
@@ -165,58 +156,12 @@ export function HistoryPanel({ name }: { name: string }) {
       {data && (
         <>
           <p className="small muted">
-            Kept on the server, one point every {stepText}; refreshed every {window === "1h" ? "10 s" : "minute"}.
+            Kept on the server, one point every {stepText(data.step)}; refreshed every {window === "1h" ? "10 s" : "minute"}.
           </p>
           <div className="history-grid">
-            <HistoryChart
-              title="Events in / out"
-              unit="events/s"
-              start={data.start}
-              end={data.end}
-              testId="history-events"
-              lines={[
-                { label: "in", points: pts(inS?.values) },
-                { label: "out", points: pts(outS?.values) },
-              ]}
-            />
-            <HistoryChart
-              title="Lag"
-              unit="records"
-              start={data.start}
-              end={data.end}
-              testId="history-lag"
-              lines={[{ label: "lag", points: pts(series("lag")?.values) }]}
-            />
-            <HistoryChart
-              title="Dead letters"
-              unit={`events per ${stepText}`}
-              tickUnit=""
-              start={data.start}
-              end={data.end}
-              testId="history-dead-letters"
-              lines={[
-                { label: "channel", points: pts(dead?.values) },
-                ...(dead?.stages ?? []).filter((s) => s.values.some((v) => v)).map((s) => ({ label: s.name, points: pts(s.values) })),
-              ]}
-            />
-            <HistoryChart
-              title="Batch duration"
-              unit="s"
-              start={data.start}
-              end={data.end}
-              testId="history-batch"
-              lines={[{ label: "longest batch", points: pts(series("batch_duration")?.values) }]}
-            />
-            {(inS?.rules.length ?? 0) > 0 && (
-              <HistoryChart
-                title="Matched per rule"
-                unit="events/s"
-                start={data.start}
-                end={data.end}
-                testId="history-rules"
-                lines={(inS?.rules ?? []).map((r) => ({ label: r.name, points: pts(r.values) }))}
-              />
-            )}
+            {charts.map((chart) => (
+              <HistoryChart key={chart.testId} {...chart} start={data.start} end={data.end} />
+            ))}
           </div>
         </>
       )}

@@ -3,7 +3,18 @@ import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 
 import { HistoryChart } from "./HistoryCharts";
-import { linePath, niceTicks, timeTicks, valueLabel, zipPoints, type Point } from "./historyChart";
+import {
+  historyCharts,
+  linePath,
+  niceTicks,
+  stepText,
+  timeTicks,
+  valueLabel,
+  zipPoints,
+  type History,
+  type HistorySeries,
+  type Point,
+} from "./historyChart";
 
 describe("niceTicks", () => {
   it("steps by 1, 2 or 5 × 10^n and covers the maximum", () => {
@@ -88,5 +99,64 @@ describe("HistoryChart", () => {
       createElement(HistoryChart, { title: "Lag", unit: "records", start: 0, end: 3600, lines: [{ label: "lag", points: [] }] }),
     );
     expect(html).toContain("No samples in this window");
+  });
+});
+
+describe("historyCharts", () => {
+  const series = (name: string, values: (number | null)[], extra: Partial<HistorySeries> = {}): HistorySeries => ({
+    name,
+    unit: "u",
+    description: "",
+    values,
+    stages: [],
+    rules: [],
+    ...extra,
+  });
+  const answer = (rules: HistorySeries["rules"]): History => ({
+    channel: "c",
+    window: "7d",
+    step: 300,
+    start: 0,
+    end: 600,
+    timestamps: [0, 300, 600],
+    series: [
+      series("events_in", [1, 2, 3], { rules }),
+      series("events_out", [1, null, 2]),
+      series("lag", [5, 6, 7]),
+      series("dead_letters", [0, 1, 0], {
+        stages: [
+          { name: "transforms[0]", values: [0, 1, 0] },
+          { name: "sink", values: [0, 0, null] },
+        ],
+      }),
+      series("batch_duration", [0.2, 0.3, 0.25]),
+    ],
+  });
+
+  it("draws events in/out, lag, dead letters per step and batch duration on the answer's timestamps", () => {
+    const charts = historyCharts(answer([]));
+    expect(charts.map((c) => c.testId)).toEqual(["history-events", "history-lag", "history-dead-letters", "history-batch"]);
+    const [events, , dead] = charts;
+    expect(events?.lines.map((l) => l.label)).toEqual(["in", "out"]);
+    expect(events?.lines[1]?.points).toEqual([
+      [0, 1],
+      [300, null],
+      [600, 2],
+    ]);
+    // Only stages that had dead letters get a line; the unit names the step, ticks are bare.
+    expect(dead?.lines.map((l) => l.label)).toEqual(["channel", "transforms[0]"]);
+    expect(dead?.unit).toBe("events per 5 min");
+    expect(dead?.tickUnit).toBe("");
+  });
+
+  it("adds the events each rule matched when the channel is a bus", () => {
+    const charts = historyCharts(answer([{ name: "big", values: [1, 1, 1] }]));
+    expect(charts.at(-1)?.testId).toBe("history-rules");
+    expect(charts.at(-1)?.lines.map((l) => l.label)).toEqual(["big"]);
+  });
+
+  it("says the step as people do", () => {
+    expect(stepText(10)).toBe("10 s");
+    expect(stepText(300)).toBe("5 min");
   });
 });

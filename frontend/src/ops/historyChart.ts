@@ -29,6 +29,57 @@ export function zipPoints(timestamps: number[], values: Values | undefined): Poi
   return timestamps.map((t, i) => [t, values?.[i] ?? null]);
 }
 
+/** One line of a chart: its legend label and its points. */
+export interface Line {
+  label: string;
+  points: Point[];
+}
+
+/** What one chart of the history panel draws. */
+export interface ChartSpec {
+  testId: string;
+  title: string;
+  unit: string;
+  /** The unit on the value ticks (default: unit); "" for bare numbers. */
+  tickUnit?: string;
+  lines: Line[];
+}
+
+/** The step as people say it: "10 s", "5 min". */
+export function stepText(step: number): string {
+  return step >= 60 ? `${step / 60} min` : `${step} s`;
+}
+
+/** The panel's charts for one answer: events in/out, lag, dead letters (the channel's and each
+ * stage's that had any), batch duration, and the events each rule matched when there are rules. */
+export function historyCharts(data: History): ChartSpec[] {
+  const values = (name: string) => data.series.find((s) => s.name === name);
+  const line = (label: string, v: Values | undefined): Line => ({ label, points: zipPoints(data.timestamps, v) });
+  const dead = values("dead_letters");
+  const rules = values("events_in")?.rules ?? [];
+  const charts: ChartSpec[] = [
+    {
+      testId: "history-events",
+      title: "Events in / out",
+      unit: "events/s",
+      lines: [line("in", values("events_in")?.values), line("out", values("events_out")?.values)],
+    },
+    { testId: "history-lag", title: "Lag", unit: "records", lines: [line("lag", values("lag")?.values)] },
+    {
+      testId: "history-dead-letters",
+      title: "Dead letters",
+      unit: `events per ${stepText(data.step)}`,
+      tickUnit: "",
+      lines: [line("channel", dead?.values), ...(dead?.stages ?? []).filter((s) => s.values.some((v) => v)).map((s) => line(s.name, s.values))],
+    },
+    { testId: "history-batch", title: "Batch duration", unit: "s", lines: [line("longest batch", values("batch_duration")?.values)] },
+  ];
+  if (rules.length > 0) {
+    charts.push({ testId: "history-rules", title: "Matched per rule", unit: "events/s", lines: rules.map((r) => line(r.name, r.values)) });
+  }
+  return charts;
+}
+
 export const WINDOWS = ["1h", "6h", "24h", "7d", "30d"] as const;
 export type Window = (typeof WINDOWS)[number];
 

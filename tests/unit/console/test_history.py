@@ -185,9 +185,101 @@ def test_the_24h_query_of_one_channel_is_fast(api, store, spec) -> None:
         assert response.status_code == 200
     events = response.json()["series"][0]
     assert sum(v is not None for v in events["values"]) >= 8600
-    # The target is 100 ms (docs/history.md has the figures measured on a quiet machine);
+    # The target is 100 ms (docs/benchmarks.md has the figures measured on a quiet machine);
     # the guard leaves room for a machine busy with the rest of `make test`.
     assert min(times) < 3.0, times
+
+
+def test_the_answer_holds_the_stores_own_values(api, store, spec) -> None:
+    """Every value the API answers is the store's, point for point (the texts are passed on,
+    not parsed and printed again), with null where the store has no sample."""
+    name = f"hist-{time.time_ns()}"
+    make_channel(name, spec)
+    now = time.time()
+    # 20 minutes of samples, then a 10-minute hole, then 10 minutes: gaps inside the window.
+    lines = channel_samples(name, now - 2400, 1200) + channel_samples(name, now - 600, 600)
+    import_series(store, lines)
+    body = api.get(f"/api/v1/channels/{name}/history/?window=1h&by=stage").json()
+    start, end, step = body["start"], body["end"], body["step"]
+    for item in body["series"]:
+        expected: dict[int, float] = {}
+        query = history.queries(name, item["name"], step)["channel"]
+        for result in history._query_range(query, start, end, step):
+            expected.update({int(t): float(v) for t, v in result["values"]})
+        got = {t: v for t, v in zip(body["timestamps"], item["values"], strict=True)}
+        assert {t: v for t, v in got.items() if v is not None} == expected, item["name"]
+        assert None in got.values(), item["name"]  # the hour before the samples, the hole
+    (transforms,) = [s for s in body["series"][0]["stages"] if s["name"] == "transforms[0]"]
+    known = [v for v in transforms["values"] if v is not None]
+    assert statistics.median(known) == pytest.approx(50.0, rel=0.01)
+
+
+def values_json(pairs: list, start: int, step: int, count: int) -> str:
+    stamps = [str(stamp) for stamp, _value in pairs]
+    return history._values_json(stamps, [value for _stamp, value in pairs], start, step, count)
+
+
+def test_values_are_passed_on_as_the_store_wrote_them() -> None:
+    complete = [[100, "1.5"], [110, "2"], [120, "0.30000000000000004"]]
+    assert values_json(complete, 100, 10, 3) == "[1.5,2,0.30000000000000004]"
+    # A run of points from some time into the window until a moment ago.
+    assert values_json([[110, "1"], [120, "2"]], 100, 10, 4) == "[null,1,2,null]"
+    # Missing points (and ones outside the grid) are null / left out.
+    sparse = [[90, "7"], [110, "2"], [130, "1e-7"]]
+    assert values_json(sparse, 100, 10, 4) == "[null,2,null,1e-7]"
+    assert json.loads(values_json(sparse, 100, 10, 4)) == [None, 2, None, 1e-7]
+
+
+def test_values_that_are_not_finite_become_null() -> None:
+    values = [[100, "NaN"], [110, "+Inf"], [120, "-Inf"], [130, "nan"], [140, "3"]]
+    assert values_json(values, 100, 10, 5) == "[null,null,null,null,3.0]"
+
+
+@pytest.mark.parametrize("raw", ['1],"injected":[2', "1.2.3", "0x10", '"x"', "1,2", "", None])
+def test_a_value_that_is_no_number_is_refused(raw) -> None:
+    """What the store answers never reaches the answer's JSON unless it is numbers only."""
+    with pytest.raises(history.HistoryUnavailable, match="no number"):
+        values_json([[100, "1"], [110, raw]], 100, 10, 2)
+
+
+def matrix(*series: tuple[dict, list], spaced: bool = False) -> str:
+    """A query_range answer as the store writes it (or with spaces, as another store might)."""
+    answer = {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [{"metric": labels, "values": values} for labels, values in series],
+        },
+    }
+    return json.dumps(answer) if spaced else json.dumps(answer, separators=(",", ":"))
+
+
+@pytest.mark.parametrize("spaced", [False, True])
+def test_a_range_answer_is_read_without_parsing_each_point(spaced: bool) -> None:
+    """The store's form is cut apart (its values arrays split on quotes); any other form is
+    parsed as JSON whole; both read the same series, labels with quotes and brackets kept."""
+    odd = 'ru"le]], "values":[[1,"2"]]'
+    text = matrix(
+        ({"rule": odd}, [[100, "1"], [110, "2.5"]]),
+        ({"rule": "b"}, []),
+        ({"rule": "c"}, [[120, "NaN"]]),
+        spaced=spaced,
+    )
+    read = history._read_matrix(text)
+    assert [labels["rule"] for labels, _stamps, _values in read] == [odd, "b", "c"]
+    assert [history._values_json(s, v, 100, 10, 3) for _labels, s, v in read] == [
+        "[1,2.5,null]",
+        "[null,null,null]",
+        "[null,null,null]",
+    ]
+
+
+def test_a_store_error_is_unavailable() -> None:
+    error = '{"status":"error","errorType":"bad_data","error":"parse error at \\"values\\":["}'
+    with pytest.raises(history.HistoryUnavailable, match="parse error"):
+        history._read_matrix(error)
+    with pytest.raises(history.HistoryUnavailable, match="no JSON"):
+        history._read_matrix("<html>proxy error</html>")
 
 
 @pytest.mark.parametrize(
