@@ -94,7 +94,7 @@ AVRO_ORDER = {
 
 
 def test_an_avro_subjects_fields_suggested_and_checked(
-    stack: Stack, browser_tools: dict[str, str], artifacts_dir: Path
+    stack: Stack, node_script: NodeScript, artifacts_dir: Path
 ) -> None:
     shots = artifacts_dir / "e2e"
     shots.mkdir(parents=True, exist_ok=True)
@@ -126,29 +126,8 @@ def test_an_avro_subjects_fields_suggested_and_checked(
     )
     assert registered.status_code == 200, registered.text
     try:
-        env = {
-            **os.environ,
-            "SLUICE_URL": stack.base_url,
-            "SLUICE_USER": "admin",
-            "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
-            "CHANNEL": AVRO_CHANNEL,
-            "SUBJECT": AVRO_SUBJECT,
-            "SHOTS": str(shots),
-            "CHROMIUM": browser_tools["chromium"],
-        }
-        result = subprocess.run(
-            [browser_tools["node"], str(REPO_ROOT / "frontend" / "e2e" / "shape-avro.e2e.mjs")],
-            cwd=REPO_ROOT / "frontend",
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        (shots / "e2e-shape-avro.log").write_text(result.stdout + result.stderr, encoding="utf-8")
-        assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
-        assert "FAIL" not in result.stdout
-        assert "data.customer.name" in result.stdout and "warning cleared" in result.stdout
+        out = node_script("shape-avro.e2e.mjs", shots, CHANNEL=AVRO_CHANNEL, SUBJECT=AVRO_SUBJECT)
+        assert "data.customer.name" in out and "warning cleared" in out
         for shot in ("shape-avro-unknown-fields.png", "shape-avro-suggestions.png"):
             assert (shots / shot).stat().st_size > 10_000
     finally:
