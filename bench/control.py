@@ -299,6 +299,18 @@ def _measure_live(stack: Any, repeat: int) -> list[Figure]:
 
 # -- rules part: a rule added to a running bus -------------------------------------------
 
+
+def _with_progress(read: Any, timeout: float = 30.0) -> Any:
+    """The first status ``read()`` gives with a progress report (a status written between
+    two batches of a query that has just taken a revision may have none yet)."""
+    deadline = time.monotonic() + timeout
+    while (status := read()) is None or status.progress is None:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the bus reported no progress")
+        time.sleep(0.1)
+    return status
+
+
 BUS_RATE = 400
 """Events per second the bus reads while rules are added (one in three matches a new rule)."""
 
@@ -435,7 +447,7 @@ def _measure_rule_added(stack: Any, repeat: int, checkpoints: Path) -> list[Figu
             deployed = time.time()
             assert http.post(f"{url}/start", timeout=10).status_code == 202
             arrived = _first_arrival(stack.kafka, targets[n], 120)
-            status = running()
+            status = _with_progress(running)
             taken = status.revision
             starts = _batch_starts(checkpoint)
             seconds.append(arrived - deployed)
@@ -450,7 +462,7 @@ def _measure_rule_added(stack: Any, repeat: int, checkpoints: Path) -> list[Figu
                 f"{'the same' if status.progress['runId'] == first.progress['runId'] else 'NEW'}",
                 flush=True,
             )
-        restarted = running().progress["runId"] != first.progress["runId"]
+        restarted = _with_progress(running).progress["runId"] != first.progress["runId"]
     finally:
         events.stop()
         http.post(f"{stack.api}/channels/{name}/stop", timeout=10)
