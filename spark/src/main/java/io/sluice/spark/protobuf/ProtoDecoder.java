@@ -37,11 +37,11 @@ import org.apache.spark.unsafe.types.VariantVal;
  * 2^63-1 as a decimal), float and double as doubles (NaN and the infinities as the strings "NaN",
  * "Infinity", "-Infinity"), bytes as base64 text, an enum as its value's name (an unknown number as
  * the number), a map as an object (keys as text), a repeated field as an array. Well-known types:
- * Timestamp as RFC 3339 text in UTC, Duration as "1.5s", the wrappers as their value, Struct,
- * Value and ListValue as the JSON they hold, FieldMask as its paths in lowerCamelCase joined by
- * commas, Empty as {}, Any as an object of its message's fields with "@type" (a well-known type
- * under "value"; a type the schema does not know: its bytes as base64 under "value"). Unknown
- * fields are skipped.
+ * Timestamp as RFC 3339 text in UTC, Duration as "1.5s", the wrappers as their value, Struct, Value
+ * and ListValue as the JSON they hold, FieldMask as its paths in lowerCamelCase joined by commas,
+ * Empty as {}, Any as an object of its message's fields with "@type" (a well-known type under
+ * "value"; a type the schema does not know: its bytes as base64 under "value"). Unknown fields are
+ * skipped.
  */
 public final class ProtoDecoder {
   private static final ObjectMapper JSON = new ObjectMapper();

@@ -27,8 +27,8 @@ import org.apache.spark.unsafe.types.VariantVal;
  * JsonFormat}: proto or JSON field names, integers as numbers or text, enums by name or number,
  * bytes as base64, the well-known types' JSON forms, Any with "@type" from the schema's types), so
  * what {@link ProtoDecoder} writes reads back the same. Members the message does not have are
- * ignored; a value of the wrong type, a value out of range or a missing proto2 required field
- * makes the data not fit (NULL).
+ * ignored; a value of the wrong type, a value out of range or a missing proto2 required field makes
+ * the data not fit (NULL).
  */
 public final class ProtoEncoder {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -72,7 +72,8 @@ public final class ProtoEncoder {
       }
     }
     JsonFormat.TypeRegistry registry = JsonFormat.TypeRegistry.newBuilder().add(type).build();
-    JsonFormat.Parser parser = JsonFormat.parser().ignoringUnknownFields().usingTypeRegistry(registry);
+    JsonFormat.Parser parser =
+        JsonFormat.parser().ignoringUnknownFields().usingTypeRegistry(registry);
     byte[] header = ProtoFiles.header(root.path("id").asInt(), ProtoFiles.indexes(type));
     return new ProtoEncoder(type, header, parser);
   }

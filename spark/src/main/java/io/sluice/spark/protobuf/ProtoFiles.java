@@ -127,7 +127,8 @@ public final class ProtoFiles {
     return types;
   }
 
-  private static void addFile(FileDescriptor file, Map<String, Descriptor> types, Set<String> seen) {
+  private static void addFile(
+      FileDescriptor file, Map<String, Descriptor> types, Set<String> seen) {
     if (!seen.add(file.getName())) {
       return;
     }
@@ -205,8 +206,8 @@ public final class ProtoFiles {
   }
 
   /**
-   * The message indexes at {@code pos[0]} of {@code bytes} (a count of 0 means [0]), {@code
-   * pos[0]} moved past them; NULL when they are cut short or out of bounds.
+   * The message indexes at {@code pos[0]} of {@code bytes} (a count of 0 means [0]), {@code pos[0]}
+   * moved past them; NULL when they are cut short or out of bounds.
    */
   public static int[] readIndexes(byte[] bytes, int[] pos) {
     long count = readZigzag(bytes, pos);

@@ -67,7 +67,9 @@ class ProtobufWireTest {
             .addField(typed("at", 7, Type.TYPE_MESSAGE, ".google.protobuf.Timestamp"))
             .addField(field("blob", 8, Type.TYPE_BYTES))
             .addField(
-                field("note", 9, Type.TYPE_STRING).toBuilder().setProto3Optional(true).setOneofIndex(0))
+                field("note", 9, Type.TYPE_STRING).toBuilder()
+                    .setProto3Optional(true)
+                    .setOneofIndex(0))
             .addField(typed("extra", 10, Type.TYPE_MESSAGE, ".google.protobuf.Struct"))
             .addField(field("big", 11, Type.TYPE_UINT64))
             .addField(field("ratio", 12, Type.TYPE_FLOAT))
@@ -174,7 +176,8 @@ class ProtobufWireTest {
     Descriptor inner = file.findMessageTypeByName("Other").getNestedTypes().get(0);
     assertArrayEquals(new int[] {1, 0}, ProtoFiles.indexes(inner));
     byte[] record =
-        ProtobufEncodeFunction.invoke(val("{\"x\":-3}"), encodePlan(9, "shop.Other.Inner", shop(false)));
+        ProtobufEncodeFunction.invoke(
+            val("{\"x\":-3}"), encodePlan(9, "shop.Other.Inner", shop(false)));
     assertArrayEquals(new byte[] {0, 0, 0, 0, 9, 4, 2, 0}, Arrays.copyOf(record, 8));
     DynamicMessage parsed =
         DynamicMessage.parseFrom(inner, Arrays.copyOfRange(record, 8, record.length));
@@ -201,7 +204,8 @@ class ProtobufWireTest {
   @Test
   void recordsThatDoNotDecodeAreNull() {
     UTF8String plan = decodePlan(5, shop(false));
-    byte[] good = ProtobufEncodeFunction.invoke(val("{\"seq\":300}"), encodePlan(5, "", shop(false)));
+    byte[] good =
+        ProtobufEncodeFunction.invoke(val("{\"seq\":300}"), encodePlan(5, "", shop(false)));
     assertNull(ProtobufDecodeFunction.invoke(Arrays.copyOf(good, good.length - 1), plan));
     byte[] unknownId = good.clone();
     unknownId[4] = 6;
@@ -223,8 +227,7 @@ class ProtobufWireTest {
     assertNull(ProtobufEncodeFunction.invoke(val("[1,2]"), plan));
     assertNull(ProtobufEncodeFunction.invoke(null, plan));
     // Members the message does not have are ignored; numbers may come as text.
-    byte[] record =
-        ProtobufEncodeFunction.invoke(val("{\"seq\":\"42\",\"nope\":{\"a\":1}}"), plan);
+    byte[] record = ProtobufEncodeFunction.invoke(val("{\"seq\":\"42\",\"nope\":{\"a\":1}}"), plan);
     String read = ProtobufDecodeFunction.invoke(record, decodePlan(5, shop(false))).toString();
     assertTrue(read.contains("\"seq\":42"), read);
   }
@@ -264,7 +267,8 @@ class ProtobufWireTest {
 
   @Test
   void aPlanWithAMissingImportOrMessageIsRefused() {
-    FileDescriptorProto lonely = shop(false).toBuilder().setDependency(0, "elsewhere.proto").build();
+    FileDescriptorProto lonely =
+        shop(false).toBuilder().setDependency(0, "elsewhere.proto").build();
     IllegalArgumentException missing =
         assertThrows(IllegalArgumentException.class, () -> ProtoFiles.build(List.of(b64(lonely))));
     assertTrue(missing.getMessage().contains("elsewhere.proto"), missing.getMessage());
