@@ -143,7 +143,7 @@ def test_writer_schemas_by_id_and_message_indexes(kafka_records: Callable[..., D
             ("orders", 0, 1, framed(32, second)),  # a field added mid-stream
             ("orders", 0, 2, framed(32, reason(code=-4), b"\x04\x02\x00")),  # [1, 0]
             ("orders", 0, 3, framed(99, first)),  # an id nobody registered
-            ("orders", 0, 4, framed(31, first)[:-3]),  # cut short
+            ("orders", 0, 4, framed(31, first)[:-2]),  # cut inside its last field
             ("orders", 0, 5, b'{"id": "plain json"}'),  # no magic byte
             ("orders", 0, 6, framed(31, first, b"\x02\x08")),  # [4]: no such message
         ]
