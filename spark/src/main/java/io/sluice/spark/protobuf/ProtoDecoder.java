@@ -45,7 +45,7 @@ import org.apache.spark.unsafe.types.VariantVal;
  */
 public final class ProtoDecoder {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Set<String> WRAPPERS =
+  static final Set<String> WRAPPERS =
       Set.of(
           "google.protobuf.DoubleValue",
           "google.protobuf.FloatValue",
@@ -59,6 +59,7 @@ public final class ProtoDecoder {
 
   private final Map<Integer, FileDescriptor> files;
   private final Map<Integer, Map<String, Descriptor>> types;
+  private final Map<Descriptor, DirectDecoder.TypeInfo> infos = DirectDecoder.newInfos();
 
   private ProtoDecoder(
       Map<Integer, FileDescriptor> files, Map<Integer, Map<String, Descriptor>> types) {
@@ -101,6 +102,11 @@ public final class ProtoDecoder {
    * its message does not parse.
    */
   public VariantVal decode(byte[] value) {
+    return decode(value, true);
+  }
+
+  /** {@link #decode(byte[])}; {@code direct}: first try {@link DirectDecoder} (tests compare). */
+  VariantVal decode(byte[] value, boolean direct) {
     if (value == null || value.length < 6 || value[0] != 0) {
       return null;
     }
@@ -122,21 +128,33 @@ public final class ProtoDecoder {
     if (type == null) {
       return null;
     }
+    VariantBuilder builder = new VariantBuilder(true);
+    Map<String, Descriptor> known = types.get(id);
     try {
-      DynamicMessage message =
-          DynamicMessage.parseFrom(
-              type, CodedInputStream.newInstance(value, pos[0], value.length - pos[0]));
-      VariantBuilder builder = new VariantBuilder(true);
-      new Writer(builder, types.get(id)).message(message);
-      Variant result = builder.result();
-      return new VariantVal(result.getValue(), result.getMetadata());
-    } catch (IOException | RuntimeException e) {
-      return null; // does not parse (or a Timestamp out of range): the record is undecodable
+      if (!direct) {
+        throw DirectDecoder.Fallback.INSTANCE;
+      }
+      new DirectDecoder(infos, builder, new Writer(builder, known), value)
+          .message(type, pos[0], value.length, 0);
+    } catch (DirectDecoder.Fallback fallback) {
+      builder = new VariantBuilder(true);
+      try {
+        DynamicMessage message =
+            DynamicMessage.parseFrom(
+                type, CodedInputStream.newInstance(value, pos[0], value.length - pos[0]));
+        new Writer(builder, known).message(message);
+      } catch (IOException | RuntimeException e) {
+        return null; // does not parse (or a Timestamp out of range): the record is undecodable
+      }
+    } catch (RuntimeException e) {
+      return null; // a Timestamp out of range
     }
+    Variant result = builder.result();
+    return new VariantVal(result.getValue(), result.getMetadata());
   }
 
   /** Writes one message into a VARIANT builder. */
-  private static final class Writer {
+  static final class Writer {
     private final VariantBuilder b;
     private final Map<String, Descriptor> types;
 
@@ -199,7 +217,7 @@ public final class ProtoDecoder {
       b.finishWritingObject(start, entries); // a repeated key: the last one wins
     }
 
-    private static String mapKey(FieldDescriptor field, Object key) {
+    static String mapKey(FieldDescriptor field, Object key) {
       switch (field.getType()) {
         case UINT32:
         case FIXED32:
@@ -212,7 +230,16 @@ public final class ProtoDecoder {
       }
     }
 
-    private void single(FieldDescriptor field, Object value) throws IOException {
+    void single(FieldDescriptor field, Object value) throws IOException {
+      if (field.getJavaType() == FieldDescriptor.JavaType.MESSAGE) {
+        message((Message) value);
+      } else {
+        scalar(field, value);
+      }
+    }
+
+    /** A value of a field that is not a message or a group. */
+    void scalar(FieldDescriptor field, Object value) {
       switch (field.getType()) {
         case INT32:
         case SINT32:
@@ -272,10 +299,8 @@ public final class ProtoDecoder {
             b.appendString(e.getName());
           }
           break;
-        case MESSAGE:
-        case GROUP:
-          message((Message) value);
-          break;
+        default:
+          throw new IllegalArgumentException("not a scalar field: " + field.getFullName());
       }
     }
 

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.DescriptorProtos.DescriptorProto;
 import com.google.protobuf.DescriptorProtos.EnumDescriptorProto;
 import com.google.protobuf.DescriptorProtos.EnumValueDescriptorProto;
@@ -23,6 +24,8 @@ import com.google.protobuf.Descriptors.FileDescriptor;
 import com.google.protobuf.DynamicMessage;
 import io.sluice.spark.ProtobufDecodeFunction;
 import io.sluice.spark.ProtobufEncodeFunction;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
@@ -254,6 +257,54 @@ class ProtobufWireTest {
     assertTrue(read.contains("\"ratio\":\"-Infinity\""), read);
     assertTrue(read.contains("\"status\":7"), read);
     assertTrue(read.contains("\"blob\":\"w6k=\""), read);
+  }
+
+  @Test
+  void theDirectReaderWritesWhatTheGeneralOneDoes() throws Exception {
+    ProtoDecoder decoder = ProtoDecoder.compile(decodePlan(5, shop(false)).toString());
+    UTF8String plan = encodePlan(5, "", shop(false));
+    String noStruct = FULL.replace("\"extra\":{\"k\":[1.5,\"x\",null,true]},", "");
+    List<byte[]> records = new ArrayList<>();
+    records.add(ProtobufEncodeFunction.invoke(val(FULL), plan)); // Struct: the general path
+    records.add(ProtobufEncodeFunction.invoke(val(noStruct), plan));
+    records.add(ProtobufEncodeFunction.invoke(val("{}"), plan));
+    // A message field twice (merged), repeated values between other fields, a field unknown to
+    // the schema, a scalar twice (the last wins).
+    Descriptor line =
+        ProtoFiles.build(List.of(b64(shop(false))))
+            .findMessageTypeByName("Order")
+            .findFieldByName("line")
+            .getMessageType();
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    body.write(ProtoFiles.header(5, new int[] {0}));
+    CodedOutputStream out = CodedOutputStream.newInstance(body);
+    out.writeByteArray(
+        6,
+        DynamicMessage.newBuilder(line)
+            .setField(line.findFieldByName("sku"), "a")
+            .build()
+            .toByteArray());
+    out.writeString(4, "t1");
+    out.writeInt64(1, 5);
+    out.writeString(4, "t2");
+    out.writeByteArray(
+        6,
+        DynamicMessage.newBuilder(line)
+            .setField(line.findFieldByName("qty"), 3)
+            .build()
+            .toByteArray());
+    out.writeString(99, "unknown");
+    out.writeInt64(1, 7);
+    out.flush();
+    records.add(body.toByteArray());
+    for (byte[] record : records) {
+      assertEquals(
+          decoder.decode(record, false).toString(), decoder.decode(record, true).toString());
+    }
+    assertEquals(noStruct, decoder.decode(records.get(1), true).toString());
+    String merged = decoder.decode(records.get(3), true).toString();
+    assertTrue(merged.contains("\"line\":{\"qty\":3,\"sku\":\"a\"}"), merged);
+    assertTrue(merged.contains("\"seq\":7") && merged.contains("\"tags\":[\"t1\",\"t2\"]"), merged);
   }
 
   @Test
