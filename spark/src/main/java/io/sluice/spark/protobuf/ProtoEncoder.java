@@ -36,6 +36,7 @@ public final class ProtoEncoder {
   private final Descriptor type;
   private final byte[] header;
   private final JsonFormat.Parser parser;
+  private final DirectEncoder direct = new DirectEncoder();
 
   private ProtoEncoder(Descriptor type, byte[] header, JsonFormat.Parser parser) {
     this.type = type;
@@ -85,11 +86,23 @@ public final class ProtoEncoder {
 
   /** The record value of {@code data}; NULL when it is NULL or does not fit the message. */
   public byte[] encode(VariantVal data) {
+    return encode(data, true);
+  }
+
+  /** {@link #encode(VariantVal)}; {@code direct}: first try {@link DirectEncoder} (tests). */
+  byte[] encode(VariantVal data, boolean direct) {
     if (data == null) {
       return null;
     }
     byte[] value = data.getValue();
     byte[] metadata = data.getMetadata();
+    if (direct) {
+      try {
+        return withHeader(this.direct.encode(new Variant(value, metadata), type));
+      } catch (DirectDecoder.Fallback fallback) {
+        // the JSON mapping's parser decides
+      }
+    }
     JsonWriter out = new JsonWriter(value.length + 64);
     String json;
     if (out.value(value, metadata, 0)) {
@@ -101,13 +114,16 @@ public final class ProtoEncoder {
     try {
       DynamicMessage.Builder builder = DynamicMessage.newBuilder(type);
       parser.merge(json, builder);
-      byte[] body = builder.build().toByteArray();
-      byte[] record = new byte[header.length + body.length];
-      System.arraycopy(header, 0, record, 0, header.length);
-      System.arraycopy(body, 0, record, header.length, body.length);
-      return record;
+      return withHeader(builder.build().toByteArray());
     } catch (InvalidProtocolBufferException | RuntimeException e) {
       return null; // not an object, a wrong type, out of range, a required field missing
     }
+  }
+
+  private byte[] withHeader(byte[] body) {
+    byte[] record = new byte[header.length + body.length];
+    System.arraycopy(header, 0, record, 0, header.length);
+    System.arraycopy(body, 0, record, header.length, body.length);
+    return record;
   }
 }

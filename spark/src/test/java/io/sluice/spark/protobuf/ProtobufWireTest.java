@@ -24,6 +24,7 @@ import com.google.protobuf.Descriptors.FileDescriptor;
 import com.google.protobuf.DynamicMessage;
 import io.sluice.spark.ProtobufDecodeFunction;
 import io.sluice.spark.ProtobufEncodeFunction;
+import io.sluice.spark.variant.Variants;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -305,6 +306,28 @@ class ProtobufWireTest {
     String merged = decoder.decode(records.get(3), true).toString();
     assertTrue(merged.contains("\"line\":{\"qty\":3,\"sku\":\"a\"}"), merged);
     assertTrue(merged.contains("\"seq\":7") && merged.contains("\"tags\":[\"t1\",\"t2\"]"), merged);
+  }
+
+  @Test
+  void theDirectWriterWritesWhatTheJsonMappingReads() {
+    ProtoEncoder encoder = ProtoEncoder.compile(encodePlan(5, "", shop(false)).toString());
+    ProtoDecoder decoder = ProtoDecoder.compile(decodePlan(5, shop(false)).toString());
+    String[] docs = {
+      FULL,
+      "{\"seq\":1,\"amount\":2,\"status\":\"PAID\",\"tags\":[\"a\"],\"counts\":{\"k\":3},"
+          + "\"line\":{\"sku\":\"s\",\"qty\":4},\"blob\":\"AQID\",\"note\":\"\",\"ratio\":1.5,"
+          + "\"other\":[1]}",
+      "{\"seq\":\"7\",\"status\":1}", // text for a number, a number for an enum: JsonFormat
+      "{\"seq\":1.0,\"big\":9223372036854775807}",
+    };
+    assertNotNull(
+        new DirectEncoder().encode(Variants.json(docs[1]), encoder.type())); // no fallback
+    for (String doc : docs) {
+      byte[] direct = encoder.encode(val(doc), true);
+      byte[] general = encoder.encode(val(doc), false);
+      assertEquals(
+          decoder.decode(general, false).toString(), decoder.decode(direct, true).toString(), doc);
+    }
   }
 
   @Test
