@@ -4,6 +4,7 @@ import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Descriptors.EnumDescriptor;
 import com.google.protobuf.Descriptors.EnumValueDescriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Descriptors.OneofDescriptor;
 import com.google.protobuf.UnsafeByteOperations;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -19,10 +20,11 @@ import org.apache.spark.types.variant.VariantBuilder;
 /**
  * Reads a message's wire bytes straight into a VARIANT builder (no {@code DynamicMessage}, no boxed
  * field map): what {@link ProtoDecoder}'s general path writes, for the common shapes. Anything it
- * does not handle the same way (a singular message field that occurs twice and must be merged, a
- * wire type a field does not expect, a proto2 required field, a group, a closed enum's unknown
- * value, text that is not UTF-8, the JSON-valued well-known types, a truncated record) throws
- * {@link Fallback}, and the record is read again by the general path, which decides.
+ * does not handle the same way (a singular message field that occurs twice and must be merged, two
+ * members of one oneof, a wire type a field does not expect, a proto2 required field, a group, a
+ * closed enum's unknown value, text that is not UTF-8, the JSON-valued well-known types, a
+ * truncated record) throws {@link Fallback}, and the record is read again by the general path,
+ * which decides.
  */
 final class DirectDecoder {
   /** The record needs the general path. */
@@ -153,10 +155,19 @@ final class DirectDecoder {
     }
     int objectStart = b.getWritePos();
     ArrayList<VariantBuilder.FieldEntry> entries = new ArrayList<>(n);
+    long oneofs = 0; // the oneofs a member of which occurs
     for (int i = 0; i < n; i++) {
       FieldDescriptor field = t.fields[i];
       if (field.isRequired() || field.getType() == FieldDescriptor.Type.GROUP) {
         throw FALLBACK;
+      }
+      OneofDescriptor oneof = field.getRealContainingOneof();
+      if (oneof != null && counts[i] > 0) {
+        long bit = 1L << Math.min(oneof.getIndex(), 63);
+        if ((oneofs & bit) != 0 || oneof.getIndex() >= 63) {
+          throw FALLBACK; // two members of a oneof: the last one clears the others
+        }
+        oneofs |= bit;
       }
       if (counts[i] == 0) {
         if (!field.isRepeated() && field.hasPresence()) {

@@ -73,12 +73,15 @@ class ProtobufWireTest {
             .addField(
                 field("note", 9, Type.TYPE_STRING).toBuilder()
                     .setProto3Optional(true)
-                    .setOneofIndex(0))
+                    .setOneofIndex(1))
+            .addField(field("email", 16, Type.TYPE_STRING).toBuilder().setOneofIndex(0))
+            .addField(field("phone", 17, Type.TYPE_STRING).toBuilder().setOneofIndex(0))
             .addField(typed("extra", 10, Type.TYPE_MESSAGE, ".google.protobuf.Struct"))
             .addField(field("big", 11, Type.TYPE_UINT64))
             .addField(field("ratio", 12, Type.TYPE_FLOAT))
             .addField(typed("wait", 13, Type.TYPE_MESSAGE, ".google.protobuf.Duration"))
             .addField(typed("maybe", 14, Type.TYPE_MESSAGE, ".google.protobuf.Int64Value"))
+            .addOneofDecl(OneofDescriptorProto.newBuilder().setName("contact"))
             .addOneofDecl(OneofDescriptorProto.newBuilder().setName("_note"))
             .addNestedType(
                 DescriptorProto.newBuilder()
@@ -298,6 +301,14 @@ class ProtobufWireTest {
     out.writeInt64(1, 7);
     out.flush();
     records.add(body.toByteArray());
+    // Two members of one oneof: the last one clears the other.
+    ByteArrayOutputStream twice = new ByteArrayOutputStream();
+    twice.write(ProtoFiles.header(5, new int[] {0}));
+    CodedOutputStream contact = CodedOutputStream.newInstance(twice);
+    contact.writeString(16, "a@example.com");
+    contact.writeString(17, "+1 555");
+    contact.flush();
+    records.add(twice.toByteArray());
     for (byte[] record : records) {
       assertEquals(
           decoder.decode(record, false).toString(), decoder.decode(record, true).toString());
@@ -306,6 +317,8 @@ class ProtobufWireTest {
     String merged = decoder.decode(records.get(3), true).toString();
     assertTrue(merged.contains("\"line\":{\"qty\":3,\"sku\":\"a\"}"), merged);
     assertTrue(merged.contains("\"seq\":7") && merged.contains("\"tags\":[\"t1\",\"t2\"]"), merged);
+    String oneof = decoder.decode(records.get(4), true).toString();
+    assertTrue(oneof.contains("\"phone\":\"+1 555\"") && !oneof.contains("email"), oneof);
   }
 
   @Test
