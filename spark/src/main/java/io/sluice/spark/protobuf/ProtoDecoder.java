@@ -42,6 +42,9 @@ import org.apache.spark.unsafe.types.VariantVal;
  * Empty as {}, Any as an object of its message's fields with "@type" (a well-known type under
  * "value"; a type the schema does not know: its bytes as base64 under "value"). Unknown fields are
  * skipped.
+ *
+ * <p>A record is first read by {@link DirectDecoder} (the wire bytes straight into the VARIANT);
+ * what it does not handle is parsed into a {@code DynamicMessage} and written from there.
  */
 public final class ProtoDecoder {
   private static final ObjectMapper JSON = new ObjectMapper();

@@ -28,7 +28,8 @@ import org.apache.spark.unsafe.types.VariantVal;
  * bytes as base64, the well-known types' JSON forms, Any with "@type" from the schema's types), so
  * what {@link ProtoDecoder} writes reads back the same. Members the message does not have are
  * ignored; a value of the wrong type, a value out of range or a missing proto2 required field makes
- * the data not fit (NULL).
+ * the data not fit (NULL). Plain data is written by {@link DirectEncoder} (straight to the wire
+ * bytes); {@code JsonFormat} reads the rest.
  */
 public final class ProtoEncoder {
   private static final ObjectMapper JSON = new ObjectMapper();
