@@ -74,7 +74,7 @@ compose-test: ## Build the image, run docker/compose.yaml on Docker, test a chan
 bench: install ## Data-plane benchmark (Sluice vs plain PySpark, a Python loop, Kafka's tools), then bus, wire and discovery
 	@.venv/bin/python -m bench.dataplane $(BENCH_ARGS)
 
-bench-wire: install ## Wire formats: Kafka (Avro, registry) → filter → Kafka (Avro) vs the JSON channel
+bench-wire: install ## Wire formats: Kafka (Avro or Protobuf, registry) → filter → Kafka (same) vs the JSON channel
 	@.venv/bin/python -m bench.wire $(BENCH_ARGS)
 
 bench-control: install ## Control-plane benchmark: reconcile, status lists, lifecycle latencies

@@ -1,10 +1,12 @@
-"""``make bench-wire`` (or ``python -m bench.wire``): Avro in Confluent's wire format against
-JSON, on the same events.
+"""``make bench-wire`` (or ``python -m bench.wire``): Avro and Protobuf in Confluent's wire
+format against JSON, on the same events.
 
 Workload: the data-plane benchmark's order events (:mod:`bench.workload`, ~500 bytes of JSON)
-in a 2-partition topic of a real Kafka broker started for the run, and the same events as
-Avro (``fastavro``, schemaless) behind magic byte 0 and their schema id, as confluent-kafka's
-``AvroSerializer`` writes them, in a second topic. Schemas come from a registry speaking
+in a 2-partition topic of a real Kafka broker started for the run, the same events as Avro
+(``fastavro``, schemaless) behind magic byte 0 and their schema id, as confluent-kafka's
+``AvroSerializer`` writes them, in a second topic, and as Protobuf (protobuf's Python
+runtime) behind magic byte 0, the schema id and the message index [0], as its
+``ProtobufSerializer`` writes them, in a third. Schemas come from a registry speaking
 Confluent's REST API (a local HTTP server answering ``/subjects/…/versions``, which the driver
 reads once, when the query is built; nothing per event). Each contender drains its backlog
 (``available-now``, ``--per-trigger`` events per micro-batch) on 2 cores (``local[2]``, a
@@ -12,15 +14,18 @@ process of its own) after an untimed warm-up drain of a smaller topic, and is ti
 query's start to its end, with its driver's CPU time:
 
 * **json** - Kafka (json) → filter (the data-plane pattern) → Kafka (json);
-* **avro** - Kafka (avro, registry) → the same filter → Kafka (avro, registry).
+* **avro** - Kafka (avro, registry) → the same filter → Kafka (avro, registry);
+* **protobuf** - Kafka (protobuf, registry) → the same filter → Kafka (protobuf, registry),
+  through Sluice's ``protobuf_decode`` / ``protobuf_encode`` (protobuf-java).
 
-Prints the figures and the ratio (target: avro at least 1x json's events/s) and saves them to
-``bench-results/``.
+Prints the figures and the ratios (target: each wire format at least 1x json's events/s) and
+saves them to ``bench-results/``.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import io
 import json
 import os
@@ -30,18 +35,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench.bus import jvm_cpu_seconds
+from bench.bus import Results, Run, jvm_cpu_seconds
 from bench.workload import PATTERN, make_event, selected
 from tests.support.http_server import Answer, RecordingServer, Request
 from tests.support.processes import REPO_ROOT, start_kafka
 
 PARTITIONS = 2
 CORES = 2
-CONTENDERS = ("json", "avro")
+CONTENDERS = ("json", "avro", "protobuf")
+WIRE_CONTENDERS = ("avro", "protobuf")
 ORDER = {
     "type": "record",
     "name": "Order",
@@ -56,34 +62,38 @@ ORDER = {
         {"name": "note", "type": "string"},
     ],
 }
-SCHEMA_IDS = {"wire-avro-in-value": 1, "wire-avro-warm-value": 1, "wire-avro-out-value": 2}
+SCHEMA_IDS = {
+    **{f"wire-{c}-{n}-value": 1 for c in WIRE_CONTENDERS for n in ("in", "warm")},
+    **{f"wire-{c}-out-value": 2 for c in WIRE_CONTENDERS},
+}
 
 
-@dataclass
-class Run:
-    contender: str
-    events: int
-    seconds: float
-    cpu_seconds: float
-    written: int
+def order_file() -> Any:
+    """The Order record as a proto3 file (the same fields, in the same order, as ``ORDER``)."""
+    from google.protobuf import descriptor_pb2
 
-    @property
-    def rate(self) -> float:
-        return self.events / self.seconds if self.seconds else 0.0
+    types = {"long": "TYPE_INT64", "double": "TYPE_DOUBLE", "string": "TYPE_STRING"}
+    proto = descriptor_pb2.FileDescriptorProto(name="order.proto", package="bench")
+    proto.syntax = "proto3"
+    message = proto.message_type.add(name="Order")
+    field = descriptor_pb2.FieldDescriptorProto
+    for number, avro_field in enumerate(ORDER["fields"], start=1):
+        message.field.add(
+            name=avro_field["name"],
+            number=number,
+            type=field.Type.Value(types[avro_field["type"]]),
+            label=field.LABEL_OPTIONAL,
+        )
+    return proto
 
-    @property
-    def per_cpu_second(self) -> float:
-        return self.events / self.cpu_seconds if self.cpu_seconds else 0.0
 
+def order_message_class() -> Any:
+    """A message class built at run time (no protoc here), as generated code is."""
+    from google.protobuf import descriptor_pool, message_factory
 
-@dataclass
-class Results:
-    events: int
-    per_trigger: int
-    warm_events: int
-    load_before: str = ""
-    runs: dict[str, Run] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(order_file())
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("bench.Order"))
 
 
 def registry_answer(request: Request) -> Answer:
@@ -93,12 +103,17 @@ def registry_answer(request: Request) -> Answer:
         return Answer(404, b'{"error_code": 40401, "message": "Subject not found."}')
     if len(parts) == 3:
         return Answer(200, b"[1]")
-    body = {"subject": parts[1], "version": 1, "id": SCHEMA_IDS[parts[1]]}
-    return Answer(200, json.dumps({**body, "schema": json.dumps(ORDER)}).encode())
+    body: dict[str, Any] = {"subject": parts[1], "version": 1, "id": SCHEMA_IDS[parts[1]]}
+    if parts[1].startswith("wire-protobuf-"):
+        text = base64.b64encode(order_file().SerializeToString()).decode("ascii")
+        body.update(schemaType="PROTOBUF", schema=text)
+    else:
+        body["schema"] = json.dumps(ORDER)
+    return Answer(200, json.dumps(body).encode())
 
 
 def spec(contender: str, bootstrap: str, source: str, per_trigger: int) -> dict[str, Any]:
-    fmt = {} if contender == "json" else {"format": "avro"}
+    fmt = {} if contender == "json" else {"format": contender}
     return {
         "source": {
             "type": "kafka",
@@ -153,12 +168,14 @@ def run_contender(args: argparse.Namespace) -> None:
 
 
 def produce_backlogs(bootstrap: str, name: str, count: int) -> int:
-    """The same events to ``wire-json-<name>`` (JSON) and ``wire-avro-<name>`` (Avro in the
-    wire format, schema id 1); returns how many the pattern selects."""
+    """The same events to ``wire-json-<name>`` (JSON), ``wire-avro-<name>`` (Avro in the wire
+    format, schema id 1) and ``wire-protobuf-<name>`` (Protobuf in the wire format, schema id
+    1, message index [0]); returns how many the pattern selects."""
     import fastavro
     from confluent_kafka import Producer
 
     parsed = fastavro.parse_schema(ORDER)
+    order_class = order_message_class()
     header = b"\x00" + struct.pack(">I", 1)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
     rng = random.Random(0)
@@ -172,6 +189,7 @@ def produce_backlogs(bootstrap: str, name: str, count: int) -> int:
         for topic, payload in (
             (f"wire-json-{name}", value),
             (f"wire-avro-{name}", header + out.getvalue()),
+            (f"wire-protobuf-{name}", header + b"\x00" + order_class(**order).SerializeToString()),
         ):
             while True:
                 try:
@@ -193,31 +211,33 @@ def create_topics(bootstrap: str, names: list[str]) -> None:
         future.result(30)
 
 
-def report(results: Results, wanted: int) -> str:
+def report(results: Results, wanted: int, load_before: str) -> str:
     lines = [
         f"Wire-format benchmark: {results.events:,} order events (~500 bytes as JSON), "
         f"{PARTITIONS} partitions, {results.per_trigger:,} events per micro-batch, {CORES} cores "
         f"per contender, each warmed up on {results.warm_events:,} events first (untimed); "
-        f"{wanted:,} events pass the filter; load average before: {results.load_before}",
+        f"{wanted:,} events pass the filter; load average before: {load_before}",
         "",
         f"{'contender':<10} {'seconds':>8} {'events/s':>10} {'events/CPU-s':>13} {'written':>10}",
     ]
     for contender in CONTENDERS:
-        run = results.runs.get(contender)
+        run = results.median(contender)
         if run is not None:
             lines.append(
                 f"{contender:<10} {run.seconds:>8.1f} {run.rate:>10,.0f} "
                 f"{run.per_cpu_second:>13,.0f} {run.written:>10,}"
             )
-    avro, plain = results.runs.get("avro"), results.runs.get("json")
-    if avro and plain:
-        ratio = avro.rate / plain.rate
-        per_cpu = avro.per_cpu_second / plain.per_cpu_second
-        lines += [
-            "",
-            f"avro vs json: {ratio:.2f}x events/s ({per_cpu:.2f}x per CPU-second); "
-            f"target ≥ 1x: {'met' if ratio >= 1 else 'NOT met'}",
-        ]
+    plain = results.median("json")
+    lines.append("")
+    for contender in WIRE_CONTENDERS:
+        wired = results.median(contender)
+        if wired and plain:
+            ratio = wired.rate / plain.rate
+            per_cpu = wired.per_cpu_second / plain.per_cpu_second
+            lines.append(
+                f"{contender} vs json: {ratio:.2f}x events/s ({per_cpu:.2f}x per CPU-second); "
+                f"target ≥ 1x: {'met' if ratio >= 1 else 'NOT met'}"
+            )
     lines.extend(f"note: {note}" for note in results.notes)
     return "\n".join(lines)
 
@@ -227,6 +247,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--events", type=int, default=int(os.environ.get("BENCH_EVENTS", 200_000)))
     parser.add_argument("--per-trigger", type=int, default=50_000)
     parser.add_argument("--warm-events", type=int, default=50_000)
+    parser.add_argument(
+        "--only", action="append", choices=CONTENDERS, help="run only these (repeatable)"
+    )
     parser.add_argument("--run", choices=CONTENDERS, help=argparse.SUPPRESS)
     parser.add_argument("--bootstrap", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -237,6 +260,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.run:
         run_contender(args)
         return
+    contenders = [c for c in CONTENDERS if not args.only or c in args.only]
     workdir = Path(tempfile.mkdtemp(prefix="sluice-bench-wire-"))
     kafka, bootstrap = start_kafka(workdir / "kafka", workdir / "logs")
     try:
@@ -248,10 +272,11 @@ def main(argv: list[str] | None = None) -> None:
         produce_backlogs(bootstrap, "warm", args.warm_events)
         print(f"produced {args.events:,} events twice in {time.perf_counter() - started:.1f}s")
         results = Results(args.events, args.per_trigger, args.warm_events)
-        results.load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+        load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+        results.notes.append(f"load average before: {load_before}")
         with RecordingServer(registry_answer) as registry:
             env = {**os.environ, "SLUICE_SCHEMA_REGISTRY_URL": registry.url}
-            for contender in CONTENDERS:
+            for contender in contenders:
                 print(f"running {contender} …", flush=True)
                 command = [
                     sys.executable, "-m", "bench.wire", "--run", contender,
@@ -268,10 +293,10 @@ def main(argv: list[str] | None = None) -> None:
                     print(done.stderr[-3000:], flush=True)
                     continue
                 run = Run(contender, args.events, **json.loads(line))
-                results.runs[contender] = run
+                results.runs[contender] = [run]
                 if run.written != wanted:
                     results.notes.append(f"{contender} wrote {run.written:,}, expected {wanted:,}")
-        text = report(results, wanted)
+        text = report(results, wanted, load_before)
         print(text)
         directory = REPO_ROOT / "bench-results"
         directory.mkdir(exist_ok=True)

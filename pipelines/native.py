@@ -14,6 +14,9 @@ Spark's Kafka connector) and read the VARIANT encoding directly, in generated co
 * ``kind(v)`` - the first word of ``schema_of_variant(v)`` (``OBJECT``, ``STRING``, ...);
 * ``route(v, routes)`` - a bus's routing on one field: the targets of the rules that hold,
   many rules decided in one call with an index on their exact values;
+* ``protobuf_decode(value, plan)`` / ``protobuf_encode(data, plan)`` - Kafka record values in
+  Confluent's Protobuf wire format read into, and written from, an event's ``data``
+  (:mod:`pipelines.wire`), on protobuf-java relocated inside the jar;
 * ``matches(v, steps)`` - the event-pattern filter's test: whether the steps of a rule that
   start at one top-level field hold below that field's value ``v`` (NULL: missing), with
   event-ruler's array-consistent semantics, in one pass over the VARIANT bytes and never
@@ -163,6 +166,21 @@ def event(data: str, zone: str, extensions: str, members: dict[str, str]) -> str
     ``json(to_variant_object(...))`` of the same members gives, without building it."""
     values = ", ".join(members[name] for name in ENVELOPE_MEMBERS)
     return f"{PREFIX}event({data}, {sql_string(zone)}, {extensions}, {values})"
+
+
+def protobuf_decode(value: str, plan: str) -> str:
+    """SQL: the BINARY ``value``, a record in Confluent's Protobuf wire format, decoded into a
+    VARIANT with the schema its id names in ``plan`` (JSON text: every schema id's files,
+    :func:`pipelines.wire.protobuf_decode_plan`); NULL when it does not decode. No built-in
+    stands in for it (spark-protobuf is not available): the protobuf format needs the jar."""
+    return f"{PREFIX}protobuf_decode({value}, {sql_string(plan)})"
+
+
+def protobuf_encode(data: str, plan: str) -> str:
+    """SQL: the VARIANT ``data`` as a record in Confluent's Protobuf wire format with the
+    schema id, message and files of ``plan`` (:func:`pipelines.wire.protobuf_encode_plan`);
+    NULL when it does not fit the message."""
+    return f"{PREFIX}protobuf_encode({data}, {sql_string(plan)})"
 
 
 def try_parse_json(df: DataFrame, column: str) -> Column:

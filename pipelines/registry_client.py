@@ -42,13 +42,23 @@ class RegistryUnavailable(RuntimeError):
 
 
 @dataclass(frozen=True)
+class SchemaReference:
+    """A schema another one imports: its name there (a Protobuf file name) and its version."""
+
+    name: str
+    subject: str
+    version: int
+
+
+@dataclass(frozen=True)
 class RegisteredSchema:
-    """One version of a subject: its global id, version, type and text."""
+    """One version of a subject: its global id, version, type, text and references."""
 
     id: int
     version: int
     schema_type: str
     schema: str
+    references: tuple[SchemaReference, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,22 +144,50 @@ class RegistryClient:
         """Every version of ``subject`` (:class:`RegistryUnavailable` if it has none)."""
         quoted = quote(subject, safe="")
         versions = self._get(f"/subjects/{quoted}/versions")
-        found = []
-        for version in sorted(int(v) for v in versions):
-            body = self._get(f"/subjects/{quoted}/versions/{version}")
-            found.append(
-                RegisteredSchema(
-                    id=int(body["id"]),
-                    version=int(body["version"]),
-                    schema_type=str(body.get("schemaType", "AVRO")),
-                    schema=str(body["schema"]),
-                )
-            )
+        found = [self.version(subject, int(v)) for v in sorted(int(v) for v in versions)]
         if not found:
             raise RegistryUnavailable(f"{self.name} has no version of subject {subject!r}")
         return SubjectSchemas(subject, tuple(found))
+
+    def version(self, subject: str, version: int) -> RegisteredSchema:
+        """One version of ``subject``, with its references."""
+        body = self._get(f"/subjects/{quote(subject, safe='')}/versions/{version}")
+        references = tuple(
+            SchemaReference(str(ref["name"]), str(ref["subject"]), int(ref["version"]))
+            for ref in body.get("references") or ()
+        )
+        return RegisteredSchema(
+            id=int(body["id"]),
+            version=int(body["version"]),
+            schema_type=str(body.get("schemaType", "AVRO")),
+            schema=str(body["schema"]),
+            references=references,
+        )
+
+    def referenced(self, schema: RegisteredSchema, limit: int = 100) -> dict[str, str]:
+        """The schemas ``schema`` imports, directly or not: their texts by reference name
+        (at most ``limit`` of them, against a reference cycle)."""
+        found: dict[str, str] = {}
+        pending = list(schema.references)
+        while pending:
+            ref = pending.pop()
+            if ref.name in found:
+                continue
+            if len(found) >= limit:
+                raise RegistryUnavailable(f"{self.name}: more than {limit} schema references")
+            target = self.version(ref.subject, ref.version)
+            found[ref.name] = target.schema
+            pending.extend(target.references)
+        return found
 
 
 def fetch_subject(config: SchemaRegistryConfig, subject: str) -> SubjectSchemas:
     """Every version of ``subject`` in the registry ``config`` names."""
     return RegistryClient(config).subject(subject)
+
+
+def fetch_references(config: SchemaRegistryConfig, schema: RegisteredSchema) -> dict[str, str]:
+    """The texts of the schemas ``schema`` imports, directly or not, by reference name."""
+    if not schema.references:
+        return {}
+    return RegistryClient(config).referenced(schema)

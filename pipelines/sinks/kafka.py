@@ -109,10 +109,11 @@ def events_to_kafka_records(
 
 
 WIRE_STRUCT = "_wire_struct"
-"""The column in which the sink's check leaves an Avro sink's data in the schema's type (so
-the check and the write read the VARIANT once)."""
+"""The column in which the sink's check leaves an Avro sink's data in the schema's type, a
+Protobuf sink's encoded record (so the check and the write read the VARIANT once)."""
 WIRE_CONTENT_TYPES = {
     "avro": "application/vnd.apache.avro+binary",
+    "protobuf": "application/x-protobuf",
     "json-schema": JSON_CONTENT_TYPE,
 }
 """The content-type header of records in a wire format."""
@@ -153,7 +154,7 @@ def mark_bad_topics(events: DataFrame, config: KafkaSinkConfig) -> DataFrame:
     checks = [(~legal, "InvalidTopic", message)]
     if config.format in WIRE_FORMATS:
         writer = sink_wire_writer(events.sparkSession, config)
-        if writer.spark_type is not None:  # Avro: the data read into the schema's type once
+        if writer.checks_fit:  # Avro, Protobuf: the data read into the schema once
             events = events.withColumn(WIRE_STRUCT, computed_once(writer.struct()))
             misfit = writer.misfit(F.col(WIRE_STRUCT))
             checks.append((misfit, "DataDoesNotFitSchema", writer.misfit_message()))

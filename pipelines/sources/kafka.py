@@ -128,8 +128,8 @@ def json_records_to_events(records: DataFrame) -> DataFrame:
 
 
 def wire_records_to_events(records: DataFrame, config: KafkaSourceConfig) -> DataFrame:
-    """Decode records in Confluent's wire format (``avro``, ``json-schema``) into events
-    wrapped as for ``json`` (:mod:`pipelines.wire`); the subject's schemas are read from the
+    """Decode records in Confluent's wire format (``avro``, ``protobuf``, ``json-schema``) into
+    events wrapped as for ``json`` (:mod:`pipelines.wire`); the subject's schemas are read from the
     registry now, when the query is built."""
     from pipelines import wire  # spark-avro's Python functions only when a stage needs them
 
@@ -138,14 +138,22 @@ def wire_records_to_events(records: DataFrame, config: KafkaSourceConfig) -> Dat
     assert subject is not None  # validated: a subject, or exactly one topic
     schemas = wire.subject_schemas(config.schema_registry, subject, config.format)
     framed, schema_id, payload = wire.wire_header(F.col("value"))
+    whole = [F.col("value").alias("_value")] if config.format == wire.PROTOBUF else []
     origin = _with_origin(
         records,
         framed.alias("_framed"),
         schema_id.alias("_schema_id"),
         payload.alias("_payload"),
         F.base64(F.col("value")).alias("_value_base64"),
+        *whole,
     ).withColumn("origin_payload", F.col("_value_base64"))  # binary: kept as base64
-    if config.format == wire.AVRO:
+    if config.format == wire.PROTOBUF:
+        # Sluice's protobuf_decode reads the header's message indexes itself: the whole value.
+        wire.require_protobuf_functions(records.sparkSession)
+        plan = wire.protobuf_decode_plan(config.schema_registry, schemas)
+        with_data = origin.withColumn("data", computed_once(wire.decode_protobuf("_value", plan)))
+        what, decoded_ok = "Protobuf", F.col("data").isNotNull()
+    elif config.format == wire.AVRO:
         spark = records.sparkSession
         data_type = wire.avro_spark_type(spark, schemas.latest.schema)
         decoded = computed_once(wire.decode_avro(F.col("_payload"), F.col("_schema_id"), schemas))

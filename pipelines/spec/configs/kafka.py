@@ -24,8 +24,10 @@ from pipelines.spec.configs.schema_registry import (
 )
 from pipelines.spec.fieldpaths import READS_FIELD, parse_field_path
 
-SourceFormat = Literal["json", "cloudevents", "cloudevents-binary", "raw", "avro", "json-schema"]
-SinkFormat = Literal["json", "cloudevents", "cloudevents-binary", "avro", "json-schema"]
+SourceFormat = Literal[
+    "json", "cloudevents", "cloudevents-binary", "raw", "avro", "protobuf", "json-schema"
+]
+SinkFormat = Literal["json", "cloudevents", "cloudevents-binary", "avro", "protobuf", "json-schema"]
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 StoreType = Literal["JKS", "PKCS12", "PEM"]
@@ -198,23 +200,35 @@ _REGISTRY = Field(
     validate_default=True,
     title="Schema registry",
     description=(
-        "For the avro and json-schema formats: the registry (Sluice's own unless a URL is "
-        "given) and the subject (default <topic>-value)."
+        "For the avro, protobuf and json-schema formats: the registry (Sluice's own unless a "
+        "URL is given) and the subject (default <topic>-value)."
     ),
 )
 
 
 def check_wire_format(
-    format_: str, registry: SchemaRegistryConfig | None, topics: list[str] | None
+    format_: str,
+    registry: SchemaRegistryConfig | None,
+    topics: list[str] | None,
+    *,
+    sink: bool = False,
 ) -> SchemaRegistryConfig | None:
     """The registry settings of a stage in a wire format (defaults filled in), or raise
     ``ValueError`` naming the field; ``topics`` are the topics whose subject is the default."""
     if format_ not in WIRE_FORMATS:
         # All defaults (what a form fills in for an optional object) says nothing: left out.
         if registry is not None and registry != SchemaRegistryConfig():
-            raise ValueError(f"is only for the avro and json-schema formats, not {format_}")
+            raise ValueError(
+                f"is only for the avro, protobuf and json-schema formats, not {format_}"
+            )
         return None
     registry = registry or SchemaRegistryConfig()
+    if registry.message is not None and format_ != "protobuf":
+        raise ValueError(f"message: is only for the protobuf format, not {format_}")
+    if registry.message is not None and not sink:
+        raise ValueError(
+            "message: is for a sink (a source reads the message each record's indexes name)"
+        )
     if registry.subject is None and (topics is None or len(topics) != 1):
         raise ValueError(
             "subject: name the subject (the default <topic>-value needs exactly one topic)"
@@ -387,9 +401,9 @@ class KafkaSourceConfig(StageConfig):
             "json: each value is a JSON document, wrapped into a CloudEvent whose id is "
             "topic/partition/offset. cloudevents: each value is a structured-mode CloudEvent. "
             "cloudevents-binary: attributes in ce_* headers, data in the value. raw: the value "
-            "as UTF-8 text, wrapped like json, never parsed. avro, json-schema: Confluent's "
-            "wire format (magic byte, schema id, payload), schemas from schema_registry; the "
-            "decoded record becomes data, wrapped like json."
+            "as UTF-8 text, wrapped like json, never parsed. avro, protobuf, json-schema: "
+            "Confluent's wire format (magic byte, schema id, payload), schemas from "
+            "schema_registry; the decoded record becomes data, wrapped like json."
         ),
     )
     schema_registry: SchemaRegistryConfig | None = _REGISTRY
@@ -480,9 +494,9 @@ class KafkaSinkConfig(StageConfig):
             "json: the value is the event's data as JSON. cloudevents: the value is the whole "
             "event in structured-mode CloudEvents JSON (content-type "
             "application/cloudevents+json). cloudevents-binary: attributes and extensions in "
-            "ce_* headers, data in the value. avro, json-schema: the data in Confluent's wire "
-            "format (magic byte, schema id, payload) with the latest schema of "
-            "schema_registry's subject."
+            "ce_* headers, data in the value. avro, protobuf, json-schema: the data in "
+            "Confluent's wire format (magic byte, schema id, payload) with the latest schema "
+            "of schema_registry's subject."
         ),
     )
     schema_registry: SchemaRegistryConfig | None = _REGISTRY
@@ -529,7 +543,7 @@ class KafkaSinkConfig(StageConfig):
     ) -> SchemaRegistryConfig | None:
         if "format" not in info.data or "topic" not in info.data:
             return value
-        return check_wire_format(info.data["format"], value, [info.data["topic"]])
+        return check_wire_format(info.data["format"], value, [info.data["topic"]], sink=True)
 
     @classmethod
     def secret_binding(cls, config: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
-"""Where a Kafka stage in a Confluent wire format (``avro``, ``json-schema``) finds its
-schemas: Sluice's own registry (the default) or an external one speaking Confluent's REST
-API, at a URL its allow-list names (``SLUICE_SCHEMA_REGISTRY_ALLOW``) and with write-only
+"""Where a Kafka stage in a Confluent wire format (``avro``, ``protobuf``, ``json-schema``)
+finds its schemas: Sluice's own registry (the default) or an external one speaking Confluent's
+REST API, at a URL its allow-list names (``SLUICE_SCHEMA_REGISTRY_ALLOW``) and with write-only
 credentials, as the ``http`` sink's auth works."""
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from pipelines.spec.configs.http_sink import (
     url_origin,
 )
 
-WIRE_FORMATS = frozenset({"avro", "json-schema"})
+WIRE_FORMATS = frozenset({"avro", "protobuf", "json-schema"})
 """Record formats in Confluent's wire format: magic byte 0, the 4-byte schema id, the payload."""
 
 RegistryAuth = Annotated[NoAuth | BasicAuth | BearerAuth, Field(discriminator="type")]
 _SUBJECT = re.compile(r"[\x20-\x7e]{1,255}")
+_MESSAGE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 class SchemaRegistryConfig(StageConfig):
@@ -62,6 +63,16 @@ class SchemaRegistryConfig(StageConfig):
         ),
         examples=["orders-value"],
     )
+    message: str | None = Field(
+        None,
+        title="Protobuf message",
+        description=(
+            "For a protobuf sink: the full name of the message the data is written as, when "
+            "the subject's file has several (e.g. shop.Order). Default: the file's first "
+            "message. A source reads the message each record's indexes name."
+        ),
+        examples=["shop.Order"],
+    )
 
     @field_validator("url")
     @classmethod
@@ -75,6 +86,13 @@ class SchemaRegistryConfig(StageConfig):
     def _check_subject(cls, value: str | None) -> str | None:
         if value is not None and not _SUBJECT.fullmatch(value):
             raise ValueError("must be 1 to 255 printable ASCII characters")
+        return value
+
+    @field_validator("message")
+    @classmethod
+    def _check_message(cls, value: str | None) -> str | None:
+        if value is not None and (len(value) > 255 or not _MESSAGE.fullmatch(value)):
+            raise ValueError("must be a message's full name: dotted identifiers (shop.Order)")
         return value
 
     @model_validator(mode="after")

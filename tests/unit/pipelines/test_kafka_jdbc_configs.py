@@ -71,7 +71,7 @@ def errors(kind: str, type_: str, config: dict[str, Any]) -> dict[str, list[str]
             "offset must be >= 0, or -2 (earliest) or -1 (latest)",
         ),
         ({"topics": ["a"], "max_events_per_trigger": 0}, "config.max_events_per_trigger", ""),
-        ({"topics": ["a"], "format": "protobuf"}, "config.format", "must be"),
+        ({"topics": ["a"], "format": "thrift"}, "config.format", "must be"),
         (
             {"topics": ["a"], "properties": {"fetch.max.bytes": "1"}},
             "config.properties",

@@ -30,14 +30,19 @@ def errors_of(body: dict[str, Any]) -> dict[str, list[str]]:
 def test_defaults_fill_in_sluices_registry_and_the_topic_subject() -> None:
     valid = validate_spec(spec({"topics": ["orders"], "format": "avro"}, {"format": "avro"}))
     config = valid.source.config
-    assert config["schema_registry"] == {"url": None, "auth": {"type": "none"}, "subject": None}
+    assert config["schema_registry"] == {
+        "url": None,
+        "auth": {"type": "none"},
+        "subject": None,
+        "message": None,
+    }
 
 
 def test_bad_formats_and_subjects_are_errors_per_field() -> None:
     errors = errors_of(
         spec(
             {"topic_pattern": "orders-.*", "format": "avro"},
-            {"format": "protobuf", "schema_registry": {"subject": "x" * 300}},
+            {"format": "thrift", "schema_registry": {"subject": "x" * 300}},
         )
     )
     assert "subject: name the subject" in errors["source.config.schema_registry"][0]
@@ -45,13 +50,40 @@ def test_bad_formats_and_subjects_are_errors_per_field() -> None:
     assert "sink.config.schema_registry.subject" in errors
     errors = errors_of(spec({"topics": ["a"], "schema_registry": {"subject": "a-value"}}, {}))
     assert errors == {
-        "source.config.schema_registry": ["is only for the avro and json-schema formats, not json"]
+        "source.config.schema_registry": [
+            "is only for the avro, protobuf and json-schema formats, not json"
+        ]
     }
     # All defaults (what the builder's form fills in for the optional object) says nothing.
     valid = validate_spec(
         spec({"topics": ["a"], "schema_registry": {"auth": {"type": "none"}}}, {})
     )
     assert valid.source.config["schema_registry"] is None
+
+
+def test_protobuf_is_a_wire_format_and_its_message_is_for_sinks() -> None:
+    valid = validate_spec(
+        spec(
+            {"topics": ["orders"], "format": "protobuf"},
+            {"format": "protobuf", "schema_registry": {"message": "shop.Order.Line"}},
+        )
+    )
+    assert valid.sink.config["schema_registry"]["message"] == "shop.Order.Line"
+    assert valid.source.config["schema_registry"]["subject"] is None
+    errors = errors_of(
+        spec(
+            {"topics": ["a"], "format": "protobuf", "schema_registry": {"message": "shop.A"}},
+            {"format": "avro", "schema_registry": {"message": "shop.A"}},
+        )
+    )
+    assert "message: is for a sink" in errors["source.config.schema_registry"][0]
+    assert errors["sink.config.schema_registry"] == [
+        "message: is only for the protobuf format, not avro"
+    ]
+    errors = errors_of(
+        spec({"topics": ["a"]}, {"format": "protobuf", "schema_registry": {"message": "a..b"}})
+    )
+    assert "dotted identifiers" in errors["sink.config.schema_registry.message"][0]
 
 
 def test_an_external_registry_passes_its_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:

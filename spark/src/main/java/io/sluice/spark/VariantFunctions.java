@@ -39,6 +39,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *   <li>{@code matches(node VARIANT, steps STRING) -> BOOLEAN}: {@link MatchesFunction}
  *   <li>{@code time(ts TIMESTAMP) -> STRING}: {@link TimeFunction}
  *   <li>{@code route(node VARIANT, routes STRING) -> ARRAY<INT>}: {@link RouteFunction}
+ *   <li>{@code protobuf_decode(value BINARY, plan STRING) -> VARIANT}: {@link
+ *       ProtobufDecodeFunction}
+ *   <li>{@code protobuf_encode(data VARIANT, plan STRING) -> BINARY}: {@link
+ *       ProtobufEncodeFunction}
  * </ul>
  */
 public final class VariantFunctions implements FunctionCatalog {
@@ -67,7 +71,9 @@ public final class VariantFunctions implements FunctionCatalog {
       Identifier.of(namespace, "event"),
       Identifier.of(namespace, "matches"),
       Identifier.of(namespace, "time"),
-      Identifier.of(namespace, "route")
+      Identifier.of(namespace, "route"),
+      Identifier.of(namespace, "protobuf_decode"),
+      Identifier.of(namespace, "protobuf_encode")
     };
   }
 
@@ -96,6 +102,10 @@ public final class VariantFunctions implements FunctionCatalog {
         return new TimeFunction();
       case "route":
         return new RouteFunction();
+      case "protobuf_decode":
+        return new ProtobufDecodeFunction();
+      case "protobuf_encode":
+        return new ProtobufEncodeFunction();
       default:
         throw new NoSuchFunctionException(ident);
     }

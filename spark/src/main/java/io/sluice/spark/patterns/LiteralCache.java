@@ -14,7 +14,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  * and those of the tasks running beside it rarely collide; a missing one evicts the slots in turn,
  * so two never keep evicting each other), else compiled or found by content and remembered there.
  */
-final class LiteralCache<T> {
+public final class LiteralCache<T> {
   private static final int SLOTS = 1024;
   private static final int WAYS = 4;
   private static final int MAX_COMPILED = 4096;
@@ -36,13 +36,13 @@ final class LiteralCache<T> {
     }
   }
 
-  LiteralCache(String what, Function<String, T> compiler) {
+  public LiteralCache(String what, Function<String, T> compiler) {
     this.what = what;
     this.compiler = compiler;
   }
 
   /** The program of {@code text}; IllegalArgumentException when it is NULL or malformed. */
-  T get(UTF8String text) {
+  public T get(UTF8String text) {
     if (text == null) {
       throw new IllegalArgumentException(what + " is NULL");
     }
