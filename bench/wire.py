@@ -30,6 +30,7 @@ import io
 import json
 import os
 import random
+import shutil
 import struct
 import subprocess
 import sys
@@ -165,6 +166,7 @@ def run_contender(args: argparse.Namespace) -> None:
     cpu = jvm_cpu_seconds(pid) - cpu + time.process_time() - python_cpu
     print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "written": written}), flush=True)
     spark.stop()
+    shutil.rmtree(checkpoints, ignore_errors=True)
 
 
 def produce_backlogs(bootstrap: str, name: str, count: int) -> int:
@@ -305,6 +307,7 @@ def main(argv: list[str] | None = None) -> None:
         (directory / f"wire-{stamp}.txt").write_text(text + "\n")
     finally:
         kafka.stop()
+        shutil.rmtree(workdir, ignore_errors=True)  # the broker's log
 
 
 if __name__ == "__main__":
