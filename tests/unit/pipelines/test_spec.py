@@ -146,7 +146,8 @@ def test_wrong_types_are_reported_per_field() -> None:
             """or {"offsets": {"topic": {"partition": offset}}}"""
         ],
         "source.config.format": [
-            "must be 'json', 'cloudevents', 'cloudevents-binary', 'raw', 'avro' or 'json-schema'"
+            "must be 'json', 'cloudevents', 'cloudevents-binary', 'raw', 'avro', 'protobuf' "
+            "or 'json-schema'"
         ],
     }
 
