@@ -47,7 +47,7 @@ try {
     // The service filter (?service=): the drained worker leaves "In service", back under "All".
     const filter = page.getByTestId("service-filter");
     await filter.selectOption("IN_SERVICE");
-    await row.waitFor({ state: "detached" });
+    await badge.waitFor({ state: "detached" }); // its row (other tables may name the worker too)
     await filter.selectOption("");
     await row.getByTestId("service-badge").waitFor();
     filtered = true;
