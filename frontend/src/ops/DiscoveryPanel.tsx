@@ -33,8 +33,9 @@ export function DiscoveryPanel({ name }: { name: string }) {
         Infer the schema of this channel&apos;s events from samples of its live traffic
       </label>
       <p className="small muted">
-        Sampled beside the query for a Kafka-backed source (the last record of each partition every 10 s), else each
-        micro-batch&apos;s first event; fields are united and types widened across samples. Each change of
+        Sampled beside the query every 30 s (a Kafka source: the last record of each partition; files: the first
+        records of the newest files; a generator: events made from its config); fields are united and types widened
+        across samples. Each change of
         shape is a new version of the registry subject <code>{d?.subject ?? `${name}-discovered`}</code>. Turning it on
         or off restarts a running channel&apos;s query.
       </p>
