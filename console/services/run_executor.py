@@ -135,7 +135,8 @@ def follow_now(runs: list[ChannelRun], *, runtime: RuntimeAdapter | None = None)
     """Bring the ``RUNNING`` ones of ``runs`` up to date with the runtime (progress, and
     ``SUCCEEDED`` / ``FAILED`` as soon as their query has ended), as the loop's next pass
     would: what the API answers is the runtime's state now, not that of the last pass.
-    An unreachable runtime leaves them as they are."""
+    Only their state is read here: a run whose worker is gone is moved by the loop's pass
+    alone, never by a read. An unreachable runtime leaves them as they are."""
     running = [run for run in runs if run.state == RunState.RUNNING and run.runtime_id]
     if not running:
         return
@@ -144,7 +145,9 @@ def follow_now(runs: list[ChannelRun], *, runtime: RuntimeAdapter | None = None)
         statuses = runtime.status([run.runtime_id for run in running])
         live = _workers()[0]
         for run in running:
-            _follow(runtime, run, statuses.get(run.runtime_id), live)
+            status = statuses.get(run.runtime_id)
+            if status is not None and status.worker_id in live:
+                _follow(runtime, run, status, live)
     except RuntimeUnavailable as exc:
         logger.warning("runs of %s not followed now: %s", running[0].channel.name, exc)
 

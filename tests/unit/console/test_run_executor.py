@@ -234,3 +234,17 @@ def test_a_replay_asked_with_no_live_worker_waits_for_the_loop(channel, runtime,
     Worker.objects.update(state=WorkerState.ALIVE)
     assert execute_runs() == 1
     assert ChannelRun.objects.get().state == "RUNNING"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reading_a_run_whose_worker_died_moves_nothing(channel, runtime, api):
+    """Moving a run off a dead worker is the loop's pass's work, never a read's."""
+    created = api.post("/api/v1/channels/orders/replays/", REPLAY_OFFSETS, format="json")
+    run = ChannelRun.objects.get(pk=created.json()["id"])
+    runtime.statuses[run.runtime_id] = status(run, State.RUNNING, {0: 2})
+    Worker.objects.update(state=WorkerState.DEAD)
+    Worker.objects.create(worker_id="w2", host="h", pid=2, state=WorkerState.ALIVE)
+    assert api.get(f"/api/v1/channels/orders/replays/{run.id}/").json()["events_read"] == 0
+    assert runtime.assignments[run.runtime_id] == "w1"
+    execute_runs()  # the pass moves it
+    assert runtime.assignments[run.runtime_id] == "w2"
