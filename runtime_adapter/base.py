@@ -126,6 +126,11 @@ class ConnectorStatus:
     counts the events the rule's pattern matched, ``delivered`` those every one of its
     targets took, ``failed`` those a target (or the rule's transforms) failed. Empty for a
     linear channel, and until a batch ran."""
+    report_interval: float = 0.0
+    """The longest its reporter lets this status go unrewritten while it hosts the connector
+    (seconds; ``SLUICE_STATUS_INTERVAL`` of the driver's host; 0: the report promises no
+    refresh, as a worker's one-off report of a stopped connector). A hosted status not
+    refreshed within twice this is no longer known: the console shows it as not reporting."""
     revision: int | None = None
     """The revision the connector's query runs, as its driver reports it (``None`` in a report
     that does not come from a driver). A bus whose new revision changed only its rules takes

@@ -290,6 +290,13 @@ class RuntimeSettings(SluiceSettings):
         description="A driver silent this long (seconds without a heartbeat) is killed and its "
         "channels FAILED with that cause.",
     )
+    status_interval: float = Field(
+        10.0,
+        gt=0,
+        description="The longest a hosted channel's status goes unwritten while nothing changes "
+        "(seconds). Every status carries it: the console shows a channel whose status is older "
+        "than twice this as not reporting, never as running.",
+    )
     driver_start_timeout: float = Field(
         180.0,
         description="Seconds a new driver may take to start its SparkSession and send its first "
@@ -384,6 +391,9 @@ class RuntimeConfig:
     (``SLUICE_DRIVER_SESSION_TIMEOUT``)."""
     driver_start_timeout: float = 180.0
     """How long a new driver may take to send its first heartbeat."""
+    status_interval: float = 10.0
+    """The longest a hosted connector's status goes unwritten (``SLUICE_STATUS_INTERVAL``);
+    carried by every status as its ``report_interval``."""
     worker_cores: int = os.cpu_count() or 1
     """Cores this runtime worker's real-time queries may hold, one per source partition each
     (``SLUICE_WORKER_CORES``; default: the host's)."""
@@ -419,6 +429,7 @@ class RuntimeConfig:
             driver_idle_seconds=settings.driver_idle_seconds,
             driver_session_timeout=settings.driver_session_timeout,
             driver_start_timeout=settings.driver_start_timeout,
+            status_interval=settings.status_interval,
             worker_cores=settings.worker_cores or os.cpu_count() or 1,
         )
 

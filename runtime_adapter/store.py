@@ -27,6 +27,12 @@ by connector id or worker id inside a hash, so one round trip reads them all:
 * ``{p}:nudge:{id}``          a list a runtime worker or a driver blocks on between two passes:
   whoever changes what it should do pushes to it, so the change is acted on at once rather
   than at the next pass (the passes stay: a lost nudge only costs that wait)
+* ``{p}:epoch``               a token the console sets once the store holds all of its desired
+  state (:meth:`RedisStore.set_epoch`). A runtime worker or driver that saw it and then finds
+  it gone (the store was emptied: a new Redis, a lost volume) or changed (replaced) holds
+  still: it keeps running what it runs and takes nothing away for being absent from the store
+  until the console has re-sent its desired state and set the token again
+  (:class:`StoreWatch`)
 * ``{p}:start``               connector id → JSON ``{"topic": {"partition": offset}}``: where a
   Kafka source whose checkpoint has no batch yet starts, resolved once at its first start
   (so a restart before the first batch does not resolve ``latest`` again and skip events)
@@ -123,6 +129,26 @@ def status_from_json(raw: str | bytes) -> ConnectorStatus:
     )
 
 
+class StoreWatch:
+    """Whether the store has lost the desired state this process saw (see ``{p}:epoch``).
+
+    :meth:`lost` is given the token read this pass: True while it is missing after one was
+    seen (the store was emptied and the console has not re-sent its desired state yet); False
+    otherwise, also when no token was ever seen (a store no console has filled, as in tests
+    of the runtime alone). A token that reappears, the same or another, is the console's
+    word that the desired state is complete again.
+    """
+
+    def __init__(self) -> None:
+        self.known: str | None = None
+
+    def lost(self, epoch: str | None) -> bool:
+        if epoch is not None:
+            self.known = epoch
+            return False
+        return self.known is not None
+
+
 class RedisStore:
     """Typed access to the runtime's Redis keys.
 
@@ -173,6 +199,14 @@ class RedisStore:
         pipe.hsetnx(self.key("desired:generation"), cid, 0)
         if not queued:
             pipe.execute()
+
+    def epoch(self) -> str | None:
+        """The token the console set once the store held all of its desired state."""
+        return cast("str | None", self.redis.get(self.key("epoch")))
+
+    def set_epoch(self, token: str) -> None:
+        """Say that the store now holds all of the console's desired state (after a re-send)."""
+        self.redis.set(self.key("epoch"), token)
 
     def set_target(self, connector_id: str, target: TargetState) -> None:
         self.redis.hset(self.key("desired:target"), connector_id, str(target))
