@@ -21,6 +21,7 @@ by connector id or worker id inside a hash, so one round trip reads them all:
 * ``{p}:placement:{driver}``  connector id → JSON :class:`Placement`: the connectors a runtime
   worker placed in one of its Spark drivers (written by that worker only; the driver runs
   what it finds there)
+  and, in its field ``@epoch``, the store's token they were written under
 * ``{p}:drivers``             driver id → JSON :class:`DriverInfo` heartbeat (written by the
   driver, removed by its worker when the driver is gone)
 * ``{p}:retire``              the ids of drivers their worker asked to stop and exit (a set)
@@ -48,9 +49,11 @@ driver cannot overwrite the status of its successor.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields, replace
+from enum import IntEnum
 from typing import Any, cast
 
 import redis
@@ -66,8 +69,13 @@ from runtime_adapter.base import (
 )
 from runtime_adapter.states import State, TargetState
 
+log = logging.getLogger("sluice.store")
+
 _REPORT_IF_OWNER = """
 local worker = redis.call('HGET', KEYS[1], ARGV[1])
+if not worker then
+  return 2
+end
 local generation = redis.call('HGET', KEYS[2], ARGV[1]) or '0'
 if worker ~= ARGV[2] or tostring(generation) ~= ARGV[3] then
   return 0
@@ -75,6 +83,25 @@ end
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[4])
 return 1
 """
+
+EPOCH_FIELD = "@epoch"
+"""The field of a driver's placement hash that holds the store's token its worker wrote the
+placements under (no connector id starts with ``@``)."""
+
+STORE_ERRORS: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+"""What a store call raises when Redis cannot be reached or answer (a reset connection,
+a timeout, a server loading its data)."""
+
+
+class ReportOutcome(IntEnum):
+    """What :meth:`RedisStore.report` did; truthy unless another owner holds the connector."""
+
+    NOT_OWNER = 0
+    """Not written: the store names another worker or generation as the owner."""
+    WRITTEN = 1
+    NO_OWNER = 2
+    """Not written: the store holds no owner for the connector (emptied and not re-sent yet,
+    or deleted): nobody else owns it either."""
 
 
 _DELETE_IF_SAME = """
@@ -147,6 +174,40 @@ class StoreWatch:
             self.known = epoch
             return False
         return self.known is not None
+
+
+class Outage:
+    """How long a process has been unable to use the store, said in its log without flooding
+    it: the first failure, then every :attr:`every` seconds, then its end (monotonic clock)."""
+
+    every = 30.0
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.since: float | None = None
+        self.said_at = 0.0
+
+    def failed(self, why: object) -> None:
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        if now - self.said_at >= self.every:
+            self.said_at = now
+            log.warning(
+                "%s: the store is unavailable for %.0f s, what runs keeps running: %s",
+                self.what,
+                now - self.since,
+                why,
+            )
+
+    def over(self) -> float | None:
+        """End the outage, if any; the monotonic time it ended at (None if there was none)."""
+        if self.since is None:
+            return None
+        now = time.monotonic()
+        log.info("%s: the store answers again after %.0f s", self.what, now - self.since)
+        self.since, self.said_at = None, 0.0
+        return now
 
 
 class RedisStore:
@@ -334,10 +395,11 @@ class RedisStore:
 
     # -- observed status (written by drivers and workers) -----------------------------------
 
-    def report(self, status: ConnectorStatus) -> bool:
+    def report(self, status: ConnectorStatus) -> ReportOutcome:
         """Write ``status`` if its worker and generation still own the connector.
 
-        Returns False (and writes nothing) for a report from a stale owner.
+        Falsy (:attr:`ReportOutcome.NOT_OWNER`, nothing written) for a report from a stale
+        owner; :attr:`ReportOutcome.NO_OWNER` when the store names no owner at all.
         """
         stamped = replace(status, updated_at=time.time())
         written = self._report_script(
@@ -353,7 +415,7 @@ class RedisStore:
                 status_to_json(stamped),
             ],
         )
-        return bool(written)
+        return ReportOutcome(int(written))
 
     def force_status(self, status: ConnectorStatus) -> None:
         """Write ``status`` unconditionally (the console's own view, e.g. RESTARTING)."""
@@ -456,17 +518,36 @@ class RedisStore:
 
     # -- placements (a worker's connectors in its drivers) ------------------------------------
 
-    def place(self, driver_id: str, connector_id: str, placement: Placement) -> None:
-        self.redis.hset(
-            self.key(f"placement:{driver_id}"), connector_id, json.dumps(asdict(placement))
-        )
+    def place(
+        self, driver_id: str, connector_id: str, placement: Placement, epoch: str | None = None
+    ) -> None:
+        """Place a connector in a driver; ``epoch`` is the store's token the worker placed
+        it under (see :meth:`placed_under`)."""
+        mapping: dict[Any, Any] = {connector_id: json.dumps(asdict(placement))}
+        if epoch is not None:
+            mapping[EPOCH_FIELD] = epoch
+        self.redis.hset(self.key(f"placement:{driver_id}"), mapping=mapping)
+
+    def placed_under(self, driver_id: str) -> str | None:
+        """The store's token under which the driver's worker last wrote its placements: a
+        driver acts on them only when it is the store's current one (else its worker has not
+        written them back yet after the store was emptied or replaced)."""
+        return cast("str | None", self.redis.hget(self.key(f"placement:{driver_id}"), EPOCH_FIELD))
+
+    def mark_placements(self, driver_id: str, epoch: str) -> None:
+        """Say that the driver's placements in the store are complete under ``epoch``."""
+        self.redis.hset(self.key(f"placement:{driver_id}"), EPOCH_FIELD, epoch)
 
     def unplace(self, driver_id: str, connector_id: str) -> None:
         self.redis.hdel(self.key(f"placement:{driver_id}"), connector_id)
 
     def placements(self, driver_id: str) -> dict[str, Placement]:
         raw = cast("dict[str, str]", self.redis.hgetall(self.key(f"placement:{driver_id}")))
-        return {cid: Placement(**_known(Placement, json.loads(v))) for cid, v in raw.items()}
+        return {
+            cid: Placement(**_known(Placement, json.loads(v)))
+            for cid, v in raw.items()
+            if cid != EPOCH_FIELD
+        }
 
     def placed_deployments(
         self, driver_id: str

@@ -35,7 +35,7 @@ from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.executors import ExecutorWatch
 from runtime_adapter.host.hosted import HostedConnector
 from runtime_adapter.logs import configure_logging, set_process_context
-from runtime_adapter.store import Placement, RedisStore
+from runtime_adapter.store import STORE_ERRORS, Outage, Placement, RedisStore, StoreWatch
 
 log = logging.getLogger("sluice.driver")
 
@@ -78,6 +78,9 @@ class DriverHost:
         self.spark: Any = None
         self.application_id: str | None = None
         self.executor_watch = ExecutorWatch()
+        self.store_watch = StoreWatch()
+        self.holding = False
+        self.outage = Outage("driver")
         self.stopping = False
 
     def start_spark(self) -> None:
@@ -115,7 +118,26 @@ class DriverHost:
         return not self.stopping and os.getppid() == self.parent_pid
 
     def tick(self) -> bool:
-        """One pass; False when the worker retired this driver."""
+        """One pass; False when the worker retired this driver.
+
+        While the store has lost the console's desired state (emptied, not re-sent yet:
+        :class:`~runtime_adapter.store.StoreWatch`), or its worker has not yet written its
+        placements back under the store's current token, the driver holds still: its
+        connectors run on as they are, none is released for being absent from the store.
+        """
+        epoch = self.store.epoch()
+        holding = self.store_watch.lost(epoch) or (
+            epoch is not None and self.store.placed_under(self.driver_id) != epoch
+        )
+        if holding != self.holding:
+            self.holding = holding
+            if holding:
+                log.warning("the store lost its desired state: holding still until it is re-sent")
+            else:
+                log.info("the store's desired state is back: converging again")
+        if holding:
+            self.heartbeat()
+            return True
         placements, deployments = self.store.placed_deployments(self.driver_id)
         for cid, hosted in list(self.hosted.items()):
             placement = placements.get(cid)
@@ -179,6 +201,9 @@ class DriverHost:
                 if not self.tick():
                     log.info("driver %s retired by its worker", self.driver_id)
                     break
+                self.outage.over()
+            except STORE_ERRORS as exc:
+                self.outage.failed(exc)  # the queries keep running; said every 30 s
             except Exception:
                 # Redis away, a record this code cannot read: the queries keep running.
                 log.exception("driver %s: a pass failed; retrying", self.driver_id)

@@ -11,8 +11,11 @@ a failure ends this connector's query and thread only.
 
 The thread wakes when its driver hands it a changed deployment (:meth:`update`), and otherwise
 every :data:`ACTIVE_INTERVAL` seconds while its query runs (to read the progress) and every
-:data:`IDLE_INTERVAL` seconds when paused or waiting. A status is written only when it says
-something new, or every :data:`KEEPALIVE` seconds: an idle channel writes almost nothing.
+:data:`IDLE_INTERVAL` seconds when paused or waiting. Its
+:class:`~runtime_adapter.host.reporter.StatusReporter` writes a status only when it says
+something new, or every ``status_interval`` seconds (``SLUICE_STATUS_INTERVAL``): an idle
+channel writes almost nothing. A store error never stops the query: the status is written
+when the store answers again, and the counts the store keeps wait here meanwhile.
 
 A new revision of a running bus that changes its rules alone (:func:`pipelines.bus.live_change`)
 is taken by the running query (:meth:`HostedConnector.take_revision`, its
@@ -23,13 +26,12 @@ connector and its driver starts it again from its checkpoint.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
 import time
 import traceback
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -51,6 +53,7 @@ from runtime_adapter.host.progress import (
     rule_layout,
     stage_counts_enabled,
 )
+from runtime_adapter.host.reporter import StatusReporter
 from runtime_adapter.kafka import (
     BrokerUnreachable,
     GroupCommitter,
@@ -62,7 +65,7 @@ from runtime_adapter.kafka import (
 from runtime_adapter.logs import log_context
 from runtime_adapter.offsets import apply_change, kafka_source, starting_position
 from runtime_adapter.states import State, TargetState
-from runtime_adapter.store import Placement, RedisStore
+from runtime_adapter.store import STORE_ERRORS, Placement, RedisStore
 
 log = logging.getLogger("sluice.driver")
 
@@ -78,8 +81,6 @@ it reads there is dropped); at 0.5 s that was up to half a second of such readin
 IDLE_INTERVAL = 5.0
 """Seconds between two turns of a paused or waiting connector's loop (a change of its
 deployment wakes it at once)."""
-KEEPALIVE = 30.0
-"""The longest a connector's status goes unwritten when nothing changes."""
 TOPIC_WAIT_INTERVAL = 5.0
 """Seconds between two looks for a source topic that does not exist yet."""
 POLLING_DELAY_MS = int(os.environ.get("SLUICE_IDLE_POLL_MS", "500"))
@@ -182,7 +183,7 @@ class HostedConnector:
         self.done = threading.Event()
         self.wake = threading.Event()
         self.thread: threading.Thread | None = None
-        self._reported: tuple[str, float] | None = None
+        self.reporter = StatusReporter(store, connector_id, config.status_interval)
 
     # -- driven by the driver's main thread --------------------------------------------------
 
@@ -276,9 +277,10 @@ class HostedConnector:
     # -- reporting ---------------------------------------------------------------------------
 
     def report(self, state: State, trace: str = "", progress: dict[str, Any] | None = None) -> bool:
-        """Write the connector's status if it says something new (or is due), as its owner.
+        """Hand the connector's status to its reporter (written if new or due, as its owner).
 
-        Returns False when the connector's worker or generation changed: it is not ours.
+        Returns False when the store names another worker or generation: it is not ours.
+        A store that cannot be reached is no reason to stop (True).
         """
         self.state = state
         status = ConnectorStatus(
@@ -298,20 +300,7 @@ class HostedConnector:
             reason=self.reason,
             finished=self.finished,
         )
-        # What changes with every report of an unchanged channel does not count as news.
-        news = json.dumps(
-            asdict(replace(status, progress=_settled(progress), executors=[])),
-            sort_keys=True,
-            default=str,
-        )
-        now = time.monotonic()
-        if self._reported is not None:
-            last, at = self._reported
-            if last == news and now - at < KEEPALIVE:
-                return True
-        written = self.store.report(status)
-        self._reported = (news, now) if written else None
-        return written
+        return self.reporter.report(status)
 
     def current_executors(self) -> list[ExecutorInfo]:
         return self.executors() if self.executors is not None else []
@@ -381,8 +370,13 @@ class HostedConnector:
                     self.stop_query()
                     self.report(State.STOPPED)
                 return
-            if self.step(deployment) is not None:
-                return
+            try:
+                if self.step(deployment) is not None:
+                    return
+            except STORE_ERRORS as exc:
+                # The store is away: what runs keeps running (a query not started yet waits
+                # for its start position or offset change); the next turn tries again.
+                self.reporter.outage.failed(exc)
             self.wake.wait(self.interval())
             self.wake.clear()
 
@@ -750,11 +744,11 @@ class HostedConnector:
 
     def count_dead_letters(self, count: int) -> None:
         """Called from ``foreachBatch`` after a micro-batch routed ``count`` dead letters."""
-        self.store.add_dead_letters(self.connector_id, count)
+        self.reporter.count("dead_letters", count)
 
     def count_sink_retries(self, count: int) -> None:
         """Called from ``foreachBatch`` when a sink write is retried (:mod:`pipelines.retry`)."""
-        self.store.add_sink_retries(self.connector_id, count)
+        self.reporter.count("sink_retries", count)
 
     @staticmethod
     def discovers(deployment: Deployment) -> bool:
@@ -793,7 +787,10 @@ class HostedConnector:
         keep = int(spec.sink.config.get("max_events", 100))
 
         def publish(events: list[dict[str, Any]]) -> None:
-            self.store.publish_preview(self.connector_id, events, keep)
+            try:
+                self.store.publish_preview(self.connector_id, events, keep)
+            except STORE_ERRORS as exc:  # a live tail; its batch is written all the same
+                log.warning("could not publish the preview's newest events: %s", exc)
 
         return publish
 
@@ -850,10 +847,3 @@ def run_bounds(deployment: Deployment) -> Any:
     from pipelines.spec.runs import RunBounds
 
     return RunBounds.from_json(deployment.run)
-
-
-def _settled(progress: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A progress report without what differs between two reports of the same batch."""
-    if not progress:
-        return progress
-    return {"batchId": progress.get("batchId"), "numInputRows": progress.get("numInputRows")}

@@ -52,7 +52,7 @@ from runtime_adapter.host.failures import decrypted_spec, format_trace, mask_sec
 from runtime_adapter.host.privileges import become_runtime_user, driver_environment
 from runtime_adapter.logs import configure_logging, log_context, set_process_context
 from runtime_adapter.states import State, TargetState
-from runtime_adapter.store import Placement, RedisStore
+from runtime_adapter.store import STORE_ERRORS, Outage, Placement, RedisStore, StoreWatch
 
 log = logging.getLogger("sluice.worker")
 
@@ -158,6 +158,17 @@ class RuntimeWorker:
         # Real-time connectors: source partitions by (connector, revision); why one waits.
         self.partition_counts: dict[tuple[str, int], int] = {}
         self.unplaceable_reasons: dict[str, str] = {}
+        self.store_watch = StoreWatch()
+        self.epoch: str | None = None
+        self.holding = False
+        self.outage = Outage(f"runtime worker {config.worker_id}")
+        self.heard: dict[str, tuple[float, float]] = {}
+        """Driver id → its last heartbeat's time as it wrote it, and when (monotonic) this
+        worker first read that heartbeat: a driver is silent for as long as its heartbeat
+        has not changed, by this worker's own clock."""
+        self.store_back_at = 0.0
+        """When (monotonic) the store last answered after an outage: no driver's silence is
+        counted from before it (a driver cannot heartbeat to a store that is away)."""
 
     # -- driver processes ---------------------------------------------------------------------
 
@@ -374,7 +385,26 @@ class RuntimeWorker:
                 self.store.forget_driver(info.driver_id)
 
     def converge(self) -> None:
-        """One level-triggered pass: make this host's drivers match the assignment."""
+        """One level-triggered pass: make this host's drivers match the assignment.
+
+        While the store has lost the console's desired state (emptied, not re-sent yet) the
+        worker holds still: its drivers run on with what they run, and it writes back the
+        placements it made (the drivers read them there); it converges again once the
+        console has re-sent everything (:class:`~runtime_adapter.store.StoreWatch`).
+        """
+        epoch = self.store.epoch()
+        if epoch != self.epoch:
+            self.epoch = epoch
+            self.write_back_placements()
+        holding = self.store_watch.lost(epoch)
+        if holding != self.holding:
+            self.holding = holding
+            if holding:
+                log.warning("the store lost its desired state: holding still until it is re-sent")
+            else:
+                log.info("the store's desired state is back: converging again")
+        if holding:
+            return
         deployments = self.store.deployments()
         mine = {cid: d for cid, d in deployments.items() if d.worker_id == self.worker_id}
         infos = {i.driver_id: i for i in self.store.drivers() if i.worker_id == self.worker_id}
@@ -387,10 +417,35 @@ class RuntimeWorker:
         self.report_stopped(mine, statuses, infos)
         self.keep_pool()
 
+    def write_back_placements(self) -> None:
+        """Write every placement this worker made to the store again, as they were (the
+        store was emptied or replaced: its drivers must find them there, unchanged, or they
+        would release their connectors)."""
+        for cid, (driver_id, placement) in self.placed.items():
+            self.store.place(driver_id, cid, placement)
+        if self.epoch is not None:
+            for driver_id in self.drivers:
+                self.store.mark_placements(driver_id, self.epoch)
+        if self.placed:
+            log.info("wrote back %d placements to the store", len(self.placed))
+        self.store.nudge(*self.drivers)
+
+    def silence(self, info: DriverInfo) -> float:
+        """Seconds the driver's heartbeat has not changed, by this worker's monotonic clock,
+        counted from the store's return at the earliest."""
+        now = time.monotonic()
+        heard = self.heard.get(info.driver_id)
+        if heard is None or heard[0] != info.last_heartbeat:
+            heard = (info.last_heartbeat, now)
+            self.heard[info.driver_id] = heard
+        return now - max(heard[1], self.store_back_at)
+
     def watch_drivers(
         self, infos: dict[str, DriverInfo], deployments: dict[str, Deployment]
     ) -> None:
         now = time.time()
+        for gone in set(self.heard) - set(infos):
+            del self.heard[gone]
         for driver in list(self.drivers.values()):
             if driver.exited():
                 self.reap(driver, deployments)
@@ -403,8 +458,7 @@ class RuntimeWorker:
                         f"did not start its SparkSession within "
                         f"{self.config.driver_start_timeout:g} s: killed",
                     )
-            elif now - info.last_heartbeat > self.config.driver_session_timeout:
-                silence = now - info.last_heartbeat
+            elif (silence := self.silence(info)) > self.config.driver_session_timeout:
                 self.kill(
                     driver,
                     f"stopped heartbeating ({silence:.0f} s silent, session timeout "
@@ -556,7 +610,7 @@ class RuntimeWorker:
         install_masking_filter(_secrets_of(deployment))
         self.unplaceable_reasons.pop(cid, None)
         placement = Placement(deployment.generation, deployment.revision, time.time())
-        self.store.place(driver.driver_id, cid, placement)
+        self.store.place(driver.driver_id, cid, placement, self.epoch)
         self.store.nudge(driver.driver_id)
         self.placed[cid] = (driver.driver_id, placement)
         driver.placed.add(cid)
@@ -632,17 +686,26 @@ class RuntimeWorker:
             self.forget_previous_drivers()
         while self.running:
             started = time.monotonic()
-            try:
-                self.heartbeat()
-                self.converge()
-            except redis.RedisError as exc:
-                log.warning("Redis unavailable, retrying: %s", exc)
-            except Exception:
-                # E.g. a record this code cannot read: dying would take every driver here
-                # down with the worker (parent-death signal); retry, the drivers keep running.
-                log.exception("converging failed; retrying")
+            self.turn()
             self.pause(self.config.heartbeat_interval - (time.monotonic() - started))
         self.shutdown()
+
+    def turn(self) -> None:
+        """One turn of the loop: heartbeat, then converge. No error ends the worker (its
+        drivers would die with it): a store that cannot be reached is waited out, its drivers
+        running on, and no driver's silence is counted from before the store answers again."""
+        try:
+            self.heartbeat()
+            back = self.outage.over()
+            if back is not None:
+                self.store_back_at = back
+            self.converge()
+        except STORE_ERRORS as exc:
+            self.outage.failed(exc)  # said every 30 s
+        except Exception:
+            # E.g. a record this code cannot read: dying would take every driver here
+            # down with the worker (parent-death signal); retry, the drivers keep running.
+            log.exception("converging failed; retrying")
 
     def pause(self, seconds: float) -> None:
         """Wait for the next pass: ``seconds``, or less when nudged (a change to act on)."""

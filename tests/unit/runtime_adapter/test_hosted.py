@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from runtime_adapter.base import Deployment
+from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.hosted import HostedConnector
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import Placement
@@ -30,7 +31,7 @@ def test_a_failure_is_reported_unless_the_jvm_is_gone(monkeypatch, jvm_answers, 
     store = ReportingStore()
     hosted = HostedConnector(
         store,  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
+        RuntimeConfig.from_env(),
         connector_id="c1",
         worker_id="w1",
         generation=0,

@@ -18,6 +18,7 @@ import pytest
 
 from pipelines.spec import SpecError
 from runtime_adapter.base import Deployment
+from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.driver import DriverHost
 from runtime_adapter.host.hosted import HostedConnector, live_revision
 from runtime_adapter.states import TargetState
@@ -124,7 +125,7 @@ def running(router: Router | None = None, store: Any = None) -> HostedConnector:
     """A hosted connector whose query runs revision 1 (V1, its start pinned to offsets)."""
     hosted = HostedConnector(
         store,
-        None,  # type: ignore[arg-type]
+        RuntimeConfig.from_env(),
         connector_id="c1",
         worker_id="w1",
         generation=0,
@@ -245,3 +246,28 @@ def test_the_driver_takes_a_rules_change_and_releases_for_anything_else(
     assert host.tick()
     assert hosted.released and hosted.placement == second
     assert "c1" in store.drivers()[0].connectors  # until its thread has stopped the query
+
+
+def test_the_driver_holds_its_connectors_through_an_emptied_store(
+    store: RedisStore, worker_config
+) -> None:
+    """The store emptied under a running connector (a new Redis): the driver releases
+    nothing until its worker has written its placements back under the store's new token,
+    then runs on with the same placement (no restart)."""
+    host = DriverHost(store, worker_config(), driver_id="w1.d1", worker_id="w1")
+    hosted = running(store=store)
+    host.hosted["c1"] = hosted
+    store.put_deployment(deployment(1, V1))
+    store.set_epoch("epoch-1")
+    store.place("w1.d1", "c1", hosted.placement, "epoch-1")  # type: ignore[arg-type]
+    assert host.tick() and not hosted.released
+
+    store.redis.delete(*store.redis.keys(f"{store.prefix}:*"))
+    assert host.tick() and not hosted.released, "the token is gone: held"
+    store.put_deployment(deployment(1, V1))  # the console's re-send, then its new token
+    store.set_epoch("epoch-2")
+    assert host.tick() and not hosted.released, "its worker has not written it back yet: held"
+    store.place("w1.d1", "c1", hosted.placement, "epoch-2")  # type: ignore[arg-type]
+    assert host.tick() and not hosted.released and hosted.placement == Placement(0, 1, 1.0)
+    store.unplace("w1.d1", "c1")
+    assert host.tick() and hosted.released, "taken out for real: released"

@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 from runtime_adapter.base import Deployment
+from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.hosted import HostedConnector
 from runtime_adapter.host.progress import RuleTotals, rule_layout
 from runtime_adapter.spark import SparkRuntime
@@ -189,7 +190,7 @@ def test_the_status_carries_the_rules_and_the_adapter_reads_them(runtime: SparkR
     runtime.deploy(Deployment("bus", "bus", 3, {}, TargetState.RUNNING, worker_id="w1"))
     hosted = HostedConnector(
         runtime.store,
-        None,  # type: ignore[arg-type]
+        RuntimeConfig.from_env(),
         connector_id="bus",
         worker_id="w1",
         generation=0,
@@ -207,10 +208,10 @@ def test_the_status_carries_the_rules_and_the_adapter_reads_them(runtime: SparkR
     assert status.rules[0]["rule"] == "big" and status.rules[0]["matched"] == 6
     assert status.rules[1]["matched_per_second"] == 50.0
     # Nothing new: not written again; a new batch is news.
-    assert hosted._reported is not None
-    before = hosted._reported
+    assert hosted.reporter.reported is not None
+    before = hosted.reporter.reported
     hosted.report(State.RUNNING)
-    assert hosted._reported == before
+    assert hosted.reporter.reported == before
     hosted.count_rules(2, batch((1, 1, 0), (1, 1, 0)))
     hosted.report(State.RUNNING)
     assert runtime.status(["bus"])["bus"].rules[1]["matched"] == 16

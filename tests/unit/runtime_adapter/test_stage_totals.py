@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.hosted import HostedConnector
 from runtime_adapter.host.progress import StageTotals
 from runtime_adapter.states import State
@@ -134,7 +135,7 @@ def test_the_status_carries_the_totals_with_batches_missed_between_polls() -> No
     store = ReportingStore()
     driver = HostedConnector(
         store,  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
+        RuntimeConfig.from_env(),
         connector_id="c1",
         worker_id="w1",
         generation=1,

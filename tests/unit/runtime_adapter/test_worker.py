@@ -21,9 +21,11 @@ from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import RedisStore
 from tests.support.processes import wait_until
+from tests.support.tcp_proxy import TcpProxy
 
 FAKE_DRIVER = """
 import os, sys, time
+import redis
 from runtime_adapter.base import ConnectorStatus, DriverInfo
 from runtime_adapter.states import State
 from runtime_adapter.store import RedisStore
@@ -38,7 +40,8 @@ if os.environ.get("SLUICE_REDIS_PREFIX", "").endswith("-slow"):
     store.driver_heartbeat(DriverInfo(driver, worker, os.getpid(), args["--isolation"],
                                       started, time.time(), ready=False))
     time.sleep(2.5)
-while not store.retired(driver):
+def tick():
+    global beats
     placements = store.placements(driver)
     deployments = store.deployments_of(placements)
     for cid, placement in placements.items():
@@ -58,6 +61,14 @@ while not store.retired(driver):
         store.driver_heartbeat(DriverInfo(driver, worker, os.getpid(), args["--isolation"],
                                           started, time.time(), int(args["--capacity"]),
                                           connectors=sorted(placements)))
+
+while True:  # as a real driver, it waits out a store that cannot be reached
+    try:
+        if store.retired(driver):
+            break
+        tick()
+    except redis.RedisError:
+        pass
     time.sleep(0.1)
 print(f"fake driver {driver} retired", flush=True)
 """
@@ -325,3 +336,68 @@ def test_real_time_connectors_get_their_cores_or_wait_with_the_reason(
         assert worker.drivers[driver_of(worker, "rt-b")].cores == 2
     finally:
         worker.shutdown()
+
+
+def test_a_store_outage_longer_than_the_session_timeout_kills_no_driver(
+    redis_url, prefix, worker_config
+):
+    """Worker and driver reach Redis through a proxy taken down for twice the drivers'
+    session timeout: the driver's heartbeat is then seconds old, yet it was never silent
+    while the store answered: nothing is killed, the connector runs on."""
+    port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
+    with TcpProxy(port) as proxy:
+        url = f"redis://127.0.0.1:{proxy.port}/0"
+        config = worker_config(driver_stop_grace=1.0, warm_drivers=0, driver_session_timeout=1.5)
+        worker = FakeDriverWorker(replace(config, redis_url=url), RedisStore.from_url(url, prefix))
+        runtime = SparkRuntime(redis_url, prefix)
+        try:
+            deploy(runtime, "a")
+            wait_until(lambda: worker.turn() or state_of(runtime, "a") == State.RUNNING, 15, 0.1)
+            proxy.down()
+            until = time.monotonic() + 3.0
+            while time.monotonic() < until:
+                worker.turn()  # fails: the store cannot be reached
+                time.sleep(0.1)
+            assert worker.outage.since is not None
+            proxy.up()
+            for _ in range(10):
+                worker.turn()
+                time.sleep(0.1)
+            assert not any(d.killed_for for d in worker.drivers.values())
+            assert state_of(runtime, "a") == State.RUNNING and "a" in worker.placed
+        finally:
+            worker.shutdown()
+
+
+def test_an_emptied_store_is_held_through_until_its_desired_state_is_resent(worker, runtime):
+    """The store emptied under running connectors (a new Redis): the worker holds still,
+    writes its placements back, and once the console has re-sent the desired state (same
+    generations) and set a new token it runs on with the same placements: nothing
+    restarted, nothing stopped."""
+    deploy(runtime, "a")
+    deploy(runtime, "b")
+    runtime.store.set_epoch("epoch-1")
+    converge_until(worker, lambda: state_of(runtime, "b") == State.RUNNING, what="b RUNNING")
+    placed = dict(worker.placed)
+    drivers = {d.driver_id: d.process.pid for d in worker.drivers.values()}
+
+    store = runtime.store
+    store.redis.delete(*store.redis.keys(f"{store.prefix}:*"))  # emptied
+    for _ in range(5):
+        worker.converge()
+        time.sleep(0.1)
+    assert worker.placed == placed, "nothing taken out while the store is empty"
+    for driver_id in drivers:
+        assert {cid for cid, (did, _) in placed.items() if did == driver_id} == set(
+            store.placements(driver_id)
+        ), "its placements were written back"
+
+    deploy(runtime, "a")  # the console's re-send: same worker, same generation
+    deploy(runtime, "b")
+    store.set_epoch("epoch-2")
+    converge_until(worker, lambda: state_of(runtime, "a") == State.RUNNING, what="a reported")
+    worker.converge()
+    assert worker.placed == placed, "same placements (same placed_at): no restart"
+    assert {d.driver_id: d.process.pid for d in worker.drivers.values()} == drivers
+    for driver_id in drivers:
+        assert store.placed_under(driver_id) == "epoch-2"
