@@ -391,6 +391,13 @@ class RuntimeConfig:
     (``SLUICE_DRIVER_SESSION_TIMEOUT``)."""
     driver_start_timeout: float = 180.0
     """How long a new driver may take to send its first heartbeat."""
+    stage_counts: bool = True
+    """Whether queries count events per stage (``SLUICE_STAGE_COUNTS``)."""
+    idle_poll_ms: int = 500
+    """How long a query with nothing to read waits before asking its source again
+    (``SLUICE_IDLE_POLL_MS``, Spark's ``spark.sql.streaming.pollingDelay``)."""
+    spark_log_level: str = "WARN"
+    """Spark's own log level inside drivers (``SLUICE_SPARK_LOG_LEVEL``)."""
     status_interval: float = 10.0
     """The longest a hosted connector's status goes unwritten (``SLUICE_STATUS_INTERVAL``);
     carried by every status as its ``report_interval``."""
@@ -430,6 +437,9 @@ class RuntimeConfig:
             driver_session_timeout=settings.driver_session_timeout,
             driver_start_timeout=settings.driver_start_timeout,
             status_interval=settings.status_interval,
+            stage_counts=settings.stage_counts,
+            idle_poll_ms=settings.idle_poll_ms,
+            spark_log_level=settings.spark_log_level,
             worker_cores=settings.worker_cores or os.cpu_count() or 1,
         )
 

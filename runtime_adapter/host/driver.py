@@ -90,7 +90,7 @@ class DriverHost:
 
         self.spark = SparkSession.builder.getOrCreate()
         harden_session(self.spark)  # before any query: no reflection, files or ${...} in SQL
-        self.spark.sparkContext.setLogLevel(os.environ.get("SLUICE_SPARK_LOG_LEVEL", "WARN"))
+        self.spark.sparkContext.setLogLevel(self.config.spark_log_level)
         self.application_id = self.spark.sparkContext.applicationId
 
     def executors(self) -> list[ExecutorInfo]:

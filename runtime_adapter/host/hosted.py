@@ -27,7 +27,6 @@ connector and its driver starts it again from its checkpoint.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 import traceback
@@ -51,7 +50,6 @@ from runtime_adapter.host.progress import (
     progress_after,
     progress_dict,
     rule_layout,
-    stage_counts_enabled,
 )
 from runtime_adapter.host.reporter import StatusReporter
 from runtime_adapter.kafka import (
@@ -83,10 +81,6 @@ IDLE_INTERVAL = 5.0
 deployment wakes it at once)."""
 TOPIC_WAIT_INTERVAL = 5.0
 """Seconds between two looks for a source topic that does not exist yet."""
-POLLING_DELAY_MS = int(os.environ.get("SLUICE_IDLE_POLL_MS", "500"))
-"""How long a query with nothing to read waits before asking its source again (Spark's
-``spark.sql.streaming.pollingDelay``, 10 ms by default: 100 broker round trips a second for
-an idle Kafka channel). A busy query never waits: the next batch starts when events are there."""
 STOP_TIMEOUT_MS = 30_000
 """How long stopping a query may take before Spark gives up on its batch (a stuck sink must
 not hold its thread, and its driver's shutdown, forever)."""
@@ -548,7 +542,9 @@ class HostedConnector:
                 self.base_spark = SparkSession.builder.getOrCreate()
             session = self.base_spark.newSession()
             harden_session(session)  # a new session starts from Spark's defaults: again
-            session.conf.set("spark.sql.streaming.pollingDelay", f"{POLLING_DELAY_MS}ms")
+            # Spark's default, 10 ms, is 100 broker round trips a second for an idle Kafka
+            # channel; a busy query never waits: the next batch starts when events are there.
+            session.conf.set("spark.sql.streaming.pollingDelay", f"{self.config.idle_poll_ms}ms")
             session.conf.set("spark.sql.streaming.stopTimeout", str(STOP_TIMEOUT_MS))
             for key, value in SESSION_SQL_OPTIONS.items():
                 session.conf.set(key, value)
@@ -592,7 +588,7 @@ class HostedConnector:
                 preview_publisher=self.preview_publisher(spec),
                 on_dead_letters=self.count_dead_letters,
                 on_retries=self.count_sink_retries,
-                count_stages=stage_counts_enabled(),
+                count_stages=self.config.stage_counts,
                 run=run,
             )
         # Jobs of this query run in a scheduler pool of its own (local to this thread).

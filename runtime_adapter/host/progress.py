@@ -9,7 +9,6 @@ A bus's query hands each batch's per-rule counts to :class:`RuleTotals`, which a
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 import time
@@ -326,15 +325,6 @@ def _sink_index(path: str, position: int) -> int:
     position in the batch's list."""
     found = _SINK_INDEX.search(path)
     return int(found.group(1)) if found else position
-
-
-def stage_counts_enabled() -> bool:
-    """Whether queries count events per stage (``SLUICE_STAGE_COUNTS``, default on).
-
-    The counts cost throughput (see ``python -m bench.stage_counts``); off, a channel's
-    status has no ``stages``."""
-    value = os.environ.get("SLUICE_STAGE_COUNTS", "true").strip().lower()
-    return value not in ("0", "false", "no", "off")
 
 
 def _batch_rate(progress: dict[str, Any]) -> float:
