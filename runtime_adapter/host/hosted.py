@@ -30,12 +30,13 @@ import logging
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from runtime_adapter.base import ConnectorStatus, Deployment, ExecutorInfo
-from runtime_adapter.checkpoint import checkpoint_dir, discard_unfinished_start, has_batches
+from runtime_adapter.checkpoint import checkpoint_dir
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.failures import (
     decrypted_spec,
@@ -52,6 +53,7 @@ from runtime_adapter.host.progress import (
     rule_layout,
 )
 from runtime_adapter.host.reporter import StatusReporter
+from runtime_adapter.host.start import QueryStart
 from runtime_adapter.kafka import (
     BrokerUnreachable,
     GroupCommitter,
@@ -61,7 +63,6 @@ from runtime_adapter.kafka import (
     security_settings,
 )
 from runtime_adapter.logs import log_context
-from runtime_adapter.offsets import apply_change, kafka_source, starting_position
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import STORE_ERRORS, Placement, RedisStore
 
@@ -171,13 +172,13 @@ class HostedConnector:
         self.committer: GroupCommitter | None = None
         self.secrets: list[str] = []
         self.prepared = False
-        self.waiting_for: list[str] = []
         self.deployment: Deployment | None = None
         self.released = False
         self.done = threading.Event()
         self.wake = threading.Event()
         self.thread: threading.Thread | None = None
         self.reporter = StatusReporter(store, connector_id, config.status_interval)
+        self.start_position = QueryStart(store, connector_id)
 
     # -- driven by the driver's main thread --------------------------------------------------
 
@@ -421,7 +422,7 @@ class HostedConnector:
     def interval(self) -> float:
         if self.query is not None:
             return RUN_INTERVAL if self.run_bounds is not None else ACTIVE_INTERVAL
-        if self.waiting_for:
+        if self.start_position.waited:
             return TOPIC_WAIT_INTERVAL
         return IDLE_INTERVAL
 
@@ -609,69 +610,22 @@ class HostedConnector:
         return True
 
     def pinned_start(self, spec: dict[str, Any], checkpoint: Path) -> dict[str, Any] | None:
-        """The spec to start from, its Kafka source's start resolved once and kept.
-
-        A query whose checkpoint has no batch yet resolves ``latest`` when it starts: a
-        restart before its first batch would resolve it again and skip what came in between.
-        So the first start resolves it to offsets, kept in the store until the connector is
-        deleted or its offsets reset; later starts before the first batch reuse them. A source
-        topic that does not exist yet is waited for (``None``, the reason reported); when it
-        appears it is read from its beginning: everything in it came after the start.
-        """
-        from runtime_adapter.offsets import with_starting_offsets
-
+        """The spec to start from (:meth:`QueryStart.pinned`); ``None``, with the reason
+        reported, while a source topic does not exist yet."""
         if self.deployment is not None and self.deployment.run is not None:
             return spec  # a bounded run reads its own offsets (pipelines.runs)
-        source = kafka_source(spec)
-        if source is None or source.topics is None or source.settings is None:
-            return spec  # no Kafka offsets, a topic pattern (Spark waits), or TLS
-        if has_batches(checkpoint):
-            return spec  # the checkpoint decides
-        partitions = list_partitions(
-            source.bootstrap_servers, source.topics, settings=source.settings
-        )
-        present = {p.topic for p in partitions}
-        missing = [topic for topic in source.topics if topic not in present]
-        if missing:
-            self.wait_for_topics(source.bootstrap_servers, missing)
+        pinned = self.start_position.pinned(spec, checkpoint)
+        if pinned.missing:
+            names = ", ".join(repr(topic) for topic in pinned.missing)
+            self.reason = (
+                f"waiting for source topic {names} to be created on {pinned.servers} (looked "
+                f"every {TOPIC_WAIT_INTERVAL:g} s); it will be read from its first event"
+            )
+            self.checked_report(State.UNASSIGNED)
             return None
-        pinned = self.store.start_position(self.connector_id)
-        waited = self.waiting_for
-        self.waiting_for = []
-        if pinned is None and source.starting != "latest" and not waited:
-            return spec  # earliest, a timestamp or offsets: the same at every start
-        position: dict[tuple[str, int], int] = {}
-        if pinned is not None:
-            position = {
-                (topic, int(partition)): offset
-                for topic, offsets in pinned.items()
-                for partition, offset in offsets.items()
-            }
-        unknown = [p for p in partitions if (p.topic, p.partition) not in position]
-        if unknown:
-            fresh = [p for p in unknown if p.topic not in waited]
-            resolved = starting_position(source, fresh) if fresh else {}
-            for partition in unknown:  # a topic created after the start: from its beginning
-                position[(partition.topic, partition.partition)] = resolved.get(
-                    (partition.topic, partition.partition), -2
-                )
-            offsets: dict[str, dict[str, int]] = {}
-            for (topic, number), offset in sorted(position.items()):
-                offsets.setdefault(topic, {})[str(number)] = offset
-            self.store.put_start_position(self.connector_id, offsets)
-        self.tracker.partitions = partitions
-        return with_starting_offsets(spec, position)
-
-    def wait_for_topics(self, servers: str, missing: list[str]) -> None:
-        if missing != self.waiting_for:
-            log.info("waiting for source topic(s) %s on %s", ", ".join(missing), servers)
-        self.waiting_for = missing
-        names = ", ".join(repr(topic) for topic in missing)
-        self.reason = (
-            f"waiting for source topic {names} to be created on {servers} (looked every "
-            f"{TOPIC_WAIT_INTERVAL:g} s); it will be read from its first event"
-        )
-        self.checked_report(State.UNASSIGNED)
+        if pinned.partitions is not None:
+            self.tracker.partitions = pinned.partitions
+        return pinned.spec
 
     def plain_spec(self, deployment: Deployment) -> dict[str, Any]:
         """The deployment's spec, decrypted just before use; its secrets are masked from
@@ -685,54 +639,27 @@ class HostedConnector:
         return plain
 
     def prepare_checkpoint(self, spec: dict[str, Any], checkpoint: Path) -> dict[str, Any]:
-        """Make ``checkpoint`` ready for the query to start; return the spec to build.
-
-        What a first batch killed half-written left behind is discarded (Spark would refuse
-        the folder), then the console's pending offset change is applied.
-        """
-        checkpoint.mkdir(parents=True, exist_ok=True)
-        removed = discard_unfinished_start(checkpoint)
-        if removed:
-            log.warning(
-                "checkpoint %s had no batch but a first batch's leftovers in %s: discarded",
-                checkpoint,
-                ", ".join(removed),
-            )
-        return self.apply_offset_change(spec, checkpoint)
+        """Make ``checkpoint`` ready and apply the console's pending offset change
+        (:meth:`QueryStart.prepare_checkpoint`); return the spec to build."""
+        return self.start_position.prepare_checkpoint(
+            spec, checkpoint, self.empty_batches(spec), self.committer
+        )
 
     def apply_offset_change(self, spec: dict[str, Any], checkpoint: Path) -> dict[str, Any]:
-        """Apply the offset change the console left for this connector (KIP-875's alter or
-        reset while it was stopped) before the query starts; return the spec to build.
+        """Apply the console's pending offset change (:meth:`QueryStart.apply_offset_change`)."""
+        return self.start_position.apply_offset_change(
+            spec, checkpoint, self.empty_batches(spec), self.committer
+        )
 
-        The new position is committed to the channel's consumer group at once, so Kafka
-        tools show it even before a batch runs. The change is removed only after the
-        checkpoint holds it: a crash in between applies it again, to the same effect. Any
-        start position kept from a first start is dropped: the change decides now.
-        """
-        pending = self.store.offset_change(self.connector_id)
-        if pending is None:
-            return spec
-        change, raw = pending
-        from pipelines.builder import record_empty_batches
+    def empty_batches(self, spec: dict[str, Any]) -> Callable[[range], None]:
+        """Records batches that read nothing in the query's checkpoint (an offset change)."""
 
-        def empty_batches(batch_ids: range) -> None:
+        def record(batch_ids: range) -> None:
+            from pipelines.builder import record_empty_batches
+
             record_empty_batches(self.session(), spec, batch_ids)
 
-        applied = apply_change(change, spec, checkpoint, empty_batches)
-        log.info(
-            "applied offset change %s: batch %s, position %s",
-            change.kind,
-            applied.batch_id,
-            applied.position,
-        )
-        if self.committer is not None and applied.position:
-            try:
-                self.committer.commit(applied.position)
-            except Exception as exc:  # lag display must never take a channel down
-                log.warning("could not commit the new offsets to the consumer group: %s", exc)
-        self.store.clear_start_position(self.connector_id)
-        self.store.clear_offset_change(self.connector_id, raw)
-        return applied.spec
+        return record
 
     def count_rules(self, batch_id: int, counts: list[dict[str, Any]]) -> None:
         """Called from a bus's ``foreachBatch`` with one micro-batch's per-rule counts."""
