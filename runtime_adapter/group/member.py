@@ -103,6 +103,9 @@ class _State:
     fenced: bool = False
     closing: bool = False
     rejoin: bool = False
+    metadata: bytes | None = None
+    """The consumer group metadata of the latest assignment. Read on the poll thread only:
+    librdkafka's call blocks while another thread polls."""
 
 
 class GroupMember:
@@ -178,13 +181,12 @@ class GroupMember:
 
         Raises :class:`NotOwner` when it owns nothing, is fenced, or has not joined yet.
         """
-        consumer = self._consumer
         with self._lock:
-            if consumer is None or self._state.fenced or not self._state.owned:
+            raw = self._state.metadata
+            if raw is None or self._state.fenced or not self._state.owned:
                 raise NotOwner(f"worker {self.worker_id} owns no slot now")
             slots = frozenset(self._state.owned - self._state.stopped)
             positions = {s: p for s, p in self._desired.positions.items() if s in slots}
-        raw = consumer.consumer_group_metadata()
         identity = parse_group_metadata(raw)
         return Ownership(identity.member_id, identity.generation, slots, positions, raw)
 
@@ -256,7 +258,10 @@ class GroupMember:
         consumer.incremental_assign(
             [TopicPartition(p.topic, p.partition, OFFSET_BEGINNING) for p in partitions]
         )
-        generation = parse_group_metadata(consumer.consumer_group_metadata()).generation
+        metadata = consumer.consumer_group_metadata()
+        with self._lock:
+            self._state.metadata = metadata
+        generation = parse_group_metadata(metadata).generation
         self._record("assigned", gained, f"generation {generation}")
         if gained:
             self._listener.slots_assigned(gained)
@@ -279,7 +284,8 @@ class GroupMember:
             to_stop = slots - self._state.stopped
         if to_stop:
             self._listener.stop_slots(to_stop, reason)  # before the slots are let go of
-        self._record(str(reason), slots)
+        if slots:
+            self._record(str(reason), slots)
         with self._lock:
             self._state.owned -= slots
             self._state.stopped -= slots

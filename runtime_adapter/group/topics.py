@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from runtime_adapter.base import RuntimeUnavailable
 from runtime_adapter.group.settings import GroupConfig
 from runtime_adapter.kafka import describe_topic, ensure_topic
@@ -47,7 +49,11 @@ def ensure_runtime_topics(config: GroupConfig, *, timeout: float = 10.0) -> list
 def verify_runtime_topic(config: GroupConfig, topic: str, *, timeout: float = 10.0) -> None:
     """Raise :class:`RuntimeTopicMismatch` unless ``topic`` exists, compacted, with
     ``config.slots`` partitions."""
+    deadline = time.monotonic() + timeout
     found = describe_topic(config.bootstrap, topic, timeout=timeout)
+    while found is None and time.monotonic() < deadline:  # a topic just created
+        time.sleep(0.2)
+        found = describe_topic(config.bootstrap, topic, timeout=timeout)
     if found is None:
         raise RuntimeTopicMismatch(f"runtime topic {topic!r} does not exist")
     if found.partitions != config.slots:
