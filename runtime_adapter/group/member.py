@@ -295,7 +295,9 @@ class GroupMember:
         consumer.incremental_unassign(partitions)
 
     def _on_error(self, error: KafkaError) -> None:
-        log.warning("runtime group member %s: Kafka: %s", self.worker_id, error.str())
+        # librdkafka logs every refused connection itself; the self-fence acts on silence.
+        level = logging.ERROR if error.fatal() else logging.DEBUG
+        log.log(level, "runtime group member %s: Kafka: %s", self.worker_id, error.str())
 
     # -- the watchdog (the self-fence) ---------------------------------------------------
 
