@@ -12,10 +12,12 @@ tells its :class:`SlotListener`:
   answer from the coordinator for ``session timeout - fence margin`` seconds: stop before
   the session could expire, then rejoin as a new member), or closed.
 
-Every callback runs on the member's own thread (``stop_slots`` for a fence on its
-watchdog's), one at a time; ``stop_slots`` must return only once the slots' channels are
-stopped, and may be called again for slots already stopped. :meth:`GroupMember.ownership` is
-what a status write is fenced with (:mod:`runtime_adapter.group.status`).
+Every callback runs on the member's poll thread but ``stop_slots`` for a fence, which runs on
+its watchdog thread, possibly while the poll thread is inside another callback (a revoke whose
+stop takes longer than the fence window): the listener must be thread-safe. ``stop_slots``
+must return only once the slots' channels are stopped, and may be called again for slots
+already stopped. :meth:`GroupMember.ownership` is what a status write is fenced with
+(:mod:`runtime_adapter.group.status`).
 """
 
 from __future__ import annotations
