@@ -6,6 +6,7 @@ settings and naming live in one place.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -488,6 +489,8 @@ def group_member_consumer(
         # A lost coordinator is found again quickly: the self-fence counts on fresh contact.
         "reconnect.backoff.ms": 100,
         "reconnect.backoff.max.ms": 1000,
+        # librdkafka's own lines (every refused connection while cut off) through logging.
+        "logger": logging.getLogger("sluice.kafka"),
     }
     if on_error is not None:
         settings["error_cb"] = on_error

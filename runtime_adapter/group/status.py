@@ -121,17 +121,36 @@ class StatusWriter:
         except KafkaException as exc:
             raise BrokerUnreachable(f"status writer could not start: {exc}") from exc
 
-    def write(self, ownership: Ownership, statuses: Mapping[str, Mapping[str, Any]]) -> None:
-        """Write ``{connector id: status}`` as one transaction fenced by ``ownership``.
+    def write(
+        self,
+        ownership: Ownership,
+        statuses: Mapping[str, Mapping[str, Any]],
+        *,
+        skip_unowned: bool = False,
+    ) -> list[str]:
+        """Write ``{connector id: status}`` as one transaction fenced by ``ownership``; the
+        ids left out (with ``skip_unowned``, those outside ``ownership.slots``).
 
-        Raises :class:`NotOwner` (nothing sent) for a connector outside ``ownership.slots``,
-        :class:`StatusRejected` when the coordinator refuses the generation (the transaction
-        is aborted), :class:`~runtime_adapter.kafka.BrokerUnreachable` when Kafka does not
-        answer in time (aborted too, when it can be).
+        Raises :class:`NotOwner` (nothing sent) for a connector outside ``ownership.slots``
+        unless ``skip_unowned``, :class:`StatusRejected` when the coordinator refuses the
+        generation (the transaction is aborted), and
+        :class:`~runtime_adapter.kafka.BrokerUnreachable` when Kafka does not answer in time
+        (aborted too, when it can be).
         """
-        records = [self._record(ownership, cid, dict(s)) for cid, s in statuses.items()]
+        skipped = [
+            cid for cid in statuses if slot_of(cid, self._config.slots) not in ownership.slots
+        ]
+        if skipped and not skip_unowned:
+            raise NotOwner(
+                f"worker {self.worker_id} does not own the slots of {', '.join(sorted(skipped))}"
+            )
+        records = [
+            self._record(ownership, cid, dict(s))
+            for cid, s in statuses.items()
+            if cid not in skipped
+        ]
         if not records:
-            return
+            return skipped
         offsets = [
             TopicPartition(self._config.config_topic, slot, ownership.positions.get(slot, 0))
             for slot in sorted({r.slot for r in records})
@@ -150,15 +169,12 @@ class StatusWriter:
             producer.commit_transaction(self._timeout)
         except KafkaException as exc:
             self._abort(exc, ownership)
+        return skipped
 
     def _record(
         self, ownership: Ownership, connector_id: str, status: dict[str, Any]
     ) -> StatusRecord:
         slot = slot_of(connector_id, self._config.slots)
-        if slot not in ownership.slots:
-            raise NotOwner(
-                f"worker {self.worker_id} does not own slot {slot} of connector {connector_id}"
-            )
         return StatusRecord(
             connector_id, status, ownership.generation, ownership.member_id, self.worker_id, slot
         )

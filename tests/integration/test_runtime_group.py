@@ -23,6 +23,7 @@ from runtime_adapter.group import (
     DesiredStateWriter,
     GroupConfig,
     GroupMember,
+    NotOwner,
     RuntimeTopicMismatch,
     StatusReader,
     StatusWriter,
@@ -311,3 +312,43 @@ def test_a_member_reads_the_desired_state_of_its_own_slots_only(
     changes = [s for lst in listeners for s in lst.steps if s.kind == "changed"]
     assert sorted(s.detail for s in changes) == sorted([changed, deleted])
     writer.close()
+
+
+def test_status_writes_carry_the_owners_generation_and_only_for_its_slots(
+    config: GroupConfig, members: list[GroupMember]
+) -> None:
+    join(config, members, "w1")
+    wait_until(lambda: len(members[0].owned()) == SLOTS, 60, 0.1, "w1 owning every slot")
+    ids = [f"s{n}" for n in range(24)]
+    first = StatusWriter(config, "w1")
+    first.open()
+    before = members[0].ownership()
+    first.write(before, {cid: {"state": "RUNNING"} for cid in ids})
+
+    join(config, members, "w2")
+    wait_until(lambda: balanced(members, [6, 6]), 60, 0.1, "6/6 after w2 joined")
+    moved = [cid for cid in ids if slot_of(cid, SLOTS) in members[1].owned()]
+    kept = [cid for cid in ids if cid not in moved]
+    now = members[0].ownership()
+    assert now.generation > before.generation and now.slots == members[0].owned()
+    with pytest.raises(NotOwner, match="does not own the slots of"):
+        first.write(now, {cid: {"state": "STOPPED"} for cid in ids})
+    skipped = first.write(now, {cid: {"state": "PAUSED"} for cid in ids}, skip_unowned=True)
+    assert sorted(skipped) == sorted(moved)
+    second = StatusWriter(config, "w2")
+    second.open()
+    second.write(members[1].ownership(), {cid: {"state": "RUNNING"} for cid in moved})
+
+    reader = StatusReader(config)
+    try:
+        reader.catch_up()
+        records = reader.view.records
+        assert {records[cid].worker_id for cid in kept} == {"w1"}
+        assert {records[cid].status["state"] for cid in kept} == {"PAUSED"}
+        assert {records[cid].generation for cid in kept} == {now.generation}
+        assert {records[cid].worker_id for cid in moved} == {"w2"}
+        assert all(records[cid].slot == slot_of(cid, SLOTS) for cid in ids)
+    finally:
+        reader.close()
+        first.close()
+        second.close()

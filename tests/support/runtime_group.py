@@ -31,6 +31,7 @@ from runtime_adapter.group import (
     StatusRejected,
     StatusWriter,
     StopReason,
+    slot_of,
 )
 from tests.support.processes import (
     REPO_ROOT,
@@ -56,6 +57,8 @@ class RecordingListener:
     the connectors of its ready slots; ``stop_delay`` seconds pass in every stop (a channel
     taking its time to stop)."""
 
+    slots: int = 64
+    """The runtime's slots (to tell which connectors a stopped slot held)."""
     stop_delay: float = 0.0
     steps: list[Step] = field(default_factory=list)
     deployments: dict[str, Deployment] = field(default_factory=dict)
@@ -90,7 +93,7 @@ class RecordingListener:
         with self.lock:
             self.running -= slots
             for connector_id in [
-                cid for cid, d in self.deployments.items() if _slot(cid, self) in slots
+                cid for cid in self.deployments if slot_of(cid, self.slots) in slots
             ]:
                 self.deployments.pop(connector_id)
         self._step("stopped", slots, str(reason))
@@ -106,19 +109,11 @@ class RecordingListener:
                 None,
             )
 
-    config_slots: int = 0
-
-
-def _slot(connector_id: str, listener: RecordingListener) -> int:
-    from runtime_adapter.group import slot_of
-
-    return slot_of(connector_id, listener.config_slots)
-
 
 def recording_member(
     config: GroupConfig, worker_id: str, stop_delay: float = 0.0
 ) -> tuple[GroupMember, RecordingListener]:
-    listener = RecordingListener(stop_delay=stop_delay, config_slots=config.slots)
+    listener = RecordingListener(stop_delay=stop_delay, slots=config.slots)
     return GroupMember(config, worker_id, listener), listener
 
 
@@ -267,7 +262,7 @@ def _member_main(payload: str) -> None:
         def _step(self, kind: str, slots: frozenset[int] = frozenset(), detail: str = "") -> None:
             emit(kind, slots=sorted(slots), detail=detail)
 
-    member = GroupMember(config, worker_id, Printing(config_slots=config.slots))
+    member = GroupMember(config, worker_id, Printing(slots=config.slots))
     writer = StatusWriter(config, worker_id)
     writer.open()
     member.start()
