@@ -8,6 +8,23 @@ lets go of a slot and when it cannot reach the coordinator (the self-fence), and
 statuses in transactions the coordinator fences by generation (:class:`StatusWriter`). The
 console writes desired state (:class:`DesiredStateWriter`) and follows status
 (:class:`StatusReader`). See ``docs/runtime-group.md``.
+
+How a runtime worker drives it (the worker is the :class:`SlotListener`)::
+
+    config = GroupConfig.from_settings(RuntimeSettings.load())
+    ensure_runtime_topics(config)
+    writer = StatusWriter(config, worker_id)
+    writer.open()                        # fences an older process of the same worker
+    member = GroupMember(config, worker_id, listener=worker)
+    member.start()                       # slots_assigned / slot_ready / desired_changed /
+                                         # stop_slots arrive on the member's threads
+    while running:                       # the worker's status loop
+        try:
+            writer.write(member.ownership(), statuses, skip_unowned=True)
+        except (NotOwner, StatusRejected):
+            pass                         # not an owner (any more): stop_slots follows
+    member.close()                       # stop_slots(CLOSED), then leave the group
+    writer.close()
 """
 
 from runtime_adapter.group.desired import (
