@@ -27,9 +27,13 @@ COORDINATOR = "GroupCoordinator"
 
 def last_coordinator_answer(stats: Mapping[str, Any]) -> float | None:
     """The monotonic time (seconds) of the coordinator's last answer in librdkafka
-    ``stats``, or ``None`` when they show none (not connected yet)."""
+    ``stats``, or ``None`` when they show none: not connected yet, or the consumer is
+    looking for its coordinator (``cgrp.state`` other than ``up``: a broker that answers
+    ``NOT_COORDINATOR`` is not keeping the session alive)."""
     ts = stats.get("ts")
     if not isinstance(ts, int):
+        return None
+    if (stats.get("cgrp") or {}).get("state", "up") != "up":
         return None
     for name, broker in (stats.get("brokers") or {}).items():
         if not name.startswith(COORDINATOR) or broker.get("nodeid") != -1:

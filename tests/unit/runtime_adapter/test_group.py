@@ -125,6 +125,10 @@ def test_the_coordinators_last_answer_is_read_on_the_monotonic_clock() -> None:
     assert contact.last == 48.5
     contact.observe(_stats(60_000_000, -1))  # disconnected: no answer since
     assert contact.silence(now=60.0) == 11.5
+    looking = json.loads(_stats(61_000_000, 100))
+    looking["cgrp"] = {"state": "wait-coord", "join_state": "init"}
+    contact.observe(json.dumps(looking))  # answers while it looks for its coordinator
+    assert contact.last == 48.5
 
 
 def test_group_metadata_names_the_generation_and_member() -> None:
