@@ -351,3 +351,22 @@ def test_status_writes_carry_the_owners_generation_and_only_for_its_slots(
         reader.close()
         first.close()
         second.close()
+
+
+def test_a_member_that_leaves_hands_its_slots_over_at_once_after_stopping_them(
+    config: GroupConfig, members: list[GroupMember]
+) -> None:
+    leaving = join(config, members, "w1", stop_delay=0.5)
+    staying = join(config, members, "w2")
+    wait_until(lambda: balanced(members, [6, 6]), 60, 0.1, "6/6 shared")
+    held = members[0].owned()
+    left_at = time.monotonic()
+    members[0].close()  # a drain: leave the group
+    wait_until(lambda: len(members[1].owned()) == SLOTS, 30, 0.05, "w2 owning every slot")
+    handed_over = time.monotonic() - left_at
+    for slot in held:
+        stopped, given = leaving.first("stopped", slot, "closed"), staying.first("assigned", slot)
+        assert stopped is not None and given is not None and stopped.at < given.at
+    print(f"\nleave: {len(held)} slots owned by w2 {handed_over:.2f} s after w1 left")
+    assert handed_over < SESSION  # no session timeout to wait for
+    members.pop(0)
