@@ -66,7 +66,10 @@ class SlotListener(Protocol):
         """A connector of a ready slot changed (``None``: deleted)."""
 
     def stop_slots(self, slots: frozenset[int], reason: StopReason) -> None:
-        """Stop every channel of ``slots``; return only once they are stopped. Idempotent."""
+        """Stop every channel of ``slots``; return only once they are stopped. Idempotent.
+
+        It must not fail: a channel that does not stop in time is stopped by force (its
+        driver killed). Raising is logged and the slots are released all the same."""
 
 
 class NotOwner(RuntimeUnavailable):
@@ -212,21 +215,27 @@ class GroupMember:
         assert consumer is not None
         try:
             while not self._stop.is_set():
-                with self._lock:
-                    rejoin, self._state.rejoin = self._state.rejoin, False
-                if rejoin:
-                    self._record("rejoining")
-                    consumer.unsubscribe()
-                    self._subscribe()
-                message = consumer.poll(0.1)
-                if message is not None:
-                    self._take(message)
-        except Exception:
-            log.exception("runtime group member %s: poll loop failed", self.worker_id)
-            raise
+                try:
+                    self._poll_once(consumer)
+                except Exception:
+                    # A listener's or Kafka's error never ends membership: the loop goes on
+                    # (and a loop that cannot poll any more fences itself, by silence).
+                    log.exception("runtime group member %s: poll loop error", self.worker_id)
+                    self._stop.wait(0.5)
         finally:
             consumer.close()  # revokes what is left (stop_slots CLOSED), then leaves
             self._record("closed")
+
+    def _poll_once(self, consumer: Consumer) -> None:
+        with self._lock:
+            rejoin, self._state.rejoin = self._state.rejoin, False
+        if rejoin:
+            self._record("rejoining")
+            consumer.unsubscribe()
+            self._subscribe()
+        message = consumer.poll(0.1)
+        if message is not None:
+            self._take(message)
 
     def _take(self, message: Message) -> None:
         error = message.error()
@@ -285,7 +294,7 @@ class GroupMember:
                 self._state.fenced = True  # no write is fenced with the old generation now
             to_stop = slots - self._state.stopped
         if to_stop:
-            self._listener.stop_slots(to_stop, reason)  # before the slots are let go of
+            self._stop_slots(to_stop, reason)  # before the slots are let go of
         if slots:
             self._record(str(reason), slots)
         with self._lock:
@@ -326,10 +335,24 @@ class GroupMember:
                 self.config.session_timeout,
                 len(slots),
             )
-            self._listener.stop_slots(slots, StopReason.FENCED)
+            self._stop_slots(slots, StopReason.FENCED)
             self._record("fence-stopped", slots)
             with self._lock:
                 state.rejoin = True
+
+    def _stop_slots(self, slots: frozenset[int], reason: StopReason) -> None:
+        try:
+            self._listener.stop_slots(slots, reason)
+        except Exception:
+            # The contract is to stop, by force if need be; a hook that raised broke it, and
+            # holding the slots would stall the whole group's rebalance.
+            log.exception(
+                "runtime group member %s: the stop hook failed for slots %s (%s); they are "
+                "released anyway",
+                self.worker_id,
+                sorted(slots),
+                reason,
+            )
 
     def _record(self, kind: str, slots: frozenset[int] = frozenset(), detail: str = "") -> None:
         self.events.append(MemberEvent(self._clock(), kind, slots, detail))
