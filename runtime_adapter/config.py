@@ -25,7 +25,6 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
-    model_validator,
 )
 from pydantic_core import PydanticUseDefault
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -393,18 +392,18 @@ class RuntimeSettings(SluiceSettings):
     _upper_case = field_validator("spark_log_level", "log_level", mode="before")(_upper)
     _lower_case = field_validator("log_format", mode="before")(_lower)
 
-    @model_validator(mode="after")
-    def _fence_before_session_expires(self) -> Self:
-        if (
-            self.runtime_fence_margin
-            >= self.runtime_session_timeout - self.runtime_heartbeat_interval
-        ):
+    @field_validator("runtime_fence_margin")
+    @classmethod
+    def _fence_before_session_expires(cls, margin: float, info: ValidationInfo) -> float:
+        session = info.data.get("runtime_session_timeout")
+        heartbeat = info.data.get("runtime_heartbeat_interval")
+        if session is not None and heartbeat is not None and margin >= session - heartbeat:
             raise ValueError(
-                "SLUICE_RUNTIME_FENCE_MARGIN must be less than SLUICE_RUNTIME_SESSION_TIMEOUT "
-                "minus SLUICE_RUNTIME_HEARTBEAT_INTERVAL (a worker would fence itself between "
-                "two heartbeats)"
+                "must be less than SLUICE_RUNTIME_SESSION_TIMEOUT minus "
+                "SLUICE_RUNTIME_HEARTBEAT_INTERVAL (a worker would fence itself between two "
+                "heartbeats)"
             )
-        return self
+        return margin
 
     def resolved_checkpoint_root(self) -> Path:
         """``SLUICE_CHECKPOINT_ROOT``, else ``checkpoints`` under the data folder."""
