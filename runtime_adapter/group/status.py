@@ -111,7 +111,9 @@ class StatusWriter:
         self._producer = transactional_producer(
             config.bootstrap,
             f"{config.group_id}.status.{worker_id}",
-            transaction_timeout=max(timeout * 2, config.session_timeout),
+            # A writer frozen inside a transaction holds back read_committed readers of its
+            # partitions until the broker aborts it: no longer than a session.
+            transaction_timeout=config.session_timeout,
         )
 
     def open(self) -> None:
