@@ -261,6 +261,65 @@ class RuntimeSettings(SluiceSettings):
         description="The Python that drivers run; unset: the runtime worker's own.",
     )
 
+    # the runtime's group (runtime_adapter.group): membership, slots, fences
+    kafka_bootstrap: str = Field(
+        "127.0.0.1:9092",
+        description="The Kafka that holds the runtime's group, its config (desired state) "
+        "and status topics; the same variable the console reads.",
+    )
+    runtime_group_id: str = Field(
+        "sluice-runtime",
+        description="The Kafka consumer group runtime workers join; it hands out the slots.",
+    )
+    runtime_config_topic: str = Field(
+        "sluice.runtime.config",
+        description="The compacted topic of desired state (one record per connector, keyed by "
+        "its id, in the partition of its slot).",
+    )
+    runtime_status_topic: str = Field(
+        "sluice.runtime.status",
+        description="The compacted topic of observed status, written by slot owners in "
+        "transactions fenced by their group generation.",
+    )
+    runtime_slots: int = Field(
+        64,
+        ge=1,
+        description="Slots: partitions of the config and status topics, the unit of ownership "
+        "the group assigns. Fixed once the topics exist (a channel's slot is a hash of its "
+        "connector id modulo this number); the most workers that can share the work.",
+    )
+    runtime_topic_replication_factor: int | None = Field(
+        None,
+        ge=1,
+        description="Replication factor of the runtime's config and status topics when "
+        "created; unset: the brokers' `default.replication.factor`.",
+    )
+    runtime_topic_min_insync_replicas: int | None = Field(
+        None,
+        ge=1,
+        description="`min.insync.replicas` of the runtime's config and status topics when "
+        "created; unset: the brokers' default.",
+    )
+    runtime_session_timeout: float = Field(
+        10.0,
+        ge=6.0,
+        description="Seconds without a heartbeat after which the group coordinator takes a "
+        "runtime worker's slots away (Kafka's `session.timeout.ms`; the brokers allow 6 s to "
+        "30 min by default).",
+    )
+    runtime_heartbeat_interval: float = Field(
+        1.0,
+        gt=0,
+        description="Seconds between a runtime worker's heartbeats to the group coordinator.",
+    )
+    runtime_fence_margin: float = Field(
+        3.0,
+        gt=0,
+        description="A runtime worker that has heard nothing from the group coordinator for "
+        "`SLUICE_RUNTIME_SESSION_TIMEOUT` minus this many seconds stops its channels (the "
+        "self-fence): the margin must cover stopping them and one round trip.",
+    )
+
     # drivers
     driver_memory: str = Field(
         "1g",
@@ -339,6 +398,19 @@ class RuntimeSettings(SluiceSettings):
 
     _upper_case = field_validator("spark_log_level", "log_level", mode="before")(_upper)
     _lower_case = field_validator("log_format", mode="before")(_lower)
+
+    @field_validator("runtime_fence_margin")
+    @classmethod
+    def _fence_before_session_expires(cls, margin: float, info: ValidationInfo) -> float:
+        session = info.data.get("runtime_session_timeout")
+        heartbeat = info.data.get("runtime_heartbeat_interval")
+        if session is not None and heartbeat is not None and margin >= session - heartbeat:
+            raise ValueError(
+                "must be less than SLUICE_RUNTIME_SESSION_TIMEOUT minus "
+                "SLUICE_RUNTIME_HEARTBEAT_INTERVAL (a worker would fence itself between two "
+                "heartbeats)"
+            )
+        return margin
 
     def resolved_checkpoint_root(self) -> Path:
         """``SLUICE_CHECKPOINT_ROOT``, else ``checkpoints`` under the data folder."""

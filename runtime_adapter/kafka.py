@@ -6,6 +6,7 @@ settings and naming live in one place.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -259,17 +260,21 @@ def ensure_topic(
     *,
     partitions: int,
     replication_factor: int,
+    config: Mapping[str, str] | None = None,
     timeout: float = 10.0,
 ) -> bool:
     """Create ``topic`` unless it exists; True when this call created it.
 
-    Idempotent. Raises :class:`BrokerUnreachable` when the brokers do not answer, and
-    :class:`~runtime_adapter.base.RuntimeUnavailable` (Kafka's refusal chained) when Kafka
-    refuses the topic for another reason.
+    ``replication_factor`` -1 takes the brokers' ``default.replication.factor``; ``config``
+    holds topic settings (``cleanup.policy``, ``min.insync.replicas``, …) given at creation
+    only (an existing topic keeps its own). Idempotent. Raises :class:`BrokerUnreachable`
+    when the brokers do not answer, and :class:`~runtime_adapter.base.RuntimeUnavailable`
+    (Kafka's refusal chained) when Kafka refuses the topic for another reason.
     """
     admin = AdminClient(_client_config(bootstrap_servers))
     future = admin.create_topics(
-        [NewTopic(topic, partitions, replication_factor)], request_timeout=timeout
+        [NewTopic(topic, partitions, replication_factor, config=dict(config or {}))],
+        request_timeout=timeout,
     )[topic]
     try:
         future.result(timeout=timeout)
@@ -351,12 +356,21 @@ class DurableProducer:
             }
         )
 
-    def produce(self, topic: str, records: list[tuple[str, bytes]]) -> list[str | None]:
+    def produce(
+        self,
+        topic: str,
+        records: list[tuple[str, bytes]] | list[tuple[str, bytes | None]],
+        *,
+        partition_of: Callable[[str], int] | None = None,
+    ) -> list[str | None]:
         """Write ``(key, value)`` records to ``topic``; one answer per record, in order.
 
-        ``None`` means Kafka confirmed the record (written to every in-sync replica); a
-        string says why it was not confirmed: refused, timed out, or no report in time. An
-        unconfirmed record may still have been written (a lost acknowledgement).
+        A ``None`` value is a tombstone (a compacted topic forgets the key);
+        ``partition_of(key)`` picks each record's partition (unset: the producer's
+        partitioner). ``None`` as an answer means Kafka confirmed the record (written to
+        every in-sync replica); a string says why it was not confirmed: refused, timed out,
+        or no report in time. An unconfirmed record may still have been written (a lost
+        acknowledgement).
         """
         outcome: list[str | None] = ["no delivery report from Kafka"] * len(records)
         pending = set(range(len(records)))
@@ -372,7 +386,16 @@ class DurableProducer:
 
         for index, (key, value) in enumerate(records):
             try:
-                self._producer.produce(topic, value, key, on_delivery=reporter(index))
+                if partition_of is None:
+                    self._producer.produce(topic, value, key, on_delivery=reporter(index))
+                else:
+                    self._producer.produce(
+                        topic,
+                        value,
+                        key,
+                        partition=partition_of(key),
+                        on_delivery=reporter(index),
+                    )
             except (BufferError, KafkaException) as exc:
                 with lock:
                     outcome[index] = f"not sent to Kafka: {exc}"
@@ -389,3 +412,122 @@ class DurableProducer:
 
     def close(self, timeout: float = 5.0) -> None:
         self._producer.flush(timeout)
+
+
+@dataclass(frozen=True)
+class TopicDescription:
+    """What the brokers say of one topic: its partition count and its settings."""
+
+    topic: str
+    partitions: int
+    config: dict[str, str]
+
+
+def describe_topic(
+    bootstrap_servers: str, topic: str, *, timeout: float = 10.0
+) -> TopicDescription | None:
+    """``topic``'s partition count and effective settings; ``None`` when it does not exist.
+
+    Raises :class:`BrokerUnreachable` when the brokers do not answer.
+    """
+    metadata = _cluster_metadata(bootstrap_servers, None, timeout)
+    meta = metadata.topics.get(topic)
+    if meta is None or meta.error is not None:
+        return None
+    admin = AdminClient(_client_config(bootstrap_servers))
+    resource = ConfigResource(ResourceType.TOPIC, topic)
+    try:
+        entries = admin.describe_configs([resource], request_timeout=timeout)[resource].result(
+            timeout=timeout
+        )
+    except (KafkaException, TimeoutError) as exc:
+        raise BrokerUnreachable(
+            f"could not read the settings of topic {topic!r} from {bootstrap_servers}: {exc}"
+        ) from exc
+    config = {name: str(entry.value) for name, entry in entries.items() if entry.value is not None}
+    return TopicDescription(topic, len(meta.partitions), config)
+
+
+# -- the runtime group's clients (runtime_adapter.group) ------------------------------------
+
+
+def group_member_consumer(
+    bootstrap_servers: str,
+    group_id: str,
+    *,
+    client_id: str,
+    session_timeout: float,
+    heartbeat_interval: float,
+    max_poll_interval: float,
+    stats_interval: float,
+    on_stats: Callable[[str], None],
+    on_error: Callable[[KafkaError], None] | None = None,
+) -> Consumer:
+    """A member of the runtime's group (:mod:`runtime_adapter.group.member`).
+
+    The classic protocol with ``cooperative-sticky`` assignment: a member lets go only of the
+    slots that move, after its revoke callback returned. No offsets are committed by the
+    consumer itself (a slot is always read from its beginning); partition EOF events tell
+    when a gained slot has been read to its end. ``on_stats`` receives librdkafka's
+    statistics (JSON) every ``stats_interval`` seconds, from :meth:`Consumer.poll`.
+    """
+    settings: dict[str, Any] = {
+        **_client_config(bootstrap_servers),
+        "group.id": group_id,
+        "client.id": client_id,
+        "partition.assignment.strategy": "cooperative-sticky",
+        "session.timeout.ms": int(session_timeout * 1000),
+        "heartbeat.interval.ms": int(heartbeat_interval * 1000),
+        "max.poll.interval.ms": int(max_poll_interval * 1000),
+        "statistics.interval.ms": int(stats_interval * 1000),
+        "stats_cb": on_stats,
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "enable.partition.eof": True,
+        "auto.offset.reset": "earliest",
+        "isolation.level": "read_committed",
+        # A lost coordinator is found again quickly: the self-fence counts on fresh contact.
+        "reconnect.backoff.ms": 100,
+        "reconnect.backoff.max.ms": 1000,
+        # librdkafka's own lines (every refused connection while cut off) through logging.
+        "logger": logging.getLogger("sluice.kafka"),
+    }
+    if on_error is not None:
+        settings["error_cb"] = on_error
+    return Consumer(settings)
+
+
+def topic_reader_consumer(bootstrap_servers: str, *, client_id: str) -> Consumer:
+    """A consumer that joins no group: it reads the partitions it is ``assign``-ed, committed
+    transactions only, with partition EOF events (the runtime's status topic, a console's
+    view of the config topic)."""
+    return Consumer(
+        {
+            **_client_config(bootstrap_servers),
+            # librdkafka wants a group id even for assign(); nothing is ever committed to it.
+            "group.id": f"{client_id}-reader",
+            "client.id": client_id,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "enable.partition.eof": True,
+            "auto.offset.reset": "earliest",
+            "isolation.level": "read_committed",
+        }
+    )
+
+
+def transactional_producer(
+    bootstrap_servers: str, transactional_id: str, *, transaction_timeout: float
+) -> Producer:
+    """A transactional producer (acks=all, idempotent) under ``transactional_id``; a newer
+    producer with the same id fences this one when it calls ``init_transactions``."""
+    return Producer(
+        {
+            **_client_config(bootstrap_servers),
+            "transactional.id": transactional_id,
+            "transaction.timeout.ms": int(transaction_timeout * 1000),
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 0,
+        }
+    )

@@ -1,0 +1,280 @@
+"""Observed status in the compacted status topic, fenced by the owner's group generation.
+
+A slot's owner writes its connectors' statuses (keyed by connector id, in the partition of
+the connector's slot) in a Kafka transaction that also commits offsets to the runtime's
+group with the owner's consumer group metadata (KIP-447's ``TxnOffsetCommit``). The group
+coordinator accepts that commit only from a current member of the current generation; a
+stale owner (expelled, or one rebalance behind) sees its transaction refused and aborted,
+and readers, which read committed records only, never see its statuses.
+
+Between the coordinator's check and the transaction's commit marker a new owner could
+write first; every record therefore carries its generation, and :class:`StatusView` drops a
+record whose generation is older than the newest it holds for that connector (the classic
+protocol's generations only grow, group-wide).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
+
+from runtime_adapter.base import RuntimeUnavailable
+from runtime_adapter.group.member import NotOwner, Ownership
+from runtime_adapter.group.settings import GroupConfig
+from runtime_adapter.group.slots import slot_of
+from runtime_adapter.kafka import (
+    BrokerUnreachable,
+    list_partitions,
+    topic_reader_consumer,
+    transactional_producer,
+)
+
+log = logging.getLogger("sluice.group")
+
+FENCED_CODES = frozenset(
+    {
+        KafkaError.ILLEGAL_GENERATION,
+        KafkaError.UNKNOWN_MEMBER_ID,
+        KafkaError.FENCED_INSTANCE_ID,
+        KafkaError.REBALANCE_IN_PROGRESS,
+        KafkaError.STALE_MEMBER_EPOCH,
+    }
+)
+"""The coordinator's answers that mean "not a current member of the current generation"."""
+
+
+class StatusRejected(RuntimeUnavailable):
+    """The group coordinator refused the write: the writer is not (or no longer) a member of
+    the group's current generation. Its transaction was aborted; nothing of it is visible."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class StatusRecord:
+    """One connector's observed status as the status topic holds it."""
+
+    connector_id: str
+    status: dict[str, Any]
+    generation: int
+    member_id: str
+    worker_id: str
+    slot: int
+
+    def to_json(self) -> bytes:
+        return json.dumps(
+            {
+                "connector_id": self.connector_id,
+                "status": self.status,
+                "generation": self.generation,
+                "member_id": self.member_id,
+                "worker_id": self.worker_id,
+                "slot": self.slot,
+            },
+            separators=(",", ":"),
+            default=str,
+        ).encode()
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> StatusRecord:
+        data = json.loads(raw)
+        return cls(
+            str(data["connector_id"]),
+            dict(data.get("status") or {}),
+            int(data["generation"]),
+            str(data.get("member_id", "")),
+            str(data.get("worker_id", "")),
+            int(data["slot"]),
+        )
+
+
+class StatusWriter:
+    """Writes statuses of the connectors a member owns, fenced by its generation.
+
+    One per runtime worker (its transactional id is the worker's: a restarted worker's
+    writer fences its predecessor's at :meth:`open`). Not thread-safe: one transaction at a
+    time; callers serialise their writes (a worker's status loop).
+    """
+
+    def __init__(self, config: GroupConfig, worker_id: str, *, timeout: float = 10.0) -> None:
+        self._config = config
+        self.worker_id = worker_id
+        self._timeout = timeout
+        self._producer = transactional_producer(
+            config.bootstrap,
+            f"{config.group_id}.status.{worker_id}",
+            # A writer frozen inside a transaction holds back read_committed readers of its
+            # partitions until the broker aborts it: no longer than a session.
+            transaction_timeout=config.session_timeout,
+        )
+
+    def open(self) -> None:
+        """Register the transactional id (fencing an older writer with the same id)."""
+        try:
+            self._producer.init_transactions(self._timeout)
+        except KafkaException as exc:
+            raise BrokerUnreachable(f"status writer could not start: {exc}") from exc
+
+    def write(
+        self,
+        ownership: Ownership,
+        statuses: Mapping[str, Mapping[str, Any]],
+        *,
+        skip_unowned: bool = False,
+    ) -> list[str]:
+        """Write ``{connector id: status}`` as one transaction fenced by ``ownership``; the
+        ids left out (with ``skip_unowned``, those outside ``ownership.slots``).
+
+        Raises :class:`NotOwner` (nothing sent) for a connector outside ``ownership.slots``
+        unless ``skip_unowned``, :class:`StatusRejected` when the coordinator refuses the
+        generation (the transaction is aborted), and
+        :class:`~runtime_adapter.kafka.BrokerUnreachable` when Kafka does not answer in time
+        (aborted too, when it can be).
+        """
+        skipped = [
+            cid for cid in statuses if slot_of(cid, self._config.slots) not in ownership.slots
+        ]
+        if skipped and not skip_unowned:
+            raise NotOwner(
+                f"worker {self.worker_id} does not own the slots of {', '.join(sorted(skipped))}"
+            )
+        records = [
+            self._record(ownership, cid, dict(s))
+            for cid, s in statuses.items()
+            if cid not in skipped
+        ]
+        if not records:
+            return skipped
+        offsets = [
+            TopicPartition(self._config.config_topic, slot, ownership.positions.get(slot, 0))
+            for slot in sorted({r.slot for r in records})
+        ]
+        producer = self._producer
+        try:
+            producer.begin_transaction()
+            for record in records:
+                producer.produce(
+                    self._config.status_topic,
+                    record.to_json(),
+                    record.connector_id,
+                    partition=record.slot,
+                )
+            producer.send_offsets_to_transaction(offsets, ownership.metadata, self._timeout)
+            producer.commit_transaction(self._timeout)
+        except KafkaException as exc:
+            self._abort(exc, ownership)
+        return skipped
+
+    def _record(
+        self, ownership: Ownership, connector_id: str, status: dict[str, Any]
+    ) -> StatusRecord:
+        slot = slot_of(connector_id, self._config.slots)
+        return StatusRecord(
+            connector_id, status, ownership.generation, ownership.member_id, self.worker_id, slot
+        )
+
+    def _abort(self, exc: KafkaException, ownership: Ownership) -> None:
+        error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+        if error is not None and error.fatal():
+            raise BrokerUnreachable(f"status writer fenced for good: {error.str()}") from exc
+        try:
+            self._producer.abort_transaction(self._timeout)
+        except KafkaException as abort_error:
+            log.warning("status writer %s: abort failed: %s", self.worker_id, abort_error)
+        if error is not None and error.code() in FENCED_CODES:
+            raise StatusRejected(
+                f"status write of worker {self.worker_id} (generation {ownership.generation}) "
+                f"refused by the group coordinator: {error.name()}",
+                error.code(),
+            ) from exc
+        raise BrokerUnreachable(f"status write not committed: {exc}") from exc
+
+    def close(self) -> None:
+        self._producer.flush(self._timeout)
+
+
+class StatusView:
+    """The latest accepted status per connector, from status records in log order.
+
+    A record of an older generation than the one held for its connector is dropped (a
+    stale owner's write that slipped past the coordinator's check).
+    """
+
+    def __init__(self) -> None:
+        self.records: dict[str, StatusRecord] = {}
+        self.dropped = 0
+
+    def apply(self, connector_id: str, value: bytes | None) -> StatusRecord | None:
+        """Take one record; the new status, or ``None`` (deleted, or dropped as stale)."""
+        if value is None:
+            self.records.pop(connector_id, None)
+            return None
+        record = StatusRecord.from_json(value)
+        held = self.records.get(connector_id)
+        if held is not None and record.generation < held.generation:
+            self.dropped += 1
+            return None
+        self.records[connector_id] = record
+        return record
+
+
+class StatusReader:
+    """Follows the whole status topic (committed transactions only) into a
+    :class:`StatusView`: the console's side, and the tests'."""
+
+    def __init__(self, config: GroupConfig, *, client_id: str = "sluice-status-reader") -> None:
+        self._config = config
+        self.view = StatusView()
+        self._consumer = topic_reader_consumer(config.bootstrap, client_id=client_id)
+        partitions = list_partitions(config.bootstrap, [config.status_topic])
+        self._consumer.assign(
+            [TopicPartition(p.topic, p.partition, 0) for p in partitions]  # from the start
+        )
+        self._pending = {p.partition for p in partitions}
+
+    def poll(self, timeout: float = 1.0) -> list[StatusRecord]:
+        """The statuses accepted within ``timeout`` seconds."""
+        accepted: list[StatusRecord] = []
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            message = self._consumer.poll(min(left, 0.2))
+            if message is None:
+                continue
+            record = self._take(message)
+            if record is not None:
+                accepted.append(record)
+        return accepted
+
+    def catch_up(self, timeout: float = 10.0) -> None:
+        """Read until every partition reached its end once (or ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        while self._pending and time.monotonic() < deadline:
+            message = self._consumer.poll(0.2)
+            if message is not None:
+                self._take(message)
+
+    def _take(self, message: Message) -> StatusRecord | None:
+        error = message.error()
+        if error is not None:
+            if error.code() == KafkaError._PARTITION_EOF:
+                self._pending.discard(message.partition() or 0)
+            return None
+        key = message.key()
+        if key is None:
+            return None
+        return self.view.apply(key.decode(), message.value())
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+def statuses_of(records: Iterable[StatusRecord]) -> dict[str, dict[str, Any]]:
+    return {r.connector_id: r.status for r in records}

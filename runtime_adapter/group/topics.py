@@ -1,0 +1,71 @@
+"""The runtime's two topics: desired state (config) and observed status, one partition a slot."""
+
+from __future__ import annotations
+
+import time
+
+from runtime_adapter.base import RuntimeUnavailable
+from runtime_adapter.group.settings import GroupConfig
+from runtime_adapter.kafka import describe_topic, ensure_topic
+
+
+class RuntimeTopicMismatch(RuntimeUnavailable):
+    """A runtime topic exists but cannot serve as one: another number of partitions than
+    slots (every channel's slot would change) or a cleanup policy that is not ``compact``."""
+
+
+def topic_settings(config: GroupConfig) -> dict[str, str]:
+    """The settings the runtime's topics are created with."""
+    settings = {"cleanup.policy": "compact"}
+    if config.min_insync_replicas is not None:
+        settings["min.insync.replicas"] = str(config.min_insync_replicas)
+    return settings
+
+
+def ensure_runtime_topics(config: GroupConfig, *, timeout: float = 10.0) -> list[str]:
+    """Create the config and status topics unless they exist, then check both; the names of
+    those this call created.
+
+    Each is compacted with one partition per slot, the replication factor and
+    ``min.insync.replicas`` of ``config`` (unset: the brokers' defaults). Raises
+    :class:`RuntimeTopicMismatch` for an existing topic that does not fit, and
+    :class:`~runtime_adapter.kafka.BrokerUnreachable` when the brokers do not answer.
+    """
+    created = []
+    for topic in (config.config_topic, config.status_topic):
+        if ensure_topic(
+            config.bootstrap,
+            topic,
+            partitions=config.slots,
+            replication_factor=config.replication_factor or -1,
+            config=topic_settings(config),
+            timeout=timeout,
+        ):
+            created.append(topic)
+        verify_runtime_topic(config, topic, timeout=timeout)
+    return created
+
+
+def verify_runtime_topic(config: GroupConfig, topic: str, *, timeout: float = 10.0) -> None:
+    """Raise :class:`RuntimeTopicMismatch` unless ``topic`` exists, compacted, with
+    ``config.slots`` partitions."""
+    deadline = time.monotonic() + timeout
+    found = describe_topic(config.bootstrap, topic, timeout=timeout)
+    while found is None and time.monotonic() < deadline:  # a topic just created
+        time.sleep(0.2)
+        found = describe_topic(config.bootstrap, topic, timeout=timeout)
+    if found is None:
+        raise RuntimeTopicMismatch(f"runtime topic {topic!r} does not exist")
+    if found.partitions != config.slots:
+        raise RuntimeTopicMismatch(
+            f"runtime topic {topic!r} has {found.partitions} partitions but "
+            f"SLUICE_RUNTIME_SLOTS is {config.slots}: every channel's slot is its id's hash "
+            "modulo the slots, so they must match (set SLUICE_RUNTIME_SLOTS to "
+            f"{found.partitions}, or use new topics)"
+        )
+    policy = found.config.get("cleanup.policy", "")
+    if "compact" not in policy.split(","):
+        raise RuntimeTopicMismatch(
+            f"runtime topic {topic!r} has cleanup.policy={policy!r}; it must be compacted "
+            "(it holds the latest record of every connector)"
+        )
