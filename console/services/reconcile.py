@@ -65,6 +65,7 @@ from console.choices import (
 )
 from console.models import Channel, Connector, LifecycleEvent, Task, Worker
 from console.runtime import get_runtime
+from console.selectors import reporting
 from console.selectors.specs import mask_known_secrets, plain_secret_values, scrub
 from console.services import channel_health
 from console.services.bulk import update_rows
@@ -94,6 +95,9 @@ _CONNECTOR_FIELDS = [
     "batch_seconds",
     "state_changed_at",
     "last_status_at",
+    "status_seen_at",
+    "report_interval",
+    "status_deadline_at",
 ]
 _WORKER_FIELDS = ["host", "pid", "started_at", "last_heartbeat", "state"]
 _TASK_FIELDS = [
@@ -178,6 +182,8 @@ class _Pass:
         self.gone_tasks: list[int] = []
         self.placements = 0
         self.secrets: dict[int, list[str]] = {}
+        self.reporting_changed: set[int] = set()
+        """Channels whose connector started or stopped reporting (by the pass's clock)."""
 
     def run(self) -> ReconcileReport:
         self.sync_workers(self.runtime.workers())
@@ -199,6 +205,7 @@ class _Pass:
         self.save()
         self.stop_finished_in_runtime()
         moved = {event.channel_id for event in self.events if event.channel_id is not None}
+        moved |= self.reporting_changed
         channel_health.refresh_after_pass(moved, now=self.now)
         return ReconcileReport(
             workers_alive=len(self.live),
@@ -369,6 +376,7 @@ class _Pass:
     def observe(
         self, connector: Connector, status: ConnectorStatus | None, tasks: dict[int, Task]
     ) -> None:
+        was_reporting = reporting.of_connector(connector, at=self.at).reporting
         if status is not None and status.generation < connector.generation:
             status = None  # from a driver the connector has since replaced
         if (
@@ -390,10 +398,12 @@ class _Pass:
             if status.generation > connector.generation:
                 connector.generation = status.generation
                 self.new_generations[connector.pk] = connector
-            last_status_at = _timestamp(status.updated_at) or connector.last_status_at
+            stamp = _timestamp(status.updated_at)
+            last_status_at = stamp or connector.last_status_at
             self.update_connector(
                 connector,
                 {
+                    **self.report_seen(connector, state, status, stamp),
                     "trace": status.trace,
                     "driver_id": status.driver_id or "",
                     "status_reason": status.reason,
@@ -410,11 +420,39 @@ class _Pass:
         elif state in (ConnectorState.STOPPED, ConnectorState.UNASSIGNED):
             # No driver runs it (or none is believed to): neither its driver nor the
             # runtime's reason is shown; the connector's event says why.
-            self.update_connector(connector, {"driver_id": "", "status_reason": ""})
+            self.update_connector(
+                connector, {"driver_id": "", "status_reason": "", "status_deadline_at": None}
+            )
             self.park_tasks(connector, state, tasks)
+        # Else no trusted report and the state kept: its deadline stands, so a status that
+        # vanished (or an old generation's, still there) turns NOT_REPORTING when it passes.
         self.set_connector_state(connector, state, reason)
+        if reporting.of_connector(connector, at=self.at).reporting != was_reporting:
+            self.reporting_changed.add(connector.channel_id)
         if trusted and state == ConnectorState.STOPPED and cast(ConnectorStatus, status).finished:
             self.stop_finished(connector, reason)
+
+    def report_seen(
+        self,
+        connector: Connector,
+        state: str,
+        status: ConnectorStatus,
+        stamp: datetime | None,
+    ) -> dict[str, Any]:
+        """The liveness fields of a trusted report: a report is new when its ``updated_at``
+        (the reporter's clock, compared only with itself) differs from the stored one, and it
+        is then dated by the pass (the console's clock); a report read again keeps its date,
+        so one nobody refreshes runs out (:mod:`console.selectors.reporting`)."""
+        new = connector.status_seen_at is None or (
+            stamp is not None and stamp != connector.last_status_at
+        )
+        seen_at = self.at if new else connector.status_seen_at
+        interval = max(0.0, float(status.report_interval or 0.0))
+        return {
+            "status_seen_at": seen_at,
+            "report_interval": interval,
+            "status_deadline_at": reporting.deadline(state, seen_at, interval),
+        }
 
     def update_connector(self, connector: Connector, values: dict) -> None:
         """Apply ``values`` to the connector; it is written only when one of them differs."""
