@@ -186,7 +186,9 @@ def test_a_dead_workers_connector_is_unassigned_without_deadline(runtime, runnin
 
 
 def test_a_failure_has_no_deadline(runtime, running, clock, api):
-    runtime.report("orders", State.FAILED, "w1", updated_at=NOW + 1, trace="boom", report_interval=10)
+    runtime.report(
+        "orders", State.FAILED, "w1", updated_at=NOW + 1, trace="boom", report_interval=10
+    )
     Channel.objects.filter(name="orders").update(restart_policy="never")
     reconcile(runtime, NOW + 2)
     assert fresh().status_deadline_at is None
