@@ -9,6 +9,10 @@ the pass (a FAILED channel is listed as critical a pass later) and, every
 lag trend, the counters); each lifecycle change (the single and the bulk services) refreshes
 its channels at once, so a channel just stopped or started is listed under its new level
 without waiting. Only the levels that changed are written.
+
+A connector not reporting (:mod:`console.selectors.reporting`) is critical here as well, as of
+the pass; between passes (or with none running: Redis or Celery down) the list judges it in
+SQL at read time (:mod:`console.api.channels.listing`), so the stored level never hides it.
 """
 
 from __future__ import annotations

@@ -26,14 +26,19 @@ missed or repeated pass does no harm. A pass
    for the state (a source topic waited for), which is then the recorded reason of the
    change. An available-now run that reached the end of its source (STOPPED, finished)
    while its channel's target is RUNNING sets that target to STOPPED, recorded as a
-   channel event with the runtime's reason ("available-now run finished: …");
+   channel event with the runtime's reason ("available-now run finished: …"). A trusted
+   report is dated by the pass, in the console's clock, when it is new (its ``updated_at``,
+   the reporter's clock, differs from the stored one: never compared with ours):
+   ``status_seen_at``, its ``report_interval`` and the deadline the readers judge it by
+   (:mod:`console.selectors.reporting`: past it the connector is shown NOT_REPORTING);
+   a report read again keeps its date, a status gone from the runtime keeps the deadline;
 4. applies each channel's restart policy (:mod:`console.services.restart_policy`): a FAILED
    connector whose policy allows it and whose backoff has passed is restarted (a new
    generation, state RESTARTING, reason ``automatic restart 2/5 after failure: <error
    line>``); when the attempts are used up that is recorded once, as the connector turns
    FAILED; a connector RUNNING for ``SLUICE_RESTART_RESET_SECONDS`` has its count reset;
-5. stores the health level of each channel whose connector changed state, and every few
-   seconds of every channel, where it changed (:mod:`console.services.channel_health`: the
+5. stores the health level of each channel whose connector changed state (or started or
+   stopped reporting), and every few seconds of every channel, where it changed (:mod:`console.services.channel_health`: the
    fleet list filters and sorts by it).
 
 Every change of state and every placement is recorded as a :class:`LifecycleEvent`

@@ -354,6 +354,7 @@ class TaskSerializer(serializers.ModelSerializer):
     id = serializers.IntegerField(source="task_id")
     state = serializers.ChoiceField(
         choices=ShownState.choices,
+        read_only=True,
         help_text="As last reported; NOT_REPORTING (in place of a state its reporter keeps "
         "refreshing) while its connector is.",
     )
