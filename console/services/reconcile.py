@@ -38,8 +38,8 @@ missed or repeated pass does no harm. A pass
    line>``); when the attempts are used up that is recorded once, as the connector turns
    FAILED; a connector RUNNING for ``SLUICE_RESTART_RESET_SECONDS`` has its count reset;
 5. stores the health level of each channel whose connector changed state (or started or
-   stopped reporting), and every few seconds of every channel, where it changed (:mod:`console.services.channel_health`: the
-   fleet list filters and sorts by it).
+   stopped reporting), and every few seconds of every channel, where it changed
+   (:mod:`console.services.channel_health`: the fleet list filters and sorts by it).
 
 Every change of state and every placement is recorded as a :class:`LifecycleEvent`
 with actor ``system:reconcile`` and a reason (a new task whose state is its

@@ -1377,7 +1377,18 @@ export interface components {
         ClusterChannel: {
             name: string;
             connector_id: string;
-            state: components["schemas"]["ConnectorStateEnum"];
+            /**
+             * @description As the runtime's store says; NOT_REPORTING when the console has had no new report of it for twice its report interval (the channel's own state says the same).
+             *
+             *     * `UNASSIGNED` - Unassigned
+             *     * `RUNNING` - Running
+             *     * `PAUSED` - Paused
+             *     * `STOPPED` - Stopped
+             *     * `FAILED` - Failed
+             *     * `RESTARTING` - Restarting
+             *     * `NOT_REPORTING` - Not reporting
+             */
+            state: components["schemas"]["ShownStateEnum"];
             worker_id: string | null;
             /** @description The Spark driver running the channel's query. */
             driver_id: string | null;
