@@ -67,7 +67,11 @@ function ChannelView({ name }: { name: string }) {
           <p className="small muted" data-testid="driver">
             {s?.driver_id ? (
               <>
-                {s.state === "STOPPED" || s.state === "FAILED" ? "Last ran in driver" : "Driver"}{" "}
+                {s.state === "NOT_REPORTING"
+                  ? "Last reported by driver"
+                  : s.state === "STOPPED" || s.state === "FAILED"
+                    ? "Last ran in driver"
+                    : "Driver"}{" "}
                 <a href={href({ page: "workers" })}>{s.driver_id}</a>
                 {s.worker_id ? ` on worker ${s.worker_id}` : ""}
               </>
