@@ -338,3 +338,12 @@ def test_deadline_is_stored_from_the_passes_clock_not_the_report():
     # The one stored date a reader compares with its clock is the console's own.
     seen = at(NOW)
     assert reporting.deadline(ConnectorState.RUNNING, seen, 2.5) == seen + timedelta(seconds=5)
+
+
+def test_the_cluster_view_judges_the_store_s_status_the_same_way(runtime, running, clock, api):
+    clock.now = NOW + 15
+    rows = api.get("/api/v1/cluster/").json()["channels"]
+    assert [(row["name"], row["state"]) for row in rows] == [("orders", "RUNNING")]
+    clock.now = NOW + 21  # the store still holds the same report: nobody refreshed it
+    rows = api.get("/api/v1/cluster/").json()["channels"]
+    assert [(row["name"], row["state"]) for row in rows] == [("orders", "NOT_REPORTING")]
