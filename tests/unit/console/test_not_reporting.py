@@ -15,7 +15,7 @@ from console import metrics, services
 from console.choices import ConnectorState, ShownState, TargetState
 from console.models import Channel, Connector
 from console.selectors import reporting
-from console.services import channel_health
+from console.services import channel_health, health
 from runtime_adapter.base import TaskStatus
 from runtime_adapter.states import State
 
@@ -347,3 +347,38 @@ def test_the_cluster_view_judges_the_store_s_status_the_same_way(runtime, runnin
     clock.now = NOW + 21  # the store still holds the same report: nobody refreshed it
     rows = api.get("/api/v1/cluster/").json()["channels"]
     assert [(row["name"], row["state"]) for row in rows] == [("orders", "NOT_REPORTING")]
+
+
+def test_health_of_a_silent_paused_channel_is_critical_with_its_reason():
+    silent = reporting.judge(
+        state=ConnectorState.PAUSED,
+        seen_at=at(NOW),
+        deadline_at=at(NOW + 10),
+        report_interval=5.0,
+        at=at(NOW + 90),
+    )
+    assessed = health.from_record(
+        state=ConnectorState.PAUSED,
+        target_state=TargetState.PAUSED,
+        stage_metrics=[],
+        dead_letters=0,
+        restarts=0,
+        state_changed_at=at(NOW - 3600),
+        lag=None,
+        reporting=silent,
+        now=NOW + 90,
+    )
+    assert (assessed.level, assessed.score) == ("critical", 40)
+    assert assessed.reasons == [
+        "Not reporting since 2023-11-14T22:13:20+00:00 (no status for 90 s; reports every 5 s): "
+        "its last state is unknown."
+    ]
+    assert assessed.last_success_at == at(NOW)
+
+
+def test_the_admin_shows_the_shown_state(runtime, running, clock, client, django_user_model):
+    admin = django_user_model.objects.create_superuser("root", password="pw-for-tests-1")
+    client.force_login(admin)
+    clock.now = NOW + 21
+    page = client.get("/admin/console/channel/").content.decode()
+    assert "NOT_REPORTING" in page
