@@ -370,6 +370,11 @@ class Connector(models.Model):
         "refreshing (console.selectors.reporting); null otherwise. Past it the connector is shown "
         "NOT_REPORTING.",
     )
+    silence_recorded = models.BooleanField(
+        default=False,
+        help_text="Whether the control loop last recorded the connector as NOT_REPORTING (a "
+        "lifecycle event each way); what readers show is judged afresh, not read from here.",
+    )
     restart_attempts = models.PositiveIntegerField(
         default=0,
         help_text=(

@@ -31,7 +31,9 @@ missed or repeated pass does no harm. A pass
    the reporter's clock, differs from the stored one: never compared with ours):
    ``status_seen_at``, its ``report_interval`` and the deadline the readers judge it by
    (:mod:`console.selectors.reporting`: past it the connector is shown NOT_REPORTING);
-   a report read again keeps its date, a status gone from the runtime keeps the deadline;
+   a report read again keeps its date, a status gone from the runtime keeps the deadline.
+   The pass records, once each way, that a connector turned NOT_REPORTING (from its stored
+   state, which stays the last observed) and that it reports again;
 4. applies each channel's restart policy (:mod:`console.services.restart_policy`): a FAILED
    connector whose policy allows it and whose backoff has passed is restarted (a new
    generation, state RESTARTING, reason ``automatic restart 2/5 after failure: <error
@@ -63,6 +65,7 @@ from django.db import transaction
 from console.choices import (
     HOSTED_TARGETS,
     ConnectorState,
+    ShownState,
     SubjectType,
     TargetState,
     WorkerService,
@@ -103,6 +106,7 @@ _CONNECTOR_FIELDS = [
     "status_seen_at",
     "report_interval",
     "status_deadline_at",
+    "silence_recorded",
 ]
 _WORKER_FIELDS = ["host", "pid", "started_at", "last_heartbeat", "state"]
 _TASK_FIELDS = [
@@ -188,7 +192,7 @@ class _Pass:
         self.placements = 0
         self.secrets: dict[int, list[str]] = {}
         self.reporting_changed: set[int] = set()
-        """Channels whose connector started or stopped reporting (by the pass's clock)."""
+        """Channels whose connector turned NOT_REPORTING or reports again (by this pass)."""
 
     def run(self) -> ReconcileReport:
         self.sync_workers(self.runtime.workers())
@@ -381,7 +385,6 @@ class _Pass:
     def observe(
         self, connector: Connector, status: ConnectorStatus | None, tasks: dict[int, Task]
     ) -> None:
-        was_reporting = reporting.of_connector(connector, at=self.at).reporting
         if status is not None and status.generation < connector.generation:
             status = None  # from a driver the connector has since replaced
         if (
@@ -432,10 +435,32 @@ class _Pass:
         # Else no trusted report and the state kept: its deadline stands, so a status that
         # vanished (or an old generation's, still there) turns NOT_REPORTING when it passes.
         self.set_connector_state(connector, state, reason)
-        if reporting.of_connector(connector, at=self.at).reporting != was_reporting:
-            self.reporting_changed.add(connector.channel_id)
+        self.note_silence(connector)
         if trusted and state == ConnectorState.STOPPED and cast(ConnectorStatus, status).finished:
             self.stop_finished(connector, reason)
+
+    def note_silence(self, connector: Connector) -> None:
+        """Record, once each, that the connector is NOT_REPORTING (as the readers judge it, at
+        this pass) and that it reports again (``silence_recorded`` remembers which was
+        recorded last). The readers never wait for this record: it is the timeline's."""
+        judged = reporting.of_connector(connector, at=self.at)
+        silent = not judged.reporting
+        if silent == connector.silence_recorded:
+            return
+        if silent:
+            self.connector_event(connector, ShownState.NOT_REPORTING, judged.reason)
+        else:
+            why = (
+                "reports again"
+                if connector.status_seen_at == self.at
+                else f"no report awaited any more ({connector.state} is the control loop's own)"
+            )
+            self.connector_event(
+                connector, connector.state, why, from_state=ShownState.NOT_REPORTING
+            )
+        connector.silence_recorded = silent
+        self.connector_changed(connector)
+        self.reporting_changed.add(connector.channel_id)
 
     def report_seen(
         self,
@@ -596,19 +621,22 @@ class _Pass:
             self.secrets[revision.pk] = plain_secret_values(revision.spec)
         return self.secrets[revision.pk]
 
-    def connector_event(self, connector: Connector, state: str, reason: str) -> None:
-        """Record a connector's move from its current state to ``state`` (not applied).
+    def connector_event(
+        self, connector: Connector, state: str, reason: str, *, from_state: str | None = None
+    ) -> None:
+        """Record a connector's move from its current state (or ``from_state``) to ``state``
+        (not applied).
 
         The reason (often a trace's error line) is masked with the revision's secrets."""
         reason = mask_known_secrets(reason, self.secrets_of(connector))
         with log_context(channel=connector.channel.name, connector=connector.runtime_id):
-            logger.info("connector %s → %s: %s", connector.state, state, reason)
+            logger.info("connector %s → %s: %s", from_state or connector.state, state, reason)
         self.events.append(
             lifecycle_event(
                 channel=connector.channel,
                 subject_type=SubjectType.CONNECTOR,
                 subject_id=connector.runtime_id,
-                from_state=connector.state,
+                from_state=connector.state if from_state is None else from_state,
                 to_state=state,
                 actor=RECONCILE_ACTOR,
                 reason=reason,

@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from console import metrics, services
 from console.choices import ConnectorState, ShownState, TargetState
-from console.models import Channel, Connector
+from console.models import Channel, Connector, LifecycleEvent
 from console.selectors import reporting
 from console.services import channel_health, health
 from runtime_adapter.base import TaskStatus
@@ -382,3 +382,31 @@ def test_the_admin_shows_the_shown_state(runtime, running, clock, client, django
     clock.now = NOW + 21
     page = client.get("/admin/console/channel/").content.decode()
     assert "NOT_REPORTING" in page
+
+
+def test_the_loop_records_each_way_once(runtime, running, clock):
+    def silences():
+        rows = LifecycleEvent.objects.filter(subject_id="orders").order_by("id")
+        return [
+            (e.from_state, e.to_state, e.reason)
+            for e in rows
+            if "NOT_REPORTING" in (e.from_state, e.to_state)
+        ]
+
+    reconcile(runtime, NOW + 15)
+    assert silences() == []
+    reconcile(runtime, NOW + 25)
+    reconcile(runtime, NOW + 35)
+    assert silences() == [
+        (
+            "RUNNING",
+            "NOT_REPORTING",
+            "not reporting since 2023-11-14T22:13:20+00:00 (no status for 25 s; reports every "
+            "10 s)",
+        )
+    ]
+    assert fresh().state == ConnectorState.RUNNING  # stored as last observed
+    report(runtime, updated_at=NOW + 40)
+    reconcile(runtime, NOW + 40)
+    reconcile(runtime, NOW + 41)
+    assert silences()[1:] == [("NOT_REPORTING", "RUNNING", "reports again")]
