@@ -32,6 +32,7 @@ from console.api.parsers import StrictJSONError, loads_strict
 from console.choices import (
     HOSTED_TARGETS,
     ConnectorState,
+    ShownState,
     TargetState,
     WorkerService,
     WorkerState,
@@ -46,6 +47,7 @@ from console.models import (
     Task,
     Worker,
 )
+from console.selectors import reporting
 from console.selectors.specs import normalize_spec, redact_spec
 from console.services import workers as worker_services
 from console.services.restart_policy import MODEL_FIELDS as POLICY_FIELDS
@@ -58,6 +60,7 @@ BADGE_COLOURS: dict[str, str] = {
     ConnectorState.FAILED: "#c62828",
     ConnectorState.RESTARTING: "#1565c0",
     ConnectorState.UNASSIGNED: "#6a1b9a",
+    ShownState.NOT_REPORTING: "#4a148c",
     WorkerState.ALIVE: "#2e7d32",
     WorkerState.DEAD: "#c62828",
     WorkerService.IN_SERVICE: "#2e7d32",
@@ -260,7 +263,7 @@ class ChannelAdmin(admin.ModelAdmin):
 
     @admin.display(description="state", ordering="connector__state")
     def state(self, channel: Channel) -> str:
-        return state_badge(channel.state)
+        return state_badge(reporting.shown_state(getattr(channel, "connector", None)))
 
     @admin.display(description="labels")
     def labels_text(self, channel: Channel) -> str:
@@ -473,7 +476,7 @@ class ConnectorAdmin(ReadOnlyAdmin):
 
     @admin.display(description="state", ordering="state")
     def state_badge(self, connector: Connector) -> str:
-        return state_badge(connector.state)
+        return state_badge(reporting.shown_state(connector))
 
 
 @admin.register(Task)

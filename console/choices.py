@@ -22,6 +22,21 @@ class ConnectorState(models.TextChoices):
     RESTARTING = "RESTARTING", "Restarting"
 
 
+class ShownState(models.TextChoices):
+    """A connector's state as the console shows it: the last observed one
+    (:class:`ConnectorState`), or NOT_REPORTING when that state is one its reporter promised
+    to keep refreshing and no new report was seen for twice its report interval, by the
+    console's clock (:mod:`console.selectors.reporting`). Never stored: judged when read."""
+
+    UNASSIGNED = "UNASSIGNED", "Unassigned"
+    RUNNING = "RUNNING", "Running"
+    PAUSED = "PAUSED", "Paused"
+    STOPPED = "STOPPED", "Stopped"
+    FAILED = "FAILED", "Failed"
+    RESTARTING = "RESTARTING", "Restarting"
+    NOT_REPORTING = "NOT_REPORTING", "Not reporting"
+
+
 class TargetState(models.TextChoices):
     """What a user asked a channel to be."""
 

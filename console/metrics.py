@@ -11,14 +11,22 @@ reads the same numbers, and several Celery workers add to them.
 
 Metrics (labels in braces):
 
-* ``sluice_channel_events_per_second{channel}`` — sum of its RUNNING tasks' rows/s;
+* ``sluice_channel_events_per_second{channel}`` — sum of its RUNNING tasks' rows/s (0 while
+  it is not reporting: the last rate is no longer known);
 * ``sluice_channel_lag{channel}`` — sum of its tasks' lag (records behind the source);
 * ``sluice_channel_dead_letters_total{channel}`` — events sent to the dead-letter target
   (or skipped) so far, across restarts;
 * ``sluice_channel_sink_retries_total{channel}`` — sink writes retried under a sink's
   ``retry`` policy so far, across restarts;
 * ``sluice_channel_state{channel,state}`` and ``sluice_channel_target_state{channel,state}``
-  — 1 for the current (observed / requested) state, 0 for the others;
+  — 1 for the current (shown / requested) state, 0 for the others; the shown state is
+  ``NOT_REPORTING`` for a connector whose reports stopped (:mod:`console.selectors.reporting`,
+  judged at the scrape by the console's clock), so ``sluice_channel_state{state="NOT_REPORTING"}
+  == 1`` is the alert;
+* ``sluice_channel_status_age_seconds{channel}`` — seconds since the console first read the
+  connector's latest status report (its own clock; no sample before a first report), and
+  ``sluice_channel_report_interval_seconds{channel}`` — how often that report promised to be
+  rewritten (0: no promise); an age past twice the interval is NOT_REPORTING;
 * ``sluice_task_lag{channel,task,topic,partition}``;
 * ``sluice_rule_matched_total{channel,rule}``, ``sluice_rule_delivered_total{channel,rule}``,
   ``sluice_rule_failed_total{channel,rule}`` — a bus's per-rule counts since its driver
@@ -48,6 +56,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, cast
 
 import redis
@@ -62,9 +71,10 @@ from prometheus_client.core import (
 from prometheus_client.utils import floatToGoString
 
 from console import locks
-from console.choices import ConnectorState, TargetState, WorkerService, WorkerState
+from console.choices import ConnectorState, ShownState, TargetState, WorkerService, WorkerState
 from console.metrics_history import history_metrics
 from console.models import Channel, Task, Worker
+from console.selectors import reporting
 from console.services import health, history
 
 logger = logging.getLogger(__name__)
@@ -180,8 +190,21 @@ class SluiceCollector:
         )
         state = GaugeMetricFamily(
             "sluice_channel_state",
-            "The channel's observed state: 1 for the current one, 0 for the others.",
+            "The channel's shown state (NOT_REPORTING when its reports stopped): 1 for the "
+            "current one, 0 for the others.",
             labels=["channel", "state"],
+        )
+        status_age = GaugeMetricFamily(
+            "sluice_channel_status_age_seconds",
+            "Seconds since the console first read the channel's latest status report (the "
+            "console's clock).",
+            labels=["channel"],
+        )
+        report_interval = GaugeMetricFamily(
+            "sluice_channel_report_interval_seconds",
+            "How often the channel's latest status report promised to be rewritten (seconds; "
+            "0: no promise). Not reporting once the status is older than twice this.",
+            labels=["channel"],
         )
         target = GaugeMetricFamily(
             "sluice_channel_target_state",
@@ -193,11 +216,23 @@ class SluiceCollector:
             "Records a task is behind its source partition.",
             labels=["channel", "task", "topic", "partition"],
         )
+        at = reporting.now()
+        channels = _channels()
+        silent = {
+            channel["name"]: reporting.of_row(channel, at=at)
+            for channel in channels
+            if channel["connector__state"] is not None
+        }
         rates: dict[str, float] = defaultdict(float)
         lags: dict[str, float] = defaultdict(float)
         for task in _tasks():
             channel = task["connector__channel__name"]
-            if task["state"] == ConnectorState.RUNNING and task["rows_per_second"] is not None:
+            known = channel not in silent or silent[channel].reporting
+            if (
+                known
+                and task["state"] == ConnectorState.RUNNING
+                and task["rows_per_second"] is not None
+            ):
                 rates[channel] += task["rows_per_second"]
             if task["lag"] is not None:
                 lags[channel] += task["lag"]
@@ -210,20 +245,25 @@ class SluiceCollector:
                     ],
                     task["lag"],
                 )
-        channels = _channels()
         for channel in channels:
             name = channel["name"]
             events.add_metric([name], rates[name])
             lag.add_metric([name], lags[name])
             dead_letters.add_metric([name], channel["connector__dead_letters"] or 0)
             retries.add_metric([name], channel["connector__sink_retries"] or 0)
-            observed = channel["connector__state"] or ConnectorState.STOPPED
-            _add_enum(state, [name], ConnectorState.values, observed)
+            judged = silent.get(name, reporting.REPORTING)
+            shown = reporting.shown(channel["connector__state"], judged)
+            _add_enum(state, [name], ShownState.values, shown)
             _add_enum(target, [name], TargetState.values, channel["target_state"])
+            seen_at = channel["connector__status_seen_at"]
+            if seen_at is not None:
+                status_age.add_metric([name], max(0.0, (at - seen_at).total_seconds()))
+                report_interval.add_metric([name], channel["connector__report_interval"] or 0.0)
         yield from (events, lag, dead_letters, retries, state, target, task_lag)
+        yield from (status_age, report_interval)
         yield from _rule_metrics(channels)
         yield from _redriven_metric(channels)
-        yield from _health_metrics(channels, lags)
+        yield from _health_metrics(channels, lags, silent, at)
         yield from history_metrics(channels)
 
     def worker_metrics(self) -> Iterator[Metric]:
@@ -308,6 +348,8 @@ def _channels() -> list[Mapping[str, Any]]:
             "connector__restart_attempts",
             "connector__state_changed_at",
             "connector__batch_seconds",
+            "connector__last_status_at",
+            *(f"connector__{name}" for name in reporting.ROW_FIELDS if name != "state"),
         )
     )
 
@@ -347,10 +389,15 @@ def _rule_metrics(channels: Iterable[Mapping[str, Any]]) -> Iterator[Metric]:
 
 
 def channel_health(
-    channel: Mapping[str, Any], lag: float | None, lag_before: float | None = None
+    channel: Mapping[str, Any],
+    lag: float | None,
+    lag_before: float | None = None,
+    judged: reporting.Reporting = reporting.REPORTING,
+    at: float | None = None,
 ) -> health.Health:
     """The health of one row of :func:`_channels` (``lag``: its tasks' summed lag;
-    ``lag_before``: the lag some minutes ago, from the history store)."""
+    ``lag_before``: the lag some minutes ago, from the history store; ``judged``: whether it
+    still reports, at ``at``)."""
     return health.from_record(
         state=channel["connector__state"],
         target_state=channel["target_state"],
@@ -358,13 +405,19 @@ def channel_health(
         dead_letters=channel["connector__dead_letters"],
         restarts=channel["connector__restart_attempts"],
         state_changed_at=channel["connector__state_changed_at"],
+        last_status_at=channel["connector__last_status_at"],
         lag=lag,
         lag_before=lag_before,
+        reporting=judged,
+        now=at,
     )
 
 
 def _health_metrics(
-    channels: Iterable[Mapping[str, Any]], lags: Mapping[str, float]
+    channels: Iterable[Mapping[str, Any]],
+    lags: Mapping[str, float],
+    judged: Mapping[str, reporting.Reporting],
+    at: datetime,
 ) -> Iterator[Metric]:
     """``sluice_channel_health_score{channel}`` (0..100) and
     ``sluice_channel_health_level{channel,level}`` (1 for the current level)."""
@@ -382,7 +435,13 @@ def _health_metrics(
     before = history.lags_before() if channels else {}
     for channel in channels:
         name = channel["name"]
-        assessed = channel_health(channel, lags.get(name), before.get(name))
+        assessed = channel_health(
+            channel,
+            lags.get(name),
+            before.get(name),
+            judged.get(name, reporting.REPORTING),
+            at.timestamp(),
+        )
         score.add_metric([name], assessed.score)
         _add_enum(level, [name], health.LEVELS, assessed.level)
     yield from (score, level)

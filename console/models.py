@@ -346,7 +346,35 @@ class Connector(models.Model):
         "(as the runtime last said); starting the channel runs it again.",
     )
     state_changed_at = models.DateTimeField(null=True, blank=True)
-    last_status_at = models.DateTimeField(null=True, blank=True)
+    last_status_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the runtime wrote its latest status report (the reporting host's clock: "
+        "shown, never compared with the console's).",
+    )
+    status_seen_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the control loop first read the latest status report (the console's "
+        "clock): the report's date as far as liveness is concerned.",
+    )
+    report_interval = models.FloatField(
+        default=0.0,
+        help_text="The latest report's promise: its reporter rewrites it at least this often "
+        "(seconds; 0: no promise).",
+    )
+    status_deadline_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="status_seen_at + 2 x report_interval while the state is one its reporter keeps "
+        "refreshing (console.selectors.reporting); null otherwise. Past it the connector is shown "
+        "NOT_REPORTING.",
+    )
+    silence_recorded = models.BooleanField(
+        default=False,
+        help_text="Whether the control loop last recorded the connector as NOT_REPORTING (a "
+        "lifecycle event each way); what readers show is judged afresh, not read from here.",
+    )
     restart_attempts = models.PositiveIntegerField(
         default=0,
         help_text=(

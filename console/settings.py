@@ -305,6 +305,7 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/api/v[0-9]+",
     "ENUM_NAME_OVERRIDES": {
         "ConnectorStateEnum": "console.choices.ConnectorState",
+        "ShownStateEnum": "console.choices.ShownState",
         "TargetStateEnum": "console.choices.TargetState",
         "WorkerStateEnum": "console.choices.WorkerState",
         "SubjectTypeEnum": "console.choices.SubjectType",

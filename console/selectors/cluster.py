@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from console.choices import WorkerService, WorkerState
+from console.choices import ShownState, WorkerService, WorkerState
 from console.models import Connector, Worker
 from console.runtime import get_runtime
+from console.selectors import reporting
 from console.services.errors import runtime_errors
 from runtime_adapter.base import DriverInfo, ExecutorInfo, SparkCluster, WorkerInfo
 
@@ -122,6 +123,14 @@ def _worker_view(
     )
 
 
+def _shown(stored: str, judged: reporting.Reporting) -> str:
+    """What the store says, unless the console has had no new report for too long (the same
+    judgement as the channel's state: the report read now may be the stale one)."""
+    if not judged.reporting and stored in reporting.REFRESHED_STATES:
+        return ShownState.NOT_REPORTING
+    return stored
+
+
 def workers():
     """The runtime workers as the control loop last recorded them, with their connectors."""
     return Worker.objects.prefetch_related("connectors")
@@ -137,8 +146,11 @@ def cluster_view() -> Cluster:
     runtime = get_runtime()
     now = time.time()
     connectors = list(
-        Connector.objects.select_related("channel").only("runtime_id", "channel__name")
+        Connector.objects.select_related("channel").only(
+            "runtime_id", "channel__name", *reporting.ROW_FIELDS
+        )
     )
+    at = reporting.now()
     with runtime_errors():
         infos = runtime.workers()
         driver_infos = runtime.drivers()
@@ -171,7 +183,7 @@ def cluster_view() -> Cluster:
             ChannelExecutors(
                 name=connector.channel.name,
                 connector_id=connector.runtime_id,
-                state=str(status.state),
+                state=_shown(str(status.state), reporting.of_connector(connector, at=at)),
                 worker_id=status.worker_id,
                 application_id=status.application_id,
                 executors=list(status.executors),

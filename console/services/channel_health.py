@@ -9,16 +9,22 @@ the pass (a FAILED channel is listed as critical a pass later) and, every
 lag trend, the counters); each lifecycle change (the single and the bulk services) refreshes
 its channels at once, so a channel just stopped or started is listed under its new level
 without waiting. Only the levels that changed are written.
+
+A connector not reporting (:mod:`console.selectors.reporting`) is critical here as well, as of
+the pass; between passes (or with none running: Redis or Celery down) the list judges it in
+SQL at read time (:mod:`console.api.channels.listing`), so the stored level never hides it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db.models import Sum
 
 from console.models import Channel, Task
+from console.selectors import reporting
 from console.services import health, history
 from console.services.bulk import update_rows
 
@@ -34,6 +40,7 @@ _FIELDS = (
     "connector__restart_attempts",
     "connector__state_changed_at",
     "connector__last_status_at",
+    *(f"connector__{name}" for name in reporting.ROW_FIELDS if name != "state"),
 )
 
 
@@ -89,6 +96,7 @@ def level_of(
 ) -> str:
     """The health level of one row of ``Channel.objects.values(*_FIELDS)``."""
     deployed = row["connector__id"] is not None
+    at = reporting.now() if now is None else datetime.fromtimestamp(now, tz=UTC)
     return health.from_record(
         state=row["connector__state"] if deployed else None,
         target_state=row["target_state"],
@@ -99,5 +107,6 @@ def level_of(
         last_status_at=row["connector__last_status_at"],
         lag=float(lag) if deployed and lag is not None else None,
         lag_before=lag_before,
-        now=now,
+        reporting=reporting.of_row(row, at=at) if deployed else reporting.REPORTING,
+        now=at.timestamp(),
     ).level

@@ -405,9 +405,16 @@ def restart_channel(
         connector.generation = generation
         connector.state = ConnectorState.RESTARTING
         connector.state_changed_at = timezone.now()
+        connector.status_deadline_at = None  # the console's state, not a report: no deadline
         connector.restart_attempts = 0
         connector.save(
-            update_fields=["generation", "state", "state_changed_at", "restart_attempts"]
+            update_fields=[
+                "generation",
+                "state",
+                "state_changed_at",
+                "status_deadline_at",
+                "restart_attempts",
+            ]
         )
         connector.tasks.update(state=ConnectorState.RESTARTING)
         _refresh_health(channel)

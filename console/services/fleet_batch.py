@@ -359,11 +359,14 @@ def restart(channels: Sequence[Channel], user: User | None) -> dict[str, Answer]
             connector.generation = generation
             connector.state = ConnectorState.RESTARTING
             connector.state_changed_at = batch.now
+            connector.status_deadline_at = None  # the console's state, not a report
             connector.restart_attempts = 0
         batch.save()
         restarted = [connector for _, connector in acting]
         update_rows(
-            Connector, restarted, ["generation", "state", "state_changed_at", "restart_attempts"]
+            Connector,
+            restarted,
+            ["generation", "state", "state_changed_at", "status_deadline_at", "restart_attempts"],
         )
         Task.objects.filter(connector__in=restarted).update(state=ConnectorState.RESTARTING)
         channel_health.refresh([channel.pk for channel, _ in acting])

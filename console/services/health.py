@@ -5,7 +5,9 @@
 and when it last ran healthy), so the rules are unit-tested without a runtime. Each rule
 that fires takes points off a score of 100 and adds one sentence to the explanation; the
 level is the worst one a rule gave (``ok`` < ``warning`` < ``critical``). A stopped channel
-the user asked to stop is ``idle`` (not unhealthy, sorted after the others).
+the user asked to stop is ``idle`` (not unhealthy, sorted after the others). A connector whose
+reports stopped (:mod:`console.selectors.reporting`, judged by the console's clock when read)
+is assessed as ``NOT_REPORTING``: critical, with since when and for how long.
 
 The lag trend needs a past value: the history store gives it (lag now against lag some
 minutes ago); without one the rule about a growing lag does not fire.
@@ -20,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from console.models import Channel
+from console.selectors import reporting as reporting_
 
 #: Levels from best to worst (``idle``: stopped on purpose, nothing to judge).
 LEVELS = ("idle", "ok", "warning", "critical")
@@ -42,7 +45,7 @@ class Signals:
     """What the health rules read of one channel."""
 
     state: str
-    """The observed state (``RUNNING``, ``FAILED``, ``STOPPED``, …)."""
+    """The state shown (``RUNNING``, ``FAILED``, ``STOPPED``, ``NOT_REPORTING``, …)."""
     target_state: str
     """The state the user asked for (``RUNNING``, ``STOPPED``, ``PAUSED``)."""
     events_in: int = 0
@@ -59,6 +62,8 @@ class Signals:
     seconds_since_success: float | None = None
     """Seconds since the channel was last seen RUNNING (``None``: unknown). Without the
     history store this is the time since the connector left its last state (a lower bound)."""
+    not_reporting: str = ""
+    """NOT_REPORTING: since when and for how long (:attr:`Reporting.reason`)."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +136,10 @@ def assess(signals: Signals) -> Health:
         level = _worse(level, at)
         reasons.append(text)
 
-    if s.state == "FAILED":
+    if s.state == "NOT_REPORTING":
+        why = s.not_reporting or "not reporting"
+        fire(60, "critical", f"{why[0].upper()}{why[1:]}: its last state is unknown.")
+    elif s.state == "FAILED":
         fire(60, "critical", "The channel FAILED.")
     elif s.target_state == "RUNNING" and s.state != "RUNNING":
         fire(20, "warning", f"Asked to run but {s.state or 'not placed'}.")
@@ -207,18 +215,23 @@ def from_record(
     lag: float | None,
     last_status_at: datetime | None = None,
     lag_before: float | None = None,
+    reporting: reporting_.Reporting = reporting_.REPORTING,
     now: float | None = None,
 ) -> Health:
     """The health from what reconcile recorded of a channel's connector (``state`` ``None``:
     never started). The dead letters count since the channel was first started while the
     stage counts restart with its driver, so the dead letters are capped at the events in.
     ``last_success_at``: the last status report of a RUNNING channel; otherwise when it left
-    its last state (an approximation until the history store gives the exact time)."""
+    its last state (an approximation until the history store gives the exact time).
+    ``reporting``: the connector's reporting as judged at ``now``; not reporting, it is
+    assessed as NOT_REPORTING, last seen running (at best) when its last report was read."""
     events_in, failed = signals_from_stages(stage_metrics)
-    observed = state or "STOPPED"
+    observed = reporting_.shown(state, reporting)
     since: float | None
     last_success: datetime | None
-    if observed == "RUNNING":
+    if not reporting.reporting:
+        since, last_success = reporting.silent_seconds, reporting.since
+    elif observed == "RUNNING":
         since, last_success = 0.0, last_status_at or state_changed_at
     elif state_changed_at is not None:
         since = max(0.0, (time.time() if now is None else now) - state_changed_at.timestamp())
@@ -236,13 +249,18 @@ def from_record(
             lag_before=lag_before,
             restarts=restarts or 0,
             seconds_since_success=since,
+            not_reporting=reporting.reason,
         )
     )
     return dataclasses.replace(assessed, last_success_at=last_success)
 
 
-def of_channel(channel: Channel, *, lag_before: float | None = None) -> Health:
-    """The health of a channel loaded with its connector and tasks (prefetch-friendly)."""
+def of_channel(
+    channel: Channel, *, lag_before: float | None = None, at: datetime | None = None
+) -> Health:
+    """The health of a channel loaded with its connector and tasks (prefetch-friendly), at
+    ``at`` (default: the console's clock now)."""
+    at = reporting_.now() if at is None else at
     connector = getattr(channel, "connector", None)  # RelatedObjectDoesNotExist: never started
     if connector is None:
         return from_record(
@@ -253,6 +271,7 @@ def of_channel(channel: Channel, *, lag_before: float | None = None) -> Health:
             restarts=0,
             state_changed_at=None,
             lag=None,
+            now=at.timestamp(),
         )
     lags = [task.lag for task in connector.tasks.all() if task.lag is not None]
     return from_record(
@@ -265,4 +284,6 @@ def of_channel(channel: Channel, *, lag_before: float | None = None) -> Health:
         last_status_at=connector.last_status_at,
         lag=float(sum(lags)) if lags else None,
         lag_before=lag_before,
+        reporting=reporting_.of_connector(connector, at=at),
+        now=at.timestamp(),
     )

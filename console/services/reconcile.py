@@ -26,15 +26,22 @@ missed or repeated pass does no harm. A pass
    for the state (a source topic waited for), which is then the recorded reason of the
    change. An available-now run that reached the end of its source (STOPPED, finished)
    while its channel's target is RUNNING sets that target to STOPPED, recorded as a
-   channel event with the runtime's reason ("available-now run finished: …");
+   channel event with the runtime's reason ("available-now run finished: …"). A trusted
+   report is dated by the pass, in the console's clock, when it is new (its ``updated_at``,
+   the reporter's clock, differs from the stored one: never compared with ours):
+   ``status_seen_at``, its ``report_interval`` and the deadline the readers judge it by
+   (:mod:`console.selectors.reporting`: past it the connector is shown NOT_REPORTING);
+   a report read again keeps its date, a status gone from the runtime keeps the deadline.
+   The pass records, once each way, that a connector turned NOT_REPORTING (from its stored
+   state, which stays the last observed) and that it reports again;
 4. applies each channel's restart policy (:mod:`console.services.restart_policy`): a FAILED
    connector whose policy allows it and whose backoff has passed is restarted (a new
    generation, state RESTARTING, reason ``automatic restart 2/5 after failure: <error
    line>``); when the attempts are used up that is recorded once, as the connector turns
    FAILED; a connector RUNNING for ``SLUICE_RESTART_RESET_SECONDS`` has its count reset;
-5. stores the health level of each channel whose connector changed state, and every few
-   seconds of every channel, where it changed (:mod:`console.services.channel_health`: the
-   fleet list filters and sorts by it).
+5. stores the health level of each channel whose connector changed state (or started or
+   stopped reporting), and every few seconds of every channel, where it changed
+   (:mod:`console.services.channel_health`: the fleet list filters and sorts by it).
 
 Every change of state and every placement is recorded as a :class:`LifecycleEvent`
 with actor ``system:reconcile`` and a reason (a new task whose state is its
@@ -58,6 +65,7 @@ from django.db import transaction
 from console.choices import (
     HOSTED_TARGETS,
     ConnectorState,
+    ShownState,
     SubjectType,
     TargetState,
     WorkerService,
@@ -65,6 +73,7 @@ from console.choices import (
 )
 from console.models import Channel, Connector, LifecycleEvent, Task, Worker
 from console.runtime import get_runtime
+from console.selectors import reporting
 from console.selectors.specs import mask_known_secrets, plain_secret_values, scrub
 from console.services import channel_health
 from console.services.bulk import update_rows
@@ -94,6 +103,10 @@ _CONNECTOR_FIELDS = [
     "batch_seconds",
     "state_changed_at",
     "last_status_at",
+    "status_seen_at",
+    "report_interval",
+    "status_deadline_at",
+    "silence_recorded",
 ]
 _WORKER_FIELDS = ["host", "pid", "started_at", "last_heartbeat", "state"]
 _TASK_FIELDS = [
@@ -178,6 +191,8 @@ class _Pass:
         self.gone_tasks: list[int] = []
         self.placements = 0
         self.secrets: dict[int, list[str]] = {}
+        self.reporting_changed: set[int] = set()
+        """Channels whose connector turned NOT_REPORTING or reports again (by this pass)."""
 
     def run(self) -> ReconcileReport:
         self.sync_workers(self.runtime.workers())
@@ -199,6 +214,7 @@ class _Pass:
         self.save()
         self.stop_finished_in_runtime()
         moved = {event.channel_id for event in self.events if event.channel_id is not None}
+        moved |= self.reporting_changed
         channel_health.refresh_after_pass(moved, now=self.now)
         return ReconcileReport(
             workers_alive=len(self.live),
@@ -390,10 +406,12 @@ class _Pass:
             if status.generation > connector.generation:
                 connector.generation = status.generation
                 self.new_generations[connector.pk] = connector
-            last_status_at = _timestamp(status.updated_at) or connector.last_status_at
+            stamp = _timestamp(status.updated_at)
+            last_status_at = stamp or connector.last_status_at
             self.update_connector(
                 connector,
                 {
+                    **self.report_seen(connector, state, status, stamp),
                     "trace": status.trace,
                     "driver_id": status.driver_id or "",
                     "status_reason": status.reason,
@@ -410,11 +428,61 @@ class _Pass:
         elif state in (ConnectorState.STOPPED, ConnectorState.UNASSIGNED):
             # No driver runs it (or none is believed to): neither its driver nor the
             # runtime's reason is shown; the connector's event says why.
-            self.update_connector(connector, {"driver_id": "", "status_reason": ""})
+            self.update_connector(
+                connector, {"driver_id": "", "status_reason": "", "status_deadline_at": None}
+            )
             self.park_tasks(connector, state, tasks)
+        # Else no trusted report and the state kept: its deadline stands, so a status that
+        # vanished (or an old generation's, still there) turns NOT_REPORTING when it passes.
         self.set_connector_state(connector, state, reason)
+        self.note_silence(connector)
         if trusted and state == ConnectorState.STOPPED and cast(ConnectorStatus, status).finished:
             self.stop_finished(connector, reason)
+
+    def note_silence(self, connector: Connector) -> None:
+        """Record, once each, that the connector is NOT_REPORTING (as the readers judge it, at
+        this pass) and that it reports again (``silence_recorded`` remembers which was
+        recorded last). The readers never wait for this record: it is the timeline's."""
+        judged = reporting.of_connector(connector, at=self.at)
+        silent = not judged.reporting
+        if silent == connector.silence_recorded:
+            return
+        if silent:
+            self.connector_event(connector, ShownState.NOT_REPORTING, judged.reason)
+        else:
+            why = (
+                "reports again"
+                if connector.status_seen_at == self.at
+                else f"no report awaited any more ({connector.state} is the control loop's own)"
+            )
+            self.connector_event(
+                connector, connector.state, why, from_state=ShownState.NOT_REPORTING
+            )
+        connector.silence_recorded = silent
+        self.connector_changed(connector)
+        self.reporting_changed.add(connector.channel_id)
+
+    def report_seen(
+        self,
+        connector: Connector,
+        state: str,
+        status: ConnectorStatus,
+        stamp: datetime | None,
+    ) -> dict[str, Any]:
+        """The liveness fields of a trusted report: a report is new when its ``updated_at``
+        (the reporter's clock, compared only with itself) differs from the stored one, and it
+        is then dated by the pass (the console's clock); a report read again keeps its date,
+        so one nobody refreshes runs out (:mod:`console.selectors.reporting`)."""
+        new = connector.status_seen_at is None or (
+            stamp is not None and stamp != connector.last_status_at
+        )
+        seen_at = self.at if new else connector.status_seen_at
+        interval = max(0.0, float(status.report_interval or 0.0))
+        return {
+            "status_seen_at": seen_at,
+            "report_interval": interval,
+            "status_deadline_at": reporting.deadline(state, seen_at, interval),
+        }
 
     def update_connector(self, connector: Connector, values: dict) -> None:
         """Apply ``values`` to the connector; it is written only when one of them differs."""
@@ -553,19 +621,22 @@ class _Pass:
             self.secrets[revision.pk] = plain_secret_values(revision.spec)
         return self.secrets[revision.pk]
 
-    def connector_event(self, connector: Connector, state: str, reason: str) -> None:
-        """Record a connector's move from its current state to ``state`` (not applied).
+    def connector_event(
+        self, connector: Connector, state: str, reason: str, *, from_state: str | None = None
+    ) -> None:
+        """Record a connector's move from its current state (or ``from_state``) to ``state``
+        (not applied).
 
         The reason (often a trace's error line) is masked with the revision's secrets."""
         reason = mask_known_secrets(reason, self.secrets_of(connector))
         with log_context(channel=connector.channel.name, connector=connector.runtime_id):
-            logger.info("connector %s → %s: %s", connector.state, state, reason)
+            logger.info("connector %s → %s: %s", from_state or connector.state, state, reason)
         self.events.append(
             lifecycle_event(
                 channel=connector.channel,
                 subject_type=SubjectType.CONNECTOR,
                 subject_id=connector.runtime_id,
-                from_state=connector.state,
+                from_state=connector.state if from_state is None else from_state,
                 to_state=state,
                 actor=RECONCILE_ACTOR,
                 reason=reason,

@@ -27,7 +27,7 @@ from console.api.channels.listing import ORDERINGS, FleetQuery, matching
 from console.api.exceptions import flatten_errors
 from console.api.parsers import StrictJSONParser
 from console.audit import client_address
-from console.choices import ConnectorState, TargetState
+from console.choices import ShownState, TargetState
 from console.services import fleet, health
 
 MAX_SEARCH = 200
@@ -52,13 +52,16 @@ class _Filter:
 FILTERS = (
     _Filter(
         "state",
-        "Observed state (repeatable: any of them); STOPPED includes never started.",
-        tuple(ConnectorState.choices),
+        "Shown state (repeatable: any of them); STOPPED includes never started, "
+        "NOT_REPORTING is a connector whose reports stopped (its last reported state no "
+        "longer matches).",
+        tuple(ShownState.choices),
     ),
     _Filter("target_state", "What the user asked for (repeatable).", tuple(TargetState.choices)),
     _Filter(
         "health",
-        "Health level as the control loop last stored it (repeatable).",
+        "Health level as the control loop last stored it, critical for a connector not "
+        "reporting (repeatable).",
         tuple((level, level) for level in health.LEVELS),
     ),
     _Filter("worker", "Id of the runtime worker the channel is placed on (repeatable)."),

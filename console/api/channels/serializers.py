@@ -4,6 +4,7 @@ events and live output. Writes go through :mod:`console.services`, never ``save(
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -13,9 +14,15 @@ from rest_framework import serializers
 from console import labels as channel_labels
 from console.api.exceptions import spec_error_paths
 from console.api.ingest.serializers import IngestTokenField
-from console.choices import ConnectorState, RestartPolicyType, SubjectType, TargetState
+from console.choices import (
+    ConnectorState,
+    RestartPolicyType,
+    ShownState,
+    SubjectType,
+    TargetState,
+)
 from console.models import Channel, LifecycleEvent, Revision, Task
-from console.selectors import specs
+from console.selectors import reporting, specs
 from console.selectors.specs import SECRET_CHANGED_MARKER, SECRET_MARKER
 from console.services import InvalidSpec, health, history
 from console.services.restart_policy import RestartPolicy
@@ -64,6 +71,40 @@ def has_drift(channel: Channel) -> bool:
     if connector is None or connector.revision is None:
         return False
     return connector.revision.number != latest_revision_number(channel)
+
+
+def reporting_at(serializer: serializers.Field) -> datetime:
+    """The instant a response judges reporting at: the view's (``reporting_at`` in the
+    context, the one its filters used), else the clock once per response."""
+    context = serializer.context
+    at = context.get("reporting_at")
+    if at is None:
+        at = reporting.now()
+        if isinstance(context, dict):  # the root's own context: shared by the whole response
+            context["reporting_at"] = at
+    return at
+
+
+STATE_HELP = (
+    "The state as shown: the connector's last observed state (STOPPED when never started), "
+    "or NOT_REPORTING once a state its reporter keeps refreshing (RUNNING, PAUSED, "
+    "RESTARTING, UNASSIGNED on a worker) has had no new report for twice its report interval, "
+    "by the console's clock; status.reported_state keeps the last one, "
+    "status.not_reporting_since says since when."
+)
+
+
+class ShownStateField(serializers.ChoiceField):
+    """A channel's shown state (:func:`console.selectors.reporting.shown_state`), judged when
+    read."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", STATE_HELP)
+        super().__init__(choices=ShownState.choices, read_only=True, **kwargs)
+
+    def get_attribute(self, instance: Channel) -> str:
+        connector = getattr(instance, "connector", None)
+        return reporting.shown_state(connector, at=reporting_at(self))
 
 
 _DEFAULT_POLICY = RestartPolicy()
@@ -159,11 +200,7 @@ class ChannelSerializer(serializers.ModelSerializer):
             "pause and resume."
         ),
     )
-    state = serializers.ChoiceField(
-        choices=ConnectorState.choices,
-        read_only=True,
-        help_text="Observed state of the channel's connector (STOPPED when never started).",
-    )
+    state = ShownStateField()
     restart_policy = RestartPolicySerializer(
         required=False,
         help_text=(
@@ -315,6 +352,12 @@ class RestartAnswerSerializer(serializers.Serializer):
 
 class TaskSerializer(serializers.ModelSerializer):
     id = serializers.IntegerField(source="task_id")
+    state = serializers.ChoiceField(
+        choices=ShownState.choices,
+        read_only=True,
+        help_text="As last reported; NOT_REPORTING (in place of a state its reporter keeps "
+        "refreshing) while its connector is.",
+    )
 
     class Meta:
         model = Task
@@ -428,15 +471,43 @@ class ChannelHealthSerializer(serializers.Serializer):
     """One item of ``GET /health/``."""
 
     name = serializers.CharField()
-    state = serializers.CharField()
+    state = serializers.ChoiceField(choices=ShownState.choices, help_text=STATE_HELP)
     target_state = serializers.CharField()
     health = HealthSerializer()
 
 
 class ChannelStatusSerializer(serializers.ModelSerializer):
-    """The channel's connector and tasks as reconcile last recorded them."""
+    """The channel's connector and tasks as reconcile last recorded them, with whether the
+    connector still reports judged when read (:mod:`console.selectors.reporting`)."""
 
-    state = serializers.ChoiceField(choices=ConnectorState.choices, read_only=True)
+    state = ShownStateField()
+    reported_state = serializers.SerializerMethodField(
+        help_text=(
+            "The connector's last observed state (its last report, or the control loop's "
+            "decision; STOPPED when never started), kept as it was while state is "
+            "NOT_REPORTING."
+        )
+    )
+    not_reporting_since = serializers.SerializerMethodField(
+        help_text=(
+            "state NOT_REPORTING: when the console first read the connector's last report (its "
+            "own clock); null while it reports."
+        )
+    )
+    status_seen_at = serializers.DateTimeField(
+        source="connector.status_seen_at",
+        allow_null=True,
+        help_text=(
+            "When the control loop first read the latest status report, by the console's "
+            "clock (last_status_at is the reporting host's clock: shown, never compared)."
+        ),
+    )
+    report_interval = serializers.SerializerMethodField(
+        help_text=(
+            "The latest report's promise: its reporter rewrites it at least this often "
+            "(seconds); null when it made none (a final state)."
+        )
+    )
     worker_id = serializers.CharField(source="connector.worker_id", allow_null=True)
     driver_id = serializers.SerializerMethodField(
         help_text=(
@@ -505,6 +576,8 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
         fields = [
             "name",
             "state",
+            "reported_state",
+            "not_reporting_since",
             "target_state",
             "worker_id",
             "driver_id",
@@ -517,6 +590,8 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
             "restart_attempts",
             "state_changed_at",
             "last_status_at",
+            "status_seen_at",
+            "report_interval",
             "dead_letters",
             "tasks",
             "stages",
@@ -528,8 +603,25 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
     @extend_schema_field(HealthSerializer)
     def get_health(self, channel: Channel) -> dict[str, Any]:
         return health.of_channel(
-            channel, lag_before=history.lags_before().get(channel.name)
+            channel, lag_before=history.lags_before().get(channel.name), at=reporting_at(self)
         ).as_dict()
+
+    def _reporting(self, channel: Channel) -> reporting.Reporting:
+        return reporting.of_connector(getattr(channel, "connector", None), at=reporting_at(self))
+
+    @extend_schema_field(serializers.ChoiceField(choices=ConnectorState.choices))
+    def get_reported_state(self, channel: Channel) -> str:
+        return channel.state
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_not_reporting_since(self, channel: Channel) -> str | None:
+        since = self._reporting(channel).since
+        return serializers.DateTimeField().to_representation(since) if since else None
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_report_interval(self, channel: Channel) -> float | None:
+        connector = getattr(channel, "connector", None)
+        return (connector.report_interval or None) if connector is not None else None
 
     def _child(self, key: str, serializer_class: type[serializers.Serializer]) -> Any:
         """One serializer of ``serializer_class`` per list (its fields are built once, not
@@ -562,7 +654,12 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
             return []
         tasks = sorted(connector.tasks.all(), key=lambda task: task.task_id)  # prefetch-friendly
         child = self._child("tasks", TaskSerializer)
-        return [child.to_representation(task) for task in tasks]
+        rows = [child.to_representation(task) for task in tasks]
+        if not self._reporting(channel).reporting:  # their report is the connector's
+            for row in rows:
+                if row["state"] in reporting.REFRESHED_STATES:
+                    row["state"] = ShownState.NOT_REPORTING
+        return rows
 
     @extend_schema_field(StageCountsSerializer(many=True))
     def get_stages(self, channel: Channel) -> list[dict[str, Any]]:

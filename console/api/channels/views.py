@@ -9,6 +9,7 @@ Channels are addressed by name. Reads go through :mod:`console.selectors`, chang
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import cast
 
 from django.contrib.auth.models import User
@@ -61,6 +62,7 @@ from console.api.responses import (
 )
 from console.models import Channel
 from console.selectors import channels as selectors
+from console.selectors import reporting
 from console.selectors.specs import SECRET_CHANGED_MARKER
 from console.services.channels import UNCHANGED
 
@@ -138,13 +140,15 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         expand = request.query_params.get("expand", "")
         if expand not in ("", "status"):
             raise ValidationError({"expand": ["The only expansion is 'status'."]})
-        query = fleet_query(request.query_params)
+        # One instant for the filters, the sorting and the rows' reporting (states, health).
+        query = replace(fleet_query(request.query_params), at=reporting.now())
         with_status = expand == "status"
         serializer_class = ChannelWithStatusSerializer if with_status else ChannelSerializer
         # The page's ids first (sorted and counted on narrow rows), then those channels in full.
         ids = self.paginate_queryset(listing.ordered_ids(query, status=with_status))
         page = listing.page_of(ids or [], status=with_status)
-        data = serializer_class(page, many=True, context=self.get_serializer_context()).data
+        context = {**self.get_serializer_context(), "reporting_at": query.at}
+        data = serializer_class(page, many=True, context=context).data
         return self.get_paginated_response(data)
 
     def create(self, request: Request) -> Response:

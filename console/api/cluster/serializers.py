@@ -7,7 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from console.choices import ConnectorState, WorkerService, WorkerState
+from console.choices import ShownState, WorkerService, WorkerState
 from console.models import Worker
 
 SERVICE_HELP = (
@@ -204,7 +204,11 @@ class ExecutorSerializer(serializers.Serializer):
 class ClusterChannelSerializer(serializers.Serializer):
     name = serializers.CharField()
     connector_id = serializers.CharField()
-    state = serializers.ChoiceField(choices=ConnectorState.choices)
+    state = serializers.ChoiceField(
+        choices=ShownState.choices,
+        help_text="As the runtime's store says; NOT_REPORTING when the console has had no new "
+        "report of it for twice its report interval (the channel's own state says the same).",
+    )
     worker_id = serializers.CharField(allow_null=True)
     driver_id = serializers.CharField(
         allow_null=True, help_text="The Spark driver running the channel's query."

@@ -1,6 +1,13 @@
 """Kafka Connect's REST API over channels, under ``/connect/`` (docs/connect-rest.md).
 
-A channel is a connector, its tasks the connector's tasks; states are already Connect's.
+A channel is a connector, its tasks the connector's tasks; states are already Connect's but
+one: a connector whose reports stopped (NOT_REPORTING in the console's API,
+:mod:`console.selectors.reporting`) reads ``UNASSIGNED`` here, connector and tasks, with a
+``trace`` saying "not reporting since …". Connect clients know only Connect's states, and
+UNASSIGNED is what Connect itself shows when the worker that ran a connector is gone from its
+group: not running as far as anyone can tell, not known to have failed. FAILED would be a
+claim we cannot make (and invites a client's automatic restart of a query that may well be
+running); RUNNING is the lie this state exists to avoid.
 Shapes and codes are Connect's, errors ``{"error_code": N, "message": "…"}``. Reads go
 through :mod:`console.selectors`, changes through :mod:`console.services` (which audit and
 record lifecycle events), behind the same authentication and roles as ``/api/v1/``; Connect
@@ -31,8 +38,10 @@ from console import permissions, services
 from console.api.channels.serializers import ChannelSerializer
 from console.api.exceptions import exception_handler as console_exception_handler
 from console.api.exceptions import flatten_errors
+from console.choices import ConnectorState
 from console.models import Channel
 from console.selectors import channels as selectors
+from console.selectors import reporting
 from console.selectors.specs import redact_spec
 from console.services.channels import UNCHANGED
 from runtime_adapter.base import SourceOffset
@@ -148,21 +157,31 @@ def _worker(channel: Channel) -> str:
 
 def connector_status(channel: Channel) -> dict[str, Any]:
     connector = getattr(channel, "connector", None)
+    silence = reporting.of_connector(connector)
     conn: dict[str, Any] = {"state": channel.state, "worker_id": _worker(channel)}
-    if connector is not None and connector.trace and channel.state == "FAILED":
+    if not silence.reporting:
+        conn = {**conn, "state": ConnectorState.UNASSIGNED.value, "trace": silence.reason}
+    elif connector is not None and connector.trace and channel.state == "FAILED":
         conn["trace"] = connector.trace
     return {
         "name": channel.name,
         "connector": conn,
-        "tasks": [task_status(channel, task) for task in _tasks(channel)],
+        "tasks": [task_status(channel, task, silence) for task in _tasks(channel)],
         "type": _type(_spec(channel)),
     }
 
 
-def task_status(channel: Channel, task: Any) -> dict[str, Any]:
-    body = {"id": task.task_id, "state": task.state, "worker_id": task.worker_id or ""}
+def task_status(
+    channel: Channel, task: Any, silence: reporting.Reporting | None = None
+) -> dict[str, Any]:
+    """A task's status; its connector's ``silence`` (judged once for all its tasks) makes a
+    state its reporter keeps refreshing UNASSIGNED, with the reason as its trace."""
     connector = getattr(channel, "connector", None)
-    if task.state == "FAILED" and connector is not None and connector.trace:
+    silence = reporting.of_connector(connector) if silence is None else silence
+    body = {"id": task.task_id, "state": task.state, "worker_id": task.worker_id or ""}
+    if not silence.reporting and task.state in reporting.REFRESHED_STATES:
+        body.update(state=ConnectorState.UNASSIGNED.value, trace=silence.reason)
+    elif task.state == "FAILED" and connector is not None and connector.trace:
         body["trace"] = connector.trace
     return body
 

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from console import permissions
 from console.api.channels.serializers import ChannelHealthSerializer
 from console.api.responses import QUERY_ERRORS
+from console.selectors import reporting
 from console.selectors.channels import channels_with_status
 from console.services import health, history
 
@@ -55,15 +56,16 @@ class HealthView(views.APIView):
             raise ValidationError({"ordering": [f"One of: {', '.join(ORDERINGS)}."]})
         rows: list[tuple[health.Health, dict[str, Any]]] = []
         before = history.lags_before()  # the lag trend: one query for the fleet, cached
+        at = reporting.now()  # one instant for every channel's reporting
         for channel in channels_with_status():
             connector = getattr(channel, "connector", None)
-            assessed = health.of_channel(channel, lag_before=before.get(channel.name))
+            assessed = health.of_channel(channel, lag_before=before.get(channel.name), at=at)
             rows.append(
                 (
                     assessed,
                     {
                         "name": channel.name,
-                        "state": (connector.state if connector is not None else "STOPPED"),
+                        "state": reporting.shown_state(connector, at=at),
                         "target_state": channel.target_state,
                         "health": assessed.as_dict(),
                     },

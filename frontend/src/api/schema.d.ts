@@ -1025,11 +1025,11 @@ export interface components {
         BulkFilterRequest: {
             /** @description Channels whose name or description contains this text (any case). */
             search?: string;
-            /** @description Observed state (repeatable: any of them); STOPPED includes never started. */
-            state?: components["schemas"]["ConnectorStateEnum"][];
+            /** @description Shown state (repeatable: any of them); STOPPED includes never started, NOT_REPORTING is a connector whose reports stopped (its last reported state no longer matches). */
+            state?: components["schemas"]["ShownStateEnum"][];
             /** @description What the user asked for (repeatable). */
             target_state?: components["schemas"]["TargetStateEnum"][];
-            /** @description Health level as the control loop last stored it (repeatable). */
+            /** @description Health level as the control loop last stored it, critical for a connector not reporting (repeatable). */
             health?: components["schemas"]["LevelEnum"][];
             /** @description Id of the runtime worker the channel is placed on (repeatable). */
             worker?: string[];
@@ -1086,7 +1086,7 @@ export interface components {
              */
             target_state?: components["schemas"]["TargetStateEnum"];
             /**
-             * @description Observed state of the channel's connector (STOPPED when never started).
+             * @description The state as shown: the connector's last observed state (STOPPED when never started), or NOT_REPORTING once a state its reporter keeps refreshing (RUNNING, PAUSED, RESTARTING, UNASSIGNED on a worker) has had no new report for twice its report interval, by the console's clock; status.reported_state keeps the last one, status.not_reporting_since says since when.
              *
              *     * `UNASSIGNED` - Unassigned
              *     * `RUNNING` - Running
@@ -1094,8 +1094,9 @@ export interface components {
              *     * `STOPPED` - Stopped
              *     * `FAILED` - Failed
              *     * `RESTARTING` - Restarting
+             *     * `NOT_REPORTING` - Not reporting
              */
-            readonly state: components["schemas"]["ConnectorStateEnum"];
+            readonly state: components["schemas"]["ShownStateEnum"];
             /** @description Number of the latest saved revision. */
             readonly revision: number | null;
             /** @description Number of the revision the connector runs (null when never started). */
@@ -1143,7 +1144,18 @@ export interface components {
         /** @description One item of ``GET /health/``. */
         ChannelHealth: {
             name: string;
-            state: string;
+            /**
+             * @description The state as shown: the connector's last observed state (STOPPED when never started), or NOT_REPORTING once a state its reporter keeps refreshing (RUNNING, PAUSED, RESTARTING, UNASSIGNED on a worker) has had no new report for twice its report interval, by the console's clock; status.reported_state keeps the last one, status.not_reporting_since says since when.
+             *
+             *     * `UNASSIGNED` - Unassigned
+             *     * `RUNNING` - Running
+             *     * `PAUSED` - Paused
+             *     * `STOPPED` - Stopped
+             *     * `FAILED` - Failed
+             *     * `RESTARTING` - Restarting
+             *     * `NOT_REPORTING` - Not reporting
+             */
+            state: components["schemas"]["ShownStateEnum"];
             target_state: string;
             health: components["schemas"]["Health"];
         };
@@ -1169,7 +1181,7 @@ export interface components {
              */
             target_state?: components["schemas"]["TargetStateEnum"];
             /**
-             * @description Observed state of the channel's connector (STOPPED when never started).
+             * @description The state as shown: the connector's last observed state (STOPPED when never started), or NOT_REPORTING once a state its reporter keeps refreshing (RUNNING, PAUSED, RESTARTING, UNASSIGNED on a worker) has had no new report for twice its report interval, by the console's clock; status.reported_state keeps the last one, status.not_reporting_since says since when.
              *
              *     * `UNASSIGNED` - Unassigned
              *     * `RUNNING` - Running
@@ -1177,8 +1189,9 @@ export interface components {
              *     * `STOPPED` - Stopped
              *     * `FAILED` - Failed
              *     * `RESTARTING` - Restarting
+             *     * `NOT_REPORTING` - Not reporting
              */
-            readonly state: components["schemas"]["ConnectorStateEnum"];
+            readonly state: components["schemas"]["ShownStateEnum"];
             /** @description Number of the latest saved revision. */
             readonly revision: number | null;
             /** @description Number of the revision the connector runs (null when never started). */
@@ -1290,10 +1303,31 @@ export interface components {
          * @enum {string}
          */
         ChannelRunStateEnum: "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
-        /** @description The channel's connector and tasks as reconcile last recorded them. */
+        /**
+         * @description The channel's connector and tasks as reconcile last recorded them, with whether the
+         *     connector still reports judged when read (:mod:`console.selectors.reporting`).
+         */
         ChannelStatus: {
             readonly name: string;
-            readonly state: components["schemas"]["ConnectorStateEnum"];
+            /**
+             * @description The state as shown: the connector's last observed state (STOPPED when never started), or NOT_REPORTING once a state its reporter keeps refreshing (RUNNING, PAUSED, RESTARTING, UNASSIGNED on a worker) has had no new report for twice its report interval, by the console's clock; status.reported_state keeps the last one, status.not_reporting_since says since when.
+             *
+             *     * `UNASSIGNED` - Unassigned
+             *     * `RUNNING` - Running
+             *     * `PAUSED` - Paused
+             *     * `STOPPED` - Stopped
+             *     * `FAILED` - Failed
+             *     * `RESTARTING` - Restarting
+             *     * `NOT_REPORTING` - Not reporting
+             */
+            readonly state: components["schemas"]["ShownStateEnum"];
+            /** @description The connector's last observed state (its last report, or the control loop's decision; STOPPED when never started), kept as it was while state is NOT_REPORTING. */
+            readonly reported_state: components["schemas"]["ConnectorStateEnum"];
+            /**
+             * Format: date-time
+             * @description state NOT_REPORTING: when the console first read the connector's last report (its own clock); null while it reports.
+             */
+            readonly not_reporting_since: string | null;
             readonly target_state: components["schemas"]["TargetStateEnum"];
             worker_id: string | null;
             /** @description The Spark driver running the channel's query, as the runtime last reported (a shared driver hosts many channels; see GET /cluster/); null when none. */
@@ -1314,6 +1348,16 @@ export interface components {
             state_changed_at: string | null;
             /** Format: date-time */
             last_status_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the control loop first read the latest status report, by the console's clock (last_status_at is the reporting host's clock: shown, never compared).
+             */
+            status_seen_at: string | null;
+            /**
+             * Format: double
+             * @description The latest report's promise: its reporter rewrites it at least this often (seconds); null when it made none (a final state).
+             */
+            readonly report_interval: number | null;
             /** @description Events that failed a stage under errors.tolerance 'all' and went to the dead-letter target (or were skipped), since the channel was first started. */
             dead_letters: number | null;
             readonly tasks: components["schemas"]["Task"][];
@@ -1333,7 +1377,18 @@ export interface components {
         ClusterChannel: {
             name: string;
             connector_id: string;
-            state: components["schemas"]["ConnectorStateEnum"];
+            /**
+             * @description As the runtime's store says; NOT_REPORTING when the console has had no new report of it for twice its report interval (the channel's own state says the same).
+             *
+             *     * `UNASSIGNED` - Unassigned
+             *     * `RUNNING` - Running
+             *     * `PAUSED` - Paused
+             *     * `STOPPED` - Stopped
+             *     * `FAILED` - Failed
+             *     * `RESTARTING` - Restarting
+             *     * `NOT_REPORTING` - Not reporting
+             */
+            state: components["schemas"]["ShownStateEnum"];
             worker_id: string | null;
             /** @description The Spark driver running the channel's query. */
             driver_id: string | null;
@@ -1408,15 +1463,7 @@ export interface components {
             /** @description Its Spark drivers, each with the channels it hosts. */
             drivers: components["schemas"]["ClusterDriver"][];
         };
-        /**
-         * @description * `UNASSIGNED` - Unassigned
-         *     * `RUNNING` - Running
-         *     * `PAUSED` - Paused
-         *     * `STOPPED` - Stopped
-         *     * `FAILED` - Failed
-         *     * `RESTARTING` - Restarting
-         * @enum {string}
-         */
+        /** @enum {string} */
         ConnectorStateEnum: "UNASSIGNED" | "RUNNING" | "PAUSED" | "STOPPED" | "FAILED" | "RESTARTING";
         /** @description A dead letter in full: the error, the original record and the event. */
         DeadLetter: {
@@ -2288,6 +2335,17 @@ export interface components {
          * @enum {string}
          */
         ServiceEnum: "IN_SERVICE" | "DRAINING" | "DRAINED";
+        /**
+         * @description * `UNASSIGNED` - Unassigned
+         *     * `RUNNING` - Running
+         *     * `PAUSED` - Paused
+         *     * `STOPPED` - Stopped
+         *     * `FAILED` - Failed
+         *     * `RESTARTING` - Restarting
+         *     * `NOT_REPORTING` - Not reporting
+         * @enum {string}
+         */
+        ShownStateEnum: "UNASSIGNED" | "RUNNING" | "PAUSED" | "STOPPED" | "FAILED" | "RESTARTING" | "NOT_REPORTING";
         /** @description One source partition and where the channel resumes reading it. */
         SourceOffset: {
             partition: components["schemas"]["OffsetPartition"];
@@ -2479,7 +2537,18 @@ export interface components {
         TargetStateEnum: "RUNNING" | "PAUSED" | "STOPPED";
         Task: {
             id: number;
-            state?: components["schemas"]["ConnectorStateEnum"];
+            /**
+             * @description As last reported; NOT_REPORTING (in place of a state its reporter keeps refreshing) while its connector is.
+             *
+             *     * `UNASSIGNED` - Unassigned
+             *     * `RUNNING` - Running
+             *     * `PAUSED` - Paused
+             *     * `STOPPED` - Stopped
+             *     * `FAILED` - Failed
+             *     * `RESTARTING` - Restarting
+             *     * `NOT_REPORTING` - Not reporting
+             */
+            readonly state: components["schemas"]["ShownStateEnum"];
             worker_id?: string | null;
             topic?: string | null;
             /** Format: int64 */
@@ -2624,7 +2693,7 @@ export interface operations {
             query?: {
                 /** @description `status`: include each channel's status, failures first. */
                 expand?: "status";
-                /** @description Health level as the control loop last stored it (repeatable). */
+                /** @description Health level as the control loop last stored it, critical for a connector not reporting (repeatable). */
                 health?: ("critical" | "idle" | "ok" | "warning")[];
                 /** @description `key=value` (the label has this value) or `key` (the label is set); repeatable: every one must match. */
                 label?: string[];
@@ -2636,8 +2705,8 @@ export interface operations {
                 ordering?: string;
                 /** @description Channels whose name or description contains this text (any case). */
                 search?: string;
-                /** @description Observed state (repeatable: any of them); STOPPED includes never started. */
-                state?: ("FAILED" | "PAUSED" | "RESTARTING" | "RUNNING" | "STOPPED" | "UNASSIGNED")[];
+                /** @description Shown state (repeatable: any of them); STOPPED includes never started, NOT_REPORTING is a connector whose reports stopped (its last reported state no longer matches). */
+                state?: ("FAILED" | "NOT_REPORTING" | "PAUSED" | "RESTARTING" | "RUNNING" | "STOPPED" | "UNASSIGNED")[];
                 /** @description What the user asked for (repeatable). */
                 target_state?: ("PAUSED" | "RUNNING" | "STOPPED")[];
                 /** @description Id of the runtime worker the channel is placed on (repeatable). */

@@ -76,6 +76,8 @@ type WithSpec<T extends { spec: unknown }> = Omit<T, "spec"> & { spec: ChannelSp
 
 export type Plugin = Schemas["Plugin"];
 export type ConnectorState = Schemas["ConnectorStateEnum"];
+/** The state as shown: the last observed one, or NOT_REPORTING once its reports stopped. */
+export type ShownState = Schemas["ShownStateEnum"];
 export type TargetState = Schemas["TargetStateEnum"];
 
 /**

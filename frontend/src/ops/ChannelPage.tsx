@@ -6,7 +6,14 @@ import { StateBadge } from "../ui/StateBadge";
 import { ago, fmtNumber, fmtTime, totalLag } from "../ui/format";
 import { ActionButtons } from "./ActionButtons";
 import { ChannelNotFound } from "./ChannelNotFound";
-import { lastRanRevision, lifecycleLine, liveEventsPerSecond, noTasksText, runningRevision } from "./channelView";
+import {
+  lastRanRevision,
+  lifecycleLine,
+  liveEventsPerSecond,
+  noTasksText,
+  notReportingText,
+  runningRevision,
+} from "./channelView";
 import { DeadLettersPanel } from "./DeadLettersPanel";
 import { DiscoveryPanel } from "./DiscoveryPanel";
 import { DeleteChannelButton } from "./DeleteChannelButton";
@@ -45,8 +52,13 @@ function ChannelView({ name }: { name: string }) {
             <a href={href({ page: "channels" })}>Channels</a> /
           </p>
           <h1>
-            {name} <StateBadge state={s?.state ?? channel.data?.state} />
+            {name} <StateBadge state={s?.state ?? channel.data?.state} title={notReportingText(s)} />
           </h1>
+          {s?.state === "NOT_REPORTING" && (
+            <p className="state-reason not-reporting" role="status" data-testid="not-reporting">
+              {notReportingText(s)}
+            </p>
+          )}
           {s?.reason && (
             <p className="state-reason" role="status" data-testid="state-reason">
               {s.reason}
@@ -55,7 +67,11 @@ function ChannelView({ name }: { name: string }) {
           <p className="small muted" data-testid="driver">
             {s?.driver_id ? (
               <>
-                {s.state === "STOPPED" || s.state === "FAILED" ? "Last ran in driver" : "Driver"}{" "}
+                {s.state === "NOT_REPORTING"
+                  ? "Last reported by driver"
+                  : s.state === "STOPPED" || s.state === "FAILED"
+                    ? "Last ran in driver"
+                    : "Driver"}{" "}
                 <a href={href({ page: "workers" })}>{s.driver_id}</a>
                 {s.worker_id ? ` on worker ${s.worker_id}` : ""}
               </>
@@ -98,7 +114,7 @@ function ChannelView({ name }: { name: string }) {
           value={`${s?.revision ?? "—"} / ${s?.latest_revision ?? "—"}${s?.drift ? " (drift)" : ""}`}
         />
         <Card label="Generation" value={fmtNumber(s?.generation)} />
-        <Card label="Last status" value={ago(s?.last_status_at)} />
+        <Card label="Last status" value={ago(s?.status_seen_at ?? s?.last_status_at)} />
       </div>
 
       <section className="panel" aria-label="Pipeline">
@@ -140,7 +156,7 @@ function ChannelView({ name }: { name: string }) {
               <tr key={task.id}>
                 <td>{task.id}</td>
                 <td>
-                  <StateBadge state={task.state} />
+                  <StateBadge state={task.state} title={notReportingText(s)} />
                 </td>
                 <td>{task.topic ? `${task.topic} / ${task.partition ?? "—"}` : "—"}</td>
                 <td className="num">{fmtNumber(task.offset)}</td>

@@ -6,7 +6,7 @@ import { href } from "../router";
 import { useCan } from "../ui/permissions";
 import { StateBadge } from "../ui/StateBadge";
 import { fmtNumber, totalLag } from "../ui/format";
-import { liveEventsPerSecond } from "./channelView";
+import { liveEventsPerSecond, notReportingText } from "./channelView";
 import { FleetActions } from "./FleetActions";
 import {
   ariaSort,
@@ -224,7 +224,7 @@ export function ChannelsPage() {
                   <div className="small muted ellipsis">{channel.description}</div>
                 </td>
                 <td>
-                  <StateBadge state={status?.state ?? channel.state} />
+                  <StateBadge state={status?.state ?? channel.state} title={notReportingText(status)} />
                 </td>
                 <td>
                   <HealthBadge health={status?.health} />
@@ -294,7 +294,7 @@ export function ChannelsPage() {
   );
 }
 
-const STATES = ["FAILED", "RESTARTING", "UNASSIGNED", "PAUSED", "RUNNING", "STOPPED"];
+const STATES = ["FAILED", "NOT_REPORTING", "RESTARTING", "UNASSIGNED", "PAUSED", "RUNNING", "STOPPED"];
 const HEALTHS = ["critical", "warning", "ok", "idle"];
 
 /** A compact any-of filter: a select whose options toggle (shown as "State: FAILED, PAUSED"). */

@@ -7,6 +7,7 @@ import {
   lifecycleLine,
   liveEventsPerSecond,
   noTasksText,
+  notReportingText,
   offsetsBlockedReason,
   runningRevision,
 } from "./channelView";
@@ -69,5 +70,32 @@ describe("the channel page's words about a status", () => {
     expect(offsetsBlockedReason(status("STOPPED", "STOPPED"))).toBe("");
     expect(isStopped(status("UNASSIGNED", "STOPPED"))).toBe(true);
     expect(isStopped(status("STOPPED", "RUNNING"))).toBe(false);
+  });
+});
+
+describe("a channel that stopped reporting", () => {
+  const since = "2026-11-28T19:00:00Z";
+  const silent = status("NOT_REPORTING", "RUNNING", {
+    reported_state: "RUNNING",
+    not_reporting_since: since,
+    report_interval: 10,
+  });
+
+  it("says since when, for how long, its last state and its interval", () => {
+    const now = new Date(since).getTime() + 45_000;
+    const text = notReportingText(silent, now);
+    expect(text).toContain("no status for 45 s; it reports every 10 s");
+    expect(text).toContain("Last reported RUNNING: what it does now is unknown.");
+    expect(text).toMatch(/^Not reporting since .+ \(no status for 45 s/);
+  });
+
+  it("says nothing while it reports", () => {
+    expect(notReportingText(status("RUNNING", "RUNNING"))).toBe("");
+    expect(notReportingText(undefined)).toBe("");
+  });
+
+  it("shows no rate and no running revision: both are unknown", () => {
+    expect(liveEventsPerSecond(silent)).toBeNull();
+    expect(runningRevision(silent)).toBeNull();
   });
 });

@@ -40,6 +40,21 @@ export function lastRanRevision(status: ChannelStatus | undefined): number | nul
   return status.revision ?? null;
 }
 
+/** What a NOT_REPORTING status says ("" while it reports): since when the console has had no
+ * new report, how long that is, the last state reported and how often reports were promised.
+ * `now`: the browser's clock, used only for "… ago" (the judgement is the server's). */
+export function notReportingText(status: ChannelStatus | undefined, now = Date.now()): string {
+  if (!status || status.state !== "NOT_REPORTING" || !status.not_reporting_since) return "";
+  const since = new Date(status.not_reporting_since);
+  const seconds = Math.max(0, Math.round((now - since.getTime()) / 1000));
+  const at = since.toLocaleString("en-GB", { hour12: false });
+  const every = status.report_interval ? `; it reports every ${status.report_interval} s` : "";
+  return (
+    `Not reporting since ${at} (no status for ${seconds} s${every}). ` +
+    `Last reported ${status.reported_state}: what it does now is unknown.`
+  );
+}
+
 /** One line of the lifecycle timeline. An event whose state did not change (a placement on a
  * worker, a restart that found nothing to restart) says so instead of "X → X". */
 export function lifecycleLine(event: LifecycleEvent, channel: string): { subject: string; change: string } {

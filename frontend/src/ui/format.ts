@@ -31,11 +31,19 @@ export function ago(iso: string | null | undefined, now = Date.now()): string {
   return `${Math.floor(seconds / 3600)}h ago`;
 }
 
-const RANK: Record<string, number> = { FAILED: 0, RESTARTING: 1, UNASSIGNED: 2, RUNNING: 3, PAUSED: 4, STOPPED: 5 };
+const RANK: Record<string, number> = {
+  FAILED: 0,
+  NOT_REPORTING: 1,
+  RESTARTING: 2,
+  UNASSIGNED: 3,
+  RUNNING: 4,
+  PAUSED: 5,
+  STOPPED: 6,
+};
 
 /** Failures first, then by name. */
 export function stateRank(state: ConnectorState | string): number {
-  return RANK[state] ?? 6;
+  return RANK[state] ?? 7;
 }
 
 /** A heartbeat age in seconds as "4s", "3m", "2h" ("—" when unknown). */

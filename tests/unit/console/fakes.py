@@ -218,6 +218,7 @@ class FakeRuntime:
         driver_id: str | None = None,
         reason: str = "",
         finished: bool = False,
+        report_interval: float = 0.0,
     ) -> None:
         """Record what a driver would report for ``connector_id``."""
         self.statuses[connector_id] = ConnectorStatus(
@@ -235,6 +236,7 @@ class FakeRuntime:
             driver_id=driver_id,
             reason=reason,
             finished=finished,
+            report_interval=report_interval,
         )
 
     def host_driver(

@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.authtoken.models import Token
 
 from console import locks, metrics, services, tasks
-from console.choices import ConnectorState, TargetState
+from console.choices import ConnectorState, ShownState, TargetState
 from console.models import Channel, Connector, Task, Worker
 from console.runtime import set_runtime
 
@@ -105,7 +105,7 @@ def test_channel_task_and_worker_metrics_come_from_the_database(spec):
         (("channel", "orders"),): 3.0,
     }
     state = samples["sluice_channel_state"]
-    assert len(state) == 2 * len(ConnectorState.values)
+    assert len(state) == 2 * len(ShownState.values)
     assert {labels for labels, value in state.items() if value == 1} == {
         (("channel", "idle"), ("state", "STOPPED")),
         (("channel", "orders"), ("state", "RUNNING")),
