@@ -6,8 +6,12 @@ two channels reading one Kafka topic: Kafka → filter → Kafka and Kafka → f
 
 1. Redis away for 60 s (the process stopped, its data kept): both channels deliver what is
    produced DURING the outage, and run on afterwards in the same driver, never restarted;
+   meanwhile the console shows them NOT_REPORTING (their state is unknown) and refuses a
+   change with a 503;
 2. Redis restarted empty (a new, empty data folder: a lost volume): the console re-sends its
-   desired state within a pass, the channels deliver throughout and are not restarted.
+   desired state within a pass, the channels deliver throughout and are not restarted;
+3. their driver frozen (SIGSTOP): shown NOT_REPORTING no later than twice the report
+   interval after their last report, RUNNING again once it is thawed.
 
 At the end a check by event id: none lost in Kafka (duplicates counted), none lost and none
 twice in the files sink.
@@ -16,12 +20,15 @@ twice in the files sink.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -31,11 +38,13 @@ from tests.integration.test_walking_skeleton import consume_all, make_topic
 from tests.support.orders import PATTERN, produce_range, selected
 from tests.support.processes import Service, free_port, start_redis, wait_until
 from tests.support.spark import local_spark
-from tests.support.stack import Stack, running_stack
+from tests.support.stack import Stack, driver_pids, running_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 OUTAGE_SECONDS = 60
+STATUS_INTERVAL = 10.0
+"""The runtime's ``SLUICE_STATUS_INTERVAL`` (its default)."""
 BATCH = 4_000
 CHANNELS = ("outage-kafka", "outage-files")
 
@@ -193,6 +202,13 @@ def test_a_60_second_redis_outage_stops_no_channel(world: World) -> None:
     refused = stack.session().post(f"{stack.api}/channels/{CHANNELS[0]}/restart", timeout=30)
     assert refused.status_code == 503, refused.text
     assert "runtime" in refused.json()["detail"].lower(), refused.text
+    # No status can be read or written now: past twice their report interval the channels'
+    # state is unknown, and says so (judged by the read itself, no control-loop pass runs).
+    time.sleep(max(2 * STATUS_INTERVAL + 3 - (time.monotonic() - down_at), 0))
+    for name in CHANNELS:
+        shown = status(stack, name)
+        assert shown["state"] == "NOT_REPORTING", shown
+        assert shown["reported_state"] == "RUNNING" and shown["not_reporting_since"], shown
     assert time.monotonic() - down_at < OUTAGE_SECONDS, "delivered while Redis was away"
     time.sleep(max(OUTAGE_SECONDS - (time.monotonic() - down_at), 0))
     redis.start()
@@ -233,3 +249,36 @@ def test_redis_restarted_empty_is_repopulated_and_stops_no_channel(world: World)
         f"\nRedis restarted empty: delivered in {took:.1f} s, RUNNING again after "
         f"{repopulated:.1f} s; {len(expected)} events, duplicates into Kafka: {duplicates}"
     )
+
+
+def test_a_frozen_driver_is_shown_not_reporting_within_twice_its_interval(world: World) -> None:
+    """The driver running both channels is frozen (SIGSTOP of its process group: the JVM
+    and its Python side): no status is written any more. Each channel must be shown
+    NOT_REPORTING no later than twice its report interval after its last report, and RUNNING
+    again once the driver is thawed (before its worker's session timeout kills it)."""
+    stack = world.stack
+    all_running(stack, 60)
+    driver_id = status(stack, CHANNELS[0])["driver_id"]
+    assert status(stack, CHANNELS[1])["driver_id"] == driver_id, "one shared driver"
+    [jvm] = driver_pids(driver_id)
+    group = os.getpgid(jvm)
+    os.killpg(group, signal.SIGSTOP)
+    try:
+        late: dict[str, float] = {}
+
+        def shown_not_reporting() -> bool:
+            for name in CHANNELS:
+                shown = status(stack, name)
+                if name not in late and shown["state"] == "NOT_REPORTING":
+                    since = datetime.fromisoformat(shown["not_reporting_since"]).timestamp()
+                    late[name] = time.time() - since  # how long after its last report
+            return len(late) == len(CHANNELS)
+
+        wait_until(shown_not_reporting, 4 * STATUS_INTERVAL, interval=0.5, what="not reporting")
+    finally:
+        os.killpg(group, signal.SIGCONT)
+    all_running(stack, 60)
+    for name, after in late.items():
+        # The check polls every 0.5 s and the control loop passes every 1 s.
+        assert after <= 2 * STATUS_INTERVAL + 2, (name, after)
+    print(f"\nfrozen driver: shown NOT_REPORTING {late} s after the last report")
