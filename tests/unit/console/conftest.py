@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime
 
 import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from console.choices import WorkerState
+from console.models import Worker
 from console.permissions import ROLES, grant_role
 from console.runtime import set_runtime
 from console.services.ingest.kafka import set_ingest_kafka
@@ -79,3 +82,24 @@ def anon() -> APIClient:
 def fast_password_hashing(settings):
     """Real hashers cost ~0.3 s per password; these tests are not about hashing."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def dead_worker(runtime: FakeRuntime):
+    """Register a worker the control loop already holds DEAD (its heartbeat, sent at ``at``,
+    is the one the loop last saw and stopped seeing change): liveness is the loop's own
+    observation, so a heartbeat's age alone makes nobody dead."""
+
+    def register(worker_id: str, at: float | None = None) -> Worker:
+        runtime.heartbeat(worker_id, at=at)
+        info = runtime.worker_infos[worker_id]
+        return Worker.objects.create(
+            worker_id=worker_id,
+            host=info.host,
+            pid=info.pid,
+            started_at=datetime.fromtimestamp(info.started_at, tz=UTC),
+            last_heartbeat=datetime.fromtimestamp(info.last_heartbeat, tz=UTC),
+            state=WorkerState.DEAD,
+        )
+
+    return register

@@ -15,10 +15,12 @@ from runtime_adapter.base import (
     ConnectorOffsets,
     ConnectorStatus,
     Deployment,
+    DesiredSummary,
     DriverInfo,
     ExecutorInfo,
     MirrorOffsetsTopic,
     OffsetChange,
+    Restoration,
     RuntimeUnavailable,
     SourceOffset,
     SparkCluster,
@@ -59,6 +61,8 @@ class FakeRuntime:
     :meth:`write_mirrormaker2_offsets` writes lands here too)."""
     cluster: SparkCluster = field(default_factory=lambda: SparkCluster("local", "local[*]"))
     """What :meth:`spark_cluster` answers (set by tests)."""
+    epoch: str | None = None
+    """The token :meth:`set_epoch` set (``None``: a runtime that lost, or never had, it)."""
 
     # -- the protocol ----------------------------------------------------------------------
 
@@ -171,6 +175,44 @@ class FakeRuntime:
 
     def spark_cluster(self) -> SparkCluster:
         return self.cluster
+
+    def desired_summary(self) -> DesiredSummary:
+        self._fail_if_unavailable()
+        return DesiredSummary(self.epoch, len(self.deployments))
+
+    def desired_connectors(self) -> set[str]:
+        self._call("desired_connectors")
+        return set(self.deployments)
+
+    def restore(self, restorations: list[Restoration]) -> None:
+        """As the Spark runtime: the generation only raised, counters restored when lower."""
+        self._call("restore", tuple(restorations))
+        for restoration in restorations:
+            deployment = restoration.deployment
+            cid = deployment.connector_id
+            self.deployments[cid] = deployment
+            self.targets[cid] = deployment.target_state
+            self.assignments[cid] = deployment.worker_id
+            self.generations[cid] = max(self.generations.get(cid, 0), deployment.generation)
+
+    def set_epoch(self, token: str) -> None:
+        self._call("set_epoch", token)
+        self.epoch = token
+
+    def lose_everything(self) -> None:
+        """What an emptied store leaves: no desired state, status, registration or token."""
+        for table in (
+            self.deployments,
+            self.assignments,
+            self.targets,
+            self.statuses,
+            self.worker_infos,
+            self.driver_infos,
+            self.generations,
+            self.offset_changes,
+        ):
+            table.clear()
+        self.epoch = None
 
     # -- helpers for tests -----------------------------------------------------------------
 
