@@ -44,9 +44,7 @@ def test_requires_authentication(anon):
     assert anon.get(CLUSTER).status_code in (401, 403)
 
 
-def test_local_mode_lists_runtime_workers_and_channel_executors(
-    api, runtime, spec, dead_worker
-):
+def test_local_mode_lists_runtime_workers_and_channel_executors(api, runtime, spec, dead_worker):
     now = time.time()
     runtime.worker_infos["w1"] = WorkerInfo("w1", "host-1", 101, now - 100, now - 1, ["orders"])
     dead_worker("w0", at=now - 60)  # the control loop's judgment, not the heartbeat's age

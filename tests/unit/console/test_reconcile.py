@@ -44,9 +44,7 @@ def events(**filters) -> list[tuple[str, str, str, str]]:
     return [(e.subject_id, e.from_state, e.to_state, e.reason) for e in rows]
 
 
-def test_workers_are_recorded_alive_or_dead_by_whether_their_heartbeat_changes(
-    runtime, settings
-):
+def test_workers_are_recorded_alive_or_dead_by_whether_their_heartbeat_changes(runtime, settings):
     """The console's own observation: a worker seen for the first time is ALIVE whatever its
     heartbeat's time says; one whose heartbeat stops changing is DEAD after the timeout."""
     settings.SLUICE_WORKER_SESSION_TIMEOUT = 10

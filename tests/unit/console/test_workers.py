@@ -326,9 +326,7 @@ def test_an_operator_may_and_each_action_is_audited(django_user_model, runtime, 
 # -- the admin ---------------------------------------------------------------------------------
 
 
-def test_the_admin_drains_undrains_and_forgets(
-    admin_client, two_workers, settings, dead_worker
-):
+def test_the_admin_drains_undrains_and_forgets(admin_client, two_workers, settings, dead_worker):
     settings.SLUICE_WORKER_SESSION_TIMEOUT = 10
     dead_worker("gone", at=time.time() - 600)
     reconcile(two_workers)
