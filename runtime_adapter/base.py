@@ -442,9 +442,10 @@ class RuntimeAdapter(Protocol):
         """Give the runtime back the desired state of connectors it lost, in one batch.
 
         Idempotent, and never a step back: a connector's definition, target and worker are
-        written as given, its generation only raised (never lowered) to the given one, and
-        its counters, when the runtime's are below the given totals (it lost them), go on
-        from those totals. The runtime's workers act on it once :meth:`set_epoch` is called.
+        written where the runtime has none (what the console sent since the loss is newer and
+        stays), its generation only raised (never lowered) to the given one, and its
+        counters, when the runtime's are below the given totals (it lost them), go on from
+        those totals. The runtime's workers act on it once :meth:`set_epoch` is called.
         """
 
     def set_epoch(self, token: str) -> None:

@@ -594,12 +594,13 @@ class RedisStore:
         return whole
 
     def restore(self, restorations: list[Restoration]) -> None:
-        """Write back the desired state of connectors the store lost, in one transaction (one
-        round trip): each definition, target and worker as :meth:`put_deployment` writes
-        them, the generation raised (never lowered) to the console's, each counter going on
-        from the console's total when the store's is below it (it lost what it had counted).
-        A transaction, so that no driver's report is accepted (its worker is back) before
-        its counters are."""
+        """Give back the desired state of connectors the store lost, in one transaction (one
+        round trip), filling in only what is missing: each definition, target and worker as
+        :meth:`put_deployment` writes them where the store has none (one the console wrote
+        since the loss is newer and stays), the generation raised (never lowered) to the
+        console's, each counter going on from the console's total when the store's is below
+        it (it lost what it had counted). A transaction, so that no driver's report is
+        accepted (its worker is back) before its counters are."""
         if not restorations:
             return
         pipe = self.redis.pipeline(transaction=True)
@@ -616,5 +617,20 @@ class RedisStore:
                 ],
                 client=pipe,
             )
-            self.put_deployment(deployment, pipe=pipe)
+            self.put_deployment(deployment, pipe=_FillingIn(pipe))
         pipe.execute()
+
+
+class _FillingIn:
+    """A pipeline through which :meth:`RedisStore.put_deployment` writes a field only where the
+    store has none (``HSETNX`` for its ``HSET``): :meth:`RedisStore.restore` re-sends exactly
+    what a deploy sends without overwriting what the console wrote since the loss."""
+
+    def __init__(self, pipe: Any) -> None:
+        self.pipe = pipe
+
+    def hset(self, key: str, field: str, value: Any) -> None:
+        self.pipe.hsetnx(key, field, value)
+
+    def hsetnx(self, key: str, field: str, value: Any) -> None:
+        self.pipe.hsetnx(key, field, value)

@@ -7,12 +7,12 @@ Every pass of the control loop (:mod:`console.services.reconcile`) checks, in on
 (:meth:`RuntimeAdapter.desired_summary`), the runtime's epoch token and how many connectors
 it holds, against the database's count:
 
-* **token missing** (the store was emptied, or never filled by this console): the
-  connectors the runtime does not hold are re-sent in one batch
-  (:meth:`RuntimeAdapter.restore`), then a fresh token is set
-  (:meth:`RuntimeAdapter.set_epoch`). Runtime workers and drivers hold still while the token
-  is missing after they saw one, so nothing stops meanwhile. A fresh installation gets its
-  token on its first pass (nothing to re-send).
+* **token missing** (the store was emptied, or never filled by this console): every
+  connector is re-sent in one batch (:meth:`RuntimeAdapter.restore`, which fills in only what
+  the runtime lacks and raises generations the runtime holds lower, as a deploy made since
+  the loss leaves them), then a fresh token is set (:meth:`RuntimeAdapter.set_epoch`).
+  Runtime workers and drivers hold still while the token is missing after they saw one, so
+  nothing stops meanwhile. A fresh installation gets its token on its first pass.
 * **fewer connectors than the database** (a partial loss): the missing ones are found
   (:meth:`RuntimeAdapter.desired_connectors`, read only then) and re-sent; the token stays.
 * otherwise nothing more is read or written: the work of a pass does not grow with the
@@ -68,25 +68,32 @@ def resend_lost(
 ) -> Resent:
     """Re-send what the runtime lacks of ``connectors`` (every connector row, as the pass
     read them) and of the running runs (placed on their channel's worker when it is in
-    ``live``, else on the first live one); set a fresh token when the runtime had none.
-    Runtime errors propagate (the pass is retried whole)."""
+    ``live``, else on the first live one); when the runtime had no token, re-send them all
+    (filling in, never overwriting) and set a fresh one. Runtime errors propagate (the pass
+    is retried whole)."""
     global _checked
     summary = runtime.desired_summary()
     expected = len(connectors) + ChannelRun.objects.exclude(runtime_id="").count()
     signature = (summary.epoch, summary.connectors, expected)
     if summary.epoch is not None and (summary.connectors == expected or signature == _checked):
         return Resent()
+    emptied = summary.epoch is None
     held = runtime.desired_connectors()
     lost = [c for c in connectors if c.runtime_id not in held]
-    restorations = _connector_restorations(lost)
-    runs = _run_restorations(held, {c.channel_id: c for c in connectors}, live)
+    restorations = _connector_restorations(connectors if emptied else lost)
+    runs = _run_restorations(set() if emptied else held, connectors, live)
     runtime.restore(restorations + runs)
-    resent = Resent(emptied=summary.epoch is None, connectors=len(restorations), runs=len(runs))
-    if summary.epoch is None:
+    if emptied:
         runtime.set_epoch(uuid.uuid4().hex)
-    elif not restorations and not runs:
+    lost_ids = {c.runtime_id for c in lost}
+    resent = Resent(
+        emptied=emptied,
+        connectors=sum(r.deployment.connector_id in lost_ids for r in restorations),
+        runs=sum(r.deployment.connector_id not in held for r in runs),
+    )
+    if not emptied and not resent.connectors and not resent.runs:
         _checked = signature
-    _report(resent, lost, restorations, at)
+    _report(resent, lost, restorations, len(restorations) + len(runs), at)
     return resent
 
 
@@ -122,12 +129,13 @@ def _connector_restorations(lost: list[Connector]) -> list[Restoration]:
 
 
 def _run_restorations(
-    held: set[str], by_channel: dict[int, Connector], live: set[str]
+    held: set[str], connectors: list[Connector], live: set[str]
 ) -> list[Restoration]:
-    """The running replays and redrives whose connector the runtime lost."""
+    """The running replays and redrives whose connector is not in ``held``."""
     # Imported here: run_executor imports the control loop, which imports this module.
     from console.services.run_executor import run_deployment
 
+    by_channel = {c.channel_id: c for c in connectors}
     restorations = []
     for run in (
         ChannelRun.objects.select_related("channel", "revision")
@@ -147,12 +155,22 @@ def _run_restorations(
 
 
 def _report(
-    resent: Resent, lost: list[Connector], restorations: list[Restoration], at: datetime
+    resent: Resent,
+    lost: list[Connector],
+    restorations: list[Restoration],
+    sent: int,
+    at: datetime,
 ) -> None:
+    """The log line with the counts, and an event for each connector the runtime had lost
+    (``sent``: how many were sent, filled in where something lacked)."""
     total = resent.connectors + resent.runs
     if not total:
         if resent.emptied:
-            logger.info("runtime store had no epoch token and lacked nothing: token set")
+            logger.info(
+                "runtime store had no epoch token and lacked no connector: the desired state "
+                "of %d connectors confirmed, token set",
+                sent,
+            )
         return
     what = "lost its desired state" if resent.emptied else "lost part of its desired state"
     logger.warning(
@@ -165,7 +183,9 @@ def _report(
     by_id = {c.runtime_id: c for c in lost}
     for restoration in restorations:
         deployment = restoration.deployment
-        connector = by_id[deployment.connector_id]
+        connector = by_id.get(deployment.connector_id)
+        if connector is None:
+            continue  # held by the runtime: filled in, not lost
         worker = deployment.worker_id or "none"
         resent.events.append(
             lifecycle_event(

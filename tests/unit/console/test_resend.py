@@ -295,3 +295,22 @@ def test_a_generation_the_store_holds_higher_is_not_lowered(clock, spec):
     clock.reconcile()
 
     assert desired(clock.runtime)["a"].generation == 5
+
+
+def test_what_the_console_sent_since_the_loss_stays_and_its_generation_is_raised(clock, spec):
+    """Between the loss and the pass: a stop of ``b`` (its target only) and a start of ``a``
+    (a deploy writes no generation: 0) reached the emptied store. The re-send fills in the
+    rest and raises ``a`` to the console's generation; the stop stays."""
+    before = fleet(clock, spec)
+    empty(clock.runtime)
+    services.stop_channel(Channel.objects.get(name="b"))
+    services.start_channel(Channel.objects.get(name="a"))
+    assert clock.runtime.store.deployment("a").generation == 0
+
+    report = clock.reconcile()
+
+    after = desired(clock.runtime)
+    assert after["a"] == before["a"]  # generation 1 again
+    assert after["b"].target_state == "STOPPED" and after["b"].worker_id == before["b"].worker_id
+    assert after["c"] == before["c"]
+    assert report.resent == 2  # b (its target alone was there) and c; a was whole
