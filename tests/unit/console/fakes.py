@@ -185,34 +185,19 @@ class FakeRuntime:
         return set(self.deployments)
 
     def restore(self, restorations: list[Restoration]) -> None:
-        """As the Spark runtime: the generation only raised, counters restored when lower."""
+        """As the Spark runtime: what is missing filled in, the generation only raised."""
         self._call("restore", tuple(restorations))
         for restoration in restorations:
             deployment = restoration.deployment
             cid = deployment.connector_id
-            self.deployments[cid] = deployment
-            self.targets[cid] = deployment.target_state
-            self.assignments[cid] = deployment.worker_id
+            self.deployments.setdefault(cid, deployment)
+            self.targets.setdefault(cid, deployment.target_state)
+            self.assignments.setdefault(cid, deployment.worker_id)
             self.generations[cid] = max(self.generations.get(cid, 0), deployment.generation)
 
     def set_epoch(self, token: str) -> None:
         self._call("set_epoch", token)
         self.epoch = token
-
-    def lose_everything(self) -> None:
-        """What an emptied store leaves: no desired state, status, registration or token."""
-        for table in (
-            self.deployments,
-            self.assignments,
-            self.targets,
-            self.statuses,
-            self.worker_infos,
-            self.driver_infos,
-            self.generations,
-            self.offset_changes,
-        ):
-            table.clear()
-        self.epoch = None
 
     # -- helpers for tests -----------------------------------------------------------------
 
