@@ -234,8 +234,10 @@ class _Pass:
         for connector in connectors:
             with log_context(channel=connector.channel.name, connector=connector.runtime_id):
                 was = connector.state
+                totals = (connector.dead_letters, connector.sink_retries)
                 status = statuses.get(connector.runtime_id)
                 self.observe(connector, status, tasks.get(connector.pk, {}))
+                self.keep_totals(connector, *totals)
                 self.apply_restart_policy(connector, was)
         self.save()
         self.stop_finished_in_runtime()
@@ -250,6 +252,15 @@ class _Pass:
             restarts=self.restarts,
             resent=resent.connectors + resent.runs,
         )
+
+    def keep_totals(self, connector: Connector, dead_letters: int, sink_retries: int) -> None:
+        """The totals only the runtime counts never go backwards here. The re-send gives a
+        store that lost them the console's totals to go on from
+        (:mod:`console.services.resend`); one that lost only its counters, its connectors'
+        desired state intact, goes unnoticed by it: the last totals are then kept until the
+        runtime's count passes them."""
+        connector.dead_letters = max(connector.dead_letters, dead_letters)
+        connector.sink_retries = max(connector.sink_retries, sink_retries)
 
     # -- 1. workers ------------------------------------------------------------------------
 

@@ -314,3 +314,19 @@ def test_what_the_console_sent_since_the_loss_stays_and_its_generation_is_raised
     assert after["b"].target_state == "STOPPED" and after["b"].worker_id == before["b"].worker_id
     assert after["c"] == before["c"]
     assert report.resent == 2  # b (its target alone was there) and c; a was whole
+
+
+def test_totals_lost_alone_are_kept_not_shown_going_backwards(clock, spec):
+    """Only the counters' hashes lost (the desired state intact, so nothing is re-sent): the
+    console keeps showing its totals until the runtime's count passes them."""
+    fleet(clock, spec)
+    running(clock, "a", dead_letters=7, sink_retries=3)
+    clock.reconcile()
+    client = clock.runtime.store.redis
+    client.delete(clock.runtime.store.key("deadletters"), clock.runtime.store.key("sinkretries"))
+
+    running(clock, "a", dead_letters=2)
+    report = clock.reconcile()
+
+    assert report.resent == 0
+    assert totals("a") == (7, 3)
