@@ -97,15 +97,16 @@ def resend_lost(
     return resent
 
 
-def _connector_restorations(lost: list[Connector]) -> list[Restoration]:
-    """The channels' connectors in ``lost`` as their last deploy sent them."""
+def _connector_restorations(connectors: list[Connector]) -> list[Restoration]:
+    """The channels' ``connectors`` as their last deploy sent them (a fixed number of
+    queries: the channels that discover their schema are few, read whole, not by id)."""
+    if not connectors:
+        return []
     discovering = set(
-        ChannelDiscovery.objects.filter(
-            channel_id__in=[c.channel_id for c in lost], enabled=True
-        ).values_list("channel_id", flat=True)
+        ChannelDiscovery.objects.filter(enabled=True).values_list("channel_id", flat=True)
     )
     restorations = []
-    for connector in lost:
+    for connector in connectors:
         if connector.revision is None:
             logger.warning("connector %s has no deployed revision to re-send", connector)
             continue
@@ -141,8 +142,9 @@ def _run_restorations(
         ChannelRun.objects.select_related("channel", "revision")
         .filter(state=RunState.RUNNING)
         .exclude(runtime_id="")
-        .exclude(runtime_id__in=held)
     ):
+        if run.runtime_id in held:
+            continue
         revision = run.revision or run.channel.latest_revision_obj()
         if revision is None:
             continue
