@@ -504,6 +504,7 @@ class WorkerAdmin(ReadOnlyAdmin):
         "service_badge",
         "hosting",
         "last_heartbeat",
+        "heartbeat_seen_at",
         "started_at",
         "service_changed_by",
     ]

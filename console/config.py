@@ -133,8 +133,9 @@ class ConsoleSettings(SluiceSettings):
     )
     worker_session_timeout: float = Field(
         10.0,
-        description="Seconds without a heartbeat before a runtime worker is declared dead and "
-        "its channels are assigned to others.",
+        description="Seconds the control loop sees no new heartbeat of a runtime worker (timed "
+        "with the console's clock, never the worker host's) before it is declared dead and its "
+        "channels are assigned to others; time the runtime could not be read does not count.",
     )
     restart_reset_seconds: float = Field(
         600.0,

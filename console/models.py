@@ -241,7 +241,19 @@ class Worker(models.Model):
     pid = models.PositiveIntegerField(null=True, blank=True)
     state = models.CharField(max_length=16, choices=WorkerState.choices, default=WorkerState.ALIVE)
     started_at = models.DateTimeField(null=True, blank=True)
-    last_heartbeat = models.DateTimeField(null=True, blank=True)
+    last_heartbeat = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When its last heartbeat was sent, by the worker host's clock (shown only: "
+        "liveness never compares it with the console's clock).",
+    )
+    heartbeat_seen_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the control loop last saw a new heartbeat of it, by the console's clock "
+        "(its liveness: DEAD after SLUICE_WORKER_SESSION_TIMEOUT without one); empty while the "
+        "console could not read the runtime.",
+    )
     service = models.CharField(
         max_length=16,
         choices=WorkerService.choices,

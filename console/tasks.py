@@ -44,6 +44,7 @@ def reconcile() -> dict[str, Any] | None:
     Returns the pass's report, or ``None`` when it skipped (lock held) or the runtime
     was unreachable; the next scheduled run is the retry.
     """
+    report = None
     try:
         with single_flight("reconcile", reconcile_lock_ttl()) as acquired:
             if not acquired:
@@ -55,6 +56,8 @@ def reconcile() -> dict[str, Any] | None:
             collect_discovered()
     except (RuntimeUnavailable, redis.RedisError) as exc:  # the lock is the console's Redis
         logger.warning("reconcile skipped: runtime unavailable: %s", exc)
+        if report is None:  # no pass looked: that time does not count against the workers
+            services.note_runtime_unreadable()
         return None
     if report.events or report.placements:
         logger.info("reconcile: %s", report)

@@ -308,6 +308,35 @@ class ConnectorOffsets:
     pending: OffsetChange | None = None
 
 
+@dataclass(frozen=True)
+class DesiredSummary:
+    """How much of the console's desired state the runtime holds, read cheaply every pass.
+
+    ``epoch`` is the token the console set after its last complete re-send
+    (:meth:`RuntimeAdapter.set_epoch`); ``None`` when the runtime holds none: it was emptied
+    (a new store, a lost volume) or never filled by a console. ``connectors`` counts the
+    connectors whose desired state the runtime holds whole (definition, target, worker and
+    generation): fewer than the console's is a partial loss.
+    """
+
+    epoch: str | None
+    connectors: int
+
+
+@dataclass(frozen=True)
+class Restoration:
+    """One connector's desired state as the console re-sends it to a runtime that lost it.
+
+    ``deployment`` carries the console's generation (the truth: a runtime that lost its own
+    count must not restart it from 0); ``dead_letters`` and ``sink_retries`` are the totals
+    the console last read, from which the runtime's counters go on when it lost them.
+    """
+
+    deployment: Deployment
+    dead_letters: int = 0
+    sink_retries: int = 0
+
+
 @runtime_checkable
 class RuntimeAdapter(Protocol):
     """The operations the console may ask of a runtime.
@@ -398,3 +427,27 @@ class RuntimeAdapter(Protocol):
         """The Spark cluster the connectors' executors run on: its mode and master, and for
         a standalone master its workers and applications. Never raises for an unreachable
         master: the answer carries the ``error``."""
+
+    # -- re-sending what the runtime lost (the console's desired state is the truth) ---------
+
+    def desired_summary(self) -> DesiredSummary:
+        """The runtime's epoch token and the number of connectors it holds whole, in one
+        cheap read (what every control-loop pass checks)."""
+
+    def desired_connectors(self) -> set[str]:
+        """The ids of the connectors whose desired state the runtime holds whole (read only
+        when :meth:`desired_summary` says some are missing)."""
+
+    def restore(self, restorations: list[Restoration]) -> None:
+        """Give the runtime back the desired state of connectors it lost, in one batch.
+
+        Idempotent, and never a step back: a connector's definition, target and worker are
+        written where the runtime has none (what the console sent since the loss is newer and
+        stays), its generation only raised (never lowered) to the given one, and its
+        counters, when the runtime's are below the given totals (it lost them), go on from
+        those totals. The runtime's workers act on it once :meth:`set_epoch` is called.
+        """
+
+    def set_epoch(self, token: str) -> None:
+        """Say that the runtime now holds the console's whole desired state (after a complete
+        re-send): runtime workers that held still while the token was missing go on."""

@@ -20,10 +20,12 @@ from runtime_adapter.base import (
     ConnectorOffsets,
     ConnectorStatus,
     Deployment,
+    DesiredSummary,
     DriverInfo,
     MirrorOffsetsTopic,
     OffsetChange,
     OffsetsError,
+    Restoration,
     RuntimeUnavailable,
     SourceOffset,
     SparkCluster,
@@ -320,6 +322,36 @@ class SparkRuntime:
             {(o.topic, o.partition): o.offset - 1 for o in offsets},
             settings=mirror_cluster_settings(spec, where.bootstrap_servers),
         )
+
+    # -- re-sending what the store lost ------------------------------------------------------
+
+    @_reaching_the_runtime
+    def desired_summary(self) -> DesiredSummary:
+        """One round trip: the store's ``{p}:epoch`` and the smallest ``HLEN`` of its
+        ``desired:*`` hashes."""
+        epoch, connectors = self.store.desired_summary()
+        return DesiredSummary(epoch=epoch, connectors=connectors)
+
+    @_reaching_the_runtime
+    def desired_connectors(self) -> set[str]:
+        return self.store.desired_ids()
+
+    @_reaching_the_runtime
+    def restore(self, restorations: list[Restoration]) -> None:
+        """One transaction for the lot (:meth:`RedisStore.restore`), then their workers are
+        woken (one more round trip)."""
+        if not restorations:
+            return
+        self.store.restore(restorations)
+        workers = {r.deployment.worker_id for r in restorations if r.deployment.worker_id}
+        self.store.nudge(*sorted(workers))
+
+    @_reaching_the_runtime
+    def set_epoch(self, token: str) -> None:
+        """Set ``{p}:epoch``, then wake every registered runtime worker: those that held still
+        while it was missing go on now, not at their next pass."""
+        self.store.set_epoch(token)
+        self.store.nudge(*sorted(info.worker_id for info in self.store.workers()))
 
     # -- the Spark cluster -------------------------------------------------------------------
 

@@ -64,6 +64,7 @@ from runtime_adapter.base import (
     DriverInfo,
     ExecutorInfo,
     OffsetChange,
+    Restoration,
     TaskStatus,
     WorkerInfo,
 )
@@ -102,6 +103,25 @@ class ReportOutcome(IntEnum):
     NO_OWNER = 2
     """Not written: the store holds no owner for the connector (emptied and not re-sent yet,
     or deleted): nobody else owns it either."""
+
+
+_RESTORE_COUNTS = """
+-- KEYS: desired:generation, deadletters, sinkretries; ARGV: connector id, generation,
+-- dead letters, sink retries. The generation is only raised; a counter below the console's
+-- total lost what it had counted before: it goes on from the total.
+local cid = ARGV[1]
+local generation = tonumber(redis.call('HGET', KEYS[1], cid) or '-1')
+if generation < tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], cid, ARGV[2])
+end
+for index = 2, 3 do
+  local total = tonumber(ARGV[index + 1])
+  if tonumber(redis.call('HGET', KEYS[index], cid) or '0') < total then
+    redis.call('HINCRBY', KEYS[index], cid, total)
+  end
+end
+return 1
+"""
 
 
 _DELETE_IF_SAME = """
@@ -222,6 +242,7 @@ class RedisStore:
         self.prefix = prefix
         self._report_script = client.register_script(_REPORT_IF_OWNER)
         self._delete_if_same_script = client.register_script(_DELETE_IF_SAME)
+        self._restore_counts_script = client.register_script(_RESTORE_COUNTS)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "sluice") -> RedisStore:
@@ -626,3 +647,71 @@ class RedisStore:
             pipe.delete(self.key(f"placement:{driver_id}"))
             pipe.srem(self.key("retire"), driver_id)
         pipe.execute()
+
+    # -- re-sending what the store lost (written for the console's control loop; kept apart) ---
+
+    _WHOLE = ("desired:spec", "desired:target", "desired:worker", "desired:generation")
+    """The hashes that together hold a connector's desired state."""
+
+    def desired_summary(self) -> tuple[str | None, int]:
+        """The epoch token and how many connectors the store holds whole (in each of
+        :attr:`_WHOLE`), in one round trip."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.get(self.key("epoch"))
+        for name in self._WHOLE:
+            pipe.hlen(self.key(name))
+        epoch, *counts = pipe.execute()
+        return epoch, min(int(count) for count in counts)
+
+    def desired_ids(self) -> set[str]:
+        """The connectors whose desired state the store holds whole, in one round trip."""
+        pipe = self.redis.pipeline(transaction=False)
+        for name in self._WHOLE:
+            pipe.hkeys(self.key(name))
+        first, *others = pipe.execute()
+        whole = set(first)
+        for ids in others:
+            whole &= set(ids)
+        return whole
+
+    def restore(self, restorations: list[Restoration]) -> None:
+        """Give back the desired state of connectors the store lost, in one transaction (one
+        round trip), filling in only what is missing: each definition, target and worker as
+        :meth:`put_deployment` writes them where the store has none (one the console wrote
+        since the loss is newer and stays), the generation raised (never lowered) to the
+        console's, each counter going on from the console's total when the store's is below
+        it (it lost what it had counted). A transaction, so that no driver's report is
+        accepted (its worker is back) before its counters are."""
+        if not restorations:
+            return
+        pipe = self.redis.pipeline(transaction=True)
+        counts = [self.key(name) for name in ("desired:generation", "deadletters", "sinkretries")]
+        for restoration in restorations:
+            deployment = restoration.deployment
+            self._restore_counts_script(
+                keys=counts,
+                args=[
+                    deployment.connector_id,
+                    deployment.generation,
+                    restoration.dead_letters,
+                    restoration.sink_retries,
+                ],
+                client=pipe,
+            )
+            self.put_deployment(deployment, pipe=_FillingIn(pipe))
+        pipe.execute()
+
+
+class _FillingIn:
+    """A pipeline through which :meth:`RedisStore.put_deployment` writes a field only where the
+    store has none (``HSETNX`` for its ``HSET``): :meth:`RedisStore.restore` re-sends exactly
+    what a deploy sends without overwriting what the console wrote since the loss."""
+
+    def __init__(self, pipe: Any) -> None:
+        self.pipe = pipe
+
+    def hset(self, key: str, field: str, value: Any) -> None:
+        self.pipe.hsetnx(key, field, value)
+
+    def hsetnx(self, key: str, field: str, value: Any) -> None:
+        self.pipe.hsetnx(key, field, value)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from django.conf import settings
-
 from console.choices import ShownState, WorkerService, WorkerState
 from console.models import Connector, Worker
 from console.runtime import get_runtime
@@ -105,7 +103,7 @@ def _worker_view(
     info: WorkerInfo,
     drivers: list[DriverView],
     now: float,
-    session_timeout: float,
+    state: str = WorkerState.ALIVE,
     service: str = WorkerService.IN_SERVICE,
 ) -> RuntimeWorkerView:
     age = _age(now, info.last_heartbeat)
@@ -113,7 +111,7 @@ def _worker_view(
         worker_id=info.worker_id,
         host=info.host,
         pid=info.pid,
-        state=WorkerState.ALIVE if age <= session_timeout else WorkerState.DEAD,
+        state=state,
         started_at=info.started_at,
         last_heartbeat=info.last_heartbeat,
         heartbeat_age=age,
@@ -159,16 +157,16 @@ def cluster_view() -> Cluster:
     drivers: dict[str, list[DriverView]] = {}
     for driver in driver_infos:
         drivers.setdefault(driver.worker_id, []).append(_driver_view(driver, now, names))
-    timeout = settings.SLUICE_WORKER_SESSION_TIMEOUT
-    services = dict(Worker.objects.values_list("worker_id", "service"))
+    # The control loop's judgment (its own observation of the heartbeats, never this host's
+    # clock against the worker's); one it has not judged yet registered: ALIVE.
+    known = {w[0]: w[1:] for w in Worker.objects.values_list("worker_id", "state", "service")}
     workers = sorted(
         (
             _worker_view(
                 info,
                 drivers.get(info.worker_id, []),
                 now,
-                timeout,
-                services.get(info.worker_id, WorkerService.IN_SERVICE),
+                *known.get(info.worker_id, (WorkerState.ALIVE, WorkerService.IN_SERVICE)),
             )
             for info in infos
         ),

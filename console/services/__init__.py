@@ -40,7 +40,7 @@ from console.services.offsets import (
     copy_channel_offsets,
     reset_channel_offsets,
 )
-from console.services.reconcile import ReconcileReport, reconcile
+from console.services.reconcile import ReconcileReport, note_runtime_unreadable, reconcile
 
 __all__ = [
     "ChannelOffsets",
@@ -64,6 +64,7 @@ __all__ = [
     "create_channel",
     "delete_channel",
     "ingest_events",
+    "note_runtime_unreadable",
     "pause_channel",
     "reconcile",
     "reset_channel_offsets",

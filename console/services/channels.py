@@ -48,19 +48,18 @@ from console.models import Channel, ChannelRun, Connector, Revision, Worker
 from console.runtime import get_runtime
 from console.selectors.specs import normalize_spec
 from console.services import channel_health
+from console.services.deployments import channel_deployment
 from console.services.discovery import discovers
 from console.services.errors import InvalidTransition, runtime_errors
 from console.services.ingest import (
     HTTP_SOURCE,
     IngestUnavailable,
     ensure_ingest_topic,
-    with_ingest_fields,
 )
 from console.services.lifecycle import actor_for, record, record_channel
 from console.services.restart_policy import RestartPolicy
 from runtime_adapter import base as runtime_base
 from runtime_adapter import states as runtime_states
-from runtime_adapter.base import Deployment
 
 logger = logging.getLogger(__name__)
 
@@ -494,15 +493,12 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
     if revision.spec["source"]["type"] == HTTP_SOURCE:
         # Raises (nothing changes) when Kafka is down: the query would have no topic.
         ensure_ingest_topic(channel.name, decrypt_spec(revision.spec))
-    deployment = Deployment(
-        connector_id=connector.runtime_id,
-        channel=channel.name,
-        revision=revision.number,
-        spec=with_ingest_fields(revision.spec, channel.name),
-        target_state=runtime_states.TargetState(target),
+    deployment = channel_deployment(
+        channel,
+        connector,
+        revision,
+        target=target,
         worker_id=worker.worker_id if worker and worker.state == WorkerState.ALIVE else None,
-        generation=connector.generation,
-        checkpoint=channel.checkpoint_key,
         discovery=discovers(channel),
     )
     _call_runtime(get_runtime().deploy, deployment)

@@ -28,13 +28,12 @@ from django.utils import timezone
 from console.choices import HOSTED_TARGETS
 from console.models import Channel, ChannelDiscovery, Connector, Subject
 from console.runtime import get_runtime
+from console.services.deployments import channel_deployment
 from console.services.errors import runtime_errors
-from console.services.ingest import with_ingest_fields
 from console.services.lifecycle import record_channel
 from console.services.schemas import Candidate, register
 from pipelines.spec import shapes as inference
-from runtime_adapter import states as runtime_states
-from runtime_adapter.base import Deployment, RuntimeAdapter
+from runtime_adapter.base import RuntimeAdapter
 
 logger = logging.getLogger(__name__)
 
@@ -99,15 +98,12 @@ def _redeploy(channel: Channel, connector: Connector, enabled: bool) -> None:
     assert revision is not None
     runtime = get_runtime()
     worker = connector.worker
-    deployment = Deployment(
-        connector_id=connector.runtime_id,
-        channel=channel.name,
-        revision=revision.number,
-        spec=with_ingest_fields(revision.spec, channel.name),
-        target_state=runtime_states.TargetState(channel.target_state),
+    deployment = channel_deployment(
+        channel,
+        connector,
+        revision,
+        target=channel.target_state,
         worker_id=worker.worker_id if worker is not None else None,
-        generation=connector.generation,
-        checkpoint=channel.checkpoint_key,
         discovery=enabled,
     )
     with runtime_errors("deploy"):

@@ -51,8 +51,9 @@ from console.models import (
 from console.runtime import get_runtime
 from console.services import channel_health
 from console.services.bulk import update_rows
+from console.services.deployments import channel_deployment
 from console.services.errors import RuntimeUnavailable, runtime_errors
-from console.services.ingest import HTTP_SOURCE, ensure_ingest_topic, with_ingest_fields
+from console.services.ingest import HTTP_SOURCE, ensure_ingest_topic
 from console.services.lifecycle import actor_for, lifecycle_event
 from runtime_adapter import states as runtime_states
 from runtime_adapter.base import Deployment
@@ -278,17 +279,14 @@ def start(channels: Sequence[Channel], user: User | None) -> dict[str, Answer]:
                 if worker is not None and not is_new:
                     placed.append(connector)
             deployments.append(
-                Deployment(
-                    connector_id=connector.runtime_id,
-                    channel=channel.name,
-                    revision=revision.number,
-                    spec=with_ingest_fields(revision.spec, channel.name),
-                    target_state=runtime_states.TargetState.RUNNING,
+                channel_deployment(
+                    channel,
+                    connector,
+                    revision,
+                    target=TargetState.RUNNING,
                     worker_id=(
                         worker.worker_id if worker and worker.state == WorkerState.ALIVE else None
                     ),
-                    generation=connector.generation,
-                    checkpoint=channel.checkpoint_key,
                     discovery=channel.pk in discovering,
                 )
             )

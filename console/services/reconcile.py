@@ -4,8 +4,21 @@ Level-triggered, like a Kubernetes controller: each pass looks at the whole
 picture (workers, targets, observed status) instead of reacting to events, so a
 missed or repeated pass does no harm. A pass
 
-1. reads the runtime's workers and marks each ALIVE or DEAD by its last heartbeat;
-2. places every connector whose target wants it hosted (RUNNING or PAUSED) and that
+1. reads the runtime's workers and marks each ALIVE or DEAD by the console's own observation
+   of its heartbeat, never by comparing the worker host's clock with this one: a heartbeat is
+   fresh when its value changed since the pass before, and ``heartbeat_seen_at`` records
+   when (in the console's time). A worker is DEAD once no new heartbeat was seen for
+   ``SLUICE_WORKER_SESSION_TIMEOUT`` (also one no longer registered with the runtime: its
+   registration may come back, as after an emptied store); a DEAD worker is ALIVE again
+   only with a new heartbeat. A worker seen for the first time is ALIVE. Time during which
+   the console could not read the runtime does not count against a worker: a pass that
+   fails with the runtime unreachable voids the observations
+   (:func:`note_runtime_unreadable`), and the first pass back gives every live worker a
+   whole session timeout from then;
+2. re-sends to the runtime what it lacks of the console's desired state
+   (:mod:`console.services.resend`: an emptied store is repopulated, its epoch token set
+   again, within this pass; a partial loss too), before anything else is sent;
+3. places every connector whose target wants it hosted (RUNNING or PAUSED) and that
    has no schedulable worker (alive and in service): sticky (a schedulable current worker is
    kept), else the least loaded schedulable worker; with none it is unassigned. A connector
    on a DRAINING worker (:mod:`console.services.workers`) is handed over in two steps so two
@@ -14,7 +27,7 @@ missed or repeated pass does no harm. A pass
    worker's driver runs it, it goes to the least loaded schedulable worker, which resumes
    it from its checkpoint (nothing is lost). With no schedulable worker it stays where it
    runs. A DRAINING worker hosting none of them any more becomes DRAINED;
-3. reads the status of all connectors in one runtime call and writes connectors and
+4. reads the status of all connectors in one runtime call and writes connectors and
    tasks from it. A status older (by generation) than the connector is ignored; a
    RUNNING / PAUSED / RESTARTING report from a worker that is not alive is not
    believed (the connector is UNASSIGNED, or STOPPED if its target is); a connector
@@ -34,12 +47,12 @@ missed or repeated pass does no harm. A pass
    a report read again keeps its date, a status gone from the runtime keeps the deadline.
    The pass records, once each way, that a connector turned NOT_REPORTING (from its stored
    state, which stays the last observed) and that it reports again;
-4. applies each channel's restart policy (:mod:`console.services.restart_policy`): a FAILED
+5. applies each channel's restart policy (:mod:`console.services.restart_policy`): a FAILED
    connector whose policy allows it and whose backoff has passed is restarted (a new
    generation, state RESTARTING, reason ``automatic restart 2/5 after failure: <error
    line>``); when the attempts are used up that is recorded once, as the connector turns
    FAILED; a connector RUNNING for ``SLUICE_RESTART_RESET_SECONDS`` has its count reset;
-5. stores the health level of each channel whose connector changed state (or started or
+6. stores the health level of each channel whose connector changed state (or started or
    stopped reporting), and every few seconds of every channel, where it changed
    (:mod:`console.services.channel_health`: the fleet list filters and sorts by it).
 
@@ -78,9 +91,16 @@ from console.selectors.specs import mask_known_secrets, plain_secret_values, scr
 from console.services import channel_health
 from console.services.bulk import update_rows
 from console.services.lifecycle import RECONCILE_ACTOR, lifecycle_event
+from console.services.resend import resend_lost
 from console.services.restart_policy import RestartPolicy
 from runtime_adapter import states as runtime_states
-from runtime_adapter.base import ConnectorStatus, RuntimeAdapter, TaskStatus, WorkerInfo
+from runtime_adapter.base import (
+    ConnectorStatus,
+    RuntimeAdapter,
+    RuntimeUnavailable,
+    TaskStatus,
+    WorkerInfo,
+)
 from runtime_adapter.logs import log_context
 
 logger = logging.getLogger(__name__)
@@ -108,7 +128,7 @@ _CONNECTOR_FIELDS = [
     "status_deadline_at",
     "silence_recorded",
 ]
-_WORKER_FIELDS = ["host", "pid", "started_at", "last_heartbeat", "state"]
+_WORKER_FIELDS = ["host", "pid", "started_at", "last_heartbeat", "heartbeat_seen_at", "state"]
 _TASK_FIELDS = [
     "state",
     "worker_id",
@@ -132,6 +152,8 @@ class ReconcileReport:
     placements: int
     events: int
     restarts: int = 0
+    resent: int = 0
+    """Connectors re-sent to a runtime that had lost their desired state."""
 
 
 def reconcile(
@@ -142,9 +164,26 @@ def reconcile(
     Runtime errors propagate before anything is written to the database; placements
     already sent to the runtime are idempotent and are simply made again next pass. The one
     runtime call after the writes tells the runtime the targets of channels whose
-    available-now run finished (which the user's next start or stop settles anyway).
+    available-now run finished (which the user's next start or stop settles anyway). A pass
+    that fails with the runtime unreachable voids the workers' observations first
+    (:func:`note_runtime_unreadable`).
     """
-    return _Pass(runtime or get_runtime(), time.time() if now is None else now).run()
+    try:
+        return _Pass(runtime or get_runtime(), time.time() if now is None else now).run()
+    except RuntimeUnavailable:
+        note_runtime_unreadable()
+        raise
+
+
+def note_runtime_unreadable() -> None:
+    """The console could not read the runtime: what it saw of the live workers' heartbeats
+    no longer dates their silence. Their ``heartbeat_seen_at`` is cleared, so the first pass
+    that reads the runtime again starts each one's session timeout afresh (a worker that ran
+    all along is not found dead for the time nobody could look). One UPDATE, of the rows not
+    cleared yet."""
+    Worker.objects.filter(state=WorkerState.ALIVE).exclude(heartbeat_seen_at=None).update(
+        heartbeat_seen_at=None
+    )
 
 
 def _timestamp(seconds: float | None) -> datetime | None:
@@ -199,6 +238,8 @@ class _Pass:
         connectors = list(
             Connector.objects.select_related("channel", "revision").order_by("runtime_id")
         )
+        resent = resend_lost(self.runtime, connectors, self.live, self.at)
+        self.events.extend(resent.events)
         self.place(connectors)
         self.note_drained(connectors)
         statuses = self.runtime.status([c.runtime_id for c in connectors]) if connectors else {}
@@ -208,8 +249,10 @@ class _Pass:
         for connector in connectors:
             with log_context(channel=connector.channel.name, connector=connector.runtime_id):
                 was = connector.state
+                totals = (connector.dead_letters, connector.sink_retries)
                 status = statuses.get(connector.runtime_id)
                 self.observe(connector, status, tasks.get(connector.pk, {}))
+                self.keep_totals(connector, *totals)
                 self.apply_restart_policy(connector, was)
         self.save()
         self.stop_finished_in_runtime()
@@ -223,7 +266,17 @@ class _Pass:
             placements=self.placements,
             events=len(self.events),
             restarts=self.restarts,
+            resent=resent.connectors + resent.runs,
         )
+
+    def keep_totals(self, connector: Connector, dead_letters: int, sink_retries: int) -> None:
+        """The totals only the runtime counts never go backwards here. The re-send gives a
+        store that lost them the console's totals to go on from
+        (:mod:`console.services.resend`); one that lost only its counters, its connectors'
+        desired state intact, goes unnoticed by it: the last totals are then kept until the
+        runtime's count passes them."""
+        connector.dead_letters = max(connector.dead_letters, dead_letters)
+        connector.sink_retries = max(connector.sink_retries, sink_retries)
 
     # -- 1. workers ------------------------------------------------------------------------
 
@@ -235,18 +288,24 @@ class _Pass:
         }
         for info in infos:
             self.sync_worker(info, known.pop(info.worker_id, None))
-        for worker in known.values():  # in the database, forgotten by the runtime
-            self.dead_reasons[worker.worker_id] = (
-                f"worker {worker.worker_id} is no longer registered with the runtime"
-            )
-            if worker.state != WorkerState.DEAD:
-                self.worker_event(worker, WorkerState.DEAD, "no longer registered with the runtime")
-                worker.state = WorkerState.DEAD
-                self.changed_workers.append(worker)
+        for worker in known.values():  # in the database, not registered with the runtime now
+            self.sync_unregistered(worker)
+
+    def silence(self, worker: Worker) -> float:
+        """Seconds since the console last saw a new heartbeat of ``worker``, by its own clock
+        (0 when its observation was voided: :func:`note_runtime_unreadable`)."""
+        seen = worker.heartbeat_seen_at or self.at
+        return max((self.at - seen).total_seconds(), 0.0)
 
     def sync_worker(self, info: WorkerInfo, worker: Worker | None) -> None:
-        silence = self.now - info.last_heartbeat
-        if silence <= self.session_timeout:
+        heartbeat = _timestamp(info.last_heartbeat)
+        fresh = worker is None or worker.last_heartbeat != heartbeat
+        silence = 0.0 if fresh or worker is None else self.silence(worker)
+        if fresh or (worker is not None and worker.state != WorkerState.DEAD):
+            alive = silence <= self.session_timeout
+        else:
+            alive = False  # a DEAD worker is ALIVE again only with a new heartbeat
+        if alive:
             state = WorkerState.ALIVE
             self.live.add(info.worker_id)
         else:
@@ -254,11 +313,13 @@ class _Pass:
             self.dead_reasons[info.worker_id] = (
                 f"worker {info.worker_id} missed its session timeout"
             )
+        seen_at = self.at if fresh or worker is None else worker.heartbeat_seen_at or self.at
         values = {
             "host": info.host,
             "pid": info.pid,
             "started_at": _timestamp(info.started_at),
-            "last_heartbeat": _timestamp(info.last_heartbeat),
+            "last_heartbeat": heartbeat,
+            "heartbeat_seen_at": seen_at,
             "state": state,
         }
         if worker is None:
@@ -269,16 +330,42 @@ class _Pass:
         if state != worker.state:
             if state == WorkerState.DEAD:
                 reason = (
-                    f"missed its session timeout: last heartbeat {silence:.1f} s ago "
+                    f"missed its session timeout: no new heartbeat for {silence:.1f} s "
                     f"(timeout {self.session_timeout:g} s)"
                 )
             else:
                 reason = "heartbeats resumed"
             self.worker_event(worker, state, reason)
-        if any(getattr(worker, name) != value for name, value in values.items()):
-            for name, value in values.items():
-                setattr(worker, name, value)
-            self.changed_workers.append(worker)
+        self.update_worker(worker, values)
+
+    def sync_unregistered(self, worker: Worker) -> None:
+        """A worker the console knows and the runtime does not list: silent. It stays ALIVE
+        for the rest of its session timeout (an emptied store loses every registration until
+        the workers' next heartbeats), then is DEAD."""
+        silence = self.silence(worker)
+        if worker.state != WorkerState.DEAD and silence <= self.session_timeout:
+            self.live.add(worker.worker_id)
+            self.update_worker(worker, {"heartbeat_seen_at": worker.heartbeat_seen_at or self.at})
+            return
+        self.dead_reasons[worker.worker_id] = (
+            f"worker {worker.worker_id} is no longer registered with the runtime"
+        )
+        if worker.state != WorkerState.DEAD:
+            self.worker_event(
+                worker,
+                WorkerState.DEAD,
+                f"no longer registered with the runtime (nothing heard for {silence:.1f} s, "
+                f"timeout {self.session_timeout:g} s)",
+            )
+            self.update_worker(worker, {"state": WorkerState.DEAD})
+
+    def update_worker(self, worker: Worker, values: dict[str, Any]) -> None:
+        """Apply ``values``; the row is written only when one of them differs."""
+        if all(getattr(worker, name) == value for name, value in values.items()):
+            return
+        for name, value in values.items():
+            setattr(worker, name, value)
+        self.changed_workers.append(worker)
 
     def worker_event(
         self, worker: Worker, to_state: str, reason: str, from_state: str | None = None

@@ -87,6 +87,26 @@ def run_spec(revision: Revision, channel: Channel) -> dict[str, Any]:
     return spec
 
 
+def run_deployment(
+    run: ChannelRun, revision: Revision, worker: str | None, connector_id: str
+) -> Deployment:
+    """The run's connector ``connector_id`` (:func:`run_connector_id`) as the runtime is told
+    it: ``revision``'s spec as :func:`run_spec` makes it, the run's bounds and checkpoint,
+    target RUNNING, hosted by ``worker`` (also what the control loop re-sends of a running
+    run to a runtime that lost it)."""
+    channel = run.channel
+    return Deployment(
+        connector_id=connector_id,
+        channel=channel.name,
+        revision=revision.number,
+        spec=run_spec(revision, channel),
+        target_state=runtime_states.TargetState.RUNNING,
+        worker_id=worker,
+        checkpoint=run_checkpoint(channel, run),
+        run=run_bounds(run).to_json(),
+    )
+
+
 def execute_runs(*, runtime: RuntimeAdapter | None = None) -> int:
     """One pass over every unfinished run and every finished run still in the runtime (see
     the module docstring); returns how many runs changed."""
@@ -212,16 +232,7 @@ def _start(runtime: RuntimeAdapter, run: ChannelRun, live: list[str]) -> int:
         run.save(update_fields=["start_offsets", "end_offsets", "expected"])
         return _finish(run, RunState.SUCCEEDED, "", started=True)
     connector_id = run_connector_id(run)
-    deployment = Deployment(
-        connector_id=connector_id,
-        channel=channel.name,
-        revision=revision.number,
-        spec=spec,
-        target_state=runtime_states.TargetState.RUNNING,
-        worker_id=worker,
-        checkpoint=run_checkpoint(channel, run),
-        run=bounds.to_json(),
-    )
+    deployment = run_deployment(run, revision, worker, connector_id)
     with transaction.atomic():
         current = ChannelRun.objects.select_for_update().get(pk=run.pk)
         if current.state != RunState.PENDING:

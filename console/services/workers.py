@@ -22,7 +22,6 @@ requests that make them are in the audit trail (:mod:`console.audit`).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -101,8 +100,10 @@ def undrain_worker(worker_id: str, *, user: User | None = None) -> Worker:
 
 def forget_worker(worker_id: str, *, user: User | None = None) -> None:
     """Forget a dead worker: the runtime's registration (and its drivers'), then the
-    console's row; a worker_id the runtime still reports alive is refused
-    (:class:`InvalidTransition`, the API's 409). Raises :class:`WorkerNotFound`,
+    console's row. A worker the control loop holds ALIVE is refused (:class:`InvalidTransition`,
+    the API's 409): liveness is the control loop's own observation, never the worker host's
+    clock against this one. One the control loop never saw may be forgotten (if it runs, it
+    registers again at its next heartbeat). Raises :class:`WorkerNotFound`,
     :class:`~console.services.errors.RuntimeUnavailable`."""
     runtime = get_runtime()
     with runtime_errors("forget worker"):
@@ -110,15 +111,19 @@ def forget_worker(worker_id: str, *, user: User | None = None) -> None:
     worker = Worker.objects.filter(worker_id=worker_id).first()
     if info is None and worker is None:
         raise WorkerNotFound(f"no runtime worker has the id {worker_id!r}")
-    timeout = settings.SLUICE_WORKER_SESSION_TIMEOUT
-    if info is not None:
-        silence = max(time.time() - info.last_heartbeat, 0.0)
-        if silence <= timeout:
-            raise InvalidTransition(
-                f"worker {worker_id} is alive (last heartbeat {silence:.1f} s ago, session "
-                f"timeout {timeout:g} s): only a DEAD worker can be forgotten. Drain it, stop "
-                "its process, and forget it once it is DEAD"
-            )
+    if worker is not None and worker.state == WorkerState.ALIVE:
+        timeout = settings.SLUICE_WORKER_SESSION_TIMEOUT
+        seen = worker.heartbeat_seen_at
+        heard = (
+            f"a new heartbeat seen {max((timezone.now() - seen).total_seconds(), 0.0):.1f} s ago"
+            if seen is not None
+            else "its heartbeats not judged since the runtime was last unreachable"
+        )
+        raise InvalidTransition(
+            f"worker {worker_id} is alive ({heard}, session timeout {timeout:g} s): only a "
+            "DEAD worker can be forgotten. Drain it, stop its process, and forget it once it "
+            "is DEAD"
+        )
     with runtime_errors("forget worker"):
         runtime.forget_worker(worker_id)
     with transaction.atomic():

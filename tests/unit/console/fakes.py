@@ -15,10 +15,12 @@ from runtime_adapter.base import (
     ConnectorOffsets,
     ConnectorStatus,
     Deployment,
+    DesiredSummary,
     DriverInfo,
     ExecutorInfo,
     MirrorOffsetsTopic,
     OffsetChange,
+    Restoration,
     RuntimeUnavailable,
     SourceOffset,
     SparkCluster,
@@ -59,6 +61,8 @@ class FakeRuntime:
     :meth:`write_mirrormaker2_offsets` writes lands here too)."""
     cluster: SparkCluster = field(default_factory=lambda: SparkCluster("local", "local[*]"))
     """What :meth:`spark_cluster` answers (set by tests)."""
+    epoch: str | None = None
+    """The token :meth:`set_epoch` set (``None``: a runtime that lost, or never had, it)."""
 
     # -- the protocol ----------------------------------------------------------------------
 
@@ -171,6 +175,29 @@ class FakeRuntime:
 
     def spark_cluster(self) -> SparkCluster:
         return self.cluster
+
+    def desired_summary(self) -> DesiredSummary:
+        self._fail_if_unavailable()
+        return DesiredSummary(self.epoch, len(self.deployments))
+
+    def desired_connectors(self) -> set[str]:
+        self._call("desired_connectors")
+        return set(self.deployments)
+
+    def restore(self, restorations: list[Restoration]) -> None:
+        """As the Spark runtime: what is missing filled in, the generation only raised."""
+        self._call("restore", tuple(restorations))
+        for restoration in restorations:
+            deployment = restoration.deployment
+            cid = deployment.connector_id
+            self.deployments.setdefault(cid, deployment)
+            self.targets.setdefault(cid, deployment.target_state)
+            self.assignments.setdefault(cid, deployment.worker_id)
+            self.generations[cid] = max(self.generations.get(cid, 0), deployment.generation)
+
+    def set_epoch(self, token: str) -> None:
+        self._call("set_epoch", token)
+        self.epoch = token
 
     # -- helpers for tests -----------------------------------------------------------------
 

@@ -44,10 +44,10 @@ def test_requires_authentication(anon):
     assert anon.get(CLUSTER).status_code in (401, 403)
 
 
-def test_local_mode_lists_runtime_workers_and_channel_executors(api, runtime, spec):
+def test_local_mode_lists_runtime_workers_and_channel_executors(api, runtime, spec, dead_worker):
     now = time.time()
     runtime.worker_infos["w1"] = WorkerInfo("w1", "host-1", 101, now - 100, now - 1, ["orders"])
-    runtime.worker_infos["w0"] = WorkerInfo("w0", "host-0", 100, now - 900, now - 60, [])
+    dead_worker("w0", at=now - 60)  # the control loop's judgment, not the heartbeat's age
     services.start_channel(services.create_channel(name="orders", spec=spec))
     services.create_channel(name="idle", spec=spec)  # never started: no connector
     runtime.report("orders", State.RUNNING, "w1", executors=EXECUTORS[:1])
@@ -64,7 +64,7 @@ def test_local_mode_lists_runtime_workers_and_channel_executors(api, runtime, sp
     assert alive["connectors"] == ["orders"]
     assert 0.9 <= alive["heartbeat_age"] < 10
     assert alive["last_heartbeat"].endswith("Z") or "+00:00" in alive["last_heartbeat"]
-    assert dead["worker_id"] == "w0" and dead["state"] == "DEAD"  # past the session timeout
+    assert dead["worker_id"] == "w0" and dead["state"] == "DEAD"
     assert body["spark"] == {
         "mode": "local",
         "master": "local[*]",

@@ -44,18 +44,24 @@ def events(**filters) -> list[tuple[str, str, str, str]]:
     return [(e.subject_id, e.from_state, e.to_state, e.reason) for e in rows]
 
 
-def test_workers_are_recorded_alive_or_dead_by_heartbeat_age(runtime, settings):
+def test_workers_are_recorded_alive_or_dead_by_whether_their_heartbeat_changes(runtime, settings):
+    """The console's own observation: a worker seen for the first time is ALIVE whatever its
+    heartbeat's time says; one whose heartbeat stops changing is DEAD after the timeout."""
     settings.SLUICE_WORKER_SESSION_TIMEOUT = 10
     runtime.heartbeat("w1", at=NOW - 1)
     runtime.heartbeat("w2", at=NOW - 30)
-
     reconcile(runtime)
+    assert set(Worker.objects.values_list("state", flat=True)) == {WorkerState.ALIVE}
+
+    runtime.heartbeat("w1", at=NOW + 10)
+    reconcile(runtime, now=NOW + 11)
 
     states = dict(Worker.objects.values_list("worker_id", "state"))
     assert states == {"w1": WorkerState.ALIVE, "w2": WorkerState.DEAD}
     w1 = Worker.objects.get(worker_id="w1")
-    assert (w1.host, w1.last_heartbeat.timestamp()) == ("w1.example", NOW - 1)
-    assert [e[2] for e in events(subject_type=SubjectType.WORKER)] == ["ALIVE", "DEAD"]
+    assert (w1.host, w1.last_heartbeat.timestamp()) == ("w1.example", NOW + 10)
+    assert w1.heartbeat_seen_at.timestamp() == NOW + 11  # the console's clock
+    assert [e[2] for e in events(subject_type=SubjectType.WORKER)] == ["ALIVE", "ALIVE", "DEAD"]
 
 
 def test_worker_death_and_recovery_are_recorded(runtime):
@@ -73,20 +79,28 @@ def test_worker_death_and_recovery_are_recorded(runtime):
     assert death.actor == "system:reconcile"
 
 
-def test_a_worker_forgotten_by_the_runtime_becomes_dead(runtime):
+def test_a_worker_forgotten_by_the_runtime_becomes_dead_after_its_session_timeout(
+    runtime, settings
+):
+    """Its registration may come back (an emptied store loses every one until the next
+    heartbeats): it is silent, not dead at once."""
+    settings.SLUICE_WORKER_SESSION_TIMEOUT = 10
     runtime.heartbeat("w1", at=NOW)
     reconcile(runtime)
     runtime.forget_worker("w1")
 
-    reconcile(runtime)
+    reconcile(runtime, now=NOW + 5)
+    assert Worker.objects.get().state == WorkerState.ALIVE
+    reconcile(runtime, now=NOW + 11)
 
     assert Worker.objects.get().state == WorkerState.DEAD
+    assert "no longer registered with the runtime" in events(to_state="DEAD")[0][3]
 
 
-def test_connectors_go_to_the_least_loaded_live_worker(runtime, started):
+def test_connectors_go_to_the_least_loaded_live_worker(runtime, started, dead_worker):
     runtime.heartbeat("w1", at=NOW)
     runtime.heartbeat("w2", at=NOW)
-    runtime.heartbeat("w3", at=NOW - 60)  # dead: never chosen
+    dead_worker("w3", at=NOW - 60)  # dead: never chosen
     reconcile(runtime)
     started("a", "b", "c")  # each start places its connector at once, as reconcile would
 
@@ -366,9 +380,11 @@ def test_queries_do_not_grow_with_the_number_of_channels(
     started(*names)
     for name in names:
         runtime.report(name, State.RUNNING, None, tasks=[TaskStatus(0, State.RUNNING, None)])
+    runtime.epoch = "filled"  # the store lost nothing (a re-send's queries: test_resend)
 
-    # 10, and the health levels stored: the channels' rows, their tasks' lag, one write
-    with django_assert_max_num_queries(13):
+    # 10, and the health levels stored: the channels' rows, their tasks' lag, one write;
+    # and the count of runs the runtime holds (console.services.resend)
+    with django_assert_max_num_queries(14):
         reconcile(runtime)
 
     assert runtime.status_calls == 1

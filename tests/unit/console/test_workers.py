@@ -230,6 +230,7 @@ def test_forgetting_a_dead_worker(api, runtime, spec, settings):
     runtime.heartbeat("w1", at=time.time() - 60)
     runs(runtime, "w1")
     reconcile(runtime)
+    reconcile(runtime, now=time.time() + 11)  # no new heartbeat for the session timeout
 
     response = api.delete(f"{WORKERS}w1/")
 
@@ -300,9 +301,9 @@ def test_a_viewer_is_refused_and_the_refusal_audited(django_user_model, two_work
     assert (event.object_type, event.object_id, event.outcome) == ("worker", "w1", 403)
 
 
-def test_an_operator_may_and_each_action_is_audited(django_user_model, runtime):
+def test_an_operator_may_and_each_action_is_audited(django_user_model, runtime, dead_worker):
     runtime.heartbeat("w1")
-    runtime.heartbeat("old", at=time.time() - 600)
+    dead_worker("old", at=time.time() - 600)
     reconcile(runtime)
     operator = client_as(django_user_model, OPERATOR)
 
@@ -325,9 +326,9 @@ def test_an_operator_may_and_each_action_is_audited(django_user_model, runtime):
 # -- the admin ---------------------------------------------------------------------------------
 
 
-def test_the_admin_drains_undrains_and_forgets(admin_client, two_workers, settings):
+def test_the_admin_drains_undrains_and_forgets(admin_client, two_workers, settings, dead_worker):
     settings.SLUICE_WORKER_SESSION_TIMEOUT = 10
-    two_workers.heartbeat("gone", at=time.time() - 600)
+    dead_worker("gone", at=time.time() - 600)
     reconcile(two_workers)
     pk = {w.worker_id: str(w.pk) for w in Worker.objects.all()}
 

@@ -16,6 +16,7 @@ from runtime_adapter.base import (
     Deployment,
     OffsetChange,
     OffsetsError,
+    Restoration,
     RuntimeAdapter,
     RuntimeUnavailable,
     SourceOffset,
@@ -64,6 +65,10 @@ EVERY_CALL = {
     "preview": ("orders",),
     "offsets": ("orders", "orders"),
     "alter_offsets": ("orders", OffsetChange("offsets", (SourceOffset("orders", 0, 5),))),
+    "desired_summary": (),
+    "desired_connectors": (),
+    "restore": ([Restoration(DEPLOYMENT, dead_letters=3)],),
+    "set_epoch": ("token",),
 }
 
 
