@@ -150,12 +150,6 @@ class ConsoleSettings(SluiceSettings):
 
     # -- HTTP ingestion (the http source) -----------------------------------------------------
 
-    kafka_bootstrap: str = Field(
-        "127.0.0.1:9092",
-        description="The Kafka that events ingested over HTTP (`POST /api/v1/channels/{name}/"
-        "events`) go to, in topics `sluice.ingest.<channel>`; set it to use an existing Kafka "
-        "(`make run` then starts no embedded broker).",
-    )
     ingest_topic_partitions: int = Field(3, ge=1, description="Partitions of a new ingest topic.")
     ingest_replication_factor: int = Field(
         1, ge=1, description="Replication factor of a new ingest topic."

@@ -332,7 +332,7 @@ SLUICE_HISTORY_TIMEOUT = env.history_timeout_seconds
 
 # -- HTTP ingestion (the http source): events are written to sluice.ingest.<channel> ----------
 
-SLUICE_KAFKA_BOOTSTRAP = env.kafka_bootstrap
+SLUICE_KAFKA_BOOTSTRAP = runtime_env.kafka_bootstrap
 SLUICE_INGEST_TOPIC_PARTITIONS = env.ingest_topic_partitions
 SLUICE_INGEST_REPLICATION_FACTOR = env.ingest_replication_factor
 SLUICE_INGEST_MAX_REQUEST_BYTES = env.ingest_max_request_bytes

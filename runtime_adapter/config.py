@@ -264,8 +264,10 @@ class RuntimeSettings(SluiceSettings):
     # the runtime's group (runtime_adapter.group): membership, slots, fences
     kafka_bootstrap: str = Field(
         "127.0.0.1:9092",
-        description="The Kafka that holds the runtime's group, its config (desired state) "
-        "and status topics; the same variable the console reads.",
+        description="The installation's Kafka: events ingested over HTTP (`POST /api/v1/"
+        "channels/{name}/events`) go to it, in topics `sluice.ingest.<channel>`, and it holds the "
+        "runtime's group and its config (desired state) and status topics; set it to use an "
+        "existing Kafka (`make run` then starts no embedded broker).",
     )
     runtime_group_id: str = Field(
         "sluice-runtime",

@@ -34,7 +34,7 @@ def test_defaults(env):
         True,
     )
     assert settings.session_age == 43_200
-    assert settings.kafka_bootstrap == "127.0.0.1:9092"
+    assert RuntimeSettings.load().kafka_bootstrap == "127.0.0.1:9092"  # shared: the runtime's
     assert (settings.ingest_max_batch, settings.ingest_max_event_bytes) == (500, 262_144)
     assert (settings.ingest_rate_limit, settings.ingest_burst_seconds) == (1000, 2.0)
 
