@@ -10,7 +10,8 @@
 # (brokers, drivers, polling, Chromium), so on two cores the parts overlap instead of queueing.
 # The parts: "unit" (tests/unit but the console's, then tests/e2e), "integration" (every other
 # folder under tests/ but tests/faults, the fault suite of `make fault-test`: a new one lands
-# here) and "console" (tests/unit/console, on SQLite and then on PostgreSQL). Together they are the whole suite. With arguments, one pytest runs them here, as asked.
+# here) and "console" (tests/unit/console, on SQLite and then on PostgreSQL). Together they
+# are the whole suite. With arguments, one pytest runs them here, as asked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"

@@ -87,9 +87,11 @@ def test_the_cluster_replicates_and_serves_with_a_broker_killed(
     replication = TopicReplication(REPLICATION, MIN_ISR)
     assert create_topic(kafka_cluster.bootstrap, topic, partitions=3, replication=replication)
     isr = wait_until(
-        lambda: (found := kafka_cluster.in_sync_replicas(topic))
-        and all(len(r) == REPLICATION for r in found.values())
-        and found,
+        lambda: (
+            (found := kafka_cluster.in_sync_replicas(topic))
+            and all(len(r) == REPLICATION for r in found.values())
+            and found
+        ),
         30,
         what="every partition fully in sync",
     )
