@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
+
 # ConfigResource's documented import (confluent_kafka.admin has no __all__ naming it).
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 

@@ -40,18 +40,24 @@ def files_sink(folder: Path) -> dict[str, Any]:
     return {"type": "files", "config": {"path": str(folder), "format": "jsonl"}}
 
 
-def create_channel(world: FaultWorld, name: str, source: str, sink: dict[str, Any]) -> None:
+def create_channel(
+    world: FaultWorld,
+    name: str,
+    source: str,
+    sink: dict[str, Any],
+    batch_limit: int | None = None,
+) -> None:
     """Kafka ``source`` (from its start, through the bridge) → the orders filter → ``sink``,
-    started."""
+    started; a micro-batch reads at most ``batch_limit`` events when given."""
+    source_config: dict[str, Any] = {
+        "bootstrap_servers": world.bridge_bootstrap,
+        "topics": [source],
+        "starting_offsets": "earliest",
+    }
+    if batch_limit is not None:
+        source_config["max_events_per_trigger"] = batch_limit
     spec = {
-        "source": {
-            "type": "kafka",
-            "config": {
-                "bootstrap_servers": world.bridge_bootstrap,
-                "topics": [source],
-                "starting_offsets": "earliest",
-            },
-        },
+        "source": {"type": "kafka", "config": source_config},
         "transforms": [{"type": "filter", "config": {"pattern": PATTERN}}],
         "sink": sink,
     }
@@ -96,9 +102,11 @@ def wanted(stop: int) -> set[int]:
     return {seq for seq in range(stop) if selected(seq)}
 
 
-def kafka_seqs(world: FaultWorld, topic: str, expected: set[int], timeout: float) -> Counter[int]:
+def kafka_seqs(
+    world: FaultWorld, topic: str, expected: set[int], timeout: float, settle: float = 3
+) -> Counter[int]:
     """Every event id in ``topic`` (counted: duplicates show), read until all of ``expected``
-    arrived and 3 s more, or ``timeout`` seconds passed."""
+    arrived and ``settle`` seconds more, or ``timeout`` seconds passed."""
     consumer = Consumer(
         {
             "bootstrap.servers": world.cluster.bootstrap,
@@ -109,14 +117,14 @@ def kafka_seqs(world: FaultWorld, topic: str, expected: set[int], timeout: float
     )
     consumer.subscribe([topic])
     seqs: Counter[int] = Counter()
-    deadline, settle = time.monotonic() + timeout, None
+    deadline, settle_until = time.monotonic() + timeout, None
     try:
-        while time.monotonic() < (settle or deadline):
+        while time.monotonic() < (settle_until or deadline):
             message = consumer.poll(0.5)
             if message is not None and not message.error():
                 seqs[json.loads(message.value())["seq"]] += 1
-            if settle is None and expected <= seqs.keys():
-                settle = time.monotonic() + 3
+            if settle_until is None and expected <= seqs.keys():
+                settle_until = time.monotonic() + settle
     finally:
         consumer.close()
     return seqs

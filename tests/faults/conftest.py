@@ -29,6 +29,8 @@ from tests.support.processes import Service, start_redis
 from tests.support.stack import Stack, running_stack
 
 REPLICATION, MIN_ISR = 3, 2
+HOSTS = 3
+"""Runtime hosts the suite starts with (each a worker and a warm Spark driver)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -99,6 +101,7 @@ class FaultWorld:
     redis: FaultRedis
     log_dir: Path
     hosts: dict[str, NetnsHost] = field(default_factory=dict)
+    host_env: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def bridge_bootstrap(self) -> str:
@@ -106,11 +109,13 @@ class FaultWorld:
         assert self.cluster.bridge_bootstrap is not None
         return self.cluster.bridge_bootstrap
 
-    def add_host(self) -> str:
-        """A new runtime host (namespace) running a runtime worker; its worker id."""
+    def add_host(self, extra_env: dict[str, str] | None = None) -> str:
+        """A new runtime host (namespace) running a runtime worker, with ``extra_env`` added
+        to its environment for good (a skewed clock, …); its worker id."""
         host = self.network.add_host()
         worker_id = f"fault-host-{host.index}"
         self.hosts[worker_id] = host
+        self.host_env[worker_id] = extra_env or {}
         self.start_worker(worker_id)
         return worker_id
 
@@ -122,6 +127,7 @@ class FaultWorld:
             "SLUICE_KAFKA_BOOTSTRAP": self.bridge_bootstrap,
             "SLUICE_WORKER_ID": worker_id,
             "SPARK_LOCAL_IP": "127.0.0.1",  # the namespace's own loopback
+            **self.host_env[worker_id],
         }
         argv = [sys.executable, "-m", "runtime_adapter.host.worker"]
         return self.hosts[worker_id].start(worker_id, argv, self.log_dir, env)
@@ -143,7 +149,7 @@ def world(
     tmp_path_factory: pytest.TempPathFactory,
     artifacts_dir: Path,
 ) -> Iterator[FaultWorld]:
-    """The console on this machine and two runtime hosts in namespaces of their own."""
+    """The console on this machine and :data:`HOSTS` runtime hosts in namespaces of their own."""
     log_dir = artifacts_dir / "faults"
     with running_stack(
         redis_url=fault_redis.url,
@@ -160,7 +166,7 @@ def world(
         },
     ) as stack:
         world = FaultWorld(stack, kafka_cluster, host_network, fault_redis, log_dir)
-        for _ in range(2):
+        for _ in range(HOSTS):
             world.add_host()
         try:
             yield world

@@ -1,9 +1,10 @@
 """Faults of brokers and runtime hosts under running channels, on real processes.
 
-Two runtime hosts, each a network namespace of its own with a real runtime worker and its
+Three runtime hosts, each a network namespace of its own with a real runtime worker and its
 Spark drivers, run channels that read and write a three-broker Kafka (topics replicated 3
 times, ``min.insync.replicas`` 2). Every test checks delivery by event id and prints what it
-measured.
+measured. Hosts with a skewed clock (libfaketime) check liveness: today's runtime compares
+clocks, so those targets of issue 28 are strict xfails.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import time
 import uuid
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
+import pytest
 from confluent_kafka.admin import AdminClient
 
 from tests.faults.channels import (
@@ -29,11 +32,19 @@ from tests.faults.channels import (
     wanted,
 )
 from tests.faults.conftest import REPLICATION, FaultWorld
+from tests.support.faketime import skewed_env
 from tests.support.orders import produce_range
 from tests.support.processes import wait_until
 
 BATCH = 6_000
 """Events per batch (one in three is selected)."""
+PAIRS = 2
+"""Kafka → Kafka and Kafka → files channels, this many of each, in the host-kill test."""
+PARTITION_BATCH_LIMIT = 600
+"""Events a micro-batch of the partition test reads at most: what "one batch" of duplicates
+means there."""
+SESSION_TIMEOUT = 10.0
+"""The console's ``SLUICE_WORKER_SESSION_TIMEOUT`` (its default, which the stack keeps)."""
 START_TIMEOUT = 300
 """Seconds a channel may take to be RUNNING at first (a driver's cold start on 2 busy cores)."""
 
@@ -100,38 +111,151 @@ def test_a_killed_runtime_host_moves_its_channels_without_losing_events(
 ) -> None:
     suffix = uuid.uuid4().hex[:6]
     source = make_topic(world, f"faults-host-in-{suffix}")
-    sink = make_topic(world, f"faults-host-out-{suffix}")
+    sinks: dict[str, Any] = {}
+    for index in range(PAIRS):
+        sinks[f"faults-host-kafka{index}-{suffix}"] = make_topic(
+            world, f"faults-host-out{index}-{suffix}"
+        )
+        sinks[f"faults-host-files{index}-{suffix}"] = tmp_path / f"outbox{index}"
+    for name, target in sinks.items():
+        sink = files_sink(target) if isinstance(target, Path) else kafka_sink(world, target)
+        create_channel(world, name, source, sink)
+    names = list(sinks)
+    produce_range(world.cluster.bootstrap, source, 0, BATCH)
+    wait_running(world, names, START_TIMEOUT)
+    placement = {name: status(world, name)["worker_id"] for name in names}
+    # The host running the most channels, among those running a files channel.
+    victim = max(
+        {placement[name] for name in names if isinstance(sinks[name], Path)},
+        key=lambda worker: sum(1 for host in placement.values() if host == worker),
+    )
+    moving = sorted(name for name in names if placement[name] == victim)
+
+    killed_at = time.monotonic()
+    killed = world.hosts[victim].kill()
+    produce_range(world.cluster.bootstrap, source, BATCH, 2 * BATCH)  # while they move
+    wait_running(world, moving, 240, avoid=victim)
+    moved_after = time.monotonic() - killed_at
+    assert world.hosts[victim].pids() == [], "a process of the killed host survived"
+
+    expected = wanted(2 * BATCH)
+    lost: dict[str, int] = {}
+    doubled: dict[str, int] = {}
+    for name, target in sinks.items():
+        if isinstance(target, Path):
+            seqs = files_seqs(target, expected, timeout=240)
+        else:
+            seqs = kafka_seqs(world, target, expected, timeout=240)
+        lost[name] = len(expected - seqs.keys())
+        doubled[name] = duplicates(seqs)
+        assert set(seqs) <= expected, f"{name} delivered events its filter drops"
+    delivered_after = time.monotonic() - killed_at
+    print(
+        f"\nhost {victim} killed ({len(killed)} processes) under {len(names)} channels on "
+        f"{len(world.hosts)} hosts: its {len(moving)} channel(s) {moving} RUNNING on other "
+        f"hosts {moved_after:.1f} s after the kill; every event delivered "
+        f"{delivered_after:.1f} s after the kill; {len(expected)} events selected per channel; "
+        f"lost {sum(lost.values())}; duplicates {doubled}"
+    )
+    assert sum(lost.values()) == 0, f"events lost per channel: {lost}"
+    files_doubled = {n: d for n, d in doubled.items() if isinstance(sinks[n], Path) and d}
+    assert files_doubled == {}, f"the files sink is exactly once: {files_doubled}"
+    world.start_worker(victim)  # capacity back for the tests after this one
+    stop_channels(world, names)
+
+
+def test_a_partitioned_host_and_its_successor_never_deliver_side_by_side(
+    world: FaultWorld, tmp_path: Path
+) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    source = make_topic(world, f"faults-cut-in-{suffix}")
+    sink = make_topic(world, f"faults-cut-out-{suffix}")
     outbox = tmp_path / "outbox"
-    to_kafka, to_files = f"faults-host-kafka-{suffix}", f"faults-host-files-{suffix}"
-    create_channel(world, to_kafka, source, kafka_sink(world, sink))
-    create_channel(world, to_files, source, files_sink(outbox))
+    to_kafka, to_files = f"faults-cut-kafka-{suffix}", f"faults-cut-files-{suffix}"
+    create_channel(world, to_kafka, source, kafka_sink(world, sink), PARTITION_BATCH_LIMIT)
+    create_channel(world, to_files, source, files_sink(outbox), PARTITION_BATCH_LIMIT)
     names = [to_kafka, to_files]
     produce_range(world.cluster.bootstrap, source, 0, BATCH)
     wait_running(world, names, START_TIMEOUT)
     assert wanted(BATCH) <= kafka_seqs(world, sink, wanted(BATCH), timeout=180).keys()
 
-    victim = status(world, to_files)["worker_id"]
+    victim = status(world, to_kafka)["worker_id"]
     moving = [name for name in names if status(world, name)["worker_id"] == victim]
-    killed_at = time.monotonic()
-    killed = world.hosts[victim].kill()
-    produce_range(world.cluster.bootstrap, source, BATCH, 2 * BATCH)  # while they move
-    moved_in = wait_running(world, moving, 240, avoid=victim)
-    moved_after = time.monotonic() - killed_at
-
-    expected = wanted(2 * BATCH)
-    in_kafka = kafka_seqs(world, sink, expected, timeout=240)
+    host = world.hosts[victim]
+    cut_at = time.monotonic()
+    host.partition()
+    try:
+        produce_range(world.cluster.bootstrap, source, BATCH, 2 * BATCH)  # while cut off
+        wait_running(world, moving, 240, avoid=victim)
+        moved_after = time.monotonic() - cut_at
+        during = kafka_seqs(world, sink, wanted(2 * BATCH), timeout=240)
+        assert wanted(2 * BATCH) <= during.keys(), "events sent during the partition lost"
+    finally:
+        host.heal()
+    healed_after = time.monotonic() - cut_at
+    # The old owner is back on the network: whatever it still runs now competes.
+    produce_range(world.cluster.bootstrap, source, 2 * BATCH, 3 * BATCH)
+    expected = wanted(3 * BATCH)
+    in_kafka = kafka_seqs(world, sink, expected, timeout=240, settle=20)
     in_files = files_seqs(outbox, expected, timeout=240)
-    delivered_after = time.monotonic() - killed_at
-    assert expected - in_kafka.keys() == set(), f"Kafka sink lost {len(expected - in_kafka.keys())}"
-    assert expected - in_files.keys() == set(), f"files sink lost {len(expected - in_files.keys())}"
-    assert max(in_files.values()) == 1, f"files sink duplicated {duplicates(in_files)} events"
-    assert set(in_files) == expected and set(in_kafka) == expected, "events the filter drops"
+    after_heal = expected - wanted(2 * BATCH)
+    twice_after_heal = sum(in_kafka[seq] - 1 for seq in after_heal if in_kafka[seq] > 1)
+    owners = {name: status(world, name)["worker_id"] for name in names}
     print(
-        f"\nhost {victim} killed ({len(killed)} processes): {len(moving)} channel(s) "
-        f"{moving} RUNNING on the other host {moved_after:.1f} s after the kill "
-        f"(seen {moved_in:.1f} s after the last event was sent); every event delivered "
-        f"{delivered_after:.1f} s after the kill; {len(expected)} events selected, 0 lost; "
-        f"duplicates: Kafka {duplicates(in_kafka)}, files {duplicates(in_files)}"
+        f"\nhost {victim} partitioned: {moving} RUNNING elsewhere {moved_after:.1f} s after "
+        f"the cut; healed at {healed_after:.1f} s; Kafka sink: {len(expected - in_kafka.keys())} "
+        f"lost, {duplicates(in_kafka)} duplicates ({twice_after_heal} of events sent after the "
+        f"heal; a batch reads at most {PARTITION_BATCH_LIMIT} events); files sink: "
+        f"{len(expected - in_files.keys())} lost, {duplicates(in_files)} duplicates; "
+        f"owners after the heal: {owners}"
     )
-    world.start_worker(victim)  # capacity back for the tests after this one
+    assert expected - in_kafka.keys() == set() and expected - in_files.keys() == set()
+    assert twice_after_heal == 0, "two owners delivered after the heal"
+    assert duplicates(in_kafka) <= PARTITION_BATCH_LIMIT, "more than one batch twice"
+    assert duplicates(in_files) == 0, "the files sink is exactly once"
+    assert victim not in owners.values(), f"the cut-off host took a channel back: {owners}"
     stop_channels(world, names)
+
+
+def worker_state(world: FaultWorld, worker_id: str) -> str | None:
+    answer = world.stack.session().get(f"{world.stack.api}/workers/{worker_id}/", timeout=5)
+    return str(answer.json()["state"]) if answer.status_code == 200 else None
+
+
+SKEW_XFAIL = pytest.mark.xfail(
+    strict=True,
+    reason="issue 28: liveness compares the runtime host's heartbeat time with the console's "
+    "clock (console/services/reconcile.py sync_worker); the group coordinator's session "
+    "would not",
+)
+
+
+@SKEW_XFAIL
+def test_a_host_whose_clock_is_30_s_slow_is_not_declared_dead(world: FaultWorld) -> None:
+    slow = world.add_host({**skewed_env("-30s"), "SLUICE_WARM_DRIVERS": "0"})
+    try:
+        wait_until(lambda: worker_state(world, slow), 60, what=f"{slow} registered")
+        samples = []
+        for _ in range(20):
+            samples.append(worker_state(world, slow))
+            time.sleep(1)
+        print(f"\n{slow}, its clock 30 s slow, as the console saw it each second: {samples}")
+        assert set(samples) == {"ALIVE"}, f"a live host with a slow clock declared {samples}"
+    finally:
+        world.hosts[slow].kill()
+
+
+@SKEW_XFAIL
+def test_a_host_whose_clock_is_30_s_fast_is_found_dead_within_its_session(
+    world: FaultWorld,
+) -> None:
+    fast = world.add_host({**skewed_env("+30s"), "SLUICE_WARM_DRIVERS": "0"})
+    wait_until(lambda: worker_state(world, fast) == "ALIVE", 60, what=f"{fast} ALIVE")
+    killed_at = time.monotonic()
+    world.hosts[fast].kill()
+    wait_until(lambda: worker_state(world, fast) == "DEAD", 90, what=f"{fast} DEAD")
+    found_after = time.monotonic() - killed_at
+    print(f"\n{fast}, its clock 30 s fast, killed: declared DEAD {found_after:.1f} s later")
+    assert found_after <= SESSION_TIMEOUT + 3, (
+        f"found dead {found_after:.1f} s after the kill, session timeout {SESSION_TIMEOUT} s"
+    )
