@@ -16,6 +16,7 @@ fails, and whatever an earlier run left (names ``slf-…``) is swept before the 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -40,6 +41,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
+def fault_logs(artifacts_dir: Path) -> Path:
+    """``test-artifacts/faults/``, emptied: the logs of this run's services only."""
+    logs = artifacts_dir / "faults"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    return logs
+
+
+@pytest.fixture(scope="session")
 def host_network() -> Iterator[HostNetwork]:
     """The bridge and, as tests add them, the runtime hosts' namespaces."""
     if os.geteuid() != 0:
@@ -53,11 +63,11 @@ def host_network() -> Iterator[HostNetwork]:
 
 @pytest.fixture(scope="session")
 def kafka_cluster(
-    host_network: HostNetwork, tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path
+    host_network: HostNetwork, tmp_path_factory: pytest.TempPathFactory, fault_logs: Path
 ) -> Iterator[KafkaCluster]:
     cluster = KafkaCluster(
         tmp_path_factory.mktemp("kafka-cluster"),
-        artifacts_dir / "faults",
+        fault_logs,
         replication=REPLICATION,
         min_isr=MIN_ISR,
         bridge_address=BRIDGE_ADDRESS,
@@ -80,10 +90,10 @@ class FaultRedis:
 
 @pytest.fixture(scope="session")
 def fault_redis(
-    host_network: HostNetwork, tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path
+    host_network: HostNetwork, tmp_path_factory: pytest.TempPathFactory, fault_logs: Path
 ) -> Iterator[FaultRedis]:
     service, url = start_redis(
-        tmp_path_factory.mktemp("faults-redis"), artifacts_dir / "faults", extra_bind=BRIDGE_ADDRESS
+        tmp_path_factory.mktemp("faults-redis"), fault_logs, extra_bind=BRIDGE_ADDRESS
     )
     try:
         yield FaultRedis(service, url, url.replace("127.0.0.1", BRIDGE_ADDRESS))
@@ -147,10 +157,10 @@ def world(
     fault_redis: FaultRedis,
     host_network: HostNetwork,
     tmp_path_factory: pytest.TempPathFactory,
-    artifacts_dir: Path,
+    fault_logs: Path,
 ) -> Iterator[FaultWorld]:
     """The console on this machine and :data:`HOSTS` runtime hosts in namespaces of their own."""
-    log_dir = artifacts_dir / "faults"
+    log_dir = fault_logs
     with running_stack(
         redis_url=fault_redis.url,
         kafka=kafka_cluster.bootstrap,

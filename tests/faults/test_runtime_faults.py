@@ -36,7 +36,7 @@ from tests.support.faketime import skewed_env
 from tests.support.orders import produce_range
 from tests.support.processes import wait_until
 
-BATCH = 6_000
+BATCH = 3_000
 """Events per batch (one in three is selected)."""
 PAIRS = 2
 """Kafka → Kafka and Kafka → files channels, this many of each, in the host-kill test."""
@@ -236,7 +236,7 @@ def test_a_host_whose_clock_is_30_s_slow_is_not_declared_dead(world: FaultWorld)
     try:
         wait_until(lambda: worker_state(world, slow), 60, what=f"{slow} registered")
         samples = []
-        for _ in range(20):
+        for _ in range(int(SESSION_TIMEOUT) + 3):  # a false death shows within one timeout
             samples.append(worker_state(world, slow))
             time.sleep(1)
         print(f"\n{slow}, its clock 30 s slow, as the console saw it each second: {samples}")
@@ -253,7 +253,7 @@ def test_a_host_whose_clock_is_30_s_fast_is_found_dead_within_its_session(
     wait_until(lambda: worker_state(world, fast) == "ALIVE", 60, what=f"{fast} ALIVE")
     killed_at = time.monotonic()
     world.hosts[fast].kill()
-    wait_until(lambda: worker_state(world, fast) == "DEAD", 90, what=f"{fast} DEAD")
+    wait_until(lambda: worker_state(world, fast) == "DEAD", 60, what=f"{fast} DEAD")
     found_after = time.monotonic() - killed_at
     print(f"\n{fast}, its clock 30 s fast, killed: declared DEAD {found_after:.1f} s later")
     assert found_after <= SESSION_TIMEOUT + 3, (
