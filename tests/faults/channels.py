@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, Producer
 
 from runtime_adapter.dead_letters import committed_files
 from runtime_adapter.kafka import TopicReplication, create_topic
 from tests.faults.conftest import MIN_ISR, REPLICATION, FaultWorld
-from tests.support.orders import PATTERN, selected
+from tests.support.orders import PATTERN, payload, selected
 from tests.support.processes import wait_until
 
 
@@ -179,3 +179,27 @@ class StateWatch:
         self._done.set()
         self._thread.join(timeout=10)
         return [sample for sample in self.samples if sample[2] != "RUNNING"]
+
+
+class SteadyProducer:
+    """Sends the numbered events from ``start`` on to ``topic`` at about ``rate`` a second in a
+    thread, until :meth:`stop`, which returns the first number not sent."""
+
+    def __init__(self, world: FaultWorld, topic: str, start: int, rate: float = 200) -> None:
+        self._producer = Producer({"bootstrap.servers": world.cluster.bootstrap, "acks": "all"})
+        self._topic, self._next, self._rate = topic, start, rate
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(1 / self._rate):
+            self._producer.produce(self._topic, payload(self._next))
+            self._next += 1
+            self._producer.poll(0)
+
+    def stop(self) -> int:
+        self._done.set()
+        self._thread.join(timeout=10)
+        assert self._producer.flush(60) == 0, "Kafka did not take every steady event"
+        return self._next

@@ -106,11 +106,23 @@ class NetnsHost:
                 service.process.wait(timeout=10)
         return killed
 
-    def partition(self) -> None:
+    def partition(self, peer: tuple[str, int] | None = None) -> None:
         """Cut the host off: its namespace drops every packet in or out of its veth (its own
-        loopback keeps working, as on a real host whose network is gone)."""
-        self._iptables("-A", "INPUT", "-i", "eth0", "-j", "DROP")
-        self._iptables("-A", "OUTPUT", "-o", "eth0", "-j", "DROP")
+        loopback keeps working, as on a real host whose network is gone). With ``peer``
+        (address, TCP port) only the traffic to and from that one server is dropped."""
+        if peer is None:
+            self._iptables("-A", "INPUT", "-i", "eth0", "-j", "DROP")
+            self._iptables("-A", "OUTPUT", "-o", "eth0", "-j", "DROP")
+            return
+        address, port = peer
+        self._iptables(
+            "-A", "INPUT", "-i", "eth0", "-s", address, "-p", "tcp", "--sport", str(port),
+            "-j", "DROP",
+        )  # fmt: skip
+        self._iptables(
+            "-A", "OUTPUT", "-o", "eth0", "-d", address, "-p", "tcp", "--dport", str(port),
+            "-j", "DROP",
+        )  # fmt: skip
 
     def heal(self) -> None:
         """Undo :meth:`partition`."""
