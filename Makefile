@@ -11,7 +11,7 @@ PY     := $(VENV)/bin/python
 # The venv is rebuilt whenever the pinned dependencies or the interpreter change.
 DEPS_STAMP := $(VENV)/.deps-$(shell (cat pyproject.toml; echo $(PYTHON)) | sha1sum | cut -c1-12)
 
-.PHONY: help install system jars frontend run test lint unit integration e2e bench bench-wire bench-control bench-discovery bench-density bench-fleet bench-drain compose-test clean distclean
+.PHONY: help install system jars frontend run test fault-test lint unit integration e2e bench bench-wire bench-control bench-discovery bench-density bench-fleet bench-drain compose-test clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -51,6 +51,9 @@ run: install frontend ## Start the whole embedded stack on 127.0.0.1 (Ctrl-C sto
 
 test: install ## Install what is missing, start what the tests need, run every check
 	@bash scripts/test.sh
+
+fault-test: install ## The fault suite as root: brokers and runtime hosts (network namespaces) killed under running channels
+	@bash scripts/fault-test.sh
 
 lint: ## Only the static checks (ruff, import contracts, mypy, Django checks, tsc and ESLint, the manual)
 	@bash scripts/test.sh --lint-only

@@ -151,8 +151,12 @@ class ConsoleSettings(SluiceSettings):
     # -- HTTP ingestion (the http source) -----------------------------------------------------
 
     ingest_topic_partitions: int = Field(3, ge=1, description="Partitions of a new ingest topic.")
-    ingest_replication_factor: int = Field(
-        1, ge=1, description="Replication factor of a new ingest topic."
+    ingest_replication_factor: int | None = Field(
+        None,
+        ge=1,
+        description="Replication factor of a new ingest topic; unset: "
+        "`SLUICE_TOPIC_REPLICATION_FACTOR` (its `min.insync.replicas` is always "
+        "`SLUICE_TOPIC_MIN_INSYNC_REPLICAS`).",
     )
     ingest_max_request_bytes: int = Field(
         1024 * 1024,

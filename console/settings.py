@@ -334,7 +334,10 @@ SLUICE_HISTORY_TIMEOUT = env.history_timeout_seconds
 
 SLUICE_KAFKA_BOOTSTRAP = runtime_env.kafka_bootstrap
 SLUICE_INGEST_TOPIC_PARTITIONS = env.ingest_topic_partitions
-SLUICE_INGEST_REPLICATION_FACTOR = env.ingest_replication_factor
+# Every topic the console creates (ingest, redrive) is replicated as the runtime's are.
+SLUICE_TOPIC_REPLICATION_FACTOR = runtime_env.topic_replication_factor
+SLUICE_TOPIC_MIN_INSYNC_REPLICAS = runtime_env.topic_min_insync_replicas
+SLUICE_INGEST_REPLICATION_FACTOR = env.ingest_replication_factor or SLUICE_TOPIC_REPLICATION_FACTOR
 SLUICE_INGEST_MAX_REQUEST_BYTES = env.ingest_max_request_bytes
 SLUICE_INGEST_MAX_BATCH = env.ingest_max_batch
 SLUICE_INGEST_DELIVERY_TIMEOUT = env.ingest_delivery_timeout

@@ -180,6 +180,24 @@ class RuntimeSettings(SluiceSettings):
         "with the channel); unset: `checkpoints` under `SLUICE_VAR_DIR`.",
     )
 
+    # Kafka topics the runtime creates
+    topic_replication_factor: int = Field(
+        1,
+        ge=1,
+        description="Replication factor of every Kafka topic the runtime and the console create "
+        "(ingest topics, redrive topics, MirrorMaker 2 offsets topics); 1 for the embedded "
+        "single broker, 3 on a cluster of three brokers or more. The brokers' own topics "
+        "(consumer offsets, transactions) and the topics they auto-create (a Kafka sink's or a "
+        "dead-letter target's) follow the brokers' `default.replication.factor`.",
+    )
+    topic_min_insync_replicas: int = Field(
+        1,
+        ge=1,
+        description="`min.insync.replicas` of every Kafka topic the runtime and the console "
+        "create: how many copies must confirm a write (`acks=all`) before it counts; at most "
+        "`SLUICE_TOPIC_REPLICATION_FACTOR` (2 of 3 keeps writing with one broker down).",
+    )
+
     # Spark
     spark_master: str = Field(
         "local[*]",
@@ -290,18 +308,6 @@ class RuntimeSettings(SluiceSettings):
         "the group assigns. Fixed once the topics exist (a channel's slot is a hash of its "
         "connector id modulo this number); the most workers that can share the work.",
     )
-    runtime_topic_replication_factor: int | None = Field(
-        None,
-        ge=1,
-        description="Replication factor of the runtime's config and status topics when "
-        "created; unset: the brokers' `default.replication.factor`.",
-    )
-    runtime_topic_min_insync_replicas: int | None = Field(
-        None,
-        ge=1,
-        description="`min.insync.replicas` of the runtime's config and status topics when "
-        "created; unset: the brokers' default.",
-    )
     runtime_session_timeout: float = Field(
         10.0,
         ge=6.0,
@@ -399,6 +405,18 @@ class RuntimeSettings(SluiceSettings):
     )
 
     _upper_case = field_validator("spark_log_level", "log_level", mode="before")(_upper)
+
+    @field_validator("topic_min_insync_replicas")
+    @classmethod
+    def _insync_within_replication(cls, value: int, info: ValidationInfo) -> int:
+        factor = info.data.get("topic_replication_factor")
+        if factor is not None and value > factor:
+            raise ValueError(
+                f"must not exceed SLUICE_TOPIC_REPLICATION_FACTOR ({factor}): no write could "
+                "ever be confirmed"
+            )
+        return value
+
     _lower_case = field_validator("log_format", mode="before")(_lower)
 
     @field_validator("runtime_fence_margin")
@@ -478,6 +496,12 @@ class RuntimeConfig:
     worker_cores: int = os.cpu_count() or 1
     """Cores this runtime worker's real-time queries may hold, one per source partition each
     (``SLUICE_WORKER_CORES``; default: the host's)."""
+    topic_replication_factor: int = 1
+    """Replication factor of the Kafka topics the runtime creates
+    (``SLUICE_TOPIC_REPLICATION_FACTOR``)."""
+    topic_min_insync_replicas: int = 1
+    """``min.insync.replicas`` of the Kafka topics the runtime creates
+    (``SLUICE_TOPIC_MIN_INSYNC_REPLICAS``)."""
 
     @classmethod
     def from_env(cls) -> RuntimeConfig:
@@ -515,6 +539,8 @@ class RuntimeConfig:
             idle_poll_ms=settings.idle_poll_ms,
             spark_log_level=settings.spark_log_level,
             worker_cores=settings.worker_cores or os.cpu_count() or 1,
+            topic_replication_factor=settings.topic_replication_factor,
+            topic_min_insync_replicas=settings.topic_min_insync_replicas,
         )
 
     @property

@@ -39,7 +39,14 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from pipelines.net import JDBC_SINK, allow_list, vetted_ips
 from pipelines.spec.configs.jdbc import JdbcSinkConfig, postgresql_target, sqlite_file
-from runtime_adapter.kafka import BrokerUnreachable, _client_config
+from runtime_adapter.base import RuntimeUnavailable
+from runtime_adapter.kafka import (
+    BrokerUnreachable,
+    TopicReplication,
+    consumer,
+    create_topic,
+    producer,
+)
 
 KAFKA_ID = re.compile(
     r"^kafka:(?P<topic>[A-Za-z0-9._-]{1,249}):(?P<partition>\d{1,6}):(?P<offset>\d{1,19})$"
@@ -169,15 +176,15 @@ def parse_kafka_id(letter_id: str) -> tuple[str, int, int]:
 
 
 def _reader(bootstrap_servers: str, settings: Mapping[str, object] | None) -> Consumer:
-    return Consumer(
+    return consumer(
+        bootstrap_servers,
+        READER_GROUP,
+        settings,
         {
-            **_client_config(bootstrap_servers, settings),
-            "group.id": READER_GROUP,
-            "enable.auto.commit": False,
             "enable.auto.offset.store": False,
             "auto.offset.reset": "latest",
             "enable.partition.eof": True,
-        }
+        },
     )
 
 
@@ -573,29 +580,26 @@ def ensure_redrive_topic(
     bootstrap_servers: str,
     topic: str,
     *,
-    replication_factor: int,
+    replication: TopicReplication,
     settings: Mapping[str, object] | None = None,
     timeout: float = 10.0,
 ) -> None:
     """Create the one-partition ``topic`` unless it exists (a redrive's records stay in the
-    order they were selected)."""
-    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-
-    admin = AdminClient(_client_config(bootstrap_servers, settings))
-    future = admin.create_topics([NewTopic(topic, 1, replication_factor)], request_timeout=timeout)[
-        topic
-    ]
+    order they were selected), replicated as ``replication`` says. Raises
+    :class:`BrokerUnreachable` when the brokers do not answer or refuse it."""
     try:
-        future.result(timeout=timeout)
-    except KafkaException as exc:
-        error = exc.args[0] if exc.args else None
-        if isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
-            return
+        create_topic(
+            bootstrap_servers,
+            topic,
+            partitions=1,
+            replication=replication,
+            settings=settings,
+            timeout=timeout,
+        )
+    except BrokerUnreachable:
+        raise
+    except RuntimeUnavailable as exc:
         raise BrokerUnreachable(f"could not create topic {topic!r}: {exc}") from exc
-    except TimeoutError as exc:
-        raise BrokerUnreachable(
-            f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s"
-        ) from exc
 
 
 def produce_confirmed(
@@ -609,16 +613,10 @@ def produce_confirmed(
     """Write ``records`` to ``topic`` in order (acks=all, idempotent) and wait for Kafka to
     confirm every one; ``(partition, offset)`` per record. Raises :class:`BrokerUnreachable`
     naming how many were not confirmed (those confirmed stay written)."""
-    from confluent_kafka import Producer
-
-    producer = Producer(
-        {
-            **_client_config(bootstrap_servers, settings),
-            "acks": "all",
-            "enable.idempotence": True,
-            "linger.ms": 5,
-            "message.timeout.ms": int(timeout * 1000),
-        }
+    writer = producer(
+        bootstrap_servers,
+        settings,
+        {"linger.ms": 5, "message.timeout.ms": int(timeout * 1000)},
     )
     placed: list[tuple[int, int] | None] = [None] * len(records)
     errors: list[str] = []
@@ -635,7 +633,7 @@ def produce_confirmed(
     for index, record in enumerate(records):
         while True:
             try:
-                producer.produce(
+                writer.produce(
                     topic,
                     record.value,
                     record.key,
@@ -644,9 +642,9 @@ def produce_confirmed(
                 )
                 break
             except BufferError:
-                producer.poll(0.1)
-        producer.poll(0)
-    producer.flush(timeout + 2.0)
+                writer.poll(0.1)
+        writer.poll(0)
+    writer.flush(timeout + 2.0)
     missing = sum(1 for p in placed if p is None)
     if missing:
         why = errors[0] if errors else "no delivery report in time"

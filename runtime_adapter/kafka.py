@@ -1,7 +1,9 @@
 """Kafka access: client config, reachability checks, consumer groups, topics, producing.
 
-Every confluent-kafka client the runtime makes is created here, so client
-settings and naming live in one place.
+Every confluent-kafka client the runtime makes is created here (:func:`admin_client`,
+:func:`consumer`, :func:`producer`) and every topic it creates goes through
+:func:`create_topic`, with the replication the runtime's settings give
+(:class:`TopicReplication`), so client settings, topic settings and naming live in one place.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 )
 
 from runtime_adapter.base import RuntimeUnavailable
+from runtime_adapter.config import RuntimeSettings
 
 
 class BrokerUnreachable(RuntimeUnavailable):
@@ -60,9 +63,33 @@ def ingest_topic(channel: str) -> str:
     return f"sluice.ingest.{channel}"
 
 
-def _client_config(
+@dataclass(frozen=True)
+class TopicReplication:
+    """How a topic the runtime creates is replicated: ``factor`` copies, of which
+    ``min_insync`` must confirm a write made with ``acks=all``. The embedded default (one
+    broker) is 1/1; a cluster of three brokers runs 3/2 (``SLUICE_TOPIC_REPLICATION_FACTOR``,
+    ``SLUICE_TOPIC_MIN_INSYNC_REPLICAS``)."""
+
+    factor: int = 1
+    min_insync: int = 1
+
+    @classmethod
+    def from_settings(cls, settings: RuntimeSettings | None = None) -> TopicReplication:
+        """The replication the runtime's settings give (read from the environment when
+        ``settings`` is None)."""
+        settings = settings or RuntimeSettings.load()
+        return cls(settings.topic_replication_factor, settings.topic_min_insync_replicas)
+
+    def topic_config(self) -> dict[str, str]:
+        """The topic-level settings a new topic is created with."""
+        return {"min.insync.replicas": str(self.min_insync)}
+
+
+def client_config(
     bootstrap_servers: str, settings: Mapping[str, object] | None = None
 ) -> dict[str, Any]:
+    """The settings every client starts from: the brokers, a bounded connection setup, then
+    ``settings`` (a stage's security, a caller's own) over them."""
     # Any, as Consumer and Producer take it: librdkafka checks the values (str, int, float,
     # bool) itself, and a stage's settings come in as object, short of AdminClient's type.
     return {
@@ -70,6 +97,55 @@ def _client_config(
         "socket.connection.setup.timeout.ms": 5000,
         **(settings or {}),
     }
+
+
+def admin_client(
+    bootstrap_servers: str,
+    settings: Mapping[str, object] | None = None,
+    *,
+    auto_create_topics: bool = True,
+) -> AdminClient:
+    """An admin client. ``auto_create_topics=False`` keeps its metadata lookups from creating
+    a topic on a broker that auto-creates (librdkafka's admin handle is a producer)."""
+    config = client_config(bootstrap_servers, settings)
+    if not auto_create_topics:
+        config["allow.auto.create.topics"] = False
+    return AdminClient(config)
+
+
+def consumer(
+    bootstrap_servers: str,
+    group: str,
+    settings: Mapping[str, object] | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> Consumer:
+    """A consumer of ``group`` that never commits by itself; ``config`` (librdkafka's
+    settings) over that."""
+    return Consumer(
+        {
+            **client_config(bootstrap_servers, settings),
+            "group.id": group,
+            "enable.auto.commit": False,
+            **(config or {}),
+        }
+    )
+
+
+def producer(
+    bootstrap_servers: str,
+    settings: Mapping[str, object] | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> Producer:
+    """A producer whose every record is confirmed by all in-sync replicas (``acks=all``) and
+    written once per send (idempotent); ``config`` (librdkafka's settings) over that."""
+    return Producer(
+        {
+            **client_config(bootstrap_servers, settings),
+            "acks": "all",
+            "enable.idempotence": True,
+            **(config or {}),
+        }
+    )
 
 
 def security_settings(security: Mapping[str, object] | None) -> dict[str, object] | None:
@@ -127,7 +203,7 @@ def _cluster_metadata(
     bootstrap_servers: str, settings: Mapping[str, object] | None, timeout: float
 ) -> Any:
     """The brokers' topic metadata; :class:`BrokerUnreachable` when none answers in time."""
-    admin = AdminClient(_client_config(bootstrap_servers, settings))
+    admin = admin_client(bootstrap_servers, settings)
     try:
         return admin.list_topics(timeout=timeout)
     except KafkaException as exc:
@@ -153,13 +229,7 @@ class GroupCommitter:
     def __init__(
         self, bootstrap_servers: str, group: str, settings: Mapping[str, object] | None = None
     ) -> None:
-        self._consumer = Consumer(
-            {
-                **_client_config(bootstrap_servers, settings),
-                "group.id": group,
-                "enable.auto.commit": False,
-            }
-        )
+        self._consumer = consumer(bootstrap_servers, group, settings)
 
     def commit(self, offsets: Mapping[tuple[str, int], int]) -> None:
         """Commit ``{(topic, partition): next offset to read}``."""
@@ -192,17 +262,11 @@ def partition_offsets(
     wanted = list(partitions)
     if not wanted:
         return {}
-    consumer = Consumer(
-        {
-            **_client_config(bootstrap_servers, settings),
-            "group.id": "sluice-offset-lookup",
-            "enable.auto.commit": False,
-        }
-    )
+    lookup = consumer(bootstrap_servers, "sluice-offset-lookup", settings)
     try:
         ends = {}
         for info in wanted:
-            low, high = consumer.get_watermark_offsets(
+            low, high = lookup.get_watermark_offsets(
                 TopicPartition(info.topic, info.partition), timeout=timeout
             )
             ends[(info.topic, info.partition)] = (low, high)
@@ -210,7 +274,7 @@ def partition_offsets(
             return {key: low for key, (low, _) in ends.items()}
         if at == LATEST:
             return {key: high for key, (_, high) in ends.items()}
-        found = consumer.offsets_for_times(
+        found = lookup.offsets_for_times(
             [TopicPartition(info.topic, info.partition, int(at)) for info in wanted],
             timeout=timeout,
         )
@@ -224,7 +288,7 @@ def partition_offsets(
     except KafkaException as exc:
         raise BrokerUnreachable(f"Kafka broker(s) {bootstrap_servers}: {exc}") from exc
     finally:
-        consumer.close()
+        lookup.close()
 
 
 def group_offsets(
@@ -236,7 +300,7 @@ def group_offsets(
 ) -> dict[tuple[str, int], int]:
     """The offsets ``group`` committed (next offset to read), partitions without a commit left
     out. Raises :class:`BrokerUnreachable` when the brokers do not answer."""
-    admin = AdminClient(_client_config(bootstrap_servers, settings))
+    admin = admin_client(bootstrap_servers, settings)
     futures = admin.list_consumer_group_offsets(
         [ConsumerGroupTopicPartitions(group)], request_timeout=timeout
     )
@@ -260,22 +324,48 @@ def ensure_topic(
     *,
     partitions: int,
     replication_factor: int,
+    min_insync_replicas: int = 1,
     config: Mapping[str, str] | None = None,
     timeout: float = 10.0,
 ) -> bool:
-    """Create ``topic`` unless it exists; True when this call created it.
+    """Create ``topic`` unless it exists; True when this call created it (see
+    :func:`create_topic`)."""
+    return create_topic(
+        bootstrap_servers,
+        topic,
+        partitions=partitions,
+        replication=TopicReplication(replication_factor, min_insync_replicas),
+        config=config,
+        timeout=timeout,
+    )
 
-    ``replication_factor`` -1 takes the brokers' ``default.replication.factor``; ``config``
-    holds topic settings (``cleanup.policy``, ``min.insync.replicas``, …) given at creation
-    only (an existing topic keeps its own). Idempotent. Raises :class:`BrokerUnreachable`
-    when the brokers do not answer, and :class:`~runtime_adapter.base.RuntimeUnavailable`
-    (Kafka's refusal chained) when Kafka refuses the topic for another reason.
+
+def create_topic(
+    bootstrap_servers: str,
+    topic: str,
+    *,
+    partitions: int,
+    replication: TopicReplication,
+    config: Mapping[str, str] | None = None,
+    settings: Mapping[str, object] | None = None,
+    timeout: float = 10.0,
+) -> bool:
+    """Create ``topic`` unless it exists, replicated as ``replication`` says, with ``config``
+    (topic settings) over that; True when this call created it, False when it existed (its
+    settings then left as they are).
+
+    Idempotent. Raises :class:`BrokerUnreachable` when the brokers do not answer, and
+    :class:`~runtime_adapter.base.RuntimeUnavailable` (Kafka's refusal chained) when Kafka
+    refuses the topic for another reason (too few brokers for the replication factor, …).
     """
-    admin = AdminClient(_client_config(bootstrap_servers))
-    future = admin.create_topics(
-        [NewTopic(topic, partitions, replication_factor, config=dict(config or {}))],
-        request_timeout=timeout,
-    )[topic]
+    admin = admin_client(bootstrap_servers, settings, auto_create_topics=False)
+    new = NewTopic(
+        topic,
+        num_partitions=partitions,
+        replication_factor=replication.factor,
+        config={**replication.topic_config(), **(config or {})},
+    )
+    future = admin.create_topics([new], request_timeout=timeout)[topic]
     try:
         future.result(timeout=timeout)
     except KafkaException as exc:
@@ -311,7 +401,7 @@ def set_topic_retention(
         ),
     )
     resource = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[entry])
-    admin = AdminClient(_client_config(bootstrap_servers))
+    admin = admin_client(bootstrap_servers)
     future = admin.incremental_alter_configs([resource], request_timeout=timeout)[resource]
     try:
         future.result(timeout=timeout)
@@ -345,15 +435,10 @@ class DurableProducer:
 
     def __init__(self, bootstrap_servers: str, delivery_timeout: float = 10.0) -> None:
         self.delivery_timeout = delivery_timeout
-        self._producer = Producer(
-            {
-                **_client_config(bootstrap_servers),
-                "acks": "all",
-                "enable.idempotence": True,
-                "linger.ms": 5,
-                # Kafka gives up on a record after this, so every record gets a report.
-                "message.timeout.ms": int(delivery_timeout * 1000),
-            }
+        # Kafka gives up on a record after message.timeout.ms, so every record gets a report.
+        self._producer = producer(
+            bootstrap_servers,
+            config={"linger.ms": 5, "message.timeout.ms": int(delivery_timeout * 1000)},
         )
 
     def produce(
@@ -434,7 +519,7 @@ def describe_topic(
     meta = metadata.topics.get(topic)
     if meta is None or meta.error is not None:
         return None
-    admin = AdminClient(_client_config(bootstrap_servers))
+    admin = AdminClient(client_config(bootstrap_servers))
     resource = ConfigResource(ResourceType.TOPIC, topic)
     try:
         entries = admin.describe_configs([resource], request_timeout=timeout)[resource].result(
@@ -472,7 +557,7 @@ def group_member_consumer(
     statistics (JSON) every ``stats_interval`` seconds, from :meth:`Consumer.poll`.
     """
     settings: dict[str, Any] = {
-        **_client_config(bootstrap_servers),
+        **client_config(bootstrap_servers),
         "group.id": group_id,
         "client.id": client_id,
         "partition.assignment.strategy": "cooperative-sticky",
@@ -503,7 +588,7 @@ def topic_reader_consumer(bootstrap_servers: str, *, client_id: str) -> Consumer
     view of the config topic)."""
     return Consumer(
         {
-            **_client_config(bootstrap_servers),
+            **client_config(bootstrap_servers),
             # librdkafka wants a group id even for assign(); nothing is ever committed to it.
             "group.id": f"{client_id}-reader",
             "client.id": client_id,
@@ -523,7 +608,7 @@ def transactional_producer(
     producer with the same id fences this one when it calls ``init_transactions``."""
     return Producer(
         {
-            **_client_config(bootstrap_servers),
+            **client_config(bootstrap_servers),
             "transactional.id": transactional_id,
             "transaction.timeout.ms": int(transaction_timeout * 1000),
             "enable.idempotence": True,

@@ -32,24 +32,21 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import (
-    OFFSET_BEGINNING,
-    Consumer,
-    KafkaError,
-    KafkaException,
-    Producer,
-    TopicPartition,
-)
+from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
 
-# NewTopic's documented import (confluent_kafka.admin has no __all__ naming it).
-from confluent_kafka.admin import (  # type: ignore[attr-defined]
-    AdminClient,
-    ConfigResource,
-    NewTopic,
-)
+# ConfigResource's documented import (confluent_kafka.admin has no __all__ naming it).
+from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 
-from runtime_adapter.base import OffsetsError
-from runtime_adapter.kafka import BrokerUnreachable, security_settings
+from runtime_adapter.base import OffsetsError, RuntimeUnavailable
+from runtime_adapter.kafka import (
+    BrokerUnreachable,
+    TopicReplication,
+    admin_client,
+    consumer,
+    create_topic,
+    producer,
+    security_settings,
+)
 
 CONNECTOR = "MirrorSourceConnector"
 """The connector name MM2's dedicated driver gives its source connector (the first element of
@@ -126,14 +123,9 @@ def decode_value(value: bytes | None) -> int | None:
     return offset
 
 
-def _config(bootstrap_servers: str, settings: Mapping[str, object] | None) -> dict[str, Any]:
-    return {"bootstrap.servers": bootstrap_servers, **(settings or {})}
-
-
 def _admin(bootstrap_servers: str, settings: Mapping[str, object] | None) -> AdminClient:
-    # librdkafka's admin handle is a producer, whose metadata requests may auto-create a topic
-    # on a broker that allows it: looking up a mistyped offsets topic must not create one.
-    return AdminClient({**_config(bootstrap_servers, settings), "allow.auto.create.topics": False})
+    # Looking up a mistyped offsets topic must not create one.
+    return admin_client(bootstrap_servers, settings, auto_create_topics=False)
 
 
 def _partitions(admin: AdminClient, topic: str, servers: str, timeout: float) -> list[int] | None:
@@ -157,25 +149,22 @@ def _read_records(
 ) -> dict[bytes, bytes | None]:
     """Every key of ``topic`` with its newest value (``None``: a tombstone), read from the
     beginning to the end each partition has now."""
-    consumer = Consumer(
-        {
-            **_config(servers, settings),
-            "group.id": f"sluice-mm2-reader-{uuid.uuid4().hex[:12]}",
-            "enable.auto.commit": False,
-            "enable.partition.eof": False,
-            "isolation.level": "read_committed",
-        }
+    reader = consumer(
+        servers,
+        f"sluice-mm2-reader-{uuid.uuid4().hex[:12]}",
+        settings,
+        {"enable.partition.eof": False, "isolation.level": "read_committed"},
     )
     latest: dict[bytes, bytes | None] = {}
     try:
         ends = {}
         for partition in partitions:
-            low, high = consumer.get_watermark_offsets(
+            low, high = reader.get_watermark_offsets(
                 TopicPartition(topic, partition), timeout=timeout
             )
             if high > low:
                 ends[partition] = high
-        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in ends])
+        reader.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in ends])
         done: set[int] = set()
         deadline = time.monotonic() + timeout
         while len(done) < len(ends):
@@ -183,7 +172,7 @@ def _read_records(
                 raise BrokerUnreachable(
                     f"could not read {topic} on {servers} to its end in {timeout:.0f}s"
                 )
-            for message in consumer.consume(500, timeout=1.0):
+            for message in reader.consume(500, timeout=1.0):
                 error = message.error()
                 if error is not None:
                     raise BrokerUnreachable(f"could not read {topic} on {servers}: {error}")
@@ -195,13 +184,13 @@ def _read_records(
                     done.add(at)
             # A transaction marker or compacted-away tail can end a partition without a record
             # at end - 1: the consumer's position says it reached the end.
-            for position in consumer.position([TopicPartition(topic, p) for p in ends]):
+            for position in reader.position([TopicPartition(topic, p) for p in ends]):
                 if position.offset >= ends[position.partition]:
                     done.add(position.partition)
     except KafkaException as exc:
         raise BrokerUnreachable(f"could not read {topic} on {servers}: {exc}") from exc
     finally:
-        consumer.close()
+        reader.close()
     return latest
 
 
@@ -263,12 +252,14 @@ def write_mirror_offsets(
     offsets: MirrorOffsets,
     *,
     settings: Mapping[str, object] | None = None,
+    replication: TopicReplication | None = None,
     timeout: float = 30.0,
 ) -> bool:
     """Write ``offsets`` (MM2's form: last copied offset, ``-1`` for none) for
     ``source_alias`` into MM2's offsets topic ``topic``, creating it (compacted, Connect's 25
-    partitions) when it does not exist; True when this call created it. Every record is
-    acknowledged by all in-sync replicas before this returns."""
+    partitions, replicated as ``replication`` says: one copy when None) when it does not
+    exist; True when this call created it. Every record is acknowledged by all in-sync
+    replicas before this returns."""
     check_alias(source_alias)
     if not offsets:
         raise OffsetsError("no offsets to write")
@@ -277,24 +268,21 @@ def write_mirror_offsets(
     created = False
     existing: dict[tuple[str, int], bytes] = {}
     if partitions is None:
-        futures = admin.create_topics(
-            [
-                NewTopic(
-                    topic,
-                    num_partitions=OFFSETS_TOPIC_PARTITIONS,
-                    config={"cleanup.policy": "compact"},
-                )
-            ],
-            request_timeout=timeout,
-        )
         try:
-            futures[topic].result(timeout=timeout)
-            created = True
-        except KafkaException as exc:
-            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                raise OffsetsError(
-                    f"could not create {topic!r} on {bootstrap_servers}: {exc}"
-                ) from exc
+            created = create_topic(
+                bootstrap_servers,
+                topic,
+                partitions=OFFSETS_TOPIC_PARTITIONS,
+                replication=replication or TopicReplication(),
+                config={"cleanup.policy": "compact"},
+                settings=settings,
+                timeout=timeout,
+            )
+        except BrokerUnreachable:
+            raise
+        except RuntimeUnavailable as exc:
+            raise OffsetsError(f"could not create {topic!r} on {bootstrap_servers}: {exc}") from exc
+        if not created:
             # made meanwhile (an MM2 starting, or a broker's auto-creation): as if it existed
             _require_compacted(admin, topic, bootstrap_servers, timeout)
     else:
@@ -304,14 +292,7 @@ def write_mirror_offsets(
             decoded = decode_key(key)
             if decoded is not None and decoded[0] == source_alias:
                 existing[(decoded[1], decoded[2])] = key
-    producer = Producer(
-        {
-            **_config(bootstrap_servers, settings),
-            "acks": "all",
-            "enable.idempotence": True,
-            "partitioner": "murmur2",
-        }
-    )
+    writer = producer(bootstrap_servers, settings, {"partitioner": "murmur2"})
     failures: list[str] = []
 
     def delivered(error: Any, _message: Any) -> None:
@@ -322,8 +303,8 @@ def write_mirror_offsets(
         key = existing.get((source_topic, partition)) or encode_key(
             source_alias, source_topic, partition
         )
-        producer.produce(topic, encode_value(offset), key=key, on_delivery=delivered)
-    left = producer.flush(timeout)
+        writer.produce(topic, encode_value(offset), key=key, on_delivery=delivered)
+    left = writer.flush(timeout)
     if left or failures:
         raise BrokerUnreachable(
             f"could not write MirrorMaker 2's offsets to {topic!r} on {bootstrap_servers}: "

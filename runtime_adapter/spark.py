@@ -38,7 +38,7 @@ from runtime_adapter.checkpoint import (
     remove_checkpoint,
 )
 from runtime_adapter.config import RuntimeConfig
-from runtime_adapter.kafka import group_offsets
+from runtime_adapter.kafka import TopicReplication, group_offsets
 from runtime_adapter.mirrormaker2 import (
     mirror_cluster_settings,
     read_mirror_offsets,
@@ -321,6 +321,7 @@ class SparkRuntime:
             where.source_alias,
             {(o.topic, o.partition): o.offset - 1 for o in offsets},
             settings=mirror_cluster_settings(spec, where.bootstrap_servers),
+            replication=TopicReplication.from_settings(),
         )
 
     # -- re-sending what the store lost ------------------------------------------------------

@@ -9,6 +9,9 @@
 #                              history; the packaged service is kept disabled)
 #   chromium, chromium-driver (the end-to-end tests drive Debian's Chromium with playwright-core;
 #                              no browser is ever downloaded at run time)
+#   iproute2, iptables        (the fault suite, tests/faults: runtime hosts in network namespaces,
+#                              partitions by dropping a namespace's traffic)
+#   libfaketime               (the fault suite: a runtime host's clock skewed with LD_PRELOAD)
 # Fast path: when everything is present it only checks and prints one line (no apt-get).
 # Needs root (or sudo) only when it has to install.
 set -euo pipefail
@@ -55,6 +58,14 @@ if command -v victoria-metrics >/dev/null; then
   have+=(victoria-metrics)
 else
   missing+=(victoria-metrics)
+fi
+# The fault suite (make fault-test): network namespaces, partitions and skewed clocks.
+if command -v ip >/dev/null; then have+=(iproute2); else missing+=(iproute2); fi
+if command -v iptables >/dev/null; then have+=(iptables); else missing+=(iptables); fi
+if compgen -G "/usr/lib/*/faketime/libfaketime.so.1" >/dev/null; then
+  have+=(libfaketime)
+else
+  missing+=(libfaketime)
 fi
 # PostgreSQL server binaries: `make test` runs the console's tests on a throwaway cluster too.
 if compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null; then

@@ -9,8 +9,9 @@
 # test-artifacts/pytest-<part>.log: much of the integration and browser tests' time is waiting
 # (brokers, drivers, polling, Chromium), so on two cores the parts overlap instead of queueing.
 # The parts: "unit" (tests/unit but the console's, then tests/e2e), "integration" (every other
-# folder under tests/: a new one lands here) and "console" (tests/unit/console, on SQLite and
-# then on PostgreSQL). Together they are the whole suite. With arguments, one pytest runs them here, as asked.
+# folder under tests/ but tests/faults, the fault suite of `make fault-test`: a new one lands
+# here) and "console" (tests/unit/console, on SQLite and then on PostgreSQL). Together they
+# are the whole suite. With arguments, one pytest runs them here, as asked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -126,7 +127,8 @@ status=0
 if [[ $# -gt 0 ]]; then
   python -m pytest "$@" || status=$?
 else
-  run_part integration python -m pytest tests --ignore=tests/unit --ignore=tests/e2e --durations=25
+  run_part integration python -m pytest tests --ignore=tests/unit --ignore=tests/e2e \
+    --ignore=tests/faults --durations=25
   run_part console console_tests
 
   failed=()

@@ -38,7 +38,7 @@ from console.services.errors import ServiceError, runtime_errors
 from console.services.ingest.kafka import get_ingest_kafka
 from runtime_adapter import dead_letters as store
 from runtime_adapter.dead_letters import DeadLetter, OutgoingRecord
-from runtime_adapter.kafka import security_settings
+from runtime_adapter.kafka import TopicReplication, security_settings
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +134,9 @@ def write_redrive_records(
         store.ensure_redrive_topic(
             bootstrap,
             topic,
-            replication_factor=settings.SLUICE_INGEST_REPLICATION_FACTOR,
+            replication=TopicReplication(
+                settings.SLUICE_TOPIC_REPLICATION_FACTOR, settings.SLUICE_TOPIC_MIN_INSYNC_REPLICAS
+            ),
             settings=extra,
         )
         placed = store.produce_confirmed(bootstrap, topic, records, settings=extra)

@@ -91,16 +91,23 @@ def start_service(
     return Service(name, process, log_path)
 
 
-def start_redis(data_dir: Path, log_dir: Path, port: int | None = None) -> tuple[Service, str]:
+def start_redis(
+    data_dir: Path, log_dir: Path, port: int | None = None, extra_bind: str | None = None
+) -> tuple[Service, str]:
     """scripts/redis.sh on ``port`` (a free one by default); restarting on the same port and
-    data directory brings back what its append-only file holds."""
+    data directory brings back what its append-only file holds. ``extra_bind``: one more
+    address it listens on besides loopback (the fault suite's bridge)."""
     port = port or free_port()
     data_dir.mkdir(parents=True, exist_ok=True)
     service = start_service(
         "redis",
         ["bash", "scripts/redis.sh"],
         log_dir,
-        {"REDIS_PORT": str(port), "REDIS_DATA_DIR": str(data_dir)},
+        {
+            "REDIS_PORT": str(port),
+            "REDIS_DATA_DIR": str(data_dir),
+            "REDIS_EXTRA_BIND": extra_bind or "",
+        },
     )
     wait_until(lambda: port_open(port), 30, what=f"redis on port {port}")
     return service, f"redis://127.0.0.1:{port}/0"
@@ -138,22 +145,35 @@ def start_victoriametrics(
 
 
 def start_kafka(data_dir: Path, log_dir: Path) -> tuple[Service, str]:
-    port, controller = free_port(), free_port()
-    service = start_service(
+    """A single-node KRaft Kafka (scripts/kafka.sh) on free loopback ports, ready for clients."""
+    port = free_port()
+    service = start_kafka_node(
         "kafka",
-        ["bash", "scripts/kafka.sh"],
+        data_dir,
         log_dir,
-        {
-            "KAFKA_PORT": str(port),
-            "KAFKA_CONTROLLER_PORT": str(controller),
-            "KAFKA_DATA_DIR": str(data_dir),
-        },
+        {"KAFKA_PORT": str(port), "KAFKA_CONTROLLER_PORT": str(free_port())},
     )
+    bootstrap = f"127.0.0.1:{port}"
+    wait_kafka_ready(service, port)
+    return service, bootstrap
+
+
+def start_kafka_node(name: str, data_dir: Path, log_dir: Path, env: dict[str, str]) -> Service:
+    """scripts/kafka.sh with ``env`` (its ``KAFKA_*`` variables) on ``data_dir``; returns at
+    once: :func:`wait_kafka_ready` waits for it to answer."""
+    return start_service(
+        name, ["bash", "scripts/kafka.sh"], log_dir, {**env, "KAFKA_DATA_DIR": str(data_dir)}
+    )
+
+
+def wait_kafka_ready(service: Service, port: int, timeout: float = 120) -> None:
+    """Wait until the broker of ``service`` answers a metadata request on loopback ``port``;
+    fails with its log's tail if it exits first."""
     bootstrap = f"127.0.0.1:{port}"
 
     def ready() -> bool:
         if not service.alive():
-            raise RuntimeError(f"kafka exited:\n{service.log_tail()}")
+            raise RuntimeError(f"{service.name} exited:\n{service.log_tail()}")
         if not port_open(port):  # a client made earlier would log every refused connection
             return False
         from confluent_kafka.admin import AdminClient
@@ -161,8 +181,7 @@ def start_kafka(data_dir: Path, log_dir: Path) -> tuple[Service, str]:
         AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=2)
         return True
 
-    wait_until(ready, 120, interval=1.0, what=f"kafka on {bootstrap}")
-    return service, bootstrap
+    wait_until(ready, timeout, interval=1.0, what=f"{service.name} on {bootstrap}")
 
 
 def start_postgres(data_dir: Path, log_dir: Path) -> tuple[Service, str]:

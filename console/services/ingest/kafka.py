@@ -45,10 +45,12 @@ class KafkaIngest:
         partitions: int,
         replication_factor: int,
         delivery_timeout: float,
+        min_insync_replicas: int = 1,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self._partitions = partitions
         self._replication_factor = replication_factor
+        self._min_insync_replicas = min_insync_replicas
         self._delivery_timeout = delivery_timeout
         self._known_topics: set[str] = set()
         self._retention: dict[str, int | None] = {}
@@ -64,6 +66,7 @@ class KafkaIngest:
             topic,
             partitions=self._partitions,
             replication_factor=self._replication_factor,
+            min_insync_replicas=self._min_insync_replicas,
         )
         self._known_topics.add(topic)
 
@@ -97,6 +100,10 @@ def get_ingest_kafka() -> IngestKafka:
                     settings.SLUICE_KAFKA_BOOTSTRAP,
                     partitions=settings.SLUICE_INGEST_TOPIC_PARTITIONS,
                     replication_factor=settings.SLUICE_INGEST_REPLICATION_FACTOR,
+                    min_insync_replicas=min(
+                        settings.SLUICE_TOPIC_MIN_INSYNC_REPLICAS,
+                        settings.SLUICE_INGEST_REPLICATION_FACTOR,
+                    ),
                     delivery_timeout=settings.SLUICE_INGEST_DELIVERY_TIMEOUT,
                 )
     return _ingest

@@ -166,8 +166,8 @@ def test_the_fence_margin_must_leave_room_for_a_heartbeat() -> None:
 def test_group_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SLUICE_KAFKA_BOOTSTRAP", "kafka-1:9092,kafka-2:9092")
     monkeypatch.setenv("SLUICE_RUNTIME_SLOTS", "128")
-    monkeypatch.setenv("SLUICE_RUNTIME_TOPIC_REPLICATION_FACTOR", "3")
-    monkeypatch.setenv("SLUICE_RUNTIME_TOPIC_MIN_INSYNC_REPLICAS", "2")
+    monkeypatch.setenv("SLUICE_TOPIC_REPLICATION_FACTOR", "3")
+    monkeypatch.setenv("SLUICE_TOPIC_MIN_INSYNC_REPLICAS", "2")
     config = GroupConfig.from_settings(RuntimeSettings.load())
     assert config.bootstrap == "kafka-1:9092,kafka-2:9092" and config.slots == 128
     assert (config.replication_factor, config.min_insync_replicas) == (3, 2)

@@ -19,6 +19,7 @@ from runtime_adapter.config import (
     SettingsError,
     environment_names,
 )
+from runtime_adapter.kafka import TopicReplication
 from tests.support.settings_env import settings_env
 
 
@@ -184,3 +185,26 @@ def test_settings_are_read_only(env):
     settings = RuntimeSettings.load()
     with pytest.raises(ValueError):
         settings.redis_url = "redis://elsewhere"  # type: ignore[misc]
+
+
+def test_topics_are_replicated_once_by_default_and_as_set_on_a_cluster(env):
+    default = RuntimeConfig.from_env()
+    assert (default.topic_replication_factor, default.topic_min_insync_replicas) == (1, 1)
+    assert TopicReplication.from_settings() == TopicReplication(1, 1)
+
+    env(SLUICE_TOPIC_REPLICATION_FACTOR="3", SLUICE_TOPIC_MIN_INSYNC_REPLICAS="2")
+    config = RuntimeConfig.from_env()
+    assert (config.topic_replication_factor, config.topic_min_insync_replicas) == (3, 2)
+    replication = TopicReplication.from_settings()
+    assert replication == TopicReplication(3, 2)
+    assert replication.topic_config() == {"min.insync.replicas": "2"}
+
+
+def test_min_insync_replicas_above_the_replication_factor_is_refused(env):
+    env(SLUICE_TOPIC_REPLICATION_FACTOR="2", SLUICE_TOPIC_MIN_INSYNC_REPLICAS="3")
+    with pytest.raises(SettingsError) as refused:
+        RuntimeSettings.load()
+    assert str(refused.value) == (
+        "SLUICE_TOPIC_MIN_INSYNC_REPLICAS must not exceed SLUICE_TOPIC_REPLICATION_FACTOR (2): "
+        "no write could ever be confirmed, got '3'"
+    )

@@ -7,7 +7,14 @@ import uuid
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from runtime_adapter.kafka import BrokerUnreachable, ensure_topic, set_topic_retention
+from runtime_adapter.base import RuntimeUnavailable
+from runtime_adapter.kafka import (
+    BrokerUnreachable,
+    TopicReplication,
+    create_topic,
+    ensure_topic,
+    set_topic_retention,
+)
 
 
 def retention(bootstrap: str, topic: str) -> tuple[str, bool]:
@@ -37,3 +44,25 @@ def test_retention_is_set_changed_and_given_back_to_the_default(kafka_bootstrap:
 def test_an_unreachable_broker_is_said_so() -> None:
     with pytest.raises(BrokerUnreachable, match=r"127\.0\.0\.1:1 unreachable"):
         set_topic_retention("127.0.0.1:1", "t", 1000, timeout=2)
+
+
+def test_a_created_topic_takes_its_replication_from_the_settings(kafka_bootstrap: str) -> None:
+    topic = f"sluice.redrive.replicated-{uuid.uuid4().hex[:8]}"
+    replication = TopicReplication(factor=1, min_insync=1)
+    assert create_topic(kafka_bootstrap, topic, partitions=2, replication=replication)
+    assert not create_topic(kafka_bootstrap, topic, partitions=2, replication=replication)
+
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    resource = ConfigResource(ResourceType.TOPIC, topic)
+    entry = admin.describe_configs([resource])[resource].result(timeout=10)["min.insync.replicas"]
+    assert (entry.value, entry.is_default) == ("1", False)  # the topic's own, not the broker's
+    meta = admin.list_topics(topic, timeout=10).topics[topic]
+    assert sorted(meta.partitions) == [0, 1]
+    assert all(len(p.replicas) == 1 for p in meta.partitions.values())
+
+
+def test_more_replicas_than_brokers_is_refused_by_name(kafka_bootstrap: str) -> None:
+    with pytest.raises(RuntimeUnavailable, match=r"[Rr]eplication factor"):
+        create_topic(
+            kafka_bootstrap, "never-made", partitions=1, replication=TopicReplication(3, 2)
+        )

@@ -1,0 +1,205 @@
+"""Channels of the fault tests and what they delivered, read back by event id.
+
+Events are the numbered orders of :mod:`tests.support.orders` (``seq`` is the event's id);
+a channel filters the orders out of its source topic into a Kafka topic or a files folder.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, Producer
+
+from runtime_adapter.dead_letters import committed_files
+from runtime_adapter.kafka import TopicReplication, create_topic
+from tests.faults.conftest import MIN_ISR, REPLICATION, FaultWorld
+from tests.support.orders import PATTERN, payload, selected
+from tests.support.processes import wait_until
+
+
+def make_topic(world: FaultWorld, name: str, partitions: int = 3) -> str:
+    """A topic replicated 3 times, ``min.insync.replicas`` 2 (the runtime's own factory)."""
+    replication = TopicReplication(REPLICATION, MIN_ISR)
+    create_topic(world.cluster.bootstrap, name, partitions=partitions, replication=replication)
+    return name
+
+
+def kafka_sink(world: FaultWorld, topic: str) -> dict[str, Any]:
+    config = {"bootstrap_servers": world.bridge_bootstrap, "topic": topic}
+    return {"type": "kafka", "config": config}
+
+
+def files_sink(folder: Path) -> dict[str, Any]:
+    return {"type": "files", "config": {"path": str(folder), "format": "jsonl"}}
+
+
+def create_channel(
+    world: FaultWorld,
+    name: str,
+    source: str,
+    sink: dict[str, Any],
+    batch_limit: int | None = None,
+) -> None:
+    """Kafka ``source`` (from its start, through the bridge) → the orders filter → ``sink``,
+    started; a micro-batch reads at most ``batch_limit`` events when given."""
+    source_config: dict[str, Any] = {
+        "bootstrap_servers": world.bridge_bootstrap,
+        "topics": [source],
+        "starting_offsets": "earliest",
+    }
+    if batch_limit is not None:
+        source_config["max_events_per_trigger"] = batch_limit
+    spec = {
+        "source": {"type": "kafka", "config": source_config},
+        "transforms": [{"type": "filter", "config": {"pattern": PATTERN}}],
+        "sink": sink,
+    }
+    body = {"name": name, "spec": spec, "target_state": "RUNNING"}
+    created = world.stack.session().post(f"{world.stack.api}/channels/", json=body, timeout=30)
+    assert created.status_code == 201, created.text
+
+
+def stop_channels(world: FaultWorld, names: list[str]) -> None:
+    for name in names:
+        world.stack.session().post(f"{world.stack.api}/channels/{name}/stop", timeout=10)
+
+
+def status(world: FaultWorld, name: str) -> dict[str, Any]:
+    answer = world.stack.session().get(f"{world.stack.api}/channels/{name}/status", timeout=5)
+    answer.raise_for_status()
+    found: dict[str, Any] = answer.json()
+    return found
+
+
+def wait_running(
+    world: FaultWorld, names: list[str], timeout: float, avoid: str | None = None
+) -> float:
+    """Wait until every channel of ``names`` is RUNNING on a worker other than ``avoid``;
+    the seconds it took. Fails with the statuses and the logs."""
+    started = time.monotonic()
+
+    def running() -> bool:
+        found = [status(world, name) for name in names]
+        return all(s["state"] == "RUNNING" and s["worker_id"] not in (None, avoid) for s in found)
+
+    try:
+        wait_until(running, timeout, interval=0.5, what=f"{names} RUNNING")
+    except TimeoutError:
+        states = {name: status(world, name) for name in names}
+        raise AssertionError(f"not RUNNING: {states}\n{world.logs()}") from None
+    return time.monotonic() - started
+
+
+def wanted(stop: int) -> set[int]:
+    """The event ids the filter selects among ``0 … stop - 1``."""
+    return {seq for seq in range(stop) if selected(seq)}
+
+
+def kafka_seqs(
+    world: FaultWorld, topic: str, expected: set[int], timeout: float, settle: float = 3
+) -> Counter[int]:
+    """Every event id in ``topic`` (counted: duplicates show), read until all of ``expected``
+    arrived and ``settle`` seconds more, or ``timeout`` seconds passed."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": world.cluster.bootstrap,
+            "group.id": f"check-{uuid.uuid4().hex}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    seqs: Counter[int] = Counter()
+    deadline, settle_until = time.monotonic() + timeout, None
+    try:
+        while time.monotonic() < (settle_until or deadline):
+            message = consumer.poll(0.5)
+            if message is not None and not message.error():
+                seqs[json.loads(message.value())["seq"]] += 1
+            if settle_until is None and expected <= seqs.keys():
+                settle_until = time.monotonic() + settle
+    finally:
+        consumer.close()
+    return seqs
+
+
+def files_seqs(folder: Path, expected: set[int], timeout: float) -> Counter[int]:
+    """Every event id in the files sink's committed files (what its ``_spark_metadata`` log
+    lists, as Spark's readers see them), read until all of ``expected`` are there."""
+
+    def read() -> Counter[int]:
+        if not folder.is_dir():
+            return Counter()
+        return Counter(
+            json.loads(line)["seq"]
+            for path in committed_files(folder)
+            for line in path.read_text().splitlines()
+            if line.strip()
+        )
+
+    deadline = time.monotonic() + timeout
+    while True:
+        seqs = read()
+        if expected <= seqs.keys() or time.monotonic() > deadline:
+            return seqs
+        time.sleep(1)
+
+
+@dataclass
+class StateWatch:
+    """Samples the channels' states every half second in a thread, until :meth:`stop`."""
+
+    world: FaultWorld
+    names: list[str]
+    samples: list[tuple[float, str, str]] = field(default_factory=list)
+    _done: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(0.5):
+            for name in self.names:
+                try:
+                    state = status(self.world, name)["state"]
+                except Exception as exc:  # the console itself must answer throughout too
+                    state = f"no answer: {exc}"
+                self.samples.append((time.monotonic(), name, state))
+
+    def stop(self) -> list[tuple[float, str, str]]:
+        """Stop sampling; every sample that was not RUNNING."""
+        self._done.set()
+        self._thread.join(timeout=10)
+        return [sample for sample in self.samples if sample[2] != "RUNNING"]
+
+
+class SteadyProducer:
+    """Sends the numbered events from ``start`` on to ``topic`` at about ``rate`` a second in a
+    thread, until :meth:`stop`, which returns the first number not sent."""
+
+    def __init__(self, world: FaultWorld, topic: str, start: int, rate: float = 200) -> None:
+        self._producer = Producer({"bootstrap.servers": world.cluster.bootstrap, "acks": "all"})
+        self._topic, self._next, self._rate = topic, start, rate
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(1 / self._rate):
+            self._producer.produce(self._topic, payload(self._next))
+            self._next += 1
+            self._producer.poll(0)
+
+    def stop(self) -> int:
+        self._done.set()
+        self._thread.join(timeout=10)
+        assert self._producer.flush(60) == 0, "Kafka did not take every steady event"
+        return self._next
