@@ -1,7 +1,8 @@
 """The one accessor for the runtime adapter the console talks to.
 
 ``get_runtime()`` builds the class named by ``settings.SLUICE_RUNTIME`` once,
-with ``redis_url=settings.REDIS_URL`` and ``prefix=settings.SLUICE_REDIS_PREFIX``,
+with ``redis_url=settings.REDIS_URL`` and ``prefix=settings.SLUICE_REDIS_PREFIX`` (and
+``group=settings.SLUICE_RUNTIME_GROUP``, the runtime's Kafka group, when membership is on),
 and caches it. Tests swap in a fake with
 ``set_runtime(fake)`` and restore the configured one with ``set_runtime(None)``;
 ``override_settings`` of either setting also drops the cached instance.
@@ -10,6 +11,7 @@ and caches it. Tests swap in a fake with
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -29,9 +31,13 @@ def get_runtime() -> RuntimeAdapter:
         with _lock:
             if _runtime is None:
                 runtime_class = import_string(settings.SLUICE_RUNTIME)
-                _runtime = runtime_class(
-                    redis_url=settings.REDIS_URL, prefix=settings.SLUICE_REDIS_PREFIX
-                )
+                options: dict[str, Any] = {
+                    "redis_url": settings.REDIS_URL,
+                    "prefix": settings.SLUICE_REDIS_PREFIX,
+                }
+                if settings.SLUICE_RUNTIME_GROUP is not None:
+                    options["group"] = settings.SLUICE_RUNTIME_GROUP
+                _runtime = runtime_class(**options)
     return _runtime
 
 
@@ -44,5 +50,5 @@ def set_runtime(runtime: RuntimeAdapter | None) -> None:
 
 @receiver(setting_changed)
 def _forget_runtime_on_setting_change(setting: str, **kwargs) -> None:
-    if setting in {"SLUICE_RUNTIME", "REDIS_URL", "SLUICE_REDIS_PREFIX"}:
+    if setting in {"SLUICE_RUNTIME", "REDIS_URL", "SLUICE_REDIS_PREFIX", "SLUICE_RUNTIME_GROUP"}:
         set_runtime(None)

@@ -24,6 +24,7 @@ from console.config import ConsoleSettings
 from console.schedule import beat_schedule
 from runtime_adapter import logs
 from runtime_adapter.config import RuntimeSettings
+from runtime_adapter.group.settings import GroupConfig
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -321,6 +322,11 @@ SLUICE_RUNTIME = env.runtime
 SLUICE_REDIS_PREFIX = runtime_env.redis_prefix
 SLUICE_RECONCILE_INTERVAL = env.reconcile_interval
 SLUICE_WORKER_SESSION_TIMEOUT = env.worker_session_timeout
+# The runtime's Kafka group (runtime_adapter.group): a worker that is its member is alive,
+# whatever its heartbeats in Redis say. None: membership off (SLUICE_RUNTIME_MEMBERSHIP=false).
+SLUICE_RUNTIME_GROUP = (
+    GroupConfig.from_settings(runtime_env) if runtime_env.runtime_membership else None
+)
 SLUICE_RESTART_RESET_SECONDS = env.restart_reset_seconds
 # GET /metrics (Prometheus) accepts "Authorization: Bearer <this>" besides a session with
 # console.view_channel; unset, only sessions may scrape.

@@ -149,6 +149,11 @@ class WorkerInfo:
     connectors: list[str] = field(default_factory=list)
     drivers: list[str] = field(default_factory=list)
     """The ids of the Spark drivers the worker runs (:class:`DriverInfo`)."""
+    member: bool | None = None
+    """Whether the worker is a member of the runtime's Kafka group now, as the group's
+    coordinator says (``None``: unknown: membership is off, or Kafka did not answer). A
+    member is alive whatever its heartbeats in the store say: only the coordinator's session
+    ends a member, and a worker stops its channels before that (the self-fence)."""
 
 
 @dataclass(frozen=True)

@@ -301,6 +301,14 @@ class RuntimeSettings(SluiceSettings):
         description="The compacted topic of observed status, written by slot owners in "
         "transactions fenced by their group generation.",
     )
+    runtime_membership: bool = Field(
+        True,
+        description="Runtime workers join the runtime's Kafka group: being its member is what "
+        "keeps a worker alive to the console (a worker cut off from Redis alone keeps its "
+        "channels), and one that cannot reach the group's coordinator stops its channels "
+        "before its session could expire (the self-fence). `false`: liveness from heartbeats "
+        "in Redis only, and no fence.",
+    )
     runtime_slots: int = Field(
         64,
         ge=1,

@@ -536,6 +536,21 @@ def describe_topic(
 # -- the runtime group's clients (runtime_adapter.group) ------------------------------------
 
 
+def group_members(bootstrap_servers: str, group_id: str, *, timeout: float = 2.0) -> set[str]:
+    """The client ids of the members of consumer group ``group_id`` now, as its coordinator
+    says (empty for a group with no member). Raises :class:`BrokerUnreachable` when no
+    answer comes within ``timeout``."""
+    admin = admin_client(bootstrap_servers, auto_create_topics=False)
+    future = admin.describe_consumer_groups([group_id], request_timeout=timeout)[group_id]
+    try:
+        description = future.result(timeout=timeout + 1)
+    except (KafkaException, TimeoutError) as exc:
+        raise BrokerUnreachable(
+            f"cannot describe consumer group {group_id!r} on {bootstrap_servers}: {exc}"
+        ) from exc
+    return {member.client_id for member in description.members}
+
+
 def group_member_consumer(
     bootstrap_servers: str,
     group_id: str,

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -38,7 +40,14 @@ from runtime_adapter.checkpoint import (
     remove_checkpoint,
 )
 from runtime_adapter.config import RuntimeConfig
-from runtime_adapter.kafka import TopicReplication, group_offsets
+from runtime_adapter.group.member import client_id_of
+from runtime_adapter.group.settings import GroupConfig
+from runtime_adapter.kafka import (
+    BrokerUnreachable,
+    TopicReplication,
+    group_members,
+    group_offsets,
+)
 from runtime_adapter.mirrormaker2 import (
     mirror_cluster_settings,
     read_mirror_offsets,
@@ -50,6 +59,9 @@ from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import RedisStore
 
 log = logging.getLogger("sluice.runtime")
+
+MEMBERS_RETRY = 30.0
+"""Seconds before the runtime group's members are asked again after Kafka did not answer."""
 
 OUTAGES: tuple[type[BaseException], ...] = (redis.RedisError, OSError, KafkaException)
 """The client libraries' errors that mean the runtime cannot be reached: each call of the
@@ -82,10 +94,18 @@ class SparkRuntime:
     """
 
     def __init__(
-        self, redis_url: str, prefix: str = "sluice", checkpoint_root: Path | str | None = None
+        self,
+        redis_url: str,
+        prefix: str = "sluice",
+        checkpoint_root: Path | str | None = None,
+        group: GroupConfig | None = None,
     ) -> None:
         self.store = RedisStore.from_url(redis_url, prefix)
         self.checkpoint_root = Path(checkpoint_root or RuntimeConfig.from_env().checkpoint_root)
+        self.group = group
+        """The runtime's Kafka group, whose members are the live workers (None: membership
+        off, liveness from the store's heartbeats only)."""
+        self._members_unknown_until = 0.0
 
     @_reaching_the_runtime
     def deploy(self, deployment: Deployment) -> None:
@@ -221,7 +241,26 @@ class SparkRuntime:
 
     @_reaching_the_runtime
     def workers(self) -> list[WorkerInfo]:
-        return self.store.workers()
+        """The registered workers, each with whether it is a member of the runtime's group
+        now (``member``; None when that is unknown)."""
+        workers = self.store.workers()
+        members = self._group_members()
+        if members is None:
+            return workers
+        return [replace(w, member=client_id_of(w.worker_id) in members) for w in workers]
+
+    def _group_members(self) -> set[str] | None:
+        """The client ids in the runtime's group; None when unknown (no group, or Kafka did
+        not answer: then not asked again for :data:`MEMBERS_RETRY` seconds, so that a pass
+        of the control loop is not held up by every call)."""
+        if self.group is None or time.monotonic() < self._members_unknown_until:
+            return None
+        try:
+            return group_members(self.group.bootstrap, self.group.group_id)
+        except BrokerUnreachable as exc:
+            log.warning("runtime group membership unknown: %s", exc)
+            self._members_unknown_until = time.monotonic() + MEMBERS_RETRY
+            return None
 
     @_reaching_the_runtime
     def forget_worker(self, worker_id: str) -> None:

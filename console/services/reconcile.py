@@ -301,7 +301,12 @@ class _Pass:
         heartbeat = _timestamp(info.last_heartbeat)
         fresh = worker is None or worker.last_heartbeat != heartbeat
         silence = 0.0 if fresh or worker is None else self.silence(worker)
-        if fresh or (worker is not None and worker.state != WorkerState.DEAD):
+        if info.member:
+            # A member of the runtime's Kafka group: alive, whatever its heartbeats in the
+            # store say (a host cut off from Redis alone keeps running its channels; one cut
+            # off from Kafka leaves the group, and stops its channels before it does).
+            alive = True
+        elif fresh or (worker is not None and worker.state != WorkerState.DEAD):
             alive = silence <= self.session_timeout
         else:
             alive = False  # a DEAD worker is ALIVE again only with a new heartbeat

@@ -43,6 +43,7 @@ from runtime_adapter.group.member import (
     Ownership,
     SlotListener,
     StopReason,
+    client_id_of,
 )
 from runtime_adapter.group.settings import GroupConfig
 from runtime_adapter.group.slots import murmur2, slot_of, slots_of
@@ -79,6 +80,7 @@ __all__ = [
     "StatusView",
     "StatusWriter",
     "StopReason",
+    "client_id_of",
     "deployment_from_json",
     "deployment_to_json",
     "ensure_runtime_topics",

@@ -113,6 +113,12 @@ class _State:
     librdkafka's call blocks while another thread polls."""
 
 
+def client_id_of(worker_id: str) -> str:
+    """The Kafka client id of runtime worker ``worker_id``'s member: how the group's
+    coordinator names it (:func:`runtime_adapter.kafka.group_members`)."""
+    return f"sluice-worker-{worker_id}"
+
+
 class GroupMember:
     """One runtime worker's member of the runtime group (see the module's description).
 
@@ -149,7 +155,7 @@ class GroupMember:
         self._consumer = group_member_consumer(
             self.config.bootstrap,
             self.config.group_id,
-            client_id=f"sluice-worker-{self.worker_id}",
+            client_id=client_id_of(self.worker_id),
             session_timeout=self.config.session_timeout,
             heartbeat_interval=self.config.heartbeat_interval,
             max_poll_interval=self.config.max_poll_interval,

@@ -46,9 +46,17 @@ from typing import IO
 
 import redis
 
-from runtime_adapter.base import ConnectorStatus, Deployment, DriverInfo, WorkerInfo
-from runtime_adapter.config import REPO_ROOT, RuntimeConfig
+from runtime_adapter.base import (
+    ConnectorStatus,
+    Deployment,
+    DriverInfo,
+    RuntimeUnavailable,
+    WorkerInfo,
+)
+from runtime_adapter.config import REPO_ROOT, RuntimeConfig, RuntimeSettings
+from runtime_adapter.group import GroupConfig
 from runtime_adapter.host.failures import decrypted_spec, format_trace, mask_secrets
+from runtime_adapter.host.membership import Membership
 from runtime_adapter.host.privileges import become_runtime_user, driver_environment
 from runtime_adapter.logs import configure_logging, log_context, set_process_context
 from runtime_adapter.states import State, TargetState
@@ -58,6 +66,8 @@ log = logging.getLogger("sluice.worker")
 
 DRIVER_SCRIPT = Path(__file__).with_name("driver.py")
 LOG_TAIL_BYTES = 8_000
+FENCED = "fenced"
+"""How a driver killed by the self-fence is marked (``killed_for``)."""
 _PR_SET_PDEATHSIG = 1
 _HOSTED_TARGETS = (TargetState.RUNNING, TargetState.PAUSED)
 
@@ -139,11 +149,21 @@ def exit_cause(driver: DriverProcess, code: int | None, tail: str) -> str:
 
 
 class RuntimeWorker:
-    """Keeps a pool of drivers and converges their placements to this worker's assignment."""
+    """Keeps a pool of drivers and converges their placements to this worker's assignment.
 
-    def __init__(self, config: RuntimeConfig, store: RedisStore) -> None:
+    With ``group`` (the runtime's Kafka group) it runs channels only while it is a member of
+    the group (:mod:`runtime_adapter.host.membership`), and kills every driver it has when its
+    membership is lost or it cannot reach the group's coordinator (the self-fence).
+    """
+
+    def __init__(
+        self, config: RuntimeConfig, store: RedisStore, group: GroupConfig | None = None
+    ) -> None:
         self.config = config
         self.store = store
+        self.membership = (
+            Membership(group, config.worker_id, self.fence) if group is not None else None
+        )
         self.worker_id = config.worker_id
         self.started_at = time.time()
         self.drivers: dict[str, DriverProcess] = {}
@@ -331,6 +351,10 @@ class RuntimeWorker:
         self.store.forget_driver(driver.driver_id)
         log.info("driver %s exited with %s", driver.driver_id, code)
         orphans = [cid for cid, (did, _) in self.placed.items() if did == driver.driver_id]
+        if driver.killed_for.startswith(FENCED):
+            for cid in orphans:  # not failed: placed again once the worker is a member
+                del self.placed[cid]
+            return
         if not orphans:
             return
         tail = driver.log_tail()
@@ -384,6 +408,40 @@ class RuntimeWorker:
             if info.worker_id == self.worker_id:
                 self.store.forget_driver(info.driver_id)
 
+    def fence(self, why: str) -> None:
+        """Stop every query of this worker now, by force: SIGKILL each driver's process
+        group (a query killed resumes from its checkpoint wherever it runs next). Called from
+        the group member's threads; its channels are not reported FAILED (:meth:`reap`)."""
+        for driver in list(self.drivers.values()):
+            if driver.exited():
+                continue
+            if not driver.killed_for.startswith(FENCED):
+                driver.killed_for = f"{FENCED}: {why}"
+                log.error("driver %s killed: %s", driver.driver_id, why)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(driver.process.pid, signal.SIGKILL)
+
+    def in_group(self) -> bool:
+        """True when the worker may run channels: a member of the runtime's group now (or
+        membership is off)."""
+        if self.membership is None:
+            return True
+        try:
+            self.membership.join()
+        except RuntimeUnavailable as exc:
+            self.outage.failed(f"cannot join the runtime group: {exc}")
+            return False
+        return self.membership.live()
+
+    def out_of_group(self, deployments: dict[str, Deployment]) -> None:
+        """Not a member (not yet joined, or fenced): no query runs here. Drivers still up are
+        killed; those that exited are forgotten, their channels not reported FAILED."""
+        if self.drivers and any(not d.exited() for d in self.drivers.values()):
+            self.fence("not a member of the runtime group")
+        for driver in list(self.drivers.values()):
+            if driver.exited():
+                self.reap(driver, deployments)
+
     def converge(self) -> None:
         """One level-triggered pass: make this host's drivers match the assignment.
 
@@ -406,6 +464,9 @@ class RuntimeWorker:
         if holding:
             return
         deployments = self.store.deployments()
+        if not self.in_group():
+            self.out_of_group(deployments)
+            return
         mine = {cid: d for cid, d in deployments.items() if d.worker_id == self.worker_id}
         infos = {i.driver_id: i for i in self.store.drivers() if i.worker_id == self.worker_id}
         self.watch_drivers(infos, deployments)
@@ -730,6 +791,8 @@ class RuntimeWorker:
         for driver in self.drivers.values():
             with contextlib.suppress(redis.RedisError):
                 self.store.forget_driver(driver.driver_id)
+        if self.membership is not None:
+            self.membership.close()  # its queries are stopped: leave the group
         log.info("runtime worker %s stopped", self.worker_id)
 
 
@@ -758,7 +821,9 @@ def main() -> None:
         folders=[config.checkpoint_root, config.var_dir / "logs" / "drivers"],
         needed=[REPO_ROOT, Path(config.python), Path(sys.base_prefix), *config.spark_jars()],
     )
-    worker = RuntimeWorker(config, RedisStore.from_url(config.redis_url, config.key_prefix))
+    settings = RuntimeSettings.load()
+    group = GroupConfig.from_settings(settings) if settings.runtime_membership else None
+    worker = RuntimeWorker(config, RedisStore.from_url(config.redis_url, config.key_prefix), group)
 
     def _stop(signum: int, _frame: object) -> None:
         worker.running = False

@@ -40,7 +40,7 @@ from tests.support.processes import Service, free_port, start_redis, wait_until
 from tests.support.spark import local_spark
 from tests.support.stack import Stack, driver_pids, running_stack
 
-pytestmark = [pytest.mark.integration, pytest.mark.spark]
+pytestmark = [pytest.mark.faults, pytest.mark.spark]
 
 OUTAGE_SECONDS = 60
 STATUS_INTERVAL = 10.0

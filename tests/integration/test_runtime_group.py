@@ -27,11 +27,12 @@ from runtime_adapter.group import (
     RuntimeTopicMismatch,
     StatusReader,
     StatusWriter,
+    client_id_of,
     ensure_runtime_topics,
     slot_of,
     verify_runtime_topic,
 )
-from runtime_adapter.kafka import describe_topic
+from runtime_adapter.kafka import describe_topic, group_members
 from runtime_adapter.states import TargetState
 from tests.support.processes import wait_until
 from tests.support.runtime_group import (
@@ -140,6 +141,10 @@ def test_three_members_share_the_slots_evenly(
     for worker in ("w1", "w2", "w3"):
         join(config, members, worker)
     wait_until(lambda: balanced(members, [4, 4, 4]), 60, 0.1, "12 slots shared 4/4/4")
+    # What the console asks the coordinator to tell live workers (SparkRuntime.workers).
+    assert group_members(config.bootstrap, config.group_id) == {
+        client_id_of(worker) for worker in ("w1", "w2", "w3")
+    }
 
 
 def test_a_killed_member_s_slots_are_owned_by_the_others_within_the_session_timeout(

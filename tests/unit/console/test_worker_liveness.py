@@ -146,3 +146,21 @@ def test_after_the_store_is_emptied_nobody_is_dead_before_re_registering(clock: 
         ConnectorState.UNASSIGNED,
         ConnectorState.RUNNING,
     }
+
+
+def test_a_member_of_the_runtime_group_is_alive_whatever_its_heartbeats_say(
+    clock: Clock, monkeypatch
+):
+    """A host cut off from Redis alone: its heartbeats stop, but the group's coordinator
+    still counts it a member, so its channels stay where they run. Once it leaves the group,
+    its heartbeats' silence decides as before."""
+    members = {"sluice-worker-w1"}
+    monkeypatch.setattr(clock.runtime, "_group_members", lambda: members)
+    clock.heartbeat("w1")
+    clock.reconcile()
+    clock.reconcile(advance=5 * TIMEOUT)  # no new heartbeat for 50 s
+    assert state("w1") == WorkerState.ALIVE
+
+    members.clear()  # its session expired on the broker
+    clock.reconcile()
+    assert state("w1") == WorkerState.DEAD

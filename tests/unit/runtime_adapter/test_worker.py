@@ -401,3 +401,40 @@ def test_an_emptied_store_is_held_through_until_its_desired_state_is_resent(work
     assert {d.driver_id: d.process.pid for d in worker.drivers.values()} == drivers
     for driver_id in drivers:
         assert store.placed_under(driver_id) == "epoch-2"
+
+
+class StubMembership:
+    """The worker's membership, as a test sets it (the real one: tests/faults)."""
+
+    def __init__(self) -> None:
+        self.member = True
+
+    def join(self) -> None:
+        pass
+
+    def live(self) -> bool:
+        return self.member
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_self_fence_kills_every_driver_and_nothing_runs_until_a_member_again(worker, runtime):
+    membership = StubMembership()
+    worker.membership = membership  # type: ignore[assignment]
+    deploy(runtime, "a")
+    deploy(runtime, "heavy", isolation="dedicated")
+    converge_until(worker, lambda: state_of(runtime, "heavy") == State.RUNNING, what="RUNNING")
+    drivers = list(worker.drivers.values())
+
+    membership.member = False
+    worker.fence("no answer from the group coordinator for 7.0 s")  # the member's watchdog
+    wait_until(lambda: all(d.process.poll() is not None for d in drivers), 10, what="killed")
+    for _ in range(3):
+        worker.converge()
+    assert not worker.placed and not worker.drivers and not worker.failed
+    assert state_of(runtime, "a") == State.RUNNING, "not reported FAILED: not a failure"
+
+    membership.member = True
+    converge_until(worker, lambda: {"a", "heavy"} <= set(worker.placed), what="placed again")
+    assert not {d.driver_id for d in drivers} & set(worker.drivers), "in new drivers"
