@@ -188,12 +188,26 @@ class StoreWatch:
 
     def __init__(self) -> None:
         self.known: str | None = None
+        self.holding = False
 
     def lost(self, epoch: str | None) -> bool:
         if epoch is not None:
             self.known = epoch
             return False
         return self.known is not None
+
+    def holds(self, epoch: str | None, waiting: bool = False) -> bool:
+        """Whether the process holds still this pass: the store :meth:`lost` its desired
+        state, or ``waiting`` (for what its own writer must put back first); each change
+        is logged once."""
+        holding = self.lost(epoch) or waiting
+        if holding != self.holding:
+            self.holding = holding
+            if holding:
+                log.warning("the store lost its desired state: holding still until it is re-sent")
+            else:
+                log.info("the store's desired state is back: converging again")
+        return holding
 
 
 class Outage:

@@ -79,7 +79,6 @@ class DriverHost:
         self.application_id: str | None = None
         self.executor_watch = ExecutorWatch()
         self.store_watch = StoreWatch()
-        self.holding = False
         self.outage = Outage("driver")
         self.stopping = False
 
@@ -126,16 +125,8 @@ class DriverHost:
         connectors run on as they are, none is released for being absent from the store.
         """
         epoch = self.store.epoch()
-        holding = self.store_watch.lost(epoch) or (
-            epoch is not None and self.store.placed_under(self.driver_id) != epoch
-        )
-        if holding != self.holding:
-            self.holding = holding
-            if holding:
-                log.warning("the store lost its desired state: holding still until it is re-sent")
-            else:
-                log.info("the store's desired state is back: converging again")
-        if holding:
+        waiting = epoch is not None and self.store.placed_under(self.driver_id) != epoch
+        if self.store_watch.holds(epoch, waiting):
             self.heartbeat()
             return True
         placements, deployments = self.store.placed_deployments(self.driver_id)

@@ -180,7 +180,6 @@ class RuntimeWorker:
         self.unplaceable_reasons: dict[str, str] = {}
         self.store_watch = StoreWatch()
         self.epoch: str | None = None
-        self.holding = False
         self.outage = Outage(f"runtime worker {config.worker_id}")
         self.heard: dict[str, tuple[float, float]] = {}
         """Driver id → its last heartbeat's time as it wrote it, and when (monotonic) this
@@ -454,14 +453,7 @@ class RuntimeWorker:
         if epoch != self.epoch:
             self.epoch = epoch
             self.write_back_placements()
-        holding = self.store_watch.lost(epoch)
-        if holding != self.holding:
-            self.holding = holding
-            if holding:
-                log.warning("the store lost its desired state: holding still until it is re-sent")
-            else:
-                log.info("the store's desired state is back: converging again")
-        if holding:
+        if self.store_watch.holds(epoch):
             return
         deployments = self.store.deployments()
         if not self.in_group():
