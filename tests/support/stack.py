@@ -156,6 +156,15 @@ def runtime_env(index: int) -> dict[str, str]:
     return {"SLUICE_WORKER_ID": f"it-worker-{index}"}
 
 
+def runtime_group_env(name: str) -> dict[str, str]:
+    """A runtime group (and its topics) of a stack's own on a shared Kafka."""
+    return {
+        "SLUICE_RUNTIME_GROUP_ID": f"sluice-runtime-{name}",
+        "SLUICE_RUNTIME_CONFIG_TOPIC": f"sluice.runtime.{name}.config",
+        "SLUICE_RUNTIME_STATUS_TOPIC": f"sluice.runtime.{name}.status",
+    }
+
+
 @contextmanager
 def running_stack(
     *,
@@ -188,6 +197,9 @@ def running_stack(
         # Files stages of tests live in pytest's temp folders (tests/conftest.py makes the
         # base one the files root); outside pytest, the folder holding var/.
         "SLUICE_FILES_ROOTS": os.environ.get("SLUICE_FILES_ROOTS") or str(var.parent),
+        # Stacks of one test session share its Kafka: each is a runtime of its own there
+        # (its workers' ids repeat from stack to stack; membership is by group).
+        **runtime_group_env(var.name),
         **(extra_env or {}),
     }
     # A stack starts from an empty Redis database: what an earlier stack on the same server
