@@ -16,9 +16,10 @@ the slots it owns.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Mapping
 
-from runtime_adapter.base import Deployment
+from runtime_adapter.base import Deployment, RuntimeUnavailable
 from runtime_adapter.group import GroupConfig, GroupMember, StopReason, ensure_runtime_topics
 
 log = logging.getLogger("sluice.worker")
@@ -45,27 +46,42 @@ class SelfFence:
             self.on_fence(f"its membership of the runtime group was {reason.value}")
 
 
+JOIN_RETRY = 5.0
+"""Seconds between two tries to join while Kafka does not answer."""
+
+
 class Membership:
-    """Joins the group (again, after Kafka was away at start) and says whether the worker
-    is a member now (:meth:`live`)."""
+    """Joins the group in a thread of its own (again and again while Kafka does not answer:
+    the worker's loop, and its heartbeats, never wait for it) and says whether the worker is
+    a member now (:meth:`live`)."""
 
     def __init__(self, config: GroupConfig, worker_id: str, on_fence: Callable[[str], None]):
         self.config = config
         self.worker_id = worker_id
         self.listener = SelfFence(on_fence)
         self.member: GroupMember | None = None
+        self.stopping = threading.Event()
+        self.joiner: threading.Thread | None = None
 
     def join(self) -> None:
-        """Create the runtime's topics if need be and join; raises
-        :class:`~runtime_adapter.kafka.BrokerUnreachable` while Kafka does not answer (the
-        worker tries again at its next turn)."""
-        if self.member is not None:
+        """Start joining, once (the runtime's topics created if need be, then the member)."""
+        if self.joiner is None:
+            self.joiner = threading.Thread(target=self._join, name="group-join", daemon=True)
+            self.joiner.start()
+
+    def _join(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                ensure_runtime_topics(self.config)
+            except RuntimeUnavailable as exc:
+                log.warning("cannot join the runtime group yet (trying again): %s", exc)
+                self.stopping.wait(JOIN_RETRY)
+                continue
+            member = GroupMember(self.config, self.worker_id, listener=self.listener)
+            member.start()
+            self.member = member
+            log.info("joining runtime group %s", self.config.group_id)
             return
-        ensure_runtime_topics(self.config)
-        member = GroupMember(self.config, self.worker_id, listener=self.listener)
-        member.start()
-        self.member = member
-        log.info("runtime worker %s joining runtime group %s", self.worker_id, self.config.group_id)
 
     def live(self) -> bool:
         """A member now: joined, assigned its share of the slots, not fenced."""
@@ -73,6 +89,9 @@ class Membership:
         return member is not None and not member.fenced and bool(member.owned())
 
     def close(self) -> None:
+        self.stopping.set()
+        if self.joiner is not None:
+            self.joiner.join(timeout=15)
         if self.member is not None:
             self.member.close()
             self.member = None

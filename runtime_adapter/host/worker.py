@@ -50,7 +50,6 @@ from runtime_adapter.base import (
     ConnectorStatus,
     Deployment,
     DriverInfo,
-    RuntimeUnavailable,
     WorkerInfo,
 )
 from runtime_adapter.config import REPO_ROOT, RuntimeConfig, RuntimeSettings
@@ -425,11 +424,7 @@ class RuntimeWorker:
         membership is off)."""
         if self.membership is None:
             return True
-        try:
-            self.membership.join()
-        except RuntimeUnavailable as exc:
-            self.outage.failed(f"cannot join the runtime group: {exc}")
-            return False
+        self.membership.join()
         return self.membership.live()
 
     def out_of_group(self, deployments: dict[str, Deployment]) -> None:

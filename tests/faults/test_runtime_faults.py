@@ -16,7 +16,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
 from confluent_kafka.admin import AdminClient
 
 from tests.faults.channels import (
@@ -167,30 +166,33 @@ def test_a_killed_runtime_host_moves_its_channels_without_losing_events(
     stop_channels(world, names)
 
 
-@pytest.mark.parametrize("cut", ["everything", "redis"])
-def test_a_partitioned_host_and_its_successor_never_deliver_side_by_side(
-    world: FaultWorld, tmp_path: Path, cut: str
-) -> None:
-    """``everything``: the host loses its network; ``redis``: only Redis (it still reaches
-    Kafka, so a query it kept running would go on delivering beside its successor's)."""
+def start_partition_channels(world: FaultWorld, tmp_path: Path) -> tuple[list[str], str, str, Path]:
+    """A Kafka and a files channel on one source, both RUNNING with a first batch through:
+    their names, the source and sink topics and the files sink's folder."""
     suffix = uuid.uuid4().hex[:6]
     source = make_topic(world, f"faults-cut-in-{suffix}")
     sink = make_topic(world, f"faults-cut-out-{suffix}")
     outbox = tmp_path / "outbox"
-    to_kafka, to_files = f"faults-cut-kafka-{suffix}", f"faults-cut-files-{suffix}"
-    create_channel(world, to_kafka, source, kafka_sink(world, sink), PARTITION_BATCH_LIMIT)
-    create_channel(world, to_files, source, files_sink(outbox), PARTITION_BATCH_LIMIT)
-    names = [to_kafka, to_files]
+    names = [f"faults-cut-kafka-{suffix}", f"faults-cut-files-{suffix}"]
+    create_channel(world, names[0], source, kafka_sink(world, sink), PARTITION_BATCH_LIMIT)
+    create_channel(world, names[1], source, files_sink(outbox), PARTITION_BATCH_LIMIT)
     produce_range(world.cluster.bootstrap, source, 0, BATCH)
     wait_running(world, names, START_TIMEOUT)
     assert wanted(BATCH) <= kafka_seqs(world, sink, wanted(BATCH), timeout=180).keys()
+    return names, source, sink, outbox
 
-    victim = status(world, to_kafka)["worker_id"]
+
+def test_a_partitioned_host_and_its_successor_never_deliver_side_by_side(
+    world: FaultWorld, tmp_path: Path
+) -> None:
+    """The host loses its network: it fences itself (kills its drivers) before its session
+    in the runtime group expires, and only then are its channels moved."""
+    names, source, sink, outbox = start_partition_channels(world, tmp_path)
+    victim = status(world, names[0])["worker_id"]
     moving = [name for name in names if status(world, name)["worker_id"] == victim]
     host = world.hosts[victim]
-    redis_port = int(world.redis.bridge_url.rsplit(":", 1)[1].split("/")[0])
     cut_at = time.monotonic()
-    host.partition(None if cut == "everything" else (BRIDGE_ADDRESS, redis_port))
+    host.partition()
     steady = SteadyProducer(world, source, start=BATCH)  # events flow through the hand-over
     try:
         wait_running(world, moving, 240, avoid=victim)
@@ -209,12 +211,13 @@ def test_a_partitioned_host_and_its_successor_never_deliver_side_by_side(
     twice_after_heal = sum(in_kafka[seq] - 1 for seq in after_heal if in_kafka[seq] > 1)
     owners = {name: status(world, name)["worker_id"] for name in names}
     print(
-        f"\nhost {victim} cut off from {cut}: {moving} RUNNING elsewhere {moved_after:.1f} s "
-        f"after the cut; healed at {healed_after:.1f} s; {len(expected)} events selected; "
-        f"Kafka sink: {len(expected - in_kafka.keys())} lost, {duplicates(in_kafka)} "
-        f"duplicates ({twice_after_heal} of events sent after the heal; a batch reads at most "
-        f"{PARTITION_BATCH_LIMIT} events); files sink: {len(expected - in_files.keys())} lost, "
-        f"{duplicates(in_files)} duplicates; owners after the heal: {owners}"
+        f"\nhost {victim} cut off from everything: {moving} RUNNING elsewhere "
+        f"{moved_after:.1f} s after the cut; healed at {healed_after:.1f} s; {len(expected)} "
+        f"events selected; Kafka sink: {len(expected - in_kafka.keys())} lost, "
+        f"{duplicates(in_kafka)} duplicates ({twice_after_heal} of events sent after the heal; "
+        f"a batch reads at most {PARTITION_BATCH_LIMIT} events); files sink: "
+        f"{len(expected - in_files.keys())} lost, {duplicates(in_files)} duplicates; owners "
+        f"after the heal: {owners}"
     )
     assert expected - in_kafka.keys() == set() and expected - in_files.keys() == set()
     assert twice_after_heal == 0, "two owners delivered after the heal"
@@ -224,13 +227,64 @@ def test_a_partitioned_host_and_its_successor_never_deliver_side_by_side(
     stop_channels(world, names)
 
 
+def test_a_host_cut_off_from_redis_alone_keeps_its_channels_and_delivers(
+    world: FaultWorld, tmp_path: Path
+) -> None:
+    """The host loses Redis only: it is still a member of the runtime group (it reaches
+    Kafka), so it keeps its channels and delivers throughout; nobody else runs them (a
+    second owner would deliver every event twice). Its statuses wait for Redis: meanwhile
+    the channels are shown NOT_REPORTING, then RUNNING on the same host again."""
+    names, source, sink, outbox = start_partition_channels(world, tmp_path)
+    victim = status(world, names[0])["worker_id"]
+    mine = [name for name in names if status(world, name)["worker_id"] == victim]
+    host = world.hosts[victim]
+    redis_port = int(world.redis.bridge_url.rsplit(":", 1)[1].split("/")[0])
+    host.partition((BRIDGE_ADDRESS, redis_port))
+    steady = SteadyProducer(world, source, start=BATCH)
+    try:
+        time.sleep(3 * SESSION_TIMEOUT)  # well past any session timeout
+        during = steady.stop()
+        delivered = kafka_seqs(world, sink, wanted(during), timeout=60)
+        shown = {name: status(world, name) for name in mine}
+    finally:
+        host.heal()
+    wait_running(world, names, 120)
+    produce_range(world.cluster.bootstrap, source, during, during + BATCH)
+    expected = wanted(during + BATCH)
+    in_kafka = kafka_seqs(world, sink, expected, timeout=240, settle=20)
+    in_files = files_seqs(outbox, expected, timeout=240)
+    owners = {name: status(world, name)["worker_id"] for name in names}
+    print(
+        f"\nhost {victim} cut off from Redis for {3 * SESSION_TIMEOUT:g} s: "
+        f"{len(wanted(during) - delivered.keys())} of the events sent meanwhile not delivered "
+        f"during the cut; shown as {[s['state'] for s in shown.values()]}; Kafka sink: "
+        f"{len(expected - in_kafka.keys())} lost, {duplicates(in_kafka)} duplicates; files "
+        f"sink: {len(expected - in_files.keys())} lost, {duplicates(in_files)} duplicates; "
+        f"owners after the heal: {owners}"
+    )
+    assert wanted(during) <= delivered.keys(), "delivered while cut off from Redis"
+    assert all(s["state"] == "NOT_REPORTING" for s in shown.values()), shown
+    assert all(owners[name] == victim for name in mine), f"moved off a live member: {owners}"
+    assert expected - in_kafka.keys() == set() and expected - in_files.keys() == set()
+    assert duplicates(in_kafka) == 0, "no second owner: nothing delivered twice"
+    assert duplicates(in_files) == 0, "the files sink is exactly once"
+    stop_channels(world, names)
+
+
 def worker_state(world: FaultWorld, worker_id: str) -> str | None:
     answer = world.stack.session().get(f"{world.stack.api}/workers/{worker_id}/", timeout=5)
     return str(answer.json()["state"]) if answer.status_code == 200 else None
 
 
+SKEWED = {"SLUICE_WARM_DRIVERS": "0", "SLUICE_RUNTIME_MEMBERSHIP": "false"}
+"""A skewed host runs without the runtime group: under libfaketime librdkafka's timed waits
+go wrong in the whole process (its metadata requests time out), which a host whose clock is
+merely off does not do. Its liveness is then the console's observation of its heartbeats,
+whose times it writes by its skewed clock: the part a skew could fool."""
+
+
 def test_a_host_whose_clock_is_30_s_slow_is_not_declared_dead(world: FaultWorld) -> None:
-    slow = world.add_host({**skewed_env("-30s"), "SLUICE_WARM_DRIVERS": "0"})
+    slow = world.add_host({**skewed_env("-30s"), **SKEWED})
     try:
         wait_until(lambda: worker_state(world, slow), 60, what=f"{slow} registered")
         samples = []
@@ -246,7 +300,7 @@ def test_a_host_whose_clock_is_30_s_slow_is_not_declared_dead(world: FaultWorld)
 def test_a_host_whose_clock_is_30_s_fast_is_found_dead_within_its_session(
     world: FaultWorld,
 ) -> None:
-    fast = world.add_host({**skewed_env("+30s"), "SLUICE_WARM_DRIVERS": "0"})
+    fast = world.add_host({**skewed_env("+30s"), **SKEWED})
     wait_until(lambda: worker_state(world, fast) == "ALIVE", 60, what=f"{fast} ALIVE")
     killed_at = time.monotonic()
     world.hosts[fast].kill()
