@@ -2623,7 +2623,10 @@ export interface components {
             service_changed_by: string;
             /** Format: date-time */
             readonly started_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When its last heartbeat was sent, by the worker host's clock (shown only: liveness never compares it with the console's clock).
+             */
             readonly last_heartbeat: string | null;
             /** @description Ids (channel names) of the connectors assigned to this worker. */
             readonly connectors: string[];
