@@ -10,6 +10,7 @@ and caches it. Tests swap in a fake with
 
 from __future__ import annotations
 
+import inspect
 import threading
 from typing import Any
 
@@ -35,10 +36,16 @@ def get_runtime() -> RuntimeAdapter:
                     "redis_url": settings.REDIS_URL,
                     "prefix": settings.SLUICE_REDIS_PREFIX,
                 }
-                if settings.SLUICE_RUNTIME_GROUP is not None:
+                if settings.SLUICE_RUNTIME_GROUP is not None and takes_group(runtime_class):
                     options["group"] = settings.SLUICE_RUNTIME_GROUP
                 _runtime = runtime_class(**options)
     return _runtime
+
+
+def takes_group(runtime_class: type) -> bool:
+    """Whether a runtime adapter's class is built with the runtime's Kafka group (``group``,
+    as :class:`~runtime_adapter.spark.SparkRuntime` is); another runtime need not be."""
+    return "group" in inspect.signature(runtime_class).parameters
 
 
 def set_runtime(runtime: RuntimeAdapter | None) -> None:

@@ -27,6 +27,7 @@ from runtime_adapter.host.privileges import RuntimeUser, check_reachable
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.states import State, TargetState
 from tests.support.processes import REPO_ROOT, Service, start_service, wait_until
+from tests.support.stack import runtime_group_env
 
 pytestmark = pytest.mark.integration
 
@@ -65,11 +66,17 @@ def var_dir() -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def worker(
-    runtime_user: RuntimeUser, redis_url: str, var_dir: Path, artifacts_dir: Path
+    runtime_user: RuntimeUser,
+    redis_url: str,
+    kafka_bootstrap: str,
+    var_dir: Path,
+    artifacts_dir: Path,
 ) -> Iterator[tuple[Service, SparkRuntime]]:
     prefix = f"privileges-{uuid.uuid4().hex[:8]}"
     env = {
         **os.environ,
+        **runtime_group_env(prefix),  # it runs channels only as a member of the runtime group
+        "SLUICE_KAFKA_BOOTSTRAP": kafka_bootstrap,
         "REDIS_URL": redis_url,
         "SLUICE_REDIS_PREFIX": prefix,
         "SLUICE_VAR_DIR": str(var_dir),

@@ -22,6 +22,22 @@ def test_the_configured_runtime_is_built_once_with_redis_url_and_prefix(settings
     assert get_runtime() is runtime
 
 
+class GroupRecorder(Recorder):
+    def __init__(self, redis_url: str, prefix: str, group: object = None) -> None:
+        super().__init__(redis_url, prefix)
+        self.group = group
+
+
+def test_a_runtime_that_takes_the_runtime_group_is_given_it(settings):
+    settings.SLUICE_RUNTIME = f"{__name__}.GroupRecorder"
+    group = object()
+    settings.SLUICE_RUNTIME_GROUP = group
+    try:
+        assert get_runtime().group is group  # type: ignore[attr-defined]
+    finally:
+        set_runtime(None)
+
+
 def test_a_test_can_swap_the_runtime(settings, runtime):
     settings.SLUICE_RUNTIME = f"{__name__}.Recorder"
     replacement = object()
