@@ -43,7 +43,7 @@ from tests.support.runtime_group import (
     start_group_broker,
 )
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.faults
 log = logging.getLogger(__name__)
 
 SLOTS = 12
