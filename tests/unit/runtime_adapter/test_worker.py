@@ -424,7 +424,11 @@ def test_the_self_fence_kills_every_driver_and_nothing_runs_until_a_member_again
     worker.membership = membership  # type: ignore[assignment]
     deploy(runtime, "a")
     deploy(runtime, "heavy", isolation="dedicated")
-    converge_until(worker, lambda: state_of(runtime, "heavy") == State.RUNNING, what="RUNNING")
+    converge_until(
+        worker,
+        lambda: state_of(runtime, "a") == state_of(runtime, "heavy") == State.RUNNING,
+        what="both RUNNING",
+    )
     drivers = list(worker.drivers.values())
 
     membership.member = False
