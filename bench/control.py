@@ -102,8 +102,13 @@ class SimulatedRuntime:
     def deploy(self, deployment: Any) -> None:
         self.assigned.setdefault(deployment.connector_id, deployment.worker_id)
 
+    places = False
+
     def assign(self, connector_id: str, worker_id: str | None) -> None:
         self.assigned[connector_id] = worker_id
+
+    def owners(self, connector_ids: Iterable[str]) -> dict[str, str | None]:
+        return {c: self.assigned[c] for c in connector_ids if c in self.assigned}
 
     def set_target_state(self, connector_id: str, target_state: Any) -> None:
         pass

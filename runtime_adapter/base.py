@@ -356,11 +356,19 @@ class RuntimeAdapter(Protocol):
     of a caller.
     """
 
+    places: bool
+    """True when the runtime decides where connectors run (its group assigns them): the
+    console's :meth:`assign` is then ignored and the console follows :meth:`owners`."""
+
     def deploy(self, deployment: Deployment) -> None:
         """Create or replace the desired definition of a connector."""
 
     def assign(self, connector_id: str, worker_id: str | None) -> None:
         """Host the connector on ``worker_id`` (``None`` unassigns it)."""
+
+    def owners(self, connector_ids: Iterable[str]) -> dict[str, str | None]:
+        """The worker each connector is assigned to now (None: no worker); unknown ids
+        are absent."""
 
     def set_target_state(self, connector_id: str, target_state: TargetState) -> None:
         """Start, pause, resume or stop a deployed connector."""

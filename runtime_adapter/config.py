@@ -335,6 +335,14 @@ class RuntimeSettings(SluiceSettings):
         "`SLUICE_RUNTIME_SESSION_TIMEOUT` minus this many seconds stops its channels (the "
         "self-fence): the margin must cover stopping them and one round trip.",
     )
+    runtime_placement: Literal["console", "group"] = Field(
+        "console",
+        description="Who decides where a channel runs. `console`: the console's control loop "
+        "assigns each channel to the least loaded live worker. `group`: the runtime group does "
+        "(needs `SLUICE_RUNTIME_MEMBERSHIP`): a channel runs on the worker that owns its slot, "
+        "which takes it over by itself when its owner leaves or dies, the console down or not; "
+        "the console only follows (set it alike for the console and every runtime worker).",
+    )
 
     # drivers
     driver_memory: str = Field(
@@ -439,6 +447,15 @@ class RuntimeSettings(SluiceSettings):
                 "heartbeats)"
             )
         return margin
+
+    @field_validator("runtime_placement")
+    @classmethod
+    def _group_places_its_members(cls, placement: str, info: ValidationInfo) -> str:
+        if placement == "group" and info.data.get("runtime_membership") is False:
+            raise ValueError(
+                "`group` needs SLUICE_RUNTIME_MEMBERSHIP=true (only members own slots)"
+            )
+        return placement
 
     def resolved_checkpoint_root(self) -> Path:
         """``SLUICE_CHECKPOINT_ROOT``, else ``checkpoints`` under the data folder."""

@@ -40,8 +40,10 @@ from runtime_adapter.checkpoint import (
     remove_checkpoint,
 )
 from runtime_adapter.config import RuntimeConfig
+from runtime_adapter.group.desired import DesiredStateWriter
 from runtime_adapter.group.member import client_id_of
 from runtime_adapter.group.settings import GroupConfig
+from runtime_adapter.group.topics import ensure_runtime_topics
 from runtime_adapter.kafka import (
     BrokerUnreachable,
     TopicReplication,
@@ -106,14 +108,49 @@ class SparkRuntime:
         """The runtime's Kafka group, whose members are the live workers (None: membership
         off, liveness from the store's heartbeats only)."""
         self._members_unknown_until = 0.0
+        self.places = group is not None and group.places
+        """The group places channels (``SLUICE_RUNTIME_PLACEMENT=group``): desired state is
+        also written to the config topic, where each slot's owner finds it, and the
+        console's :meth:`assign` is a no-op (a connector runs where its slot is owned)."""
+        self._desired: DesiredStateWriter | None = None
+
+    def _publish(self, connector_ids: Iterable[str]) -> None:
+        """Write the desired state of ``connector_ids`` as the store now holds it to the
+        config topic (a tombstone for one it no longer holds); only when the group places.
+        Raises :class:`RuntimeUnavailable` when Kafka does not confirm it."""
+        if not self.places:
+            return
+        assert self.group is not None
+        ids = set(connector_ids)
+        if not ids:
+            return
+        found = self.store.deployments_of(ids)
+        if self._desired is None:
+            ensure_runtime_topics(self.group)  # never auto-created with the broker's defaults
+            self._desired = DesiredStateWriter(self.group)
+        self._desired.put(found.values())
+        self._desired.delete(sorted(ids - set(found)))
+
+    def _unplaced(self, deployment: Deployment) -> Deployment:
+        """``deployment`` as the store is to keep it: when the group places, the worker that
+        claimed it stays (the console's choice of worker is not the runtime's)."""
+        return replace(deployment, worker_id=None) if self.places else deployment
+
+    @_reaching_the_runtime
+    def owners(self, connector_ids: Iterable[str]) -> dict[str, str | None]:
+        """The worker each connector is assigned to (or claimed by, when the group places)."""
+        return self.store.owners(connector_ids)
 
     @_reaching_the_runtime
     def deploy(self, deployment: Deployment) -> None:
-        self.store.put_deployment(deployment)
+        self.store.put_deployment(self._unplaced(deployment))
+        self._publish([deployment.connector_id])
         self._nudge_worker_of(deployment.connector_id)
 
     @_reaching_the_runtime
     def assign(self, connector_id: str, worker_id: str | None) -> None:
+        if self.places:
+            return  # the owner of the connector's slot runs it
         previous = self.store.deployment(connector_id)
         self.store.assign(connector_id, worker_id)
         self.store.nudge(worker_id, previous.worker_id if previous else None)
@@ -121,6 +158,7 @@ class SparkRuntime:
     @_reaching_the_runtime
     def set_target_state(self, connector_id: str, target_state: TargetState) -> None:
         self.store.set_target(connector_id, target_state)
+        self._publish([connector_id])
         self._nudge_worker_of(connector_id)
 
     @_reaching_the_runtime
@@ -133,6 +171,7 @@ class SparkRuntime:
             self.store.key("desired:target"),
             mapping={cid: str(target_state) for cid in connector_ids},
         )
+        self._publish(connector_ids)
         self._nudge_workers_of(connector_ids)
 
     @_reaching_the_runtime
@@ -142,8 +181,9 @@ class SparkRuntime:
             return
         pipe = self.store.redis.pipeline(transaction=False)
         for deployment in deployments:
-            self.store.put_deployment(deployment, pipe=pipe)
+            self.store.put_deployment(self._unplaced(deployment), pipe=pipe)
         pipe.execute()
+        self._publish(d.connector_id for d in deployments)
         self._nudge_workers_of([d.connector_id for d in deployments])
 
     @_reaching_the_runtime
@@ -155,6 +195,7 @@ class SparkRuntime:
         for cid in connector_ids:
             pipe.hincrby(self.store.key("desired:generation"), cid, 1)
         generations = dict(zip(connector_ids, map(int, pipe.execute()), strict=True))
+        self._publish(connector_ids)
         deployments = self.store.deployments_of(connector_ids)
         self.store.nudge(*sorted({d.worker_id for d in deployments.values() if d.worker_id}))
         self.store.force_statuses(
@@ -178,6 +219,7 @@ class SparkRuntime:
             return
         deployments = self.store.deployments_of(connector_ids)
         self.store.delete_many(connector_ids)
+        self._publish(connector_ids)
         self.store.nudge(*sorted({d.worker_id for d in deployments.values() if d.worker_id}))
         for cid, deployment in deployments.items():
             self._remove_checkpoint(cid, deployment)
@@ -203,6 +245,7 @@ class SparkRuntime:
     @_reaching_the_runtime
     def restart(self, connector_id: str) -> int:
         generation = self.store.bump_generation(connector_id)
+        self._publish([connector_id])
         current = self.store.deployment(connector_id)
         if current is not None:
             self.store.nudge(current.worker_id)
@@ -223,6 +266,7 @@ class SparkRuntime:
         and left (the connector is forgotten all the same)."""
         deployment = self.store.deployment(connector_id)
         self.store.delete(connector_id)
+        self._publish([connector_id])
         if deployment is None:
             return
         self.store.nudge(deployment.worker_id)
@@ -383,6 +427,7 @@ class SparkRuntime:
         if not restorations:
             return
         self.store.restore(restorations)
+        self._publish(r.deployment.connector_id for r in restorations)
         workers = {r.deployment.worker_id for r in restorations if r.deployment.worker_id}
         self.store.nudge(*sorted(workers))
 

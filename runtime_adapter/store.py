@@ -317,6 +317,19 @@ class RedisStore:
             pipe.hdel(self.key("status"), connector_id)
         pipe.execute()
 
+    def owners(self, connector_ids: Iterable[str]) -> dict[str, str | None]:
+        """The worker each of ``connector_ids`` is assigned to (None: no worker), in one round
+        trip; unknown ids are absent."""
+        ids = list(connector_ids)
+        if not ids:
+            return {}
+        workers = cast("list[str | None]", self.redis.hmget(self.key("desired:worker"), ids))
+        return {
+            cid: worker or None
+            for cid, worker in zip(ids, workers, strict=True)
+            if worker is not None
+        }
+
     def bump_generation(self, connector_id: str) -> int:
         return int(self.redis.hincrby(self.key("desired:generation"), connector_id, 1))
 

@@ -487,7 +487,11 @@ def _deploy(channel: Channel, target: TargetState, actor: str) -> Connector:
             reason=f"deploying revision {revision.number} (was {was})",
         )
     worker = connector.worker
-    if worker is None or worker.state != WorkerState.ALIVE or not (worker.in_service or was_hosted):
+    if get_runtime().places:
+        pass  # the runtime's group runs it on the owner of its slot; the control loop follows
+    elif (
+        worker is None or worker.state != WorkerState.ALIVE or not (worker.in_service or was_hosted)
+    ):
         # A channel running on a draining worker stays there: the control loop hands it over.
         worker = _place_now(channel, connector, actor)
     if revision.spec["source"]["type"] == HTTP_SOURCE:

@@ -511,8 +511,10 @@ class _Placer:
             self.load[worker_id] += 1
 
     def place(self, batch: _Batch, channel: Channel, connector: Connector) -> Worker | None:
-        if not self.workers:
-            return None  # reconcile places it when a worker is alive
+        if not self.workers or get_runtime().places:
+            # No worker alive: reconcile places it when one is. The runtime places: its
+            # group runs it on the owner of its slot, and reconcile follows.
+            return None
         chosen = min(self.workers.values(), key=lambda w: (self.load[w.worker_id], w.worker_id))
         hosting = self.load[chosen.worker_id]
         connector.worker = chosen

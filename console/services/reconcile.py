@@ -390,6 +390,9 @@ class _Pass:
     # -- 2. placement ----------------------------------------------------------------------
 
     def place(self, connectors: list[Connector]) -> None:
+        if self.runtime.places:
+            self.follow(connectors)
+            return
         wanted = [c for c in connectors if c.channel.target_state in HOSTED_TARGETS]
         schedulable = self.live - self.draining
         load = Counter(c.worker_id for c in wanted if c.worker_id in schedulable)
@@ -419,6 +422,33 @@ class _Pass:
                 load[chosen] += 1
             connector.worker_id = chosen
             self.connector_changed(connector)
+            self.set_connector_state(
+                connector, ConnectorState.UNASSIGNED, reason, always_record=True
+            )
+
+    def follow(self, connectors: list[Connector]) -> None:
+        """When the runtime places connectors (its group gives each slot to a worker), record
+        the worker that claimed each one; a connector whose worker changed is UNASSIGNED
+        until its new worker reports it (the status then says what it is)."""
+        wanted = [c for c in connectors if c.channel.target_state in HOSTED_TARGETS]
+        if not wanted:
+            return
+        owners = self.runtime.owners([c.runtime_id for c in wanted])
+        for connector in wanted:
+            owner = owners.get(connector.runtime_id)
+            previous = connector.worker_id
+            if owner == previous:
+                continue
+            connector.worker_id = owner
+            self.connector_changed(connector)
+            self.placements += 1
+            if owner is None:
+                continue  # not claimed yet: derive_state says no live worker hosts it
+            why = self.dead_reasons.get(previous or "", "")
+            if previous in self.draining and not why:
+                why = f"worker {previous} is draining"
+            taken = f"taken over by worker {owner}, the owner of its slot in the runtime group"
+            reason = f"{why}; {taken}" if why else taken
             self.set_connector_state(
                 connector, ConnectorState.UNASSIGNED, reason, always_record=True
             )

@@ -30,6 +30,9 @@ class GroupConfig:
     before librdkafka leaves the group on its behalf (``max.poll.interval.ms``)."""
     stats_interval: float = 0.5
     """How often librdkafka reports the coordinator connection (the self-fence's input)."""
+    placement: str = "console"
+    """``group``: a channel runs where its slot is owned (the group places); ``console``: the
+    console assigns workers and the group only keeps members alive and fenced."""
 
     def __post_init__(self) -> None:
         if self.fence_margin >= self.session_timeout - self.heartbeat_interval:
@@ -57,4 +60,10 @@ class GroupConfig:
             session_timeout=settings.runtime_session_timeout,
             heartbeat_interval=settings.runtime_heartbeat_interval,
             fence_margin=settings.runtime_fence_margin,
+            placement=settings.runtime_placement,
         )
+
+    @property
+    def places(self) -> bool:
+        """True when the group, not the console, decides where channels run."""
+        return self.placement == "group"

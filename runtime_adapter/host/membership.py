@@ -7,10 +7,15 @@ session could expire on the broker (the self-fence, ``SLUICE_RUNTIME_SESSION_TIM
 minus ``SLUICE_RUNTIME_FENCE_MARGIN``). The console moves a worker's channels only once it
 has left the group, so a channel never has two running owners, whatever happens to Redis.
 
-Slots are not owned yet: channels are still placed by the console through the store, so
-this listener acts on a lost membership alone (fenced, or lost by the client) and leaves
-the slots' own comings and goings to the next step, when the worker runs the channels of
-the slots it owns.
+Who places channels is ``SLUICE_RUNTIME_PLACEMENT``:
+
+* ``console``: the console assigns each channel a worker through the store; the listener
+  (:class:`SelfFence`) acts on a lost membership alone (fenced, or lost by the client);
+* ``group``: the worker runs exactly the channels of the slots it owns (:class:`SlotOwner`):
+  their ids come from the config topic, a slot's channels are stopped before the slot is let
+  go of (a revocation waits for their queries to end), and a member that dies or is cut off
+  has its slots, and so its channels, given to the others by the coordinator, whether the
+  console runs or not.
 """
 
 from __future__ import annotations
@@ -18,9 +23,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from runtime_adapter.base import Deployment, RuntimeUnavailable
-from runtime_adapter.group import GroupConfig, GroupMember, StopReason, ensure_runtime_topics
+from runtime_adapter.group import (
+    GroupConfig,
+    GroupMember,
+    SlotListener,
+    StopReason,
+    ensure_runtime_topics,
+)
 
 log = logging.getLogger("sluice.worker")
 
@@ -46,6 +58,71 @@ class SelfFence:
             self.on_fence(f"its membership of the runtime group was {reason.value}")
 
 
+class Releaser(Protocol):
+    """What a :class:`SlotOwner` asks of its worker."""
+
+    def fence(self, why: str) -> None:
+        """Stop every query now, by force (the membership is lost)."""
+
+    def release(self, connector_ids: frozenset[str], why: str) -> None:
+        """Stop the queries of ``connector_ids`` and return once none runs here any more."""
+
+    def wake(self) -> None:
+        """Act on a change of what it owns now, not at its next pass."""
+
+
+class SlotOwner:
+    """The worker's :class:`~runtime_adapter.group.SlotListener` when the group places
+    channels: which connectors the worker owns, by the slots it owns and has read to their
+    end (thread-safe: the member's threads write, the worker's loop reads)."""
+
+    def __init__(self, worker: Releaser) -> None:
+        self.worker = worker
+        self._lock = threading.Lock()
+        self._slots: dict[int, set[str]] = {}
+        self.changed = threading.Event()
+        """Set when what the worker owns changed (its loop wakes up for it)."""
+
+    def owned(self) -> frozenset[str]:
+        """The connectors of the ready slots this worker owns."""
+        with self._lock:
+            return frozenset(cid for ids in self._slots.values() for cid in ids)
+
+    def slots(self) -> dict[int, frozenset[str]]:
+        with self._lock:
+            return {slot: frozenset(ids) for slot, ids in self._slots.items()}
+
+    def slots_assigned(self, slots: frozenset[int]) -> None:
+        pass  # nothing to run before each slot is read to its end
+
+    def slot_ready(self, slot: int, deployments: Mapping[str, Deployment]) -> None:
+        with self._lock:
+            self._slots[slot] = set(deployments)
+        self.changed.set()
+        self.worker.wake()
+
+    def desired_changed(self, slot: int, connector_id: str, deployment: Deployment | None) -> None:
+        with self._lock:
+            ids = self._slots.get(slot)
+            if ids is None:
+                return
+            if deployment is None:
+                ids.discard(connector_id)
+            else:
+                ids.add(connector_id)
+        self.changed.set()
+        self.worker.wake()
+
+    def stop_slots(self, slots: frozenset[int], reason: StopReason) -> None:
+        with self._lock:
+            gone = frozenset(cid for slot in slots for cid in self._slots.pop(slot, ()))
+        self.changed.set()
+        if reason in (StopReason.FENCED, StopReason.LOST):
+            self.worker.fence(f"its membership of the runtime group was {reason.value}")
+        elif gone:
+            self.worker.release(gone, f"slot(s) {sorted(slots)} {reason.value}")
+
+
 JOIN_RETRY = 5.0
 """Seconds between two tries to join while Kafka does not answer."""
 
@@ -55,10 +132,10 @@ class Membership:
     the worker's loop, and its heartbeats, never wait for it) and says whether the worker is
     a member now (:meth:`live`)."""
 
-    def __init__(self, config: GroupConfig, worker_id: str, on_fence: Callable[[str], None]):
+    def __init__(self, config: GroupConfig, worker_id: str, listener: SlotListener):
         self.config = config
         self.worker_id = worker_id
-        self.listener = SelfFence(on_fence)
+        self.listener = listener
         self.member: GroupMember | None = None
         self.stopping = threading.Event()
         self.joiner: threading.Thread | None = None

@@ -40,7 +40,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
@@ -55,7 +55,7 @@ from runtime_adapter.base import (
 from runtime_adapter.config import REPO_ROOT, RuntimeConfig, RuntimeSettings
 from runtime_adapter.group import GroupConfig
 from runtime_adapter.host.failures import decrypted_spec, format_trace, mask_secrets
-from runtime_adapter.host.membership import Membership
+from runtime_adapter.host.membership import Membership, SelfFence, SlotOwner
 from runtime_adapter.host.privileges import become_runtime_user, driver_environment
 from runtime_adapter.logs import configure_logging, log_context, set_process_context
 from runtime_adapter.states import State, TargetState
@@ -152,7 +152,9 @@ class RuntimeWorker:
 
     With ``group`` (the runtime's Kafka group) it runs channels only while it is a member of
     the group (:mod:`runtime_adapter.host.membership`), and kills every driver it has when its
-    membership is lost or it cannot reach the group's coordinator (the self-fence).
+    membership is lost or it cannot reach the group's coordinator (the self-fence). When the
+    group places channels (``group.places``) it runs those of the slots it owns, whatever
+    worker the console named, and claims them in the store (:meth:`owned_deployments`).
     """
 
     def __init__(
@@ -160,9 +162,15 @@ class RuntimeWorker:
     ) -> None:
         self.config = config
         self.store = store
-        self.membership = (
-            Membership(group, config.worker_id, self.fence) if group is not None else None
-        )
+        self.owner: SlotOwner | None = None
+        self.membership: Membership | None = None
+        self.release_timeout = 0.0
+        if group is not None:
+            self.owner = SlotOwner(self) if group.places else None
+            listener = self.owner or SelfFence(self.fence)
+            self.membership = Membership(group, config.worker_id, listener)
+            # A revocation is answered within the fence window, or the member fences itself.
+            self.release_timeout = max(group.fence_after - 2.0, 1.0)
         self.worker_id = config.worker_id
         self.started_at = time.time()
         self.drivers: dict[str, DriverProcess] = {}
@@ -450,11 +458,17 @@ class RuntimeWorker:
             self.write_back_placements()
         if self.store_watch.holds(epoch):
             return
-        deployments = self.store.deployments()
+        if self.owner is None:
+            deployments = self.store.deployments()
+        else:
+            deployments = self.store.deployments_of(self.owner.owned() | set(self.placed))
         if not self.in_group():
             self.out_of_group(deployments)
             return
-        mine = {cid: d for cid, d in deployments.items() if d.worker_id == self.worker_id}
+        if self.owner is not None:
+            mine = self.owned_deployments(deployments)
+        else:
+            mine = {cid: d for cid, d in deployments.items() if d.worker_id == self.worker_id}
         infos = {i.driver_id: i for i in self.store.drivers() if i.worker_id == self.worker_id}
         self.watch_drivers(infos, deployments)
         self.forget_ended_runs(mine)
@@ -464,6 +478,77 @@ class RuntimeWorker:
         self.place_new(mine)
         self.report_stopped(mine, statuses, infos)
         self.keep_pool()
+
+    def owned_deployments(self, deployments: dict[str, Deployment]) -> dict[str, Deployment]:
+        """The connectors of the slots this worker owns (the group placed them here), each
+        claimed in the store for this worker: the claim is what the console shows as the
+        connector's worker, and what the store checks every status report against (a
+        previous owner's late reports are refused from then on)."""
+        assert self.owner is not None
+        mine: dict[str, Deployment] = {}
+        for cid in self.owner.owned():
+            deployment = deployments.get(cid)
+            if deployment is None:
+                continue  # its record reached the config topic before the store: next pass
+            if deployment.worker_id != self.worker_id:
+                self.store.assign(cid, self.worker_id)
+                with log_context(connector=cid, channel=deployment.channel):
+                    log.info(
+                        "took %s over (its slot is this worker's; previously %s)",
+                        cid,
+                        deployment.worker_id or "unassigned",
+                    )
+                deployment = replace(deployment, worker_id=self.worker_id)
+                deployments[cid] = deployment
+            mine[cid] = deployment
+        return mine
+
+    def release(self, connector_ids: frozenset[str], why: str) -> None:
+        """Called by the group member before it lets go of slots (:class:`SlotOwner`):
+        return once none of ``connector_ids`` runs in a driver of this worker. The loop
+        takes them out of their drivers (they are no longer owned); past
+        :attr:`release_timeout` the drivers still running one are killed (their other
+        connectors are placed again), so the member answers the coordinator in time."""
+        self.wake()
+        deadline = time.monotonic() + self.release_timeout
+        log.info("releasing %d connector(s): %s", len(connector_ids), why)
+        while time.monotonic() < deadline:
+            if not self.running_here(connector_ids):
+                return
+            time.sleep(0.05)
+        for driver in list(self.drivers.values()):
+            if not driver.exited() and driver.placed & connector_ids:
+                if not driver.killed_for:
+                    driver.killed_for = f"{FENCED}: did not stop in time for {why}"
+                    log.error("driver %s killed: %s", driver.driver_id, driver.killed_for)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(driver.process.pid, signal.SIGKILL)
+        for driver in list(self.drivers.values()):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                if driver.killed_for.startswith(FENCED):
+                    driver.process.wait(timeout=5)
+
+    def running_here(self, connector_ids: frozenset[str]) -> bool:
+        """Whether a live driver of this worker still has one of ``connector_ids`` placed, or
+        lists one in its heartbeat (a driver lists a connector until its query stopped); a
+        store that cannot be read counts as yes."""
+        live = [d for d in list(self.drivers.values()) if not d.exited()]
+        if any(d.placed & connector_ids for d in live):
+            return True
+        try:
+            listed = {i.driver_id: i for i in self.store.drivers()}
+        except STORE_ERRORS:
+            return True
+        return any(
+            set(listed[d.driver_id].connectors) & connector_ids
+            for d in live
+            if d.driver_id in listed
+        )
+
+    def wake(self) -> None:
+        """Wake this worker's loop now (what it owns changed)."""
+        with contextlib.suppress(*STORE_ERRORS):
+            self.store.nudge(self.worker_id)
 
     def write_back_placements(self) -> None:
         """Write every placement this worker made to the store again, as they were (the
@@ -776,6 +861,7 @@ class RuntimeWorker:
                         os.killpg(driver.process.pid, sig)
             _wait_all(self.drivers.values(), time.time() + 5)
         for driver in self.drivers.values():
+            driver.log_file.close()
             with contextlib.suppress(redis.RedisError):
                 self.store.forget_driver(driver.driver_id)
         if self.membership is not None:

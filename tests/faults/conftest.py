@@ -19,6 +19,7 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -151,20 +152,21 @@ class FaultWorld:
         return f"{self.stack.logs()}\n{hosts}"
 
 
-@pytest.fixture(scope="module")
-def world(
-    kafka_cluster: KafkaCluster,
-    fault_redis: FaultRedis,
-    host_network: HostNetwork,
-    tmp_path_factory: pytest.TempPathFactory,
-    fault_logs: Path,
+@contextmanager
+def fault_world(
+    cluster: KafkaCluster,
+    redis: FaultRedis,
+    network: HostNetwork,
+    var: Path,
+    log_dir: Path,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[FaultWorld]:
-    """The console on this machine and :data:`HOSTS` runtime hosts in namespaces of their own."""
-    log_dir = fault_logs
+    """The console on this machine and :data:`HOSTS` runtime hosts in namespaces of their
+    own; ``extra_env`` for every process of it (the console's and the hosts')."""
     with running_stack(
-        redis_url=fault_redis.url,
-        kafka=kafka_cluster.bootstrap,
-        var=tmp_path_factory.mktemp("faults-var"),
+        redis_url=redis.url,
+        kafka=cluster.bootstrap,
+        var=var,
         log_dir=log_dir,
         runtime_workers=0,
         extra_env={
@@ -173,9 +175,10 @@ def world(
             "SLUICE_DRIVER_MEMORY": "640m",
             "SLUICE_SHARED_DRIVER_MEMORY": "768m",
             "SPARK_MASTER": "local[1]",
+            **(extra_env or {}),
         },
     ) as stack:
-        world = FaultWorld(stack, kafka_cluster, host_network, fault_redis, log_dir)
+        world = FaultWorld(stack, cluster, network, redis, log_dir)
         for _ in range(HOSTS):
             world.add_host()
         try:
@@ -183,3 +186,17 @@ def world(
         finally:
             for host in world.hosts.values():
                 host.kill()
+
+
+@pytest.fixture(scope="module")
+def world(
+    kafka_cluster: KafkaCluster,
+    fault_redis: FaultRedis,
+    host_network: HostNetwork,
+    tmp_path_factory: pytest.TempPathFactory,
+    fault_logs: Path,
+) -> Iterator[FaultWorld]:
+    """The console places channels (``SLUICE_RUNTIME_PLACEMENT=console``, the default)."""
+    var = tmp_path_factory.mktemp("faults-var")
+    with fault_world(kafka_cluster, fault_redis, host_network, var, fault_logs) as made:
+        yield made

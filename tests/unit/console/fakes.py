@@ -63,6 +63,9 @@ class FakeRuntime:
     """What :meth:`spark_cluster` answers (set by tests)."""
     epoch: str | None = None
     """The token :meth:`set_epoch` set (``None``: a runtime that lost, or never had, it)."""
+    places: bool = False
+    """Set by tests: the runtime places connectors (``assignments`` then set by tests, as a
+    runtime group's owners claim them)."""
 
     # -- the protocol ----------------------------------------------------------------------
 
@@ -76,6 +79,10 @@ class FakeRuntime:
     def assign(self, connector_id: str, worker_id: str | None) -> None:
         self._call("assign", connector_id, worker_id)
         self.assignments[connector_id] = worker_id
+
+    def owners(self, connector_ids: Iterable[str]) -> dict[str, str | None]:
+        self._call("owners")
+        return {c: self.assignments.get(c) for c in connector_ids if c in self.deployments}
 
     def set_target_state(self, connector_id: str, target_state: TargetState) -> None:
         self._call("set_target_state", connector_id, target_state)

@@ -544,3 +544,37 @@ def test_a_finished_run_started_again_during_the_pass_keeps_its_target(
         subject_type=SubjectType.CHANNEL, actor="system:reconcile"
     ).exists()
     assert runtime.calls_named("set_target_state") == []
+
+
+def test_when_the_runtime_places_the_console_follows_its_owners(runtime, started):
+    """``SLUICE_RUNTIME_PLACEMENT=group``: the console names no worker; it records the one
+    that claimed each connector (the owner of its slot) and says when one moved."""
+    runtime.places = True
+    runtime.heartbeat("w1", at=NOW)
+    runtime.heartbeat("w2", at=NOW)
+    reconcile(runtime)
+    started("a", "b")
+    assert {call[0].worker_id for call in runtime.calls_named("deploy")} == {None}
+    report = reconcile(runtime)
+    assert not runtime.calls_named("assign"), "the console decides nothing"
+    assert report.placements == 0
+    assert {connector(n).state for n in "ab"} == {ConnectorState.UNASSIGNED}
+
+    runtime.assignments.update(a="w1", b="w2")  # as the slots' owners claim them
+    runtime.report("a", State.RUNNING, "w1")
+    runtime.report("b", State.RUNNING, "w2")
+    reconcile(runtime)
+    assert dict(Connector.objects.values_list("runtime_id", "worker")) == {"a": "w1", "b": "w2"}
+    assert connector("a").state == ConnectorState.RUNNING
+
+    runtime.heartbeat("w2", at=NOW + 20)  # w1 silent past its session: its slots move
+    runtime.assignments["a"] = "w2"
+    reconcile(runtime, now=NOW + 20)
+    moved = connector("a")
+    assert (moved.worker_id, moved.state) == ("w2", ConnectorState.UNASSIGNED)
+    [last] = events(subject_type=SubjectType.CONNECTOR, subject_id="a", to_state="UNASSIGNED")[-1:]
+    assert last[3] == (
+        "worker w1 missed its session timeout; taken over by worker w2, the owner of its slot "
+        "in the runtime group"
+    )
+    assert not runtime.calls_named("assign")

@@ -34,15 +34,24 @@ args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
 driver, worker = args["--driver-id"], args["--worker-id"]
 store = RedisStore.from_url(os.environ["REDIS_URL"], os.environ["SLUICE_REDIS_PREFIX"])
 print(f"fake driver {driver} up", flush=True)
-started, beats = time.time(), 0
+started, beats, listed = time.time(), 0, set()
 if os.environ.get("SLUICE_REDIS_PREFIX", "").endswith("-slow"):
     # As a real driver starting its SparkSession: one "not ready" beat, then a long silence.
     store.driver_heartbeat(DriverInfo(driver, worker, os.getpid(), args["--isolation"],
                                       started, time.time(), ready=False))
     time.sleep(2.5)
+stopping = {}  # a "slow-" channel's query takes 1.5 s to stop: listed until then
 def tick():
     global beats
     placements = store.placements(driver)
+    for cid in list(stopping):
+        if cid in placements or time.time() - stopping[cid] > 1.5:
+            del stopping[cid]
+    for cid in listed - set(placements):
+        if cid.startswith("slow-"):
+            stopping.setdefault(cid, time.time())
+    listed.clear()
+    listed.update(placements)
     deployments = store.deployments_of(placements)
     for cid, placement in placements.items():
         deployment = deployments.get(cid)
@@ -60,7 +69,7 @@ def tick():
         beats += 1
         store.driver_heartbeat(DriverInfo(driver, worker, os.getpid(), args["--isolation"],
                                           started, time.time(), int(args["--capacity"]),
-                                          connectors=sorted(placements)))
+                                          connectors=sorted(set(placements) | set(stopping))))
 
 while True:  # as a real driver, it waits out a store that cannot be reached
     try:

@@ -1,0 +1,203 @@
+"""The runtime group places channels (``SLUICE_RUNTIME_PLACEMENT=group``): two runtime workers
+with stand-in drivers (``test_worker.FakeDriverWorker``) on a real broker and a real Redis.
+
+Each connector runs on the worker that owns its slot, whatever worker the console named; a
+worker that leaves hands its channels over only once their queries stopped; the console's
+stop and delete reach the owner through the config topic. A ``kill -9`` of a real runtime
+host, with the console down, is in tests/faults.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from runtime_adapter.base import Deployment
+from runtime_adapter.group import GroupConfig, slot_of
+from runtime_adapter.host.worker import RuntimeWorker
+from runtime_adapter.spark import SparkRuntime
+from runtime_adapter.states import State, TargetState
+from runtime_adapter.store import RedisStore
+from tests.support.processes import wait_until
+from tests.unit.runtime_adapter.test_worker import FakeDriverWorker
+
+SLOTS = 8
+CONNECTORS = [f"slow-{n}" for n in range(12)]
+"""Their stand-in queries take 1.5 s to stop (``test_worker.FAKE_DRIVER``)."""
+
+
+@pytest.fixture
+def group(kafka_bootstrap: str) -> GroupConfig:
+    name = f"placement-{uuid.uuid4().hex[:8]}"
+    return GroupConfig(
+        bootstrap=kafka_bootstrap,
+        group_id=name,
+        config_topic=f"{name}.config",
+        status_topic=f"{name}.status",
+        slots=SLOTS,
+        session_timeout=6.0,
+        heartbeat_interval=0.5,
+        fence_margin=2.0,
+        placement="group",
+    )
+
+
+@pytest.fixture
+def runtime(redis_url: str, prefix: str, tmp_path, group: GroupConfig) -> SparkRuntime:
+    return SparkRuntime(redis_url, prefix, checkpoint_root=tmp_path / "checkpoints", group=group)
+
+
+class Running:
+    """Runtime workers running their loops on threads of their own, as ``main`` runs one."""
+
+    def __init__(self, redis_url: str, prefix: str, worker_config, group: GroupConfig) -> None:
+        self.redis_url, self.prefix = redis_url, prefix
+        self.worker_config, self.group = worker_config, group
+        self.workers: dict[str, RuntimeWorker] = {}
+        self.threads: dict[str, threading.Thread] = {}
+
+    def start(self, worker_id: str) -> RuntimeWorker:
+        config = self.worker_config(
+            worker_id=worker_id, driver_stop_grace=1.0, warm_drivers=1, heartbeat_interval=0.2
+        )
+        worker = FakeDriverWorker(
+            config, RedisStore.from_url(self.redis_url, self.prefix), self.group
+        )
+        thread = threading.Thread(target=worker.run, name=f"worker-{worker_id}", daemon=True)
+        self.workers[worker_id], self.threads[worker_id] = worker, thread
+        thread.start()
+        return worker
+
+    def stop(self, worker_id: str) -> None:
+        self.workers[worker_id].running = False
+        self.threads[worker_id].join(60)
+        assert not self.threads[worker_id].is_alive(), f"worker {worker_id} did not stop"
+
+    def hosting(self, worker_id: str) -> set[str]:
+        """Connectors a live driver of the worker runs now: placed there, or still listed in
+        its heartbeat (its query stopping)."""
+        worker = self.workers[worker_id]
+        live = {d.driver_id: d for d in list(worker.drivers.values()) if not d.exited()}
+        listed = {
+            cid
+            for info in worker.store.drivers()
+            if info.driver_id in live
+            for cid in info.connectors
+        }
+        return listed | {cid for d in live.values() for cid in set(d.placed)}
+
+
+@pytest.fixture
+def running(redis_url: str, prefix: str, worker_config, group: GroupConfig) -> Iterator[Running]:
+    made = Running(redis_url, prefix, worker_config, group)
+    yield made
+    for worker_id, thread in made.threads.items():
+        if thread.is_alive():
+            made.stop(worker_id)
+
+
+def deploy_all(runtime: SparkRuntime) -> None:
+    runtime.deploy_many(
+        [
+            Deployment(cid, cid, 1, {"runtime": {}}, TargetState.RUNNING, worker_id="console-pick")
+            for cid in CONNECTORS
+        ]
+    )
+
+
+def states(runtime: SparkRuntime) -> dict[str, State]:
+    return {cid: s.state for cid, s in runtime.status(CONNECTORS).items()}
+
+
+def all_running_on(runtime: SparkRuntime, workers: set[str]) -> bool:
+    statuses = runtime.status(CONNECTORS)
+    return len(statuses) == len(CONNECTORS) and all(
+        s.state == State.RUNNING and s.worker_id in workers for s in statuses.values()
+    )
+
+
+def slot_owner(worker: RuntimeWorker, cid: str) -> bool:
+    assert worker.owner is not None
+    return slot_of(cid, SLOTS) in worker.owner.slots()
+
+
+def test_each_channel_runs_where_its_slot_is_owned_whatever_the_console_named(
+    runtime: SparkRuntime, running: Running
+) -> None:
+    deploy_all(runtime)
+    w1, w2 = running.start("w1"), running.start("w2")
+    wait_until(lambda: all_running_on(runtime, {"w1", "w2"}), 30, interval=0.2, what="all RUNNING")
+    owners = runtime.owners(CONNECTORS)
+    assert set(owners.values()) <= {"w1", "w2"}, "claimed by the owners, not the console"
+    for cid, owner in owners.items():
+        worker = w1 if owner == "w1" else w2
+        assert slot_owner(worker, cid), f"{cid} runs on {owner}, which owns its slot"
+        assert cid in running.hosting(owner)
+        assert runtime.status([cid])[cid].worker_id == owner
+    assert not running.hosting("w1") & running.hosting("w2")
+    assert w1.owner is not None and w2.owner is not None
+    assert set(w1.owner.slots()).isdisjoint(w2.owner.slots())
+
+    # The console's stop and delete reach the owner through the config topic.
+    stopped, deleted = CONNECTORS[0], CONNECTORS[1]
+    runtime.set_target_state(stopped, TargetState.STOPPED)
+    runtime.delete(deleted)
+    wait_until(
+        lambda: (
+            states(runtime).get(stopped) == State.STOPPED
+            and deleted not in running.hosting("w1") | running.hosting("w2")
+        ),
+        15,
+        interval=0.1,
+        what="stopped and deleted",
+    )
+    assert stopped not in running.hosting("w1") | running.hosting("w2")
+    assert all(deleted not in w.owner.owned() for w in (w1, w2) if w.owner is not None)
+
+
+def test_a_leaving_worker_hands_its_channels_over_once_they_stopped(
+    runtime: SparkRuntime, running: Running
+) -> None:
+    deploy_all(runtime)
+    w1 = running.start("w1")
+    wait_until(lambda: all_running_on(runtime, {"w1"}), 30, interval=0.2, what="RUNNING on w1")
+    overlaps: list[set[str]] = []
+    watching = threading.Event()
+
+    def watch() -> None:  # no channel may run on both at any moment
+        while not watching.is_set():
+            both = running.hosting("w1") & running.hosting("w2")
+            if both:
+                overlaps.append(both)
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    running.start("w2")
+    wait_until(
+        lambda: running.hosting("w2") and all_running_on(runtime, {"w1", "w2"}),
+        30,
+        interval=0.2,
+        what="w2 took its share",
+    )
+    moved_at_join = set(running.hosting("w2"))
+    assert moved_at_join and set(CONNECTORS) - moved_at_join, "cooperative: only a share moved"
+    assert not overlaps, f"ran on both workers at once as w2 joined: {overlaps[:3]}"
+
+    left = time.monotonic()
+    stopper = threading.Thread(target=running.stop, args=("w1",))
+    stopper.start()
+    wait_until(lambda: all_running_on(runtime, {"w2"}), 30, interval=0.1, what="all on w2")
+    took = time.monotonic() - left
+    stopper.join(60)
+    watching.set()
+    watcher.join(5)
+    assert not overlaps, f"ran on both workers at once: {overlaps[:3]}"
+    assert running.hosting("w2") == set(CONNECTORS)
+    assert set(runtime.owners(CONNECTORS).values()) == {"w2"}
+    assert took < 15, f"handed over in {took:.1f} s"
+    assert w1.owner is not None and not w1.owner.owned()
