@@ -110,6 +110,9 @@ class SimulatedRuntime:
     def owners(self, connector_ids: Iterable[str]) -> dict[str, str | None]:
         return {c: self.assigned[c] for c in connector_ids if c in self.assigned}
 
+    def set_draining(self, worker_ids: set[str]) -> None:
+        pass
+
     def set_target_state(self, connector_id: str, target_state: Any) -> None:
         pass
 

@@ -370,6 +370,10 @@ class RuntimeAdapter(Protocol):
         """The worker each connector is assigned to now (None: no worker); unknown ids
         are absent."""
 
+    def set_draining(self, worker_ids: set[str]) -> None:
+        """When the runtime places: the workers that are to hand their connectors over to
+        the others and take none (drained); every other worker takes its share."""
+
     def set_target_state(self, connector_id: str, target_state: TargetState) -> None:
         """Start, pause, resume or stop a deployed connector."""
 

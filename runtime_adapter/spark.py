@@ -137,6 +137,17 @@ class SparkRuntime:
         return replace(deployment, worker_id=None) if self.places else deployment
 
     @_reaching_the_runtime
+    def set_draining(self, worker_ids: set[str]) -> None:
+        """The workers to hand their connectors over (they leave the group when it places:
+        :meth:`RuntimeWorker.leaving`); one round trip, two when the set changed."""
+        if not self.places:
+            return
+        before = self.store.draining()
+        if before != worker_ids:
+            self.store.set_draining(worker_ids)
+            self.store.nudge(*sorted(worker_ids ^ before))
+
+    @_reaching_the_runtime
     def owners(self, connector_ids: Iterable[str]) -> dict[str, str | None]:
         """The worker each connector is assigned to (or claimed by, when the group places)."""
         return self.store.owners(connector_ids)

@@ -317,6 +317,18 @@ class RedisStore:
             pipe.hdel(self.key("status"), connector_id)
         pipe.execute()
 
+    def set_draining(self, worker_ids: Iterable[str]) -> None:
+        """Replace the set of workers the console drains (when the group places channels)."""
+        pipe = self.redis.pipeline()
+        pipe.delete(self.key("draining"))
+        ids = sorted(worker_ids)
+        if ids:
+            pipe.sadd(self.key("draining"), *ids)
+        pipe.execute()
+
+    def draining(self) -> set[str]:
+        return cast("set[str]", self.redis.smembers(self.key("draining")))
+
     def owners(self, connector_ids: Iterable[str]) -> dict[str, str | None]:
         """The worker each of ``connector_ids`` is assigned to (None: no worker), in one round
         trip; unknown ids are absent."""

@@ -430,6 +430,10 @@ class _Pass:
         """When the runtime places connectors (its group gives each slot to a worker), record
         the worker that claimed each one; a connector whose worker changed is UNASSIGNED
         until its new worker reports it (the status then says what it is)."""
+        takers = self.live - self.draining
+        # A draining worker leaves the runtime group (its slots go to the others) only while
+        # another worker in service is alive to take them: else its channels stay.
+        self.runtime.set_draining(self.draining & self.live if takers else set())
         wanted = [c for c in connectors if c.channel.target_state in HOSTED_TARGETS]
         if not wanted:
             return

@@ -139,9 +139,15 @@ class Membership:
         self.member: GroupMember | None = None
         self.stopping = threading.Event()
         self.joiner: threading.Thread | None = None
+        self.leaver: threading.Thread | None = None
 
     def join(self) -> None:
-        """Start joining, once (the runtime's topics created if need be, then the member)."""
+        """Start joining, once (the runtime's topics created if need be, then the member);
+        not while a :meth:`leave` is under way."""
+        if self.leaver is not None:
+            if self.leaver.is_alive():
+                return
+            self.leaver = None
         if self.joiner is None:
             self.joiner = threading.Thread(target=self._join, name="group-join", daemon=True)
             self.joiner.start()
@@ -164,6 +170,26 @@ class Membership:
         """A member now: joined, assigned its share of the slots, not fenced."""
         member = self.member
         return member is not None and not member.fenced and bool(member.owned())
+
+    def joined(self) -> bool:
+        """Joined, or joining (:meth:`leave` undoes it)."""
+        return self.joiner is not None and self.leaver is None
+
+    def leave(self) -> None:
+        """Leave the group in a thread of its own (a drain): every slot is revoked, its
+        channels stopped through the listener while the worker's loop goes on, then the
+        member leaves; :meth:`join` joins again afterwards."""
+        if self.leaver is not None or self.joiner is None:
+            return
+        self.leaver = threading.Thread(target=self._leave, name="group-leave", daemon=True)
+        self.leaver.start()
+
+    def _leave(self) -> None:
+        log.info("leaving runtime group %s (drained)", self.config.group_id)
+        self.close()
+        self.stopping.clear()
+        self.joiner = None
+        log.info("left runtime group %s", self.config.group_id)
 
     def close(self) -> None:
         self.stopping.set()

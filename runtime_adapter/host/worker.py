@@ -462,10 +462,12 @@ class RuntimeWorker:
             deployments = self.store.deployments()
         else:
             deployments = self.store.deployments_of(self.owner.owned() | set(self.placed))
-        if not self.in_group():
+        if self.owner is not None and self.leaving():
+            mine: dict[str, Deployment] = {}  # drained: its slots go to the others
+        elif not self.in_group():
             self.out_of_group(deployments)
             return
-        if self.owner is not None:
+        elif self.owner is not None:
             mine = self.owned_deployments(deployments)
         else:
             mine = {cid: d for cid, d in deployments.items() if d.worker_id == self.worker_id}
@@ -478,6 +480,17 @@ class RuntimeWorker:
         self.place_new(mine)
         self.report_stopped(mine, statuses, infos)
         self.keep_pool()
+
+    def leaving(self) -> bool:
+        """Whether the console drains this worker (the group places channels): it leaves the
+        group, so that the coordinator gives its slots to the others once their channels have
+        stopped here, and joins again when put back in service."""
+        assert self.membership is not None
+        drained = self.worker_id in self.store.draining()
+        if drained and self.membership.joined():
+            log.info("drained by the console: leaving the runtime group")
+            self.membership.leave()
+        return drained
 
     def owned_deployments(self, deployments: dict[str, Deployment]) -> dict[str, Deployment]:
         """The connectors of the slots this worker owns (the group placed them here), each

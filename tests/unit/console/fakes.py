@@ -64,6 +64,8 @@ class FakeRuntime:
     epoch: str | None = None
     """The token :meth:`set_epoch` set (``None``: a runtime that lost, or never had, it)."""
     places: bool = False
+    draining: set[str] = field(default_factory=set)
+    """The workers :meth:`set_draining` named."""
     """Set by tests: the runtime places connectors (``assignments`` then set by tests, as a
     runtime group's owners claim them)."""
 
@@ -83,6 +85,10 @@ class FakeRuntime:
     def owners(self, connector_ids: Iterable[str]) -> dict[str, str | None]:
         self._call("owners")
         return {c: self.assignments.get(c) for c in connector_ids if c in self.deployments}
+
+    def set_draining(self, worker_ids: set[str]) -> None:
+        self._call("set_draining", sorted(worker_ids))
+        self.draining = set(worker_ids)
 
     def set_target_state(self, connector_id: str, target_state: TargetState) -> None:
         self._call("set_target_state", connector_id, target_state)

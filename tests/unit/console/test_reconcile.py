@@ -7,6 +7,7 @@ import pytest
 from console import services
 from console.choices import ConnectorState, SubjectType, TargetState, WorkerState
 from console.models import Channel, Connector, LifecycleEvent, Task, Worker
+from console.services.workers import drain_worker, undrain_worker
 from runtime_adapter.base import ConnectorStatus, TaskStatus
 from runtime_adapter.states import State
 
@@ -578,3 +579,19 @@ def test_when_the_runtime_places_the_console_follows_its_owners(runtime, started
         "in the runtime group"
     )
     assert not runtime.calls_named("assign")
+
+
+def test_when_the_runtime_places_a_drained_worker_leaves_only_with_a_taker(runtime, started):
+    runtime.places = True
+    runtime.heartbeat("w1", at=NOW)
+    reconcile(runtime)
+    drain_worker("w1")
+    reconcile(runtime)
+    assert runtime.draining == set(), "no other worker: its channels stay"
+
+    runtime.heartbeat("w2", at=NOW)
+    reconcile(runtime)
+    assert runtime.draining == {"w1"}, "it leaves the group: w2 takes its slots"
+    undrain_worker("w1")
+    reconcile(runtime)
+    assert runtime.draining == set()

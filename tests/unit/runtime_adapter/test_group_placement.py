@@ -80,7 +80,9 @@ class Running:
     def hosting(self, worker_id: str) -> set[str]:
         """Connectors a live driver of the worker runs now: placed there, or still listed in
         its heartbeat (its query stopping)."""
-        worker = self.workers[worker_id]
+        worker = self.workers.get(worker_id)
+        if worker is None:
+            return set()
         live = {d.driver_id: d for d in list(worker.drivers.values()) if not d.exited()}
         listed = {
             cid
@@ -201,3 +203,34 @@ def test_a_leaving_worker_hands_its_channels_over_once_they_stopped(
     assert set(runtime.owners(CONNECTORS).values()) == {"w2"}
     assert took < 15, f"handed over in {took:.1f} s"
     assert w1.owner is not None and not w1.owner.owned()
+
+
+def test_a_drained_worker_leaves_the_group_and_joins_again_when_put_back(
+    runtime: SparkRuntime, running: Running
+) -> None:
+    deploy_all(runtime)
+    w1, w2 = running.start("w1"), running.start("w2")
+    wait_until(lambda: all_running_on(runtime, {"w1", "w2"}), 30, interval=0.2, what="RUNNING")
+    assert running.hosting("w1") and running.hosting("w2")
+
+    runtime.set_draining({"w1"})  # as the console's control loop does for a DRAINING worker
+    wait_until(
+        lambda: all_running_on(runtime, {"w2"}) and not running.hosting("w1"),
+        30,
+        interval=0.1,
+        what="all on w2",
+    )
+    assert set(runtime.owners(CONNECTORS).values()) == {"w2"}
+    assert w1.membership is not None and not w1.membership.live()
+    assert w1.drivers, "a drained worker keeps its warm driver"
+    assert w1.owner is not None and not w1.owner.owned()
+
+    runtime.set_draining(set())  # back in service: it joins and takes its share again
+    wait_until(
+        lambda: running.hosting("w1") and all_running_on(runtime, {"w1", "w2"}),
+        30,
+        interval=0.2,
+        what="w1 back",
+    )
+    assert not running.hosting("w1") & running.hosting("w2")
+    assert w2.owner is not None
