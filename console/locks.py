@@ -39,6 +39,12 @@ def single_flight(name: str, ttl: float) -> Iterator[bool]:
                 lock.release()
 
 
+def next_token(name: str) -> int:
+    """A fencing token for the holder of ``sluice:lock:<name>``: one more than any before it
+    (a Redis counter). Raises :class:`redis.exceptions.RedisError` when Redis is down."""
+    return int(redis_client().incr(f"sluice:lock:{name}:token"))
+
+
 @receiver(setting_changed)
 def _forget_client_on_setting_change(setting: str, **kwargs) -> None:
     if setting == "REDIS_URL":

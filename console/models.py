@@ -652,3 +652,16 @@ class ChannelDiscovery(models.Model):
 
     def __str__(self) -> str:
         return f"discovery of {self.channel_id} ({'on' if self.enabled else 'off'})"
+
+
+class LoopFence(models.Model):
+    """The fencing token of a periodic loop's last writer (:mod:`console.locks`): a pass of
+    the loop writes only if no pass with a newer token has written, so a pass that outlived
+    its lock (a stall, a long GC) never overwrites a newer pass's results."""
+
+    name = models.CharField(max_length=63, unique=True)
+    token = models.BigIntegerField(default=0)
+    written_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name}: token {self.token}"

@@ -11,7 +11,7 @@ from celery import shared_task
 from django.conf import settings
 
 from console import metrics, services
-from console.locks import single_flight
+from console.locks import next_token, single_flight
 from console.services.discovery import collect_samples
 from console.services.run_executor import execute_runs
 from runtime_adapter.base import RuntimeUnavailable
@@ -50,8 +50,9 @@ def reconcile() -> dict[str, Any] | None:
             if not acquired:
                 logger.info("reconcile skipped: another pass is running")
                 return None
+            token = next_token("reconcile")
             with metrics.timed_reconcile():
-                report = services.reconcile()
+                report = services.reconcile(token=token)
             execute_runs()
             collect_discovered()
     except (RuntimeUnavailable, redis.RedisError) as exc:  # the lock is the console's Redis

@@ -84,7 +84,7 @@ from console.choices import (
     WorkerService,
     WorkerState,
 )
-from console.models import Channel, Connector, LifecycleEvent, Task, Worker
+from console.models import Channel, Connector, LifecycleEvent, LoopFence, Task, Worker
 from console.runtime import get_runtime
 from console.selectors import reporting
 from console.selectors.specs import mask_known_secrets, plain_secret_values, scrub
@@ -154,10 +154,16 @@ class ReconcileReport:
     restarts: int = 0
     resent: int = 0
     """Connectors re-sent to a runtime that had lost their desired state."""
+    stale: bool = False
+    """The pass wrote nothing: a pass with a newer fencing token had written first."""
+
+
+class StalePass(Exception):
+    """A pass with a newer fencing token has written: this one's results are out of date."""
 
 
 def reconcile(
-    *, runtime: RuntimeAdapter | None = None, now: float | None = None
+    *, runtime: RuntimeAdapter | None = None, now: float | None = None, token: int | None = None
 ) -> ReconcileReport:
     """Run one pass (see the module docstring); ``now`` is a Unix time, for tests.
 
@@ -167,9 +173,14 @@ def reconcile(
     available-now run finished (which the user's next start or stop settles anyway). A pass
     that fails with the runtime unreachable voids the workers' observations first
     (:func:`note_runtime_unreadable`).
+
+    ``token`` is the pass's fencing token (:func:`console.locks.next_token`, taken with the
+    loop's lock): its writes are made only if no pass with a newer token wrote before
+    (:class:`~console.models.LoopFence`); else nothing is written and the report says
+    ``stale``.
     """
     try:
-        return _Pass(runtime or get_runtime(), time.time() if now is None else now).run()
+        return _Pass(runtime or get_runtime(), time.time() if now is None else now, token).run()
     except RuntimeUnavailable:
         note_runtime_unreadable()
         raise
@@ -203,8 +214,9 @@ def summarize_trace(trace: str) -> str:
 
 
 class _Pass:
-    def __init__(self, runtime: RuntimeAdapter, now: float) -> None:
+    def __init__(self, runtime: RuntimeAdapter, now: float, token: int | None = None) -> None:
         self.runtime = runtime
+        self.token = token
         self.now = now
         self.at = datetime.fromtimestamp(now, tz=UTC)
         self.session_timeout = settings.SLUICE_WORKER_SESSION_TIMEOUT
@@ -254,7 +266,16 @@ class _Pass:
                 self.observe(connector, status, tasks.get(connector.pk, {}))
                 self.keep_totals(connector, *totals)
                 self.apply_restart_policy(connector, was)
-        self.save()
+        try:
+            self.save()
+        except StalePass:
+            logger.warning(
+                "reconcile pass with token %s wrote nothing: a newer pass has written",
+                self.token,
+            )
+            return ReconcileReport(
+                len(self.live), len(self.dead_reasons), len(connectors), 0, 0, stale=True
+            )
         self.stop_finished_in_runtime()
         moved = {event.channel_id for event in self.events if event.channel_id is not None}
         moved |= self.reporting_changed
@@ -848,6 +869,7 @@ class _Pass:
 
     def save(self) -> None:
         with transaction.atomic():
+            self.check_fence()
             Worker.objects.bulk_create(self.new_workers)
             update_rows(Worker, self.changed_workers, _WORKER_FIELDS)
             update_rows(Connector, self.changed_connectors.values(), _CONNECTOR_FIELDS)
@@ -860,6 +882,18 @@ class _Pass:
             update_rows(Task, self.changed_tasks, [*_TASK_FIELDS, "updated"])
             self.save_drained()
             LifecycleEvent.objects.bulk_create(self.events)
+
+    def check_fence(self) -> None:
+        """Raise :class:`StalePass` when a pass with a newer token has written; else record
+        this pass's token (the row stays locked until the transaction ends)."""
+        if self.token is None:
+            return
+        fence, _ = LoopFence.objects.select_for_update().get_or_create(name="reconcile")
+        if fence.token > self.token:
+            raise StalePass(f"token {self.token} < {fence.token}")
+        fence.token = self.token
+        fence.written_at = self.at
+        fence.save(update_fields=["token", "written_at"])
 
     def save_drained(self) -> None:
         """Mark the workers :meth:`note_drained` found DRAINED, each recorded once; a worker

@@ -595,3 +595,26 @@ def test_when_the_runtime_places_a_drained_worker_leaves_only_with_a_taker(runti
     undrain_worker("w1")
     reconcile(runtime)
     assert runtime.draining == set()
+
+
+def test_a_pass_older_than_the_last_writer_writes_nothing(runtime, started):
+    """The loop's fencing token: a pass that outlived its lock (token 1) finishes after a newer
+    pass (token 2) has written; its results are dropped, not written over the newer ones."""
+    runtime.heartbeat("w1", at=NOW)
+    started("a")
+    newer = reconcile_with_token(runtime, 2)
+    assert not newer.stale
+    runtime.report("a", State.RUNNING, "w1")
+    events_before = LifecycleEvent.objects.count()
+
+    older = reconcile_with_token(runtime, 1)
+
+    assert older.stale
+    assert connector("a").state != ConnectorState.RUNNING, "nothing written"
+    assert LifecycleEvent.objects.count() == events_before
+    assert not reconcile_with_token(runtime, 3).stale
+    assert connector("a").state == ConnectorState.RUNNING
+
+
+def reconcile_with_token(runtime, token: int):
+    return services.reconcile(runtime=runtime, now=NOW, token=token)

@@ -5,7 +5,7 @@ from django.conf import settings
 
 from console import locks, tasks
 from console.celery import app
-from console.models import Worker
+from console.models import LoopFence, Worker
 from console.schedule import beat_schedule
 
 
@@ -50,6 +50,7 @@ class FakeRedis:
         self.held: set[str] = set()
         self.ttls: dict[str, float] = {}
         self.hashes: dict[str, dict[str, float]] = {}
+        self.counters: dict[str, int] = {}
 
     def lock(self, name: str, timeout: float, blocking: bool) -> FakeLock:
         self.ttls[name] = timeout
@@ -57,6 +58,10 @@ class FakeRedis:
 
     def pipeline(self, transaction: bool = True) -> FakePipeline:
         return FakePipeline(self.hashes)
+
+    def incr(self, name: str) -> int:
+        self.counters[name] = self.counters.get(name, 0) + 1
+        return self.counters[name]
 
 
 @pytest.fixture
@@ -92,6 +97,9 @@ def test_reconcile_task_runs_a_pass_under_a_short_lock(redis, runtime):
     assert Worker.objects.filter(worker_id="w1").exists()
     assert redis.held == set()  # released
     assert redis.ttls == {"sluice:lock:reconcile": tasks.reconcile_lock_ttl()}
+    assert LoopFence.objects.get(name="reconcile").token == 1, "its writes fenced by its token"
+    tasks.reconcile()
+    assert LoopFence.objects.get(name="reconcile").token == 2
 
 
 @pytest.mark.django_db
