@@ -132,7 +132,16 @@ def test_each_channel_runs_where_its_slot_is_owned_whatever_the_console_named(
 ) -> None:
     deploy_all(runtime)
     w1, w2 = running.start("w1"), running.start("w2")
-    wait_until(lambda: all_running_on(runtime, {"w1", "w2"}), 30, interval=0.2, what="all RUNNING")
+    wait_until(
+        lambda: (
+            running.hosting("w1")
+            and running.hosting("w2")
+            and all_running_on(runtime, {"w1", "w2"})
+        ),
+        30,
+        interval=0.2,
+        what="all RUNNING, on both",
+    )
     owners = runtime.owners(CONNECTORS)
     assert set(owners.values()) <= {"w1", "w2"}, "claimed by the owners, not the console"
     for cid, owner in owners.items():
@@ -210,8 +219,16 @@ def test_a_drained_worker_leaves_the_group_and_joins_again_when_put_back(
 ) -> None:
     deploy_all(runtime)
     w1, w2 = running.start("w1"), running.start("w2")
-    wait_until(lambda: all_running_on(runtime, {"w1", "w2"}), 30, interval=0.2, what="RUNNING")
-    assert running.hosting("w1") and running.hosting("w2")
+    wait_until(
+        lambda: (
+            running.hosting("w1")
+            and running.hosting("w2")
+            and all_running_on(runtime, {"w1", "w2"})
+        ),
+        30,
+        interval=0.2,
+        what="all RUNNING, on both",
+    )
 
     runtime.set_draining({"w1"})  # as the console's control loop does for a DRAINING worker
     wait_until(
