@@ -336,12 +336,13 @@ class RuntimeSettings(SluiceSettings):
         "self-fence): the margin must cover stopping them and one round trip.",
     )
     runtime_placement: Literal["console", "group"] = Field(
-        "console",
-        description="Who decides where a channel runs. `console`: the console's control loop "
-        "assigns each channel to the least loaded live worker. `group`: the runtime group does "
-        "(needs `SLUICE_RUNTIME_MEMBERSHIP`): a channel runs on the worker that owns its slot, "
-        "which takes it over by itself when its owner leaves or dies, the console down or not; "
-        "the console only follows (set it alike for the console and every runtime worker).",
+        "group",
+        description="Who decides where a channel runs (set it alike for the console and every "
+        "runtime worker). `group`: the runtime group (needs `SLUICE_RUNTIME_MEMBERSHIP`): a "
+        "channel runs on the worker that owns its slot, and the others take it over by "
+        "themselves when that worker leaves or dies, whether the console runs or not; the "
+        "console follows. `console`: the console's control loop assigns each channel to the "
+        "least loaded live worker (the only choice without membership).",
     )
 
     # drivers
@@ -453,7 +454,8 @@ class RuntimeSettings(SluiceSettings):
     def _group_places_its_members(cls, placement: str, info: ValidationInfo) -> str:
         if placement == "group" and info.data.get("runtime_membership") is False:
             raise ValueError(
-                "`group` needs SLUICE_RUNTIME_MEMBERSHIP=true (only members own slots)"
+                "`group` needs SLUICE_RUNTIME_MEMBERSHIP=true (only members own slots); set "
+                "SLUICE_RUNTIME_PLACEMENT=console to run without membership"
             )
         return placement
 

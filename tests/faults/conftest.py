@@ -196,7 +196,10 @@ def world(
     tmp_path_factory: pytest.TempPathFactory,
     fault_logs: Path,
 ) -> Iterator[FaultWorld]:
-    """The console places channels (``SLUICE_RUNTIME_PLACEMENT=console``, the default)."""
+    """The console places channels (``SLUICE_RUNTIME_PLACEMENT=console``): the tests of
+    this world also run hosts without membership (a skewed clock breaks librdkafka), which
+    only console placement allows. The group's own placement: test_group_failover.py."""
     var = tmp_path_factory.mktemp("faults-var")
-    with fault_world(kafka_cluster, fault_redis, host_network, var, fault_logs) as made:
+    env = {"SLUICE_RUNTIME_PLACEMENT": "console"}
+    with fault_world(kafka_cluster, fault_redis, host_network, var, fault_logs, env) as made:
         yield made

@@ -27,7 +27,11 @@ from pathlib import Path
 import pytest
 import requests
 from confluent_kafka import Consumer
+from confluent_kafka.admin import AdminClient
 
+from runtime_adapter.config import RuntimeSettings
+from runtime_adapter.group import slot_of
+from runtime_adapter.group.member import client_id_of
 from tests.integration.test_walking_skeleton import consume_all, make_topic
 from tests.support.orders import PATTERN, produce_range, selected
 from tests.support.processes import free_port, start_redis, wait_until
@@ -262,6 +266,17 @@ def consume_until(bootstrap: str, topic: str, wanted: set[int], timeout: float) 
     return seqs
 
 
+def owned_slots(stack: Stack, worker_id: str) -> set[int]:
+    """The slots the runtime group's coordinator has given ``worker_id`` now."""
+    group = stack.env["SLUICE_RUNTIME_GROUP_ID"]
+    admin = AdminClient({"bootstrap.servers": stack.kafka})
+    described = admin.describe_consumer_groups([group])[group].result(timeout=10)
+    for member in described.members:
+        if member.client_id == client_id_of(worker_id) and member.assignment is not None:
+            return {tp.partition for tp in member.assignment.topic_partitions}
+    return set()
+
+
 def test_drain_moves_channels_without_losing_events_then_undrain_places_again(
     faults_stack: tuple[Stack, RedisProcess],
 ) -> None:
@@ -340,11 +355,18 @@ def test_drain_moves_channels_without_losing_events_then_undrain_places_again(
         reasons = [e["reason"] for e in events["results"]]
         assert any(f"worker {drained} is draining" in r for r in reasons), reasons
 
-    # Back in service: the drained worker, hosting nothing, is the least loaded again.
+    # Back in service: the drained worker joins the runtime group again and is given its
+    # share of the slots, so channels run there again (a new one, or some that move back).
     back = http.post(f"{stack.api}/workers/{drained}/undrain", timeout=10)
     assert back.status_code == 202 and back.json()["service"] == "IN_SERVICE", back.text
-    late = f"drain-{suffix}-late"
-    create(late)
+    wait_until(lambda: owned_slots(stack, drained), 60, interval=0.5, what="slots again")
+    owned = owned_slots(stack, drained)
+    late = next(
+        name
+        for name in (f"drain-{suffix}-late{n}" for n in range(1000))
+        if slot_of(name, RuntimeSettings.load().runtime_slots) in owned
+    )
+    create(late)  # its slot is the drained worker's now
     wait_until(lambda: running_off([late], None), 120, interval=0.5, what="the new channel")
     assert status(late)["worker_id"] == drained
     audit = http.get(f"{stack.api}/audit/?action=worker.drain", timeout=5).json()["results"]

@@ -23,6 +23,7 @@ import pytest
 
 from pipelines.spec.secrets import derive_key
 from runtime_adapter.base import Deployment
+from runtime_adapter.group import GroupConfig
 from runtime_adapter.host.privileges import RuntimeUser, check_reachable
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.states import State, TargetState
@@ -97,7 +98,16 @@ def worker(
         env,
     )
     try:
-        yield service, SparkRuntime(redis_url, prefix)
+        # The console's side of the same runtime group: the group places the channel.
+        names = runtime_group_env(prefix)
+        group = GroupConfig(
+            bootstrap=kafka_bootstrap,
+            group_id=names["SLUICE_RUNTIME_GROUP_ID"],
+            config_topic=names["SLUICE_RUNTIME_CONFIG_TOPIC"],
+            status_topic=names["SLUICE_RUNTIME_STATUS_TOPIC"],
+            placement="group",
+        )
+        yield service, SparkRuntime(redis_url, prefix, group=group)
     finally:
         service.stop()
 

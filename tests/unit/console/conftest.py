@@ -43,6 +43,14 @@ def spec() -> dict:
 
 
 @pytest.fixture(autouse=True)
+def no_runtime_group(settings) -> None:
+    """A real runtime built from the settings here (tests that give it a Redis) joins no
+    Kafka group: the console's tests have no broker, and the group's placement is tested
+    with one (tests/unit/runtime_adapter/test_group_placement.py, tests/faults)."""
+    settings.SLUICE_RUNTIME_GROUP = None
+
+
+@pytest.fixture(autouse=True)
 def runtime() -> FakeRuntime:
     """Every console test talks to a fresh in-memory runtime, never to Redis."""
     fake = FakeRuntime()
