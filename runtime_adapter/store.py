@@ -149,6 +149,16 @@ def status_to_json(status: ConnectorStatus) -> str:
     return json.dumps(asdict(status), default=str)
 
 
+def _report_args(status: ConnectorStatus) -> list[str]:
+    """The arguments of the report script (``_REPORT_IF_OWNER``) for ``status``."""
+    return [
+        status.connector_id,
+        status.worker_id or "",
+        str(status.generation),
+        status_to_json(status),
+    ]
+
+
 def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` without the keys dataclass ``cls`` lacks: written by a newer driver or worker
     (a cluster is upgraded one process at a time), they must not break an older reader."""
@@ -329,6 +339,18 @@ class RedisStore:
     def draining(self) -> set[str]:
         return cast("set[str]", self.redis.smembers(self.key("draining")))
 
+    def assign_many(self, connector_ids: list[str], worker_id: str) -> None:
+        """:meth:`assign` of many connectors to one worker, in two round trips."""
+        if not connector_ids:
+            return
+        old = cast("list[str | None]", self.redis.hmget(self.key("desired:worker"), connector_ids))
+        pipe = self.redis.pipeline()
+        pipe.hset(self.key("desired:worker"), mapping=dict.fromkeys(connector_ids, worker_id))
+        moved = [cid for cid, was in zip(connector_ids, old, strict=True) if was != worker_id]
+        if moved:
+            pipe.hdel(self.key("status"), *moved)
+        pipe.execute()
+
     def owners(self, connector_ids: Iterable[str]) -> dict[str, str | None]:
         """The worker each of ``connector_ids`` is assigned to (None: no worker), in one round
         trip; unknown ids are absent."""
@@ -397,6 +419,15 @@ class RedisStore:
             )
         return result
 
+    def targets_of(self, connector_ids: Iterable[str]) -> dict[str, TargetState]:
+        """The target state of each of ``connector_ids`` in one round trip (unknown ids are
+        absent): what a driver reads every pass of the connectors it hosts."""
+        ids = list(connector_ids)
+        if not ids:
+            return {}
+        targets = cast("list[str | None]", self.redis.hmget(self.key("desired:target"), ids))
+        return {cid: TargetState(t) for cid, t in zip(ids, targets, strict=True) if t}
+
     def deployment(self, connector_id: str) -> Deployment | None:
         return self.deployments_of([connector_id]).get(connector_id)
 
@@ -462,20 +493,27 @@ class RedisStore:
         owner; :attr:`ReportOutcome.NO_OWNER` when the store names no owner at all.
         """
         stamped = replace(status, updated_at=time.time())
-        written = self._report_script(
-            keys=[
-                self.key("desired:worker"),
-                self.key("desired:generation"),
-                self.key("status"),
-            ],
-            args=[
-                status.connector_id,
-                status.worker_id or "",
-                str(status.generation),
-                status_to_json(stamped),
-            ],
-        )
+        written = self._report_script(keys=self._report_keys(), args=_report_args(stamped))
         return ReportOutcome(int(written))
+
+    def report_many(self, statuses: list[ConnectorStatus]) -> list[ReportOutcome]:
+        """:meth:`report` for many connectors, each checked on its own, in one pipeline (two
+        round trips: redis-py checks the script is loaded first); the outcomes in the order
+        of ``statuses``."""
+        if not statuses:
+            return []
+        at = time.time()
+        pipe = self.redis.pipeline(transaction=False)
+        for status in statuses:
+            self._report_script(
+                keys=self._report_keys(),
+                args=_report_args(replace(status, updated_at=at)),
+                client=pipe,
+            )
+        return [ReportOutcome(int(written)) for written in pipe.execute()]
+
+    def _report_keys(self) -> list[str]:
+        return [self.key("desired:worker"), self.key("desired:generation"), self.key("status")]
 
     def force_status(self, status: ConnectorStatus) -> None:
         """Write ``status`` unconditionally (the console's own view, e.g. RESTARTING)."""

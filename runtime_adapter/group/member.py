@@ -10,7 +10,8 @@ tells its :class:`SlotListener`:
 * ``stop_slots`` when slots must stop: revoked (the member lets go of them only after the
   call returned), lost (the coordinator already gave them away: stop at once), fenced (no
   answer from the coordinator for ``session timeout - fence margin`` seconds: stop before
-  the session could expire, then rejoin as a new member), or closed.
+  the session could expire, then rejoin: the slots the new generation assigns, kept ones
+  too, are read again and reported ready anew), or closed.
 
 Every callback runs on the member's poll thread but ``stop_slots`` for a fence, which runs on
 its watchdog thread, possibly while the poll thread is inside another callback (a revoke whose
@@ -265,23 +266,34 @@ class GroupMember:
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         gained = frozenset(p.partition for p in partitions)
         self._contact.heard(self._clock())  # the SyncGroup answer that brought them
+        kept: frozenset[int] = frozenset()
+        still = {p.partition for p in consumer.assignment()}  # what the client holds now
         with self._lock:
             if self._state.fenced:  # the first assignment after rejoining
+                # Slots the client kept through the rejoin were stopped by the fence: this
+                # generation confirms them, so they are read again and run anew, as gained.
+                kept = frozenset(self._state.stopped & self._state.owned & still)
                 self._state.fenced = False
                 self._state.stopped.clear()
             self._state.owned |= gained
             self._state.stopped -= gained
-        self._desired.gain(gained)
+        topic = self.config.config_topic
+        if kept:  # assigned anew: read from their beginning, their end signalled again
+            consumer.incremental_unassign([TopicPartition(topic, slot) for slot in sorted(kept)])
+        self._desired.gain(gained | kept)
         consumer.incremental_assign(
             [TopicPartition(p.topic, p.partition, OFFSET_BEGINNING) for p in partitions]
+            + [TopicPartition(topic, slot, OFFSET_BEGINNING) for slot in sorted(kept)]
         )
         metadata = consumer.consumer_group_metadata()
         with self._lock:
             self._state.metadata = metadata
         generation = parse_group_metadata(metadata).generation
         self._record("assigned", gained, f"generation {generation}")
-        if gained:
-            self._listener.slots_assigned(gained)
+        if kept:
+            self._record("kept", kept, "through the rejoin: stopped by the fence, run anew")
+        if gained | kept:
+            self._listener.slots_assigned(gained | kept)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         with self._lock:

@@ -82,11 +82,19 @@ class SlotOwner:
         self._slots: dict[int, set[str]] = {}
         self.changed = threading.Event()
         """Set when what the worker owns changed (its loop wakes up for it)."""
+        self.losses = 0
+        """How many times slots were taken away (revoked, lost, fenced, closed): a pass of the
+        worker's loop that began with another count works from a stale view of what it owns."""
 
     def owned(self) -> frozenset[str]:
         """The connectors of the ready slots this worker owns."""
         with self._lock:
             return frozenset(cid for ids in self._slots.values() for cid in ids)
+
+    def owns(self, connector_id: str) -> bool:
+        """Whether ``connector_id`` is in a ready slot this worker owns now."""
+        with self._lock:
+            return any(connector_id in ids for ids in self._slots.values())
 
     def slots(self) -> dict[int, frozenset[str]]:
         with self._lock:
@@ -116,6 +124,7 @@ class SlotOwner:
     def stop_slots(self, slots: frozenset[int], reason: StopReason) -> None:
         with self._lock:
             gone = frozenset(cid for slot in slots for cid in self._slots.pop(slot, ()))
+            self.losses += 1
         self.changed.set()
         if reason in (StopReason.FENCED, StopReason.LOST):
             self.worker.fence(f"its membership of the runtime group was {reason.value}")

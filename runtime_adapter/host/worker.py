@@ -38,6 +38,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -173,6 +174,14 @@ class RuntimeWorker:
             self.release_timeout = max(group.fence_after - 2.0, 1.0)
         self.worker_id = config.worker_id
         self.started_at = time.time()
+        self.ownership_lock = threading.Lock()
+        """Held while a connector is claimed or placed (the loop's thread); :meth:`release`
+        takes it once, so nothing of the slots being let go of is claimed or placed after."""
+        self.pass_losses = 0
+        """The owner's :attr:`~SlotOwner.losses` when this pass began (:meth:`may_run`)."""
+        self.nudges: set[str] = set()
+        """Drivers whose placements this pass changed: nudged once, at the end of the step
+        (:meth:`flush_nudges`), not once per connector."""
         self.drivers: dict[str, DriverProcess] = {}
         self.placed: dict[str, tuple[str, Placement]] = {}
         # Runs that ended here (by generation): not placed again until a restart or a stop.
@@ -461,6 +470,7 @@ class RuntimeWorker:
         if self.owner is None:
             deployments = self.store.deployments()
         else:
+            self.pass_losses = self.owner.losses  # before reading what it owns
             deployments = self.store.deployments_of(self.owner.owned() | set(self.placed))
         if self.owner is not None and self.leaving():
             mine: dict[str, Deployment] = {}  # drained: its slots go to the others
@@ -468,7 +478,10 @@ class RuntimeWorker:
             self.out_of_group(deployments)
             return
         elif self.owner is not None:
-            mine = self.owned_deployments(deployments)
+            owned = self.owned_deployments(deployments)
+            if owned is None:
+                return  # slots were let go of meanwhile: the next pass (at once) starts anew
+            mine = owned
         else:
             mine = {cid: d for cid, d in deployments.items() if d.worker_id == self.worker_id}
         infos = {i.driver_id: i for i in self.store.drivers() if i.worker_id == self.worker_id}
@@ -485,35 +498,42 @@ class RuntimeWorker:
         """Whether the console drains this worker (the group places channels): it leaves the
         group, so that the coordinator gives its slots to the others once their channels have
         stopped here, and joins again when put back in service."""
-        assert self.membership is not None
+        if self.membership is None:
+            return False  # no group to leave (a test playing the member's part)
         drained = self.worker_id in self.store.draining()
         if drained and self.membership.joined():
             log.info("drained by the console: leaving the runtime group")
             self.membership.leave()
         return drained
 
-    def owned_deployments(self, deployments: dict[str, Deployment]) -> dict[str, Deployment]:
+    def owned_deployments(self, deployments: dict[str, Deployment]) -> dict[str, Deployment] | None:
         """The connectors of the slots this worker owns (the group placed them here), each
         claimed in the store for this worker: the claim is what the console shows as the
         connector's worker, and what the store checks every status report against (a
-        previous owner's late reports are refused from then on)."""
+        previous owner's late reports are refused from then on). None when slots were taken
+        away meanwhile (what was read is stale: a late claim would take a connector from
+        its new owner, whose driver would then stop it)."""
         assert self.owner is not None
-        mine: dict[str, Deployment] = {}
-        for cid in self.owner.owned():
-            deployment = deployments.get(cid)
-            if deployment is None:
-                continue  # its record reached the config topic before the store: next pass
-            if deployment.worker_id != self.worker_id:
-                self.store.assign(cid, self.worker_id)
-                with log_context(connector=cid, channel=deployment.channel):
-                    log.info(
-                        "took %s over (its slot is this worker's; previously %s)",
-                        cid,
-                        deployment.worker_id or "unassigned",
-                    )
-                deployment = replace(deployment, worker_id=self.worker_id)
-                deployments[cid] = deployment
-            mine[cid] = deployment
+        mine = {cid: deployments[cid] for cid in self.owner.owned() if cid in deployments}
+        # (one whose record reached the config topic before the store: next pass)
+        with self.ownership_lock:
+            if self.owner.losses != self.pass_losses:
+                return None
+            claims = sorted(
+                cid
+                for cid, d in mine.items()
+                if d.worker_id != self.worker_id and self.owner.owns(cid)  # (not deleted)
+            )
+            self.store.assign_many(claims, self.worker_id)
+        for cid in claims:
+            deployment = mine[cid]
+            with log_context(connector=cid, channel=deployment.channel):
+                log.info(
+                    "took %s over (its slot is this worker's; previously %s)",
+                    cid,
+                    deployment.worker_id or "unassigned",
+                )
+            mine[cid] = deployments[cid] = replace(deployment, worker_id=self.worker_id)
         return mine
 
     def release(self, connector_ids: frozenset[str], why: str) -> None:
@@ -521,7 +541,14 @@ class RuntimeWorker:
         return once none of ``connector_ids`` runs in a driver of this worker. The loop
         takes them out of their drivers (they are no longer owned); past
         :attr:`release_timeout` the drivers still running one are killed (their other
-        connectors are placed again), so the member answers the coordinator in time."""
+        connectors are placed again), so the member answers the coordinator in time.
+
+        The slots are already out of :attr:`owner` when this is called: once a claim or
+        placement under way has ended (:attr:`ownership_lock`), none of ``connector_ids`` is
+        claimed or placed here any more, and a pass of the loop that was under way stops at
+        its next connector (:meth:`may_run`), so the next one takes them out at once."""
+        with self.ownership_lock:
+            pass
         self.wake()
         deadline = time.monotonic() + self.release_timeout
         log.info("releasing %d connector(s): %s", len(connector_ids), why)
@@ -668,25 +695,53 @@ class RuntimeWorker:
             if driver.isolation == "dedicated" and deployment.generation != placement.generation:
                 self.unplace(cid)  # a restart of a dedicated connector replaces its JVM
                 continue
-            self.place(cid, deployment, driver)
+            with self.ownership_lock:
+                if self.may_run(cid):
+                    self.place(cid, deployment, driver)
+        self.flush_nudges()
 
     def place_new(self, mine: dict[str, Deployment]) -> None:
-        for cid, deployment in sorted(mine.items()):
-            if cid in self.placed or not self.wanted(cid, deployment):
-                continue
-            self.stopping.pop(cid, None)
-            with log_context(connector=cid, channel=deployment.channel):
-                cores = 0
-                if real_time(deployment):
-                    cores = self.cores_for(cid, deployment)
-                    if not cores:
-                        continue  # UNASSIGNED with the reason; tried again next pass
-                if isolation_of(deployment) == "dedicated":
-                    name = f"sluice-{deployment.channel}"
-                    driver = self.launch("dedicated", name=name, cores=cores)
-                else:
-                    driver = self.shared_driver()
-                self.place(cid, deployment, driver)
+        try:
+            for cid, deployment in sorted(mine.items()):
+                if cid in self.placed or not self.wanted(cid, deployment):
+                    continue
+                if self.owner is not None and self.owner.losses != self.pass_losses:
+                    break  # slots let go of meanwhile: the next pass starts at once
+                self.stopping.pop(cid, None)
+                with log_context(connector=cid, channel=deployment.channel):
+                    self.place_one(cid, deployment)
+        finally:
+            self.flush_nudges()
+
+    def place_one(self, cid: str, deployment: Deployment) -> None:
+        cores = 0
+        if real_time(deployment):
+            cores = self.cores_for(cid, deployment)
+            if not cores:
+                return  # UNASSIGNED with the reason; tried again next pass
+        with self.ownership_lock:
+            if not self.may_run(cid):
+                return
+            if isolation_of(deployment) == "dedicated":
+                name = f"sluice-{deployment.channel}"
+                driver = self.launch("dedicated", name=name, cores=cores)
+            else:
+                driver = self.shared_driver()
+            self.place(cid, deployment, driver)
+
+    def may_run(self, cid: str) -> bool:
+        """Whether this pass may still claim or place ``cid``: always, unless the group
+        places channels; then only while its slot is owned and no slot was let go of since
+        the pass began (its view of what it owns would be stale)."""
+        return self.owner is None or (
+            self.owner.losses == self.pass_losses and self.owner.owns(cid)
+        )
+
+    def flush_nudges(self) -> None:
+        """Wake the drivers whose placements changed: they act on all of them in one pass."""
+        if self.nudges:
+            wake, self.nudges = sorted(self.nudges), set()
+            self.store.nudge(*wake)
 
     def cores_for(self, cid: str, deployment: Deployment) -> int:
         """The cores a real-time connector needs (one per source partition) when this worker
@@ -757,7 +812,7 @@ class RuntimeWorker:
         self.unplaceable_reasons.pop(cid, None)
         placement = Placement(deployment.generation, deployment.revision, time.time())
         self.store.place(driver.driver_id, cid, placement, self.epoch)
-        self.store.nudge(driver.driver_id)
+        self.nudges.add(driver.driver_id)
         self.placed[cid] = (driver.driver_id, placement)
         driver.placed.add(cid)
         driver.empty_since = None
@@ -772,7 +827,7 @@ class RuntimeWorker:
     def unplace(self, cid: str) -> None:
         driver_id, _ = self.placed.pop(cid)
         self.store.unplace(driver_id, cid)
-        self.store.nudge(driver_id)
+        self.nudges.add(driver_id)
         driver = self.drivers.get(driver_id)
         if driver is not None:
             driver.placed.discard(cid)
@@ -898,7 +953,9 @@ def _secrets_of(deployment: Deployment) -> list[str]:
         return []
 
 
-def main() -> None:
+def main(worker_type: type[RuntimeWorker] = RuntimeWorker) -> None:
+    """Run a runtime worker configured from the environment (``worker_type``: another kind,
+    such as :class:`~runtime_adapter.host.simulated.SimulatedDriverWorker`)."""
     configure_logging("runtime-worker")
     config = RuntimeConfig.from_env()
     set_process_context(worker=config.worker_id)
@@ -909,7 +966,7 @@ def main() -> None:
     )
     settings = RuntimeSettings.load()
     group = GroupConfig.from_settings(settings) if settings.runtime_membership else None
-    worker = RuntimeWorker(config, RedisStore.from_url(config.redis_url, config.key_prefix), group)
+    worker = worker_type(config, RedisStore.from_url(config.redis_url, config.key_prefix), group)
 
     def _stop(signum: int, _frame: object) -> None:
         worker.running = False

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import struct
+import threading
+import time
 from collections import Counter
+from dataclasses import dataclass
 
 import pytest
+from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
 
 from runtime_adapter.base import Deployment
 from runtime_adapter.config import RuntimeSettings, SettingsError
@@ -15,6 +19,7 @@ from runtime_adapter.group import (
     CoordinatorContact,
     DesiredSlots,
     GroupConfig,
+    GroupMember,
     StatusView,
     deployment_from_json,
     deployment_to_json,
@@ -26,6 +31,7 @@ from runtime_adapter.group import (
 from runtime_adapter.group.fence import last_coordinator_answer
 from runtime_adapter.group.status import StatusRecord
 from runtime_adapter.states import TargetState
+from tests.support.runtime_group import RecordingListener
 
 
 @pytest.mark.parametrize(
@@ -175,3 +181,113 @@ def test_group_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("SLUICE_RUNTIME_FENCE_MARGIN", "9.5")
     with pytest.raises(SettingsError, match="SLUICE_RUNTIME_FENCE_MARGIN must be less"):
         RuntimeSettings.load()
+
+
+class _FakeConsumer:
+    """librdkafka's consumer as a group member sees it, rejoining during a rebalance: its
+    ``unsubscribe`` then ``subscribe`` revoke nothing (the assignment is kept)."""
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        self.generation = 0
+        self.assigned: dict[int, int] = {}
+        self.calls: list[tuple[str, list[int]]] = []
+
+    def incremental_assign(self, partitions: list[TopicPartition]) -> None:
+        self.assigned.update({p.partition: p.offset for p in partitions})
+        self.calls.append(("assign", sorted(p.partition for p in partitions)))
+
+    def incremental_unassign(self, partitions: list[TopicPartition]) -> None:
+        for p in partitions:
+            del self.assigned[p.partition]  # librdkafka refuses one not assigned
+        self.calls.append(("unassign", sorted(p.partition for p in partitions)))
+
+    def assignment(self) -> list[TopicPartition]:
+        return [TopicPartition(self.topic, p) for p in sorted(self.assigned)]
+
+    def consumer_group_metadata(self) -> bytes:
+        return b"CGMDv2:" + struct.pack("=i", self.generation) + b"group\0member-1\0"
+
+    def unsubscribe(self) -> None:
+        self.calls.append(("unsubscribe", []))
+
+    def subscribe(self, topics: list[str], **callbacks: object) -> None:
+        self.calls.append(("subscribe", []))
+
+    def poll(self, timeout: float) -> None:
+        return None
+
+
+@dataclass
+class _Record:
+    slot: int
+    connector_id: str = ""
+    raw: bytes | None = None
+    at: int = 0
+
+    def error(self) -> KafkaError | None:
+        return None if self.connector_id else KafkaError(KafkaError._PARTITION_EOF)
+
+    def partition(self) -> int:
+        return self.slot
+
+    def key(self) -> bytes:
+        return self.connector_id.encode()
+
+    def offset(self) -> int:
+        return self.at
+
+    def value(self) -> bytes | None:
+        return self.raw
+
+
+def test_slots_kept_through_the_rejoin_after_a_fence_are_read_again_and_run() -> None:
+    """After a fence the member stops its slots and rejoins (unsubscribe, subscribe). When it
+    rejoins during a rebalance librdkafka keeps its assignment: no revocation, and the next
+    assignment only names the slots gained. Seen at scale (bench/group_scale.py, the broker's
+    coordinator away for 8 s under load): the kept slots stayed the member's in the group
+    but were never run again (their connectors ran nowhere, their statuses frozen at
+    RUNNING). They are confirmed by the new generation: read again and run."""
+    config = GroupConfig(bootstrap="127.0.0.1:9", slots=8, placement="group")
+    now = [100.0]
+    listener = RecordingListener(slots=config.slots)
+    member = GroupMember(config, "w1", listener, clock=lambda: now[0])
+    consumer = _FakeConsumer(config.config_topic)
+    member._consumer = consumer  # type: ignore[assignment]
+    ids = {slot_of(f"c{n}", config.slots): f"c{n}" for n in range(200)}
+
+    def read_to_end(slot: int) -> None:
+        member._take(_Record(slot, ids[slot], deployment_to_json(_deployment(ids[slot]))))
+        member._take(_Record(slot))
+
+    consumer.generation = 1
+    member._on_assign(consumer, [TopicPartition(config.config_topic, s) for s in (1, 2)])
+    for slot in (1, 2):
+        read_to_end(slot)
+    assert set(listener.deployments) == {ids[1], ids[2]}
+
+    # The coordinator silent past the fence window: the watchdog stops the slots.
+    now[0] += config.fence_after + 1
+    watchdog = threading.Thread(target=member._watch)
+    watchdog.start()
+    try:
+        deadline = time.monotonic() + 5
+        while not (member.fenced and member._state.rejoin) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        member._stop.set()
+        watchdog.join(5)
+    assert member.fenced and not listener.deployments, "stopped by the fence"
+    member._poll_once(consumer)  # rejoins: nothing revoked
+    assert ("unsubscribe", []) in consumer.calls and set(consumer.assigned) == {1, 2}
+
+    consumer.generation = 2  # the new generation: slots 1 and 2 kept, 3 gained
+    member._on_assign(consumer, [TopicPartition(config.config_topic, 3)])
+    assert consumer.calls[-2:] == [("unassign", [1, 2]), ("assign", [1, 2, 3])]
+    assert all(offset == OFFSET_BEGINNING for offset in consumer.assigned.values())
+    for slot in (1, 2, 3):
+        read_to_end(slot)
+    assert set(listener.deployments) == {ids[1], ids[2], ids[3]}, "all three run"
+    assert not member.fenced
+    assert member.ownership().slots == {1, 2, 3}
+    assert member.ownership().generation == 2

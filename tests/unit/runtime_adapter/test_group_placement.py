@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from runtime_adapter.base import Deployment
-from runtime_adapter.group import GroupConfig, slot_of
+from runtime_adapter.group import GroupConfig, StopReason, slot_of, slots_of
 from runtime_adapter.host.worker import RuntimeWorker
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.states import State, TargetState
@@ -79,7 +79,7 @@ class Running:
 
     def hosting(self, worker_id: str) -> set[str]:
         """Connectors a live driver of the worker runs now: placed there, or still listed in
-        its heartbeat (its query stopping)."""
+        its heartbeat (its query stopping); none for a worker not started yet."""
         worker = self.workers.get(worker_id)
         if worker is None:
             return set()
@@ -185,6 +185,7 @@ def test_a_leaving_worker_hands_its_channels_over_once_they_stopped(
             if both:
                 overlaps.append(both)
             time.sleep(0.01)
+        overlaps.append(set())  # watched to the end (an error would have ended it sooner)
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
@@ -207,7 +208,7 @@ def test_a_leaving_worker_hands_its_channels_over_once_they_stopped(
     stopper.join(60)
     watching.set()
     watcher.join(5)
-    assert not overlaps, f"ran on both workers at once: {overlaps[:3]}"
+    assert overlaps == [set()], f"ran on both workers at once: {overlaps[:3]}"
     assert running.hosting("w2") == set(CONNECTORS)
     assert set(runtime.owners(CONNECTORS).values()) == {"w2"}
     assert took < 15, f"handed over in {took:.1f} s"
@@ -251,3 +252,80 @@ def test_a_drained_worker_leaves_the_group_and_joins_again_when_put_back(
     )
     assert not running.hosting("w1") & running.hosting("w2")
     assert w2.owner is not None
+
+
+@pytest.mark.parametrize("during", ["claims", "placements"])
+def test_a_slot_let_go_of_during_a_pass_is_neither_claimed_nor_placed_after_it(
+    redis_url: str, prefix: str, worker_config, during: str
+) -> None:
+    """A pass works from what the worker owned when it began; a revocation arriving meanwhile
+    (on the member's thread) must not be followed by a claim or a placement of the slot's
+    connectors, which would then run on two workers (or, for a late claim, be taken from the
+    new owner, whose driver would stop it). Seen at scale (bench/group_scale.py): a pass
+    placing 2,000 connectors took seconds; the revocation returned at once (nothing of the
+    slot placed yet) and the pass went on placing them, or the release waited for the whole
+    pass and timed out, killing the driver."""
+    group = GroupConfig(bootstrap="127.0.0.1:9", slots=4, placement="group")
+    ids = [f"pass-{n}" for n in range(40)]
+    by_slot = slots_of(ids, group.slots)
+    store = RedisStore.from_url(redis_url, prefix)
+    SparkRuntime(redis_url, prefix).deploy_many(
+        [Deployment(cid, cid, 1, {"runtime": {}}, TargetState.RUNNING) for cid in ids]
+    )
+    config = worker_config(worker_id="w1", driver_stop_grace=1.0, warm_drivers=1)
+    worker = FakeDriverWorker(config, store, group)
+    worker.membership = None  # the member's part is played here: slots given and revoked
+    owner = worker.owner
+    assert owner is not None
+    deployments = store.deployments_of(ids)
+    for slot, members in by_slot.items():
+        owner.slot_ready(slot, {cid: deployments[cid] for cid in members})
+    revoked: list[int] = []
+    releases: list[threading.Thread] = []
+
+    def revoke_another_slot_than(cid: str) -> None:
+        if revoked:
+            return
+        slot = max((s for s in by_slot if s != slot_of(cid, group.slots)), key=lambda s: s)
+        revoked.append(slot)
+        thread = threading.Thread(
+            target=owner.stop_slots, args=(frozenset({slot}), StopReason.REVOKED)
+        )
+        releases.append(thread)
+        thread.start()
+        wait_until(lambda: slot not in owner.slots(), 5, interval=0.01, what="the revocation")
+
+    if during == "claims":  # revoked once the pass has read what it owns, before it claims
+        read = owner.owned
+        reads: list[frozenset[str]] = []
+
+        def owned() -> frozenset[str]:
+            reads.append(read())
+            if len(reads) == 2:  # the claims' (the first was the deployments' read)
+                revoke_another_slot_than(ids[0])
+            return reads[-1]
+
+        owner.owned = owned  # type: ignore[method-assign]
+    else:
+        place = worker.place
+
+        def place_and_revoke(cid: str, deployment: Deployment, driver) -> None:
+            revoke_another_slot_than(cid)
+            place(cid, deployment, driver)
+
+        worker.place = place_and_revoke  # type: ignore[method-assign]
+    try:
+        worker.converge()
+        assert revoked, "the pass claimed and placed"
+        gone = set(by_slot[revoked[0]])
+        assert not gone & set(worker.placed), "nothing of the revoked slot placed after it"
+        if during == "claims":
+            claimed = {cid for cid, w in store.owners(ids).items() if w == "w1"}
+            assert not gone & claimed, "nothing of the revoked slot claimed after it"
+        releases[0].join(3)
+        assert not releases[0].is_alive(), "the release returned (nothing of it ran here)"
+        worker.converge()  # the next pass (at once: the release woke the loop)
+        assert set(worker.placed) == set(ids) - gone
+        assert all(not d.killed_for for d in worker.drivers.values()), "no driver killed"
+    finally:
+        worker.shutdown()

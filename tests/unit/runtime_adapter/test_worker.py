@@ -181,6 +181,24 @@ def test_a_full_shared_driver_makes_room_in_a_new_one(make_worker, runtime):
     assert driver_of(worker, "a") == driver_of(worker, "b") != driver_of(worker, "c")
 
 
+def test_a_pass_wakes_each_driver_once_however_many_connectors_it_places(worker, runtime):
+    """A driver nudged reads all its placements again: one nudge per placement made it
+    re-read them over and over while a pass placed or took out hundreds (seen at scale)."""
+    names = [f"many-{n}" for n in range(12)]
+    for name in names:
+        deploy(runtime, name)
+    worker.converge()
+    [driver_id] = worker.drivers
+    assert set(worker.placed) == set(names)
+    nudges = runtime.store.key(f"nudge:{driver_id}")  # the stand-in driver never takes them
+    assert runtime.store.redis.llen(nudges) == 1
+    runtime.set_target_states(names, TargetState.STOPPED)
+    runtime.store.redis.delete(nudges)
+    worker.converge()
+    assert not worker.placed
+    assert runtime.store.redis.llen(nudges) == 1
+
+
 def test_stop_takes_the_connector_out_and_it_is_reported_stopped(worker, runtime):
     deploy(runtime, "a")
     deploy(runtime, "b")
