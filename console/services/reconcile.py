@@ -473,6 +473,8 @@ class _Pass:
             if previous in self.draining and not why:
                 why = f"worker {previous} is draining"
             taken = f"taken over by worker {owner}, the owner of its slot in the runtime group"
+            if previous is not None:
+                taken = f"{taken}, from worker {previous}"
             reason = f"{why}; {taken}" if why else taken
             self.set_connector_state(
                 connector, ConnectorState.UNASSIGNED, reason, always_record=True

@@ -70,6 +70,10 @@ def cluster_stack(
             # channel left retires at once: stopping the channels gives the cores back.
             "SLUICE_WARM_DRIVERS": "0",
             "SLUICE_DRIVER_IDLE_SECONDS": "0",
+            # One channel on each runtime worker (a driver each, on a one-core Spark worker
+            # each): the console's least-loaded placement spreads two channels for sure; the
+            # group's puts them where their names' slots are owned.
+            "SLUICE_RUNTIME_PLACEMENT": "console",
         },
     ) as stack:
         yield stack

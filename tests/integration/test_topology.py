@@ -490,11 +490,11 @@ def test_a_channel_runs_across_the_topology_and_moves_with_its_checkpoint(
     assert runtime_workers[other]["connectors"] == [channel], runtime_workers
 
     # 6. The lifecycle tells the move: the old worker missed its session timeout, the
-    #    connector was assigned to the other one.
+    #    connector was taken over by the other one (the owner of its slot now).
     lifecycle = http.get(f"{stack.api}/channels/{channel}/lifecycle/?limit=200", timeout=5)
     assert lifecycle.status_code == 200, lifecycle.text
     reasons = [event["reason"] for event in lifecycle.json()["results"]]
-    move = [r for r in reasons if f"worker {host}" in r and f"assigned to worker {other}" in r]
+    move = [r for r in reasons if f"worker {host}" in r and f"taken over by worker {other}" in r]
     assert move, reasons
     worker_events = http.get(f"{stack.api}/workers/{host}/", timeout=5)
     assert worker_events.status_code == 200, worker_events.text

@@ -576,7 +576,7 @@ def test_when_the_runtime_places_the_console_follows_its_owners(runtime, started
     [last] = events(subject_type=SubjectType.CONNECTOR, subject_id="a", to_state="UNASSIGNED")[-1:]
     assert last[3] == (
         "worker w1 missed its session timeout; taken over by worker w2, the owner of its slot "
-        "in the runtime group"
+        "in the runtime group, from worker w1"
     )
     assert not runtime.calls_named("assign")
 
