@@ -525,7 +525,16 @@ def describe_topic(
         entries = admin.describe_configs([resource], request_timeout=timeout)[resource].result(
             timeout=timeout
         )
-    except (KafkaException, TimeoutError) as exc:
+    except KafkaException as exc:
+        error = exc.args[0] if exc.args else None
+        if isinstance(error, KafkaError) and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            # Just created: the broker that answered for its settings has not learnt of it
+            # yet (a cluster of several brokers). Not there yet, as for the metadata.
+            return None
+        raise BrokerUnreachable(
+            f"could not read the settings of topic {topic!r} from {bootstrap_servers}: {exc}"
+        ) from exc
+    except TimeoutError as exc:
         raise BrokerUnreachable(
             f"could not read the settings of topic {topic!r} from {bootstrap_servers}: {exc}"
         ) from exc
