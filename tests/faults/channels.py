@@ -66,6 +66,39 @@ def create_channel(
     assert created.status_code == 201, created.text
 
 
+def start_pairs(
+    world: FaultWorld, prefix: str, pairs: int, folder: Path
+) -> tuple[str, dict[str, str | Path]]:
+    """``pairs`` Kafka → Kafka and as many Kafka → files channels on one new source topic,
+    created RUNNING: the source, and each channel's sink (its topic, or its folder)."""
+    suffix = uuid.uuid4().hex[:6]
+    source = make_topic(world, f"{prefix}-in-{suffix}")
+    sinks: dict[str, str | Path] = {}
+    for index in range(pairs):
+        sinks[f"{prefix}-kafka{index}-{suffix}"] = make_topic(
+            world, f"{prefix}-out{index}-{suffix}"
+        )
+        sinks[f"{prefix}-files{index}-{suffix}"] = folder / f"outbox{index}"
+    for name, target in sinks.items():
+        sink = files_sink(target) if isinstance(target, Path) else kafka_sink(world, target)
+        create_channel(world, name, source, sink)
+    return source, sinks
+
+
+def delivered(
+    world: FaultWorld, sinks: dict[str, str | Path], expected: set[int], timeout: float = 240
+) -> dict[str, Counter[int]]:
+    """Each channel's delivered event ids (with their counts) once every expected one is in
+    its sink, or at ``timeout``."""
+    found: dict[str, Counter[int]] = {}
+    for name, target in sinks.items():
+        if isinstance(target, Path):
+            found[name] = files_seqs(target, expected, timeout=timeout)
+        else:
+            found[name] = kafka_seqs(world, target, expected, timeout=timeout)
+    return found
+
+
 def stop_channels(world: FaultWorld, names: list[str]) -> None:
     for name in names:
         world.stack.session().post(f"{world.stack.api}/channels/{name}/stop", timeout=10)

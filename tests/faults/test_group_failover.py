@@ -10,10 +10,8 @@ would, once back), and the console, started again, follows where they went.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,12 +19,8 @@ from runtime_adapter.base import ConnectorStatus
 from runtime_adapter.states import State
 from runtime_adapter.store import RedisStore
 from tests.faults.channels import (
-    create_channel,
-    files_seqs,
-    files_sink,
-    kafka_seqs,
-    kafka_sink,
-    make_topic,
+    delivered,
+    start_pairs,
     status,
     stop_channels,
     wait_running,
@@ -66,17 +60,7 @@ def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(
     group_world: FaultWorld, tmp_path: Path
 ) -> None:
     world = group_world
-    suffix = uuid.uuid4().hex[:6]
-    source = make_topic(world, f"faults-group-in-{suffix}")
-    sinks: dict[str, Any] = {}
-    for index in range(3):
-        sinks[f"faults-group-kafka{index}-{suffix}"] = make_topic(
-            world, f"faults-group-out{index}-{suffix}"
-        )
-        sinks[f"faults-group-files{index}-{suffix}"] = tmp_path / f"outbox{index}"
-    for name, target in sinks.items():
-        sink = files_sink(target) if isinstance(target, Path) else kafka_sink(world, target)
-        create_channel(world, name, source, sink)
+    source, sinks = start_pairs(world, "faults-group", 3, tmp_path)
     names = list(sinks)
     produce_range(world.cluster.bootstrap, source, 0, BATCH)
     wait_running(world, names, START_TIMEOUT)
@@ -123,15 +107,9 @@ def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(
     new_homes = {cid: s.worker_id for cid, s in runtime_statuses(store, ids).items()}
 
     expected = wanted(2 * BATCH)
-    lost: dict[str, int] = {}
-    doubled: dict[str, int] = {}
-    for name, target in sinks.items():
-        if isinstance(target, Path):
-            seqs = files_seqs(target, expected, timeout=240)
-        else:
-            seqs = kafka_seqs(world, target, expected, timeout=240)
-        lost[name] = len(expected - seqs.keys())
-        doubled[name] = duplicates(seqs)
+    found = delivered(world, sinks, expected)
+    lost = {name: len(expected - seqs.keys()) for name, seqs in found.items()}
+    doubled = {name: duplicates(seqs) for name, seqs in found.items()}
     delivered_after = time.monotonic() - killed_at
 
     for role in reversed(CONSOLE):

@@ -14,7 +14,6 @@ import time
 import uuid
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from confluent_kafka.admin import AdminClient
 
@@ -22,11 +21,13 @@ from tests.faults.channels import (
     StateWatch,
     SteadyProducer,
     create_channel,
+    delivered,
     files_seqs,
     files_sink,
     kafka_seqs,
     kafka_sink,
     make_topic,
+    start_pairs,
     status,
     stop_channels,
     wait_running,
@@ -111,17 +112,7 @@ def test_a_killed_broker_stops_no_channel_and_loses_no_event(world: FaultWorld) 
 def test_a_killed_runtime_host_moves_its_channels_without_losing_events(
     world: FaultWorld, tmp_path: Path
 ) -> None:
-    suffix = uuid.uuid4().hex[:6]
-    source = make_topic(world, f"faults-host-in-{suffix}")
-    sinks: dict[str, Any] = {}
-    for index in range(PAIRS):
-        sinks[f"faults-host-kafka{index}-{suffix}"] = make_topic(
-            world, f"faults-host-out{index}-{suffix}"
-        )
-        sinks[f"faults-host-files{index}-{suffix}"] = tmp_path / f"outbox{index}"
-    for name, target in sinks.items():
-        sink = files_sink(target) if isinstance(target, Path) else kafka_sink(world, target)
-        create_channel(world, name, source, sink)
+    source, sinks = start_pairs(world, "faults-host", PAIRS, tmp_path)
     names = list(sinks)
     produce_range(world.cluster.bootstrap, source, 0, BATCH)
     wait_running(world, names, START_TIMEOUT)
@@ -141,15 +132,10 @@ def test_a_killed_runtime_host_moves_its_channels_without_losing_events(
     assert world.hosts[victim].pids() == [], "a process of the killed host survived"
 
     expected = wanted(2 * BATCH)
-    lost: dict[str, int] = {}
-    doubled: dict[str, int] = {}
-    for name, target in sinks.items():
-        if isinstance(target, Path):
-            seqs = files_seqs(target, expected, timeout=240)
-        else:
-            seqs = kafka_seqs(world, target, expected, timeout=240)
-        lost[name] = len(expected - seqs.keys())
-        doubled[name] = duplicates(seqs)
+    found = delivered(world, sinks, expected)
+    lost = {name: len(expected - seqs.keys()) for name, seqs in found.items()}
+    doubled = {name: duplicates(seqs) for name, seqs in found.items()}
+    for name, seqs in found.items():
         assert set(seqs) <= expected, f"{name} delivered events its filter drops"
     delivered_after = time.monotonic() - killed_at
     print(

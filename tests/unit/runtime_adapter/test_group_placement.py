@@ -122,15 +122,8 @@ def all_running_on(runtime: SparkRuntime, workers: set[str]) -> bool:
     )
 
 
-def slot_owner(worker: RuntimeWorker, cid: str) -> bool:
-    assert worker.owner is not None
-    return slot_of(cid, SLOTS) in worker.owner.slots()
-
-
-def test_each_channel_runs_where_its_slot_is_owned_whatever_the_console_named(
-    runtime: SparkRuntime, running: Running
-) -> None:
-    deploy_all(runtime)
+def start_both(running: Running, runtime: SparkRuntime) -> tuple[RuntimeWorker, RuntimeWorker]:
+    """Start w1 and w2; return them once every connector runs and each worker runs some."""
     w1, w2 = running.start("w1"), running.start("w2")
     wait_until(
         lambda: (
@@ -142,6 +135,19 @@ def test_each_channel_runs_where_its_slot_is_owned_whatever_the_console_named(
         interval=0.2,
         what="all RUNNING, on both",
     )
+    return w1, w2
+
+
+def slot_owner(worker: RuntimeWorker, cid: str) -> bool:
+    assert worker.owner is not None
+    return slot_of(cid, SLOTS) in worker.owner.slots()
+
+
+def test_each_channel_runs_where_its_slot_is_owned_whatever_the_console_named(
+    runtime: SparkRuntime, running: Running
+) -> None:
+    deploy_all(runtime)
+    w1, w2 = start_both(running, runtime)
     owners = runtime.owners(CONNECTORS)
     assert set(owners.values()) <= {"w1", "w2"}, "claimed by the owners, not the console"
     for cid, owner in owners.items():
@@ -219,17 +225,7 @@ def test_a_drained_worker_leaves_the_group_and_joins_again_when_put_back(
     runtime: SparkRuntime, running: Running
 ) -> None:
     deploy_all(runtime)
-    w1, w2 = running.start("w1"), running.start("w2")
-    wait_until(
-        lambda: (
-            running.hosting("w1")
-            and running.hosting("w2")
-            and all_running_on(runtime, {"w1", "w2"})
-        ),
-        30,
-        interval=0.2,
-        what="all RUNNING, on both",
-    )
+    w1, w2 = start_both(running, runtime)
 
     runtime.set_draining({"w1"})  # as the console's control loop does for a DRAINING worker
     wait_until(
