@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -288,6 +289,23 @@ def _member_main(payload: str) -> None:
             emit("error", connector=argument, detail=repr(exc))
     member.close()
     emit("closed")
+
+
+def placing_group(bootstrap: str, name: str, slots: int) -> GroupConfig:
+    """A runtime group of a test's own that places channels, with the fault suite's short
+    timings (6 s session, 0.5 s heartbeat, 2 s fence margin)."""
+    name = f"{name}-{uuid.uuid4().hex[:8]}"
+    return GroupConfig(
+        bootstrap=bootstrap,
+        group_id=name,
+        config_topic=f"{name}.config",
+        status_topic=f"{name}.status",
+        slots=slots,
+        session_timeout=6.0,
+        heartbeat_interval=0.5,
+        fence_margin=2.0,
+        placement="group",
+    )
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -23,6 +22,7 @@ from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import RedisStore
 from tests.support.processes import wait_until
+from tests.support.runtime_group import placing_group
 from tests.unit.runtime_adapter.test_worker import FakeDriverWorker
 
 SLOTS = 8
@@ -32,18 +32,7 @@ CONNECTORS = [f"slow-{n}" for n in range(12)]
 
 @pytest.fixture
 def group(kafka_bootstrap: str) -> GroupConfig:
-    name = f"placement-{uuid.uuid4().hex[:8]}"
-    return GroupConfig(
-        bootstrap=kafka_bootstrap,
-        group_id=name,
-        config_topic=f"{name}.config",
-        status_topic=f"{name}.status",
-        slots=SLOTS,
-        session_timeout=6.0,
-        heartbeat_interval=0.5,
-        fence_margin=2.0,
-        placement="group",
-    )
+    return placing_group(kafka_bootstrap, "placement", SLOTS)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ a real broker and a real Redis. Kept small and fast, so the simulated mode canno
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from runtime_adapter.group import GroupConfig, client_id_of, slot_of
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.states import State, TargetState
 from tests.support.processes import wait_until
+from tests.support.runtime_group import placing_group
 from tests.support.simulated import SimulatedWorkers, slot_owners
 
 SLOTS = 12
@@ -25,18 +25,7 @@ CONNECTORS = [f"sim-{n}" for n in range(60)]
 
 @pytest.fixture
 def group(kafka_bootstrap: str) -> GroupConfig:
-    name = f"simulated-{uuid.uuid4().hex[:8]}"
-    return GroupConfig(
-        bootstrap=kafka_bootstrap,
-        group_id=name,
-        config_topic=f"{name}.config",
-        status_topic=f"{name}.status",
-        slots=SLOTS,
-        session_timeout=6.0,
-        heartbeat_interval=0.5,
-        fence_margin=2.0,
-        placement="group",
-    )
+    return placing_group(kafka_bootstrap, "simulated", SLOTS)
 
 
 @pytest.fixture
