@@ -80,8 +80,6 @@ class SlotOwner:
         self.worker = worker
         self._lock = threading.Lock()
         self._slots: dict[int, set[str]] = {}
-        self.changed = threading.Event()
-        """Set when what the worker owns changed (its loop wakes up for it)."""
         self.losses = 0
         """How many times slots were taken away (revoked, lost, fenced, closed): a pass of the
         worker's loop that began with another count works from a stale view of what it owns."""
@@ -106,7 +104,6 @@ class SlotOwner:
     def slot_ready(self, slot: int, deployments: Mapping[str, Deployment]) -> None:
         with self._lock:
             self._slots[slot] = set(deployments)
-        self.changed.set()
         self.worker.wake()
 
     def desired_changed(self, slot: int, connector_id: str, deployment: Deployment | None) -> None:
@@ -118,14 +115,12 @@ class SlotOwner:
                 ids.discard(connector_id)
             else:
                 ids.add(connector_id)
-        self.changed.set()
         self.worker.wake()
 
     def stop_slots(self, slots: frozenset[int], reason: StopReason) -> None:
         with self._lock:
             gone = frozenset(cid for slot in slots for cid in self._slots.pop(slot, ()))
             self.losses += 1
-        self.changed.set()
         if reason in (StopReason.FENCED, StopReason.LOST):
             self.worker.fence(f"its membership of the runtime group was {reason.value}")
         elif gone:

@@ -244,8 +244,13 @@ class RuntimeWorker:
             command += self.standalone_options(cores)
         if jars:
             command += ["--jars", jars]
-        command += [
-            str(DRIVER_SCRIPT),
+        arguments = self.driver_arguments(driver_id, isolation, capacity)
+        return [*command, str(DRIVER_SCRIPT), *arguments, "--memory", memory, "--cores", str(cores)]
+
+    def driver_arguments(self, driver_id: str, isolation: str, capacity: int) -> list[str]:
+        """What every driver of this worker is told on its command line (a real one, and the
+        stand-ins of the simulated mode and the tests)."""
+        return [
             "--driver-id",
             driver_id,
             "--worker-id",
@@ -254,12 +259,7 @@ class RuntimeWorker:
             isolation,
             "--capacity",
             str(capacity),
-            "--memory",
-            memory,
-            "--cores",
-            str(cores),
         ]
-        return command
 
     def driver_memory(self, isolation: str) -> str:
         if isolation == "dedicated":

@@ -99,6 +99,33 @@ def delivered(
     return found
 
 
+def duplicates(seqs: Counter[int]) -> int:
+    return sum(count - 1 for count in seqs.values())
+
+
+def tally(
+    found: dict[str, Counter[int]], expected: set[int]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Per channel: the expected events missing, and the events delivered more than once."""
+    lost = {name: len(expected - seqs.keys()) for name, seqs in found.items()}
+    return lost, {name: duplicates(seqs) for name, seqs in found.items()}
+
+
+def assert_none_lost_files_once(
+    sinks: dict[str, str | Path], lost: dict[str, int], doubled: dict[str, int]
+) -> None:
+    """No channel lost an event; no files sink holds one twice (Kafka sinks: at least once)."""
+    assert sum(lost.values()) == 0, f"events lost per channel: {lost}"
+    files_doubled = {n: d for n, d in doubled.items() if isinstance(sinks[n], Path) and d}
+    assert files_doubled == {}, f"the files sink is exactly once: {files_doubled}"
+
+
+def busiest(placement: dict[str, str]) -> str:
+    """The worker running the most of the channels ``placement`` maps to their workers."""
+    hosts = list(placement.values())
+    return max(set(hosts), key=hosts.count)
+
+
 def stop_channels(world: FaultWorld, names: list[str]) -> None:
     for name in names:
         world.stack.session().post(f"{world.stack.api}/channels/{name}/stop", timeout=10)

@@ -15,19 +15,21 @@ from pathlib import Path
 
 import pytest
 
-from runtime_adapter.base import ConnectorStatus
 from runtime_adapter.states import State
 from runtime_adapter.store import RedisStore
 from tests.faults.channels import (
+    assert_none_lost_files_once,
+    busiest,
     delivered,
     start_pairs,
     status,
     stop_channels,
+    tally,
     wait_running,
     wanted,
 )
 from tests.faults.conftest import FaultRedis, FaultWorld, fault_world
-from tests.faults.test_runtime_faults import BATCH, START_TIMEOUT, duplicates
+from tests.faults.test_runtime_faults import BATCH, START_TIMEOUT
 from tests.support.kafka_cluster import KafkaCluster
 from tests.support.netns import HostNetwork
 from tests.support.orders import produce_range
@@ -52,10 +54,6 @@ def group_world(
         yield world
 
 
-def runtime_statuses(store: RedisStore, connectors: list[str]) -> dict[str, ConnectorStatus]:
-    return store.statuses(connectors)
-
-
 def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(
     group_world: FaultWorld, tmp_path: Path
 ) -> None:
@@ -65,12 +63,8 @@ def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(
     produce_range(world.cluster.bootstrap, source, 0, BATCH)
     wait_running(world, names, START_TIMEOUT)
     placement = {name: status(world, name)["worker_id"] for name in names}
-    connectors = {name: name for name in names}  # a channel's connector bears its name
     assert set(placement.values()) <= set(world.hosts), placement
-    victim = max(
-        set(placement.values()),
-        key=lambda worker: sum(1 for host in placement.values() if host == worker),
-    )
+    victim = busiest(placement)
     moving = sorted(name for name in names if placement[name] == victim)
     store = RedisStore.from_url(
         world.redis.url, world.stack.env.get("SLUICE_REDIS_PREFIX") or "sluice"
@@ -81,17 +75,15 @@ def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(
     killed_at = time.monotonic()
     killed = world.hosts[victim].kill()
     produce_range(world.cluster.bootstrap, source, BATCH, 2 * BATCH)  # while they move
-    ids = [connectors[name] for name in moving]
+    ids = moving  # a channel's connector bears its name
 
     claimed_after: list[float] = []
 
     def moved() -> bool:
-        if not claimed_after and all(
-            owner not in (None, victim) for owner in store.owners(ids).values()
-        ):
-            claimed_after.append(time.monotonic() - killed_at)
-        found = runtime_statuses(store, ids)
         owners = store.owners(ids)
+        if not claimed_after and all(owner not in (None, victim) for owner in owners.values()):
+            claimed_after.append(time.monotonic() - killed_at)
+        found = store.statuses(ids)
         return len(found) == len(ids) and all(
             found[cid].state == State.RUNNING
             and found[cid].worker_id not in (None, victim)
@@ -102,14 +94,12 @@ def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(
     try:
         wait_until(moved, 120, interval=0.2, what=f"{moving} RUNNING elsewhere")
     except TimeoutError:
-        raise AssertionError(f"not moved: {runtime_statuses(store, ids)}\n{world.logs()}") from None
+        raise AssertionError(f"not moved: {store.statuses(ids)}\n{world.logs()}") from None
     moved_after = time.monotonic() - killed_at
-    new_homes = {cid: s.worker_id for cid, s in runtime_statuses(store, ids).items()}
+    new_homes = {cid: s.worker_id for cid, s in store.statuses(ids).items()}
 
     expected = wanted(2 * BATCH)
-    found = delivered(world, sinks, expected)
-    lost = {name: len(expected - seqs.keys()) for name, seqs in found.items()}
-    doubled = {name: duplicates(seqs) for name, seqs in found.items()}
+    lost, doubled = tally(delivered(world, sinks, expected), expected)
     delivered_after = time.monotonic() - killed_at
 
     for role in reversed(CONSOLE):
@@ -131,10 +121,8 @@ def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(
         f"{doubled}; the console, started again, showed them on their new hosts "
         f"{followed:.1f} s after it answered"
     )
-    assert sum(lost.values()) == 0, f"events lost per channel: {lost}"
-    files_doubled = {n: d for n, d in doubled.items() if isinstance(sinks[n], Path) and d}
-    assert files_doubled == {}, f"the files sink is exactly once: {files_doubled}"
-    assert shown == {name: new_homes[connectors[name]] for name in moving}
+    assert_none_lost_files_once(sinks, lost, doubled)
+    assert shown == {name: new_homes[name] for name in moving}
     assert claimed_after[0] <= FAILOVER_TARGET, f"owned elsewhere {claimed_after[0]:.1f} s after"
     assert moved_after <= 60, f"moved in {moved_after:.1f} s (real Spark: target 60 s)"
     world.start_worker(victim)

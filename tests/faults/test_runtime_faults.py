@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections import Counter
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
@@ -20,8 +19,10 @@ from confluent_kafka.admin import AdminClient
 from tests.faults.channels import (
     StateWatch,
     SteadyProducer,
+    assert_none_lost_files_once,
     create_channel,
     delivered,
+    duplicates,
     files_seqs,
     files_sink,
     kafka_seqs,
@@ -30,6 +31,7 @@ from tests.faults.channels import (
     start_pairs,
     status,
     stop_channels,
+    tally,
     wait_running,
     wanted,
 )
@@ -50,10 +52,6 @@ SESSION_TIMEOUT = 10.0
 """The console's ``SLUICE_WORKER_SESSION_TIMEOUT`` (its default, which the stack keeps)."""
 START_TIMEOUT = 300
 """Seconds a channel may take to be RUNNING at first (a driver's cold start on 2 busy cores)."""
-
-
-def duplicates(seqs: Counter[int]) -> int:
-    return sum(count - 1 for count in seqs.values())
 
 
 def leader_of(world: FaultWorld, topic: str, partition: int = 0) -> int:
@@ -133,8 +131,7 @@ def test_a_killed_runtime_host_moves_its_channels_without_losing_events(
 
     expected = wanted(2 * BATCH)
     found = delivered(world, sinks, expected)
-    lost = {name: len(expected - seqs.keys()) for name, seqs in found.items()}
-    doubled = {name: duplicates(seqs) for name, seqs in found.items()}
+    lost, doubled = tally(found, expected)
     for name, seqs in found.items():
         assert set(seqs) <= expected, f"{name} delivered events its filter drops"
     delivered_after = time.monotonic() - killed_at
@@ -145,9 +142,7 @@ def test_a_killed_runtime_host_moves_its_channels_without_losing_events(
         f"{delivered_after:.1f} s after the kill; {len(expected)} events selected per channel; "
         f"lost {sum(lost.values())}; duplicates {doubled}"
     )
-    assert sum(lost.values()) == 0, f"events lost per channel: {lost}"
-    files_doubled = {n: d for n, d in doubled.items() if isinstance(sinks[n], Path) and d}
-    assert files_doubled == {}, f"the files sink is exactly once: {files_doubled}"
+    assert_none_lost_files_once(sinks, lost, doubled)
     world.start_worker(victim)  # capacity back for the tests after this one
     stop_channels(world, names)
 

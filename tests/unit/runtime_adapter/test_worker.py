@@ -91,14 +91,7 @@ class FakeDriverWorker(RuntimeWorker):
             sys.executable,
             "-c",
             FAKE_DRIVER,
-            "--driver-id",
-            driver_id,
-            "--worker-id",
-            self.worker_id,
-            "--isolation",
-            isolation,
-            "--capacity",
-            str(capacity),
+            *self.driver_arguments(driver_id, isolation, capacity),
         ]
 
 
