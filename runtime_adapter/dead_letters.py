@@ -46,6 +46,7 @@ from runtime_adapter.kafka import (
     consumer,
     create_topic,
     producer,
+    watermarks,
 )
 
 KAFKA_ID = re.compile(
@@ -209,9 +210,7 @@ def read_kafka_tail(
             return []
         ranges: dict[int, tuple[int, int]] = {}
         for partition in sorted(meta.partitions):
-            low, high = consumer.get_watermark_offsets(
-                TopicPartition(topic, partition), timeout=timeout
-            )
+            low, high = watermarks(consumer, TopicPartition(topic, partition), timeout)
             if high > low:
                 ranges[partition] = (max(low, high - limit), high)
         return _consume_ranges(consumer, topic, ranges, timeout)
@@ -237,9 +236,7 @@ def read_kafka_record(
         meta = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
         if meta is None or meta.error is not None or partition not in meta.partitions:
             return None
-        low, high = consumer.get_watermark_offsets(
-            TopicPartition(topic, partition), timeout=timeout
-        )
+        low, high = watermarks(consumer, TopicPartition(topic, partition), timeout)
         if not low <= offset < high:
             return None
         found = _consume_ranges(consumer, topic, {partition: (offset, offset + 1)}, timeout)
@@ -269,9 +266,7 @@ def read_kafka_ranges(
         for partition, (start, end) in ranges.items():
             if partition not in meta.partitions:
                 continue
-            low, high = consumer.get_watermark_offsets(
-                TopicPartition(topic, partition), timeout=timeout
-            )
+            low, high = watermarks(consumer, TopicPartition(topic, partition), timeout)
             first, last = max(start, low), min(end, high)
             if first < last:
                 clamped[partition] = (first, last)

@@ -248,6 +248,29 @@ EARLIEST = "earliest"
 LATEST = "latest"
 
 
+def watermarks(reader: Any, partition: TopicPartition, timeout: float) -> tuple[int, int]:
+    """The low and high watermarks of ``partition`` read by the consumer ``reader``. A topic
+    just created, or a leader just moved, answers NOT_LEADER_FOR_PARTITION until the client's
+    metadata catches up: retriable errors are asked again for up to ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            low, high = reader.get_watermark_offsets(
+                partition, timeout=max(0.5, deadline - time.monotonic())
+            )
+            return int(low), int(high)
+        except KafkaException as exc:
+            # (the client raises these with retriable() False: the codes say it)
+            error = exc.args[0] if exc.args else None
+            code = error.code() if isinstance(error, KafkaError) else None
+            if code not in _LEADER_MOVING or time.monotonic() + 0.2 > deadline:
+                raise
+            time.sleep(0.2)
+
+
+_LEADER_MOVING = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE})
+
+
 def partition_offsets(
     bootstrap_servers: str,
     partitions: Iterable[PartitionInfo],
@@ -266,9 +289,7 @@ def partition_offsets(
     try:
         ends = {}
         for info in wanted:
-            low, high = lookup.get_watermark_offsets(
-                TopicPartition(info.topic, info.partition), timeout=timeout
-            )
+            low, high = watermarks(lookup, TopicPartition(info.topic, info.partition), timeout)
             ends[(info.topic, info.partition)] = (low, high)
         if at == EARLIEST:
             return {key: low for key, (low, _) in ends.items()}

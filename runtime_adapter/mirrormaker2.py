@@ -46,6 +46,7 @@ from runtime_adapter.kafka import (
     create_topic,
     producer,
     security_settings,
+    watermarks,
 )
 
 CONNECTOR = "MirrorSourceConnector"
@@ -156,17 +157,16 @@ def _read_records(
         {"enable.partition.eof": False, "isolation.level": "read_committed"},
     )
     latest: dict[bytes, bytes | None] = {}
+    deadline = time.monotonic() + timeout
     try:
         ends = {}
         for partition in partitions:
-            low, high = reader.get_watermark_offsets(
-                TopicPartition(topic, partition), timeout=timeout
-            )
+            left = deadline - time.monotonic()
+            low, high = watermarks(reader, TopicPartition(topic, partition), left)
             if high > low:
                 ends[partition] = high
         reader.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in ends])
         done: set[int] = set()
-        deadline = time.monotonic() + timeout
         while len(done) < len(ends):
             if time.monotonic() > deadline:
                 raise BrokerUnreachable(

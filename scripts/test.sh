@@ -73,7 +73,14 @@ console_on_postgres() (
   PG_PORT="$pg_port" PG_DATA_DIR="$pg_dir" setsid bash scripts/postgres.sh >"$artifacts/postgres.log" 2>&1 &
   pg_pid=$!
   trap 'kill -TERM -- "-$pg_pid" 2>/dev/null || true; wait "$pg_pid" 2>/dev/null || true; rm -rf "$pg_dir"' EXIT
-  if ! bash scripts/wait-for-port.sh 127.0.0.1 "$pg_port" 60; then
+  # An open port is not a ready server ("the database system is starting up"): pg_isready
+  # answers "accepting connections" only once a session can start.
+  pg_bin="$(compgen -G "/usr/lib/postgresql/*/bin" | sort -V | tail -n1)"
+  for _ in $(seq 120); do
+    "$pg_bin/pg_isready" -q -h 127.0.0.1 -p "$pg_port" -t 1 && break
+    sleep 0.5
+  done
+  if ! "$pg_bin/pg_isready" -q -h 127.0.0.1 -p "$pg_port" -t 1; then
     echo "PostgreSQL did not start; see $artifacts/postgres.log" >&2
     exit 1
   fi

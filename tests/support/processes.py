@@ -195,10 +195,23 @@ def start_postgres(data_dir: Path, log_dir: Path) -> tuple[Service, str]:
         {"PG_PORT": str(port), "PG_DATA_DIR": str(data_dir)},
     )
 
+    url = f"postgresql://sluice@127.0.0.1:{port}/postgres"
+
     def ready() -> bool:
+        # An open port is not a ready server: while it starts up (or recovers) it refuses every
+        # session with "the database system is starting up". Ready is a query answered.
         if not service.alive():
             raise RuntimeError(f"postgres exited:\n{service.log_tail()}")
-        return port_open(port)
+        if not port_open(port):
+            return False
+        import psycopg
+
+        try:
+            with psycopg.connect(url, connect_timeout=2) as connection:
+                connection.execute("SELECT 1")
+        except psycopg.OperationalError:
+            return False
+        return True
 
     wait_until(ready, 60, what=f"postgres on port {port}")
-    return service, f"postgresql://sluice@127.0.0.1:{port}/postgres"
+    return service, url

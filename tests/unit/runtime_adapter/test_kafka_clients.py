@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from runtime_adapter.dead_letters import (
@@ -14,7 +16,7 @@ from runtime_adapter.dead_letters import (
     produce_confirmed,
     read_kafka_tail,
 )
-from runtime_adapter.kafka import TopicReplication
+from runtime_adapter.kafka import TopicReplication, watermarks
 from runtime_adapter.mirrormaker2 import read_mirror_offsets, write_mirror_offsets
 
 
@@ -52,3 +54,33 @@ def test_mirrormaker2_offsets_topic_is_created_compacted_and_read_back(
         ("orders", 0): 42,
         ("orders", 1): 7,
     }
+
+
+class LeaderMovingConsumer:
+    """A consumer whose partition leader is still unknown for its first ``moving`` asks (what a
+    topic just created answers), then known; or failing with ``code`` every time."""
+
+    def __init__(self, moving: int, code: int = KafkaError.NOT_LEADER_FOR_PARTITION) -> None:
+        self.moving, self.code, self.asked = moving, code, 0
+
+    def get_watermark_offsets(self, partition: TopicPartition, timeout: float) -> tuple[int, int]:
+        self.asked += 1
+        if self.asked <= self.moving:
+            raise KafkaException(KafkaError(self.code))
+        return 3, 17
+
+
+def test_watermarks_ask_again_while_the_leader_is_moving_and_no_longer() -> None:
+    moving = LeaderMovingConsumer(moving=3)
+    assert watermarks(moving, TopicPartition("t", 0), timeout=5) == (3, 17)
+    assert moving.asked == 4
+
+    gone = LeaderMovingConsumer(moving=10**6, code=KafkaError.TOPIC_AUTHORIZATION_FAILED)
+    with pytest.raises(KafkaException):
+        watermarks(gone, TopicPartition("t", 0), timeout=5)
+    assert gone.asked == 1  # not a moving leader: no second ask
+
+    stuck = LeaderMovingConsumer(moving=10**6)
+    with pytest.raises(KafkaException):
+        watermarks(stuck, TopicPartition("t", 0), timeout=0.5)
+    assert 1 <= stuck.asked <= 4  # gives up at the timeout
