@@ -112,24 +112,32 @@ def all_running_on(runtime: SparkRuntime, workers: set[str]) -> bool:
 
 
 def start_both(running: Running, runtime: SparkRuntime) -> tuple[RuntimeWorker, RuntimeWorker]:
-    """Start w1 and w2; return them once every connector runs and each worker runs some."""
+    """Start w1 and w2; return them once each runs some connectors and the group settled: every
+    connector RUNNING, reported by and claimed by the worker that owns its slot and runs it.
+    (Until the second member's rebalance is over, the first one's reports and claims of the
+    slots it hands over are still read: RUNNING on both, but not yet where it ends up.)"""
     w1, w2 = running.start("w1"), running.start("w2")
-    wait_until(
-        lambda: (
-            running.hosting("w1")
-            and running.hosting("w2")
-            and all_running_on(runtime, {"w1", "w2"})
-        ),
-        30,
-        interval=0.2,
-        what="all RUNNING, on both",
-    )
+
+    def settled() -> bool:
+        if not (running.hosting("w1") and running.hosting("w2")):
+            return False
+        if not all_running_on(runtime, {"w1", "w2"}):
+            return False
+        statuses, owners = runtime.status(CONNECTORS), runtime.owners(CONNECTORS)
+        workers = {"w1": w1, "w2": w2}
+        return all(
+            owners.get(cid) == statuses[cid].worker_id
+            and slot_owner(workers[statuses[cid].worker_id], cid)
+            and cid in running.hosting(statuses[cid].worker_id)
+            for cid in CONNECTORS
+        )
+
+    wait_until(settled, 30, interval=0.2, what="all RUNNING where their slots are owned")
     return w1, w2
 
 
 def slot_owner(worker: RuntimeWorker, cid: str) -> bool:
-    assert worker.owner is not None
-    return slot_of(cid, SLOTS) in worker.owner.slots()
+    return worker.owner is not None and slot_of(cid, SLOTS) in worker.owner.slots()
 
 
 def test_each_channel_runs_where_its_slot_is_owned_whatever_the_console_named(
