@@ -11,7 +11,7 @@ PY     := $(VENV)/bin/python
 # The venv is rebuilt whenever the pinned dependencies or the interpreter change.
 DEPS_STAMP := $(VENV)/.deps-$(shell (cat pyproject.toml; echo $(PYTHON)) | sha1sum | cut -c1-12)
 
-.PHONY: help install system jars frontend run test fault-test lint unit integration e2e bench bench-wire bench-control bench-discovery bench-density bench-fleet bench-drain bench-group compose-test clean distclean
+.PHONY: help install system jars frontend run test fault-test lint unit integration e2e bench bench-wire bench-control bench-discovery bench-density bench-fleet bench-drain bench-group bench-faults compose-test clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -91,6 +91,9 @@ bench-drain: install ## Drain a runtime worker hosting 20 channels: time to all 
 
 bench-group: install ## The runtime group at scale, simulated: 5,000 channels on 20 workers, kill -9 of one, start/stop, CPU
 	@.venv/bin/python -m bench.group_scale $(BENCH_ARGS)
+
+bench-faults: install ## As root: 20 partition trials and a kill -9 under 30 channels on the fault suite's hosts (about 45 minutes)
+	@.venv/bin/python -m bench.faults $(BENCH_ARGS)
 
 bench-discovery: install ## Schema discovery's sampling on vs off on the bench query (target >= 0.95x)
 	@.venv/bin/python -m bench.discovery $(BENCH_ARGS)

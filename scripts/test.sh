@@ -8,14 +8,15 @@
 # own SLUICE_VAR_DIR, Redis, Kafka and stack (the fixtures pick free ports) and its output in
 # test-artifacts/pytest-<part>.log: much of the integration and browser tests' time is waiting
 # (brokers, drivers, polling, Chromium), so on two cores the parts overlap instead of queueing.
-# The parts, sized to end together (each about a third of the CPU the suite needs):
-#   "unit"        tests/unit but the console's, then the integration tests that start a world
-#                 of their own (OWN_WORLD below: a topology, a Spark standalone cluster);
+# The parts:
+#   "unit"        tests/unit but the console's, then the browser tests (tests/e2e);
 #   "integration" every other folder under tests/ but tests/faults (the fault suite of
-#                 `make fault-test`) and tests/e2e: a new folder lands here;
-#   "console"     tests/unit/console on PostgreSQL, the production database, then the browser
-#                 tests (tests/e2e). SQLite, the development database, is what the integration
-#                 and browser stacks run on.
+#                 `make fault-test`): a new folder lands here;
+#   "console"     tests/unit/console on PostgreSQL, the production database. SQLite, the
+#                 development database, is what the integration and browser stacks run on.
+# The machine's two cores are busy all along: moving tests between parts changes little, and
+# three stacks of Spark drivers at once (integration, browser, a world of their own) are
+# slower than two.
 # Together they are the whole suite. With arguments, one pytest runs them here, as asked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,17 +64,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # The console's tests on a throwaway PostgreSQL (scripts/postgres.sh), the production
-# database: its bulk writes, row locks, migrations; then the browser tests (tests/e2e: a stack
-# of their own on SQLite, and the frontend the static checks build).
-frontend_built="$SLUICE_VAR_DIR/frontend-built"
-console_then_browser() {
-  local rc=0
-  console_on_postgres || rc=$?
-  printf '\n== the browser tests (tests/e2e)\n'
-  while [[ ! -e "$frontend_built" ]]; do sleep 2; done
-  python -m pytest tests/e2e --durations=15 || rc=$?
-  return "$rc"
-}
+# database: its bulk writes, row locks, migrations.
 console_on_postgres() (
   pg_dir="$(mktemp -d -t sluice-pg-XXXXXX)"  # reachable by the postgres user
   pg_port="$(python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
@@ -95,22 +86,22 @@ console_on_postgres() (
     python -m pytest tests/unit/console -p no:cacheprovider --durations=15
 )
 
-# Integration tests that start a world of their own (their own stack, Spark cluster, Redis
-# and PostgreSQL beside the session's Kafka): they run after the unit tests, in that part.
-OWN_WORLD=(tests/integration/test_topology.py tests/integration/test_spark_standalone.py)
-
-# The unit tests (they need nothing the static checks make: they start first), then OWN_WORLD.
-unit_then_own_worlds() {
+# The unit tests (they need nothing the static checks make: they start first), then the
+# browser tests (tests/e2e: a stack of their own, and the frontend the static checks build),
+# beside tests/integration: the two halves of the stack-heavy tests overlap.
+frontend_built="$SLUICE_VAR_DIR/frontend-built"
+unit_then_browser() {
   local rc=0
   python -m pytest tests/unit --ignore=tests/unit/console --durations=25 || rc=$?
-  printf '\n== the integration tests with a world of their own\n'
-  python -m pytest "${OWN_WORLD[@]}" --durations=10 || rc=$?
+  printf '\n== the browser tests (tests/e2e)\n'
+  while [[ ! -e "$frontend_built" ]]; do sleep 2; done
+  python -m pytest tests/e2e --durations=15 || rc=$?
   return "$rc"
 }
 
 if [[ $# -eq 0 ]]; then
   step "pytest (the unit part starts now, the others after the static checks)"
-  run_part unit unit_then_own_worlds
+  run_part unit unit_then_browser
 fi
 
 step "ruff (lint and format)"
@@ -141,11 +132,9 @@ status=0
 if [[ $# -gt 0 ]]; then
   python -m pytest "$@" || status=$?
 else
-  ignored=()
-  for path in "${OWN_WORLD[@]}"; do ignored+=("--ignore=$path"); done
   run_part integration python -m pytest tests --ignore=tests/unit --ignore=tests/e2e \
-    --ignore=tests/faults "${ignored[@]}" --durations=25
-  run_part console console_then_browser
+    --ignore=tests/faults --durations=25
+  run_part console console_on_postgres
 
   failed=()
   for i in "${!part_pids[@]}"; do

@@ -24,14 +24,17 @@ CHROMIUM = Path("/usr/bin/chromium")
 FRONTEND = REPO_ROOT / "frontend"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def stack(
     redis_url: str,
     kafka_bootstrap: str,
     tmp_path_factory: pytest.TempPathFactory,
     artifacts_dir: Path,
 ) -> Iterator[Stack]:
-    # A Redis database of its own, never tests/integration's (the session shares the server).
+    # One stack for every browser test, as tests/integration share theirs: a stack's start
+    # (web, Celery, runtime workers, warm Spark drivers) costs about 20 s of both cores, and
+    # the tests use channels of their own names. A Redis database of its own, never
+    # tests/integration's (the session shares the server).
     with running_stack(
         redis_url=redis_url.rsplit("/", 1)[0] + "/1",
         kafka=kafka_bootstrap,

@@ -7,6 +7,7 @@ a channel filters the orders out of its source topic into a Kafka topic or a fil
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import uuid
@@ -22,6 +23,18 @@ from runtime_adapter.kafka import TopicReplication, create_topic
 from tests.faults.conftest import MIN_ISR, REPLICATION, FaultWorld
 from tests.support.orders import PATTERN, payload, selected
 from tests.support.processes import wait_until
+
+FIGURES_FILE = "SLUICE_FAULT_FIGURES"
+"""The environment variable naming a file the tests append their figures to, one JSON object
+per line (``bench/faults.py`` sets it; unset, nothing is written)."""
+
+
+def record_figures(test: str, **figures: Any) -> None:
+    """Append what ``test`` measured to the file ``SLUICE_FAULT_FIGURES`` names, if any."""
+    path = os.environ.get(FIGURES_FILE)
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"test": test, **figures}, default=str) + "\n")
 
 
 def make_topic(world: FaultWorld, name: str, partitions: int = 3) -> str:

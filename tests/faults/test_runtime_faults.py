@@ -10,10 +10,12 @@ own clock when they change).
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from pathlib import Path
 
+import pytest
 from confluent_kafka.admin import AdminClient
 
 from tests.faults.channels import (
@@ -28,6 +30,7 @@ from tests.faults.channels import (
     kafka_seqs,
     kafka_sink,
     make_topic,
+    record_figures,
     start_pairs,
     status,
     stop_channels,
@@ -52,6 +55,8 @@ SESSION_TIMEOUT = 10.0
 """The console's ``SLUICE_WORKER_SESSION_TIMEOUT`` (its default, which the stack keeps)."""
 START_TIMEOUT = 300
 """Seconds a channel may take to be RUNNING at first (a driver's cold start on 2 busy cores)."""
+PARTITION_TRIALS = int(os.environ.get("SLUICE_FAULT_TRIALS", "1"))
+"""Times the partition test runs, each with channels of its own (``bench/faults.py``: 20)."""
 
 
 def leader_of(world: FaultWorld, topic: str, partition: int = 0) -> int:
@@ -163,8 +168,9 @@ def start_partition_channels(world: FaultWorld, tmp_path: Path) -> tuple[list[st
     return names, source, sink, outbox
 
 
+@pytest.mark.parametrize("trial", range(PARTITION_TRIALS))
 def test_a_partitioned_host_and_its_successor_never_deliver_side_by_side(
-    world: FaultWorld, tmp_path: Path
+    world: FaultWorld, tmp_path: Path, trial: int
 ) -> None:
     """The host loses its network: it fences itself (kills its drivers) before its session
     in the runtime group expires, and only then are its channels moved."""
@@ -199,6 +205,19 @@ def test_a_partitioned_host_and_its_successor_never_deliver_side_by_side(
         f"a batch reads at most {PARTITION_BATCH_LIMIT} events); files sink: "
         f"{len(expected - in_files.keys())} lost, {duplicates(in_files)} duplicates; owners "
         f"after the heal: {owners}"
+    )
+    record_figures(
+        "partition",
+        trial=trial,
+        moved_after=round(moved_after, 1),
+        events=len(expected),
+        kafka_lost=len(expected - in_kafka.keys()),
+        kafka_duplicates=duplicates(in_kafka),
+        twice_after_heal=twice_after_heal,
+        files_lost=len(expected - in_files.keys()),
+        files_duplicates=duplicates(in_files),
+        batch_limit=PARTITION_BATCH_LIMIT,
+        moved=len(moving),
     )
     assert expected - in_kafka.keys() == set() and expected - in_files.keys() == set()
     assert twice_after_heal == 0, "two owners delivered after the heal"
