@@ -125,7 +125,15 @@ def failover_figures(runs: list[dict[str, Any]]) -> list[Figure]:
         Figure("failover: RUNNING elsewhere", run["running_after"], 60.0, 1),
         Figure("failover: every event delivered", run["delivered_after"], None, 1),
         Figure("failover: events lost", run["lost"], 0, 1, unit="events"),
-        Figure("failover: files sink duplicates", run["duplicates"], 0, 1, unit="events"),
+        Figure("failover: files sink duplicates", run["files_duplicates"], 0, 1, unit="events"),
+        Figure(
+            "failover: Kafka sink duplicates",
+            run["kafka_duplicates"],
+            None,
+            1,
+            "at least once",
+            unit="events",
+        ),
     ]
 
 
@@ -148,6 +156,11 @@ def main(argv: list[str] | None = None) -> int:
         code = run_suite(args.trials, args.pairs, args.budget, figures_file, parts)
         took = time.monotonic() - started
         found = read_figures(figures_file)
+    RESULTS_DIR.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    (RESULTS_DIR / f"faults-{stamp}.json").write_text(
+        json.dumps({"exit": code, "seconds": took, "trials": found}, indent=2)
+    )
     by_test: dict[str, list[dict[str, Any]]] = {}
     for entry in found:
         by_test.setdefault(entry["test"], []).append(entry)
@@ -157,19 +170,20 @@ def main(argv: list[str] | None = None) -> int:
     if "failover" in parts:
         rows += failover_figures(by_test.get("failover", []))
     lines = [
-        f"bench-faults: {args.trials} partition trial(s), a kill -9 under {2 * args.pairs} "
-        f"channels; the suite took {took:.0f} s (exit {code})",
+        "bench-faults: "
+        + "; ".join(
+            f"{args.trials} partition trial(s)"
+            if part == "partition"
+            else f"a kill -9 under {2 * args.pairs} channels"
+            for part in parts
+        )
+        + f"; the suite took {took:.0f} s (exit {code})",
         "",
         *(f.row() for f in rows),
     ]
     text = "\n".join(lines)
     print("\n" + text)
-    RESULTS_DIR.mkdir(exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
     (RESULTS_DIR / f"faults-{stamp}.txt").write_text(text + "\n")
-    (RESULTS_DIR / f"faults-{stamp}.json").write_text(
-        json.dumps({"exit": code, "seconds": took, "trials": found}, indent=2)
-    )
     return code
 
 

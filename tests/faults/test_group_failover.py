@@ -135,7 +135,8 @@ def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(
         running_after=round(moved_after, 1),
         delivered_after=round(delivered_after, 1),
         lost=sum(lost.values()),
-        duplicates=doubled,
+        files_duplicates=sum(d for n, d in doubled.items() if isinstance(sinks[n], Path)),
+        kafka_duplicates=sum(d for n, d in doubled.items() if not isinstance(sinks[n], Path)),
         console_followed=round(followed, 1),
     )
     assert_none_lost_files_once(sinks, lost, doubled)
