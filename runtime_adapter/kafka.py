@@ -250,8 +250,9 @@ LATEST = "latest"
 
 def watermarks(reader: Any, partition: TopicPartition, timeout: float) -> tuple[int, int]:
     """The low and high watermarks of ``partition`` read by the consumer ``reader``. A topic
-    just created, or a leader just moved, answers NOT_LEADER_FOR_PARTITION until the client's
-    metadata catches up: retriable errors are asked again for up to ``timeout`` seconds."""
+    just created, or a leader just moved, answers NOT_LEADER_FOR_PARTITION (or
+    LEADER_NOT_AVAILABLE) until the client's metadata catches up: those two are asked again
+    for up to ``timeout`` seconds; any other error is raised at once."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -260,7 +261,7 @@ def watermarks(reader: Any, partition: TopicPartition, timeout: float) -> tuple[
             )
             return int(low), int(high)
         except KafkaException as exc:
-            # (the client raises these with retriable() False: the codes say it)
+            # (the client raises them with retriable() False: their codes say it)
             error = exc.args[0] if exc.args else None
             code = error.code() if isinstance(error, KafkaError) else None
             if code not in _LEADER_MOVING or time.monotonic() + 0.2 > deadline:
