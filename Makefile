@@ -92,7 +92,7 @@ bench-drain: install ## Drain a runtime worker hosting 20 channels: time to all 
 bench-group: install ## The runtime group at scale, simulated: 5,000 channels on 20 workers, kill -9 of one, start/stop, CPU
 	@.venv/bin/python -m bench.group_scale $(BENCH_ARGS)
 
-bench-faults: install ## As root: 20 partition trials and a kill -9 under 30 channels on the fault suite's hosts (about 45 minutes)
+bench-faults: install ## As root: 20 partition trials and a kill -9 under 30 channels on the fault suite's hosts (about 25 minutes)
 	@.venv/bin/python -m bench.faults $(BENCH_ARGS)
 
 bench-discovery: install ## Schema discovery's sampling on vs off on the bench query (target >= 0.95x)
