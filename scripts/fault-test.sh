@@ -13,7 +13,7 @@
 # output to test-artifacts/pytest-faults.log as well as the terminal.
 #
 # Usage: scripts/fault-test.sh [pytest args…]     (default: all of tests/faults)
-# Env:   FAULT_TEST_TIMEOUT  seconds the whole suite may take (default 1500)
+# Env:   FAULT_TEST_TIMEOUT  seconds the whole suite may take (default 2100)
 set -euo pipefail
 # shellcheck source=scripts/_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/_lib.sh"
@@ -32,7 +32,7 @@ started=$SECONDS
 status=0
 args=("$@")
 (( ${#args[@]} )) || args=(tests/faults)
-timeout --signal=INT --kill-after=60 "${FAULT_TEST_TIMEOUT:-1500}" \
+timeout --signal=INT --kill-after=60 "${FAULT_TEST_TIMEOUT:-2100}" \
   python -m pytest -m faults -s -p no:cacheprovider --durations=10 "${args[@]}" \
   2>&1 | tee "$artifacts/pytest-faults.log" || status=$?
 log "the fault suite took $((SECONDS - started)) s (exit $status)"

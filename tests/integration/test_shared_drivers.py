@@ -4,7 +4,7 @@ delivering; a new channel on a topic that does not exist yet waits for it and sk
 an available-now channel reads what is there and stops.
 
 The kill -9 of a shared driver (every channel it hosted recovers, nothing lost) is in
-test_faults.py.
+tests/faults/test_stack_faults.py (the fault suite).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Faults on the real stack: every part is killed or restarted while events flow.
+"""Faults on one host's whole stack: every part is killed or restarted while events flow.
 
 200,000 events flow Kafka → filter → Kafka (channel ``faults-kafka``) and Kafka → filter →
 files (``faults-files``) on a stack with two runtime workers and a Redis of its own. Between
@@ -64,9 +64,10 @@ class RedisProcess:
 
 @pytest.fixture(scope="module")
 def faults_stack(
-    kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path
+    kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory, fault_logs: Path
 ) -> Iterator[tuple[Stack, RedisProcess]]:
-    logs = artifacts_dir / "faults"
+    """The stack of this module, on this machine (no namespaces): one broker of its own."""
+    logs = fault_logs / "stack"
     redis = RedisProcess(tmp_path_factory.mktemp("faults-redis"), logs)
     try:
         with running_stack(
