@@ -62,7 +62,8 @@ class Figure:
     runs: int = 1
     note: str = ""
     unit: str = "s"
-    """``s`` (``seconds`` is a duration) or ``batches`` (a count of micro-batches)."""
+    """``s`` (``seconds`` is a duration), ``batches`` (a count of micro-batches) or ``core``
+    (a share of one CPU core)."""
 
     @property
     def verdict(self) -> str:
@@ -71,7 +72,12 @@ class Figure:
         return "met" if self.seconds <= self.target else "NOT met"
 
     def row(self) -> str:
-        show = _duration if self.unit == "s" else (lambda n: f"{n:g} {self.unit}")
+        if self.unit == "s":
+            show = _duration
+        elif self.unit == "core":
+            show = lambda n: f"{n * 100:.1f} % core"  # noqa: E731
+        else:
+            show = lambda n: f"{n:g} {self.unit}"  # noqa: E731
         target = f"≤ {show(self.target)}" if self.target is not None else "—"
         ratio = f"{self.seconds / self.target:.2f}x target" if self.target else ""
         return (
@@ -140,29 +146,108 @@ class SimulatedRuntime:
         return {}
 
     def status(self, connector_ids: Iterable[str]) -> dict[str, Any]:
+        self.pass_number += 1
+        return {
+            cid: self.running(cid, self.pass_number * 100)
+            for cid in connector_ids
+            if self.assigned.get(cid) is not None
+        }
+
+    def running(self, cid: str, moved: int) -> Any:
+        """``cid`` RUNNING on its worker, its tasks' offsets at ``moved``."""
         from runtime_adapter.base import ConnectorStatus, TaskStatus
         from runtime_adapter.states import State
 
-        self.pass_number += 1
-        moved = self.pass_number * 100
-        statuses = {}
-        for cid in connector_ids:
-            worker = self.assigned.get(cid)
-            if worker is None:
-                continue
-            tasks = [
-                TaskStatus(task, State.RUNNING, worker, "orders", task, moved, moved + 10, 10, 5.0)
-                for task in range(TASKS_PER_CONNECTOR)
+        worker = self.assigned[cid]
+        tasks = [
+            TaskStatus(task, State.RUNNING, worker, "orders", task, moved, moved + 10, 10, 5.0)
+            for task in range(TASKS_PER_CONNECTOR)
+        ]
+        return ConnectorStatus(
+            cid,
+            State.RUNNING,
+            worker,
+            self.generation.get(cid, 0),
+            "",
+            time.time(),
+            tasks,
+            report_interval=10.0,
+        )
+
+    feed: Any = None
+
+    def status_feed(self) -> Any:
+        return self.feed
+
+    epoch: str | None = None
+
+    def desired_summary(self) -> Any:
+        from runtime_adapter.base import DesiredSummary
+
+        return DesiredSummary(self.epoch, len(self.assigned))
+
+    def desired_connectors(self) -> set[str]:
+        return set(self.assigned)
+
+    def restore(self, restorations: list[Any]) -> None:
+        for restoration in restorations:
+            self.deploy(restoration.deployment)
+
+    def set_epoch(self, token: str) -> None:
+        self.epoch = token
+
+
+class SimulatedFeed:
+    """The status feed of a runtime group at steady state, one read per pass (a second of
+    simulated time): ``changed`` connectors with news each second (their offsets moved), and
+    each worker's vouch for all of its connectors every 5 s (half the report interval)."""
+
+    def __init__(self, runtime: SimulatedRuntime, changed: int) -> None:
+        self.runtime, self.changed = runtime, changed
+        self.ids = sorted(runtime.assigned)
+        self.reads = 0
+
+    def read(self, cursor: Any, *, budget: float = 0.5) -> Any:
+        from runtime_adapter.base import FeedBatch, StatusNews, Vouch
+
+        self.reads += 1
+        start = (self.reads * self.changed) % len(self.ids)
+        chosen = (self.ids * 2)[start : start + self.changed]
+        news = [
+            StatusNews(cid, self.runtime.running(cid, self.reads * 100), True, 1) for cid in chosen
+        ]
+        vouches = []
+        if self.reads % 5 == 0:
+            by_worker: dict[str, set[str]] = {}
+            for cid, worker in self.runtime.assigned.items():
+                by_worker.setdefault(worker or "", set()).add(cid)
+            vouches = [
+                Vouch(worker, dict.fromkeys(ids, 1.0), 10.0, 1, at=time.time())
+                for worker, ids in by_worker.items()
             ]
-            statuses[cid] = ConnectorStatus(
-                cid, State.RUNNING, worker, self.generation.get(cid, 0), "", time.time(), tasks
-            )
-        return statuses
+        return FeedBatch(news, vouches, {0: self.reads}, True)
 
 
 def database_figures(channels: int, repeat: int, work: Path) -> list[Figure]:
     with django_on_postgres(work):
         return _measure_database(channels, repeat)
+
+
+def _loop_share(runtime: SimulatedRuntime, seconds: int) -> tuple[float, float, float]:
+    """Run one pass a second of simulated time for ``seconds`` (resyncs and fleet health
+    refreshes included): the CPU seconds per second (a share of one core, for this process's
+    Python and Django; the database's own is not counted), the median pass's CPU and the
+    slowest pass's wall time."""
+    from console import services
+
+    start = time.time() + 3600  # after the passes already made: the loop's clock goes on
+    cpu, walls = [], []
+    for n in range(seconds):
+        began, wall = time.process_time(), time.perf_counter()
+        services.reconcile(now=start + n)
+        cpu.append(time.process_time() - began)
+        walls.append(time.perf_counter() - wall)
+    return sum(cpu) / seconds, statistics.median(cpu), max(walls)
 
 
 def _measure_database(channels: int, repeat: int) -> list[Figure]:
@@ -183,7 +268,10 @@ def _measure_database(channels: int, repeat: int) -> list[Figure]:
 
     first = _timed(services.reconcile)
     steady = [_timed(services.reconcile) for _ in range(repeat)]
+    from console.permissions import VIEWER, grant_role
+
     user = get_user_model().objects.create_user("bench", password="bench-password")
+    grant_role(user, VIEWER)
     client = Client(HTTP_HOST="localhost")
     client.force_login(user)
 
@@ -197,6 +285,15 @@ def _measure_database(channels: int, repeat: int) -> list[Figure]:
     page = [_timed(list_with_status("")) for _ in range(repeat)]
     everything = [_timed(list_with_status(f"&limit={channels}")) for _ in range(repeat)]
     note = f"{channels} channels, {channels * TASKS_PER_CONNECTOR} tasks"
+
+    # The same fleet placed by the runtime group, the loop following its status feed: 1 % of
+    # the channels with news each second (busy ones moving their offsets), vouches for all.
+    changed = max(1, channels // 100)
+    share_all, median_all, slowest_all = _loop_share(runtime, 60)
+    runtime.places = True
+    runtime.feed = SimulatedFeed(runtime, changed)
+    share_feed, median_feed, slowest_feed = _loop_share(runtime, 60)
+    loop_note = "60 passes, 1 a second; CPU of the loop's process, not the database's"
     return [
         Figure(f"reconcile pass, first (places {channels})", first, 1.0, 1, note),
         Figure("reconcile pass, steady (offsets moved)", statistics.median(steady), 1.0, repeat),
@@ -207,6 +304,23 @@ def _measure_database(channels: int, repeat: int) -> list[Figure]:
             None,
             repeat,
             "no target: the API pages by 50",
+        ),
+        Figure(
+            "control loop, every status read each pass: CPU share",
+            share_all,
+            0.10,
+            60,
+            f"{loop_note}; median pass {median_all:.2f} s CPU, slowest {slowest_all:.2f} s",
+            unit="core",
+        ),
+        Figure(
+            f"control loop, following the status feed ({changed} news/s): CPU share",
+            share_feed,
+            0.10,
+            60,
+            f"{loop_note}; median pass {median_feed * 1000:.0f} ms CPU, slowest "
+            f"{slowest_feed:.2f} s (a resync every 30 s)",
+            unit="core",
         ),
     ]
 

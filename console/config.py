@@ -131,6 +131,14 @@ class ConsoleSettings(SluiceSettings):
         1.0,
         description="Seconds between control-loop passes (a pass with nothing new writes nothing).",
     )
+    reconcile_resync_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="When the control loop follows the runtime's status topic "
+        "(`SLUICE_RUNTIME_STATUS_FEED`): a pass looks only at the channels whose status changed "
+        "or that time or a worker's death acts on, and at one slice of all of them, so that "
+        "each channel is looked at within this many seconds (a rolling resync).",
+    )
     worker_session_timeout: float = Field(
         10.0,
         description="Seconds the control loop sees no new heartbeat of a runtime worker (timed "

@@ -665,3 +665,21 @@ class LoopFence(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}: token {self.token}"
+
+
+class LoopCursor(models.Model):
+    """Where a loop that follows a feed is to read next (the control loop's place in the
+    runtime's status topic: partition → next offset), saved with the pass that read up to
+    it, so a pass that is not saved is read again."""
+
+    name = models.CharField(max_length=63, unique=True)
+    position = models.JSONField(default=dict)
+    written_at = models.DateTimeField(null=True, blank=True)
+    resync_slice = models.PositiveIntegerField(
+        default=0,
+        help_text="The slice of the connectors (by id) the next pass looks at whatever the feed "
+        "says: a rolling resync, every connector once in so many passes.",
+    )
+
+    def __str__(self) -> str:
+        return f"{self.name}: {len(self.position)} partitions"

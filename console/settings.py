@@ -322,6 +322,7 @@ SLUICE_RUNTIME = env.runtime
 SLUICE_REDIS_PREFIX = runtime_env.redis_prefix
 SLUICE_RECONCILE_INTERVAL = env.reconcile_interval
 SLUICE_WORKER_SESSION_TIMEOUT = env.worker_session_timeout
+SLUICE_RECONCILE_RESYNC_SECONDS = env.reconcile_resync_seconds
 # The runtime's Kafka group (runtime_adapter.group): a worker that is its member is alive,
 # whatever its heartbeats in Redis say. None: membership off (SLUICE_RUNTIME_MEMBERSHIP=false).
 SLUICE_RUNTIME_GROUP = (

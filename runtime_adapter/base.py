@@ -9,7 +9,7 @@ example an existing Kafka Connect cluster) is one more module implementing
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -135,6 +135,63 @@ class ConnectorStatus:
     """The revision the connector's query runs, as its driver reports it (``None`` in a report
     that does not come from a driver). A bus whose new revision changed only its rules takes
     it without a restart: this is how the change shows as applied."""
+
+
+@dataclass(frozen=True)
+class StatusNews:
+    """One connector's status as the runtime's status feed says it changed.
+
+    ``status`` is None when the runtime forgot the connector (a tombstone). ``reporting`` is
+    the owner's judgement: False when the connector's driver stopped refreshing its report
+    (the status is no longer known). ``epoch`` is the owner's group generation."""
+
+    connector_id: str
+    status: ConnectorStatus | None
+    reporting: bool
+    epoch: int
+
+
+@dataclass(frozen=True)
+class Vouch:
+    """A worker's word that the connectors it names still report: each with how many seconds
+    before the vouch was written its driver last refreshed its report. A reader dates their
+    reports that long before it read the vouch (their deadline: twice ``report_interval``
+    after that)."""
+
+    worker_id: str
+    ages: Mapping[str, float]
+    """Connector id → seconds since its last report, by the worker's clock."""
+    report_interval: float
+    epoch: int
+    at: float = 0.0
+    """When it was written, by the worker host's clock (shown, never compared)."""
+
+    @property
+    def connector_ids(self) -> frozenset[str]:
+        return frozenset(self.ages)
+
+
+@dataclass(frozen=True)
+class FeedBatch:
+    """What the status feed held after a cursor: its news and vouches in the order written,
+    and the cursor to read from next."""
+
+    news: list[StatusNews]
+    vouches: list[Vouch]
+    cursor: dict[int, int]
+    """Partition → the next offset to read."""
+    caught_up: bool
+    """The read ended with nothing more to read (False: it stopped at its time budget)."""
+
+
+class StatusFeed(Protocol):
+    """The runtime's status changes, from a cursor on (its status topic)."""
+
+    def read(self, cursor: Mapping[int, int] | None, *, budget: float = 0.5) -> FeedBatch:
+        """What was written after ``cursor`` (None: from the start: every connector's latest
+        status), read for at most ``budget`` seconds. Raises :class:`RuntimeUnavailable`
+        when the feed cannot be read."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -446,6 +503,10 @@ class RuntimeAdapter(Protocol):
         master: the answer carries the ``error``."""
 
     # -- re-sending what the runtime lost (the console's desired state is the truth) ---------
+
+    def status_feed(self) -> StatusFeed | None:
+        """The runtime's status changes as a feed (when its group places connectors and
+        writes their statuses to its status topic), or None: then :meth:`status` is read."""
 
     def desired_summary(self) -> DesiredSummary:
         """The runtime's epoch token and the number of connectors it holds whole, in one

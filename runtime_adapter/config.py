@@ -344,6 +344,15 @@ class RuntimeSettings(SluiceSettings):
         "console follows. `console`: the console's control loop assigns each channel to the "
         "least loaded live worker (the only choice without membership).",
     )
+    runtime_status_feed: bool = Field(
+        True,
+        description="With `group` placement: the console's control loop follows the runtime's "
+        "status topic (each worker writes its channels' status changes there, fenced by its "
+        "group generation, and vouches for the rest every half report interval), and a pass "
+        "looks only at the channels whose status changed, plus those time or a worker's death "
+        "acts on, and at all of them every `SLUICE_RECONCILE_RESYNC_SECONDS`. `false`: every "
+        "pass reads every channel's status from Redis.",
+    )
 
     # drivers
     driver_memory: str = Field(

@@ -630,13 +630,20 @@ def group_member_consumer(
     return Consumer(settings)
 
 
-def topic_reader_consumer(bootstrap_servers: str, *, client_id: str) -> Consumer:
+def topic_reader_consumer(
+    bootstrap_servers: str, *, client_id: str, fetch_wait: float | None = None
+) -> Consumer:
     """A consumer that joins no group: it reads the partitions it is ``assign``-ed, committed
     transactions only, with partition EOF events (the runtime's status topic, a console's
-    view of the config topic)."""
+    view of the config topic). ``fetch_wait``: the longest a broker holds a fetch that found
+    nothing new (``fetch.wait.max.ms``; librdkafka's 0.5 s by default)."""
+    extra: dict[str, object] = {}
+    if fetch_wait is not None:
+        extra["fetch.wait.max.ms"] = int(fetch_wait * 1000)
     return Consumer(
         {
             **client_config(bootstrap_servers),
+            **extra,
             # librdkafka wants a group id even for assign(); nothing is ever committed to it.
             "group.id": f"{client_id}-reader",
             "client.id": client_id,

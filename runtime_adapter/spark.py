@@ -31,6 +31,7 @@ from runtime_adapter.base import (
     RuntimeUnavailable,
     SourceOffset,
     SparkCluster,
+    StatusFeed,
     WorkerInfo,
 )
 from runtime_adapter.checkpoint import (
@@ -43,6 +44,7 @@ from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.group.desired import DesiredStateWriter
 from runtime_adapter.group.member import client_id_of
 from runtime_adapter.group.settings import GroupConfig
+from runtime_adapter.group.status import StatusFeedReader
 from runtime_adapter.group.topics import ensure_runtime_topics
 from runtime_adapter.kafka import (
     BrokerUnreachable,
@@ -113,6 +115,7 @@ class SparkRuntime:
         also written to the config topic, where each slot's owner finds it, and the
         console's :meth:`assign` is a no-op (a connector runs where its slot is owned)."""
         self._desired: DesiredStateWriter | None = None
+        self._feed: StatusFeedReader | None = None
 
     def _publish(self, connector_ids: Iterable[str]) -> None:
         """Write the desired state of ``connector_ids`` as the store now holds it to the
@@ -295,6 +298,15 @@ class SparkRuntime:
         return self.store.statuses(connector_ids)
 
     @_reaching_the_runtime
+    def status_feed(self) -> StatusFeed | None:
+        """The status topic from a cursor on, when the group places and the console follows
+        it (``SLUICE_RUNTIME_STATUS_FEED``); one reader per process, kept between passes."""
+        if not self.places or self.group is None or not self.group.status_feed:
+            return None
+        if self._feed is None:
+            self._feed = StatusFeedReader(self.group)
+        return self._feed
+
     def workers(self) -> list[WorkerInfo]:
         """The registered workers, each with whether it is a member of the runtime's group
         now (``member``; None when that is unknown)."""

@@ -166,6 +166,18 @@ def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in data.items() if key in names}
 
 
+def _text(raw: str | bytes) -> str:
+    return raw.decode() if isinstance(raw, bytes) else raw
+
+
+def status_from_text(text: str) -> ConnectorStatus:
+    """A status as :meth:`RedisStore.status_texts` gives it: its counts, then its JSON."""
+    dead_letters, sink_retries, raw = text.split(" ", 2)
+    return replace(
+        status_from_json(raw), dead_letters=int(dead_letters), sink_retries=int(sink_retries)
+    )
+
+
 def status_from_json(raw: str | bytes) -> ConnectorStatus:
     """A status as :func:`status_to_json` wrote it; a report written before a field existed
     reads with that field's default, one with a field this code does not know without it."""
@@ -530,6 +542,11 @@ class RedisStore:
         )
 
     def statuses(self, connector_ids: Iterable[str]) -> dict[str, ConnectorStatus]:
+        return {cid: status_from_text(t) for cid, t in self.status_texts(connector_ids).items()}
+
+    def status_texts(self, connector_ids: Iterable[str]) -> dict[str, str]:
+        """Each connector's status as stored, with its counts: a text that tells a new report
+        from one already read without parsing it (:func:`status_from_text` parses it)."""
         ids = list(connector_ids)
         if not ids:
             return {}
@@ -539,9 +556,7 @@ class RedisStore:
         pipe.hmget(self.key("sinkretries"), ids)
         values, dead_letters, retries = pipe.execute()
         return {
-            cid: replace(
-                status_from_json(raw), dead_letters=int(dead or 0), sink_retries=int(retried or 0)
-            )
+            cid: f"{int(dead or 0)} {int(retried or 0)} {_text(raw)}"
             for cid, raw, dead, retried in zip(ids, values, dead_letters, retries, strict=True)
             if raw
         }

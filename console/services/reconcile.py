@@ -68,12 +68,14 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
+from django.db.models.functions import Mod
 
 from console.choices import (
     HOSTED_TARGETS,
@@ -84,21 +86,32 @@ from console.choices import (
     WorkerService,
     WorkerState,
 )
-from console.models import Channel, Connector, LifecycleEvent, LoopFence, Task, Worker
+from console.models import (
+    Channel,
+    Connector,
+    LifecycleEvent,
+    LoopCursor,
+    LoopFence,
+    Task,
+    Worker,
+)
 from console.runtime import get_runtime
 from console.selectors import reporting
 from console.selectors.specs import mask_known_secrets, plain_secret_values, scrub
 from console.services import channel_health
 from console.services.bulk import update_rows
 from console.services.lifecycle import RECONCILE_ACTOR, lifecycle_event
-from console.services.resend import resend_lost
+from console.services.resend import Resent, resend_lost
 from console.services.restart_policy import RestartPolicy
 from runtime_adapter import states as runtime_states
 from runtime_adapter.base import (
     ConnectorStatus,
     RuntimeAdapter,
     RuntimeUnavailable,
+    StatusFeed,
+    StatusNews,
     TaskStatus,
+    Vouch,
     WorkerInfo,
 )
 from runtime_adapter.logs import log_context
@@ -156,6 +169,57 @@ class ReconcileReport:
     """Connectors re-sent to a runtime that had lost their desired state."""
     stale: bool = False
     """The pass wrote nothing: a pass with a newer fencing token had written first."""
+    news: int = 0
+    """Connectors with news in the runtime's status feed (when the pass follows it)."""
+    full: bool = True
+    """The pass looked at every connector (``connectors``: how many it looked at)."""
+
+
+_FEED_CURSOR = "status-feed"
+_FEED_BUDGET = 0.5
+"""Seconds a pass may spend reading the status feed (what is left is read by the next)."""
+_TICK = timedelta(microseconds=1)
+
+
+@dataclass
+class _FeedPass:
+    """What a pass read of the runtime's status feed."""
+
+    cursor: dict[int, int]
+    news: dict[str, StatusNews]
+    vouches: dict[str, Vouch]
+    """Worker id → its latest vouch in what was read."""
+    full: bool
+    """The pass looks at every connector, not only the news, what is due and a slice."""
+    slice: int
+    """The slice of the rolling resync this pass looks at."""
+    caught_up: bool = True
+    """The read reached the end of what was written (else its news may be old ones)."""
+    taken: set[str] = field(default_factory=set)
+    """Connectors whose vouch the pass applied itself (it looked at them)."""
+
+
+def resync_slices() -> int:
+    """Into how many slices (by connector id) the rolling resync cuts the connectors: one is
+    looked at every pass, so every connector within ``SLUICE_RECONCILE_RESYNC_SECONDS``."""
+    return max(
+        1, round(settings.SLUICE_RECONCILE_RESYNC_SECONDS / settings.SLUICE_RECONCILE_INTERVAL)
+    )
+
+
+def _vouched(vouch: Vouch, age: float, at: datetime) -> dict[str, Any]:
+    """The liveness fields of a connector its worker vouched for, last refreshed ``age``
+    seconds before the vouch, read at ``at``: its report is dated ``age`` seconds and one
+    reconcile interval (the longest a record waits for a pass) before ``at``."""
+    seen_at = at - timedelta(seconds=age + settings.SLUICE_RECONCILE_INTERVAL)
+    return {
+        "status_seen_at": seen_at,
+        "report_interval": vouch.report_interval,
+        "status_deadline_at": reporting.deadline(
+            ConnectorState.RUNNING, seen_at, vouch.report_interval
+        ),
+        "last_status_at": _timestamp(vouch.at - age) if vouch.at else None,
+    }
 
 
 class StalePass(Exception):
@@ -244,25 +308,37 @@ class _Pass:
         self.secrets: dict[int, list[str]] = {}
         self.reporting_changed: set[int] = set()
         """Channels whose connector turned NOT_REPORTING or reports again (by this pass)."""
+        self.feed: _FeedPass | None = None
+        """What this pass read of the runtime's status feed (None: it reads every status)."""
+        self._every: list[Connector] | None = None
+        self.dated: set[int] = set()
+        """Connectors whose report this pass dated from a worker's vouch."""
 
     def run(self) -> ReconcileReport:
         self.sync_workers(self.runtime.workers())
-        connectors = list(
-            Connector.objects.select_related("channel", "revision").order_by("runtime_id")
-        )
-        resent = resend_lost(self.runtime, connectors, self.live, self.at)
-        self.events.extend(resent.events)
-        self.place(connectors)
-        self.note_drained(connectors)
-        statuses = self.runtime.status([c.runtime_id for c in connectors]) if connectors else {}
+        feed = self.runtime.status_feed()
+        if feed is None:
+            connectors = self.every_connector()
+            resent = resend_lost(self.runtime, self.every_connector, self.live, self.at)
+            self.events.extend(resent.events)
+            self.place(connectors)
+            self.note_drained(connectors)
+            ids = [c.runtime_id for c in connectors]
+            statuses = self.runtime.status(ids) if connectors else {}
+        else:
+            connectors, statuses, resent = self.follow_feed(feed)
         tasks: dict[int, dict[int, Task]] = {}
-        for task in Task.objects.all():
+        task_rows = Task.objects.all()
+        if self.feed is not None and not self.feed.full:
+            task_rows = task_rows.filter(connector__in=[c.pk for c in connectors])
+        for task in task_rows:
             tasks.setdefault(task.connector_id, {})[task.task_id] = task
         for connector in connectors:
             with log_context(channel=connector.channel.name, connector=connector.runtime_id):
                 was = connector.state
                 totals = (connector.dead_letters, connector.sink_retries)
                 status = statuses.get(connector.runtime_id)
+                self.take_vouch(connector)
                 self.observe(connector, status, tasks.get(connector.pk, {}))
                 self.keep_totals(connector, *totals)
                 self.apply_restart_policy(connector, was)
@@ -288,7 +364,96 @@ class _Pass:
             events=len(self.events),
             restarts=self.restarts,
             resent=resent.connectors + resent.runs,
+            news=len(self.feed.news) if self.feed is not None else 0,
+            full=self.feed is None or self.feed.full,
         )
+
+    def every_connector(self) -> list[Connector]:
+        """Every connector, with its channel and revision (read once a pass)."""
+        if self._every is None:
+            self._every = list(
+                Connector.objects.select_related("channel", "revision").order_by("runtime_id")
+            )
+        return self._every
+
+    # -- 0. the runtime's status feed ------------------------------------------------------
+
+    def follow_feed(
+        self, feed: StatusFeed
+    ) -> tuple[list[Connector], dict[str, ConnectorStatus], Resent]:
+        """Read the status feed from the stored cursor and choose the connectors this pass
+        looks at: those with news, those :meth:`due` (time, a worker's death, a wish not yet
+        met) and one slice of all (a rolling resync: each connector once in
+        :func:`resync_slices` passes); or every one (the first pass, and while a worker
+        drains)."""
+        stored = LoopCursor.objects.filter(name=_FEED_CURSOR).first()
+        cursor = (
+            {int(p): int(o) for p, o in stored.position.items()}
+            if stored is not None and stored.position
+            else None
+        )
+        batch = feed.read(cursor, budget=_FEED_BUDGET)
+        news: dict[str, StatusNews] = {}
+        for item in batch.news:
+            news[item.connector_id] = item  # the latest of each, in log order
+        vouches: dict[str, Vouch] = {}
+        if batch.caught_up:  # (else an old vouch read on the way may not be the latest)
+            for vouch in batch.vouches:
+                vouches[vouch.worker_id] = vouch  # the latest of each worker
+        slices = resync_slices()
+        next_slice = stored.resync_slice % slices if stored is not None else 0
+        full = cursor is None or bool(self.still_draining)
+        self.feed = _FeedPass(batch.cursor, news, vouches, full, next_slice, batch.caught_up)
+        resent = resend_lost(self.runtime, self.every_connector, self.live, self.at)
+        self.events.extend(resent.events)
+        if full:
+            connectors = self.every_connector()
+        else:
+            connectors = list(
+                Connector.objects.select_related("channel", "revision")
+                .annotate(resync_slice=Mod("id", slices))
+                .filter(Q(runtime_id__in=list(news)) | Q(resync_slice=next_slice) | self.due())
+                .order_by("runtime_id")
+            )
+        self.place(connectors)
+        self.note_drained(connectors)
+        statuses = {cid: n.status for cid, n in news.items() if n.status is not None}
+        return connectors, statuses, resent
+
+    def due(self) -> Q:
+        """The connectors a pass looks at without news of them: what time acts on (a report
+        that ran out, or is believed again; a restart's backoff; a reset of its attempts),
+        what waits on the control loop (a stop not settled, a placement), and those on a
+        worker that is not alive (they are not hosted)."""
+        hosted = sorted(HOSTED_TARGETS)
+        refreshed = sorted(reporting.REFRESHED_STATES)
+        return (
+            Q(state=ConnectorState.FAILED, channel__target_state__in=hosted)
+            | Q(state=ConnectorState.RUNNING, restart_attempts__gt=0)
+            | Q(silence_recorded=False, status_deadline_at__lt=self.at, state__in=refreshed)
+            | Q(silence_recorded=True)
+            | Q(channel__target_state=TargetState.STOPPED, state__in=refreshed)
+            | Q(channel__target_state__in=hosted, state=ConnectorState.UNASSIGNED)
+            | (Q(channel__target_state__in=hosted) & ~Q(worker_id__in=sorted(self.live)))
+        )
+
+    def take_vouch(self, connector: Connector) -> None:
+        """A worker vouched in this pass's part of the feed that the connector, which it runs,
+        still reports (and no news of it came): its report is dated by this pass."""
+        feed = self.feed
+        if feed is None or connector.runtime_id in feed.news:
+            return
+        vouch = feed.vouches.get(connector.worker_id or "")
+        if (
+            vouch is None
+            or connector.runtime_id not in vouch.connector_ids
+            or connector.state not in reporting.REFRESHED_STATES
+        ):
+            return
+        feed.taken.add(connector.runtime_id)
+        age = vouch.ages[connector.runtime_id]
+        self.update_connector(connector, _vouched(vouch, age, self.at))
+        self.dated.add(connector.pk)
 
     def keep_totals(self, connector: Connector, dead_letters: int, sink_retries: int) -> None:
         """The totals only the runtime counts never go backwards here. The re-send gives a
@@ -601,7 +766,7 @@ class _Pass:
         else:
             why = (
                 "reports again"
-                if connector.status_seen_at == self.at
+                if connector.status_seen_at == self.at or connector.pk in self.dated
                 else f"no report awaited any more ({connector.state} is the control loop's own)"
             )
             self.connector_event(
@@ -622,11 +787,25 @@ class _Pass:
         (the reporter's clock, compared only with itself) differs from the stored one, and it
         is then dated by the pass (the console's clock); a report read again keeps its date,
         so one nobody refreshes runs out (:mod:`console.selectors.reporting`)."""
-        new = connector.status_seen_at is None or (
-            stamp is not None and stamp != connector.last_status_at
-        )
-        seen_at = self.at if new else connector.status_seen_at
         interval = max(0.0, float(status.report_interval or 0.0))
+        news = self.feed.news.get(connector.runtime_id) if self.feed is not None else None
+        if news is not None and not news.reporting:
+            # Its owner says its driver stopped refreshing it: not believed from now on.
+            last = connector.status_seen_at or self.at
+            deadline = reporting.deadline(state, last, interval)
+            return {
+                "status_seen_at": last,
+                "report_interval": interval,
+                "status_deadline_at": None if deadline is None else min(deadline, self.at - _TICK),
+            }
+        if news is not None:
+            # News read on the way through a backlog may be old: it dates nothing.
+            new = connector.status_seen_at is None or bool(self.feed and self.feed.caught_up)
+        else:
+            new = connector.status_seen_at is None or (
+                stamp is not None and stamp != connector.last_status_at
+            )
+        seen_at = self.at if new else connector.status_seen_at
         return {
             "status_seen_at": seen_at,
             "report_interval": interval,
@@ -884,6 +1063,7 @@ class _Pass:
             update_rows(Task, self.changed_tasks, [*_TASK_FIELDS, "updated"])
             self.save_drained()
             LifecycleEvent.objects.bulk_create(self.events)
+            self.save_feed()
 
     def check_fence(self) -> None:
         """Raise :class:`StalePass` when a pass with a newer token has written; else record
@@ -896,6 +1076,35 @@ class _Pass:
         fence.token = self.token
         fence.written_at = self.at
         fence.save(update_fields=["token", "written_at"])
+
+    def save_feed(self) -> None:
+        """Date the reports of the connectors a worker vouched for that the pass did not look
+        at (an UPDATE for each age in the vouch), and store where the feed is to be read
+        next."""
+        feed = self.feed
+        if feed is None:
+            return
+        skip = feed.taken | set(feed.news)
+        for worker_id, vouch in feed.vouches.items():
+            by_age: dict[float, list[str]] = {}
+            for cid, age in vouch.ages.items():
+                if cid not in skip:
+                    by_age.setdefault(age, []).append(cid)
+            for age, ids in sorted(by_age.items()):  # (whole seconds: a few UPDATEs a worker)
+                Connector.objects.filter(
+                    worker_id=worker_id,
+                    runtime_id__in=sorted(ids),
+                    state__in=sorted(reporting.REFRESHED_STATES),
+                    silence_recorded=False,
+                ).update(**_vouched(vouch, age, self.at))
+        LoopCursor.objects.update_or_create(
+            name=_FEED_CURSOR,
+            defaults={
+                "position": {str(p): o for p, o in feed.cursor.items()},
+                "written_at": self.at,
+                "resync_slice": (feed.slice + 1) % resync_slices(),
+            },
+        )
 
     def save_drained(self) -> None:
         """Mark the workers :meth:`note_drained` found DRAINED, each recorded once; a worker

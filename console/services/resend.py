@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -64,24 +65,28 @@ class Resent:
 
 
 def resend_lost(
-    runtime: RuntimeAdapter, connectors: list[Connector], live: set[str], at: datetime
+    runtime: RuntimeAdapter,
+    connectors: Callable[[], list[Connector]],
+    live: set[str],
+    at: datetime,
 ) -> Resent:
-    """Re-send what the runtime lacks of ``connectors`` (every connector row, as the pass
-    read them) and of the running runs (placed on their channel's worker when it is in
-    ``live``, else on the first live one); when the runtime had no token, re-send them all
-    (filling in, never overwriting) and set a fresh one. Runtime errors propagate (the pass
-    is retried whole)."""
+    """Re-send what the runtime lacks of ``connectors()`` (every connector row, as the pass
+    reads them: loaded only when something is missing) and of the running runs (placed on
+    their channel's worker when it is in ``live``, else on the first live one); when the
+    runtime had no token, re-send them all (filling in, never overwriting) and set a fresh
+    one. Runtime errors propagate (the pass is retried whole)."""
     global _checked
     summary = runtime.desired_summary()
-    expected = len(connectors) + ChannelRun.objects.exclude(runtime_id="").count()
+    expected = Connector.objects.count() + ChannelRun.objects.exclude(runtime_id="").count()
     signature = (summary.epoch, summary.connectors, expected)
     if summary.epoch is not None and (summary.connectors == expected or signature == _checked):
         return Resent()
     emptied = summary.epoch is None
+    every = connectors()
     held = runtime.desired_connectors()
-    lost = [c for c in connectors if c.runtime_id not in held]
-    restorations = _connector_restorations(connectors if emptied else lost)
-    runs = _run_restorations(set() if emptied else held, connectors, live)
+    lost = [c for c in every if c.runtime_id not in held]
+    restorations = _connector_restorations(every if emptied else lost)
+    runs = _run_restorations(set() if emptied else held, every, live)
     runtime.restore(restorations + runs)
     if emptied:
         runtime.set_epoch(uuid.uuid4().hex)

@@ -33,6 +33,9 @@ class GroupConfig:
     placement: str = "console"
     """``group``: a channel runs where its slot is owned (the group places); ``console``: the
     console assigns workers and the group only keeps members alive and fenced."""
+    status_feed: bool = True
+    """With ``group`` placement: the console follows the status topic
+    (``SLUICE_RUNTIME_STATUS_FEED``)."""
 
     def __post_init__(self) -> None:
         if self.fence_margin >= self.session_timeout - self.heartbeat_interval:
@@ -61,6 +64,7 @@ class GroupConfig:
             heartbeat_interval=settings.runtime_heartbeat_interval,
             fence_margin=settings.runtime_fence_margin,
             placement=settings.runtime_placement,
+            status_feed=settings.runtime_status_feed,
         )
 
     @property

@@ -24,7 +24,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
-from runtime_adapter.base import RuntimeUnavailable
+from runtime_adapter.base import FeedBatch, RuntimeUnavailable, StatusNews, Vouch
 from runtime_adapter.group.member import NotOwner, Ownership
 from runtime_adapter.group.settings import GroupConfig
 from runtime_adapter.group.slots import slot_of
@@ -34,8 +34,19 @@ from runtime_adapter.kafka import (
     topic_reader_consumer,
     transactional_producer,
 )
+from runtime_adapter.store import status_from_json
 
 log = logging.getLogger("sluice.group")
+
+VOUCH_PREFIX = "@worker:"
+"""The key prefix of a worker's own records in the status topic (its vouches, see
+:mod:`runtime_adapter.host.status_relay`); never a connector id's (letters, digits, ``-``,
+``_`` and ``.``)."""
+
+
+def vouch_key(worker_id: str) -> str:
+    return f"{VOUCH_PREFIX}{worker_id}"
+
 
 FENCED_CODES = frozenset(
     {
@@ -129,9 +140,12 @@ class StatusWriter:
         statuses: Mapping[str, Mapping[str, Any]],
         *,
         skip_unowned: bool = False,
+        slots: Mapping[str, int] | None = None,
     ) -> list[str]:
         """Write ``{connector id: status}`` as one transaction fenced by ``ownership``; the
-        ids left out (with ``skip_unowned``, those outside ``ownership.slots``).
+        ids left out (with ``skip_unowned``, those outside ``ownership.slots``). A key is
+        written in the partition of its slot: :func:`slot_of` it, or ``slots[key]`` (a
+        worker's own record, see :mod:`runtime_adapter.host.status_relay`).
 
         Raises :class:`NotOwner` (nothing sent) for a connector outside ``ownership.slots``
         unless ``skip_unowned``, :class:`StatusRejected` when the coordinator refuses the
@@ -139,15 +153,23 @@ class StatusWriter:
         :class:`~runtime_adapter.kafka.BrokerUnreachable` when Kafka does not answer in time
         (aborted too, when it can be).
         """
-        skipped = [
-            cid for cid in statuses if slot_of(cid, self._config.slots) not in ownership.slots
-        ]
+        slot_for = {
+            cid: (slots or {}).get(cid, slot_of(cid, self._config.slots)) for cid in statuses
+        }
+        skipped = [cid for cid in statuses if slot_for[cid] not in ownership.slots]
         if skipped and not skip_unowned:
             raise NotOwner(
                 f"worker {self.worker_id} does not own the slots of {', '.join(sorted(skipped))}"
             )
         records = [
-            self._record(ownership, cid, dict(s))
+            StatusRecord(
+                cid,
+                dict(s),
+                ownership.generation,
+                ownership.member_id,
+                self.worker_id,
+                slot_for[cid],
+            )
             for cid, s in statuses.items()
             if cid not in skipped
         ]
@@ -172,14 +194,6 @@ class StatusWriter:
         except KafkaException as exc:
             self._abort(exc, ownership)
         return skipped
-
-    def _record(
-        self, ownership: Ownership, connector_id: str, status: dict[str, Any]
-    ) -> StatusRecord:
-        slot = slot_of(connector_id, self._config.slots)
-        return StatusRecord(
-            connector_id, status, ownership.generation, ownership.member_id, self.worker_id, slot
-        )
 
     def _abort(self, exc: KafkaException, ownership: Ownership) -> None:
         error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
@@ -274,6 +288,131 @@ class StatusReader:
 
     def close(self) -> None:
         self._consumer.close()
+
+
+_IDLE = 0.05
+"""Seconds a read waits for more once the consumer has nothing fetched left: it fetches in
+the background all along, so what was written before the read is normally here already."""
+_FIRST_FETCH = 0.5
+"""Seconds a read waits for the first records after the reader was positioned (an empty
+fetch answers within ``_IDLE``: its end of partition events end the wait sooner)."""
+
+
+class StatusFeedReader:
+    """The status topic as a :class:`~runtime_adapter.base.StatusFeed` (the console's control
+    loop follows it from the cursor it stores with each pass).
+
+    One consumer, kept between reads: it goes on fetching in the background, so a read
+    usually finds what was written since the last one already here. It is positioned again
+    only when the cursor asked for is not where the last read ended (another process's pass
+    moved it, or a pass was not saved). Statuses of an older group generation than the newest
+    read for their connector are dropped (:class:`StatusView`), as are records this code
+    cannot read (logged).
+    """
+
+    def __init__(self, config: GroupConfig, *, client_id: str = "sluice-status-feed") -> None:
+        self._config = config
+        self._client_id = client_id
+        self._consumer: Any = None
+        self._partitions: list[int] = []
+        self._position: dict[int, int] = {}
+        self._view = StatusView()
+
+    def read(self, cursor: Mapping[int, int] | None, *, budget: float = 0.5) -> FeedBatch:
+        try:
+            return self._read(cursor, budget)
+        except KafkaException as exc:
+            self.close()  # positioned anew next time
+            raise BrokerUnreachable(f"status feed: {exc}") from exc
+
+    def _read(self, cursor: Mapping[int, int] | None, budget: float) -> FeedBatch:
+        wait = _IDLE
+        if self._consumer is None or cursor is None or dict(cursor) != self._position:
+            self._assign(cursor)
+            wait = _FIRST_FETCH  # the first fetch after positioning takes a round trip
+        consumer = self._consumer
+        news: list[StatusNews] = []
+        vouches: list[Vouch] = []
+        deadline = time.monotonic() + budget
+        idle = False
+        while (left := deadline - time.monotonic()) > 0:
+            messages = consumer.consume(1000, min(left, wait))
+            for message in messages:
+                self._take(message, news, vouches)
+            if not any(m.error() is None for m in messages):
+                idle = True  # nothing more fetched: what was written is read
+                break
+            wait = _IDLE
+        return FeedBatch(news, vouches, dict(self._position), idle)
+
+    def _assign(self, cursor: Mapping[int, int] | None) -> None:
+        topic = self._config.status_topic
+        if cursor is None:
+            self._view = StatusView()  # from the start: every connector's latest again
+        start = dict(cursor or {})
+        if self._consumer is not None:
+            # Positioned anew (another process's pass moved the cursor, or this one's was not
+            # saved): each partition sought, the assignment kept.
+            self._position = {p: start.get(p, 0) for p in self._partitions}
+            for p, offset in self._position.items():
+                self._consumer.seek(TopicPartition(topic, p, offset))
+            return
+        partitions = list_partitions(self._config.bootstrap, [topic])
+        if not partitions:
+            raise BrokerUnreachable(f"status topic {topic} not found")
+        self._partitions = [p.partition for p in partitions]
+        self._position = {p: start.get(p, 0) for p in self._partitions}
+        consumer = topic_reader_consumer(
+            self._config.bootstrap, client_id=self._client_id, fetch_wait=_IDLE
+        )
+        consumer.assign([TopicPartition(topic, p, o) for p, o in self._position.items()])
+        self._consumer = consumer
+
+    def _take(self, message: Message, news: list[StatusNews], vouches: list[Vouch]) -> None:
+        partition = message.partition() or 0
+        error = message.error()
+        if error is not None:
+            if error.code() == KafkaError._PARTITION_EOF:
+                # (past the transaction markers the last record was followed by)
+                self._position[partition] = message.offset() or self._position[partition]
+                return
+            raise KafkaException(error)
+        self._position[partition] = (message.offset() or 0) + 1
+        key = message.key()
+        if key is None:
+            return
+        cid = key.decode()
+        try:
+            record = self._view.apply(cid, message.value())
+        except (ValueError, KeyError, TypeError) as exc:
+            where = f"{partition}/{message.offset()}"
+            log.warning("status record %s at %s unreadable: %s", cid, where, exc)
+            return
+        if record is None:
+            if message.value() is None and not cid.startswith(VOUCH_PREFIX):
+                news.append(StatusNews(cid, None, False, 0))
+            return
+        if cid.startswith(VOUCH_PREFIX):
+            ages = record.status.get("ages") or {}
+            vouches.append(
+                Vouch(
+                    record.worker_id,
+                    {cid: float(age) for age, ids in ages.items() for cid in ids},
+                    float(record.status.get("report_interval") or 0.0),
+                    record.generation,
+                    float(record.status.get("at") or 0.0),
+                )
+            )
+            return
+        status = status_from_json(json.dumps(record.status))
+        news.append(
+            StatusNews(cid, status, bool(record.status.get("reporting", True)), record.generation)
+        )
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            consumer, self._consumer = self._consumer, None
+            consumer.close()
 
 
 def statuses_of(records: Iterable[StatusRecord]) -> dict[str, dict[str, Any]]:

@@ -29,6 +29,8 @@ from runtime_adapter.base import Deployment, RuntimeUnavailable
 from runtime_adapter.group import (
     GroupConfig,
     GroupMember,
+    NotOwner,
+    Ownership,
     SlotListener,
     StopReason,
     ensure_runtime_topics,
@@ -169,6 +171,14 @@ class Membership:
             self.member = member
             log.info("joining runtime group %s", self.config.group_id)
             return
+
+    def ownership(self) -> Ownership:
+        """What the worker owns now, for a fenced status write (raises
+        :class:`~runtime_adapter.group.NotOwner` when it is not a member)."""
+        member = self.member
+        if member is None:
+            raise NotOwner(f"worker {self.worker_id} has not joined the runtime group")
+        return member.ownership()
 
     def live(self) -> bool:
         """A member now: joined, assigned its share of the slots, not fenced."""

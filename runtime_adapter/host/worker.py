@@ -58,6 +58,7 @@ from runtime_adapter.group import GroupConfig
 from runtime_adapter.host.failures import decrypted_spec, format_trace, mask_secrets
 from runtime_adapter.host.membership import Membership, SelfFence, SlotOwner
 from runtime_adapter.host.privileges import become_runtime_user, driver_environment
+from runtime_adapter.host.status_relay import StatusRelay
 from runtime_adapter.logs import configure_logging, log_context, set_process_context
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import STORE_ERRORS, Outage, Placement, RedisStore, StoreWatch
@@ -166,10 +167,16 @@ class RuntimeWorker:
         self.owner: SlotOwner | None = None
         self.membership: Membership | None = None
         self.release_timeout = 0.0
+        self.relay: StatusRelay | None = None
+        """Writes its connectors' status news to the status topic (the group places)."""
         if group is not None:
             self.owner = SlotOwner(self) if group.places else None
             listener = self.owner or SelfFence(self.fence)
             self.membership = Membership(group, config.worker_id, listener)
+            if group.places:
+                self.relay = StatusRelay(
+                    group, config.worker_id, self.membership.ownership, self.store.status_texts
+                )
             # A revocation is answered within the fence window, or the member fences itself.
             self.release_timeout = max(group.fence_after - 2.0, 1.0)
         self.worker_id = config.worker_id
@@ -487,6 +494,8 @@ class RuntimeWorker:
         infos = {i.driver_id: i for i in self.store.drivers() if i.worker_id == self.worker_id}
         self.watch_drivers(infos, deployments)
         self.forget_ended_runs(mine)
+        if self.relay is not None:
+            self.relay.own(set(mine))
         statuses = self.store.statuses(set(mine) | set(self.placed))
         self.note_ended_runs(statuses)
         self.update_placements(mine)
@@ -885,6 +894,8 @@ class RuntimeWorker:
         )
         with contextlib.suppress(redis.RedisError):
             self.forget_previous_drivers()
+        if self.relay is not None:
+            self.relay.start()
         while self.running:
             started = time.monotonic()
             self.turn()
@@ -932,6 +943,8 @@ class RuntimeWorker:
             driver.log_file.close()
             with contextlib.suppress(redis.RedisError):
                 self.store.forget_driver(driver.driver_id)
+        if self.relay is not None:
+            self.relay.close()
         if self.membership is not None:
             self.membership.close()  # its queries are stopped: leave the group
         log.info("runtime worker %s stopped", self.worker_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from runtime_adapter.base import (
     ConnectorOffsets,
@@ -64,12 +65,17 @@ class FakeRuntime:
     epoch: str | None = None
     """The token :meth:`set_epoch` set (``None``: a runtime that lost, or never had, it)."""
     places: bool = False
+    feed: Any = None
+    """Set by tests: what :meth:`status_feed` answers (a :class:`FakeFeed`)."""
     draining: set[str] = field(default_factory=set)
     """The workers :meth:`set_draining` named."""
     """Set by tests: the runtime places connectors (``assignments`` then set by tests, as a
     runtime group's owners claim them)."""
 
     # -- the protocol ----------------------------------------------------------------------
+
+    def status_feed(self) -> Any:
+        return self.feed
 
     def deploy(self, deployment: Deployment) -> None:
         self._call("deploy", deployment)

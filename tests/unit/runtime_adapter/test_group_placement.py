@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from runtime_adapter.base import Deployment
+from runtime_adapter.base import Deployment, StatusNews
 from runtime_adapter.group import GroupConfig, StopReason, slot_of, slots_of
 from runtime_adapter.host.worker import RuntimeWorker
 from runtime_adapter.spark import SparkRuntime
@@ -322,3 +322,53 @@ def test_a_slot_let_go_of_during_a_pass_is_neither_claimed_nor_placed_after_it(
         assert all(not d.killed_for for d in worker.drivers.values()), "no driver killed"
     finally:
         worker.shutdown()
+
+
+def test_the_status_feed_says_where_each_channel_runs_and_the_workers_vouch_for_them(
+    runtime: SparkRuntime, running: Running
+) -> None:
+    """Each worker's relay writes its connectors' news to the status topic, fenced by its
+    generation, and vouches for them: the console's feed reads RUNNING on the slot's owner."""
+    deploy_all(runtime)
+    start_both(running, runtime)
+    feed = runtime.status_feed()
+    assert feed is not None
+    latest: dict[str, StatusNews] = {}
+    vouched: dict[str, frozenset[str]] = {}
+    ages: list[float] = []
+    cursor: dict[int, int] | None = None
+
+    def read() -> bool:
+        nonlocal cursor
+        batch = feed.read(cursor, budget=1.0)
+        cursor = batch.cursor
+        latest.update((n.connector_id, n) for n in batch.news)
+        vouched.update((v.worker_id, v.connector_ids) for v in batch.vouches)
+        ages.extend(age for v in batch.vouches for age in v.ages.values())
+        owners = runtime.owners(CONNECTORS)
+        return all(
+            cid in latest
+            and latest[cid].status is not None
+            and latest[cid].status.state == State.RUNNING
+            and latest[cid].status.worker_id == owners[cid]
+            and latest[cid].reporting
+            and cid in vouched.get(owners[cid] or "", frozenset())
+            for cid in CONNECTORS
+        )
+
+    wait_until(read, 30, interval=0.2, what="every connector RUNNING on its owner in the feed")
+    epochs = {n.epoch for n in latest.values()}
+    assert min(epochs) > 0, "each record carries its writer's group generation"
+    assert ages and max(ages) <= 2, "the stand-in drivers refresh every 0.1 s"
+
+    stopped = CONNECTORS[0]
+    runtime.set_target_state(stopped, TargetState.STOPPED)
+
+    def stopped_in_feed() -> bool:
+        read()
+        status = latest[stopped].status
+        return status is not None and status.state == State.STOPPED
+
+    wait_until(stopped_in_feed, 15, interval=0.2, what="the stop in the feed")
+    news = latest[stopped]
+    assert news.status is not None and news.status.worker_id in {"w1", "w2"}

@@ -63,7 +63,8 @@ def tick():
             state = State.STOPPED
         store.report(ConnectorStatus(cid, state, worker, placement.generation,
                                      trace="boom" if state == State.FAILED else "",
-                                     driver_id=driver, finished=finished))
+                                     driver_id=driver, finished=finished,
+                                     report_interval=5.0))  # (it reports every 0.1 s)
     hangs = any(d.channel == "hanger" for d in deployments.values())
     if not hangs or beats < 3:
         beats += 1

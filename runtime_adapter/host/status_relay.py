@@ -1,0 +1,353 @@
+"""A runtime worker's statuses in the runtime's status topic, fenced by its group generation.
+
+The worker tells the relay which connectors it runs (:meth:`StatusRelay.own`, at every pass
+of its loop); the relay's own thread reads their statuses from their drivers' reports (the
+store) every ``interval`` seconds and writes to the status topic what is *new* about each:
+its state, generation,
+trace and reason, its driver, its tasks' positions and its counts, whenever one of those
+changes, never a mere refresh. Every write is a :class:`~runtime_adapter.group.StatusWriter`
+transaction fenced by the worker's :class:`~runtime_adapter.group.Ownership`: a worker that
+is no longer a member of the group's current generation has its write refused, and nothing of
+it becomes visible to readers.
+
+Whether a connector still *reports* is judged here, on this host's monotonic clock: a status
+of a hosted connector whose report was not refreshed within twice its ``report_interval``
+(the driver's promise) less :func:`judgement_margin` is written again with ``reporting``
+false, and with ``reporting`` true once a refresh arrives. The judgement goes on while the
+store cannot be read (its reports cannot arrive then). A reader learns that the others still
+report without a record each: every half report interval the relay writes one record of the
+worker's own (key ``@worker:<id>``, in a slot it owns), which names the connectors it vouches
+for (those whose latest record is written and reporting) with how many seconds ago each was
+last refreshed; a reader dates their reports by it.
+A connector the vouches stop naming, or a worker whose vouches stop (dead, cut off, frozen),
+runs out of reports within twice the interval, as when a driver stops reporting. Whether the
+*worker* still runs is the group's to say: a worker that leaves or dies leaves the group, and
+a partitioned one fences itself.
+
+What a record holds is :func:`status_record`; ``docs/runtime-group.md`` has the design.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Protocol
+
+from runtime_adapter.base import ConnectorStatus, RuntimeUnavailable
+from runtime_adapter.group import (
+    GroupConfig,
+    NotOwner,
+    Ownership,
+    StatusRejected,
+    StatusWriter,
+    slot_of,
+)
+from runtime_adapter.group.status import vouch_key
+from runtime_adapter.states import State
+from runtime_adapter.store import STORE_ERRORS, Outage, status_from_text
+
+log = logging.getLogger("sluice.worker")
+
+MAX_TRACE = 8_000
+"""Characters of a trace a record keeps (its end: where a Python error is named; a JVM
+trace names it first, and its first lines are kept by the driver's summary in ``reason``)."""
+
+_JUDGED_STATES = frozenset({State.RUNNING, State.PAUSED, State.RESTARTING})
+"""States whose report a driver refreshes while it hosts the connector: the ones that go
+stale when it stops reporting."""
+
+
+def judgement_margin(interval: float) -> float:
+    """How much sooner than twice its interval a report is judged overdue here: the time a
+    reader may take to learn it (a relay and a control-loop pass), so that it never shows a
+    connector reporting later than twice the interval after its driver's last report."""
+    return min(2.0, interval / 4)
+
+
+def status_record(status: ConnectorStatus, reporting: bool | None = None) -> dict[str, Any]:
+    """What the status topic holds of ``status``: the status without what changes with every
+    refresh of an unchanged connector (its ``updated_at``, its executors, its progress report
+    but the batch id and rows), its trace cut to :data:`MAX_TRACE`, and ``reporting`` (when
+    given; the relay adds it, with ``updated_at``, when it writes)."""
+    progress = status.progress
+    settled = (
+        {"batchId": progress.get("batchId"), "numInputRows": progress.get("numInputRows")}
+        if progress
+        else progress
+    )
+    record = asdict(
+        replace(
+            status, updated_at=0.0, executors=[], progress=settled, trace=status.trace[-MAX_TRACE:]
+        )
+    )
+    record.pop("updated_at")
+    record.pop("executors")
+    record["state"] = str(status.state)
+    if reporting is not None:
+        record["reporting"] = reporting
+    return record
+
+
+class Writer(Protocol):
+    """What the relay needs of a :class:`~runtime_adapter.group.StatusWriter`."""
+
+    def open(self) -> None: ...
+
+    def write(
+        self,
+        ownership: Ownership,
+        statuses: Mapping[str, Mapping[str, Any]],
+        *,
+        skip_unowned: bool = False,
+        slots: Mapping[str, int] | None = None,
+    ) -> list[str]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class _Seen:
+    """A connector's latest report as read: its text (compared, so an unchanged report is
+    not parsed again), its status and what its record says but ``reporting`` (JSON), and
+    when (monotonic) its report was last refreshed."""
+
+    text: str
+    status: ConnectorStatus
+    record: str
+    refreshed_at: float
+
+
+class StatusRelay:
+    """Writes the news of a worker's statuses to the status topic (see the module docstring).
+
+    ``ownership`` gives the worker's current :class:`Ownership` (raising
+    :class:`~runtime_adapter.group.NotOwner` when it owns nothing); ``read`` the reports of
+    some connectors as their drivers last wrote them, as texts
+    (:meth:`~runtime_adapter.store.RedisStore.status_texts`; raising one of
+    :data:`~runtime_adapter.store.STORE_ERRORS` when the store cannot answer) that ``parse``
+    turns into statuses; ``writer`` makes the fenced writer (a new one after a fatal error).
+    Thread-safe: :meth:`own` is called from the worker's loop, the reads and writes happen
+    in the relay's thread.
+    """
+
+    def __init__(
+        self,
+        config: GroupConfig,
+        worker_id: str,
+        ownership: Callable[[], Ownership],
+        read: Callable[[set[str]], Mapping[str, str]],
+        parse: Callable[[str], ConnectorStatus] = status_from_text,
+        *,
+        writer: Callable[[], Writer] | None = None,
+        interval: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self.worker_id = worker_id
+        self._ownership = ownership
+        self._read = read
+        self._parse = parse
+        self._owned: set[str] = set()
+        self._make_writer = writer or (lambda: StatusWriter(config, worker_id))
+        self._writer: Writer | None = None
+        self.interval = interval
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._seen: dict[str, _Seen] = {}
+        self._written: dict[str, tuple[str, bool]] = {}
+        """Connector id → the record last committed for it: its JSON but ``reporting``, and
+        ``reporting``."""
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.outage = Outage(f"runtime worker {worker_id}'s status topic")
+        self.store_outage = Outage(f"runtime worker {worker_id}'s status relay: the store")
+        self.records_written = 0
+        self.refused = 0
+        self._vouched_at: float | None = None
+
+    # -- the worker's side ----------------------------------------------------------------
+
+    def own(self, owned: set[str]) -> None:
+        """The connectors the worker runs now (the slots it owns, claimed); a connector it
+        no longer owns is not relayed any more."""
+        with self._lock:
+            self._owned = set(owned)
+
+    def take(self, texts: Mapping[str, str]) -> None:
+        """Note the reports read for the owned connectors (parsing only the changed ones);
+        those of another worker (a previous owner's, not yet replaced) are not relayed."""
+        now = self._clock()
+        with self._lock:
+            owned = self._owned
+            for cid in list(self._seen):
+                if cid not in owned:
+                    del self._seen[cid]
+                    self._written.pop(cid, None)
+            for cid in owned:
+                text = texts.get(cid)
+                seen = self._seen.get(cid)
+                if text is None or (seen is not None and seen.text == text):
+                    continue
+                status = self._parse(text)
+                if status.worker_id != self.worker_id:
+                    continue
+                record = json.dumps(status_record(status), sort_keys=True, default=str)
+                refreshed = seen is None or seen.status.updated_at != status.updated_at
+                self._seen[cid] = _Seen(
+                    text, status, record, now if refreshed or seen is None else seen.refreshed_at
+                )
+
+    def poll(self) -> int:
+        """Read the owned connectors' statuses (not while the store is away: the reports
+        already read age meanwhile), then write what is due (:meth:`flush`)."""
+        with self._lock:
+            owned = set(self._owned)
+        try:
+            statuses = self._read(owned) if owned else {}
+        except STORE_ERRORS as exc:
+            self.store_outage.failed(exc)
+        else:
+            self.store_outage.over()
+            self.take(statuses)
+        return self.flush()
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="status-relay", daemon=True)
+            self._thread.start()
+
+    def close(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=15)
+        if self._writer is not None:
+            self._writer.close()
+
+    # -- the relay's thread ---------------------------------------------------------------
+
+    def due(self) -> dict[str, tuple[dict[str, Any], tuple[str, bool]]]:
+        """The records that differ from what was last committed, by connector id: each as
+        written (with ``reporting`` and the report's ``updated_at``, the driver host's clock,
+        shown by readers) and as compared (without ``updated_at``)."""
+        now = self._clock()
+        changed: dict[str, tuple[dict[str, Any], tuple[str, bool]]] = {}
+        with self._lock:
+            for cid, seen in self._seen.items():
+                status = seen.status
+                interval = status.report_interval
+                stale = (
+                    status.state in _JUDGED_STATES
+                    and interval > 0
+                    and now - seen.refreshed_at > 2 * interval - judgement_margin(interval)
+                )
+                compared = (seen.record, not stale)
+                if self._written.get(cid) != compared:
+                    record = {
+                        **json.loads(seen.record),
+                        "reporting": not stale,
+                        "updated_at": status.updated_at,
+                    }
+                    changed[cid] = (record, compared)
+        return changed
+
+    def vouch(
+        self, ownership: Ownership, changed: Mapping[str, Mapping[str, Any]]
+    ) -> dict[str, Any] | None:
+        """The worker's own record when one is due (every half report interval): the
+        connectors in slots it owns whose record, written before or in ``changed`` (the same
+        transaction), says they report, grouped by how long ago their driver last refreshed
+        its report (whole seconds, rounded up, by this host's monotonic clock: a reader dates
+        their last report that long before it read the vouch, comparing no two clocks)."""
+        now = self._clock()
+        with self._lock:
+            reporting = {cid: yes for cid, (_, yes) in self._written.items() if cid in self._seen}
+            reporting.update((cid, bool(record["reporting"])) for cid, record in changed.items())
+            ages = {
+                cid: now - self._seen[cid].refreshed_at
+                for cid, yes in reporting.items()
+                if yes and cid in self._seen and slot_of(cid, self.config.slots) in ownership.slots
+            }
+            intervals = [s.status.report_interval for s in self._seen.values()]
+        interval = max((i for i in intervals if i > 0), default=0.0)
+        if interval <= 0:
+            return None
+        if self._vouched_at is not None and now - self._vouched_at < interval / 2:
+            return None
+        by_age: dict[str, list[str]] = {}
+        for cid, age in sorted(ages.items()):
+            by_age.setdefault(str(max(math.ceil(age - 1e-3), 0)), []).append(cid)
+        # "at": this host's wall clock, shown as the time of the reports (never compared).
+        return {"ages": by_age, "report_interval": interval, "at": time.time()}
+
+    def flush(self) -> int:
+        """Write what is due, and the worker's own record when due, in one fenced
+        transaction; the connector records written (0 when nothing was due, the worker owns
+        nothing, or Kafka refused or did not answer)."""
+        changed = self.due()
+        try:
+            ownership = self._ownership()
+        except NotOwner:
+            return 0
+        records = {cid: record for cid, (record, _) in changed.items()}
+        slots: dict[str, int] = {}
+        vouch = self.vouch(ownership, records)
+        if vouch is not None:
+            key = vouch_key(self.worker_id)
+            records[key], slots[key] = vouch, min(ownership.slots)
+        if not records:
+            return 0
+        try:
+            writer = self._open()
+            skipped = set(writer.write(ownership, records, skip_unowned=True, slots=slots))
+        except StatusRejected as exc:
+            # Not a current member (a rebalance under way, or fenced): the group's next
+            # generation decides what this worker owns; write it all again then.
+            self.refused += 1
+            log.info("status write refused (%s); written again once a member", exc)
+            with self._lock:
+                self._written.clear()
+            return 0
+        except RuntimeUnavailable as exc:
+            self.outage.failed(exc)
+            if "fenced for good" in str(exc):
+                self._drop_writer()
+            return 0
+        self.outage.over()
+        if vouch is not None:
+            self._vouched_at = self._clock()
+        with self._lock:
+            for cid, (_, compared) in changed.items():
+                if cid not in skipped:
+                    self._written[cid] = compared
+        written = len(changed) - len(skipped & changed.keys())
+        self.records_written += written
+        return written
+
+    def _open(self) -> Writer:
+        if self._writer is None:
+            writer = self._make_writer()
+            writer.open()
+            self._writer = writer
+        return self._writer
+
+    def _drop_writer(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            try:
+                writer.close()
+            except Exception:  # a writer fenced for good may fail to flush: it is dropped
+                log.debug("closing a fenced status writer failed", exc_info=True)
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self.interval):
+            try:
+                self.poll()
+            except Exception:
+                # Never let the thread die: the worker's statuses would freeze in the topic.
+                log.exception("relaying statuses failed; trying again")
+                self._drop_writer()

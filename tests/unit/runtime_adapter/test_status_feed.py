@@ -1,0 +1,125 @@
+"""The status topic read as a feed from a cursor (:class:`StatusFeedReader`) on a real broker.
+
+Records are written here by a plain producer, as a relay's committed transactions leave them;
+the fenced writes of real relays are read in test_group_placement.py."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from confluent_kafka import Producer
+
+from runtime_adapter.base import RuntimeUnavailable
+from runtime_adapter.group import GroupConfig, StatusRecord, ensure_runtime_topics, slot_of
+from runtime_adapter.group.status import StatusFeedReader, vouch_key
+from runtime_adapter.states import State
+
+SLOTS = 4
+
+
+@pytest.fixture
+def config(kafka_bootstrap: str) -> GroupConfig:
+    name = f"feed-{uuid.uuid4().hex[:8]}"
+    config = GroupConfig(
+        kafka_bootstrap,
+        group_id=name,
+        config_topic=f"{name}.config",
+        status_topic=f"{name}.status",
+        slots=SLOTS,
+        placement="group",
+    )
+    ensure_runtime_topics(config)
+    return config
+
+
+class Writer:
+    def __init__(self, config: GroupConfig) -> None:
+        self.config = config
+        self.producer = Producer({"bootstrap.servers": config.bootstrap})
+
+    def status(self, cid: str, state: str, generation: int, *, reporting: bool = True) -> None:
+        status = {"connector_id": cid, "state": state, "worker_id": "w1", "reporting": reporting}
+        record = StatusRecord(cid, status, generation, "m1", "w1", self._slot(cid))
+        self._send(cid, record.to_json())
+
+    def vouch(self, worker: str, ids: list[str], generation: int, slot: int = 0) -> None:
+        body = {"ages": {"4": ids}, "report_interval": 10.0, "at": 1_700_000_000.0}
+        key = vouch_key(worker)
+        self._send(key, StatusRecord(key, body, generation, "m1", worker, slot).to_json(), slot)
+
+    def raw(self, key: str, value: bytes | None, slot: int = 0) -> None:
+        self._send(key, value, slot)
+
+    def _slot(self, cid: str) -> int:
+        return slot_of(cid, SLOTS)
+
+    def _send(self, key: str, value: bytes | None, slot: int | None = None) -> None:
+        partition = self._slot(key) if slot is None else slot
+        self.producer.produce(self.config.status_topic, value, key, partition=partition)
+        self.producer.flush(10)
+
+
+def read_all(feed: StatusFeedReader, cursor):
+    """Read until a read finds nothing more (the first one may end before every partition
+    answered)."""
+    news, vouches = [], []
+    while True:
+        batch = feed.read(cursor, budget=2.0)
+        news += batch.news
+        vouches += batch.vouches
+        if cursor == batch.cursor:
+            return news, vouches, cursor
+        cursor = batch.cursor
+
+
+def test_the_feed_reads_news_and_vouches_from_a_cursor_on(config: GroupConfig) -> None:
+    writer = Writer(config)
+    writer.status("a", "RUNNING", 3)
+    writer.status("b", "RUNNING", 3)
+    writer.vouch("w1", ["a", "b"], 3)
+    feed = StatusFeedReader(config)
+    news, vouches, cursor = read_all(feed, None)
+    assert {n.connector_id: n.status.state for n in news if n.status} == {
+        "a": State.RUNNING,
+        "b": State.RUNNING,
+    }
+    assert [(v.worker_id, v.ages, v.report_interval, v.epoch) for v in vouches] == [
+        ("w1", {"a": 4.0, "b": 4.0}, 10.0, 3)
+    ]
+    assert vouches[0].at == 1_700_000_000.0
+
+    writer.status("a", "PAUSED", 3)
+    writer.status("b", "RUNNING", 3, reporting=False)
+    news, _, after = read_all(feed, cursor)
+    assert [(n.connector_id, n.status.state, n.reporting) for n in news if n.status] == [
+        ("a", State.PAUSED, True),
+        ("b", State.RUNNING, False),
+    ]
+
+    # Another process's reader, or this one asked again from an older cursor: positioned anew.
+    again, _, _ = read_all(StatusFeedReader(config), cursor)
+    assert [n.connector_id for n in again] == ["a", "b"]
+    replay, _, _ = read_all(feed, cursor)
+    assert [n.connector_id for n in replay] == ["a", "b"]
+    assert read_all(feed, after)[0] == []
+
+
+def test_a_stale_generation_an_unreadable_record_and_a_tombstone(config: GroupConfig) -> None:
+    writer = Writer(config)
+    writer.status("a", "RUNNING", 5)
+    writer.status("a", "FAILED", 4)  # a stale owner's write that slipped past the broker
+    writer.raw("a", b"{not json", slot=slot_of("a", SLOTS))
+    writer.status("c", "RUNNING", 5)
+    writer.raw("c", None, slot=slot_of("c", SLOTS))  # the runtime forgot c
+    news, _, _ = read_all(StatusFeedReader(config), None)
+    by_id = [(n.connector_id, n.status.state if n.status else None) for n in news]
+    assert ("a", State.FAILED) not in by_id
+    assert by_id.count(("a", State.RUNNING)) == 1
+    assert [state for cid, state in by_id if cid == "c"] == [State.RUNNING, None]
+
+
+def test_a_feed_that_cannot_reach_kafka_is_unavailable() -> None:
+    config = GroupConfig("127.0.0.1:9", status_topic="nowhere.status", placement="group")
+    with pytest.raises(RuntimeUnavailable):
+        StatusFeedReader(config).read(None, budget=0.5)

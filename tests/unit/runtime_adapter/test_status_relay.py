@@ -1,0 +1,280 @@
+"""A worker's status news to the status topic (:class:`StatusRelay`), with a recording writer
+in place of Kafka's; on a real broker, through two placing workers: test_group_placement.py."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import redis
+
+from runtime_adapter.base import ConnectorStatus, RuntimeUnavailable, TaskStatus
+from runtime_adapter.group import GroupConfig, NotOwner, Ownership, StatusRejected, slot_of
+from runtime_adapter.host.status_relay import MAX_TRACE, StatusRelay, status_record
+from runtime_adapter.states import State
+from runtime_adapter.store import status_to_json
+
+CONFIG = GroupConfig("127.0.0.1:9", slots=8)
+ALL_SLOTS = frozenset(range(8))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class RecordingWriter:
+    """Commits what it is given, or raises what it is told to; skips connectors outside the
+    ownership's slots as the real writer does with ``skip_unowned``."""
+
+    def __init__(self) -> None:
+        self.commits: list[dict[str, dict[str, Any]]] = []
+        """The connector records of each transaction (a worker's own records apart)."""
+        self.vouches: list[dict[str, Any]] = []
+        self.opened = 0
+        self.fail: Exception | None = None
+
+    def open(self) -> None:
+        self.opened += 1
+
+    def write(
+        self,
+        ownership: Ownership,
+        statuses: Mapping[str, Mapping[str, Any]],
+        *,
+        skip_unowned: bool = False,
+        slots: Mapping[str, int] | None = None,
+    ) -> list[str]:
+        assert skip_unowned
+        if self.fail is not None:
+            raise self.fail
+        slot_for = {c: (slots or {}).get(c, slot_of(c, CONFIG.slots)) for c in statuses}
+        skipped = [c for c in statuses if slot_for[c] not in ownership.slots]
+        commit = {c: dict(s) for c, s in statuses.items() if c not in skipped}
+        for key in [k for k in commit if k.startswith("@worker:")]:
+            vouch = commit.pop(key)
+            assert abs(vouch.pop("at") - time.time()) < 60  # this host's wall clock
+            self.vouches.append(vouch)
+        if commit:
+            self.commits.append(commit)
+        return skipped
+
+    def close(self) -> None:
+        pass
+
+
+class Owner:
+    def __init__(self) -> None:
+        self.slots: frozenset[int] | None = ALL_SLOTS
+
+    def __call__(self) -> Ownership:
+        if self.slots is None:
+            raise NotOwner("owns no slot now")
+        return Ownership("member-1", 7, self.slots, {}, b"metadata")
+
+
+class Reports:
+    """The drivers' reports as the store holds them; ``down`` makes reading fail."""
+
+    def __init__(self) -> None:
+        self.statuses: dict[str, ConnectorStatus] = {}
+        self.down = False
+
+    def __call__(self, ids: set[str]) -> dict[str, str]:
+        """As :meth:`RedisStore.status_texts` gives them."""
+        if self.down:
+            raise redis.ConnectionError("Connection refused")
+        return {
+            cid: f"{s.dead_letters} {s.sink_retries} {status_to_json(s)}"
+            for cid, s in self.statuses.items()
+            if cid in ids
+        }
+
+    def report(self, *statuses: ConnectorStatus) -> None:
+        self.statuses.update((s.connector_id, s) for s in statuses)
+
+
+def status(
+    cid: str, state: State = State.RUNNING, *, at: float = 1.0, **kw: Any
+) -> ConnectorStatus:
+    worker = kw.pop("worker", "w1")
+    return ConnectorStatus(
+        cid, state, worker, generation=2, updated_at=at, report_interval=10.0, **kw
+    )
+
+
+@dataclass
+class Relay:
+    relay: StatusRelay
+    writer: RecordingWriter
+    clock: Clock
+    owner: Owner
+    reports: Reports
+
+
+@pytest.fixture
+def r() -> Relay:
+    writer, clock, owner, reports = RecordingWriter(), Clock(), Owner(), Reports()
+    relay = StatusRelay(CONFIG, "w1", owner, reports, writer=lambda: writer, clock=clock)
+    return Relay(relay, writer, clock, owner, reports)
+
+
+def test_news_is_written_once_and_a_refresh_is_not(r: Relay) -> None:
+    tasks = [TaskStatus(0, State.RUNNING, "w1", "orders", 0, 10, 12, 2, 5.0)]
+    r.relay.own({"a", "b"})
+    r.reports.report(status("a", tasks=tasks), status("b"))
+    assert r.relay.poll() == 2
+    record = r.writer.commits[0]["a"]
+    assert record["state"] == "RUNNING" and record["generation"] == 2 and record["reporting"]
+    assert record["tasks"][0]["offset"] == 10 and record["updated_at"] == 1.0
+
+    r.clock.now += 5  # a refresh: a new updated_at, nothing else new
+    r.reports.report(status("a", at=6.0, tasks=tasks), status("b", at=6.0))
+    assert r.relay.poll() == 0
+
+    moved = [TaskStatus(0, State.RUNNING, "w1", "orders", 0, 20, 22, 2, 5.0)]
+    r.reports.report(status("a", at=7.0, tasks=moved), status("b", at=7.0))
+    assert r.relay.poll() == 1  # a's position moved
+    assert r.writer.commits[-1].keys() == {"a"}
+    assert r.writer.commits[-1]["a"]["tasks"][0]["offset"] == 20
+
+
+def test_a_report_not_refreshed_within_twice_its_interval_is_written_not_reporting(
+    r: Relay,
+) -> None:
+    r.relay.own({"a", "s"})
+    r.reports.report(status("a"), status("s", State.STOPPED))
+    r.relay.poll()
+    r.clock.now += 17.9
+    assert r.relay.poll() == 0
+    # 18.1 s since its report last changed, by this host's clock: twice its interval less
+    # the 2 s a reader may take to learn it
+    r.clock.now += 0.2
+    assert r.relay.poll() == 1  # (a STOPPED connector's report is not awaited)
+    assert r.writer.commits[-1] == {"a": {**r.writer.commits[0]["a"], "reporting": False}}
+    # (its updated_at is the last report's: the driver's clock, shown, never compared)
+
+    r.clock.now += 3  # its driver reports again
+    r.reports.report(status("a", at=30.0))
+    assert r.relay.poll() == 1 and r.writer.commits[-1]["a"]["reporting"] is True
+
+
+def test_the_judgement_goes_on_while_the_store_cannot_be_read(r: Relay) -> None:
+    """No report can arrive while the store is away: the relay's own clock still ages them."""
+    r.relay.own({"a"})
+    r.reports.report(status("a"))
+    r.relay.poll()
+    r.reports.down = True
+    r.clock.now += 15
+    assert r.relay.poll() == 0
+    r.clock.now += 5
+    assert r.relay.poll() == 1 and r.writer.commits[-1]["a"]["reporting"] is False
+    r.reports.down = False
+    r.reports.report(status("a", at=26.0))
+    assert r.relay.poll() == 1 and r.writer.commits[-1]["a"]["reporting"] is True
+
+
+def test_only_its_own_reports_of_what_it_owns_are_relayed(r: Relay) -> None:
+    r.relay.own({"a", "c"})
+    r.reports.report(status("a"), status("c", worker="w0"), status("x"))  # c: its previous owner's
+    r.relay.poll()
+    assert r.writer.commits == [{"a": r.writer.commits[0]["a"]}]
+
+    r.owner.slots = ALL_SLOTS - {slot_of("a", CONFIG.slots)}  # its slot revoked meanwhile
+    r.reports.report(status("a", State.PAUSED))
+    assert r.relay.poll() == 0  # skipped by the writer: not this member's slot any more
+    r.owner.slots = ALL_SLOTS
+    assert r.relay.poll() == 1  # still due: written once its slot is owned again
+
+    r.relay.own({"c"})  # a given up: forgotten, not written again
+    r.reports.report(status("a", State.FAILED))
+    assert r.relay.poll() == 0
+
+
+def test_nothing_is_written_while_not_a_member(r: Relay) -> None:
+    r.owner.slots = None
+    r.relay.own({"a"})
+    r.reports.report(status("a"))
+    assert r.relay.poll() == 0 and r.writer.opened == 0
+    r.owner.slots = ALL_SLOTS
+    assert r.relay.poll() == 1
+
+
+def test_a_refused_write_is_written_again_whole_and_an_outage_waits(r: Relay) -> None:
+    r.relay.own({"a", "b"})
+    r.reports.report(status("a"), status("b"))
+    r.relay.poll()
+    r.writer.fail = StatusRejected("refused by the group coordinator: ILLEGAL_GENERATION", 22)
+    r.reports.report(status("a", State.PAUSED))
+    assert r.relay.poll() == 0 and r.relay.refused == 1
+    r.writer.fail = None
+    assert r.relay.poll() == 2  # everything again: the next generation's view starts whole
+
+    r.writer.fail = RuntimeUnavailable("status write not committed: timed out")
+    r.reports.report(status("a", State.RUNNING))
+    assert r.relay.poll() == 0
+    r.writer.fail = None
+    assert r.relay.poll() == 1 and r.writer.commits[-1]["a"]["state"] == "RUNNING"
+
+
+def test_a_record_keeps_a_bounded_trace_and_no_per_refresh_noise() -> None:
+    failed = status(
+        "a",
+        State.FAILED,
+        trace="x" * (MAX_TRACE + 100) + "ValueError: boom",
+        progress={"batchId": 4, "numInputRows": 9, "timestamp": "2026-11-29T05:00:00Z"},
+    )
+    record = status_record(failed, reporting=True)
+    assert len(record["trace"]) == MAX_TRACE and record["trace"].endswith("ValueError: boom")
+    assert record["progress"] == {"batchId": 4, "numInputRows": 9}
+    assert "executors" not in record and record["state"] == "FAILED"
+
+
+def test_the_worker_vouches_every_half_interval_for_what_reports(r: Relay) -> None:
+    """Its own record names the connectors it vouches for: the reporting ones whose record is
+    written, in slots it owns; a reader dates their reports by it."""
+    r.relay.own({"a", "b", "s"})
+    r.reports.report(status("a"), status("b"), status("s", State.STOPPED))
+    r.relay.poll()  # with their first records, in the same transaction
+    assert r.writer.vouches == [{"ages": {"0": ["a", "b", "s"]}, "report_interval": 10.0}]
+    r.clock.now += 4.9
+    r.relay.poll()
+    assert len(r.writer.vouches) == 1  # due every half interval: 5 s
+    r.clock.now += 0.2
+    r.relay.poll()
+    assert len(r.writer.vouches) == 2
+
+    r.reports.report(status("a", at=2.0))  # a refreshed; b not since the start
+    r.clock.now += 13  # 18.1 s: b overdue (18 s)
+    r.relay.poll()
+    assert r.writer.commits[-1] == {"b": {**r.writer.commits[0]["b"], "reporting": False}}
+    r.clock.now += 5
+    r.relay.poll()
+    # seconds since each one's refresh was read here (a's 5 s ago, s's at the start), up
+    assert r.writer.vouches[-1]["ages"] == {"5": ["a"], "24": ["s"]}
+
+    r.owner.slots = ALL_SLOTS - {slot_of("s", CONFIG.slots)}
+    r.clock.now += 5
+    r.relay.poll()
+    assert r.writer.vouches[-1]["ages"] == {"10": ["a"]}  # s: not its slot any more
+
+
+def test_a_vouch_goes_in_a_slot_the_worker_owns_and_is_fenced_like_the_rest(r: Relay) -> None:
+    r.relay.own({"a"})
+    r.reports.report(status("a"))
+    r.relay.poll()
+    r.owner.slots = frozenset({5})  # its vouch goes in slot 5; a's slot may be another
+    r.clock.now += 6
+    r.relay.poll()
+    expected = {"6": ["a"]} if slot_of("a", CONFIG.slots) == 5 else {}
+    assert r.writer.vouches[-1]["ages"] == expected and len(r.writer.vouches) == 2
+    r.owner.slots = None
+    r.clock.now += 6
+    r.relay.poll()
+    assert len(r.writer.vouches) == 2  # not a member: nothing written
