@@ -538,8 +538,13 @@ def test_the_rate_limit_spaces_requests(spark: SparkSession) -> None:
 
     times = sorted(r.at for r in server.requests)
     assert len(times) == 20
-    # 10/s split over 2 partitions: each sends 10 events 0.2 s apart. Lower bound only.
-    assert times[-1] - times[0] >= 1.75
+    # 10/s split over 2 partitions: each starts a request every 0.2 s at most. Timed where
+    # they arrive, a request's trip (a first one opens its connection) blurs the spacing: no
+    # second-long window holds more than 6 of each partition, and 20 take well over a second
+    # (unpaced, they all arrive within a few milliseconds).
+    busiest = max(sum(1 for t in times if start <= t < start + 1.0) for start in times)
+    assert busiest <= 12, times
+    assert times[-1] - times[0] >= 1.5, times
 
 
 # -- the streaming writer ------------------------------------------------------------------
