@@ -290,9 +290,7 @@ def test_without_a_feed_every_pass_reads_every_status(runtime, spec) -> None:
     assert Channel.objects.get(name="a").target_state == TargetState.RUNNING
 
 
-def test_what_is_read_before_the_feed_is_caught_up_dates_no_report(
-    runtime, feed, running
-) -> None:
+def test_what_is_read_before_the_feed_is_caught_up_dates_no_report(runtime, feed, running) -> None:
     """On the way through a backlog a record may be an old one: only a read that reached the
     end of what was written applies vouches and dates news (whose state it applies)."""
     running("a")
