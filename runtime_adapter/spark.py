@@ -297,7 +297,6 @@ class SparkRuntime:
     def status(self, connector_ids: Iterable[str]) -> dict[str, ConnectorStatus]:
         return self.store.statuses(connector_ids)
 
-    @_reaching_the_runtime
     def status_feed(self) -> StatusFeed | None:
         """The status topic from a cursor on, when the group places and the console follows
         it (``SLUICE_RUNTIME_STATUS_FEED``); one reader per process, kept between passes."""
@@ -307,6 +306,7 @@ class SparkRuntime:
             self._feed = StatusFeedReader(self.group)
         return self._feed
 
+    @_reaching_the_runtime
     def workers(self) -> list[WorkerInfo]:
         """The registered workers, each with whether it is a member of the runtime's group
         now (``member``; None when that is unknown)."""
