@@ -319,7 +319,9 @@ class _Pass:
         feed = self.runtime.status_feed()
         if feed is None:
             connectors = self.every_connector()
-            resent = resend_lost(self.runtime, self.every_connector, self.live, self.at)
+            resent = resend_lost(
+                self.runtime, self.every_connector, self.live, self.at, count=len(connectors)
+            )
             self.events.extend(resent.events)
             self.place(connectors)
             self.note_drained(connectors)

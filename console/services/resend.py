@@ -69,15 +69,19 @@ def resend_lost(
     connectors: Callable[[], list[Connector]],
     live: set[str],
     at: datetime,
+    *,
+    count: int | None = None,
 ) -> Resent:
     """Re-send what the runtime lacks of ``connectors()`` (every connector row, as the pass
     reads them: loaded only when something is missing) and of the running runs (placed on
     their channel's worker when it is in ``live``, else on the first live one); when the
     runtime had no token, re-send them all (filling in, never overwriting) and set a fresh
-    one. Runtime errors propagate (the pass is retried whole)."""
+    one. Runtime errors propagate (the pass is retried whole). ``count``: how many connector
+    rows there are, when the caller has read them all already (else counted here)."""
     global _checked
     summary = runtime.desired_summary()
-    expected = Connector.objects.count() + ChannelRun.objects.exclude(runtime_id="").count()
+    rows = Connector.objects.count() if count is None else count
+    expected = rows + ChannelRun.objects.exclude(runtime_id="").count()
     signature = (summary.epoch, summary.connectors, expected)
     if summary.epoch is not None and (summary.connectors == expected or signature == _checked):
         return Resent()

@@ -54,8 +54,18 @@ from runtime_adapter.store import STORE_ERRORS, Outage, status_from_text
 log = logging.getLogger("sluice.worker")
 
 MAX_TRACE = 8_000
-"""Characters of a trace a record keeps (its end: where a Python error is named; a JVM
-trace names it first, and its first lines are kept by the driver's summary in ``reason``)."""
+"""Characters of a trace a record keeps: its beginning and its end (a JVM trace names its
+error on its first line, a Python one on its last), the middle of a longer one cut out."""
+_CUT = "\n… (trace cut) …\n"
+
+
+def bounded_trace(trace: str) -> str:
+    """``trace`` when it fits :data:`MAX_TRACE`, else its beginning and end."""
+    if len(trace) <= MAX_TRACE:
+        return trace
+    half = (MAX_TRACE - len(_CUT)) // 2
+    return trace[:half] + _CUT + trace[-half:]
+
 
 _JUDGED_STATES = frozenset({State.RUNNING, State.PAUSED, State.RESTARTING})
 """States whose report a driver refreshes while it hosts the connector: the ones that go
@@ -82,7 +92,11 @@ def status_record(status: ConnectorStatus, reporting: bool | None = None) -> dic
     )
     record = asdict(
         replace(
-            status, updated_at=0.0, executors=[], progress=settled, trace=status.trace[-MAX_TRACE:]
+            status,
+            updated_at=0.0,
+            executors=[],
+            progress=settled,
+            trace=bounded_trace(status.trace),
         )
     )
     record.pop("updated_at")

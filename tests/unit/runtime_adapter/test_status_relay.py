@@ -224,14 +224,18 @@ def test_a_refused_write_is_written_again_whole_and_an_outage_waits(r: Relay) ->
 
 
 def test_a_record_keeps_a_bounded_trace_and_no_per_refresh_noise() -> None:
+    """A JVM trace names its error first, a Python one last: both ends are kept."""
+    jvm = "org.apache.spark.SparkNumberFormatException: cannot cast 'x' to BIGINT\n"
     failed = status(
         "a",
         State.FAILED,
-        trace="x" * (MAX_TRACE + 100) + "ValueError: boom",
+        trace=jvm + "\tat frame\n" * 2000 + "ValueError: boom",
         progress={"batchId": 4, "numInputRows": 9, "timestamp": "2026-11-29T05:00:00Z"},
     )
     record = status_record(failed, reporting=True)
-    assert len(record["trace"]) == MAX_TRACE and record["trace"].endswith("ValueError: boom")
+    assert len(record["trace"]) <= MAX_TRACE
+    assert record["trace"].startswith(jvm) and record["trace"].endswith("ValueError: boom")
+    assert record["trace"].splitlines()[0] == jvm.strip()
     assert record["progress"] == {"batchId": 4, "numInputRows": 9}
     assert "executors" not in record and record["state"] == "FAILED"
 
