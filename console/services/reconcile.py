@@ -857,6 +857,14 @@ class _Pass:
         if target in HOSTED_TARGETS and connector.worker_id not in self.live:
             return ConnectorState.UNASSIGNED, "no live runtime worker to host it", False
         if status is None:
+            if (
+                self.feed is not None
+                and connector.state in _ACTIVE_STATES
+                and connector.worker_id in self.live
+            ):
+                # No news of it in this pass, not no status: its live worker's last word (a
+                # query still stopping, say) stands until the next.
+                return connector.state, "", False
             if target == TargetState.STOPPED:
                 return ConnectorState.STOPPED, "stopped and not reported by the runtime", False
             return connector.state, "", False

@@ -226,14 +226,27 @@ def test_a_dead_workers_connectors_are_looked_at_and_unassigned_without_news(
     assert reconcile(runtime, NOW + 14).connectors == 0
 
 
-def test_a_stop_the_runtime_never_reports_is_settled_by_the_loop(runtime, feed, running) -> None:
-    """A stop on a worker that never answers: no news comes; the wish not met is due."""
-    running("a")
+def test_a_stop_shows_until_the_worker_says_it_stopped_or_is_dead(
+    runtime, feed, running, settings
+) -> None:
+    """No news in a pass is not "no status": a stopping query stays RUNNING until its live
+    worker reports it STOPPED; on a dead worker nothing runs it, and the loop settles it."""
+    settings.SLUICE_WORKER_SESSION_TIMEOUT = 10
+    running("a", "b")
     services.stop_channel(Channel.objects.get(name="a"))
+    services.stop_channel(Channel.objects.get(name="b"))
     runtime.heartbeat("w1", at=NOW + 1)
     reconcile(runtime, NOW + 1)
+    assert {connector(n).state for n in "ab"} == {ConnectorState.RUNNING}, "still stopping"
+    feed.news("a", State.STOPPED, "w1")
+    runtime.heartbeat("w1", at=NOW + 2)
+    reconcile(runtime, NOW + 2)
     assert connector("a").state == ConnectorState.STOPPED
-    assert reconcile(runtime, NOW + 2).connectors == 0
+    assert connector("b").state == ConnectorState.RUNNING
+
+    reconcile(runtime, NOW + 13)  # w1 silent past its session: dead, b is not running
+    assert connector("b").state == ConnectorState.STOPPED
+    assert reconcile(runtime, NOW + 14).connectors == 0
 
 
 def test_each_connector_is_looked_at_once_in_a_rolling_resync(
