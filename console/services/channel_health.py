@@ -6,9 +6,13 @@ The level is :mod:`console.services.health`'s (the same rules as the channel's o
 refreshes it (:func:`refresh_after_pass`) for the channels whose connector changed state in
 the pass (a FAILED channel is listed as critical a pass later) and, every
 :data:`FLEET_REFRESH_SECONDS`, for the whole fleet (the time-based rules, the history store's
-lag trend, the counters); each lifecycle change (the single and the bulk services) refreshes
-its channels at once, so a channel just stopped or started is listed under its new level
-without waiting. Only the levels that changed are written.
+lag trend, the counters). When the loop follows the runtime's status feed it refreshes instead
+the channels each pass looked at: those with news or whose state time changed, and one slice
+of all, so every channel within ``SLUICE_RECONCILE_RESYNC_SECONDS`` (the time-based rules
+and the lag trend act that much later; 5,000 channels cost 0.4 s of CPU a refresh). Each
+lifecycle change (the single and the bulk services) refreshes its channels at once, so a
+channel just stopped or started is listed under its new level without waiting. Only the
+levels that changed are written.
 
 A connector not reporting (:mod:`console.selectors.reporting`) is critical here as well, as of
 the pass; between passes (or with none running: Redis or Celery down) the list judges it in

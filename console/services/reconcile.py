@@ -357,7 +357,12 @@ class _Pass:
         self.stop_finished_in_runtime()
         moved = {event.channel_id for event in self.events if event.channel_id is not None}
         moved |= self.reporting_changed
-        channel_health.refresh_after_pass(moved, now=self.now)
+        if self.feed is not None and not self.feed.full:
+            # Following the feed, the channels this pass looked at (news, what is due, the
+            # rolling resync's slice): each within the resync period, not every 5 s.
+            channel_health.refresh(moved | {c.channel_id for c in connectors}, now=self.now)
+        else:
+            channel_health.refresh_after_pass(moved, now=self.now)
         return ReconcileReport(
             workers_alive=len(self.live),
             workers_dead=len(self.dead_reasons),

@@ -315,3 +315,19 @@ def test_what_is_read_before_the_feed_is_caught_up_dates_no_report(runtime, feed
     paused = connector("a")
     assert paused.state == ConnectorState.PAUSED
     assert paused.status_seen_at == reporting_at(NOW)  # the first report's date
+
+
+def test_health_levels_follow_the_channels_a_pass_looks_at(runtime, feed, running, settings):
+    """Following the feed, a pass refreshes the health of the channels it looked at (news,
+    what is due, the resync's slice), not the whole fleet every 5 s."""
+    running("a", "b")
+    Channel.objects.update(health_level="critical")  # stale: both are RUNNING and reporting
+    runtime.heartbeat("w1", at=NOW + 10)
+    reconcile(runtime, NOW + 10)  # nothing looked at: nothing refreshed
+    assert set(Channel.objects.values_list("health_level", flat=True)) == {"critical"}
+
+    feed.news("a", State.RUNNING, "w1", tasks=[])
+    runtime.heartbeat("w1", at=NOW + 11)
+    reconcile(runtime, NOW + 11)
+    levels = dict(Channel.objects.values_list("name", "health_level"))
+    assert levels["a"] != "critical" and levels["b"] == "critical"
