@@ -233,16 +233,18 @@ def database_figures(channels: int, repeat: int, work: Path) -> list[Figure]:
         return _measure_database(channels, repeat)
 
 
-def _loop_share(runtime: SimulatedRuntime, seconds: int) -> tuple[float, float, float, float]:
+def _loop_share(
+    runtime: SimulatedRuntime, seconds: int, start: float
+) -> tuple[float, float, float, float]:
     """Run one pass a second of simulated time for ``seconds`` (resyncs and fleet health
     refreshes included), after one pass not measured (the first after a change of mode reads
     everything): the CPU seconds per second (a share of one core, for this process's Python
     and Django; the database's own is not counted), the median pass's CPU, the median CPU of
     the passes that refreshed the fleet's health levels (every 5 s), and the slowest pass's
-    wall time."""
+    wall time. The loop's clock starts at ``start`` (after the passes already made) and goes
+    on a second a pass, whatever the wall clock says."""
     from console import services
 
-    start = time.time() + 3600  # after the passes already made: the loop's clock goes on
     services.reconcile(now=start - 1)
     cpu, walls = [], []
     for n in range(seconds):
@@ -293,10 +295,11 @@ def _measure_database(channels: int, repeat: int) -> list[Figure]:
     # The same fleet placed by the runtime group, the loop following its status feed: 1 % of
     # the channels with news each second (busy ones moving their offsets), vouches for all.
     changed = max(1, channels // 100)
-    share_all, median_all, fleet_all, slowest_all = _loop_share(runtime, 60)
+    start = time.time() + 3600
+    share_all, median_all, fleet_all, slowest_all = _loop_share(runtime, 60, start)
     runtime.places = True
     runtime.feed = SimulatedFeed(runtime, changed)
-    share_feed, median_feed, fleet_feed, slowest_feed = _loop_share(runtime, 60)
+    share_feed, median_feed, fleet_feed, slowest_feed = _loop_share(runtime, 60, start + 61)
     loop_note = "60 passes, 1 a second; CPU of the loop's process, not the database's"
     return [
         Figure(f"reconcile pass, first (places {channels})", first, 1.0, 1, note),
