@@ -279,6 +279,13 @@ class StatusRelay:
         their last report that long before it read the vouch, comparing no two clocks)."""
         now = self._clock()
         with self._lock:
+            intervals = [s.status.report_interval for s in self._seen.values()]
+        interval = max((i for i in intervals if i > 0), default=0.0)
+        if interval <= 0:
+            return None
+        if self._vouched_at is not None and now - self._vouched_at < interval / 2:
+            return None  # (not due: nothing more is looked at, every 0.5 s)
+        with self._lock:
             reporting = {cid: yes for cid, (_, yes) in self._written.items() if cid in self._seen}
             reporting.update((cid, bool(record["reporting"])) for cid, record in changed.items())
             ages = {
@@ -286,12 +293,6 @@ class StatusRelay:
                 for cid, yes in reporting.items()
                 if yes and cid in self._seen and slot_of(cid, self.config.slots) in ownership.slots
             }
-            intervals = [s.status.report_interval for s in self._seen.values()]
-        interval = max((i for i in intervals if i > 0), default=0.0)
-        if interval <= 0:
-            return None
-        if self._vouched_at is not None and now - self._vouched_at < interval / 2:
-            return None
         by_age: dict[str, list[str]] = {}
         for cid, age in sorted(ages.items()):
             by_age.setdefault(str(max(math.ceil(age - 1e-3), 0)), []).append(cid)
