@@ -79,17 +79,26 @@ def judgement_margin(interval: float) -> float:
     return min(2.0, interval / 4)
 
 
+def settled_progress(progress: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the status topic keeps of a progress report: the batch, its rows and how long it
+    took (``durationMs.triggerExecution``, the console's batch duration); a new batch changes
+    the record anyway, so keeping its duration costs no record."""
+    if not progress:
+        return progress
+    settled = {"batchId": progress.get("batchId"), "numInputRows": progress.get("numInputRows")}
+    durations = progress.get("durationMs")
+    took = durations.get("triggerExecution") if isinstance(durations, dict) else None
+    if isinstance(took, (int, float)) and not isinstance(took, bool):
+        settled["durationMs"] = {"triggerExecution": took}
+    return settled
+
+
 def status_record(status: ConnectorStatus, reporting: bool | None = None) -> dict[str, Any]:
     """What the status topic holds of ``status``: the status without what changes with every
     refresh of an unchanged connector (its ``updated_at``, its executors, its progress report
-    but the batch id and rows), its trace cut to :data:`MAX_TRACE`, and ``reporting`` (when
-    given; the relay adds it, with ``updated_at``, when it writes)."""
-    progress = status.progress
-    settled = (
-        {"batchId": progress.get("batchId"), "numInputRows": progress.get("numInputRows")}
-        if progress
-        else progress
-    )
+    but what :func:`settled_progress` keeps), its trace cut to :data:`MAX_TRACE`, and
+    ``reporting`` (when given; the relay adds it, with ``updated_at``, when it writes)."""
+    settled = settled_progress(status.progress)
     record = asdict(
         replace(
             status,

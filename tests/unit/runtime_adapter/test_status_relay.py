@@ -230,13 +230,23 @@ def test_a_record_keeps_a_bounded_trace_and_no_per_refresh_noise() -> None:
         "a",
         State.FAILED,
         trace=jvm + "\tat frame\n" * 2000 + "ValueError: boom",
-        progress={"batchId": 4, "numInputRows": 9, "timestamp": "2026-11-29T05:00:00Z"},
+        progress={
+            "batchId": 4,
+            "numInputRows": 9,
+            "timestamp": "2026-11-29T05:00:00Z",
+            "durationMs": {"triggerExecution": 1234, "addBatch": 1000},
+        },
     )
     record = status_record(failed, reporting=True)
     assert len(record["trace"]) <= MAX_TRACE
     assert record["trace"].startswith(jvm) and record["trace"].endswith("ValueError: boom")
     assert record["trace"].splitlines()[0] == jvm.strip()
-    assert record["progress"] == {"batchId": 4, "numInputRows": 9}
+    # The batch's duration is kept: the console's batch-duration metric is read from it.
+    assert record["progress"] == {
+        "batchId": 4,
+        "numInputRows": 9,
+        "durationMs": {"triggerExecution": 1234},
+    }
     assert "executors" not in record and record["state"] == "FAILED"
 
 
