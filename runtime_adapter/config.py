@@ -335,6 +335,15 @@ class RuntimeSettings(SluiceSettings):
         "`SLUICE_RUNTIME_SESSION_TIMEOUT` minus this many seconds stops its channels (the "
         "self-fence): the margin must cover stopping them and one round trip.",
     )
+    runtime_coordinator_ride_out: float = Field(
+        10.0,
+        ge=0,
+        description="How many seconds beyond the self-fence a runtime worker keeps its "
+        "channels running while the cluster shows its group with no live coordinator (the "
+        "broker that coordinated it died and another has not taken over yet): a new "
+        "coordinator starts every member's session afresh, so none can expire meanwhile. 0 "
+        "fences on silence alone, as before.",
+    )
     runtime_placement: Literal["console", "group"] = Field(
         "group",
         description="Who decides where a channel runs (set it alike for the console and every "

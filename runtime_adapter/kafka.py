@@ -9,6 +9,7 @@ Every confluent-kafka client the runtime makes is created here (:func:`admin_cli
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -580,6 +581,76 @@ def group_members(bootstrap_servers: str, group_id: str, *, timeout: float = 2.0
             f"cannot describe consumer group {group_id!r} on {bootstrap_servers}: {exc}"
         ) from exc
     return {member.client_id for member in description.members}
+
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+def group_partition(group_id: str, partitions: int) -> int:
+    """The partition of ``__consumer_offsets`` whose leader coordinates ``group_id``: Kafka's
+    ``Utils.abs(groupId.hashCode()) % partitions``, with Java's ``String.hashCode`` (over UTF-16
+    code units, in 32-bit two's complement) and ``abs(Integer.MIN_VALUE) = 0``."""
+    if partitions < 1:
+        raise ValueError(f"{OFFSETS_TOPIC} must have a partition, not {partitions}")
+    units = group_id.encode("utf-16-be")
+    value = 0
+    for i in range(0, len(units), 2):
+        value = (31 * value + int.from_bytes(units[i : i + 2], "big")) & 0xFFFFFFFF
+    signed = value - (1 << 32) if value & 0x80000000 else value
+    return (0 if signed == -(1 << 31) else abs(signed)) % partitions
+
+
+@dataclass(frozen=True)
+class CoordinatorProbe:
+    """What one look at the runtime group's coordinator found.
+
+    ``leader`` is the broker the cluster's metadata names as leader of the group's
+    ``__consumer_offsets`` partition (``None``: the partition has no leader); ``refused`` is
+    true when a TCP connection to that broker's listener was refused: no broker process
+    listens there, so it coordinates nothing. ``vacant`` holds when either says the group has
+    no live coordinator."""
+
+    leader: int | None
+    address: str
+    refused: bool
+
+    @property
+    def vacant(self) -> bool:
+        return self.leader is None or self.refused
+
+
+def probe_group_coordinator(
+    admin: AdminClient, group_id: str, *, timeout: float = 1.0
+) -> CoordinatorProbe | None:
+    """Ask a broker (any that answers through ``admin``) who leads ``group_id``'s partition of
+    ``__consumer_offsets``, then try a TCP connection to that leader's listener. ``None``
+    when no broker answered, or the answer named a leader it gave no address for: nothing is
+    known then. A connection that times out or fails otherwise than by a refusal is not a
+    refusal (a cut network drops packets; only a host with no process on the port refuses)."""
+    try:
+        metadata = admin.list_topics(topic=OFFSETS_TOPIC, timeout=timeout)
+    except KafkaException:
+        return None
+    topic = metadata.topics.get(OFFSETS_TOPIC)
+    if topic is None or topic.error is not None or not topic.partitions:
+        return None
+    partition = topic.partitions.get(group_partition(group_id, len(topic.partitions)))
+    if partition is None:
+        return None
+    if partition.leader < 0:
+        return CoordinatorProbe(None, "", refused=False)
+    broker = metadata.brokers.get(partition.leader)
+    if broker is None:
+        return None
+    address = f"{broker.host}:{broker.port}"
+    try:
+        with socket.create_connection((broker.host, broker.port), timeout=timeout):
+            refused = False
+    except ConnectionRefusedError:
+        refused = True
+    except OSError:
+        refused = False
+    return CoordinatorProbe(partition.leader, address, refused)
 
 
 def group_member_consumer(

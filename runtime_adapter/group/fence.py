@@ -11,6 +11,20 @@ The coordinator took that heartbeat no earlier than one round trip before that m
 the broker cannot expire the member's session before ``last answer - round trip + session
 timeout``; a member that fences itself at ``last answer + session timeout - margin`` is safe
 as long as stopping its channels takes less than ``margin - round trip``.
+
+Silence is not always danger. A member's session can expire only on a live broker that
+coordinates its group, and a broker that becomes the coordinator (the new leader of the
+group's ``__consumer_offsets`` partition, after the old one died) gives every member a whole
+session from the moment it loaded the group (Kafka's ``onLoaded`` reschedules each classic
+member's heartbeat expiry). So when a broker's metadata, asked at ``t``, names no leader for
+that partition, or names one whose listener refuses connections (its process is gone), no
+coordinator that could expire the member loaded the group before ``t - METADATA_LAG``: the
+fence may count its silence from there (:meth:`CoordinatorContact.vacated`). A member whose
+coordinator broker was killed thus rides out the coordinator's move instead of stopping
+every channel; one cut off from the cluster (no metadata), or from its coordinator alone
+(packets dropped, not refused), fences as before. The ride-out is capped
+(``ride_out``): metadata from a broker itself cut off from the cluster's controller could be
+stale for longer than ``METADATA_LAG``.
 """
 
 from __future__ import annotations
@@ -44,15 +58,34 @@ def last_coordinator_answer(stats: Mapping[str, Any]) -> float | None:
     return None
 
 
-class CoordinatorContact:
-    """The latest answer of the coordinator seen so far (monotonic seconds)."""
+METADATA_LAG = 1.0
+"""How far behind its cluster's controller a live broker's metadata is taken to be, at most
+(seconds): a leader elected that long before a broker's answer may not be in it yet."""
 
-    def __init__(self, now: float) -> None:
+
+class CoordinatorContact:
+    """The latest answer of the coordinator seen so far (monotonic seconds), and the latest
+    moment the group was seen with no live coordinator (see the module's description).
+
+    ``ride_out``: how much later than the last answer a vacancy may move the start of the
+    silence, at most."""
+
+    def __init__(self, now: float, ride_out: float = 0.0) -> None:
         self.last = now
+        self.vacant = float("-inf")
+        self.ride_out = ride_out
 
     def heard(self, at: float) -> None:
         """An answer at ``at`` (an assignment, for instance); earlier ones change nothing."""
         self.last = max(self.last, at)
+
+    def vacated(self, asked_at: float) -> None:
+        """A broker asked at ``asked_at`` said the group had no live coordinator."""
+        self.vacant = max(self.vacant, asked_at - METADATA_LAG)
+
+    def unanswered(self, now: float) -> float:
+        """Seconds since the coordinator's last answer, whatever the vacancies."""
+        return max(0.0, now - self.last)
 
     def observe(self, raw_stats: str) -> None:
         """Take one statistics report of librdkafka (its JSON)."""
@@ -61,7 +94,10 @@ class CoordinatorContact:
             self.heard(answer)
 
     def silence(self, now: float) -> float:
-        return max(0.0, now - self.last)
+        """Seconds of silence the fence counts: since the last answer, or since the latest
+        vacancy seen (no later than ``ride_out`` after the last answer)."""
+        since = max(self.last, min(self.vacant, self.last + self.ride_out))
+        return max(0.0, now - since)
 
 
 @dataclass(frozen=True)

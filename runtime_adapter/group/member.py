@@ -13,6 +13,11 @@ tells its :class:`SlotListener`:
   the session could expire, then rejoin: the slots the new generation assigns, kept ones
   too, are read again and reported ready anew), or closed.
 
+While the coordinator is silent, a third thread asks the cluster whether the group has a live
+coordinator at all (:func:`~runtime_adapter.kafka.probe_group_coordinator`); while it has
+none (its broker was killed and no other has taken over yet), the fence waits, up to
+``coordinator_ride_out`` seconds longer (:mod:`runtime_adapter.group.fence`).
+
 Every callback runs on the member's poll thread but ``stop_slots`` for a fence, which runs on
 its watchdog thread, possibly while the poll thread is inside another callback (a revoke whose
 stop takes longer than the fence window): the listener must be thread-safe. ``stop_slots``
@@ -38,9 +43,19 @@ from runtime_adapter.base import Deployment, RuntimeUnavailable
 from runtime_adapter.group.desired import DesiredSlots
 from runtime_adapter.group.fence import CoordinatorContact, parse_group_metadata
 from runtime_adapter.group.settings import GroupConfig
-from runtime_adapter.kafka import group_member_consumer
+from runtime_adapter.kafka import (
+    CoordinatorProbe,
+    admin_client,
+    group_member_consumer,
+    probe_group_coordinator,
+)
 
 log = logging.getLogger("sluice.group")
+
+PROBE_EVERY = 0.5
+"""Seconds between two looks at the cluster while the coordinator is silent."""
+
+Probe = Callable[[], CoordinatorProbe | None]
 
 
 class StopReason(StrEnum):
@@ -124,7 +139,9 @@ class GroupMember:
     """One runtime worker's member of the runtime group (see the module's description).
 
     :meth:`start` joins in the background; :meth:`close` leaves (revoking every slot
-    through ``stop_slots`` first). ``clock`` is :func:`time.monotonic` but in tests.
+    through ``stop_slots`` first). ``clock`` is :func:`time.monotonic` but in tests;
+    ``probe`` is :func:`~runtime_adapter.kafka.probe_group_coordinator` on an admin client of
+    the member's own but in tests.
     """
 
     def __init__(
@@ -134,6 +151,7 @@ class GroupMember:
         listener: SlotListener,
         *,
         clock: Callable[[], float] = time.monotonic,
+        probe: Probe | None = None,
     ) -> None:
         self.config = config
         self.worker_id = worker_id
@@ -142,7 +160,9 @@ class GroupMember:
         self._lock = threading.Lock()
         self._state = _State()
         self._desired = DesiredSlots()
-        self._contact = CoordinatorContact(clock())
+        self._contact = CoordinatorContact(clock(), config.coordinator_ride_out)
+        self._probe = probe
+        self._vacancy_noted = float("-inf")
         self._stop = threading.Event()
         self._consumer: Consumer | None = None
         self._threads: list[threading.Thread] = []
@@ -165,7 +185,14 @@ class GroupMember:
             on_error=self._on_error,
         )
         self._subscribe()
-        for target, name in ((self._run, "member"), (self._watch, "fence")):
+        if self._probe is None and self.config.coordinator_ride_out > 0:
+            admin = admin_client(self.config.bootstrap, auto_create_topics=False)
+            group_id = self.config.group_id
+            self._probe = lambda: probe_group_coordinator(admin, group_id)
+        threads = [(self._run, "member"), (self._watch, "fence")]
+        if self._probe is not None:
+            threads.append((self._look_for_coordinator, "probe"))
+        for target, name in threads:
             thread = threading.Thread(target=target, name=f"group-{name}", daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -204,7 +231,7 @@ class GroupMember:
 
     def seconds_since_coordinator(self) -> float:
         """Seconds since the coordinator last answered (monotonic)."""
-        return self._contact.silence(self._clock())
+        return self._contact.unanswered(self._clock())
 
     # -- the poll loop (the member's own thread) -------------------------------------------
 
@@ -328,35 +355,81 @@ class GroupMember:
         level = logging.ERROR if error.fatal() else logging.DEBUG
         log.log(level, "runtime group member %s: Kafka: %s", self.worker_id, error.str())
 
+    # -- the coordinator probe (while the coordinator is silent) --------------------------
+
+    def _look_for_coordinator(self) -> None:
+        while not self._stop.wait(PROBE_EVERY):
+            self._probe_once()
+
+    def _probe_once(self) -> None:
+        """When the coordinator has been silent for half the fence window (two heartbeats at
+        least), ask the cluster whether the group has a live coordinator at all."""
+        probe, config = self._probe, self.config
+        assert probe is not None
+        start_after = max(2 * config.heartbeat_interval, config.fence_after / 2)
+        with self._lock:
+            idle = self._state.fenced or self._state.closing or not self._state.owned
+        if idle or self._contact.unanswered(self._clock()) < start_after:
+            return
+        asked_at = self._clock()
+        try:
+            found = probe()
+        except Exception:
+            log.exception("runtime group member %s: coordinator probe failed", self.worker_id)
+            return
+        if found is None or not found.vacant:
+            return
+        self._contact.vacated(asked_at)
+        if self._vacancy_noted < self._contact.last:  # once per silence
+            self._vacancy_noted = self._contact.last
+            why = (
+                "its partition has no leader"
+                if found.leader is None
+                else f"broker {found.leader} ({found.address}) refuses connections"
+            )
+            self._record("coordinator-vacant", detail=why)
+            log.warning(
+                "runtime group member %s: the group has no live coordinator (%s): its "
+                "channels keep running until one takes over (at most %.0f s beyond the fence)",
+                self.worker_id,
+                why,
+                config.coordinator_ride_out,
+            )
+
     # -- the watchdog (the self-fence) ---------------------------------------------------
 
     def _watch(self) -> None:
         tick = min(0.1, self.config.heartbeat_interval / 4)
         while not self._stop.wait(tick):
-            now = self._clock()
-            silence = self._contact.silence(now)
-            with self._lock:
-                state = self._state
-                if state.fenced or state.closing or not state.owned:
-                    continue
-                if silence < self.config.fence_after:
-                    continue
-                state.fenced = True
-                slots = frozenset(state.owned - state.stopped)
-                state.stopped |= slots
-            self._record("fenced", slots, f"no answer from the coordinator for {silence:.1f} s")
-            log.warning(
-                "runtime group member %s: no answer from the group coordinator for %.1f s "
-                "(session %.0f s): stopping the channels of %d slot(s) before it can expire",
-                self.worker_id,
-                silence,
-                self.config.session_timeout,
-                len(slots),
-            )
-            self._stop_slots(slots, StopReason.FENCED)
-            self._record("fence-stopped", slots)
-            with self._lock:
-                state.rejoin = True
+            self._fence_if_due()
+
+    def _fence_if_due(self) -> None:
+        """Fence (stop every owned slot, then rejoin) once the silence reaches the window."""
+        now = self._clock()
+        silence = self._contact.silence(now)
+        unanswered = self._contact.unanswered(now)
+        with self._lock:
+            state = self._state
+            if state.fenced or state.closing or not state.owned:
+                return
+            if silence < self.config.fence_after:
+                return
+            state.fenced = True
+            slots = frozenset(state.owned - state.stopped)
+            state.stopped |= slots
+        self._record("fenced", slots, f"no answer from the coordinator for {unanswered:.1f} s")
+        log.warning(
+            "runtime group member %s: no answer from the group coordinator for %.1f s "
+            "(session %.0f s): stopping the channels of %d slot(s) before it can expire",
+            self.worker_id,
+            unanswered,
+            self.config.session_timeout,
+            len(slots),
+        )
+        self._stop_slots(slots, StopReason.FENCED)
+        self._record("fence-stopped", slots)
+        with self._lock:
+            state.rejoin = True
 
     def _stop_slots(self, slots: frozenset[int], reason: StopReason) -> None:
         try:

@@ -25,6 +25,9 @@ class GroupConfig:
     session_timeout: float = 10.0
     heartbeat_interval: float = 1.0
     fence_margin: float = 3.0
+    coordinator_ride_out: float = 10.0
+    """How much later than the coordinator's last answer a member may fence while the cluster
+    shows the group with no live coordinator (:mod:`runtime_adapter.group.fence`)."""
     max_poll_interval: float = 300.0
     """How long a member's poll loop may be busy (a revoke callback stopping channels)
     before librdkafka leaves the group on its behalf (``max.poll.interval.ms``)."""
@@ -63,6 +66,7 @@ class GroupConfig:
             session_timeout=settings.runtime_session_timeout,
             heartbeat_interval=settings.runtime_heartbeat_interval,
             fence_margin=settings.runtime_fence_margin,
+            coordinator_ride_out=settings.runtime_coordinator_ride_out,
             placement=settings.runtime_placement,
             status_feed=settings.runtime_status_feed,
         )

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient
 
+from runtime_adapter.kafka import probe_group_coordinator
 from tests.faults.channels import (
     StateWatch,
     SteadyProducer,
@@ -64,7 +65,22 @@ def leader_of(world: FaultWorld, topic: str, partition: int = 0) -> int:
     return int(admin.list_topics(topic, timeout=10).topics[topic].partitions[partition].leader)
 
 
+def coordinator_of(world: FaultWorld, group_id: str) -> int:
+    """The broker coordinating ``group_id``, as the coordinator itself says; the runtime's
+    probe (which computes the group's partition of ``__consumer_offsets``) names the same."""
+    admin = AdminClient({"bootstrap.servers": world.cluster.bootstrap})
+    described = admin.describe_consumer_groups([group_id])[group_id].result(timeout=10)
+    probed = probe_group_coordinator(admin, group_id, timeout=5)
+    assert probed is not None and not probed.vacant, probed
+    assert probed.leader == described.coordinator.id, (probed, described.coordinator)
+    return int(described.coordinator.id)
+
+
 def test_a_killed_broker_stops_no_channel_and_loses_no_event(world: FaultWorld) -> None:
+    """The broker killed is the worst one: the runtime group's coordinator, which also leads
+    a partition of the channel's source. The workers' coordinator is silent until another
+    broker takes its partition over (the controller waits out the broker's session first):
+    the members see it gone (its listener refuses) and ride that out, no fence."""
     suffix = uuid.uuid4().hex[:6]
     source = make_topic(world, f"faults-broker-in-{suffix}")
     sink = make_topic(world, f"faults-broker-out-{suffix}")
@@ -76,7 +92,10 @@ def test_a_killed_broker_stops_no_channel_and_loses_no_event(world: FaultWorld) 
     assert wanted(BATCH) <= first.keys(), f"lost {len(wanted(BATCH) - first.keys())} before"
 
     watch = StateWatch(world, [name])
-    victim = leader_of(world, source)
+    group_id = world.stack.env.get("SLUICE_RUNTIME_GROUP_ID", "sluice-runtime")
+    victim = coordinator_of(world, group_id)
+    led = [p for p in range(3) if leader_of(world, source, p) == victim]
+    assert led, f"broker {victim} leads no partition of {source}"  # leaders are striped
     killed_at = time.monotonic()
     world.cluster.kill(victim)
     try:
@@ -103,7 +122,8 @@ def test_a_killed_broker_stops_no_channel_and_loses_no_event(world: FaultWorld) 
         what=f"broker {victim} back in the sink topic's in-sync replicas",
     )
     print(
-        f"\nbroker {victim} (leader of {source}/0) killed: the channel stayed RUNNING in all "
+        f"\nbroker {victim} (the runtime group's coordinator, leader of {source} partitions "
+        f"{led}) killed: the channel stayed RUNNING in all "
         f"{len(watch.samples)} samples; events sent while it was down all delivered "
         f"{delivered_in:.1f} s after the kill; broker back in {back_in:.1f} s; "
         f"{len(wanted(3 * BATCH))} events selected, 0 lost, {duplicates(after)} duplicates "

@@ -30,6 +30,7 @@ from runtime_adapter.group import (
 )
 from runtime_adapter.group.fence import last_coordinator_answer
 from runtime_adapter.group.status import StatusRecord
+from runtime_adapter.kafka import CoordinatorProbe, group_partition
 from runtime_adapter.states import TargetState
 from tests.support.runtime_group import RecordingListener
 
@@ -135,6 +136,92 @@ def test_the_coordinators_last_answer_is_read_on_the_monotonic_clock() -> None:
     looking["cgrp"] = {"state": "wait-coord", "join_state": "init"}
     contact.observe(json.dumps(looking))  # answers while it looks for its coordinator
     assert contact.last == 48.5
+
+
+@pytest.mark.parametrize(
+    ("group_id", "partition"),
+    [  # Utils.abs(groupId.hashCode()) % 50, as Java 17's jshell computes it
+        ("sluice-runtime", 2),
+        ("", 0),
+        ("a", 47),
+        ("polygenelubricants", 0),  # hashCode() is Integer.MIN_VALUE: Utils.abs gives 0
+        ("sluice-runtime-t1234abcd", 31),  # a negative hashCode (-290601531)
+        ("é∆😀", 12),  # outside ASCII, and a surrogate pair: UTF-16 code units
+    ],
+)
+def test_the_groups_coordinator_partition_is_kafkas(group_id: str, partition: int) -> None:
+    assert group_partition(group_id, 50) == partition
+
+
+def test_a_vacant_coordinator_moves_the_start_of_the_silence_at_most_the_ride_out() -> None:
+    contact = CoordinatorContact(now=100.0, ride_out=10.0)
+    assert contact.silence(now=106.0) == 6.0
+    contact.vacated(asked_at=105.0)  # counted from a metadata lag before the question
+    assert contact.silence(now=106.0) == 2.0 and contact.unanswered(now=106.0) == 6.0
+    contact.vacated(asked_at=130.0)  # capped: 10 s after the last answer
+    assert contact.silence(now=131.0) == 21.0
+    contact.heard(135.0)  # an answer: counted from it (the older vacancy changes nothing)
+    assert contact.silence(now=136.0) == 1.0
+    assert CoordinatorContact(now=100.0).silence(now=106.0) == 6.0  # no ride-out: as before
+
+
+def _fenced_by_silence(
+    probe_answers: list[CoordinatorProbe | None], steps: list[float]
+) -> tuple[list[float], list[str]]:
+    """Own slots at clock 100, then for each step: advance the clock, probe, check the fence.
+    Returns the silences the member counted and what it recorded."""
+    config = GroupConfig(bootstrap="127.0.0.1:9", slots=8, placement="group")
+    now = [100.0]
+    answers = iter(probe_answers)
+    member = GroupMember(
+        config, "w1", RecordingListener(slots=8), clock=lambda: now[0], probe=lambda: next(answers)
+    )
+    consumer = _FakeConsumer(config.config_topic)
+    consumer.generation = 1
+    member._on_assign(consumer, [TopicPartition(config.config_topic, 1)])  # type: ignore[arg-type]
+    silences = []
+    for at in steps:
+        now[0] = at
+        member._probe_once()
+        member._fence_if_due()
+        silences.append(member._contact.silence(now[0]))
+        if member.fenced:
+            break
+    return silences, [event.kind for event in member.events]
+
+
+def test_a_member_whose_coordinator_broker_is_gone_runs_on_until_the_ride_out_ends() -> None:
+    """Fence after 7 s, ride-out 10 s: the probe starts at 3.5 s of silence. A killed
+    coordinator broker (its listener refuses) keeps the slots running; the cap fences at
+    17 s all the same."""
+    gone = CoordinatorProbe(leader=2, address="10.0.0.2:9092", refused=True)
+    silences, events = _fenced_by_silence([gone] * 20, [103.0, 104.0, 107.5, 110.0, 116.0, 117.5])
+    assert events.count("coordinator-vacant") == 1  # noted once per silence
+    assert silences[:5] == [3.0, 1.0, 1.0, 1.0, 6.0]
+    assert events[-2:] == ["fenced", "fence-stopped"] and silences[-1] == 7.5
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        None,  # no broker answered: cut off from the cluster
+        CoordinatorProbe(leader=2, address="10.0.0.2:9092", refused=False),  # it listens
+    ],
+)
+def test_a_member_that_cannot_tell_its_coordinator_is_gone_fences_on_silence(
+    answer: CoordinatorProbe | None,
+) -> None:
+    silences, events = _fenced_by_silence([answer] * 5, [104.0, 106.5, 107.0])
+    assert "coordinator-vacant" not in events
+    assert events[-2:] == ["fenced", "fence-stopped"] and silences[-1] == 7.0
+
+
+def test_a_partition_with_no_leader_is_a_vacancy() -> None:
+    assert CoordinatorProbe(leader=None, address="", refused=False).vacant
+    silences, events = _fenced_by_silence(
+        [CoordinatorProbe(None, "", refused=False)] * 5, [104.0, 107.5]
+    )
+    assert "coordinator-vacant" in events and "fenced" not in events and silences[-1] == 1.0
 
 
 def test_group_metadata_names_the_generation_and_member() -> None:
