@@ -653,6 +653,28 @@ def probe_group_coordinator(
     return CoordinatorProbe(partition.leader, address, refused)
 
 
+def broker_session_timeout(admin: AdminClient, *, timeout: float = 5.0) -> float | None:
+    """How long the cluster's controller waits for a silent broker before it moves that
+    broker's partitions (``broker.session.timeout.ms``, seconds), as one broker reports it;
+    ``None`` when no broker answers or it does not report the setting (a broker that is no
+    controller may not)."""
+    try:
+        metadata = admin.list_topics(timeout=timeout)
+        if not metadata.brokers:
+            return None
+        resource = ConfigResource(ResourceType.BROKER, str(min(metadata.brokers)))
+        entries = admin.describe_configs([resource], request_timeout=timeout)[resource].result(
+            timeout=timeout
+        )
+    except (KafkaException, TimeoutError):
+        return None
+    entry = entries.get("broker.session.timeout.ms")
+    try:
+        return int(entry.value) / 1000 if entry is not None and entry.value else None
+    except ValueError:
+        return None
+
+
 def group_member_consumer(
     bootstrap_servers: str,
     group_id: str,

@@ -115,6 +115,12 @@ share.coordinator.state.topic.min.isr=$KAFKA_MIN_ISR
 auto.create.topics.enable=true
 num.partitions=$KAFKA_NUM_PARTITIONS
 group.initial.rebalance.delay.ms=0
+# A dead broker's partitions move once the controller has heard nothing from it this long
+# (Kafka's default: 9 s), and the runtime group's coordinator moves with them; it must move
+# well within the group's session (SLUICE_RUNTIME_SESSION_TIMEOUT, 10 s), or every runtime
+# worker drops its channels when the coordinator's broker dies (docs/runtime-group.md).
+broker.session.timeout.ms=6000
+broker.heartbeat.interval.ms=1000
 delete.topic.enable=true
 EOF
 

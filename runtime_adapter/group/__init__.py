@@ -58,6 +58,7 @@ from runtime_adapter.group.topics import (
     RuntimeTopicMismatch,
     ensure_runtime_topics,
     verify_runtime_topic,
+    warn_of_slow_broker_failover,
 )
 
 __all__ = [
@@ -89,4 +90,5 @@ __all__ = [
     "slot_of",
     "slots_of",
     "verify_runtime_topic",
+    "warn_of_slow_broker_failover",
 ]

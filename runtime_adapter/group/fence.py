@@ -124,3 +124,32 @@ def parse_group_metadata(raw: bytes) -> GroupMetadata:
     group_id, _, rest = rest.partition(b"\0")
     member_id, _, _ = rest.partition(b"\0")
     return GroupMetadata(group_id.decode(), generation, member_id.decode())
+
+
+FAILOVER_ROOM = 2.0
+"""Seconds a coordinator's move takes beyond the controller's wait for the dead broker
+(an election, loading the group, the members finding the new coordinator): about 1.7 s in the
+fault suite."""
+
+
+def slow_failover(session_timeout: float, broker_session_timeout: float | None) -> str | None:
+    """Why the group's session is too short for a coordinator broker's death, or ``None``.
+
+    librdkafka drops a member's assignment (``on_lost``) once its session timeout passes
+    without an answer from the coordinator, whatever the broker thinks; a dead coordinator's
+    partition moves after the controller's ``broker.session.timeout.ms`` and a little more. A
+    session no longer than that loses every member's slots whenever the coordinator's broker
+    dies, the ride-out notwithstanding."""
+    if broker_session_timeout is None:
+        return None
+    needed = broker_session_timeout + FAILOVER_ROOM
+    if session_timeout > needed:
+        return None
+    return (
+        f"the brokers move a dead broker's partitions after broker.session.timeout.ms = "
+        f"{broker_session_timeout * 1000:.0f} ms, and the runtime group's coordinator with "
+        f"them, about {needed:.0f} s after its death; SLUICE_RUNTIME_SESSION_TIMEOUT "
+        f"({session_timeout:g} s) must be longer, or every runtime worker drops its channels "
+        f"when the coordinator's broker dies. Lower broker.session.timeout.ms (Sluice's own "
+        f"brokers use 6000) or raise SLUICE_RUNTIME_SESSION_TIMEOUT above {needed:.0f} s"
+    )

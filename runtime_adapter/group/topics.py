@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 from runtime_adapter.base import RuntimeUnavailable
+from runtime_adapter.group.fence import slow_failover
 from runtime_adapter.group.settings import GroupConfig
-from runtime_adapter.kafka import describe_topic, ensure_topic
+from runtime_adapter.kafka import admin_client, broker_session_timeout, describe_topic, ensure_topic
+
+log = logging.getLogger("sluice.group")
 
 
 class RuntimeTopicMismatch(RuntimeUnavailable):
@@ -69,3 +73,14 @@ def verify_runtime_topic(config: GroupConfig, topic: str, *, timeout: float = 10
             f"runtime topic {topic!r} has cleanup.policy={policy!r}; it must be compacted "
             "(it holds the latest record of every connector)"
         )
+
+
+def warn_of_slow_broker_failover(config: GroupConfig) -> str | None:
+    """Log (and return) a warning when the brokers' ``broker.session.timeout.ms`` leaves the
+    group's session no room for a coordinator's move (:func:`~runtime_adapter.group.fence.
+    slow_failover`); nothing when the brokers do not tell."""
+    admin = admin_client(config.bootstrap, auto_create_topics=False)
+    warning = slow_failover(config.session_timeout, broker_session_timeout(admin))
+    if warning is not None:
+        log.warning("runtime group %s: %s", config.group_id, warning)
+    return warning

@@ -34,6 +34,7 @@ from runtime_adapter.group import (
     SlotListener,
     StopReason,
     ensure_runtime_topics,
+    warn_of_slow_broker_failover,
 )
 
 log = logging.getLogger("sluice.worker")
@@ -166,6 +167,7 @@ class Membership:
                 log.warning("cannot join the runtime group yet (trying again): %s", exc)
                 self.stopping.wait(JOIN_RETRY)
                 continue
+            warn_of_slow_broker_failover(self.config)
             member = GroupMember(self.config, self.worker_id, listener=self.listener)
             member.start()
             self.member = member

@@ -1,0 +1,51 @@
+"""What a runtime member asks the cluster about its group's coordinator, on a real broker:
+who leads the group's partition of ``__consumer_offsets`` (the probe of the self-fence's
+ride-out), and how long the controller waits for a dead broker (the failover warning)."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+
+from confluent_kafka.admin import AdminClient
+
+from runtime_adapter.group.fence import slow_failover
+from runtime_adapter.kafka import (
+    CoordinatorProbe,
+    broker_session_timeout,
+    probe_group_coordinator,
+)
+
+
+def test_the_probe_names_the_coordinator_the_group_has(kafka_bootstrap: str) -> None:
+    """The broker FindCoordinator names (through DescribeGroups) is the one the probe finds
+    from the metadata of the group's partition of ``__consumer_offsets``."""
+    group = f"probe-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    coordinator = admin.describe_consumer_groups([group])[group].result(timeout=30).coordinator
+    probed = probe_group_coordinator(admin, group, timeout=5)
+    assert probed == CoordinatorProbe(
+        coordinator.id, f"{coordinator.host}:{coordinator.port}", refused=False
+    )
+    assert not probed.vacant  # a live broker listens there
+
+
+def test_the_probe_knows_nothing_without_a_broker() -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+    assert probe_group_coordinator(admin, "g", timeout=0.5) is None  # not a vacancy
+
+
+def test_the_projects_brokers_move_a_dead_brokers_partitions_within_the_session(
+    kafka_bootstrap: str,
+) -> None:
+    """scripts/kafka.sh sets broker.session.timeout.ms to 6 s: room for a 10 s session."""
+    waited = broker_session_timeout(AdminClient({"bootstrap.servers": kafka_bootstrap}))
+    assert waited == 6.0
+    assert slow_failover(10.0, waited) is None
+    warning = slow_failover(10.0, 9.0)  # Kafka's default
+    assert warning is not None and "broker.session.timeout.ms = 9000 ms" in warning
+    assert "above 11 s" in warning
+    assert slow_failover(10.0, None) is None  # the brokers did not say
