@@ -67,14 +67,27 @@ JSON_MEDIA_TYPE = r"^\s*[a-z0-9.+-]+/([a-z0-9.-]*\+)?json\s*(;.*)?$"
 """A JSON content type: application/json, text/json, application/cloudevents+json, ..."""
 
 
+OFFSETS_TIMEOUT_MS = "15000"
+"""``kafka.default.api.timeout.ms`` unless a channel sets its own: how long Spark's offset
+reader waits for one attempt to list a topic's offsets. Kafka's 60 s default held every
+micro-batch of a channel for a minute when a broker leading one of its partitions was killed
+(the admin client waited for the dead leader; the fault suite's killed-broker test); Spark
+tries again (``fetchOffset.numRetries``, 3) and the next attempt finds the new leader."""
+
+
 def kafka_source_options(config: KafkaSourceConfig) -> dict[str, str]:
     """The options given to Spark's Kafka source (``format("kafka")``).
 
     Starting offsets map to ``startingOffsets`` (``earliest``, ``latest`` or the per-partition
     JSON) or to ``startingTimestamp`` with ``startingOffsetsByTimestampStrategy=latest``, so a
     partition with no record at or after the time starts at its end instead of failing.
+    Offsets are listed with :data:`OFFSETS_TIMEOUT_MS` per attempt unless the channel's
+    properties say otherwise.
     """
-    options = {"kafka.bootstrap.servers": config.bootstrap_servers}
+    options = {
+        "kafka.bootstrap.servers": config.bootstrap_servers,
+        "kafka.default.api.timeout.ms": OFFSETS_TIMEOUT_MS,
+    }
     if config.topics is not None:
         options["subscribe"] = ",".join(config.topics)
     else:

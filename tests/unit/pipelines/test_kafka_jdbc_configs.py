@@ -147,6 +147,7 @@ def test_source_config_errors_name_the_field(
 def test_source_options_topics_and_defaults() -> None:
     assert kafka_source_options(source(topics=["orders", "refunds"])) == {
         "kafka.bootstrap.servers": "k:9092",
+        "kafka.default.api.timeout.ms": "15000",
         "subscribe": "orders,refunds",
         "startingOffsets": "latest",
     }
@@ -158,11 +159,16 @@ def test_source_options_pattern_offsets_rate_and_headers() -> None:
         starting_offsets={"offsets": {"orders-eu": {"0": 12, "1": -2}}},
         max_events_per_trigger=1000,
         format="cloudevents-binary",
-        properties={"kafka.request.timeout.ms": "5000", "kafka.group.id": "mine"},
+        properties={
+            "kafka.request.timeout.ms": "5000",
+            "kafka.group.id": "mine",
+            "kafka.default.api.timeout.ms": "30000",  # the channel's own wins
+        },
     )
     options = kafka_source_options(config)
     assert options == {
         "kafka.bootstrap.servers": "k:9092",
+        "kafka.default.api.timeout.ms": "30000",
         "subscribePattern": "orders-.*",
         "startingOffsets": '{"orders-eu":{"0":12,"1":-2}}',
         "maxOffsetsPerTrigger": "1000",
