@@ -22,7 +22,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    KafkaError,
+    KafkaException,
+    Message,
+    TopicPartition,
+)
 
 from runtime_adapter.base import FeedBatch, RuntimeUnavailable, StatusNews, Vouch
 from runtime_adapter.group.member import NotOwner, Ownership
@@ -137,7 +143,7 @@ class StatusWriter:
     def write(
         self,
         ownership: Ownership,
-        statuses: Mapping[str, Mapping[str, Any]],
+        statuses: Mapping[str, Mapping[str, Any] | None],
         *,
         skip_unowned: bool = False,
         slots: Mapping[str, int] | None = None,
@@ -145,7 +151,8 @@ class StatusWriter:
         """Write ``{connector id: status}`` as one transaction fenced by ``ownership``; the
         ids left out (with ``skip_unowned``, those outside ``ownership.slots``). A key is
         written in the partition of its slot: :func:`slot_of` it, or ``slots[key]`` (a
-        worker's own record, see :mod:`runtime_adapter.host.status_relay`).
+        worker's own record, see :mod:`runtime_adapter.host.status_relay`). A ``None``
+        status is a tombstone: compaction removes the key (a deleted connector's status).
 
         Raises :class:`NotOwner` (nothing sent) for a connector outside ``ownership.slots``
         unless ``skip_unowned``, :class:`StatusRejected` when the coordinator refuses the
@@ -161,14 +168,20 @@ class StatusWriter:
             raise NotOwner(
                 f"worker {self.worker_id} does not own the slots of {', '.join(sorted(skipped))}"
             )
-        records = [
-            StatusRecord(
+        records: list[tuple[str, int, bytes | None]] = [
+            (
                 cid,
-                dict(s),
-                ownership.generation,
-                ownership.member_id,
-                self.worker_id,
                 slot_for[cid],
+                None
+                if s is None
+                else StatusRecord(
+                    cid,
+                    dict(s),
+                    ownership.generation,
+                    ownership.member_id,
+                    self.worker_id,
+                    slot_for[cid],
+                ).to_json(),
             )
             for cid, s in statuses.items()
             if cid not in skipped
@@ -177,18 +190,13 @@ class StatusWriter:
             return skipped
         offsets = [
             TopicPartition(self._config.config_topic, slot, ownership.positions.get(slot, 0))
-            for slot in sorted({r.slot for r in records})
+            for slot in sorted({slot for _, slot, _ in records})
         ]
         producer = self._producer
         try:
             producer.begin_transaction()
-            for record in records:
-                producer.produce(
-                    self._config.status_topic,
-                    record.to_json(),
-                    record.connector_id,
-                    partition=record.slot,
-                )
+            for cid, slot, value in records:
+                producer.produce(self._config.status_topic, value, cid, partition=slot)
             producer.send_offsets_to_transaction(offsets, ownership.metadata, self._timeout)
             producer.commit_transaction(self._timeout)
         except KafkaException as exc:
@@ -408,6 +416,60 @@ class StatusFeedReader:
         news.append(
             StatusNews(cid, status, bool(record.status.get("reporting", True)), record.generation)
         )
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            consumer, self._consumer = self._consumer, None
+            consumer.close()
+
+
+class StatusScanner:
+    """Which keys hold a record in some partitions of the status topic (committed
+    transactions, read from their beginning to their end): what a slot's new owner sweeps
+    (:mod:`runtime_adapter.host.status_relay`). One consumer, kept between scans."""
+
+    def __init__(self, config: GroupConfig, *, client_id: str) -> None:
+        self._config = config
+        self._client_id = client_id
+        self._consumer: Any = None
+
+    def live_keys(self, slots: set[int], *, budget: float = 5.0) -> dict[int, set[str]] | None:
+        """``{slot: keys whose latest record is not a tombstone}``, or ``None`` when a
+        partition was not read to its end within ``budget`` seconds (Kafka slow or away)."""
+        if not slots:
+            return {}
+        topic = self._config.status_topic
+        try:
+            if self._consumer is None:
+                self._consumer = topic_reader_consumer(
+                    self._config.bootstrap, client_id=self._client_id, fetch_wait=_IDLE
+                )
+            consumer = self._consumer
+            consumer.assign([TopicPartition(topic, slot, OFFSET_BEGINNING) for slot in slots])
+            live: dict[int, set[str]] = {slot: set() for slot in slots}
+            pending = set(slots)
+            deadline = time.monotonic() + budget
+            while pending and (left := deadline - time.monotonic()) > 0:
+                for message in consumer.consume(1000, min(left, 0.2)):
+                    slot = message.partition() or 0
+                    error = message.error()
+                    if error is not None:
+                        if error.code() == KafkaError._PARTITION_EOF:
+                            pending.discard(slot)
+                        continue
+                    key = message.key()
+                    if key is None or slot not in live:
+                        continue
+                    if message.value() is None:
+                        live[slot].discard(key.decode())
+                    else:
+                        live[slot].add(key.decode())
+            consumer.unassign()
+        except KafkaException as exc:
+            log.warning("scanning the status topic failed: %s", exc)
+            self.close()
+            return None
+        return None if pending else live
 
     def close(self) -> None:
         if self._consumer is not None:

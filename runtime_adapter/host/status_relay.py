@@ -24,6 +24,12 @@ runs out of reports within twice the interval, as when a driver stops reporting.
 *worker* still runs is the group's to say: a worker that leaves or dies leaves the group, and
 a partitioned one fences itself.
 
+The relay also keeps the status topic clean, as the owner of its slots: a connector deleted
+from a slot it owns (gone from the slot's desired state) gets a tombstone, and every slot it
+gains is swept once, ready (read to its end): a record of a connector the slot's desired state
+does not hold (deleted while no one owned the slot), or another worker's own record left there,
+gets a tombstone too. Tombstones go through the same fenced transactions.
+
 What a record holds is :func:`status_record`; ``docs/runtime-group.md`` has the design.
 """
 
@@ -47,7 +53,7 @@ from runtime_adapter.group import (
     StatusWriter,
     slot_of,
 )
-from runtime_adapter.group.status import vouch_key
+from runtime_adapter.group.status import VOUCH_PREFIX, StatusScanner, vouch_key
 from runtime_adapter.states import State
 from runtime_adapter.store import STORE_ERRORS, Outage, status_from_text
 
@@ -124,13 +130,18 @@ class Writer(Protocol):
     def write(
         self,
         ownership: Ownership,
-        statuses: Mapping[str, Mapping[str, Any]],
+        statuses: Mapping[str, Mapping[str, Any] | None],
         *,
         skip_unowned: bool = False,
         slots: Mapping[str, int] | None = None,
     ) -> list[str]: ...
 
     def close(self) -> None: ...
+
+
+Scan = Callable[[set[int]], "dict[int, set[str]] | None"]
+"""The keys holding a record in some slots of the status topic (``None``: not read to the end
+in time): :meth:`~runtime_adapter.group.status.StatusScanner.live_keys`."""
 
 
 @dataclass
@@ -153,8 +164,9 @@ class StatusRelay:
     some connectors as their drivers last wrote them, as texts
     (:meth:`~runtime_adapter.store.RedisStore.status_texts`; raising one of
     :data:`~runtime_adapter.store.STORE_ERRORS` when the store cannot answer) that ``parse``
-    turns into statuses; ``writer`` makes the fenced writer (a new one after a fatal error).
-    Thread-safe: :meth:`own` is called from the worker's loop, the reads and writes happen
+    turns into statuses; ``writer`` makes the fenced writer (a new one after a fatal error);
+    ``scan`` reads which keys the status topic holds in the slots to sweep. Thread-safe:
+    :meth:`own` is called from the worker's loop, the reads and writes happen
     in the relay's thread.
     """
 
@@ -167,6 +179,7 @@ class StatusRelay:
         parse: Callable[[str], ConnectorStatus] = status_from_text,
         *,
         writer: Callable[[], Writer] | None = None,
+        scan: Scan | None = None,
         interval: float = 0.5,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -178,6 +191,18 @@ class StatusRelay:
         self._owned: set[str] = set()
         self._make_writer = writer or (lambda: StatusWriter(config, worker_id))
         self._writer: Writer | None = None
+        self._scanner: StatusScanner | None = None
+        if scan is None:
+            self._scanner = StatusScanner(config, client_id=f"sluice-status-sweep-{worker_id}")
+            scan = self._scanner.live_keys
+        self._scan = scan
+        self._ready: dict[int, frozenset[str]] = {}
+        """The slots the worker owns and has read to their end, with their connectors (the
+        slots' desired state)."""
+        self._swept: set[int] = set()
+        self._tombstones: set[tuple[str, int]] = set()
+        """Keys to remove from the status topic, with their slot: written at the next flush."""
+        self.tombstones_written = 0
         self.interval = interval
         self._clock = clock
         self._lock = threading.Lock()
@@ -195,11 +220,22 @@ class StatusRelay:
 
     # -- the worker's side ----------------------------------------------------------------
 
-    def own(self, owned: set[str]) -> None:
+    def own(self, owned: set[str], slots: Mapping[int, frozenset[str]] | None = None) -> None:
         """The connectors the worker runs now (the slots it owns, claimed); a connector it
-        no longer owns is not relayed any more."""
+        no longer owns is not relayed any more. ``slots``: the slots it owns and has read to
+        their end, with all their connectors; one that left a slot still owned was deleted,
+        and its record gets a tombstone."""
         with self._lock:
             self._owned = set(owned)
+            if slots is None:
+                return
+            for slot, ids in slots.items():
+                for cid in self._ready.get(slot, frozenset()) - ids:
+                    self._tombstones.add((cid, slot))
+                # created again meanwhile: kept
+                self._tombstones -= {(cid, s) for cid, s in self._tombstones if cid in ids}
+            self._ready = dict(slots)
+            self._swept &= set(slots)
 
     def take(self, texts: Mapping[str, str]) -> None:
         """Note the reports read for the owned connectors (parsing only the changed ones);
@@ -250,6 +286,8 @@ class StatusRelay:
             self._thread.join(timeout=15)
         if self._writer is not None:
             self._writer.close()
+        if self._scanner is not None:
+            self._scanner.close()
 
     # -- the relay's thread ---------------------------------------------------------------
 
@@ -308,21 +346,64 @@ class StatusRelay:
         # "at": this host's wall clock, shown as the time of the reports (never compared).
         return {"ages": by_age, "report_interval": interval, "at": time.time()}
 
+    def sweep(self, ownership: Ownership) -> None:
+        """Find what the slots gained since the last sweep hold that they should not: the
+        record of a connector their desired state does not hold, another worker's own
+        record, or this worker's own record outside the slot it now writes it to. Those get
+        a tombstone at the next write (a slot whose topic could not be read is tried again)."""
+        with self._lock:
+            ready = {s: ids for s, ids in self._ready.items() if s in ownership.slots}
+            todo = set(ready) - self._swept
+        if not todo:
+            return
+        live = self._scan(todo)
+        if live is None:
+            return
+        mine = vouch_key(self.worker_id)
+        vouch_slot = min(ownership.slots) if ownership.slots else None
+        with self._lock:
+            for slot, keys in live.items():
+                if slot not in self._ready:
+                    continue  # let go of meanwhile
+                for key in keys:
+                    if key.startswith(VOUCH_PREFIX):
+                        stale = key != mine or slot != vouch_slot
+                    else:
+                        stale = key not in self._ready[slot] and key not in self._owned
+                    if stale:
+                        self._tombstones.add((key, slot))
+                self._swept.add(slot)
+
     def flush(self) -> int:
         """Write what is due, and the worker's own record when due, in one fenced
-        transaction; the connector records written (0 when nothing was due, the worker owns
-        nothing, or Kafka refused or did not answer)."""
+        transaction, with the tombstones due; the connector records written (0 when nothing
+        was due, the worker owns nothing, or Kafka refused or did not answer)."""
         changed = self.due()
         try:
             ownership = self._ownership()
         except NotOwner:
             return 0
-        records = {cid: record for cid, (record, _) in changed.items()}
+        self.sweep(ownership)
+        records: dict[str, dict[str, Any] | None] = {
+            cid: record for cid, (record, _) in changed.items()
+        }
         slots: dict[str, int] = {}
-        vouch = self.vouch(ownership, records)
+        vouch = self.vouch(ownership, {c: r for c, (r, _) in changed.items()})
         if vouch is not None:
             key = vouch_key(self.worker_id)
             records[key], slots[key] = vouch, min(ownership.slots)
+        with self._lock:
+            # Those of slots let go of are not this worker's to write any more.
+            self._tombstones = {(k, s) for k, s in self._tombstones if s in ownership.slots}
+            pending = sorted(self._tombstones)
+        tombstones: set[tuple[str, int]] = set()
+        for key, slot in pending:
+            if key.startswith(VOUCH_PREFIX) and key in records:
+                continue  # one record per key and write: the vouch first, this one next time
+            if key in slots and records.get(key, "") is None:
+                continue  # the same key in another slot: next time
+            records[key], slots[key] = None, slot
+            tombstones.add((key, slot))
         if not records:
             return 0
         try:
@@ -348,6 +429,10 @@ class StatusRelay:
             for cid, (_, compared) in changed.items():
                 if cid not in skipped:
                     self._written[cid] = compared
+            self._tombstones -= tombstones
+            for key, _ in tombstones:
+                self._written.pop(key, None)
+                self.tombstones_written += key not in skipped
         written = len(changed) - len(skipped & changed.keys())
         self.records_written += written
         return written

@@ -495,7 +495,7 @@ class RuntimeWorker:
         self.watch_drivers(infos, deployments)
         self.forget_ended_runs(mine)
         if self.relay is not None:
-            self.relay.own(set(mine))
+            self.relay.own(set(mine), self.owner.slots() if self.owner is not None else None)
         statuses = self.store.statuses(set(mine) | set(self.placed))
         self.note_ended_runs(statuses)
         self.update_placements(mine)

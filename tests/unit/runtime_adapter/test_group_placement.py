@@ -372,3 +372,13 @@ def test_the_status_feed_says_where_each_channel_runs_and_the_workers_vouch_for_
     wait_until(stopped_in_feed, 15, interval=0.2, what="the stop in the feed")
     news = latest[stopped]
     assert news.status is not None and news.status.worker_id in {"w1", "w2"}
+
+    # Deleted: its owner's relay writes a tombstone (fenced like a status), so the status
+    # topic does not keep the record of a connector that no longer exists.
+    runtime.delete(stopped)
+
+    def removed_from_the_feed() -> bool:
+        read()
+        return latest[stopped].status is None
+
+    wait_until(removed_from_the_feed, 15, interval=0.2, what="the deleted one's tombstone")

@@ -12,7 +12,7 @@ from confluent_kafka import Producer
 
 from runtime_adapter.base import RuntimeUnavailable
 from runtime_adapter.group import GroupConfig, StatusRecord, ensure_runtime_topics, slot_of
-from runtime_adapter.group.status import StatusFeedReader, vouch_key
+from runtime_adapter.group.status import StatusFeedReader, StatusScanner, vouch_key
 from runtime_adapter.states import State
 
 SLOTS = 4
@@ -117,6 +117,30 @@ def test_a_stale_generation_an_unreadable_record_and_a_tombstone(config: GroupCo
     assert ("a", State.FAILED) not in by_id
     assert by_id.count(("a", State.RUNNING)) == 1
     assert [state for cid, state in by_id if cid == "c"] == [State.RUNNING, None]
+
+
+def test_a_sweep_reads_which_keys_a_slot_holds_to_its_end(config: GroupConfig) -> None:
+    writer = Writer(config)
+    for cid in ("a", "c", "gone"):
+        writer.status(cid, "RUNNING", 2)
+    writer.raw("gone", None, slot=slot_of("gone", SLOTS))  # already removed
+    writer.vouch("w9", ["a"], 2, slot=slot_of("a", SLOTS))
+    scanner = StatusScanner(config, client_id="test-sweep")
+    try:
+        slots = {slot_of(cid, SLOTS) for cid in ("a", "c", "gone")} | set(range(SLOTS))
+        live = scanner.live_keys(slots)
+        assert live is not None and set(live) == slots  # empty slots read to their end too
+        expected: dict[int, set[str]] = {slot: set() for slot in slots}
+        for cid in ("a", "c"):
+            expected[slot_of(cid, SLOTS)].add(cid)
+        expected[slot_of("a", SLOTS)].add(vouch_key("w9"))
+        assert live == expected
+        assert scanner.live_keys(set()) == {}
+        assert scanner.live_keys({slot_of("a", SLOTS)}) == {  # again, from the beginning
+            slot_of("a", SLOTS): expected[slot_of("a", SLOTS)]
+        }
+    finally:
+        scanner.close()
 
 
 def test_a_feed_that_cannot_reach_kafka_is_unavailable() -> None:

@@ -37,6 +37,8 @@ class RecordingWriter:
         self.commits: list[dict[str, dict[str, Any]]] = []
         """The connector records of each transaction (a worker's own records apart)."""
         self.vouches: list[dict[str, Any]] = []
+        self.tombstones: list[tuple[str, int]] = []
+        """Each tombstone written: its key and slot."""
         self.opened = 0
         self.fail: Exception | None = None
 
@@ -46,7 +48,7 @@ class RecordingWriter:
     def write(
         self,
         ownership: Ownership,
-        statuses: Mapping[str, Mapping[str, Any]],
+        statuses: Mapping[str, Mapping[str, Any] | None],
         *,
         skip_unowned: bool = False,
         slots: Mapping[str, int] | None = None,
@@ -56,7 +58,10 @@ class RecordingWriter:
             raise self.fail
         slot_for = {c: (slots or {}).get(c, slot_of(c, CONFIG.slots)) for c in statuses}
         skipped = [c for c in statuses if slot_for[c] not in ownership.slots]
-        commit = {c: dict(s) for c, s in statuses.items() if c not in skipped}
+        self.tombstones += [
+            (c, slot_for[c]) for c, s in statuses.items() if s is None and c not in skipped
+        ]
+        commit = {c: dict(s) for c, s in statuses.items() if c not in skipped and s is not None}
         for key in [k for k in commit if k.startswith("@worker:")]:
             vouch = commit.pop(key)
             assert abs(vouch.pop("at") - time.time()) < 60  # this host's wall clock
@@ -118,10 +123,31 @@ class Relay:
     reports: Reports
 
 
+class Topic:
+    """The keys the status topic holds per slot, as a sweep reads them; ``None``: unread."""
+
+    def __init__(self) -> None:
+        self.keys: dict[int, set[str]] | None = {}
+        self.scans: list[set[int]] = []
+
+    def __call__(self, slots: set[int]) -> dict[int, set[str]] | None:
+        self.scans.append(set(slots))
+        if self.keys is None:
+            return None
+        return {slot: set(self.keys.get(slot, set())) for slot in slots}
+
+
 @pytest.fixture
-def r() -> Relay:
+def topic() -> Topic:
+    return Topic()
+
+
+@pytest.fixture
+def r(topic: Topic) -> Relay:
     writer, clock, owner, reports = RecordingWriter(), Clock(), Owner(), Reports()
-    relay = StatusRelay(CONFIG, "w1", owner, reports, writer=lambda: writer, clock=clock)
+    relay = StatusRelay(
+        CONFIG, "w1", owner, reports, writer=lambda: writer, scan=topic, clock=clock
+    )
     return Relay(relay, writer, clock, owner, reports)
 
 
@@ -292,3 +318,77 @@ def test_a_vouch_goes_in_a_slot_the_worker_owns_and_is_fenced_like_the_rest(r: R
     r.clock.now += 6
     r.relay.poll()
     assert len(r.writer.vouches) == 2  # not a member: nothing written
+
+
+def _slots(*ids: str) -> dict[int, frozenset[str]]:
+    """Every slot ready, with these connectors in theirs."""
+    return {
+        slot: frozenset(cid for cid in ids if slot_of(cid, CONFIG.slots) == slot)
+        for slot in ALL_SLOTS
+    }
+
+
+def test_a_connector_deleted_from_an_owned_slot_gets_a_tombstone_once(r: Relay) -> None:
+    r.relay.own({"a", "b"}, _slots("a", "b"))
+    r.reports.report(status("a"), status("b"))
+    assert r.relay.poll() == 2 and r.writer.tombstones == []
+    r.relay.own({"b"}, _slots("b"))  # "a" deleted: gone from its slot's desired state
+    r.relay.poll()
+    assert r.writer.tombstones == [("a", slot_of("a", CONFIG.slots))]
+    r.clock.now += 1
+    r.relay.poll()
+    assert r.writer.tombstones == [("a", slot_of("a", CONFIG.slots))]  # once
+    assert "a" not in [c for commit in r.writer.commits[1:] for c in commit]
+
+
+def test_a_connector_created_again_before_the_write_keeps_its_record(r: Relay) -> None:
+    r.relay.own({"a"}, _slots("a"))
+    r.relay.own(set(), _slots())
+    r.relay.own({"a"}, _slots("a"))  # created again within the same half second
+    r.reports.report(status("a"))
+    r.relay.poll()
+    assert r.writer.tombstones == [] and r.writer.commits[-1]["a"]["state"] == "RUNNING"
+
+
+def test_a_gained_slot_is_swept_of_what_its_desired_state_does_not_hold(
+    r: Relay, topic: Topic
+) -> None:
+    """Deleted while no one owned the slot, or another worker's own record left there (and
+    this worker's own, outside the slot it now writes it to: slot 0)."""
+    slot = slot_of("a", CONFIG.slots)
+    assert slot != 0
+    topic.keys = {slot: {"a", "gone", "@worker:w9", "@worker:w1"}}
+    r.relay.own({"a"}, _slots("a"))
+    r.reports.report(status("a"))
+    r.relay.poll()
+    # One record per key and transaction: w1's own record in slot 0 goes in this one.
+    assert sorted(r.writer.tombstones) == [("@worker:w9", slot), ("gone", slot)]
+    r.clock.now += 1
+    r.relay.poll()
+    assert ("@worker:w1", slot) in r.writer.tombstones and len(r.writer.tombstones) == 3
+    assert topic.scans == [set(ALL_SLOTS)]  # each slot swept once while owned
+    r.relay.own({"a"}, {s: ids for s, ids in _slots("a").items() if s != slot})  # let go of
+    r.relay.own({"a"}, _slots("a"))  # gained again: swept again
+    r.relay.poll()
+    assert topic.scans[-1] == {slot}
+
+
+def test_a_sweep_that_cannot_read_the_topic_is_tried_again(r: Relay, topic: Topic) -> None:
+    topic.keys = None
+    r.relay.own(set(), _slots())
+    r.relay.poll()
+    assert r.writer.tombstones == []
+    topic.keys = {3: {"gone"}}
+    r.relay.poll()
+    assert r.writer.tombstones == [("gone", 3)]
+
+
+def test_tombstones_of_a_slot_let_go_of_are_not_written(r: Relay) -> None:
+    r.relay.own({"a"}, _slots("a"))
+    r.relay.own(set(), _slots())
+    r.owner.slots = ALL_SLOTS - {slot_of("a", CONFIG.slots)}  # revoked before the write
+    r.relay.poll()
+    assert r.writer.tombstones == []
+    r.owner.slots = ALL_SLOTS
+    r.relay.poll()
+    assert r.writer.tombstones == []  # the slot's next owner sweeps it
