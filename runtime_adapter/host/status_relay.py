@@ -217,6 +217,8 @@ class StatusRelay:
         self.records_written = 0
         self.refused = 0
         self._vouched_at: float | None = None
+        self._vouch_slot: int | None = None
+        """The slot of the worker's own record as last written."""
 
     # -- the worker's side ----------------------------------------------------------------
 
@@ -425,6 +427,10 @@ class StatusRelay:
         self.outage.over()
         if vouch is not None:
             self._vouched_at = self._clock()
+            moved_from, self._vouch_slot = self._vouch_slot, slots[vouch_key(self.worker_id)]
+            if moved_from is not None and moved_from != self._vouch_slot:
+                with self._lock:  # the record left in the slot it was written to before
+                    self._tombstones.add((vouch_key(self.worker_id), moved_from))
         with self._lock:
             for cid, (_, compared) in changed.items():
                 if cid not in skipped:

@@ -392,3 +392,26 @@ def test_tombstones_of_a_slot_let_go_of_are_not_written(r: Relay) -> None:
     r.owner.slots = ALL_SLOTS
     r.relay.poll()
     assert r.writer.tombstones == []  # the slot's next owner sweeps it
+
+
+def test_the_workers_own_record_moved_to_another_slot_leaves_none_behind(r: Relay) -> None:
+    """It goes in the lowest slot the worker owns; when that changes, the record left in
+    the slot it still owns gets a tombstone (in one it let go of, the slot's new owner's sweep
+    removes it)."""
+    r.relay.own({"a"})
+    r.reports.report(status("a"))
+    r.relay.poll()
+    assert len(r.writer.vouches) == 1  # in slot 0
+    r.owner.slots = ALL_SLOTS - {0}  # slot 0 taken away: the next one goes to slot 1
+    for _ in range(2):
+        r.clock.now += 6
+        r.reports.report(status("a", at=r.clock.now))
+        r.relay.poll()
+    assert len(r.writer.vouches) == 3 and r.writer.tombstones == []
+    r.owner.slots = ALL_SLOTS  # slot 0 back: the record in slot 1 (still its own) goes
+    r.clock.now += 6
+    r.reports.report(status("a", at=r.clock.now))
+    r.relay.poll()
+    r.clock.now += 1
+    r.relay.poll()
+    assert r.writer.tombstones == [("@worker:w1", 1)]
