@@ -31,7 +31,11 @@ from tests.faults.channels import (
     wanted,
 )
 from tests.faults.conftest import FaultRedis, FaultWorld, fault_world
-from tests.faults.test_runtime_faults import BATCH, START_TIMEOUT
+from tests.faults.test_runtime_faults import (
+    BATCH,
+    START_TIMEOUT,
+    kill_the_coordinator_under_a_channel,
+)
 from tests.support.kafka_cluster import KafkaCluster
 from tests.support.netns import HostNetwork
 from tests.support.orders import produce_range
@@ -57,6 +61,16 @@ def group_world(
     env = {"SLUICE_RUNTIME_PLACEMENT": "group"}
     with fault_world(kafka_cluster, fault_redis, host_network, var, fault_logs, env) as world:
         yield world
+
+
+def test_a_killed_coordinator_broker_stops_no_channel_the_group_places(
+    group_world: FaultWorld,
+) -> None:
+    """As in test_runtime_faults.py, with the group placing: the channel's status reaches the
+    console through the status topic, whose fenced writes need the coordinator the kill
+    took away; the relay writes again once the new coordinator answers, before any report
+    runs out (twice the report interval)."""
+    print(f"\n{kill_the_coordinator_under_a_channel(group_world, 'faults-group-broker')}")
 
 
 def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(

@@ -66,25 +66,26 @@ def leader_of(world: FaultWorld, topic: str, partition: int = 0) -> int:
 
 
 def coordinator_of(world: FaultWorld, group_id: str) -> int:
-    """The broker coordinating ``group_id``, as the coordinator itself says; the runtime's
-    probe (which computes the group's partition of ``__consumer_offsets``) names the same."""
+    """The broker coordinating ``group_id`` (a group with members), as the coordinator itself
+    says; the runtime's probe (which computes the group's partition of ``__consumer_offsets``)
+    names the same."""
     admin = AdminClient({"bootstrap.servers": world.cluster.bootstrap})
     described = admin.describe_consumer_groups([group_id])[group_id].result(timeout=10)
+    assert described.members, f"group {group_id} has no member: not the runtime's"
     probed = probe_group_coordinator(admin, group_id, timeout=5)
     assert probed is not None and not probed.vacant, probed
     assert probed.leader == described.coordinator.id, (probed, described.coordinator)
     return int(described.coordinator.id)
 
 
-def test_a_killed_broker_stops_no_channel_and_loses_no_event(world: FaultWorld) -> None:
-    """The broker killed is the worst one: the runtime group's coordinator, which also leads
-    a partition of the channel's source. The workers' coordinator is silent until another
-    broker takes its partition over (the controller waits out the broker's session first):
-    the members see it gone (its listener refuses) and ride that out, no fence."""
+def kill_the_coordinator_under_a_channel(world: FaultWorld, label: str) -> str:
+    """Kill the broker that is the runtime group's coordinator, which also leads a partition
+    of a running channel's source, send events while it is down, start it again: the channel
+    is RUNNING in every sample and loses nothing. What was measured, as a sentence."""
     suffix = uuid.uuid4().hex[:6]
-    source = make_topic(world, f"faults-broker-in-{suffix}")
-    sink = make_topic(world, f"faults-broker-out-{suffix}")
-    name = f"faults-broker-{suffix}"
+    source = make_topic(world, f"{label}-in-{suffix}")
+    sink = make_topic(world, f"{label}-out-{suffix}")
+    name = f"{label}-{suffix}"
     create_channel(world, name, source, kafka_sink(world, sink))
     produce_range(world.cluster.bootstrap, source, 0, BATCH)
     started_in = wait_running(world, [name], START_TIMEOUT)
@@ -92,8 +93,7 @@ def test_a_killed_broker_stops_no_channel_and_loses_no_event(world: FaultWorld) 
     assert wanted(BATCH) <= first.keys(), f"lost {len(wanted(BATCH) - first.keys())} before"
 
     watch = StateWatch(world, [name])
-    group_id = world.stack.env.get("SLUICE_RUNTIME_GROUP_ID", "sluice-runtime")
-    victim = coordinator_of(world, group_id)
+    victim = coordinator_of(world, world.stack.env["SLUICE_RUNTIME_GROUP_ID"])
     led = [p for p in range(3) if leader_of(world, source, p) == victim]
     assert led, f"broker {victim} leads no partition of {source}"  # leaders are striped
     killed_at = time.monotonic()
@@ -121,15 +121,23 @@ def test_a_killed_broker_stops_no_channel_and_loses_no_event(world: FaultWorld) 
         120,
         what=f"broker {victim} back in the sink topic's in-sync replicas",
     )
-    print(
-        f"\nbroker {victim} (the runtime group's coordinator, leader of {source} partitions "
+    stop_channels(world, [name])
+    return (
+        f"broker {victim} (the runtime group's coordinator, leader of {source} partitions "
         f"{led}) killed: the channel stayed RUNNING in all "
         f"{len(watch.samples)} samples; events sent while it was down all delivered "
         f"{delivered_in:.1f} s after the kill; broker back in {back_in:.1f} s; "
         f"{len(wanted(3 * BATCH))} events selected, 0 lost, {duplicates(after)} duplicates "
         f"(first start took {started_in:.1f} s)"
     )
-    stop_channels(world, [name])
+
+
+def test_a_killed_broker_stops_no_channel_and_loses_no_event(world: FaultWorld) -> None:
+    """The broker killed is the worst one: the runtime group's coordinator, which also leads
+    a partition of the channel's source. The workers' coordinator is silent until another
+    broker takes its partition over (the controller waits out the broker's session first):
+    the members see it gone (its listener refuses) and ride that out, no fence."""
+    print(f"\n{kill_the_coordinator_under_a_channel(world, 'faults-broker')}")
 
 
 def test_a_killed_runtime_host_moves_its_channels_without_losing_events(
