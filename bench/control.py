@@ -206,6 +206,8 @@ class SimulatedFeed:
         self.runtime, self.changed = runtime, changed
         self.ids = sorted(runtime.assigned)
         self.reads = 0
+        self.pending: list[Any] = []
+        """News the next read brings as well (a stop, a start)."""
 
     def read(self, cursor: Any, *, budget: float = 0.5) -> Any:
         from runtime_adapter.base import FeedBatch, StatusNews, Vouch
@@ -216,6 +218,8 @@ class SimulatedFeed:
         news = [
             StatusNews(cid, self.runtime.running(cid, self.reads * 100), True, 1) for cid in chosen
         ]
+        news += self.pending
+        self.pending = []
         vouches = []
         if self.reads % 5 == 0:
             by_worker: dict[str, set[str]] = {}
@@ -254,6 +258,42 @@ def _loop_share(
         walls.append(time.perf_counter() - wall)
     fleet = statistics.median(cpu[n] for n in range(0, seconds, 5))
     return sum(cpu) / seconds, statistics.median(cpu), fleet, max(walls)
+
+
+RELAY_INTERVAL = 0.5
+"""Seconds between two writes of a worker's status relay (``StatusRelay.interval``)."""
+
+
+def _seen_in_status(runtime: SimulatedRuntime, feed: SimulatedFeed, now: float) -> list[float]:
+    """A user's stop, then start, of one channel of the fleet, each reported by the runtime
+    through the feed: the wall time of the pass that reads the report (the channel's state
+    checked after it), for each."""
+    from dataclasses import replace as with_changes
+
+    from console import services
+    from console.models import Channel, Connector, ConnectorState
+    from runtime_adapter.base import StatusNews
+    from runtime_adapter.states import State
+
+    channel = Channel.objects.get(name="bench-0000")
+    cid = Connector.objects.get(channel=channel).runtime_id
+    walls = []
+    for act, reported, shown in (
+        (services.stop_channel, State.STOPPED, ConnectorState.STOPPED),
+        (services.start_channel, State.RUNNING, ConnectorState.RUNNING),
+    ):
+        act(channel)
+        runtime.generation[cid] = Connector.objects.get(runtime_id=cid).generation
+        status = with_changes(runtime.running(cid, 1), state=reported, tasks=[])
+        feed.pending.append(StatusNews(cid, status, True, 1))
+        began = time.perf_counter()
+        services.reconcile(now=now)
+        walls.append(time.perf_counter() - began)
+        now += 1
+        state = Connector.objects.get(runtime_id=cid).state
+        if state != shown:
+            raise AssertionError(f"after {act.__name__} and its report: {state}, not {shown}")
+    return walls
 
 
 def _measure_database(channels: int, repeat: int) -> list[Figure]:
@@ -300,7 +340,15 @@ def _measure_database(channels: int, repeat: int) -> list[Figure]:
     runtime.places = True
     runtime.feed = SimulatedFeed(runtime, changed)
     share_feed, median_feed, fleet_feed, slowest_feed = _loop_share(runtime, 60, start + 61)
+    stop_pass, start_pass = _seen_in_status(runtime, runtime.feed, start + 122)
+    from django.conf import settings
+
+    schedule = float(settings.SLUICE_RECONCILE_INTERVAL)
     loop_note = "60 passes, 1 a second; CPU of the loop's process, not the database's"
+    seen_note = (
+        f"at most: the relay's {RELAY_INTERVAL} s, the {schedule:g} s schedule and the pass "
+        f"that reads it ({{:.2f}} s measured)"
+    )
     return [
         Figure(f"reconcile pass, first (places {channels})", first, 1.0, 1, note),
         Figure("reconcile pass, steady (offsets moved)", statistics.median(steady), 1.0, repeat),
@@ -329,6 +377,20 @@ def _measure_database(channels: int, repeat: int) -> list[Figure]:
             f"{loop_note}; median pass {median_feed * 1000:.0f} ms CPU, with the fleet's health "
             f"{fleet_feed * 1000:.0f} ms, slowest {slowest_feed:.2f} s",
             unit="core",
+        ),
+        Figure(
+            "a stop seen in status, following the feed",
+            RELAY_INTERVAL + schedule + stop_pass,
+            2.0,
+            1,
+            seen_note.format(stop_pass),
+        ),
+        Figure(
+            "a start seen in status, following the feed",
+            RELAY_INTERVAL + schedule + start_pass,
+            2.0,
+            1,
+            seen_note.format(start_pass),
         ),
     ]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import time
 
+from confluent_kafka import KafkaException
+
 from runtime_adapter.base import RuntimeUnavailable
 from runtime_adapter.group.fence import slow_failover
 from runtime_adapter.group.settings import GroupConfig
@@ -78,8 +80,15 @@ def verify_runtime_topic(config: GroupConfig, topic: str, *, timeout: float = 10
 def warn_of_slow_broker_failover(config: GroupConfig) -> str | None:
     """Log (and return) a warning when the brokers' ``broker.session.timeout.ms`` leaves the
     group's session no room for a coordinator's move (:func:`~runtime_adapter.group.fence.
-    slow_failover`); nothing when the brokers do not tell."""
+    slow_failover`); nothing when the brokers do not tell, or there is only one (no other
+    takes its partitions over)."""
     admin = admin_client(config.bootstrap, auto_create_topics=False)
+    try:
+        brokers = len(admin.list_topics(timeout=5.0).brokers)
+    except KafkaException:
+        return None
+    if brokers < 2:
+        return None  # one broker: no other takes its partitions over
     warning = slow_failover(config.session_timeout, broker_session_timeout(admin))
     if warning is not None:
         log.warning("runtime group %s: %s", config.group_id, warning)

@@ -9,6 +9,7 @@ import uuid
 
 from confluent_kafka.admin import AdminClient
 
+from runtime_adapter.group import GroupConfig, warn_of_slow_broker_failover
 from runtime_adapter.group.fence import slow_failover
 from runtime_adapter.kafka import (
     CoordinatorProbe,
@@ -49,3 +50,6 @@ def test_the_projects_brokers_move_a_dead_brokers_partitions_within_the_session(
     assert warning is not None and "broker.session.timeout.ms = 9000 ms" in warning
     assert "above 11 s" in warning
     assert slow_failover(10.0, None) is None  # the brokers did not say
+    # One broker: no other takes its partitions over, whatever the session (no warning).
+    single = GroupConfig(kafka_bootstrap, session_timeout=6.0, fence_margin=2.0)
+    assert warn_of_slow_broker_failover(single) is None
