@@ -67,12 +67,30 @@ JSON_MEDIA_TYPE = r"^\s*[a-z0-9.+-]+/([a-z0-9.-]*\+)?json\s*(;.*)?$"
 """A JSON content type: application/json, text/json, application/cloudevents+json, ..."""
 
 
-OFFSETS_TIMEOUT_MS = "15000"
+OFFSETS_TIMEOUT_MS = 15_000
 """``kafka.default.api.timeout.ms`` unless a channel sets its own: how long Spark's offset
 reader waits for one attempt to list a topic's offsets. Kafka's 60 s default held every
 micro-batch of a channel for a minute when a broker leading one of its partitions was killed
 (the admin client waited for the dead leader; the fault suite's killed-broker test); Spark
 tries again (``fetchOffset.numRetries``, 3) and the next attempt finds the new leader."""
+REQUEST_TIMEOUT_MS = 10_000
+"""``kafka.request.timeout.ms`` unless a channel sets its own: Kafka's clients refuse an API
+timeout shorter than the request timeout (30 s by default)."""
+
+
+def offsets_timeouts(properties: dict[str, str]) -> dict[str, str]:
+    """The timeouts Sluice sets for the source's Kafka clients, given the channel's own
+    properties: none that the channel sets, and an API timeout never shorter than the
+    request timeout."""
+    if "kafka.default.api.timeout.ms" in properties:
+        return {}
+    request = properties.get("kafka.request.timeout.ms")
+    if request is not None:
+        return {"kafka.default.api.timeout.ms": str(max(OFFSETS_TIMEOUT_MS, int(request)))}
+    return {
+        "kafka.default.api.timeout.ms": str(OFFSETS_TIMEOUT_MS),
+        "kafka.request.timeout.ms": str(REQUEST_TIMEOUT_MS),
+    }
 
 
 def kafka_source_options(config: KafkaSourceConfig) -> dict[str, str]:
@@ -82,11 +100,11 @@ def kafka_source_options(config: KafkaSourceConfig) -> dict[str, str]:
     JSON) or to ``startingTimestamp`` with ``startingOffsetsByTimestampStrategy=latest``, so a
     partition with no record at or after the time starts at its end instead of failing.
     Offsets are listed with :data:`OFFSETS_TIMEOUT_MS` per attempt unless the channel's
-    properties say otherwise.
+    properties say otherwise (:func:`offsets_timeouts`).
     """
     options = {
         "kafka.bootstrap.servers": config.bootstrap_servers,
-        "kafka.default.api.timeout.ms": OFFSETS_TIMEOUT_MS,
+        **offsets_timeouts(config.properties),
     }
     if config.topics is not None:
         options["subscribe"] = ",".join(config.topics)

@@ -280,6 +280,12 @@ def check_properties(value: dict[str, str]) -> dict[str, str]:
             )
         if not form.fullmatch(setting):  # a str: pydantic has validated dict[str, str]
             raise ValueError(f"{key!r}: {setting!r} is not a valid value")
+    api, request = value.get("kafka.default.api.timeout.ms"), value.get("kafka.request.timeout.ms")
+    if api is not None and request is not None and int(api) < int(request):
+        raise ValueError(
+            f"'kafka.default.api.timeout.ms' ({api}) must be no smaller than "
+            f"'kafka.request.timeout.ms' ({request}): Kafka's clients refuse it"
+        )
     return value
 
 

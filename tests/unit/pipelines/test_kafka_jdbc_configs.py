@@ -148,6 +148,7 @@ def test_source_options_topics_and_defaults() -> None:
     assert kafka_source_options(source(topics=["orders", "refunds"])) == {
         "kafka.bootstrap.servers": "k:9092",
         "kafka.default.api.timeout.ms": "15000",
+        "kafka.request.timeout.ms": "10000",
         "subscribe": "orders,refunds",
         "startingOffsets": "latest",
     }
@@ -177,6 +178,44 @@ def test_source_options_pattern_offsets_rate_and_headers() -> None:
         "kafka.group.id": "mine",
     }
     assert json.loads(options["startingOffsets"]) == {"orders-eu": {"0": 12, "1": -2}}
+
+
+@pytest.mark.parametrize(
+    ("properties", "timeouts"),
+    [
+        ({}, ("15000", "10000")),  # Sluice's: a killed leader holds a batch 15 s, not 60 s
+        ({"kafka.request.timeout.ms": "5000"}, ("15000", "5000")),
+        ({"kafka.request.timeout.ms": "40000"}, ("40000", "40000")),  # never below the request
+        ({"kafka.default.api.timeout.ms": "90000"}, ("90000", None)),  # the channel's own
+    ],
+)
+def test_offsets_are_listed_with_bounded_timeouts(
+    properties: dict[str, str], timeouts: tuple[str, str | None]
+) -> None:
+    options = kafka_source_options(source(topics=["a"], properties=properties))
+    assert (
+        options["kafka.default.api.timeout.ms"],
+        options.get("kafka.request.timeout.ms"),
+    ) == timeouts
+
+
+def test_an_api_timeout_below_the_request_timeout_is_refused() -> None:
+    found = errors(
+        "source",
+        "kafka",
+        {
+            **SERVERS,
+            "topics": ["a"],
+            "properties": {
+                "kafka.default.api.timeout.ms": "5000",
+                "kafka.request.timeout.ms": "10000",
+            },
+        },
+    )
+    assert "config.properties" in found, found
+    assert "must be no smaller than 'kafka.request.timeout.ms'" in " ".join(
+        found["config.properties"]
+    )
 
 
 @pytest.mark.parametrize(

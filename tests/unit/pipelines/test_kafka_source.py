@@ -41,6 +41,7 @@ def test_source_options_and_registry() -> None:
     assert kafka_source_options(JSON_SOURCE) == {
         "kafka.bootstrap.servers": "localhost:9092",
         "kafka.default.api.timeout.ms": "15000",
+        "kafka.request.timeout.ms": "10000",
         "subscribe": "orders,refunds",
         "startingOffsets": "latest",
     }

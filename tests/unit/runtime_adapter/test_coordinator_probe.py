@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import socket
 import uuid
+from typing import Any
 
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from runtime_adapter.group import GroupConfig, warn_of_slow_broker_failover
@@ -16,6 +18,7 @@ from runtime_adapter.kafka import (
     broker_session_timeout,
     probe_group_coordinator,
 )
+from tests.support.processes import wait_until
 
 
 def test_the_probe_names_the_coordinator_the_group_has(kafka_bootstrap: str) -> None:
@@ -23,7 +26,18 @@ def test_the_probe_names_the_coordinator_the_group_has(kafka_bootstrap: str) -> 
     from the metadata of the group's partition of ``__consumer_offsets``."""
     group = f"probe-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
-    coordinator = admin.describe_consumer_groups([group])[group].result(timeout=30).coordinator
+    described: list[Any] = []
+
+    def coordinator_known() -> bool:
+        # NOT_COORDINATOR while a fresh broker creates and loads __consumer_offsets
+        try:
+            described.append(admin.describe_consumer_groups([group])[group].result(timeout=10))
+        except KafkaException:
+            return False
+        return True
+
+    wait_until(coordinator_known, 60, 0.5, "the group's coordinator")
+    coordinator = described[-1].coordinator
     probed = probe_group_coordinator(admin, group, timeout=5)
     assert probed == CoordinatorProbe(
         coordinator.id, f"{coordinator.host}:{coordinator.port}", refused=False
