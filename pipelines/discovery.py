@@ -74,7 +74,8 @@ GENERATOR_SAMPLES = 2
 class SourceSampler:
     """Samples one running query's source beside it, at most every :data:`SAMPLE_SECONDS`
     (files: only when a newer file arrived). The driver calls :meth:`sample` with each
-    progress report; it returns the sampled events (JSON objects), often none."""
+    progress report (on a thread of its own, when :meth:`due`); it returns the sampled events
+    (JSON objects), often none."""
 
     def __init__(self, spec: Any) -> None:
         from pipelines.spec import parse_stage_config
@@ -84,11 +85,15 @@ class SourceSampler:
         self.sampled_at = -SAMPLE_SECONDS
         self.files_seen: tuple[Any, ...] | None = None
 
+    def due(self, now: float) -> bool:
+        """Whether a sample is due at ``now`` (a monotonic clock's seconds)."""
+        return now - self.sampled_at >= SAMPLE_SECONDS
+
     def sample(
         self, spark: Any, progress: Mapping[str, Any] | None, now: float
     ) -> list[dict[str, Any]]:
         """``now``: a monotonic clock's seconds. Only once the query reported a batch."""
-        if not progress or now - self.sampled_at < SAMPLE_SECONDS:
+        if not progress or not self.due(now):
             return []
         kind = self.spec.source.type
         if kind in KAFKA_BACKED:

@@ -39,6 +39,8 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 from runtime_adapter.base import RuntimeUnavailable
 from runtime_adapter.config import RuntimeSettings
 
+log = logging.getLogger(__name__)
+
 
 class BrokerUnreachable(RuntimeUnavailable):
     """The brokers (the runtime's, or those named in a stage config) did not answer.
@@ -225,24 +227,112 @@ class GroupCommitter:
 
     It never joins the group: it commits as a standalone (non-member) consumer,
     which Kafka allows while the group has no active members.
+
+    A commit waits for the group's coordinator, and a coordinator broker lost is replaced
+    only after the brokers' session (seconds; until the broker is back with one broker). So
+    commits run on a thread of their own and :meth:`commit` never waits: the connector's
+    loop that calls it also reports its status, and a report held up for the length of an
+    outage shows a healthy channel as not reporting. Offsets handed over while a commit is
+    under way replace those not sent yet (the newest position is the only one worth
+    committing); a failed commit is tried again after :attr:`retry` seconds unless newer
+    offsets came meanwhile. :meth:`close` sends what is still pending, waiting at most its
+    ``timeout``.
     """
+
+    retry = 1.0
 
     def __init__(
         self, bootstrap_servers: str, group: str, settings: Mapping[str, object] | None = None
     ) -> None:
-        self._consumer = consumer(bootstrap_servers, group, settings)
+        self.group = group
+        # librdkafka's own lines (a refused connection every 50 ms while a broker is away)
+        # through logging, not straight to the driver's stderr.
+        self._consumer = consumer(
+            bootstrap_servers, group, settings, {"logger": logging.getLogger("sluice.kafka")}
+        )
+        self._changed = threading.Condition()
+        self._pending: dict[tuple[str, int], int] | None = None
+        self._sending = False
+        self._closing = False
+        self._failing_since: float | None = None
+        self._thread = threading.Thread(target=self._run, name=f"commit-{group}", daemon=True)
+        self._thread.start()
 
     def commit(self, offsets: Mapping[tuple[str, int], int]) -> None:
-        """Commit ``{(topic, partition): next offset to read}``."""
+        """Have ``{(topic, partition): next offset to read}`` committed; returns at once."""
         if not offsets:
             return
-        self._consumer.commit(
-            offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()],
-            asynchronous=False,
-        )
+        with self._changed:
+            if self._closing:
+                return
+            self._pending = dict(offsets)
+            self._changed.notify_all()
 
-    def close(self) -> None:
-        self._consumer.close()
+    def idle(self) -> bool:
+        """Nothing pending and no commit under way."""
+        with self._changed:
+            return self._pending is None and not self._sending
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Send what is pending (one try), then close; waits at most ``timeout`` seconds. A
+        commit still waiting for a coordinator by then is left to end on its own thread,
+        which closes the consumer after it."""
+        with self._changed:
+            self._closing = True
+            self._changed.notify_all()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            log.warning(
+                "consumer group %s: a commit still waits for its coordinator after %.0f s; "
+                "left to end on its own",
+                self.group,
+                timeout,
+            )
+
+    def _run(self) -> None:
+        try:
+            while (offsets := self._next()) is not None:
+                self._send(offsets)
+        finally:
+            self._consumer.close()
+
+    def _next(self) -> dict[tuple[str, int], int] | None:
+        """The offsets to send next; None once closing with nothing left to send."""
+        with self._changed:
+            while self._pending is None and not self._closing:
+                self._changed.wait()
+            offsets, self._pending = self._pending, None
+            self._sending = offsets is not None
+            return offsets
+
+    def _send(self, offsets: dict[tuple[str, int], int]) -> None:
+        try:
+            self._consumer.commit(
+                offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()],
+                asynchronous=False,
+            )
+        except KafkaException as exc:
+            now = time.monotonic()
+            if self._failing_since is None:
+                self._failing_since = now
+                log.warning("consumer group %s: could not commit offsets: %s", self.group, exc)
+            with self._changed:
+                self._sending = False
+                if self._closing:
+                    return  # one try at close
+                if self._pending is None:
+                    self._pending = offsets
+                self._changed.wait(self.retry)
+            return
+        if self._failing_since is not None:
+            log.info(
+                "consumer group %s: offsets committed again after %.0f s",
+                self.group,
+                time.monotonic() - self._failing_since,
+            )
+            self._failing_since = None
+        with self._changed:
+            self._sending = False
 
 
 EARLIEST = "earliest"

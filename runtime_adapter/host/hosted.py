@@ -163,6 +163,8 @@ class HostedConnector:
         self.stage_totals = StageTotals()
         self.rule_totals = RuleTotals()
         self.sampler: Any = None  # the running query's SourceSampler (schema discovery)
+        self.sampling: threading.Thread | None = None  # a sample under way, beside the query
+        self.sampling_jobs = f"sluice-sample-{connector_id}"
         self.router: Any = None  # a running bus's BusRouter (pipelines.bus)
         self.running_plain: dict[str, Any] | None = None  # the decrypted spec the query runs
         self.built_plain: dict[str, Any] | None = None  # ...as built: its start resolved
@@ -427,6 +429,7 @@ class HostedConnector:
         return IDLE_INTERVAL
 
     def close(self) -> None:
+        self.stop_sampling()
         try:
             self.stop_query()
         except Exception as exc:  # the thread ends either way
@@ -692,16 +695,51 @@ class HostedConnector:
 
     def sample_source(self, progress: dict[str, Any] | None) -> None:
         """Every few seconds, a few events of the query's source read beside it and handed
-        to the console (:mod:`pipelines.discovery`)."""
-        sampler = self.sampler
-        if sampler is None or self.spark is None:
+        to the console (:mod:`pipelines.discovery`). The sample is a batch job that reads the
+        source's brokers, and waits for them while one is away: it runs on a thread of its
+        own, one at a time, never on this loop, which reports the connector's status."""
+        sampler, spark = self.sampler, self.spark
+        if sampler is None or spark is None or not progress:
+            return
+        if self.sampling is not None and self.sampling.is_alive():
+            return
+        if not sampler.due(time.monotonic()):
+            return
+        from pyspark import InheritableThread  # the query's scheduler pool, inherited
+
+        self.sampling = InheritableThread(
+            target=self.sample_beside,
+            args=(sampler, spark, progress),
+            name=f"sample-{self.connector_id}",
+            daemon=True,
+        )
+        self.sampling.start()
+
+    def sample_beside(self, sampler: Any, spark: Any, progress: dict[str, Any]) -> None:
+        """One sample, on the sampling thread; its jobs in a group that :meth:`close` cancels."""
+        with log_context(connector=self.connector_id, channel=self.channel):
+            try:
+                spark.sparkContext.setJobGroup(
+                    self.sampling_jobs, "schema discovery: a sample of the source", True
+                )
+                events = sampler.sample(spark, progress, time.monotonic())
+                if events and self.sampling is threading.current_thread():  # not cancelled
+                    self.store.publish_samples(self.connector_id, events, DISCOVERY_KEEP)
+            except Exception as exc:  # discovery must never take a channel down
+                if self.sampling is threading.current_thread():  # not cancelled by close()
+                    log.warning("could not sample the source for schema discovery: %s", exc)
+
+    def stop_sampling(self) -> None:
+        """Cancel a sample under way: its running jobs, and what it found is not handed over.
+        A sample still planning its read (asking the source's brokers for offsets) is not a
+        job yet: it ends on its own, within the source's API timeout."""
+        sampling, self.sampling = self.sampling, None
+        if sampling is None or not sampling.is_alive() or self.spark is None:
             return
         try:
-            events = sampler.sample(self.spark, progress, time.monotonic())
-            if events:
-                self.store.publish_samples(self.connector_id, events, DISCOVERY_KEEP)
-        except Exception as exc:  # discovery must never take a channel down
-            log.warning("could not sample the source for schema discovery: %s", exc)
+            self.spark.sparkContext.cancelJobGroup(self.sampling_jobs)
+        except Exception as exc:  # the JVM may be gone; the thread dies with it
+            log.info("could not cancel the sample of %s: %s", self.connector_id, exc)
 
     def preview_publisher(self, spec: Any) -> Any:
         """Where a ``preview`` sink puts the newest events: the runtime's store (a live tail)."""

@@ -1,14 +1,17 @@
 """The runtime's Kafka clients, all built by runtime_adapter/kafka.py's factory, on a real broker:
 a redrive written and read back, MirrorMaker 2's offsets topic created (replicated as the
-settings say, compacted) and read back."""
+settings say, compacted) and read back, a channel's offsets committed to its consumer group
+without ever holding up the caller."""
 
 from __future__ import annotations
 
+import socket
+import time
 import uuid
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 from runtime_adapter.dead_letters import (
     OutgoingRecord,
@@ -16,7 +19,7 @@ from runtime_adapter.dead_letters import (
     produce_confirmed,
     read_kafka_tail,
 )
-from runtime_adapter.kafka import TopicReplication, watermarks
+from runtime_adapter.kafka import GroupCommitter, TopicReplication, watermarks
 from runtime_adapter.mirrormaker2 import read_mirror_offsets, write_mirror_offsets
 
 
@@ -84,3 +87,44 @@ def test_watermarks_ask_again_while_the_leader_is_moving_and_no_longer() -> None
     with pytest.raises(KafkaException):
         watermarks(stuck, TopicPartition("t", 0), timeout=0.5)
     assert 1 <= stuck.asked <= 4  # gives up at the timeout
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_commit_never_waits_for_a_coordinator_that_is_away() -> None:
+    # librdkafka's synchronous commit waits for the group's coordinator (45 s here): the
+    # driver's loop that commits also reports its status, so it must not be held with it.
+    committer = GroupCommitter(f"127.0.0.1:{closed_port()}", f"sluice-{uuid.uuid4().hex[:8]}")
+    started = time.monotonic()
+    for offset in range(1, 4):
+        committer.commit({("orders", 0): offset})
+    handed_over = time.monotonic() - started
+    committer.close(timeout=0.5)
+    closed = time.monotonic() - started
+
+    assert handed_over < 1.0, f"commit() waited {handed_over:.1f} s"
+    assert closed < 3.0, f"close() waited {closed:.1f} s past its timeout"
+    assert not committer.idle()  # still trying, on its own thread
+
+
+def test_the_newest_offsets_handed_over_are_those_committed(kafka_bootstrap: str) -> None:
+    topic, group = f"commits-{uuid.uuid4().hex[:8]}", f"sluice-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])[topic].result(
+        timeout=30
+    )
+    committer = GroupCommitter(kafka_bootstrap, group)
+    for offset in range(1, 51):
+        committer.commit({(topic, 0): offset, (topic, 1): 2 * offset})
+    committer.close(timeout=10)
+
+    reader = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": group})
+    try:
+        found = reader.committed([TopicPartition(topic, p) for p in (0, 1)], 10)
+    finally:
+        reader.close()
+    assert {tp.partition: tp.offset for tp in found} == {0: 50, 1: 100}
