@@ -181,6 +181,26 @@ _FEED_BUDGET = 0.5
 _TICK = timedelta(microseconds=1)
 
 
+class _TaskRows:
+    """A pass's task rows by connector, read in one query for the connectors whose tasks it
+    expects to touch (``read``; None: every connector); those of another connector are read
+    when asked for (:meth:`_Pass.may_touch_tasks` makes that rare)."""
+
+    def __init__(self, rows: Any, read: set[int] | None) -> None:
+        self.read = read
+        self.rows: dict[int, dict[int, Task]] = {}
+        for task in rows:
+            self.rows.setdefault(task.connector_id, {})[task.task_id] = task
+
+    def of(self, connector: Connector) -> dict[int, Task]:
+        if self.read is not None and connector.pk not in self.read:
+            self.read.add(connector.pk)
+            self.rows[connector.pk] = {
+                t.task_id: t for t in Task.objects.filter(connector=connector)
+            }
+        return self.rows.get(connector.pk, {})
+
+
 @dataclass
 class _FeedPass:
     """What a pass read of the runtime's status feed."""
@@ -329,19 +349,14 @@ class _Pass:
             statuses = self.runtime.status(ids) if connectors else {}
         else:
             connectors, statuses, resent = self.follow_feed(feed)
-        tasks: dict[int, dict[int, Task]] = {}
-        task_rows = Task.objects.all()
-        if self.feed is not None and not self.feed.full:
-            task_rows = task_rows.filter(connector__in=[c.pk for c in connectors])
-        for task in task_rows:
-            tasks.setdefault(task.connector_id, {})[task.task_id] = task
+        tasks = self.task_rows(connectors, statuses)
         for connector in connectors:
             with log_context(channel=connector.channel.name, connector=connector.runtime_id):
                 was = connector.state
                 totals = (connector.dead_letters, connector.sink_retries)
                 status = statuses.get(connector.runtime_id)
                 self.take_vouch(connector)
-                self.observe(connector, status, tasks.get(connector.pk, {}))
+                self.observe(connector, status, tasks)
                 self.keep_totals(connector, *totals)
                 self.apply_restart_policy(connector, was)
         try:
@@ -373,6 +388,29 @@ class _Pass:
             resent=resent.connectors + resent.runs,
             news=len(self.feed.news) if self.feed is not None else 0,
             full=self.feed is None or self.feed.full,
+        )
+
+    def task_rows(
+        self, connectors: list[Connector], statuses: dict[str, ConnectorStatus]
+    ) -> _TaskRows:
+        """The task rows of the connectors whose tasks this pass may touch (:meth:`observe`
+        mirrors a trusted report's tasks, or parks them when no driver runs the connector),
+        read in one query. Following the feed, most connectors looked at are running ones
+        with no news (a vouch, the resync's slice): their tasks stay as they are, unread."""
+        if self.feed is None or self.feed.full:
+            return _TaskRows(Task.objects.all(), None)
+        wanted = [c.pk for c in connectors if self.may_touch_tasks(c, statuses)]
+        return _TaskRows(Task.objects.filter(connector__in=wanted), set(wanted))
+
+    def may_touch_tasks(self, connector: Connector, statuses: dict[str, ConnectorStatus]) -> bool:
+        """Whether :meth:`observe` may change the connector's tasks: it has news, or it is
+        (or is about to be) parked: STOPPED or UNASSIGNED, its target STOPPED, its worker
+        not alive. A superset of what :meth:`derive_state` trusts or parks."""
+        return (
+            connector.runtime_id in statuses
+            or connector.state in (ConnectorState.STOPPED, ConnectorState.UNASSIGNED)
+            or connector.channel.target_state == TargetState.STOPPED
+            or connector.worker_id not in self.live
         )
 
     def every_connector(self) -> list[Connector]:
@@ -704,7 +742,7 @@ class _Pass:
     # -- 3. observed status ----------------------------------------------------------------
 
     def observe(
-        self, connector: Connector, status: ConnectorStatus | None, tasks: dict[int, Task]
+        self, connector: Connector, status: ConnectorStatus | None, tasks: _TaskRows
     ) -> None:
         if status is not None and status.generation < connector.generation:
             status = None  # from a driver the connector has since replaced
@@ -745,14 +783,14 @@ class _Pass:
                     "batch_seconds": _batch_seconds(status.progress, connector.batch_seconds),
                 },
             )
-            self.mirror_tasks(connector, state, status.tasks, tasks)
+            self.mirror_tasks(connector, state, status.tasks, tasks.of(connector))
         elif state in (ConnectorState.STOPPED, ConnectorState.UNASSIGNED):
             # No driver runs it (or none is believed to): neither its driver nor the
             # runtime's reason is shown; the connector's event says why.
             self.update_connector(
                 connector, {"driver_id": "", "status_reason": "", "status_deadline_at": None}
             )
-            self.park_tasks(connector, state, tasks)
+            self.park_tasks(connector, state, tasks.of(connector))
         # Else no trusted report and the state kept: its deadline stands, so a status that
         # vanished (or an old generation's, still there) turns NOT_REPORTING when it passes.
         self.set_connector_state(connector, state, reason)

@@ -11,10 +11,12 @@ import importlib
 from collections.abc import Mapping
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from console import services
 from console.choices import ConnectorState, SubjectType, TargetState
-from console.models import Channel, Connector, LifecycleEvent, LoopCursor
+from console.models import Channel, Connector, LifecycleEvent, LoopCursor, Task
 from console.selectors import reporting
 from runtime_adapter.base import ConnectorStatus, FeedBatch, StatusNews, TaskStatus, Vouch
 from runtime_adapter.states import State
@@ -331,3 +333,30 @@ def test_health_levels_follow_the_channels_a_pass_looks_at(runtime, feed, runnin
     reconcile(runtime, NOW + 11)
     levels = dict(Channel.objects.values_list("name", "health_level"))
     assert levels["a"] != "critical" and levels["b"] == "critical"
+
+
+def test_a_pass_reads_tasks_only_where_it_may_change_them_and_parks_a_dead_workers(
+    runtime, feed, running, settings
+) -> None:
+    settings.SLUICE_WORKER_SESSION_TIMEOUT = 10
+    running("a")
+    tasks = [TaskStatus(0, State.RUNNING, "w1", "orders", 0, 40, 50, 10, 2.0)]
+    feed.news("a", State.RUNNING, "w1", tasks=tasks)
+    runtime.heartbeat("w1", at=NOW + 1)
+    reconcile(runtime, NOW + 1)
+
+    # Its turn in the rolling resync, no news: looked at, its task rows not read.
+    LoopCursor.objects.filter(name="status-feed").update(resync_slice=connector("a").pk)
+    runtime.heartbeat("w1", at=NOW + 2)
+    with CaptureQueriesContext(connection) as queries:
+        report = reconcile(runtime, NOW + 2)
+    assert report.connectors == 1
+    rows = f'SELECT "{Task._meta.db_table}"."id"'  # (the health refresh sums lags apart)
+    assert not [q["sql"] for q in queries if q["sql"].startswith(rows)]
+
+    # Its worker dead, no news: its tasks are read and parked with it, offsets kept.
+    reconcile(runtime, NOW + 13)
+    assert connector("a").state == ConnectorState.UNASSIGNED
+    assert list(connector("a").tasks.values_list("state", "worker_id", "offset")) == [
+        (ConnectorState.UNASSIGNED, None, 40)
+    ]
