@@ -5,8 +5,11 @@ A driver (:mod:`runtime_adapter.host.driver`) hosts many connectors. Each is a
 temporary views over the driver's one SparkContext, hardened like the driver's), its own
 scheduler pool (``spark.scheduler.pool`` = the connector id, under the FAIR scheduler: a busy
 channel cannot starve its neighbours), its own checkpoint, and a thread that obeys its target
-state (RUNNING / PAUSED / STOPPED), reports its status, commits its offsets to the channel's
-consumer group, and reports a failure with its trace. Nothing it does changes a neighbour:
+state (RUNNING / PAUSED / STOPPED), reports its status, hands its processed offsets to the
+channel's consumer-group committer (:class:`~runtime_adapter.kafka.GroupCommitter`) and its
+source's samples to :mod:`~runtime_adapter.host.sampling`, each of which does its work on a
+thread of its own (a broker away makes them wait, never the status), and reports a failure
+with its trace. Nothing it does changes a neighbour:
 a failure ends this connector's query and thread only.
 
 The thread wakes when its driver hands it a changed deployment (:meth:`update`), and otherwise
@@ -28,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,6 +55,7 @@ from runtime_adapter.host.progress import (
     rule_layout,
 )
 from runtime_adapter.host.reporter import StatusReporter
+from runtime_adapter.host.sampling import SourceSampling
 from runtime_adapter.host.start import QueryStart
 from runtime_adapter.kafka import (
     BrokerUnreachable,
@@ -68,9 +71,6 @@ from runtime_adapter.store import STORE_ERRORS, Placement, RedisStore
 
 log = logging.getLogger("sluice.driver")
 
-DISCOVERY_KEEP = 200
-"""Sampled events a connector keeps for the console at most (it takes them every few
-seconds; older ones are dropped if it does not)."""
 ACTIVE_INTERVAL = 0.5
 """Seconds between two looks at a running query's progress."""
 RUN_INTERVAL = 0.1
@@ -162,9 +162,7 @@ class HostedConnector:
         self.tracker = TaskTracker(worker_id, [])
         self.stage_totals = StageTotals()
         self.rule_totals = RuleTotals()
-        self.sampler: Any = None  # the running query's SourceSampler (schema discovery)
-        self.sampling: threading.Thread | None = None  # a sample under way, beside the query
-        self.sampling_jobs = f"sluice-sample-{connector_id}"
+        self.sampling: SourceSampling | None = None  # the running query's (schema discovery)
         self.router: Any = None  # a running bus's BusRouter (pipelines.bus)
         self.running_plain: dict[str, Any] | None = None  # the decrypted spec the query runs
         self.built_plain: dict[str, Any] | None = None  # ...as built: its start resolved
@@ -607,7 +605,8 @@ class HostedConnector:
             self.run_bounds = run
         self.reason = ""
         self.finished = False
-        self.sampler = self.source_sampler(deployment, spec)
+        self.stop_sampling()  # (a query started again: a new sampler for its spec)
+        self.sampling = self.source_sampling(deployment, spec)
         self.stage_totals.start(stage_points(spec), str(self.query.runId))
         log.info("query %s started (checkpoint %s)", self.query.id, checkpoint)
         return True
@@ -684,62 +683,26 @@ class HostedConnector:
         mode = deployment.spec.get("runtime", {}).get("mode")
         return deployment.discovery and deployment.run is None and mode != "real-time"
 
-    def source_sampler(self, deployment: Deployment, spec: Any) -> Any:
-        """The sampler of the query's source when discovery is on (it samples beside the
-        query, :class:`pipelines.discovery.SourceSampler`), else None."""
+    def source_sampling(self, deployment: Deployment, spec: Any) -> SourceSampling | None:
+        """The samples of the query's source when discovery is on (taken beside the query,
+        :mod:`runtime_adapter.host.sampling`), else None."""
         if not self.discovers(deployment):
             return None
         from pipelines.discovery import SourceSampler
 
-        return SourceSampler(spec)
+        return SourceSampling(self.store, self.connector_id, SourceSampler(spec))
 
     def sample_source(self, progress: dict[str, Any] | None) -> None:
-        """Every few seconds, a few events of the query's source read beside it and handed
-        to the console (:mod:`pipelines.discovery`). The sample is a batch job that reads the
-        source's brokers, and waits for them while one is away: it runs on a thread of its
-        own, one at a time, never on this loop, which reports the connector's status."""
-        sampler, spark = self.sampler, self.spark
-        if sampler is None or spark is None or not progress:
-            return
-        if self.sampling is not None and self.sampling.is_alive():
-            return
-        if not sampler.due(time.monotonic()):
-            return
-        from pyspark import InheritableThread  # the query's scheduler pool, inherited
-
-        self.sampling = InheritableThread(
-            target=self.sample_beside,
-            args=(sampler, spark, progress),
-            name=f"sample-{self.connector_id}",
-            daemon=True,
-        )
-        self.sampling.start()
-
-    def sample_beside(self, sampler: Any, spark: Any, progress: dict[str, Any]) -> None:
-        """One sample, on the sampling thread; its jobs in a group that :meth:`close` cancels."""
-        with log_context(connector=self.connector_id, channel=self.channel):
-            try:
-                spark.sparkContext.setJobGroup(
-                    self.sampling_jobs, "schema discovery: a sample of the source", True
-                )
-                events = sampler.sample(spark, progress, time.monotonic())
-                if events and self.sampling is threading.current_thread():  # not cancelled
-                    self.store.publish_samples(self.connector_id, events, DISCOVERY_KEEP)
-            except Exception as exc:  # discovery must never take a channel down
-                if self.sampling is threading.current_thread():  # not cancelled by close()
-                    log.warning("could not sample the source for schema discovery: %s", exc)
+        """Every few seconds, a few events of the query's source read beside it, never on
+        this loop, and handed to the console (:mod:`runtime_adapter.host.sampling`)."""
+        if self.sampling is not None and self.spark is not None:
+            self.sampling.offer(self.spark, progress, self.channel)
 
     def stop_sampling(self) -> None:
-        """Cancel a sample under way: its running jobs, and what it found is not handed over.
-        A sample still planning its read (asking the source's brokers for offsets) is not a
-        job yet: it ends on its own, within the source's API timeout."""
+        """Cancel the query's samples (:meth:`SourceSampling.cancel`)."""
         sampling, self.sampling = self.sampling, None
-        if sampling is None or not sampling.is_alive() or self.spark is None:
-            return
-        try:
-            self.spark.sparkContext.cancelJobGroup(self.sampling_jobs)
-        except Exception as exc:  # the JVM may be gone; the thread dies with it
-            log.info("could not cancel the sample of %s: %s", self.connector_id, exc)
+        if sampling is not None and self.spark is not None:
+            sampling.cancel(self.spark)
 
     def preview_publisher(self, spec: Any) -> Any:
         """Where a ``preview`` sink puts the newest events: the runtime's store (a live tail)."""

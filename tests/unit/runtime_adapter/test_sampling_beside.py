@@ -12,6 +12,7 @@ import pytest
 
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.hosted import HostedConnector
+from runtime_adapter.host.sampling import SourceSampling
 from runtime_adapter.store import Placement
 from tests.support.processes import wait_until
 from tests.support.reports import ReportingStore
@@ -62,7 +63,7 @@ def hosted(spark: Any, store: SamplingStore, sampler: Sampler) -> HostedConnecto
         spark=spark,
     )
     connector.spark = spark
-    connector.sampler = sampler
+    connector.sampling = SourceSampling(store, connector.connector_id, sampler)  # type: ignore[arg-type]
     return connector
 
 
@@ -79,12 +80,12 @@ def test_a_slow_sample_never_holds_up_the_loop_and_is_cancelled_at_close(spark: 
     assert sampler.calls == 1  # one sample at a time
 
     sampling = connector.sampling
-    assert sampling is not None
+    assert sampling is not None and sampling.thread is not None
     tracker = spark.sparkContext.statusTracker()
-    wait_until(lambda: tracker.getJobIdsForGroup(connector.sampling_jobs), 30, what="its job")
+    wait_until(lambda: tracker.getJobIdsForGroup(sampling.jobs), 30, what="its job")
     connector.close()
-    sampling.join(60)
-    assert not sampling.is_alive(), "the sample's job was not cancelled"
+    sampling.thread.join(60)
+    assert not sampling.thread.is_alive(), "the sample's job was not cancelled"
     assert store.samples == []
     # The sample's job group is gone with it: the next job of this process runs at once.
     assert spark.sparkContext.parallelize([1, 2], 1).count() == 2
@@ -97,5 +98,7 @@ def test_a_sample_is_handed_to_the_store_from_its_own_thread(spark: Any) -> None
     connector.sample_source({"batchId": 0})
     wait_until(lambda: store.samples, 60, what="the sample in the store")
     assert store.samples == [{"id": "sample-1"}]
-    assert connector.sampling is not None
-    assert connector.sampling.name.startswith("sample-")
+    sampling = connector.sampling
+    assert sampling is not None and sampling.thread is not None
+    assert sampling.thread.name == f"sample-{connector.connector_id}"
+    assert not sampling.offer(spark, None, "c")  # none before the query's first batch
