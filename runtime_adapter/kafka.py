@@ -743,11 +743,30 @@ def probe_group_coordinator(
     return CoordinatorProbe(partition.leader, address, refused)
 
 
-def broker_session_timeout(admin: AdminClient, *, timeout: float = 5.0) -> float | None:
-    """How long the cluster's controller waits for a silent broker before it moves that
-    broker's partitions (``broker.session.timeout.ms``, seconds), as one broker reports it;
-    ``None`` when no broker answers or it does not report the setting (a broker that is no
-    controller may not)."""
+@dataclass(frozen=True)
+class FailoverWait:
+    """How long a dead broker's partitions wait before another broker leads them (seconds).
+
+    ``broker_session``: the controller's wait for a silent broker
+    (``broker.session.timeout.ms``). ``controller_election``: when the brokers are
+    controllers too (KRaft's combined mode), the dead broker may have been the active
+    controller, and a new one is elected first: the followers wait
+    ``controller.quorum.fetch.timeout.ms``, then ``controller.quorum.election.timeout.ms`` at
+    most; the new controller then waits the broker session from its own start. 0 with
+    dedicated controllers."""
+
+    broker_session: float
+    controller_election: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.broker_session + self.controller_election
+
+
+def failover_wait(admin: AdminClient, *, timeout: float = 5.0) -> FailoverWait | None:
+    """The cluster's :class:`FailoverWait`, as one broker reports its settings; ``None`` when
+    no broker answers or it does not report ``broker.session.timeout.ms`` (a broker that is
+    no controller may not)."""
     try:
         metadata = admin.list_topics(timeout=timeout)
         if not metadata.brokers:
@@ -758,11 +777,23 @@ def broker_session_timeout(admin: AdminClient, *, timeout: float = 5.0) -> float
         )
     except (KafkaException, TimeoutError):
         return None
-    entry = entries.get("broker.session.timeout.ms")
-    try:
-        return int(entry.value) / 1000 if entry is not None and entry.value else None
-    except ValueError:
+
+    def seconds(name: str) -> float | None:
+        entry = entries.get(name)
+        try:
+            return int(entry.value) / 1000 if entry is not None and entry.value else None
+        except ValueError:
+            return None
+
+    session = seconds("broker.session.timeout.ms")
+    if session is None:
         return None
+    roles = entries.get("process.roles")
+    if roles is None or "controller" not in (roles.value or ""):
+        return FailoverWait(session)
+    fetch = seconds("controller.quorum.fetch.timeout.ms") or 2.0  # Kafka's defaults
+    election = seconds("controller.quorum.election.timeout.ms") or 1.0
+    return FailoverWait(session, fetch + election)
 
 
 def group_member_consumer(

@@ -118,9 +118,14 @@ group.initial.rebalance.delay.ms=0
 # A dead broker's partitions move once the controller has heard nothing from it this long
 # (Kafka's default: 9 s), and the runtime group's coordinator moves with them; it must move
 # well within the group's session (SLUICE_RUNTIME_SESSION_TIMEOUT, 10 s), or every runtime
-# worker drops its channels when the coordinator's broker dies (docs/runtime-group.md).
-broker.session.timeout.ms=6000
+# worker drops its channels when the coordinator's broker dies (docs/runtime-group.md). When
+# the dead broker was also the active controller, a new one is elected first (the followers
+# wait the quorum's fetch timeout, Kafka's default 2 s) and waits the broker session from its
+# own start: 8.7 s in all with a 6 s session, too late for a 10 s group session.
+broker.session.timeout.ms=4000
 broker.heartbeat.interval.ms=1000
+controller.quorum.fetch.timeout.ms=1000
+controller.quorum.election.timeout.ms=1000
 delete.topic.enable=true
 EOF
 

@@ -35,6 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from runtime_adapter.kafka import FailoverWait
+
 COORDINATOR = "GroupCoordinator"
 """The name librdkafka gives its connection to the group coordinator in statistics."""
 
@@ -127,29 +129,38 @@ def parse_group_metadata(raw: bytes) -> GroupMetadata:
 
 
 FAILOVER_ROOM = 2.0
-"""Seconds a coordinator's move takes beyond the controller's wait for the dead broker
-(an election, loading the group, the members finding the new coordinator): 1.3 s in the fault
-suite with Kafka's default 9 s (the group loaded elsewhere 10.3 s after the kill)."""
+"""Seconds a coordinator's move takes beyond the brokers' own waits (:class:`~runtime_adapter.
+kafka.FailoverWait`): the new leader's election, loading the group, the members finding the
+new coordinator. Measured in the fault suite: the group loaded 1.3 s after Kafka's default 9 s
+broker session; with the active controller killed too, 2.0 s after the new controller took
+over, and that controller 2.0 s after the kill."""
 
 
-def slow_failover(session_timeout: float, broker_session_timeout: float | None) -> str | None:
+def slow_failover(session_timeout: float, wait: FailoverWait | None) -> str | None:
     """Why the group's session is too short for a coordinator broker's death, or ``None``.
 
     librdkafka drops a member's assignment (``on_lost``) once its session timeout passes
     without an answer from the coordinator, whatever the broker thinks; a dead coordinator's
-    partition moves after the controller's ``broker.session.timeout.ms`` and a little more. A
-    session no longer than that loses every member's slots whenever the coordinator's broker
-    dies, the ride-out notwithstanding."""
-    if broker_session_timeout is None:
+    partition moves after the brokers' :class:`~runtime_adapter.kafka.FailoverWait` and a
+    little more. A session no longer than that loses every member's slots whenever the
+    coordinator's broker dies, the ride-out notwithstanding."""
+    if wait is None:
         return None
-    needed = broker_session_timeout + FAILOVER_ROOM
+    needed = wait.total + FAILOVER_ROOM
     if session_timeout > needed:
         return None
+    election = (
+        f", after electing a new controller when the dead broker was the active one (up to "
+        f"{wait.controller_election:g} s: controller.quorum.fetch.timeout.ms and "
+        f"controller.quorum.election.timeout.ms)"
+        if wait.controller_election
+        else ""
+    )
     return (
         f"the brokers move a dead broker's partitions after broker.session.timeout.ms = "
-        f"{broker_session_timeout * 1000:.0f} ms, and the runtime group's coordinator with "
-        f"them, about {needed:.0f} s after its death; SLUICE_RUNTIME_SESSION_TIMEOUT "
+        f"{wait.broker_session * 1000:.0f} ms{election}, and the runtime group's coordinator "
+        f"with them, about {needed:.0f} s after its death; SLUICE_RUNTIME_SESSION_TIMEOUT "
         f"({session_timeout:g} s) must be longer, or every runtime worker drops its channels "
-        f"when the coordinator's broker dies. Lower broker.session.timeout.ms (Sluice's own "
-        f"brokers use 6000) or raise SLUICE_RUNTIME_SESSION_TIMEOUT above {needed:.0f} s"
+        f"when the coordinator's broker dies. Lower those settings (Sluice's own brokers use "
+        f"4000, 1000 and 1000) or raise SLUICE_RUNTIME_SESSION_TIMEOUT above {needed:.0f} s"
     )

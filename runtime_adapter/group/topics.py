@@ -10,7 +10,7 @@ from confluent_kafka import KafkaException
 from runtime_adapter.base import RuntimeUnavailable
 from runtime_adapter.group.fence import slow_failover
 from runtime_adapter.group.settings import GroupConfig
-from runtime_adapter.kafka import admin_client, broker_session_timeout, describe_topic, ensure_topic
+from runtime_adapter.kafka import admin_client, describe_topic, ensure_topic, failover_wait
 
 log = logging.getLogger("sluice.group")
 
@@ -78,8 +78,9 @@ def verify_runtime_topic(config: GroupConfig, topic: str, *, timeout: float = 10
 
 
 def warn_of_slow_broker_failover(config: GroupConfig) -> str | None:
-    """Log (and return) a warning when the brokers' ``broker.session.timeout.ms`` leaves the
-    group's session no room for a coordinator's move (:func:`~runtime_adapter.group.fence.
+    """Log (and return) a warning when the brokers' waits for a dead broker
+    (:func:`~runtime_adapter.kafka.failover_wait`) leave the group's session no room for a
+    coordinator's move (:func:`~runtime_adapter.group.fence.
     slow_failover`); nothing when the brokers do not tell, or there is only one (no other
     takes its partitions over)."""
     admin = admin_client(config.bootstrap, auto_create_topics=False)
@@ -89,7 +90,7 @@ def warn_of_slow_broker_failover(config: GroupConfig) -> str | None:
         return None
     if brokers < 2:
         return None  # one broker: no other takes its partitions over
-    warning = slow_failover(config.session_timeout, broker_session_timeout(admin))
+    warning = slow_failover(config.session_timeout, failover_wait(admin))
     if warning is not None:
         log.warning("runtime group %s: %s", config.group_id, warning)
     return warning

@@ -15,7 +15,8 @@ from runtime_adapter.group import GroupConfig, warn_of_slow_broker_failover
 from runtime_adapter.group.fence import slow_failover
 from runtime_adapter.kafka import (
     CoordinatorProbe,
-    broker_session_timeout,
+    FailoverWait,
+    failover_wait,
     probe_group_coordinator,
 )
 from tests.support.processes import wait_until
@@ -56,13 +57,17 @@ def test_the_probe_knows_nothing_without_a_broker() -> None:
 def test_the_projects_brokers_move_a_dead_brokers_partitions_within_the_session(
     kafka_bootstrap: str,
 ) -> None:
-    """scripts/kafka.sh sets broker.session.timeout.ms to 6 s: room for a 10 s session."""
-    waited = broker_session_timeout(AdminClient({"bootstrap.servers": kafka_bootstrap}))
-    assert waited == 6.0
+    """scripts/kafka.sh: a 4 s broker session, and a controller elected within 2 s (its nodes
+    are brokers and controllers): room for a 10 s session."""
+    waited = failover_wait(AdminClient({"bootstrap.servers": kafka_bootstrap}))
+    assert waited == FailoverWait(4.0, 2.0)
     assert slow_failover(10.0, waited) is None
-    warning = slow_failover(10.0, 9.0)  # Kafka's default
+    warning = slow_failover(10.0, FailoverWait(9.0, 3.0))  # Kafka's defaults, combined mode
     assert warning is not None and "broker.session.timeout.ms = 9000 ms" in warning
-    assert "above 11 s" in warning
+    assert "electing a new controller" in warning and "above 14 s" in warning
+    dedicated = slow_failover(10.0, FailoverWait(9.0))  # controllers of their own
+    assert dedicated is not None and "controller" not in dedicated.split(";")[0]
+    assert "above 11 s" in dedicated
     assert slow_failover(10.0, None) is None  # the brokers did not say
     # One broker: no other takes its partitions over, whatever the session (no warning).
     single = GroupConfig(kafka_bootstrap, session_timeout=6.0, fence_margin=2.0)
