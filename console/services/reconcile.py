@@ -773,8 +773,8 @@ class _Pass:
                     **self.report_seen(connector, state, status, stamp),
                     "trace": status.trace,
                     "driver_id": status.driver_id or "",
-                    "status_reason": status.reason,
-                    "finished": status.finished,
+                    "status_reason": self.kept_reason(connector, state, status.reason),
+                    "finished": status.finished or self.finished_stays(connector, state),
                     "last_status_at": last_status_at,
                     "dead_letters": status.dead_letters,
                     "sink_retries": status.sink_retries,
@@ -788,7 +788,12 @@ class _Pass:
             # No driver runs it (or none is believed to): neither its driver nor the
             # runtime's reason is shown; the connector's event says why.
             self.update_connector(
-                connector, {"driver_id": "", "status_reason": "", "status_deadline_at": None}
+                connector,
+                {
+                    "driver_id": "",
+                    "status_reason": self.kept_reason(connector, state, ""),
+                    "status_deadline_at": None,
+                },
             )
             self.park_tasks(connector, state, tasks.of(connector))
         # Else no trusted report and the state kept: its deadline stands, so a status that
@@ -797,6 +802,24 @@ class _Pass:
         self.note_silence(connector)
         if trusted and state == ConnectorState.STOPPED and cast(ConnectorStatus, status).finished:
             self.stop_finished(connector, reason)
+
+    @staticmethod
+    def finished_stays(connector: Connector, state: str) -> bool:
+        """A finished run's connector that stays STOPPED: later reports of the same stop (its
+        worker's as the driver ends, none at all once it is gone) say nothing new."""
+        return (
+            connector.finished
+            and connector.state == ConnectorState.STOPPED
+            and state == ConnectorState.STOPPED
+        )
+
+    def kept_reason(self, connector: Connector, state: str, reason: str) -> str:
+        """``reason``, or, when it says nothing and the connector is a finished run that stays
+        STOPPED, why the run finished ("available-now run finished: …"): shown until the
+        channel runs again."""
+        if not reason and self.finished_stays(connector, state):
+            return connector.status_reason
+        return reason
 
     def note_silence(self, connector: Connector) -> None:
         """Record, once each, that the connector is NOT_REPORTING (as the readers judge it, at

@@ -494,6 +494,31 @@ def test_a_finished_available_now_run_stops_its_channel(runtime, started, spec):
     assert (report.events, LifecycleEvent.objects.count(), len(runtime.calls)) == (0, count, calls)
 
 
+def test_a_finished_runs_reason_outlives_the_later_reports_of_its_stop(runtime, started, spec):
+    finished_run(runtime, started, spec)
+    reconcile(runtime)
+    # Its worker reports the stop again as the driver ends (no reason), then nothing at all.
+    runtime.report("a", State.STOPPED, "w1", updated_at=3.0)
+    reconcile(runtime)
+    row = connector("a")
+    assert (row.state, row.finished) == (ConnectorState.STOPPED, True)
+    assert row.status_reason == "available-now run finished: 1200 events read"
+
+    del runtime.statuses["a"]
+    reconcile(runtime)
+    row = connector("a")
+    assert (row.driver_id, row.status_reason) == (
+        "",
+        "available-now run finished: 1200 events read",
+    )
+
+    services.start_channel(Channel.objects.get(name="a"))  # a new run: its own reasons
+    runtime.report("a", State.RUNNING, "w1", generation=1, updated_at=4.0)
+    reconcile(runtime)
+    row = connector("a")
+    assert (row.state, row.finished, row.status_reason) == (ConnectorState.RUNNING, False, "")
+
+
 def test_starting_a_finished_run_again_is_a_new_generation(runtime, started, spec):
     finished_run(runtime, started, spec)
     reconcile(runtime)
