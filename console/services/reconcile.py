@@ -786,7 +786,7 @@ class _Pass:
             self.mirror_tasks(connector, state, status.tasks, tasks.of(connector))
         elif state in (ConnectorState.STOPPED, ConnectorState.UNASSIGNED):
             # No driver runs it (or none is believed to): neither its driver nor the
-            # runtime's reason is shown; the connector's event says why.
+            # runtime's reason is shown (but a finished run's); the connector's event says why.
             self.update_connector(
                 connector,
                 {
@@ -813,11 +813,12 @@ class _Pass:
             and state == ConnectorState.STOPPED
         )
 
-    def kept_reason(self, connector: Connector, state: str, reason: str) -> str:
+    @staticmethod
+    def kept_reason(connector: Connector, state: str, reason: str) -> str:
         """``reason``, or, when it says nothing and the connector is a finished run that stays
         STOPPED, why the run finished ("available-now run finished: …"): shown until the
         channel runs again."""
-        if not reason and self.finished_stays(connector, state):
+        if not reason and _Pass.finished_stays(connector, state):
             return connector.status_reason
         return reason
 
