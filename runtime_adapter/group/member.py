@@ -295,6 +295,8 @@ class GroupMember:
         self._contact.heard(self._clock())  # the SyncGroup answer that brought them
         kept: frozenset[int] = frozenset()
         still = {p.partition for p in consumer.assignment()}  # what the client holds now
+        metadata = consumer.consumer_group_metadata()  # this generation's, known by now
+        generation = parse_group_metadata(metadata).generation
         with self._lock:
             if self._state.fenced:  # the first assignment after rejoining
                 # Slots the client kept through the rejoin were stopped by the fence: this
@@ -302,8 +304,15 @@ class GroupMember:
                 kept = frozenset(self._state.stopped & self._state.owned & still)
                 self._state.fenced = False
                 self._state.stopped.clear()
+            # The slots, the generation their writes are fenced with and the step that says
+            # so change together: no reader sees a slot owned before its assignment is noted,
+            # nor owned under the previous generation's metadata.
             self._state.owned |= gained
             self._state.stopped -= gained
+            self._state.metadata = metadata
+            self._record("assigned", gained, f"generation {generation}")
+            if kept:
+                self._record("kept", kept, "through the rejoin: stopped by the fence, run anew")
         topic = self.config.config_topic
         if kept:  # assigned anew: read from their beginning, their end signalled again
             consumer.incremental_unassign([TopicPartition(topic, slot) for slot in sorted(kept)])
@@ -312,13 +321,6 @@ class GroupMember:
             [TopicPartition(p.topic, p.partition, OFFSET_BEGINNING) for p in partitions]
             + [TopicPartition(topic, slot, OFFSET_BEGINNING) for slot in sorted(kept)]
         )
-        metadata = consumer.consumer_group_metadata()
-        with self._lock:
-            self._state.metadata = metadata
-        generation = parse_group_metadata(metadata).generation
-        self._record("assigned", gained, f"generation {generation}")
-        if kept:
-            self._record("kept", kept, "through the rejoin: stopped by the fence, run anew")
         if gained | kept:
             self._listener.slots_assigned(gained | kept)
 

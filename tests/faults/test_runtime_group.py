@@ -123,6 +123,17 @@ def balanced(members: list[GroupMember], counts: list[int]) -> bool:
     return sorted(len(o) for o in owned) == sorted(counts) and every == set(range(SLOTS))
 
 
+def told(listener: RecordingListener, slots: frozenset[int]) -> None:
+    """Wait for ``listener`` to have been told of ``slots``: a member owns a slot a moment
+    before its listener hears of it (the assignment callback tells it last)."""
+    wait_until(
+        lambda: all(listener.first("assigned", slot) is not None for slot in slots),
+        10,
+        0.05,
+        f"the listener told of slots {sorted(slots)}",
+    )
+
+
 def test_the_runtime_topics_are_compacted_with_one_partition_per_slot(
     config: GroupConfig,
 ) -> None:
@@ -184,6 +195,7 @@ def test_revoked_slots_are_stopped_before_their_new_owner_is_given_them(
     second = join(config, members, "w2")
     wait_until(lambda: balanced(members, [6, 6]), 60, 0.1, "6/6 after w2 joined")
     moved = members[1].owned()
+    told(second, moved)
     for slot in moved:
         stopped = first.first("stopped", slot, "revoked")
         given = second.first("assigned", slot)
@@ -270,6 +282,7 @@ def test_a_member_cut_from_the_broker_fences_itself_before_its_session_expires(
         wait_until(lambda: len(members[1].owned()) == SLOTS, 60, 0.05, "w2 owning every slot")
     finally:
         broker.proxy.up()
+    told(other, held)
     slot = min(held)
     fenced = cut.first("stopped", slot, "fenced")
     taken = other.first("assigned", slot)
@@ -369,6 +382,7 @@ def test_a_member_that_leaves_hands_its_slots_over_at_once_after_stopping_them(
     members[0].close()  # a drain: leave the group
     wait_until(lambda: len(members[1].owned()) == SLOTS, 30, 0.05, "w2 owning every slot")
     handed_over = time.monotonic() - left_at
+    told(staying, held)
     for slot in held:
         stopped, given = leaving.first("stopped", slot, "closed"), staying.first("assigned", slot)
         assert stopped is not None and given is not None and stopped.at < given.at
