@@ -314,6 +314,12 @@ class Connector(models.Model):
         related_name="connectors",
     )
     generation = models.PositiveIntegerField(default=0)
+    slot = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="The runtime slot the console placed the connector in when the group "
+        "places channels (capacity); empty: its home slot, from its id.",
+    )
     trace = models.TextField(blank=True)
     driver_id = models.CharField(
         max_length=255,

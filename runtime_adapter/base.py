@@ -42,6 +42,11 @@ class Deployment:
     discovery: bool = False
     """Sample the events for schema discovery (:mod:`pipelines.discovery`); the samples are
     taken with :meth:`RuntimeAdapter.take_samples`."""
+    slot: int | None = None
+    """The runtime slot the console placed the connector in, when the group places channels
+    and it is not the connector's home slot (:func:`runtime_adapter.group.slot_of`): the
+    config topic's partition its record is written to, so the owner of that slot runs it
+    (capacity-aware placement; ``None``: its home slot)."""
 
     @property
     def checkpoint_key(self) -> str:
@@ -143,12 +148,15 @@ class StatusNews:
 
     ``status`` is None when the runtime forgot the connector (a tombstone). ``reporting`` is
     the owner's judgement: False when the connector's driver stopped refreshing its report
-    (the status is no longer known). ``epoch`` is the owner's group generation."""
+    (the status is no longer known). ``epoch`` is the owner's group generation, ``slot`` the
+    slot (status topic partition) it was written in: a connector moved to another slot has
+    its last records, then a tombstone, in the slot it left, which say nothing of it now."""
 
     connector_id: str
     status: ConnectorStatus | None
     reporting: bool
     epoch: int
+    slot: int | None = None
 
 
 @dataclass(frozen=True)
@@ -165,6 +173,10 @@ class Vouch:
     epoch: int
     at: float = 0.0
     """When it was written, by the worker host's clock (shown, never compared)."""
+    capacity: Mapping[str, Any] | None = None
+    """The worker's capacity and load when it wrote the vouch (``cores``, ``cores_held`` by
+    real-time queries, ``connectors``, ``memory_available_mb`` on its host, ``draining``);
+    ``None`` from a worker that does not say."""
 
     @property
     def connector_ids(self) -> frozenset[str]:

@@ -12,7 +12,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -559,16 +559,15 @@ class DurableProducer:
         topic: str,
         records: list[tuple[str, bytes]] | list[tuple[str, bytes | None]],
         *,
-        partition_of: Callable[[str], int] | None = None,
+        partitions: Sequence[int] | None = None,
     ) -> list[str | None]:
         """Write ``(key, value)`` records to ``topic``; one answer per record, in order.
 
         A ``None`` value is a tombstone (a compacted topic forgets the key);
-        ``partition_of(key)`` picks each record's partition (unset: the producer's
-        partitioner). ``None`` as an answer means Kafka confirmed the record (written to
-        every in-sync replica); a string says why it was not confirmed: refused, timed out,
-        or no report in time. An unconfirmed record may still have been written (a lost
-        acknowledgement).
+        ``partitions[i]`` is record ``i``'s partition (unset: the producer's partitioner).
+        ``None`` as an answer means Kafka confirmed the record (written to every in-sync
+        replica); a string says why it was not confirmed: refused, timed out, or no report in
+        time. An unconfirmed record may still have been written (a lost acknowledgement).
         """
         outcome: list[str | None] = ["no delivery report from Kafka"] * len(records)
         pending = set(range(len(records)))
@@ -584,15 +583,11 @@ class DurableProducer:
 
         for index, (key, value) in enumerate(records):
             try:
-                if partition_of is None:
+                if partitions is None:
                     self._producer.produce(topic, value, key, on_delivery=reporter(index))
                 else:
                     self._producer.produce(
-                        topic,
-                        value,
-                        key,
-                        partition=partition_of(key),
-                        on_delivery=reporter(index),
+                        topic, value, key, partition=partitions[index], on_delivery=reporter(index)
                     )
             except (BufferError, KafkaException) as exc:
                 with lock:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -117,10 +117,13 @@ class SparkRuntime:
         self._desired: DesiredStateWriter | None = None
         self._feed: StatusFeedReader | None = None
 
-    def _publish(self, connector_ids: Iterable[str]) -> None:
+    def _publish(
+        self, connector_ids: Iterable[str], gone: Mapping[str, Deployment] | None = None
+    ) -> None:
         """Write the desired state of ``connector_ids`` as the store now holds it to the
-        config topic (a tombstone for one it no longer holds); only when the group places.
-        Raises :class:`RuntimeUnavailable` when Kafka does not confirm it."""
+        config topic (a tombstone for one it no longer holds, in the slot ``gone`` says it
+        was placed in); only when the group places. Raises :class:`RuntimeUnavailable` when
+        Kafka does not confirm it."""
         if not self.places:
             return
         assert self.group is not None
@@ -132,7 +135,9 @@ class SparkRuntime:
             ensure_runtime_topics(self.group)  # never auto-created with the broker's defaults
             self._desired = DesiredStateWriter(self.group)
         self._desired.put(found.values())
-        self._desired.delete(sorted(ids - set(found)))
+        self._desired.delete(
+            sorted(ids - set(found)), {cid: d.slot for cid, d in (gone or {}).items()}
+        )
 
     def _unplaced(self, deployment: Deployment) -> Deployment:
         """``deployment`` as the store is to keep it: when the group places, the worker that
@@ -160,6 +165,34 @@ class SparkRuntime:
         self.store.put_deployment(self._unplaced(deployment))
         self._publish([deployment.connector_id])
         self._nudge_worker_of(deployment.connector_id)
+
+    @_reaching_the_runtime
+    def relocate(self, connector_id: str, slot: int | None) -> Deployment | None:
+        """Move a connector's desired state to ``slot`` (``None``: its home slot), where that
+        slot's owner runs it: capacity-aware placement when the group places. The deployment
+        as moved, or ``None`` when the store does not hold the connector.
+
+        Call it only once the owner of the slot it leaves reported it stopped (or that slot
+        had no owner): this is the second step of a move. The tombstone in the slot it leaves
+        is confirmed by Kafka before its record is written in the new one, so no two slots
+        ever hold it (a failure between the two leaves it in none: the move is done again).
+        Raises :class:`RuntimeUnavailable` when Kafka does not confirm a write."""
+        if not self.places:
+            raise ValueError("connectors are moved between slots only when the group places")
+        assert self.group is not None
+        current = self.store.deployment(connector_id)
+        if current is None:
+            return None
+        moved = replace(current, slot=slot)
+        if self._desired is None:
+            ensure_runtime_topics(self.group)
+            self._desired = DesiredStateWriter(self.group)
+        before, after = self._desired.slot(current), self._desired.slot(moved)
+        if before != after:
+            self._desired.delete([connector_id], {connector_id: before})
+        self.store.put_deployment(moved)
+        self._desired.put([moved])
+        return moved
 
     @_reaching_the_runtime
     def assign(self, connector_id: str, worker_id: str | None) -> None:
@@ -233,7 +266,7 @@ class SparkRuntime:
             return
         deployments = self.store.deployments_of(connector_ids)
         self.store.delete_many(connector_ids)
-        self._publish(connector_ids)
+        self._publish(connector_ids, deployments)
         self.store.nudge(*sorted({d.worker_id for d in deployments.values() if d.worker_id}))
         for cid, deployment in deployments.items():
             self._remove_checkpoint(cid, deployment)
@@ -280,7 +313,7 @@ class SparkRuntime:
         and left (the connector is forgotten all the same)."""
         deployment = self.store.deployment(connector_id)
         self.store.delete(connector_id)
-        self._publish([connector_id])
+        self._publish([connector_id], {connector_id: deployment} if deployment else None)
         if deployment is None:
             return
         self.store.nudge(deployment.worker_id)

@@ -304,6 +304,8 @@ class RedisStore:
             definition["run"] = deployment.run
         if deployment.discovery:
             definition["discovery"] = True
+        if deployment.slot is not None:
+            definition["slot"] = deployment.slot
         cid = deployment.connector_id
         queued = pipe is not None
         if pipe is None:
@@ -428,6 +430,7 @@ class RedisStore:
                 checkpoint=definition.get("checkpoint", ""),
                 run=definition.get("run"),
                 discovery=bool(definition.get("discovery", False)),
+                slot=definition.get("slot"),
             )
         return result
 
@@ -471,6 +474,7 @@ class RedisStore:
                 checkpoint=definition.get("checkpoint", ""),
                 run=definition.get("run"),
                 discovery=bool(definition.get("discovery", False)),
+                slot=definition.get("slot"),
             )
         return result
 

@@ -25,7 +25,8 @@ def channel_deployment(
 ) -> Deployment:
     """The channel's connector running ``revision`` (its spec still encrypted: the driver
     decrypts it; an HTTP source's ingest fields filled in) with target ``target``, hosted
-    by ``worker_id``, at the connector's generation and with the channel's checkpoint."""
+    by ``worker_id``, at the connector's generation, in the slot it was placed in and with the
+    channel's checkpoint."""
     return Deployment(
         connector_id=connector.runtime_id,
         channel=channel.name,
@@ -36,4 +37,5 @@ def channel_deployment(
         generation=connector.generation,
         checkpoint=channel.checkpoint_key,
         discovery=discovery,
+        slot=connector.slot,
     )

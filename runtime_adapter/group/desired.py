@@ -55,23 +55,42 @@ class DesiredStateWriter:
         self._producer = DurableProducer(config.bootstrap, delivery_timeout)
 
     def put(self, deployments: Iterable[Deployment]) -> None:
-        """Write every deployment (one record each); raises :class:`DesiredStateNotWritten`
+        """Write every deployment (one record each, in the partition of its slot:
+        :attr:`Deployment.slot`, else its home slot); raises :class:`DesiredStateNotWritten`
         naming those Kafka did not confirm."""
-        self._write([(d.connector_id, deployment_to_json(d)) for d in deployments])
+        self._write([(d.connector_id, self.slot(d), deployment_to_json(d)) for d in deployments])
 
-    def delete(self, connector_ids: Iterable[str]) -> None:
-        """Write a tombstone for every id: the owner of its slot stops it and forgets it."""
-        self._write([(connector_id, None) for connector_id in connector_ids])
+    def delete(
+        self, connector_ids: Iterable[str], slots: Mapping[str, int | None] | None = None
+    ) -> None:
+        """Write a tombstone for every id, in ``slots[id]`` (the slot it was placed in) or its
+        home slot: the owner of that slot stops it and forgets it."""
+        placed = slots or {}
+        self._write([(cid, self._slot_of(cid, placed.get(cid)), None) for cid in connector_ids])
 
-    def _write(self, records: list[tuple[str, bytes | None]]) -> None:
+    def slot(self, deployment: Deployment) -> int:
+        """The slot ``deployment`` is written to."""
+        return self._slot_of(deployment.connector_id, deployment.slot)
+
+    def _slot_of(self, connector_id: str, placed: int | None) -> int:
+        if placed is None:
+            return slot_of(connector_id, self._config.slots)
+        if not 0 <= placed < self._config.slots:
+            raise ValueError(
+                f"slot {placed} of connector {connector_id} is outside the runtime's "
+                f"{self._config.slots} slots"
+            )
+        return placed
+
+    def _write(self, records: list[tuple[str, int, bytes | None]]) -> None:
         if not records:
             return
         answers = self._producer.produce(
             self._config.config_topic,
-            records,
-            partition_of=lambda key: slot_of(key, self._config.slots),
+            [(key, value) for key, _, value in records],
+            partitions=[slot for _, slot, _ in records],
         )
-        failed = {key: why for (key, _), why in zip(records, answers, strict=True) if why}
+        failed = {key: why for (key, _, _), why in zip(records, answers, strict=True) if why}
         if failed:
             raise DesiredStateNotWritten(
                 f"desired state of {len(failed)} connector(s) not confirmed by Kafka: "

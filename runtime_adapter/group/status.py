@@ -398,7 +398,7 @@ class StatusFeedReader:
             return
         if record is None:
             if message.value() is None and not cid.startswith(VOUCH_PREFIX):
-                news.append(StatusNews(cid, None, False, 0))
+                news.append(StatusNews(cid, None, False, 0, message.partition()))
             return
         if cid.startswith(VOUCH_PREFIX):
             ages = record.status.get("ages") or {}
@@ -409,12 +409,19 @@ class StatusFeedReader:
                     float(record.status.get("report_interval") or 0.0),
                     record.generation,
                     float(record.status.get("at") or 0.0),
+                    _capacity(record.status.get("capacity")),
                 )
             )
             return
         status = status_from_json(json.dumps(record.status))
         news.append(
-            StatusNews(cid, status, bool(record.status.get("reporting", True)), record.generation)
+            StatusNews(
+                cid,
+                status,
+                bool(record.status.get("reporting", True)),
+                record.generation,
+                message.partition(),
+            )
         )
 
     def close(self) -> None:
@@ -479,3 +486,26 @@ class StatusScanner:
 
 def statuses_of(records: Iterable[StatusRecord]) -> dict[str, dict[str, Any]]:
     return {r.connector_id: r.status for r in records}
+
+
+CAPACITY_FIELDS = {
+    "cores": int,
+    "cores_held": int,
+    "connectors": int,
+    "memory_available_mb": int,
+    "draining": bool,
+}
+"""What a worker's own record says of its capacity, and each figure's type."""
+
+
+def _capacity(raw: object) -> dict[str, Any] | None:
+    """A worker's capacity as its record says it: the known figures of the right type (a
+    newer worker's others are left out); ``None`` when it says none."""
+    if not isinstance(raw, dict):
+        return None
+    found: dict[str, Any] = {}
+    for name, kind in CAPACITY_FIELDS.items():
+        value = raw.get(name)
+        if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+            found[name] = value
+    return found

@@ -199,6 +199,9 @@ class StatusRelay:
         self._ready: dict[int, frozenset[str]] = {}
         """The slots the worker owns and has read to their end, with their connectors (the
         slots' desired state)."""
+        self._slot_by_id: dict[str, int] = {}
+        """Connector id → the ready slot holding it: where its record is written (a
+        connector the console placed away from its home slot is written where it runs)."""
         self._swept: set[int] = set()
         self._tombstones: set[tuple[str, int]] = set()
         """Keys to remove from the status topic, with their slot: written at the next flush."""
@@ -217,6 +220,10 @@ class StatusRelay:
         self.records_written = 0
         self.refused = 0
         self._vouched_at: float | None = None
+        self._capacity: dict[str, Any] | None = None
+        """The worker's capacity and load as it last said (:meth:`capacity`)."""
+        self._capacity_written: dict[str, Any] | None = None
+        """Its part that makes a record due when it changes, as last written."""
         self._vouch_slot: int | None = None
         """The slot of the worker's own record as last written."""
 
@@ -233,10 +240,13 @@ class StatusRelay:
                 return
             for slot, ids in slots.items():
                 for cid in self._ready.get(slot, frozenset()) - ids:
-                    self._tombstones.add((cid, slot))
-                # created again meanwhile: kept
-                self._tombstones -= {(cid, s) for cid, s in self._tombstones if cid in ids}
+                    self._tombstones.add((cid, slot))  # deleted, or moved to another slot
+                # created again in the same slot meanwhile: kept
+                self._tombstones -= {
+                    (cid, s) for cid, s in self._tombstones if s == slot and cid in ids
+                }
             self._ready = dict(slots)
+            self._slot_by_id = {cid: slot for slot, ids in slots.items() for cid in ids}
             self._swept &= set(slots)
 
     def take(self, texts: Mapping[str, str]) -> None:
@@ -318,21 +328,37 @@ class StatusRelay:
                     changed[cid] = (record, compared)
         return changed
 
+    def capacity(self, figures: Mapping[str, Any]) -> None:
+        """The worker's capacity and load now (its cores, the cores its real-time queries
+        hold, its connectors, the host's available memory, whether it is draining), written
+        in its own record: with every vouch, and at once when anything but the memory
+        changed (the console places by it: docs/runtime-group.md, "Capacity and
+        placement")."""
+        with self._lock:
+            self._capacity = dict(figures)
+
+    def _capacity_news(self) -> bool:
+        """Whether the capacity changed since it was last written (call with the lock)."""
+        return self._capacity is not None and _steady(self._capacity) != self._capacity_written
+
     def vouch(
         self, ownership: Ownership, changed: Mapping[str, Mapping[str, Any]]
     ) -> dict[str, Any] | None:
-        """The worker's own record when one is due (every half report interval): the
-        connectors in slots it owns whose record, written before or in ``changed`` (the same
-        transaction), says they report, grouped by how long ago their driver last refreshed
-        its report (whole seconds, rounded up, by this host's monotonic clock: a reader dates
-        their last report that long before it read the vouch, comparing no two clocks)."""
+        """The worker's own record when one is due (every half report interval, or at once
+        when its capacity changed): the connectors in slots it owns whose record, written
+        before or in ``changed`` (the same transaction), says they report, grouped by how
+        long ago their driver last refreshed its report (whole seconds, rounded up, by this
+        host's monotonic clock: a reader dates their last report that long before it read
+        the vouch, comparing no two clocks), and the worker's capacity."""
         now = self._clock()
         with self._lock:
             intervals = [s.status.report_interval for s in self._seen.values()]
+            news = self._capacity_news()
         interval = max((i for i in intervals if i > 0), default=0.0)
-        if interval <= 0:
+        if interval <= 0 and not news:
             return None
-        if self._vouched_at is not None and now - self._vouched_at < interval / 2:
+        due = self._vouched_at is None or now - self._vouched_at >= interval / 2
+        if not (due or news):
             return None  # (not due: nothing more is looked at, every 0.5 s)
         with self._lock:
             reporting = {cid: yes for cid, (_, yes) in self._written.items() if cid in self._seen}
@@ -340,13 +366,17 @@ class StatusRelay:
             ages = {
                 cid: now - self._seen[cid].refreshed_at
                 for cid, yes in reporting.items()
-                if yes and cid in self._seen and slot_of(cid, self.config.slots) in ownership.slots
+                if yes and cid in self._seen and self._slot_of(cid) in ownership.slots
             }
         by_age: dict[str, list[str]] = {}
         for cid, age in sorted(ages.items()):
             by_age.setdefault(str(max(math.ceil(age - 1e-3), 0)), []).append(cid)
         # "at": this host's wall clock, shown as the time of the reports (never compared).
-        return {"ages": by_age, "report_interval": interval, "at": time.time()}
+        record: dict[str, Any] = {"ages": by_age, "report_interval": interval, "at": time.time()}
+        with self._lock:
+            if self._capacity is not None:
+                record["capacity"] = dict(self._capacity)
+        return record
 
     def sweep(self, ownership: Ownership) -> None:
         """Find what the slots gained since the last sweep hold that they should not: the
@@ -371,7 +401,11 @@ class StatusRelay:
                     if key.startswith(VOUCH_PREFIX):
                         stale = key != mine or slot != vouch_slot
                     else:
-                        stale = key not in self._ready[slot] and key not in self._owned
+                        # Not in this slot's desired state, and not a connector this worker
+                        # runs from this slot: deleted, or moved to another slot.
+                        stale = key not in self._ready[slot] and (
+                            key not in self._owned or key in self._slot_by_id
+                        )
                     if stale:
                         self._tombstones.add((key, slot))
                 self._swept.add(slot)
@@ -389,7 +423,8 @@ class StatusRelay:
         records: dict[str, dict[str, Any] | None] = {
             cid: record for cid, (record, _) in changed.items()
         }
-        slots: dict[str, int] = {}
+        with self._lock:
+            slots: dict[str, int] = {cid: self._slot_of(cid) for cid in records}
         vouch = self.vouch(ownership, {c: r for c, (r, _) in changed.items()})
         if vouch is not None:
             key = vouch_key(self.worker_id)
@@ -400,10 +435,10 @@ class StatusRelay:
             pending = sorted(self._tombstones)
         tombstones: set[tuple[str, int]] = set()
         for key, slot in pending:
-            if key.startswith(VOUCH_PREFIX) and key in records:
-                continue  # one record per key and write: the vouch first, this one next time
-            if key in slots and records.get(key, "") is None:
-                continue  # the same key in another slot: next time
+            if key in records:
+                # One record per key and write: the vouch, or a connector's status where it
+                # runs now, first; this tombstone (another slot's, or a later one) next time.
+                continue
             records[key], slots[key] = None, slot
             tombstones.add((key, slot))
         if not records:
@@ -427,6 +462,9 @@ class StatusRelay:
         self.outage.over()
         if vouch is not None:
             self._vouched_at = self._clock()
+            if "capacity" in vouch:
+                with self._lock:
+                    self._capacity_written = _steady(vouch["capacity"])
             moved_from, self._vouch_slot = self._vouch_slot, slots[vouch_key(self.worker_id)]
             if moved_from is not None and moved_from != self._vouch_slot:
                 with self._lock:  # the record left in the slot it was written to before
@@ -442,6 +480,12 @@ class StatusRelay:
         written = len(changed) - len(skipped & changed.keys())
         self.records_written += written
         return written
+
+    def _slot_of(self, connector_id: str) -> int:
+        """The slot ``connector_id``'s record goes to (call with the lock held): the ready
+        slot holding it, else its home slot."""
+        found = self._slot_by_id.get(connector_id)
+        return slot_of(connector_id, self.config.slots) if found is None else found
 
     def _open(self) -> Writer:
         if self._writer is None:
@@ -466,3 +510,9 @@ class StatusRelay:
                 # Never let the thread die: the worker's statuses would freeze in the topic.
                 log.exception("relaying statuses failed; trying again")
                 self._drop_writer()
+
+
+def _steady(capacity: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a capacity that makes a worker's record due when it changes: all but the
+    available memory, which moves all the time and is written with the next vouch."""
+    return {k: v for k, v in capacity.items() if k != "memory_available_mb"}

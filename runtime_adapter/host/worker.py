@@ -96,6 +96,17 @@ def real_time(deployment: Deployment) -> bool:
     return (deployment.spec.get("runtime") or {}).get("mode") == "real-time"
 
 
+def memory_available_mb(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """The host's available memory in MiB (``MemAvailable``), None where it cannot be read."""
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 @dataclass
 class DriverProcess:
     """A driver this worker started, and what it hosts."""
@@ -479,7 +490,8 @@ class RuntimeWorker:
         else:
             self.pass_losses = self.owner.losses  # before reading what it owns
             deployments = self.store.deployments_of(self.owner.owned() | set(self.placed))
-        if self.owner is not None and self.leaving():
+        draining = self.owner is not None and self.leaving()
+        if draining:
             mine: dict[str, Deployment] = {}  # drained: its slots go to the others
         elif not self.in_group():
             self.out_of_group(deployments)
@@ -500,6 +512,8 @@ class RuntimeWorker:
         self.note_ended_runs(statuses)
         self.update_placements(mine)
         self.place_new(mine)
+        if self.relay is not None:
+            self.relay.capacity(self.capacity(len(mine), draining))
         self.report_stopped(mine, statuses, infos)
         self.keep_pool()
 
@@ -752,6 +766,25 @@ class RuntimeWorker:
             wake, self.nudges = sorted(self.nudges), set()
             self.store.nudge(*wake)
 
+    def cores_held(self) -> int:
+        """The cores this worker's real-time queries hold now (their live drivers')."""
+        return sum(d.cores for d in self.drivers.values() if not d.exited())
+
+    def capacity(self, connectors: int, draining: bool) -> dict[str, int | bool]:
+        """What this worker tells the console of its capacity and load (its own record in
+        the status topic): the console moves a real-time channel its owner has no cores for
+        to a worker that has them."""
+        figures: dict[str, int | bool] = {
+            "cores": self.config.worker_cores,
+            "cores_held": self.cores_held(),
+            "connectors": connectors,
+            "draining": draining,
+        }
+        available = memory_available_mb()
+        if available is not None:
+            figures["memory_available_mb"] = available
+        return figures
+
     def cores_for(self, cid: str, deployment: Deployment) -> int:
         """The cores a real-time connector needs (one per source partition) when this worker
         has them free; else 0, and the connector is reported UNASSIGNED with the reason (a
@@ -761,7 +794,7 @@ class RuntimeWorker:
         except Exception as exc:  # brokers away, no such topic yet: say so, try again
             self.unplaceable(cid, deployment, f"real-time mode: cannot count its cores: {exc}")
             return 0
-        held = sum(d.cores for d in self.drivers.values() if not d.exited())
+        held = self.cores_held()
         free = self.config.worker_cores - held
         if needed > free:
             self.unplaceable(

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import pytest
 
@@ -336,6 +337,7 @@ def test_the_status_feed_says_where_each_channel_runs_and_the_workers_vouch_for_
     latest: dict[str, StatusNews] = {}
     vouched: dict[str, frozenset[str]] = {}
     ages: list[float] = []
+    capacity: dict[str, Mapping[str, Any]] = {}
     cursor: dict[int, int] | None = None
 
     def read() -> bool:
@@ -344,6 +346,7 @@ def test_the_status_feed_says_where_each_channel_runs_and_the_workers_vouch_for_
         cursor = batch.cursor
         latest.update((n.connector_id, n) for n in batch.news)
         vouched.update((v.worker_id, v.connector_ids) for v in batch.vouches)
+        capacity.update((v.worker_id, v.capacity) for v in batch.vouches if v.capacity)
         ages.extend(age for v in batch.vouches for age in v.ages.values())
         owners = runtime.owners(CONNECTORS)
         return all(
@@ -360,6 +363,13 @@ def test_the_status_feed_says_where_each_channel_runs_and_the_workers_vouch_for_
     epochs = {n.epoch for n in latest.values()}
     assert min(epochs) > 0, "each record carries its writer's group generation"
     assert ages and max(ages) <= 2, "the stand-in drivers refresh every 0.1 s"
+    owners = runtime.owners(CONNECTORS)
+    for worker in ("w1", "w2"):  # each says its capacity and load in its own record
+        said = capacity[worker]
+        assert said["cores"] == running.workers[worker].config.worker_cores
+        assert said["cores_held"] == 0 and said["draining"] is False
+        assert said["connectors"] == sum(1 for o in owners.values() if o == worker)
+        assert said["memory_available_mb"] > 0
 
     stopped = CONNECTORS[0]
     runtime.set_target_state(stopped, TargetState.STOPPED)
@@ -382,3 +392,62 @@ def test_the_status_feed_says_where_each_channel_runs_and_the_workers_vouch_for_
         return latest[stopped].status is None
 
     wait_until(removed_from_the_feed, 15, interval=0.2, what="the deleted one's tombstone")
+
+
+def test_a_connector_moved_to_another_slot_runs_on_that_slots_owner_and_never_on_both(
+    runtime: SparkRuntime, running: Running
+) -> None:
+    """Capacity-aware placement's move, as the console makes it: stopped where it runs (a
+    report fenced by the old owner's generation), then its desired state moved to a slot of
+    the other worker (the tombstone in the old slot confirmed first). It runs there, is
+    reported from there, and a delete reaches it there."""
+    deploy_all(runtime)
+    w1, w2 = start_both(running, runtime)
+    assert w2.owner is not None
+    cid = next(c for c in CONNECTORS if runtime.owners([c])[c] == "w1")
+    home, target = slot_of(cid, SLOTS), min(w2.owner.slots())
+    feed = runtime.status_feed()
+    assert feed is not None
+    seen: list[StatusNews] = []
+    cursor: dict[int, int] | None = None
+
+    def read() -> None:
+        nonlocal cursor
+        batch = feed.read(cursor, budget=1.0)
+        cursor = batch.cursor
+        seen.extend(n for n in batch.news if n.connector_id == cid)
+
+    runtime.set_target_state(cid, TargetState.STOPPED)  # step 1: stopped by its owner
+    wait_until(lambda: states(runtime).get(cid) == State.STOPPED, 15, 0.1, "stopped on w1")
+    moved = runtime.relocate(cid, target)  # step 2
+    assert moved is not None and moved.slot == target
+    runtime.set_target_state(cid, TargetState.RUNNING)
+    both: list[str] = []
+
+    def running_on_w2() -> bool:
+        on1, on2 = cid in running.hosting("w1"), cid in running.hosting("w2")
+        if on1 and on2:
+            both.append(cid)
+        status = runtime.status([cid]).get(cid)
+        return on2 and not on1 and status is not None and status.state == State.RUNNING
+
+    wait_until(running_on_w2, 20, 0.05, "running on w2, the owner of its new slot")
+    assert both == [], "never run by both workers"
+    assert runtime.owners([cid])[cid] == "w2"
+    assert w1.owner is not None and cid not in w1.owner.owned()
+
+    def reported_from_the_new_slot() -> bool:
+        read()
+        mine = [n for n in seen if n.slot == target]
+        return bool(mine) and mine[-1].status is not None and mine[-1].status.worker_id == "w2"
+
+    wait_until(reported_from_the_new_slot, 15, 0.2, "RUNNING on w2 in the feed, new slot")
+    wait_until(
+        lambda: (read(), any(n.slot == home and n.status is None for n in seen))[1],
+        15,
+        0.2,
+        "its record in the slot it left removed (a tombstone)",
+    )
+    runtime.delete(cid)  # the tombstone goes to the slot it was placed in
+    wait_until(lambda: cid not in running.hosting("w2"), 15, 0.1, "deleted where it runs")
+    assert cid not in w2.owner.owned()

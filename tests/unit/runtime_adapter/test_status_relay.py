@@ -39,6 +39,8 @@ class RecordingWriter:
         self.vouches: list[dict[str, Any]] = []
         self.tombstones: list[tuple[str, int]] = []
         """Each tombstone written: its key and slot."""
+        self.written_to: dict[str, int] = {}
+        """Each key's slot as last written (a record, not a tombstone)."""
         self.opened = 0
         self.fail: Exception | None = None
 
@@ -57,6 +59,7 @@ class RecordingWriter:
         if self.fail is not None:
             raise self.fail
         slot_for = {c: (slots or {}).get(c, slot_of(c, CONFIG.slots)) for c in statuses}
+        self.written_to.update((c, slot_for[c]) for c, s in statuses.items() if s is not None)
         skipped = [c for c in statuses if slot_for[c] not in ownership.slots]
         self.tombstones += [
             (c, slot_for[c]) for c, s in statuses.items() if s is None and c not in skipped
@@ -415,3 +418,64 @@ def test_the_workers_own_record_moved_to_another_slot_leaves_none_behind(r: Rela
     r.clock.now += 1
     r.relay.poll()
     assert r.writer.tombstones == [("@worker:w1", 1)]
+
+
+def test_a_connector_placed_in_another_slot_is_written_there_and_a_move_leaves_none_behind(
+    r: Relay, topic: Topic
+) -> None:
+    """The console may place a connector away from its home slot (capacity): its record goes
+    to the slot its desired state is in, and a record of it in its home slot is swept; moved
+    again, the record in the slot it left gets a tombstone once, after the record where it
+    runs now."""
+    home = slot_of("a", CONFIG.slots)
+    away, other = (home + 1) % CONFIG.slots, (home + 2) % CONFIG.slots
+    topic.keys = {home: {"a"}, away: {"a"}}  # before it was placed away, it ran at home
+    r.relay.own({"a"}, {**_slots(), away: frozenset({"a"})})
+    r.reports.report(status("a"))
+    r.relay.poll()
+    assert r.writer.written_to["a"] == away and r.writer.commits[-1]["a"]["state"] == "RUNNING"
+    r.clock.now += 1
+    r.relay.poll()
+    assert r.writer.tombstones == [("a", home)]  # the record where it runs stays
+    r.relay.own({"a"}, {**_slots(), other: frozenset({"a"})})  # moved from away to other
+    r.reports.report(status("a", at=2.0))
+    r.relay.poll()
+    assert r.writer.written_to["a"] == other and r.writer.tombstones == [("a", home)]
+    r.clock.now += 1
+    r.relay.poll()
+    assert r.writer.tombstones == [("a", home), ("a", away)]
+    r.clock.now += 1
+    r.relay.poll()
+    assert r.writer.tombstones == [("a", home), ("a", away)]  # once each
+
+
+def test_the_workers_capacity_goes_in_its_own_record_at_once_when_it_changes(r: Relay) -> None:
+    """Even a worker with no connector says what it has (the console moves real-time channels
+    to it); a change of cores held is written at once, the memory with the next vouch."""
+    capacity = {"cores": 4, "cores_held": 0, "connectors": 0, "draining": False}
+    r.relay.own(set(), _slots())
+    r.relay.poll()
+    assert r.writer.vouches == []  # nothing to say yet
+    r.relay.capacity({**capacity, "memory_available_mb": 900})
+    r.relay.poll()
+    assert r.writer.vouches[-1]["capacity"] == {**capacity, "memory_available_mb": 900}
+    r.relay.capacity({**capacity, "memory_available_mb": 800})
+    r.clock.now += 0.5
+    r.relay.poll()
+    assert len(r.writer.vouches) == 1  # the memory alone: not news
+    r.relay.capacity({**capacity, "cores_held": 3, "memory_available_mb": 800})
+    r.relay.poll()
+    assert len(r.writer.vouches) == 2
+    assert r.writer.vouches[-1]["capacity"]["cores_held"] == 3
+    assert r.writer.vouches[-1]["capacity"]["memory_available_mb"] == 800
+    r.relay.poll()
+    assert len(r.writer.vouches) == 2  # written once
+
+
+def test_a_capacity_is_read_with_its_known_figures_of_the_right_type() -> None:
+    from runtime_adapter.group.status import _capacity
+
+    assert _capacity(None) is None and _capacity([1]) is None
+    assert _capacity(
+        {"cores": 8, "cores_held": "2", "draining": 1, "connectors": True, "gpu": 1}
+    ) == {"cores": 8}
