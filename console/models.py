@@ -267,6 +267,13 @@ class Worker(models.Model):
     service_changed_by = models.CharField(
         max_length=150, blank=True, help_text="Who drained it or put it back in service."
     )
+    capacity = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Its capacity and load as its own record in the runtime's status topic last "
+        "said (cores, cores held by real-time queries, connectors, available memory, owned "
+        "slots); empty until it says (the runtime group places channels).",
+    )
 
     class Meta:
         ordering = ["worker_id"]
@@ -319,6 +326,12 @@ class Connector(models.Model):
         blank=True,
         help_text="The runtime slot the console placed the connector in when the group "
         "places channels (capacity); empty: its home slot, from its id.",
+    )
+    move = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="A move to another runtime slot under way (capacity-aware placement): "
+        "where to, for how many cores, since when and its phase; empty: none.",
     )
     trace = models.TextField(blank=True)
     driver_id = models.CharField(

@@ -118,6 +118,10 @@ class ConnectorStatus:
     waited for, no core free for a real-time query); empty otherwise."""
     finished: bool = False
     """An available-now run that reached the end of its source (then STOPPED by itself)."""
+    cores_needed: int = 0
+    """UNASSIGNED for want of cores: the cores its real-time query needs (one per source
+    partition), which its worker does not have free; the console may move it to a worker
+    that has them (0: not short of cores)."""
     stages: list[dict[str, Any]] = field(default_factory=list)
     """Per-stage event counts since the driver started (they restart from 0 with it), in
     order source, transforms, sink: ``{"stage": "source"|"transform"|"sink", "index": n|None,
@@ -515,6 +519,21 @@ class RuntimeAdapter(Protocol):
         master: the answer carries the ``error``."""
 
     # -- re-sending what the runtime lost (the console's desired state is the truth) ---------
+
+    def home_slot(self, connector_id: str) -> int | None:
+        """The runtime slot a connector is in unless the console placed it in another
+        (:attr:`Deployment.slot`); ``None`` when the runtime has no slots (its group does
+        not place connectors)."""
+        ...
+
+    def relocate(
+        self, connector_id: str, slot: int | None, target_state: TargetState | None = None
+    ) -> Deployment | None:
+        """Move a connector the runtime's group places to ``slot`` (``None``: its home
+        slot) with ``target_state`` (unset: as it is), only once the owner of the slot it
+        leaves reported it stopped; the deployment as moved, ``None`` when the runtime does
+        not hold it."""
+        ...
 
     def status_feed(self) -> StatusFeed | None:
         """The runtime's status changes as a feed (when its group places connectors and

@@ -44,6 +44,7 @@ from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.group.desired import DesiredStateWriter
 from runtime_adapter.group.member import client_id_of
 from runtime_adapter.group.settings import GroupConfig
+from runtime_adapter.group.slots import slot_of
 from runtime_adapter.group.status import StatusFeedReader
 from runtime_adapter.group.topics import ensure_runtime_topics
 from runtime_adapter.kafka import (
@@ -131,13 +132,9 @@ class SparkRuntime:
         if not ids:
             return
         found = self.store.deployments_of(ids)
-        if self._desired is None:
-            ensure_runtime_topics(self.group)  # never auto-created with the broker's defaults
-            self._desired = DesiredStateWriter(self.group)
-        self._desired.put(found.values())
-        self._desired.delete(
-            sorted(ids - set(found)), {cid: d.slot for cid, d in (gone or {}).items()}
-        )
+        writer = self._writer()
+        writer.put(found.values())
+        writer.delete(sorted(ids - set(found)), {cid: d.slot for cid, d in (gone or {}).items()})
 
     def _unplaced(self, deployment: Deployment) -> Deployment:
         """``deployment`` as the store is to keep it: when the group places, the worker that
@@ -160,17 +157,52 @@ class SparkRuntime:
         """The worker each connector is assigned to (or claimed by, when the group places)."""
         return self.store.owners(connector_ids)
 
+    def _leave_other_slots(self, deployments: list[Deployment]) -> None:
+        """Before ``deployments`` are written: a tombstone (confirmed by Kafka) in the slot
+        each was in when that is not the slot it is now written to, so that no two slots
+        ever hold a connector (a deploy that names another slot than the store's, say after
+        a move whose end the console did not record). Only when the group places."""
+        if not self.places or not deployments:
+            return
+        writer = self._writer()
+        before = self.store.deployments_of(d.connector_id for d in deployments)
+        left = {
+            d.connector_id: writer.slot(before[d.connector_id])
+            for d in deployments
+            if d.connector_id in before and writer.slot(before[d.connector_id]) != writer.slot(d)
+        }
+        if left:
+            log.warning("connectors written to another slot than before: %s", sorted(left))
+            writer.delete(sorted(left), left)
+
+    def _writer(self) -> DesiredStateWriter:
+        assert self.group is not None
+        if self._desired is None:
+            ensure_runtime_topics(self.group)  # never auto-created with the broker's defaults
+            self._desired = DesiredStateWriter(self.group)
+        return self._desired
+
     @_reaching_the_runtime
     def deploy(self, deployment: Deployment) -> None:
+        self._leave_other_slots([deployment])
         self.store.put_deployment(self._unplaced(deployment))
         self._publish([deployment.connector_id])
         self._nudge_worker_of(deployment.connector_id)
 
+    def home_slot(self, connector_id: str) -> int | None:
+        if not self.places:
+            return None
+        assert self.group is not None
+        return slot_of(connector_id, self.group.slots)
+
     @_reaching_the_runtime
-    def relocate(self, connector_id: str, slot: int | None) -> Deployment | None:
+    def relocate(
+        self, connector_id: str, slot: int | None, target_state: TargetState | None = None
+    ) -> Deployment | None:
         """Move a connector's desired state to ``slot`` (``None``: its home slot), where that
-        slot's owner runs it: capacity-aware placement when the group places. The deployment
-        as moved, or ``None`` when the store does not hold the connector.
+        slot's owner runs it, with ``target_state`` (unset: as it is): capacity-aware
+        placement when the group places. The deployment as moved, or ``None`` when the store
+        does not hold the connector.
 
         Call it only once the owner of the slot it leaves reported it stopped (or that slot
         had no owner): this is the second step of a move. The tombstone in the slot it leaves
@@ -183,15 +215,13 @@ class SparkRuntime:
         current = self.store.deployment(connector_id)
         if current is None:
             return None
-        moved = replace(current, slot=slot)
-        if self._desired is None:
-            ensure_runtime_topics(self.group)
-            self._desired = DesiredStateWriter(self.group)
-        before, after = self._desired.slot(current), self._desired.slot(moved)
+        moved = replace(current, slot=slot, target_state=target_state or current.target_state)
+        writer = self._writer()
+        before, after = writer.slot(current), writer.slot(moved)
         if before != after:
-            self._desired.delete([connector_id], {connector_id: before})
+            writer.delete([connector_id], {connector_id: before})
         self.store.put_deployment(moved)
-        self._desired.put([moved])
+        writer.put([moved])
         return moved
 
     @_reaching_the_runtime
@@ -226,6 +256,7 @@ class SparkRuntime:
         """:meth:`deploy` for many connectors in three round trips (the console's bulk start)."""
         if not deployments:
             return
+        self._leave_other_slots(deployments)
         pipe = self.store.redis.pipeline(transaction=False)
         for deployment in deployments:
             self.store.put_deployment(self._unplaced(deployment), pipe=pipe)

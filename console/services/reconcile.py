@@ -101,6 +101,7 @@ from console.selectors.specs import mask_known_secrets, plain_secret_values, scr
 from console.services import channel_health
 from console.services.bulk import update_rows
 from console.services.lifecycle import RECONCILE_ACTOR, lifecycle_event
+from console.services.moves import Mover, Room, rooms_of
 from console.services.resend import Resent, resend_lost
 from console.services.restart_policy import RestartPolicy
 from runtime_adapter import states as runtime_states
@@ -141,7 +142,15 @@ _CONNECTOR_FIELDS = [
     "status_deadline_at",
     "silence_recorded",
 ]
-_WORKER_FIELDS = ["host", "pid", "started_at", "last_heartbeat", "heartbeat_seen_at", "state"]
+_WORKER_FIELDS = [
+    "host",
+    "pid",
+    "started_at",
+    "last_heartbeat",
+    "heartbeat_seen_at",
+    "state",
+    "capacity",
+]
 _TASK_FIELDS = [
     "state",
     "worker_id",
@@ -333,6 +342,11 @@ class _Pass:
         self._every: list[Connector] | None = None
         self.dated: set[int] = set()
         """Connectors whose report this pass dated from a worker's vouch."""
+        self.worker_rows: dict[str, Worker] = {}
+        """Every worker the console knows (read by :meth:`sync_workers`)."""
+        self.mover: Mover | None = None
+        """Capacity-aware moves (:mod:`console.services.moves`): when the runtime places
+        channels and the pass follows its status feed."""
 
     def run(self) -> ReconcileReport:
         self.sync_workers(self.runtime.workers())
@@ -349,14 +363,21 @@ class _Pass:
             statuses = self.runtime.status(ids) if connectors else {}
         else:
             connectors, statuses, resent = self.follow_feed(feed)
+            if self.runtime.places:
+                self.mover = Mover(self.runtime, self.rooms, self.now)
         tasks = self.task_rows(connectors, statuses)
         for connector in connectors:
             with log_context(channel=connector.channel.name, connector=connector.runtime_id):
                 was = connector.state
                 totals = (connector.dead_letters, connector.sink_retries)
                 status = statuses.get(connector.runtime_id)
+                step = None if self.mover is None else self.mover.step(connector, status)
+                if step is not None:
+                    status = step.status
                 self.take_vouch(connector)
                 self.observe(connector, status, tasks)
+                if step is not None:
+                    self.show_move(connector, step.reason, step.event)
                 self.keep_totals(connector, *totals)
                 self.apply_restart_policy(connector, was)
         try:
@@ -389,6 +410,19 @@ class _Pass:
             news=len(self.feed.news) if self.feed is not None else 0,
             full=self.feed is None or self.feed.full,
         )
+
+    def rooms(self) -> dict[str, Room]:
+        """The workers a connector may be moved to, with the moves on their way there."""
+        moving = Connector.objects.filter(move__isnull=False).only("id", "move")
+        return rooms_of(self.worker_rows.values(), self.live, self.draining, moving)
+
+    def show_move(self, connector: Connector, reason: str | None, event: str | None) -> None:
+        """A move's word on the connector (:mod:`console.services.moves`): its reason shown,
+        its step recorded as an event."""
+        if reason is not None:
+            self.update_connector(connector, {"status_reason": reason[:_MAX_REASON]})
+        if event is not None:
+            self.connector_event(connector, connector.state, event[:_MAX_REASON])
 
     def task_rows(
         self, connectors: list[Connector], statuses: dict[str, ConnectorStatus]
@@ -438,13 +472,15 @@ class _Pass:
             else None
         )
         batch = feed.read(cursor, budget=_FEED_BUDGET)
-        news: dict[str, StatusNews] = {}
-        for item in batch.news:
-            news[item.connector_id] = item  # the latest of each, in log order
+        news = self.news_where_placed(batch.news)
         vouches: dict[str, Vouch] = {}
         if batch.caught_up:  # (else an old vouch read on the way may not be the latest)
             for vouch in batch.vouches:
                 vouches[vouch.worker_id] = vouch  # the latest of each worker
+        for vouch in vouches.values():
+            worker = self.worker_rows.get(vouch.worker_id)
+            if worker is not None and vouch.capacity is not None:
+                self.update_worker(worker, {"capacity": dict(vouch.capacity)})
         slices = resync_slices()
         next_slice = stored.resync_slice % slices if stored is not None else 0
         full = cursor is None or bool(self.still_draining)
@@ -465,6 +501,32 @@ class _Pass:
         statuses = {cid: n.status for cid, n in news.items() if n.status is not None}
         return connectors, statuses, resent
 
+    def news_where_placed(self, items: list[StatusNews]) -> dict[str, StatusNews]:
+        """The latest news of each connector (in log order) from the slot it is in now: its
+        home slot, or the one a move placed it in. A moved connector's last records and
+        tombstone in the slot it left say nothing of it any more (and the feed's slots are
+        read side by side: they may come after its news from where it runs)."""
+        news: dict[str, StatusNews] = {}
+        placed: dict[str, int] | None = None
+        for item in items:
+            if item.slot is not None:
+                if placed is None:
+                    placed = {
+                        cid: slot
+                        for cid, slot in Connector.objects.filter(slot__isnull=False).values_list(
+                            "runtime_id", "slot"
+                        )
+                        if slot is not None
+                    }
+                cid = item.connector_id
+                expected = placed.get(cid)
+                if expected is None:
+                    expected = self.runtime.home_slot(cid)
+                if expected is not None and item.slot != expected:
+                    continue
+            news[item.connector_id] = item
+        return news
+
     def due(self) -> Q:
         """The connectors a pass looks at without news of them: what time acts on (a report
         that ran out, or is believed again; a restart's backoff; a reset of its attempts),
@@ -480,6 +542,7 @@ class _Pass:
             | Q(channel__target_state=TargetState.STOPPED, state__in=refreshed)
             | Q(channel__target_state__in=hosted, state=ConnectorState.UNASSIGNED)
             | (Q(channel__target_state__in=hosted) & ~Q(worker_id__in=sorted(self.live)))
+            | Q(move__isnull=False)
         )
 
     def take_vouch(self, connector: Connector) -> None:
@@ -513,6 +576,7 @@ class _Pass:
 
     def sync_workers(self, infos: list[WorkerInfo]) -> None:
         known = {worker.worker_id: worker for worker in Worker.objects.all()}
+        self.worker_rows = dict(known)
         self.draining = {w for w, worker in known.items() if not worker.in_service}
         self.still_draining = {
             w for w, worker in known.items() if worker.service == WorkerService.DRAINING
@@ -561,6 +625,7 @@ class _Pass:
         if worker is None:
             worker = Worker(worker_id=info.worker_id, **values)
             self.new_workers.append(worker)
+            self.worker_rows[info.worker_id] = worker
             self.worker_event(worker, state, f"registered from {info.host} (pid {info.pid})", "")
             return
         if state != worker.state:
@@ -601,6 +666,8 @@ class _Pass:
             return
         for name, value in values.items():
             setattr(worker, name, value)
+        if any(w is worker for w in (*self.new_workers, *self.changed_workers)):
+            return  # written whole, or already to be written
         self.changed_workers.append(worker)
 
     def worker_event(

@@ -4,6 +4,8 @@
 //   node e2e/workers-shot.mjs drain <worker> <shot.png>    click "Drain" on a worker in service
 //     (the confirmation accepted) and wait until its row says "draining" or "drained" (then
 //     the screenshot);
+//   node e2e/workers-shot.mjs cells <worker> <shot.png>    wait until the worker's row shows its
+//     capacity (real-time cores, slots), take the screenshot and print what its cells say;
 //   node e2e/workers-shot.mjs shot <worker> <shot.png>     print {"ready": true} once the page
 //     shows the worker, wait until its row says "draining" (drained: too late), then take the
 //     screenshot.
@@ -21,6 +23,14 @@ try {
   const row = page.getByRole("row").filter({ has: page.getByRole("cell", { name: worker, exact: true }) });
   const badge = row.getByTestId("service-badge");
   await badge.waitFor();
+  if (mode === "cells") {
+    const cell = (id) => row.getByTestId(id).first();
+    await cell("worker-slots").filter({ hasNotText: "—" }).waitFor({ timeout: 60_000 });
+    await page.screenshot({ path: shot, fullPage: true });
+    const [cores, slots] = [await cell("worker-cores").textContent(), await cell("worker-slots").textContent()];
+    console.log(JSON.stringify({ worker, cores, slots }));
+    process.exit(0);
+  }
   if (mode === "undrain") {
     await row.getByText(/draining|drained/).waitFor();
     await page.screenshot({ path: shot, fullPage: true });

@@ -494,6 +494,7 @@ CAPACITY_FIELDS = {
     "connectors": int,
     "memory_available_mb": int,
     "draining": bool,
+    "slots": list,
 }
 """What a worker's own record says of its capacity, and each figure's type."""
 
@@ -506,6 +507,11 @@ def _capacity(raw: object) -> dict[str, Any] | None:
     found: dict[str, Any] = {}
     for name, kind in CAPACITY_FIELDS.items():
         value = raw.get(name)
-        if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+        if kind is list:
+            if isinstance(value, list) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value
+            ):
+                found[name] = value
+        elif isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
             found[name] = value
     return found

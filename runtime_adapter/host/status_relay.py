@@ -331,15 +331,18 @@ class StatusRelay:
     def capacity(self, figures: Mapping[str, Any]) -> None:
         """The worker's capacity and load now (its cores, the cores its real-time queries
         hold, its connectors, the host's available memory, whether it is draining), written
-        in its own record: with every vouch, and at once when anything but the memory
-        changed (the console places by it: docs/runtime-group.md, "Capacity and
+        in its own record with the slots it owns: with every vouch, and at once when anything
+        but the memory changed (the console places by it: docs/runtime-group.md, "Capacity and
         placement")."""
         with self._lock:
             self._capacity = dict(figures)
 
-    def _capacity_news(self) -> bool:
-        """Whether the capacity changed since it was last written (call with the lock)."""
-        return self._capacity is not None and _steady(self._capacity) != self._capacity_written
+    def _capacity_now(self, ownership: Ownership) -> dict[str, Any] | None:
+        """The capacity to write, with the slots the worker owns (call with the lock): the
+        console moves a connector to one of them."""
+        if self._capacity is None:
+            return None
+        return {**self._capacity, "slots": sorted(ownership.slots)}
 
     def vouch(
         self, ownership: Ownership, changed: Mapping[str, Mapping[str, Any]]
@@ -353,7 +356,8 @@ class StatusRelay:
         now = self._clock()
         with self._lock:
             intervals = [s.status.report_interval for s in self._seen.values()]
-            news = self._capacity_news()
+            capacity = self._capacity_now(ownership)
+            news = capacity is not None and _steady(capacity) != self._capacity_written
         interval = max((i for i in intervals if i > 0), default=0.0)
         if interval <= 0 and not news:
             return None
@@ -373,9 +377,8 @@ class StatusRelay:
             by_age.setdefault(str(max(math.ceil(age - 1e-3), 0)), []).append(cid)
         # "at": this host's wall clock, shown as the time of the reports (never compared).
         record: dict[str, Any] = {"ages": by_age, "report_interval": interval, "at": time.time()}
-        with self._lock:
-            if self._capacity is not None:
-                record["capacity"] = dict(self._capacity)
+        if capacity is not None:
+            record["capacity"] = capacity
         return record
 
     def sweep(self, ownership: Ownership) -> None:

@@ -803,6 +803,7 @@ class RuntimeWorker:
                 f"real-time mode needs {needed} cores (one per source partition) and worker "
                 f"{self.worker_id} has {max(free, 0)} of {self.config.worker_cores} free "
                 f"({held} held by real-time channels): not started",
+                cores_needed=needed,
             )
             return 0
         return needed
@@ -823,8 +824,11 @@ class RuntimeWorker:
             self.partition_counts[key] = len(partitions)
         return self.partition_counts[key]
 
-    def unplaceable(self, cid: str, deployment: Deployment, reason: str) -> None:
-        """Report a connector this worker cannot place, with why (once per reason)."""
+    def unplaceable(
+        self, cid: str, deployment: Deployment, reason: str, *, cores_needed: int = 0
+    ) -> None:
+        """Report a connector this worker cannot place, with why (once per reason), and the
+        cores it needs when it lacks cores."""
         if self.unplaceable_reasons.get(cid) == reason:
             return
         self.unplaceable_reasons[cid] = reason
@@ -836,6 +840,7 @@ class RuntimeWorker:
                 worker_id=self.worker_id,
                 generation=deployment.generation,
                 reason=reason,
+                cores_needed=cores_needed,
             )
         )
 
@@ -885,7 +890,12 @@ class RuntimeWorker:
     ) -> None:
         """Report STOPPED for a connector stopped here once no driver runs its query."""
         for cid, deployment in mine.items():
-            if deployment.target_state != TargetState.STOPPED or cid in self.placed:
+            if deployment.target_state != TargetState.STOPPED:
+                continue
+            # Stopped: a later start short of cores is reported again (the console may move
+            # it to a worker that has them).
+            self.unplaceable_reasons.pop(cid, None)
+            if cid in self.placed:
                 continue
             if cid in self.stopping:
                 driver_id, since = self.stopping[cid]

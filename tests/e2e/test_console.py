@@ -16,13 +16,14 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.support.processes import REPO_ROOT
+from tests.support.processes import REPO_ROOT, wait_until
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.integration
@@ -327,6 +328,18 @@ def test_a_worker_drained_and_put_back_in_service_in_the_browser(
         assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
         return result.stdout.strip().splitlines()[-1]
 
+    def capacity() -> dict[str, Any]:
+        found: dict[str, Any] = http.get(f"{stack.api}/workers/{worker}/", timeout=10).json()
+        return found["capacity"]
+
+    # Its capacity as its own record said (the runtime group places channels), as shown.
+    for _ in range(3):
+        before = wait_until(lambda: capacity().get("slots") and capacity(), 60, what="capacity")
+        cells = json.loads(browser("cells"))
+        if capacity() == before:  # (else it changed meanwhile: looked at again)
+            break
+    assert cells["cores"] == f"{before['cores_held']} / {before['cores']}", (cells, before)
+    assert cells["slots"] == str(len(before["slots"])), (cells, before)
     try:
         drained = json.loads(browser("drain"))
         assert drained["service"] in ("draining", "drained"), drained

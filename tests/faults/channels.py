@@ -59,9 +59,11 @@ def create_channel(
     source: str,
     sink: dict[str, Any],
     batch_limit: int | None = None,
+    runtime: dict[str, Any] | None = None,
 ) -> None:
     """Kafka ``source`` (from its start, through the bridge) → the orders filter → ``sink``,
-    started; a micro-batch reads at most ``batch_limit`` events when given."""
+    started; a micro-batch reads at most ``batch_limit`` events when given; ``runtime``: the
+    spec's runtime section (a real-time channel's mode)."""
     source_config: dict[str, Any] = {
         "bootstrap_servers": world.bridge_bootstrap,
         "topics": [source],
@@ -74,6 +76,8 @@ def create_channel(
         "transforms": [{"type": "filter", "config": {"pattern": PATTERN}}],
         "sink": sink,
     }
+    if runtime is not None:
+        spec["runtime"] = runtime
     body = {"name": name, "spec": spec, "target_state": "RUNNING"}
     created = world.stack.session().post(f"{world.stack.api}/channels/", json=body, timeout=30)
     assert created.status_code == 201, created.text

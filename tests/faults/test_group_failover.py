@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from runtime_adapter.group import slot_of
 from runtime_adapter.states import State
 from runtime_adapter.store import RedisStore
 from tests.faults.channels import (
     assert_none_lost_files_once,
     busiest,
+    create_channel,
     delivered,
+    kafka_sink,
+    make_topic,
     record_figures,
     start_pairs,
     status,
@@ -159,3 +165,83 @@ def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(
     assert moved_after <= 60, f"moved in {moved_after:.1f} s (real Spark: target 60 s)"
     world.start_worker(victim)
     stop_channels(world, names)
+
+
+def test_a_real_time_channel_its_slots_owner_has_no_cores_for_runs_where_they_are(
+    group_world: FaultWorld,
+) -> None:
+    """Capacity-aware placement: a host with 4 cores joins the three with 2. A real-time
+    channel reading 3 partitions (3 cores) whose slot a 2-core host owns is reported short of
+    cores there, stopped there, moved to a slot of the 4-core host and started there, never
+    running on two hosts; every event is delivered."""
+    world = group_world
+    http = world.stack.session()
+    big = world.add_host({"SLUICE_WORKER_CORES": "4"})
+
+    def capacities() -> dict[str, dict[str, Any]]:
+        found = http.get(f"{world.stack.api}/workers/?limit=100", timeout=5).json()["results"]
+        return {w["worker_id"]: w["capacity"] for w in found if w["state"] == "ALIVE"}
+
+    def settled() -> dict[str, set[int]] | None:
+        """Each live host's slots, once they are every slot, none twice, the new host's too."""
+        said = capacities()
+        slots = {w: set(c.get("slots") or ()) for w, c in said.items() if w in world.hosts}
+        every = [s for owned in slots.values() for s in owned]
+        if (
+            not slots.get(big)
+            or len(every) != len(set(every))
+            or set(every) != set(range(len(every)))
+        ):
+            return None
+        return slots
+
+    slots = wait_until(settled, 120, interval=1, what=f"{big} owning slots")
+    total = sum(len(owned) for owned in slots.values())
+    owner = {slot: worker for worker, owned in slots.items() for slot in owned}
+    suffix = uuid.uuid4().hex[:6]
+    name = next(
+        candidate
+        for candidate in (f"faults-rt{index}-{suffix}" for index in range(500))
+        if owner[slot_of(candidate, total)] != big  # a channel's connector bears its name
+    )
+    small = owner[slot_of(name, total)]
+    source = make_topic(world, f"faults-rt-in-{suffix}", partitions=3)
+    sink = make_topic(world, f"faults-rt-out-{suffix}")
+    produce_range(world.cluster.bootstrap, source, 0, BATCH)
+    created_at = time.monotonic()
+    runtime = {"mode": "real-time", "interval_seconds": 5}
+    create_channel(world, name, source, kafka_sink(world, sink), runtime=runtime)
+    seen: list[tuple[str, str | None]] = []
+
+    def running_on_big() -> bool:
+        found = status(world, name)
+        seen.append((found["state"], found.get("worker_id")))
+        return bool(found["state"] == "RUNNING" and found["worker_id"] == big)
+
+    try:
+        wait_until(running_on_big, 240, interval=0.5, what=f"{name} RUNNING on {big}")
+    except TimeoutError:
+        raise AssertionError(f"not moved: {seen[-5:]}\n{world.logs()}") from None
+    started_after = time.monotonic() - created_at
+    expected = wanted(BATCH)
+    lost, doubled = tally(delivered(world, {name: sink}, expected), expected)
+    events = http.get(f"{world.stack.api}/channels/{name}/lifecycle/?limit=200", timeout=5).json()
+    reasons = [e["reason"] for e in events["results"]]
+    driver = next(
+        d
+        for w in http.get(f"{world.stack.api}/cluster/", timeout=10).json()["runtime_workers"]
+        for d in w["drivers"]
+        if name in d["connectors"]
+    )
+    print(
+        f"\n[capacity] {name}: slot {slot_of(name, total)} of {small} (2 cores); moved to {big} "
+        f"(4 cores) and RUNNING there {started_after:.1f} s after it was created; lost "
+        f"{sum(lost.values())}, duplicates {sum(doubled.values())}"
+    )
+    record_figures("capacity-move", running_after=round(started_after, 1), lost=sum(lost.values()))
+    assert any(r.startswith(f"moving to worker {big}") for r in reasons), reasons
+    assert any(r.startswith(f"moved to worker {big}") for r in reasons), reasons
+    assert not [s for s in seen if s[0] == "RUNNING" and s[1] != big], "never run elsewhere"
+    assert driver["cores"] == 3 and driver["isolation"] == "dedicated", driver
+    assert sum(lost.values()) == 0, lost
+    stop_channels(world, [name])

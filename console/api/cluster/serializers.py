@@ -17,6 +17,27 @@ SERVICE_HELP = (
 )
 
 
+class WorkerCapacitySerializer(serializers.Serializer):
+    """A runtime worker's capacity and load, as its own record in the status topic said."""
+
+    cores = serializers.IntegerField(
+        required=False, help_text="Cores it may give real-time queries (SLUICE_WORKER_CORES)."
+    )
+    cores_held = serializers.IntegerField(
+        required=False, help_text="Cores its real-time queries hold now."
+    )
+    connectors = serializers.IntegerField(required=False, help_text="Connectors it runs.")
+    memory_available_mb = serializers.IntegerField(
+        required=False, help_text="Memory available on its host (MemAvailable), in MiB."
+    )
+    draining = serializers.BooleanField(required=False, help_text="Whether it is drained.")
+    slots = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="The runtime slots the group gave it: their channels run there.",
+    )
+
+
 class WorkerSerializer(serializers.ModelSerializer):
     state = serializers.ChoiceField(
         choices=WorkerState.choices,
@@ -33,6 +54,11 @@ class WorkerSerializer(serializers.ModelSerializer):
     connectors = serializers.SerializerMethodField(
         help_text="Ids (channel names) of the connectors assigned to this worker."
     )
+    capacity = WorkerCapacitySerializer(
+        help_text="Its capacity and load as it last said (the runtime group places channels; "
+        "empty until it says): the control loop moves a real-time channel whose slot's owner "
+        "lacks the cores to a worker that has them."
+    )
 
     class Meta:
         model = Worker
@@ -47,6 +73,7 @@ class WorkerSerializer(serializers.ModelSerializer):
             "started_at",
             "last_heartbeat",
             "connectors",
+            "capacity",
         ]
         read_only_fields = fields
 

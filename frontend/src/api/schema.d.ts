@@ -2630,6 +2630,23 @@ export interface components {
             readonly last_heartbeat: string | null;
             /** @description Ids (channel names) of the connectors assigned to this worker. */
             readonly connectors: string[];
+            /** @description Its capacity and load as it last said (the runtime group places channels; empty until it says): the control loop moves a real-time channel whose slot's owner lacks the cores to a worker that has them. */
+            capacity: components["schemas"]["WorkerCapacity"];
+        };
+        /** @description A runtime worker's capacity and load, as its own record in the status topic said. */
+        WorkerCapacity: {
+            /** @description Cores it may give real-time queries (SLUICE_WORKER_CORES). */
+            cores?: number;
+            /** @description Cores its real-time queries hold now. */
+            cores_held?: number;
+            /** @description Connectors it runs. */
+            connectors?: number;
+            /** @description Memory available on its host (MemAvailable), in MiB. */
+            memory_available_mb?: number;
+            /** @description Whether it is drained. */
+            draining?: boolean;
+            /** @description The runtime slots the group gave it: their channels run there. */
+            slots?: number[];
         };
         /**
          * @description * `ALIVE` - Alive

@@ -7,7 +7,7 @@ import { StateBadge } from "../ui/StateBadge";
 import { ago, fmtAge, fmtMiB, fmtTime } from "../ui/format";
 import { DriversSection } from "./DriversSection";
 import { WorkerActions } from "./WorkerActions";
-import { SERVICE_FILTERS, serviceLabel } from "./workers";
+import { SERVICE_FILTERS, capacityCells, serviceLabel } from "./workers";
 import "./workers.css";
 
 /**
@@ -51,6 +51,15 @@ export function WorkersPage() {
               <th>PID</th>
               <th>Started</th>
               <th>Last heartbeat</th>
+              <th className="num" title="Cores its real-time channels hold, of those it has (SLUICE_WORKER_CORES)">
+                Real-time cores
+              </th>
+              <th className="num" title="Free memory on its host (MemAvailable)">
+                Free memory
+              </th>
+              <th className="num" title="Runtime slots the group gave it: their channels run there">
+                Slots
+              </th>
               <th>Channels</th>
               <th>Actions</th>
             </tr>
@@ -71,6 +80,13 @@ export function WorkersPage() {
                 <td>{w.pid ?? "—"}</td>
                 <td>{fmtTime(w.started_at)}</td>
                 <td>{ago(w.last_heartbeat)}</td>
+                <td className="num" data-testid="worker-cores">
+                  {capacityCells(w.capacity).cores}
+                </td>
+                <td className="num">{fmtMiB(w.capacity?.memory_available_mb)}</td>
+                <td className="num" data-testid="worker-slots">
+                  {capacityCells(w.capacity).slots}
+                </td>
                 <td>
                   {w.connectors.length === 0
                     ? "—"
@@ -87,7 +103,7 @@ export function WorkersPage() {
             ))}
             {!workers.isPending && list.length === 0 && (
               <tr>
-                <td colSpan={9} className="muted">
+                <td colSpan={12} className="muted">
                   {service
                     ? `No runtime worker is ${serviceLabel(service)}.`
                     : "No runtime worker has reported yet. `make run` starts one."}

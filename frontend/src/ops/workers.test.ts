@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { workersPath } from "../api/workerHooks";
-import { SERVICE_FILTERS, actionMessage, confirmation, serviceLabel, workerButtons } from "./workers";
+import { SERVICE_FILTERS, actionMessage, capacityCells, confirmation, serviceLabel, workerButtons } from "./workers";
 
 const alive = { worker_id: "w1", state: "ALIVE", service: "IN_SERVICE" };
 
@@ -56,5 +56,14 @@ describe("the workers list's service filter", () => {
     expect(workersPath("")).toBe("workers/");
     expect(workersPath("DRAINING")).toBe("workers/?service=DRAINING");
     expect(SERVICE_FILTERS.map((f) => f.value)).toEqual(["", "IN_SERVICE", "DRAINING", "DRAINED"]);
+  });
+});
+
+describe("a worker's capacity cells", () => {
+  it("shows the real-time cores held of those it has and its slots, or a dash until it says", () => {
+    expect(capacityCells({ cores: 4, cores_held: 3, slots: [1, 5, 9] })).toEqual({ cores: "3 / 4", slots: "3" });
+    expect(capacityCells({ cores: 2 })).toEqual({ cores: "0 / 2", slots: "—" });
+    expect(capacityCells({})).toEqual({ cores: "—", slots: "—" });
+    expect(capacityCells(null)).toEqual({ cores: "—", slots: "—" });
   });
 });

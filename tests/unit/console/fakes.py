@@ -65,17 +65,35 @@ class FakeRuntime:
     epoch: str | None = None
     """The token :meth:`set_epoch` set (``None``: a runtime that lost, or never had, it)."""
     places: bool = False
+    """Set by tests: the runtime places connectors (``assignments`` then set by tests, as a
+    runtime group's owners claim them)."""
+    slots: int = 8
+    """The runtime's slots when it places (``home_slot``: the id's length modulo, as the
+    real runtime's murmur2 is not the point here)."""
     feed: Any = None
     """Set by tests: what :meth:`status_feed` answers (a :class:`FakeFeed`)."""
     draining: set[str] = field(default_factory=set)
     """The workers :meth:`set_draining` named."""
-    """Set by tests: the runtime places connectors (``assignments`` then set by tests, as a
-    runtime group's owners claim them)."""
 
     # -- the protocol ----------------------------------------------------------------------
 
     def status_feed(self) -> Any:
         return self.feed
+
+    def home_slot(self, connector_id: str) -> int | None:
+        return len(connector_id) % self.slots if self.places else None
+
+    def relocate(
+        self, connector_id: str, slot: int | None, target_state: TargetState | None = None
+    ) -> Deployment | None:
+        self._call("relocate", connector_id, slot, target_state)
+        current = self.deployments.get(connector_id)
+        if current is None:
+            return None
+        moved = replace(current, slot=slot, target_state=target_state or current.target_state)
+        self.deployments[connector_id] = moved
+        self.targets[connector_id] = moved.target_state
+        return moved
 
     def deploy(self, deployment: Deployment) -> None:
         self._call("deploy", deployment)

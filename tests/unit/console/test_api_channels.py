@@ -387,6 +387,16 @@ def test_workers_list_shows_hosted_connectors(api, spec):
     ]
     assert {"host", "pid", "last_heartbeat", "started_at"} <= body["results"][0].keys()
     assert detail.status_code == 200
+    assert detail.json()["capacity"] == {}  # until it says (its own record in the status topic)
+
+
+def test_a_workers_capacity_is_shown_as_it_said(api) -> None:
+    said = {"cores": 4, "cores_held": 3, "connectors": 2, "memory_available_mb": 900}
+    Worker.objects.create(
+        worker_id="w1", host="h1", state="ALIVE", capacity={**said, "slots": [2, 5]}
+    )
+    shown = api.get("/api/v1/workers/w1/").json()["capacity"]
+    assert shown == {**said, "slots": [2, 5]}
 
 
 def test_listing_costs_the_same_queries_for_any_number_of_channels(

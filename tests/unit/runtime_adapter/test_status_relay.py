@@ -458,7 +458,11 @@ def test_the_workers_capacity_goes_in_its_own_record_at_once_when_it_changes(r: 
     assert r.writer.vouches == []  # nothing to say yet
     r.relay.capacity({**capacity, "memory_available_mb": 900})
     r.relay.poll()
-    assert r.writer.vouches[-1]["capacity"] == {**capacity, "memory_available_mb": 900}
+    assert r.writer.vouches[-1]["capacity"] == {
+        **capacity,
+        "memory_available_mb": 900,
+        "slots": sorted(ALL_SLOTS),  # where the console may move a connector to it
+    }
     r.relay.capacity({**capacity, "memory_available_mb": 800})
     r.clock.now += 0.5
     r.relay.poll()
@@ -470,6 +474,9 @@ def test_the_workers_capacity_goes_in_its_own_record_at_once_when_it_changes(r: 
     assert r.writer.vouches[-1]["capacity"]["memory_available_mb"] == 800
     r.relay.poll()
     assert len(r.writer.vouches) == 2  # written once
+    r.owner.slots = ALL_SLOTS - {0}  # its slots changed: news
+    r.relay.poll()
+    assert r.writer.vouches[-1]["capacity"]["slots"] == sorted(ALL_SLOTS - {0})
 
 
 def test_a_capacity_is_read_with_its_known_figures_of_the_right_type() -> None:
@@ -479,3 +486,5 @@ def test_a_capacity_is_read_with_its_known_figures_of_the_right_type() -> None:
     assert _capacity(
         {"cores": 8, "cores_held": "2", "draining": 1, "connectors": True, "gpu": 1}
     ) == {"cores": 8}
+    assert _capacity({"slots": [1, 2]}) == {"slots": [1, 2]}
+    assert _capacity({"slots": [1, "2"]}) == {} and _capacity({"slots": [True]}) == {}

@@ -352,9 +352,33 @@ def test_real_time_connectors_get_their_cores_or_wait_with_the_reason(
             "real-time mode needs 2 cores (one per source partition) and worker w1 has 1 of 3 "
             "free (2 held by real-time channels): not started"
         )
+        assert waiting.cores_needed == 2  # what the console moves it by (console/services/moves.py)
         runtime.set_target_state("rt-a", TargetState.STOPPED)
         converge_until(worker, lambda: "rt-b" in worker.placed, what="rt-b placed once rt-a stops")
         assert worker.drivers[driver_of(worker, "rt-b")].cores == 2
+    finally:
+        worker.shutdown()
+
+
+def test_a_real_time_connector_stopped_while_short_of_cores_is_reported_short_again_on_start(
+    redis_url, prefix, worker_config, runtime
+):
+    """The console moves a connector short of cores by stopping it first (its owner reports
+    STOPPED); a move given up sends it RUNNING again there, and the worker says once more that
+    it lacks the cores (so the console may move it again)."""
+    worker = PartitionsWorker(
+        worker_config(driver_stop_grace=1.0, warm_drivers=0, worker_cores=1),
+        RedisStore.from_url(redis_url, prefix),
+    )
+    spec = {"runtime": {"mode": "real-time"}, "partitions": 2}
+    try:
+        runtime.deploy(Deployment("rt", "rt", 1, spec, TargetState.RUNNING, worker_id="w1"))
+        converge_until(worker, lambda: state_of(runtime, "rt") == State.UNASSIGNED)
+        runtime.set_target_state("rt", TargetState.STOPPED)
+        converge_until(worker, lambda: state_of(runtime, "rt") == State.STOPPED)
+        runtime.set_target_state("rt", TargetState.RUNNING)
+        converge_until(worker, lambda: state_of(runtime, "rt") == State.UNASSIGNED)
+        assert runtime.status(["rt"])["rt"].cores_needed == 2
     finally:
         worker.shutdown()
 
