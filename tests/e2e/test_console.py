@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import requests
@@ -298,9 +298,12 @@ def test_a_worker_drained_and_put_back_in_service_in_the_browser(
     """The Workers page's Drain and Back in service buttons (frontend/e2e/workers-shot.mjs) on
     the stack's only runtime worker: with no other worker its channels stay where they run."""
     http = stack.session()
-    [worker] = [
-        w["worker_id"] for w in http.get(f"{stack.api}/workers/", timeout=10).json()["results"]
-    ]
+
+    def workers() -> list[str]:
+        found = http.get(f"{stack.api}/workers/", timeout=10).json()["results"]
+        return [w["worker_id"] for w in found]
+
+    [worker] = cast(list[str], wait_until(workers, 60, what="the runtime worker registered"))
     env = {
         **os.environ,
         "SLUICE_URL": stack.base_url,

@@ -29,7 +29,8 @@ export function WorkersPage() {
           seconds; one silent past the session timeout is declared dead and its channels move to another.
           Drain a worker to take it out of service: its channels move to the other live workers, each
           resuming from its checkpoint, and it gets no new ones until it is back in service. A dead
-          worker can be forgotten.
+          worker can be forgotten. A real-time channel holds one core per source partition: one whose
+          worker has too few free moves to a worker that has them.
         </p>
         <label className="small service-filter">
           Service{" "}
