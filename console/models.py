@@ -416,7 +416,21 @@ class Connector(models.Model):
 
     class Meta:
         ordering = ["runtime_id"]
-        indexes = [models.Index(fields=["state"], name="console_connector_state")]
+        indexes = [
+            models.Index(fields=["state"], name="console_connector_state"),
+            # Partial: the few connectors placed away from their home slot, or moving, are
+            # read every pass (console/services/moves.py) without scanning the rest.
+            models.Index(
+                fields=["runtime_id", "slot"],
+                name="console_connector_placed",
+                condition=models.Q(slot__isnull=False),
+            ),
+            models.Index(
+                fields=["id"],
+                name="console_connector_moving",
+                condition=models.Q(move__isnull=False),
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.runtime_id
