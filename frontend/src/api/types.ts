@@ -108,6 +108,7 @@ export type RuleTestAnswer = Schemas["RulesTestResult"];
 export type StageCounts = Schemas["StageCounts"];
 export type LifecycleEvent = Schemas["LifecycleEvent"];
 export type Worker = Schemas["Worker"];
+export type WorkerCapacity = Schemas["WorkerCapacity"];
 /** One saved version of a channel's spec (GET /channels/{name}/revisions/). */
 export type Revision = WithSpec<Schemas["Revision"]>;
 /** One source partition and the NEXT offset the channel reads from it. */

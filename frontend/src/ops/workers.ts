@@ -1,5 +1,6 @@
 /** Runtime workers' service (in service, draining, drained) and the actions a row offers. */
 
+import type { WorkerCapacity } from "../api/types";
 import type { DrainResult, WorkerAction } from "../api/workerHooks";
 
 export type Service = "IN_SERVICE" | "DRAINING" | "DRAINED";
@@ -90,21 +91,11 @@ export const SERVICE_FILTERS: { value: "" | Service; label: string }[] = [
   { value: "DRAINED", label: "Drained" },
 ];
 
-/** A runtime worker's capacity as its own record last said (empty until it says). */
-export interface CapacityLike {
-  cores?: number;
-  cores_held?: number;
-  connectors?: number;
-  memory_available_mb?: number;
-  draining?: boolean;
-  slots?: number[];
-}
-
 /**
  * The Workers page's capacity cells: the cores its real-time queries hold of those it has
  * ("1 / 4"), and how many runtime slots it owns; "—" for what it has not said.
  */
-export function capacityCells(capacity: CapacityLike | null | undefined): { cores: string; slots: string } {
+export function capacityCells(capacity: WorkerCapacity | null | undefined): { cores: string; slots: string } {
   const said = capacity ?? {};
   const cores = said.cores === undefined ? "—" : `${said.cores_held ?? 0} / ${said.cores}`;
   const slots = said.slots === undefined ? "—" : String(said.slots.length);
