@@ -9,6 +9,7 @@ Every confluent-kafka client the runtime makes is created here (:func:`admin_cli
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import threading
 import time
@@ -114,6 +115,47 @@ def admin_client(
     if not auto_create_topics:
         config["allow.auto.create.topics"] = False
     return AdminClient(config)
+
+
+KEEP_GIVEN_UP = 60.0
+"""Seconds an admin client whose caller gave up on a request is kept alive (:func:`_outlive`)."""
+_PENDING: list[tuple[AdminClient, list[Any], float]] = []
+_PENDING_LOCK = threading.Lock()
+
+
+def _outlive(admin: AdminClient, futures: Iterable[Any]) -> None:
+    """Keep ``admin`` alive for :data:`KEEP_GIVEN_UP` seconds and until ``futures`` are done.
+    librdkafka aborts the whole process (``rd_kafka_enq_once_del_source_return: Assertion
+    `eonce->refcnt > 0' failed``) when an admin handle is destroyed while its lookup of a
+    group's coordinator is still under way and answers later, even once the request's future
+    said it timed out: a call that gave up while the coordinator moved (a killed coordinator
+    broker: the fault suite's console died so, 2 s after the timeout) must not drop its
+    handle at once. Kept handles are let go at a later call."""
+    now = time.monotonic()
+    with _PENDING_LOCK:
+        _PENDING[:] = [
+            (a, fs, until)
+            for a, fs, until in _PENDING
+            if until > now or not all(f.done() for f in fs)
+        ]
+        _PENDING.append((admin, list(futures), now + KEEP_GIVEN_UP))
+
+
+_SHARED: dict[tuple[int, str], AdminClient] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_admin(bootstrap_servers: str) -> AdminClient:
+    """One admin client per process and cluster, never destroyed, for what is asked again and
+    again (the control loop's look at the runtime group, every pass): no handle is made and
+    dropped each time (see :func:`_outlive` for why dropping one can abort the process). Per
+    process id: a forked child (a Celery pool worker) never uses its parent's."""
+    key = (os.getpid(), bootstrap_servers)
+    with _SHARED_LOCK:
+        admin = _SHARED.get(key)
+        if admin is None:
+            admin = _SHARED[key] = admin_client(bootstrap_servers, auto_create_topics=False)
+        return admin
 
 
 def consumer(
@@ -420,6 +462,7 @@ def group_offsets(
     try:
         answer = futures[group].result(timeout=timeout)
     except (KafkaException, TimeoutError) as exc:
+        _outlive(admin, futures.values())
         raise BrokerUnreachable(
             f"could not read the offsets of consumer group {group!r} from {bootstrap_servers}: "
             f"{exc}"
@@ -657,7 +700,7 @@ def group_members(bootstrap_servers: str, group_id: str, *, timeout: float = 2.0
     """The client ids of the members of consumer group ``group_id`` now, as its coordinator
     says (empty for a group with no member). Raises :class:`BrokerUnreachable` when no
     answer comes within ``timeout``."""
-    admin = admin_client(bootstrap_servers, auto_create_topics=False)
+    admin = shared_admin(bootstrap_servers)
     future = admin.describe_consumer_groups([group_id], request_timeout=timeout)[group_id]
     try:
         description = future.result(timeout=timeout + 1)

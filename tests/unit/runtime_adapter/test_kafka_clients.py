@@ -128,3 +128,38 @@ def test_the_newest_offsets_handed_over_are_those_committed(kafka_bootstrap: str
     finally:
         reader.close()
     assert {tp.partition: tp.offset for tp in found} == {0: 50, 1: 100}
+
+
+def test_the_control_loops_admin_client_is_made_once_per_process_and_cluster() -> None:
+    """No handle is made and dropped every pass: dropping one whose coordinator lookup is
+    under way aborts the process (librdkafka's enq_once assertion, seen in the fault suite)."""
+    from runtime_adapter import kafka
+
+    first = kafka.shared_admin("127.0.0.1:9")
+    assert kafka.shared_admin("127.0.0.1:9") is first
+    assert kafka.shared_admin("127.0.0.1:10") is not first
+
+
+def test_an_admin_client_given_up_on_is_kept_for_a_while_and_until_its_requests_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from runtime_adapter import kafka
+
+    class Future:
+        def __init__(self) -> None:
+            self.finished = False
+
+        def done(self) -> bool:
+            return self.finished
+
+    now = [1000.0]
+    monkeypatch.setattr(kafka.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(kafka, "_PENDING", [])
+    pending, later = Future(), Future()
+    kafka._outlive("first", [pending])  # type: ignore[arg-type]
+    now[0] += kafka.KEEP_GIVEN_UP + 1
+    kafka._outlive("second", [later])  # type: ignore[arg-type]
+    assert [a for a, _, _ in kafka._PENDING] == ["first", "second"]  # its request goes on
+    pending.finished = True
+    kafka._outlive("third", [Future()])  # type: ignore[arg-type]
+    assert [a for a, _, _ in kafka._PENDING] == ["second", "third"]  # let go only now
