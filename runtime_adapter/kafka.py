@@ -149,13 +149,32 @@ def shared_admin(bootstrap_servers: str) -> AdminClient:
     """One admin client per process and cluster, never destroyed, for what is asked again and
     again (the control loop's look at the runtime group, every pass): no handle is made and
     dropped each time (see :func:`_outlive` for why dropping one can abort the process). Per
-    process id: a forked child (a Celery pool worker) never uses its parent's."""
+    process id: a forked child (a Celery pool worker) never uses its parent's. A client a
+    request failed on is retired (:func:`retire_shared_admin`) and the next call makes a new
+    one."""
     key = (os.getpid(), bootstrap_servers)
     with _SHARED_LOCK:
         admin = _SHARED.get(key)
         if admin is None:
             admin = _SHARED[key] = admin_client(bootstrap_servers, auto_create_topics=False)
         return admin
+
+
+def retire_shared_admin(
+    bootstrap_servers: str, admin: AdminClient, futures: Iterable[Any] = ()
+) -> None:
+    """Stop handing out ``admin`` (the shared client of ``bootstrap_servers``) after a request
+    on it failed, and keep it alive until ``futures`` are done (:func:`_outlive`). librdkafka
+    caches the broker it found coordinating a group for as long as its metadata lives
+    (``metadata.max.age.ms``, 15 minutes) and does not drop that entry when the broker
+    answers NOT_COORDINATOR: a kept client asked a moved group's old coordinator pass after
+    pass (the fault suite's console saw its runtime group's membership unknown for minutes
+    after a coordinator broker was killed, and took a live host for dead)."""
+    key = (os.getpid(), bootstrap_servers)
+    with _SHARED_LOCK:
+        if _SHARED.get(key) is admin:
+            del _SHARED[key]
+    _outlive(admin, futures)
 
 
 def consumer(
@@ -696,15 +715,43 @@ def describe_topic(
 # -- the runtime group's clients (runtime_adapter.group) ------------------------------------
 
 
+GROUP_LOOKUP_PATIENCE = 600.0
+"""Seconds librdkafka itself pursues a look at a group's members (its request timeout), far
+longer than a caller waits for the answer. A request that times out inside librdkafka while
+its lookup of the group's coordinator is still under way aborts the process when that lookup
+answers later (``rd_kafka_enq_once_del_source_return: Assertion `eonce->refcnt > 0'``,
+librdkafka 2.16, with the handle kept alive): the console's Celery worker died so whenever
+the runtime group's coordinator broker was killed. So the question stays asked, the caller
+gives up on waiting only, and asks nothing new until it is answered."""
+_LOOKUPS: dict[tuple[int, str, str], tuple[AdminClient, Any]] = {}
+_LOOKUPS_LOCK = threading.Lock()
+
+
 def group_members(bootstrap_servers: str, group_id: str, *, timeout: float = 2.0) -> set[str]:
     """The client ids of the members of consumer group ``group_id`` now, as its coordinator
     says (empty for a group with no member). Raises :class:`BrokerUnreachable` when no
-    answer comes within ``timeout``."""
-    admin = shared_admin(bootstrap_servers)
-    future = admin.describe_consumer_groups([group_id], request_timeout=timeout)[group_id]
+    answer comes within ``timeout``: the question then stays asked (see
+    :data:`GROUP_LOOKUP_PATIENCE`), and a later call waits for its answer instead of asking
+    again; an answer already in when a call comes is stale and asked anew."""
+    key = (os.getpid(), bootstrap_servers, group_id)
+    with _LOOKUPS_LOCK:
+        pending = _LOOKUPS.get(key)
+        if pending is None or pending[1].done():
+            admin = shared_admin(bootstrap_servers)
+            future = admin.describe_consumer_groups(
+                [group_id], request_timeout=GROUP_LOOKUP_PATIENCE
+            )[group_id]
+            pending = _LOOKUPS[key] = (admin, future)
+    admin, future = pending
     try:
-        description = future.result(timeout=timeout + 1)
-    except (KafkaException, TimeoutError) as exc:
+        description = future.result(timeout=timeout)
+    except TimeoutError as exc:
+        raise BrokerUnreachable(
+            f"consumer group {group_id!r} on {bootstrap_servers}: no answer within {timeout:g} s "
+            "(still asked)"
+        ) from exc
+    except KafkaException as exc:
+        retire_shared_admin(bootstrap_servers, admin, [future])
         raise BrokerUnreachable(
             f"cannot describe consumer group {group_id!r} on {bootstrap_servers}: {exc}"
         ) from exc

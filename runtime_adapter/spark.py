@@ -65,8 +65,12 @@ from runtime_adapter.store import RedisStore
 
 log = logging.getLogger("sluice.runtime")
 
-MEMBERS_RETRY = 30.0
-"""Seconds before the runtime group's members are asked again after Kafka did not answer."""
+MEMBERS_RETRY = 5.0
+"""Seconds before the runtime group's members are asked again after Kafka did not answer
+(the question stays asked meanwhile: :data:`~runtime_adapter.kafka.GROUP_LOOKUP_PATIENCE`)."""
+MEMBERS_WAIT = 2.0
+"""Seconds a pass waits for the members; while they are unknown, :data:`MEMBERS_RECHECK`."""
+MEMBERS_RECHECK = 0.3
 
 OUTAGES: tuple[type[BaseException], ...] = (redis.RedisError, OSError, KafkaException)
 """The client libraries' errors that mean the runtime cannot be reached: each call of the
@@ -386,12 +390,18 @@ class SparkRuntime:
         of the control loop is not held up by every call)."""
         if self.group is None or time.monotonic() < self._members_unknown_until:
             return None
+        wait = MEMBERS_RECHECK if self._members_unknown_until else MEMBERS_WAIT
         try:
-            return group_members(self.group.bootstrap, self.group.group_id)
+            members = group_members(self.group.bootstrap, self.group.group_id, timeout=wait)
         except BrokerUnreachable as exc:
-            log.warning("runtime group membership unknown: %s", exc)
+            if not self._members_unknown_until:
+                log.warning("runtime group membership unknown: %s", exc)
             self._members_unknown_until = time.monotonic() + MEMBERS_RETRY
             return None
+        if self._members_unknown_until:
+            log.info("runtime group membership known again")
+        self._members_unknown_until = 0.0
+        return members
 
     @_reaching_the_runtime
     def forget_worker(self, worker_id: str) -> None:

@@ -43,7 +43,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def fault_logs(artifacts_dir: Path) -> Path:
-    """``test-artifacts/faults/``, emptied: the logs of this run's services only."""
+    """``test-artifacts/faults/``, emptied: the logs of this run's services only. The cluster
+    and Redis log here; each world (stack and hosts) in a folder of its own (``console/``,
+    ``group/``, ``stack/``), so a later world never writes over an earlier one's logs."""
     logs = artifacts_dir / "faults"
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
@@ -201,5 +203,6 @@ def world(
     only console placement allows. The group's own placement: test_group_failover.py."""
     var = tmp_path_factory.mktemp("faults-var")
     env = {"SLUICE_RUNTIME_PLACEMENT": "console"}
-    with fault_world(kafka_cluster, fault_redis, host_network, var, fault_logs, env) as made:
+    logs = fault_logs / "console"
+    with fault_world(kafka_cluster, fault_redis, host_network, var, logs, env) as made:
         yield made

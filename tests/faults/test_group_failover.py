@@ -65,7 +65,8 @@ def group_world(
 ) -> Iterator[FaultWorld]:
     var = tmp_path_factory.mktemp("faults-group-var")
     env = {"SLUICE_RUNTIME_PLACEMENT": "group"}
-    with fault_world(kafka_cluster, fault_redis, host_network, var, fault_logs, env) as world:
+    logs = fault_logs / "group"
+    with fault_world(kafka_cluster, fault_redis, host_network, var, logs, env) as world:
         yield world
 
 

@@ -5,6 +5,7 @@ without ever holding up the caller."""
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 import uuid
@@ -163,3 +164,45 @@ def test_an_admin_client_given_up_on_is_kept_for_a_while_and_until_its_requests_
     pending.finished = True
     kafka._outlive("third", [Future()])  # type: ignore[arg-type]
     assert [a for a, _, _ in kafka._PENDING] == ["second", "third"]  # let go only now
+
+
+def test_a_look_at_a_groups_members_left_unanswered_stays_asked() -> None:
+    """The caller gives up waiting, librdkafka does not (a request it timed out while the
+    coordinator lookup was under way aborted the process): a later call waits for the same
+    question instead of asking another."""
+    from runtime_adapter import kafka
+
+    with pytest.raises(kafka.BrokerUnreachable, match=r"no answer within 0.3 s \(still asked\)"):
+        kafka.group_members("127.0.0.1:9", "nobody-answers", timeout=0.3)
+    key = (os.getpid(), "127.0.0.1:9", "nobody-answers")
+    asked = kafka._LOOKUPS[key][1]
+    with pytest.raises(kafka.BrokerUnreachable):
+        kafka.group_members("127.0.0.1:9", "nobody-answers", timeout=0.3)
+    assert kafka._LOOKUPS[key][1] is asked, "not asked a second time"
+    assert not asked.done()
+
+
+def test_the_members_of_a_group_are_asked_anew_each_time(kafka_bootstrap: str) -> None:
+    from runtime_adapter import kafka
+
+    group = topic = f"members-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(
+        timeout=30
+    )
+    reader = Consumer(
+        {"bootstrap.servers": kafka_bootstrap, "group.id": group, "client.id": "the-reader"}
+    )
+    reader.subscribe([topic])
+    try:
+        deadline = time.monotonic() + 30
+        members: set[str] = set()
+        while not members and time.monotonic() < deadline:
+            reader.poll(0.2)
+            members = kafka.group_members(kafka_bootstrap, group, timeout=10)
+        first = kafka._LOOKUPS[(os.getpid(), kafka_bootstrap, group)][1]
+        assert members == {"the-reader"}
+    finally:
+        reader.close()
+    assert kafka.group_members(kafka_bootstrap, group, timeout=10) == set(), "left: asked anew"
+    assert kafka._LOOKUPS[(os.getpid(), kafka_bootstrap, group)][1] is not first
