@@ -433,6 +433,11 @@ class RuntimeAdapter(Protocol):
     """True when the runtime decides where connectors run (its group assigns them): the
     console's :meth:`assign` is then ignored and the console follows :meth:`owners`."""
 
+    membership: bool
+    """True when the runtime's workers are members of its Kafka group, whose coordinator
+    decides who is alive: :meth:`workers` then says of each whether it is a member, and
+    answers ``member=None`` for all only when Kafka did not say."""
+
     def deploy(self, deployment: Deployment) -> None:
         """Create or replace the desired definition of a connector."""
 

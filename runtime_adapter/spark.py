@@ -116,6 +116,7 @@ class SparkRuntime:
         off, liveness from the store's heartbeats only)."""
         self._members_unknown_until = 0.0
         self.places = group is not None and group.places
+        self.membership = group is not None
         """The group places channels (``SLUICE_RUNTIME_PLACEMENT=group``): desired state is
         also written to the config topic, where each slot's owner finds it, and the
         console's :meth:`assign` is a no-op (a connector runs where its slot is owned)."""

@@ -321,6 +321,8 @@ class _Pass:
         self.dead_reasons: dict[str, str] = {}
         self.still_draining: set[str] = set()
         """Workers DRAINING (not yet DRAINED)."""
+        self.members_unknown = False
+        """The runtime's group decides liveness and Kafka did not say who is in it this pass."""
         self.drained: list[str] = []
         self._hosted: dict[str, str] | None = None
         self.new_workers: list[Worker] = []
@@ -581,6 +583,7 @@ class _Pass:
         self.still_draining = {
             w for w, worker in known.items() if worker.service == WorkerService.DRAINING
         }
+        self.members_unknown = self.runtime.membership and all(i.member is None for i in infos)
         for info in infos:
             self.sync_worker(info, known.pop(info.worker_id, None))
         for worker in known.values():  # in the database, not registered with the runtime now
@@ -600,6 +603,11 @@ class _Pass:
             # A member of the runtime's Kafka group: alive, whatever its heartbeats in the
             # store say (a host cut off from Redis alone keeps running its channels; one cut
             # off from Kafka leaves the group, and stops its channels before it does).
+            alive = True
+        elif self.members_unknown and worker is not None and worker.state != WorkerState.DEAD:
+            # The group's coordinator decides who is alive, and Kafka did not say this pass:
+            # heartbeats alone (a host cut off from Redis sends none, and runs its channels)
+            # end nobody meanwhile. Once it says, a non-member's silence counts as before.
             alive = True
         elif fresh or (worker is not None and worker.state != WorkerState.DEAD):
             alive = silence <= self.session_timeout

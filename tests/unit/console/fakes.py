@@ -67,6 +67,8 @@ class FakeRuntime:
     places: bool = False
     """Set by tests: the runtime places connectors (``assignments`` then set by tests, as a
     runtime group's owners claim them)."""
+    membership: bool = False
+    """Set by tests: the workers are members of a runtime group (``WorkerInfo.member``)."""
     slots: int = 8
     """The runtime's slots when it places (``home_slot``: the id's length modulo, as the
     real runtime's murmur2 is not the point here)."""

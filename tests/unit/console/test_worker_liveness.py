@@ -164,3 +164,33 @@ def test_a_member_of_the_runtime_group_is_alive_whatever_its_heartbeats_say(
     members.clear()  # its session expired on the broker
     clock.reconcile()
     assert state("w1") == WorkerState.DEAD
+
+
+def test_while_the_groups_membership_is_unknown_silence_ends_no_worker(clock: Clock, monkeypatch):
+    """Kafka does not say who is in the group (its coordinator moved): a worker whose
+    heartbeats stopped meanwhile (cut off from Redis, running its channels) is not found
+    dead on them alone. Once Kafka says again, a non-member's silence counts as before."""
+    members: set[str] | None = {"sluice-worker-w1"}
+    monkeypatch.setattr(clock.runtime, "membership", True)
+    monkeypatch.setattr(clock.runtime, "_group_members", lambda: members)
+    clock.heartbeat("w1")
+    clock.reconcile()
+    members = None
+    clock.reconcile(advance=5 * TIMEOUT)
+    assert state("w1") == WorkerState.ALIVE
+
+    members = {"sluice-worker-w1"}
+    clock.reconcile()
+    assert state("w1") == WorkerState.ALIVE
+    members = set()
+    clock.reconcile()
+    assert state("w1") == WorkerState.DEAD
+
+
+def test_without_a_group_silence_ends_a_worker_as_ever(clock: Clock):
+    """No runtime group (membership off): heartbeats are the only word on liveness."""
+    assert not clock.runtime.membership
+    clock.heartbeat("w1")
+    clock.reconcile()
+    clock.reconcile(advance=TIMEOUT + 1)
+    assert state("w1") == WorkerState.DEAD
