@@ -117,6 +117,15 @@ def admin_client(
     return AdminClient(config)
 
 
+GROUP_LOOKUP_PATIENCE = 600.0
+"""Seconds librdkafka itself pursues a question about a consumer group (its members, its
+committed offsets: its request timeout), far longer than a caller waits for the answer. A
+request that times out inside librdkafka while its lookup of the group's coordinator is still
+under way aborts the process when that lookup answers later
+(``rd_kafka_enq_once_del_source_return: Assertion `eonce->refcnt > 0'``, librdkafka 2.16, with
+the handle kept alive): the console's Celery worker died so whenever the runtime group's
+coordinator broker was killed. So the question stays asked, the caller gives up on waiting
+only, and asks nothing new until it is answered."""
 KEEP_GIVEN_UP = 60.0
 """Seconds an admin client whose caller gave up on a request is kept alive (:func:`_outlive`)."""
 _PENDING: list[tuple[AdminClient, list[Any], float]] = []
@@ -139,6 +148,17 @@ def _outlive(admin: AdminClient, futures: Iterable[Any]) -> None:
             if until > now or not all(f.done() for f in fs)
         ]
         _PENDING.append((admin, list(futures), now + KEEP_GIVEN_UP))
+
+
+MAX_UNANSWERED = 16
+"""Admin handles kept for questions not yet answered (:func:`_outlive`) past which a group's
+offsets are not asked anew: each holds librdkafka's threads and connections."""
+
+
+def unanswered() -> int:
+    """Admin handles kept alive for questions Kafka has not answered yet."""
+    with _PENDING_LOCK:
+        return sum(1 for _, futures, _ in _PENDING if not all(f.done() for f in futures))
 
 
 _SHARED: dict[tuple[int, str], AdminClient] = {}
@@ -473,10 +493,18 @@ def group_offsets(
     timeout: float = 10.0,
 ) -> dict[tuple[str, int], int]:
     """The offsets ``group`` committed (next offset to read), partitions without a commit left
-    out. Raises :class:`BrokerUnreachable` when the brokers do not answer."""
+    out. Raises :class:`BrokerUnreachable` when the brokers do not answer within ``timeout``
+    seconds: librdkafka goes on asking (:data:`GROUP_LOOKUP_PATIENCE`, for the reason given
+    there) with the handle kept alive until it has its answer (:func:`_outlive`); past
+    :data:`MAX_UNANSWERED` such handles, no new one is made until some are answered."""
+    if unanswered() >= MAX_UNANSWERED:
+        raise BrokerUnreachable(
+            f"could not read the offsets of consumer group {group!r} from {bootstrap_servers}: "
+            f"{MAX_UNANSWERED} earlier questions to Kafka are still unanswered"
+        )
     admin = admin_client(bootstrap_servers, settings)
     futures = admin.list_consumer_group_offsets(
-        [ConsumerGroupTopicPartitions(group)], request_timeout=timeout
+        [ConsumerGroupTopicPartitions(group)], request_timeout=GROUP_LOOKUP_PATIENCE
     )
     try:
         answer = futures[group].result(timeout=timeout)
@@ -715,14 +743,6 @@ def describe_topic(
 # -- the runtime group's clients (runtime_adapter.group) ------------------------------------
 
 
-GROUP_LOOKUP_PATIENCE = 600.0
-"""Seconds librdkafka itself pursues a look at a group's members (its request timeout), far
-longer than a caller waits for the answer. A request that times out inside librdkafka while
-its lookup of the group's coordinator is still under way aborts the process when that lookup
-answers later (``rd_kafka_enq_once_del_source_return: Assertion `eonce->refcnt > 0'``,
-librdkafka 2.16, with the handle kept alive): the console's Celery worker died so whenever
-the runtime group's coordinator broker was killed. So the question stays asked, the caller
-gives up on waiting only, and asks nothing new until it is answered."""
 _LOOKUPS: dict[tuple[int, str, str], tuple[AdminClient, Any]] = {}
 _LOOKUPS_LOCK = threading.Lock()
 

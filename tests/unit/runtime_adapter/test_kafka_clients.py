@@ -206,3 +206,20 @@ def test_the_members_of_a_group_are_asked_anew_each_time(kafka_bootstrap: str) -
         reader.close()
     assert kafka.group_members(kafka_bootstrap, group, timeout=10) == set(), "left: asked anew"
     assert kafka._LOOKUPS[(os.getpid(), kafka_bootstrap, group)][1] is not first
+
+
+def test_offsets_left_unanswered_keep_their_handles_and_cap_new_questions(monkeypatch) -> None:
+    """A group's offsets asked of brokers that do not answer: the caller gives up, the handle
+    is kept until Kafka answers; past the cap, nothing new is asked."""
+    from runtime_adapter import kafka
+
+    monkeypatch.setattr(kafka, "_PENDING", [])
+    monkeypatch.setattr(kafka, "MAX_UNANSWERED", 1)
+    with pytest.raises(kafka.BrokerUnreachable, match="could not read the offsets"):
+        kafka.group_offsets("127.0.0.1:9", "connect-orders", timeout=0.3)
+    assert kafka.unanswered() == 1
+    made = []
+    monkeypatch.setattr(kafka, "admin_client", lambda *a, **k: made.append(a))
+    with pytest.raises(kafka.BrokerUnreachable, match="1 earlier questions to Kafka are still"):
+        kafka.group_offsets("127.0.0.1:9", "connect-orders", timeout=0.3)
+    assert made == [], "no new handle"
