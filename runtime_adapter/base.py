@@ -197,7 +197,8 @@ class FeedBatch:
     cursor: dict[int, int]
     """Partition → the next offset to read."""
     caught_up: bool
-    """The read ended with nothing more to read (False: it stopped at its time budget)."""
+    """The read ended with every partition read to its end, as the brokers said (False: it
+    stopped at its time budget first; what it read may be old)."""
 
 
 class StatusFeed(Protocol):

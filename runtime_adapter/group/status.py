@@ -324,6 +324,9 @@ class StatusFeedReader:
         self._consumer: Any = None
         self._partitions: list[int] = []
         self._position: dict[int, int] = {}
+        self._at_end: set[int] = set()
+        """Partitions whose last event since positioning was their end (librdkafka's
+        partition EOF): nothing was written there after what was read."""
         self._view = StatusView()
 
     def read(self, cursor: Mapping[int, int] | None, *, budget: float = 0.5) -> FeedBatch:
@@ -347,8 +350,8 @@ class StatusFeedReader:
             messages = consumer.consume(1000, min(left, wait))
             for message in messages:
                 self._take(message, news, vouches)
-            if not any(m.error() is None for m in messages):
-                idle = True  # nothing more fetched: what was written is read
+            if self._at_end.issuperset(self._partitions):
+                idle = True  # every partition said it is at its end: what was written is read
                 break
             wait = _IDLE
         return FeedBatch(news, vouches, dict(self._position), idle)
@@ -358,6 +361,7 @@ class StatusFeedReader:
         if cursor is None:
             self._view = StatusView()  # from the start: every connector's latest again
         start = dict(cursor or {})
+        self._at_end = set()  # an end is known again only once each partition says so
         if self._consumer is not None:
             # Positioned anew (another process's pass moved the cursor, or this one's was not
             # saved): each partition sought, the assignment kept.
@@ -383,8 +387,10 @@ class StatusFeedReader:
             if error.code() == KafkaError._PARTITION_EOF:
                 # (past the transaction markers the last record was followed by)
                 self._position[partition] = message.offset() or self._position[partition]
+                self._at_end.add(partition)
                 return
             raise KafkaException(error)
+        self._at_end.discard(partition)
         self._position[partition] = (message.offset() or 0) + 1
         key = message.key()
         if key is None:

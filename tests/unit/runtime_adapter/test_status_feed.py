@@ -105,6 +105,30 @@ def test_the_feed_reads_news_and_vouches_from_a_cursor_on(config: GroupConfig) -
     assert read_all(feed, after)[0] == []
 
 
+def test_a_read_is_caught_up_only_once_every_partition_said_it_is_at_its_end(
+    config: GroupConfig,
+) -> None:
+    """A new reader's first fetches answer partition by partition: a read that stopped
+    before all of them did may have read old records only, and must not say it caught up
+    (the console dates the news of a caught-up read as of now)."""
+    writer = Writer(config)
+    for n in range(200):
+        writer.raw(f"c{n}", None, slot=n % SLOTS)
+    early = StatusFeedReader(config).read(None, budget=0.001)
+    assert not early.caught_up
+
+    feed = StatusFeedReader(config)
+    batch = feed.read(None, budget=10.0)
+    while not batch.caught_up:
+        batch = feed.read(batch.cursor, budget=10.0)
+    assert sum(batch.cursor.values()) == 200, "caught up: every record was read"
+    again = feed.read(batch.cursor, budget=10.0)
+    assert again.caught_up and again.news == [], "nothing new: still at the end"
+    writer.status("a", "RUNNING", 1)
+    later = feed.read(batch.cursor, budget=10.0)
+    assert later.caught_up and [n.connector_id for n in later.news] == ["a"]
+
+
 def test_a_stale_generation_an_unreadable_record_and_a_tombstone(config: GroupConfig) -> None:
     writer = Writer(config)
     writer.status("a", "RUNNING", 5)
