@@ -7,7 +7,7 @@ coordinator assigns it (:class:`GroupMember`, :class:`SlotListener`), stops them
 lets go of a slot and when it cannot reach the coordinator (the self-fence), and writes their
 statuses in transactions the coordinator fences by generation (:class:`StatusWriter`). The
 console writes desired state (:class:`DesiredStateWriter`) and follows status
-(:class:`StatusReader`). See ``docs/runtime-group.md``.
+(:class:`StatusFeedReader`). See ``docs/runtime-group.md``.
 
 How a runtime worker drives it (the worker is the :class:`SlotListener`)::
 
@@ -48,7 +48,7 @@ from runtime_adapter.group.member import (
 from runtime_adapter.group.settings import GroupConfig
 from runtime_adapter.group.slots import murmur2, slot_of, slots_of
 from runtime_adapter.group.status import (
-    StatusReader,
+    StatusFeedReader,
     StatusRecord,
     StatusRejected,
     StatusView,
@@ -75,7 +75,7 @@ __all__ = [
     "Ownership",
     "RuntimeTopicMismatch",
     "SlotListener",
-    "StatusReader",
+    "StatusFeedReader",
     "StatusRecord",
     "StatusRejected",
     "StatusView",

@@ -248,56 +248,6 @@ class StatusView:
         return record
 
 
-class StatusReader:
-    """Follows the whole status topic (committed transactions only) into a
-    :class:`StatusView`: the console's side, and the tests'."""
-
-    def __init__(self, config: GroupConfig, *, client_id: str = "sluice-status-reader") -> None:
-        self._config = config
-        self.view = StatusView()
-        self._consumer = topic_reader_consumer(config.bootstrap, client_id=client_id)
-        partitions = list_partitions(config.bootstrap, [config.status_topic])
-        self._consumer.assign(
-            [TopicPartition(p.topic, p.partition, 0) for p in partitions]  # from the start
-        )
-        self._pending = {p.partition for p in partitions}
-
-    def poll(self, timeout: float = 1.0) -> list[StatusRecord]:
-        """The statuses accepted within ``timeout`` seconds."""
-        accepted: list[StatusRecord] = []
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            message = self._consumer.poll(min(left, 0.2))
-            if message is None:
-                continue
-            record = self._take(message)
-            if record is not None:
-                accepted.append(record)
-        return accepted
-
-    def catch_up(self, timeout: float = 10.0) -> None:
-        """Read until every partition reached its end once (or ``timeout``)."""
-        deadline = time.monotonic() + timeout
-        while self._pending and time.monotonic() < deadline:
-            message = self._consumer.poll(0.2)
-            if message is not None:
-                self._take(message)
-
-    def _take(self, message: Message) -> StatusRecord | None:
-        error = message.error()
-        if error is not None:
-            if error.code() == KafkaError._PARTITION_EOF:
-                self._pending.discard(message.partition() or 0)
-            return None
-        key = message.key()
-        if key is None:
-            return None
-        return self.view.apply(key.decode(), message.value())
-
-    def close(self) -> None:
-        self._consumer.close()
-
-
 _IDLE = 0.05
 """Seconds a read waits for more once the consumer has nothing fetched left: it fetches in
 the background all along, so what was written before the read is normally here already."""
@@ -429,6 +379,20 @@ class StatusFeedReader:
                 message.partition(),
             )
         )
+
+    @property
+    def view(self) -> StatusView:
+        """The latest accepted status of each connector read so far."""
+        return self._view
+
+    def latest(self, *, timeout: float = 10.0) -> dict[str, StatusRecord]:
+        """Every connector's latest status, read from the start until caught up (or
+        ``timeout``): the tests' look at the whole topic."""
+        deadline = time.monotonic() + timeout
+        batch = self.read(None, budget=timeout)
+        while not batch.caught_up and (left := deadline - time.monotonic()) > 0:
+            batch = self.read(batch.cursor, budget=left)
+        return dict(self._view.records)
 
     def close(self) -> None:
         if self._consumer is not None:

@@ -25,7 +25,7 @@ from runtime_adapter.group import (
     GroupMember,
     NotOwner,
     RuntimeTopicMismatch,
-    StatusReader,
+    StatusFeedReader,
     StatusWriter,
     client_id_of,
     ensure_runtime_topics,
@@ -257,11 +257,11 @@ def test_a_frozen_member_s_status_writes_are_refused_and_it_stops_itself(
     frozen.send(f"write {connector}")  # its own check refuses now
     frozen.wait_for(lambda s: s["kind"] in ("not-owner", "rejected") and s["at"] > stop["at"], 30)
 
-    reader = StatusReader(config)
+    reader = StatusFeedReader(config, client_id="fault-test-reader")
     try:
-        reader.catch_up()
-        assert reader.view.records[connector].status["by"] == "w2"
-        assert reader.view.records[connector].worker_id == "w2"
+        records = reader.latest()
+        assert records[connector].status["by"] == "w2"
+        assert records[connector].worker_id == "w2"
     finally:
         reader.close()
         writer.close()
@@ -356,10 +356,9 @@ def test_status_writes_carry_the_owners_generation_and_only_for_its_slots(
     second.open()
     second.write(members[1].ownership(), {cid: {"state": "RUNNING"} for cid in moved})
 
-    reader = StatusReader(config)
+    reader = StatusFeedReader(config, client_id="fault-test-reader")
     try:
-        reader.catch_up()
-        records = reader.view.records
+        records = reader.latest()
         assert {records[cid].worker_id for cid in kept} == {"w1"}
         assert {records[cid].status["state"] for cid in kept} == {"PAUSED"}
         assert {records[cid].generation for cid in kept} == {now.generation}

@@ -127,6 +127,10 @@ def test_a_read_is_caught_up_only_once_every_partition_said_it_is_at_its_end(
     writer.status("a", "RUNNING", 1)
     later = feed.read(batch.cursor, budget=10.0)
     assert later.caught_up and [n.connector_id for n in later.news] == ["a"]
+    writer.status("a", "PAUSED", 2)
+    latest = StatusFeedReader(config).latest()
+    assert set(latest) == {"a"}, "the tombstoned keys hold nothing"
+    assert (latest["a"].status["state"], latest["a"].generation) == ("PAUSED", 2)
 
 
 def test_a_stale_generation_an_unreadable_record_and_a_tombstone(config: GroupConfig) -> None:
