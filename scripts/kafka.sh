@@ -21,6 +21,8 @@
 #                          controller); every node is formatted with the same KAFKA_CLUSTER_ID
 #   KAFKA_REPLICATION      replication factor of new and internal topics      (default 1)
 #   KAFKA_MIN_ISR          min.insync.replicas of new and internal topics     (default 1)
+#   KAFKA_OFFSETS_PARTITIONS  partitions of __consumer_offsets: a group's coordinator is the
+#                          leader of one of them (its id hashed)              (default 1)
 #   KAFKA_EXTRA_LISTENER   `address:port`: a second client listener (advertised as given), e.g. a
 #                          bridge that network namespaces reach                (default: none)
 #
@@ -40,6 +42,7 @@ KAFKA_NODE_ID="${KAFKA_NODE_ID:-1}"
 KAFKA_QUORUM_VOTERS="${KAFKA_QUORUM_VOTERS:-}"
 KAFKA_REPLICATION="${KAFKA_REPLICATION:-1}"
 KAFKA_MIN_ISR="${KAFKA_MIN_ISR:-1}"
+KAFKA_OFFSETS_PARTITIONS="${KAFKA_OFFSETS_PARTITIONS:-1}"
 KAFKA_EXTRA_LISTENER="${KAFKA_EXTRA_LISTENER:-}"
 HOST=127.0.0.1
 
@@ -47,7 +50,7 @@ require_port "$KAFKA_PORT" KAFKA_PORT
 require_port "$KAFKA_CONTROLLER_PORT" KAFKA_CONTROLLER_PORT
 [[ "$KAFKA_PORT" != "$KAFKA_CONTROLLER_PORT" ]] || die "KAFKA_PORT and KAFKA_CONTROLLER_PORT must differ"
 [[ "$KAFKA_NUM_PARTITIONS" =~ ^[1-9][0-9]*$ ]] || die "KAFKA_NUM_PARTITIONS must be a positive integer"
-for name in KAFKA_NODE_ID KAFKA_REPLICATION KAFKA_MIN_ISR; do
+for name in KAFKA_NODE_ID KAFKA_REPLICATION KAFKA_MIN_ISR KAFKA_OFFSETS_PARTITIONS; do
   [[ "${!name}" =~ ^[1-9][0-9]*$ ]] || die "$name must be a positive integer"
 done
 if [[ -n "$KAFKA_EXTRA_LISTENER" ]]; then
@@ -105,7 +108,7 @@ log.dirs=$KAFKA_DATA_DIR/logs
 default.replication.factor=$KAFKA_REPLICATION
 min.insync.replicas=$KAFKA_MIN_ISR
 offsets.topic.replication.factor=$KAFKA_REPLICATION
-offsets.topic.num.partitions=1
+offsets.topic.num.partitions=$KAFKA_OFFSETS_PARTITIONS
 transaction.state.log.replication.factor=$KAFKA_REPLICATION
 transaction.state.log.min.isr=$KAFKA_MIN_ISR
 transaction.state.log.num.partitions=1

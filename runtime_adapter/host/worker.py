@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import faulthandler
 import logging
 import os
 import signal
@@ -1029,6 +1030,9 @@ def main(worker_type: type[RuntimeWorker] = RuntimeWorker) -> None:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    # ``kill -USR1 <pid>``: every thread's stack to the worker's stderr (its log), the
+    # process running on: what a worker that looks stuck is doing.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         worker.run()
     except KeyboardInterrupt:

@@ -6,6 +6,7 @@ a channel filters the orders out of its source topic into a Kafka topic or a fil
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -280,3 +281,77 @@ class SteadyProducer:
         self._thread.join(timeout=10)
         assert self._producer.flush(60) == 0, "Kafka did not take every steady event"
         return self._next
+
+
+def status_timeline(world: FaultWorld, name: str, since: float) -> str:
+    """What the status topic holds about channel ``name`` (its connector's records) and the
+    workers' own records (vouches) written after wall-clock time ``since``, committed
+    transactions only, in write-time order: what a failed test's message shows of the
+    runtime's side (did the relays write, and when?)."""
+    from confluent_kafka import KafkaError, TopicPartition
+
+    from runtime_adapter.group.status import VOUCH_PREFIX
+
+    topic = world.stack.env["SLUICE_RUNTIME_STATUS_TOPIC"]
+    reader = Consumer(
+        {
+            "bootstrap.servers": world.cluster.bootstrap,
+            "group.id": f"fault-timeline-{uuid.uuid4().hex[:6]}",
+            "enable.partition.eof": True,
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+        }
+    )
+    lines: list[tuple[float, str]] = []
+    try:
+        partitions = reader.list_topics(topic, timeout=10).topics[topic].partitions
+        reader.assign([TopicPartition(topic, p, 0) for p in partitions])
+        pending, deadline = set(partitions), time.monotonic() + 30
+        while pending and time.monotonic() < deadline:
+            message = reader.poll(0.5)
+            if message is None:
+                continue
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    pending.discard(message.partition())
+                continue
+            key = (message.key() or b"").decode()
+            at = message.timestamp()[1] / 1000
+            if at < since or not (key == name or key.startswith(VOUCH_PREFIX)):
+                continue
+            value = json.loads(message.value()) if message.value() else None
+            body = (value or {}).get("status", {})
+            what = (
+                "tombstone"
+                if value is None
+                else f"gen {value.get('generation')} "
+                + (
+                    f"vouches {name}: {any(name in ids for ids in body.get('ages', {}).values())}"
+                    if key.startswith(VOUCH_PREFIX)
+                    else f"{body.get('state')} reporting={body.get('reporting')}"
+                )
+            )
+            stamp = time.strftime("%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d}"
+            lines.append((at, f"{stamp} {message.partition()}/{message.offset()} {key} {what}"))
+    finally:
+        reader.close()
+    return "\n".join(line for _, line in sorted(lines)) or "(nothing written)"
+
+
+def dump_worker_threads(world: FaultWorld) -> None:
+    """Have every runtime worker write its threads' stacks to its log (``kill -USR1``, see
+    ``runtime_adapter.host.worker.main``): what a failed test leaves of what they were
+    doing."""
+    import signal
+
+    for host in world.hosts.values():
+        for pid in host.pids():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"runtime_adapter.host.worker" in cmdline and b"ip\x00netns" not in cmdline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGUSR1)
+    time.sleep(1)

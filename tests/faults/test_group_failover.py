@@ -64,7 +64,12 @@ def group_world(
     fault_logs: Path,
 ) -> Iterator[FaultWorld]:
     var = tmp_path_factory.mktemp("faults-group-var")
-    env = {"SLUICE_RUNTIME_PLACEMENT": "group"}
+    # The group's coordinator is the active KRaft controller: the killed coordinator broker
+    # (the first test) is then both, the case the console world's kill does not choose.
+    group_id = kafka_cluster.group_id_coordinated_by(
+        kafka_cluster.active_controller(), f"sluice-runtime-{var.name}"
+    )
+    env = {"SLUICE_RUNTIME_PLACEMENT": "group", "SLUICE_RUNTIME_GROUP_ID": group_id}
     logs = fault_logs / "group"
     with fault_world(kafka_cluster, fault_redis, host_network, var, logs, env) as world:
         yield world
@@ -76,8 +81,11 @@ def test_a_killed_coordinator_broker_stops_no_channel_the_group_places(
     """As in test_runtime_faults.py, with the group placing: the channel's status reaches the
     console through the status topic, whose fenced writes need the coordinator the kill
     took away; the relay writes again once the new coordinator answers, before any report
-    runs out (twice the report interval)."""
-    print(f"\n{kill_the_coordinator_under_a_channel(group_world, 'faults-group-broker')}")
+    runs out (twice the report interval). The coordinator is also the active KRaft
+    controller here (``group_world`` chose the group id so): a new controller must be
+    elected before the group's partition gets a new leader."""
+    said = kill_the_coordinator_under_a_channel(group_world, "faults-group-broker", controller=True)
+    print(f"\n{said}")
 
 
 def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(

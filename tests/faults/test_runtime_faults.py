@@ -25,6 +25,7 @@ from tests.faults.channels import (
     assert_none_lost_files_once,
     create_channel,
     delivered,
+    dump_worker_threads,
     duplicates,
     files_seqs,
     files_sink,
@@ -34,6 +35,7 @@ from tests.faults.channels import (
     record_figures,
     start_pairs,
     status,
+    status_timeline,
     stop_channels,
     tally,
     wait_running,
@@ -78,10 +80,14 @@ def coordinator_of(world: FaultWorld, group_id: str) -> int:
     return int(described.coordinator.id)
 
 
-def kill_the_coordinator_under_a_channel(world: FaultWorld, label: str) -> str:
+def kill_the_coordinator_under_a_channel(
+    world: FaultWorld, label: str, *, controller: bool = False
+) -> str:
     """Kill the broker that is the runtime group's coordinator, which also leads a partition
     of a running channel's source, send events while it is down, start it again: the channel
-    is RUNNING in every sample and loses nothing. What was measured, as a sentence."""
+    is RUNNING in every sample and loses nothing. ``controller``: the coordinator must also
+    be the active KRaft controller (the group was set up so). What was measured, as a
+    sentence."""
     suffix = uuid.uuid4().hex[:6]
     source = make_topic(world, f"{label}-in-{suffix}")
     sink = make_topic(world, f"{label}-out-{suffix}")
@@ -96,7 +102,11 @@ def kill_the_coordinator_under_a_channel(world: FaultWorld, label: str) -> str:
     victim = coordinator_of(world, world.stack.env["SLUICE_RUNTIME_GROUP_ID"])
     led = [p for p in range(3) if leader_of(world, source, p) == victim]
     assert led, f"broker {victim} leads no partition of {source}"  # leaders are striped
-    killed_at = time.monotonic()
+    active = world.cluster.active_controller()
+    assert active == victim or not controller, (
+        f"the coordinator, broker {victim}, is not the active controller ({active})"
+    )
+    killed_at, killed_wall = time.monotonic(), time.time()
     world.cluster.kill(victim)
     try:
         produce_range(world.cluster.bootstrap, source, BATCH, 2 * BATCH)
@@ -112,7 +122,15 @@ def kill_the_coordinator_under_a_channel(world: FaultWorld, label: str) -> str:
     after = kafka_seqs(world, sink, wanted(3 * BATCH), timeout=180)
     not_running = watch.stop()
 
-    assert not_running == [], f"the channel left RUNNING: {not_running[:10]}"
+    if not_running:
+        dump_worker_threads(world)
+        first_off = not_running[0][0] - killed_at
+        timeline = status_timeline(world, name, killed_wall - 15)
+        raise AssertionError(
+            f"the channel left RUNNING {first_off:.1f} s after the kill of broker {victim} "
+            f"(at {time.strftime('%H:%M:%S', time.gmtime(killed_wall))}): "
+            f"{not_running[:3]}…; the status topic since 15 s before the kill:\n{timeline}"
+        )
     assert len(watch.samples) > 20, "too few state samples to say it never stopped"
     lost = wanted(3 * BATCH) - after.keys()
     assert lost == set(), f"lost {len(lost)} events"
@@ -123,8 +141,9 @@ def kill_the_coordinator_under_a_channel(world: FaultWorld, label: str) -> str:
     )
     stop_channels(world, [name])
     return (
-        f"broker {victim} (the runtime group's coordinator, leader of {source} partitions "
-        f"{led}) killed: the channel stayed RUNNING in all "
+        f"broker {victim} (the runtime group's coordinator, "
+        f"{'also' if active == victim else 'not'} the active controller, leader of {source} "
+        f"partitions {led}) killed: the channel stayed RUNNING in all "
         f"{len(watch.samples)} samples; events sent while it was down all delivered "
         f"{delivered_in:.1f} s after the kill; broker back in {back_in:.1f} s; "
         f"{len(wanted(3 * BATCH))} events selected, 0 lost, {duplicates(after)} duplicates "

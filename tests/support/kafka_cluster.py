@@ -10,12 +10,16 @@ internal ones (consumer offsets, transactions) as well. :meth:`KafkaCluster.kill
 from __future__ import annotations
 
 import os
+import re
 import signal
+import subprocess
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support.processes import (
+    REPO_ROOT,
     Service,
     free_port,
     start_kafka_node,
@@ -87,6 +91,9 @@ class KafkaCluster:
             "KAFKA_REPLICATION": str(self.replication),
             "KAFKA_MIN_ISR": str(self.min_isr),
             "KAFKA_NUM_PARTITIONS": "3",
+            # One per node: each leads one, so a group can be given the coordinator a test
+            # wants by its id (group_id_coordinated_by).
+            "KAFKA_OFFSETS_PARTITIONS": str(len(self.nodes)),
             "KAFKA_HEAP": "-Xmx384m -Xms128m",
         }
         if self.bridge_address:
@@ -124,6 +131,61 @@ class KafkaCluster:
         for node in self.nodes:
             if node.service is not None:
                 node.service.stop(timeout=15)
+
+    def active_controller(self) -> int:
+        """The node leading the KRaft metadata quorum now, as the quorum says (Kafka's
+        ``MetadataQuorumCommand describe --status``, asked of the live controllers)."""
+        live = [n for n in self.nodes if n.service is not None and n.service.alive()]
+        controllers = ",".join(f"127.0.0.1:{n.controller_port}" for n in live)
+        answer = subprocess.run(
+            [
+                str(REPO_ROOT / "scripts/kafka-run-class.sh"),
+                "org.apache.kafka.tools.MetadataQuorumCommand",
+                "--bootstrap-controller",
+                controllers,
+                "describe",
+                "--status",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        found = re.search(r"^LeaderId:\s*(\d+)", answer.stdout, re.MULTILINE)
+        assert found is not None, f"no LeaderId in {answer.stdout!r} ({answer.stderr[-500:]})"
+        return int(found.group(1))
+
+    def group_id_coordinated_by(self, node_id: int, prefix: str, timeout: float = 60) -> str:
+        """A consumer group id starting with ``prefix`` whose coordinator is node ``node_id``:
+        the group's partition of ``__consumer_offsets`` (Kafka's hash of the id) is led by
+        it. Makes Kafka create ``__consumer_offsets`` first when it has not yet."""
+        from confluent_kafka import Consumer
+        from confluent_kafka.admin import AdminClient
+
+        from runtime_adapter.kafka import OFFSETS_TOPIC, group_partition
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        # A group's first coordinator lookup makes the brokers create the topic: a consumer
+        # of a group of its own asks (an admin request's lookup is not used here: a handle
+        # dropped while one is under way can take the process down, see runtime_adapter.kafka).
+        asker = Consumer({"bootstrap.servers": self.bootstrap, "group.id": f"{prefix}-probe"})
+        asker.subscribe([OFFSETS_TOPIC])
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                topic = admin.list_topics(OFFSETS_TOPIC, timeout=10).topics[OFFSETS_TOPIC]
+                leaders = {p: info.leader for p, info in topic.partitions.items()}
+                if topic.error is None and leaders and all(x >= 0 for x in leaders.values()):
+                    break
+                assert time.monotonic() < deadline, f"{OFFSETS_TOPIC} not created: {topic.error}"
+                asker.poll(1.0)
+        finally:
+            asker.close()
+        for n in range(100_000):
+            group_id = f"{prefix}-{n}"
+            if leaders[group_partition(group_id, len(leaders))] == node_id:
+                return group_id
+        raise AssertionError(f"no group id coordinated by node {node_id}")
 
     def in_sync_replicas(self, topic: str) -> dict[int, list[int]]:
         """Each partition of ``topic`` with its in-sync replicas now."""
