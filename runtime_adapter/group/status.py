@@ -136,7 +136,8 @@ class StatusWriter:
     def open(self) -> None:
         """Register the transactional id (fencing an older writer with the same id)."""
         try:
-            self._producer.init_transactions(self._timeout)
+            # (a coordinator that just took over may need longer than a write's calls)
+            self._producer.init_transactions(max(self._timeout, 10.0))
         except KafkaException as exc:
             raise BrokerUnreachable(f"status writer could not start: {exc}") from exc
 

@@ -78,6 +78,18 @@ _JUDGED_STATES = frozenset({State.RUNNING, State.PAUSED, State.RESTARTING})
 stale when it stops reporting."""
 
 
+WRITE_TIMEOUT = 3.0
+"""Seconds each of a status write's calls into Kafka may take (the offsets sent to the
+transaction, its commit, an abort): a write that fails is tried again at the next poll."""
+WRITE_PATIENCE = 8.0
+"""Seconds the relay waits for a write before it gives up on its writer. librdkafka's
+``send_offsets_to_transaction`` can block far beyond its timeout when the group's coordinator
+broker dies mid-call (the fault suite's killed coordinator that was also the active KRaft
+controller: a worker's relay stayed in it for minutes, its statuses frozen). The wedged call is
+left to its thread; the next poll opens a new writer under the same transactional id, whose
+``init_transactions`` fences the old one (its transaction is aborted, its late calls fail)."""
+
+
 def judgement_margin(interval: float) -> float:
     """How much sooner than twice its interval a report is judged overdue here: the time a
     reader may take to learn it (a relay and a control-loop pass), so that it never shows a
@@ -189,7 +201,12 @@ class StatusRelay:
         self._read = read
         self._parse = parse
         self._owned: set[str] = set()
-        self._make_writer = writer or (lambda: StatusWriter(config, worker_id))
+        self._make_writer = writer or (
+            lambda: StatusWriter(config, worker_id, timeout=WRITE_TIMEOUT)
+        )
+        self.write_patience = WRITE_PATIENCE
+        self.wedged = 0
+        """Writers given up on because a write did not return in :attr:`write_patience`."""
         self._writer: Writer | None = None
         self._scanner: StatusScanner | None = None
         if scan is None:
@@ -448,7 +465,7 @@ class StatusRelay:
             return 0
         try:
             writer = self._open()
-            skipped = set(writer.write(ownership, records, skip_unowned=True, slots=slots))
+            skipped = set(self._write(writer, ownership, records, slots))
         except StatusRejected as exc:
             # Not a current member (a rebalance under way, or fenced): the group's next
             # generation decides what this worker owns; write it all again then.
@@ -483,6 +500,46 @@ class StatusRelay:
         written = len(changed) - len(skipped & changed.keys())
         self.records_written += written
         return written
+
+    def _write(
+        self,
+        writer: Writer,
+        ownership: Ownership,
+        records: Mapping[str, Mapping[str, Any] | None],
+        slots: Mapping[str, int],
+    ) -> list[str]:
+        """``writer.write`` in a thread of its own, waited for :attr:`write_patience` seconds;
+        past that the writer is given up on (see :data:`WRITE_PATIENCE`) and
+        :class:`RuntimeUnavailable` raised: what was due stays due."""
+        done = threading.Event()
+        outcome: dict[str, Any] = {}
+
+        def call() -> None:
+            try:
+                skipped = writer.write(ownership, records, skip_unowned=True, slots=slots)
+                outcome["skipped"] = skipped
+            except BaseException as exc:  # handed to the relay's thread below
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=call, name="status-write", daemon=True).start()
+        if not done.wait(self.write_patience):
+            if self._writer is writer:
+                self._writer = None  # not closed: its flush would wait on the wedged call
+            self.wedged += 1
+            log.warning(
+                "status write of worker %s did not return in %.0f s: its writer is given up "
+                "on, a new one fences it",
+                self.worker_id,
+                self.write_patience,
+            )
+            raise RuntimeUnavailable(
+                f"status write did not return in {self.write_patience:g} s (writer replaced)"
+            )
+        if "error" in outcome:
+            raise outcome["error"]
+        return list(outcome["skipped"])
 
     def _slot_of(self, connector_id: str) -> int:
         """The slot ``connector_id``'s record goes to (call with the lock held): the ready

@@ -3,6 +3,7 @@ in place of Kafka's; on a real broker, through two placing workers: test_group_p
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -488,3 +489,39 @@ def test_a_capacity_is_read_with_its_known_figures_of_the_right_type() -> None:
     ) == {"cores": 8}
     assert _capacity({"slots": [1, 2]}) == {"slots": [1, 2]}
     assert _capacity({"slots": [1, "2"]}) == {} and _capacity({"slots": [True]}) == {}
+
+
+class WedgedWriter(RecordingWriter):
+    """A writer whose write never returns until released (librdkafka's
+    send_offsets_to_transaction, stuck past its timeout when the coordinator broker died)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    def write(self, *args: Any, **kwargs: Any) -> list[str]:
+        self.release.wait(30)
+        return []
+
+
+def test_a_write_that_does_not_return_gives_its_writer_up_and_a_new_one_writes(
+    topic: Topic,
+) -> None:
+    wedged, fresh = WedgedWriter(), RecordingWriter()
+    made = iter([wedged, fresh])
+    owner, reports, clock = Owner(), Reports(), Clock()
+    relay = StatusRelay(
+        CONFIG, "w1", owner, reports, writer=lambda: next(made), scan=topic, clock=clock
+    )
+    relay.write_patience = 0.2
+    relay.own({"a"})
+    reports.report(status("a"))
+    try:
+        started = time.monotonic()
+        assert relay.poll() == 0, "nothing committed"
+        assert time.monotonic() - started < 5, "the relay's thread did not wait on the wedge"
+        assert relay.wedged == 1
+        assert relay.poll() == 1, "a new writer wrote what was due"
+        assert fresh.opened == 1 and fresh.commits[-1]["a"]["state"] == "RUNNING"
+    finally:
+        wedged.release.set()
