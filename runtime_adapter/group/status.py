@@ -370,7 +370,12 @@ class StatusFeedReader:
                 )
             )
             return
-        status = status_from_json(json.dumps(record.status))
+        try:
+            status = status_from_json(json.dumps(record.status))
+        except (ValueError, KeyError, TypeError) as exc:
+            where = f"{partition}/{message.offset()}"
+            log.warning("status record %s at %s is not a status: %s", cid, where, exc)
+            return
         news.append(
             StatusNews(
                 cid,

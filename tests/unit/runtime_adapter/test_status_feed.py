@@ -128,8 +128,10 @@ def test_a_read_is_caught_up_only_once_every_partition_said_it_is_at_its_end(
     later = feed.read(batch.cursor, budget=10.0)
     assert later.caught_up and [n.connector_id for n in later.news] == ["a"]
     writer.status("a", "PAUSED", 2)
+    partial = StatusRecord("b", {"state": "RUNNING"}, 1, "m1", "w1", slot_of("b", SLOTS))
+    writer.raw("b", partial.to_json(), slot=slot_of("b", SLOTS))  # no connector_id: no news
     latest = StatusFeedReader(config).latest()
-    assert set(latest) == {"a"}, "the tombstoned keys hold nothing"
+    assert set(latest) == {"a", "b"}, "the tombstoned keys hold nothing"
     assert (latest["a"].status["state"], latest["a"].generation) == ("PAUSED", 2)
 
 
