@@ -386,11 +386,6 @@ class StatusFeedReader:
             )
         )
 
-    @property
-    def view(self) -> StatusView:
-        """The latest accepted status of each connector read so far."""
-        return self._view
-
     def latest(self, *, timeout: float = 10.0) -> dict[str, StatusRecord]:
         """Every connector's latest status, read from the start until caught up (or
         ``timeout``): the tests' look at the whole topic."""
