@@ -47,6 +47,12 @@ class Deployment:
     and it is not the connector's home slot (:func:`runtime_adapter.group.slot_of`): the
     config topic's partition its record is written to, so the owner of that slot runs it
     (capacity-aware placement; ``None``: its home slot)."""
+    offset_change: str | None = None
+    """When the group places: the token of the console's pending offset change (KIP-875's
+    alter or reset, :func:`runtime_adapter.store.offset_change_token`), ``""`` when none is
+    pending. A driver reads the change from the store only when there is one it has not
+    applied yet, so a channel moved while Redis is away starts all the same. ``None``: not
+    known, the store is read (the console places)."""
 
     @property
     def checkpoint_key(self) -> str:

@@ -169,7 +169,7 @@ def discard_unfinished_start(checkpoint: Path) -> list[str]:
     return removed
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
     # The temporary name is not a number, so Spark never takes it for a batch file.
     temporary = path.with_name(f".{path.name}.sluice.tmp")
     with temporary.open("w", encoding="utf-8") as handle:
@@ -214,10 +214,10 @@ def append_batch(checkpoint: Path, offsets: KafkaOffsets) -> int:
     )
     batch_id = latest + 1
     (checkpoint / "commits").mkdir(exist_ok=True)
-    _write_atomically(
+    write_atomically(
         checkpoint / "offsets" / str(batch_id),
         "\n".join([VERSION_LINE, lines[1], kafka_offsets_json(offsets)]),
     )
     # The commit goes last: a batch without a commit would be run, not skipped.
-    _write_atomically(checkpoint / "commits" / str(batch_id), commit)
+    write_atomically(checkpoint / "commits" / str(batch_id), commit)
     return batch_id

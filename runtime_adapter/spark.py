@@ -137,8 +137,9 @@ class SparkRuntime:
         if not ids:
             return
         found = self.store.deployments_of(ids)
+        pending = self.store.offset_change_tokens(found)
         writer = self._writer()
-        writer.put(found.values())
+        writer.put(replace(d, offset_change=pending.get(cid, "")) for cid, d in found.items())
         writer.delete(sorted(ids - set(found)), {cid: d.slot for cid, d in (gone or {}).items()})
 
     def _unplaced(self, deployment: Deployment) -> Deployment:
@@ -226,7 +227,8 @@ class SparkRuntime:
         if before != after:
             writer.delete([connector_id], {connector_id: before})
         self.store.put_deployment(moved)
-        writer.put([moved])
+        pending = self.store.offset_change_tokens([connector_id]).get(connector_id, "")
+        writer.put([replace(moved, offset_change=pending)])
         return moved
 
     @_reaching_the_runtime

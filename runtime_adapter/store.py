@@ -48,6 +48,7 @@ driver cannot overwrite the status of its successor.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -143,6 +144,11 @@ class Placement:
     generation: int
     revision: int
     placed_at: float = 0.0
+
+
+def offset_change_token(raw: str) -> str:
+    """A short name of a pending offset change's stored text (:attr:`Deployment.offset_change`)."""
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
 def status_to_json(status: ConnectorStatus) -> str:
@@ -493,6 +499,14 @@ class RedisStore:
             return None
         return OffsetChange.from_json(json.loads(raw)), raw
 
+    def offset_change_tokens(self, connector_ids: Iterable[str]) -> dict[str, str]:
+        """The token of each pending offset change among ``connector_ids``, in one round trip."""
+        ids = list(connector_ids)
+        if not ids:
+            return {}
+        raw = cast("list[str | None]", self.redis.hmget(self.key("desired:offsets"), ids))
+        return {cid: offset_change_token(r) for cid, r in zip(ids, raw, strict=True) if r}
+
     def clear_offset_change(self, connector_id: str, applied: str) -> bool:
         """Remove the pending change if it is still ``applied`` (a newer one is kept)."""
         removed = self._delete_if_same_script(
@@ -563,6 +577,20 @@ class RedisStore:
             cid: f"{int(dead or 0)} {int(retried or 0)} {_text(raw)}"
             for cid, raw, dead, retried in zip(ids, values, dead_letters, retries, strict=True)
             if raw
+        }
+
+    def counts(self, connector_ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+        """Each connector's dead letters and sink retries so far, in one round trip."""
+        ids = list(connector_ids)
+        if not ids:
+            return {}
+        pipe = self.redis.pipeline()
+        pipe.hmget(self.key("deadletters"), ids)
+        pipe.hmget(self.key("sinkretries"), ids)
+        dead_letters, retries = pipe.execute()
+        return {
+            cid: (int(dead or 0), int(retried or 0))
+            for cid, dead, retried in zip(ids, dead_letters, retries, strict=True)
         }
 
     def add_dead_letters(self, connector_id: str, count: int) -> None:

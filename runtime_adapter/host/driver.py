@@ -28,12 +28,14 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 from typing import Any, cast
 
 from runtime_adapter.base import DriverInfo, ExecutorInfo
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.executors import ExecutorWatch
 from runtime_adapter.host.hosted import HostedConnector
+from runtime_adapter.host.link import HostFiles
 from runtime_adapter.logs import configure_logging, set_process_context
 from runtime_adapter.store import STORE_ERRORS, Outage, Placement, RedisStore, StoreWatch
 
@@ -60,8 +62,12 @@ class DriverHost:
         capacity: int = 1,
         memory: str = "",
         cores: int = 0,
+        link: HostFiles | None = None,
     ) -> None:
         self.store = store
+        self.link: HostFiles | RedisStore = link or store
+        """Where its placements come from and its heartbeats and statuses go: its worker's
+        host files when the group places (no Redis on that path), else the store."""
         self.config = config
         self.driver_id = driver_id
         self.worker_id = worker_id
@@ -96,7 +102,7 @@ class DriverHost:
         return self.executor_watch.current(self.spark.sparkContext if self.spark else None)
 
     def heartbeat(self, ready: bool = True) -> None:
-        self.store.driver_heartbeat(
+        self.link.driver_heartbeat(
             DriverInfo(
                 driver_id=self.driver_id,
                 worker_id=self.worker_id,
@@ -124,12 +130,12 @@ class DriverHost:
         placements back under the store's current token, the driver holds still: its
         connectors run on as they are, none is released for being absent from the store.
         """
-        epoch = self.store.epoch()
-        waiting = epoch is not None and self.store.placed_under(self.driver_id) != epoch
+        epoch = self.link.epoch()
+        waiting = epoch is not None and self.link.placed_under(self.driver_id) != epoch
         if self.store_watch.holds(epoch, waiting):
             self.heartbeat()
             return True
-        placements, deployments = self.store.placed_deployments(self.driver_id)
+        placements, deployments = self.link.placed_deployments(self.driver_id)
         for cid, hosted in list(self.hosted.items()):
             placement = placements.get(cid)
             if placement != hosted.placement:
@@ -162,6 +168,7 @@ class DriverHost:
             hosted = HostedConnector(
                 self.store,
                 self.config,
+                link=self.link,
                 connector_id=cid,
                 worker_id=self.worker_id,
                 generation=placement.generation,
@@ -174,7 +181,7 @@ class DriverHost:
             hosted.start(deployment)
             log.info("hosting connector %s (generation %s)", cid, placement.generation)
         self.heartbeat()
-        return not self.store.retired(self.driver_id)
+        return not self.link.retired(self.driver_id)
 
     def run(self) -> int:
         self.heartbeat(ready=False)
@@ -205,7 +212,7 @@ class DriverHost:
     def pause(self, seconds: float) -> None:
         """Wait for the next pass: ``seconds``, or less when the worker nudges this driver."""
         try:
-            self.store.wait_nudge(self.driver_id, seconds)
+            self.link.wait_nudge(self.driver_id, seconds)
         except Exception:  # Redis away: the next pass says so
             time.sleep(max(seconds, 0.05))
 
@@ -227,6 +234,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--capacity", type=int, default=1)
     parser.add_argument("--memory", default="")
     parser.add_argument("--cores", type=int, default=0)
+    parser.add_argument(
+        "--link", default="", help="its worker's host folder (the group places); else the store"
+    )
     return parser.parse_args(argv)
 
 
@@ -244,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         capacity=args.capacity,
         memory=args.memory,
         cores=args.cores,
+        link=HostFiles(Path(args.link)) if args.link else None,
     )
 
     def _graceful(signum: int, _frame: Any) -> None:

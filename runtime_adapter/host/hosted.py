@@ -139,6 +139,7 @@ class HostedConnector:
         placement: Placement | None = None,
         spark: Any = None,
         executors: Any = None,
+        link: Any = None,
     ) -> None:
         self.store = store
         self.config = config
@@ -177,7 +178,9 @@ class HostedConnector:
         self.done = threading.Event()
         self.wake = threading.Event()
         self.thread: threading.Thread | None = None
-        self.reporter = StatusReporter(store, connector_id, config.status_interval)
+        # ``link``: its worker's host files, where its statuses go when the group places
+        # (:mod:`runtime_adapter.host.link`); the store keeps its counts and samples.
+        self.reporter = StatusReporter(store, connector_id, config.status_interval, link)
         self.start_position = QueryStart(store, connector_id)
 
     # -- driven by the driver's main thread --------------------------------------------------
@@ -561,7 +564,9 @@ class HostedConnector:
 
         spark = self.session()
         checkpoint = checkpoint_dir(self.config.checkpoint_root, deployment.checkpoint_key)
-        plain = self.prepare_checkpoint(self.plain_spec(deployment), checkpoint)
+        plain = self.prepare_checkpoint(
+            self.plain_spec(deployment), checkpoint, deployment.offset_change
+        )
         pinned = self.pinned_start(plain, checkpoint)
         if pinned is None:
             return False
@@ -640,17 +645,21 @@ class HostedConnector:
             install_masking_filter(secrets)
         return plain
 
-    def prepare_checkpoint(self, spec: dict[str, Any], checkpoint: Path) -> dict[str, Any]:
+    def prepare_checkpoint(
+        self, spec: dict[str, Any], checkpoint: Path, pending: str | None = None
+    ) -> dict[str, Any]:
         """Make ``checkpoint`` ready and apply the console's pending offset change
         (:meth:`QueryStart.prepare_checkpoint`); return the spec to build."""
         return self.start_position.prepare_checkpoint(
-            spec, checkpoint, self.empty_batches(spec), self.committer
+            spec, checkpoint, self.empty_batches(spec), self.committer, pending
         )
 
-    def apply_offset_change(self, spec: dict[str, Any], checkpoint: Path) -> dict[str, Any]:
+    def apply_offset_change(
+        self, spec: dict[str, Any], checkpoint: Path, pending: str | None = None
+    ) -> dict[str, Any]:
         """Apply the console's pending offset change (:meth:`QueryStart.apply_offset_change`)."""
         return self.start_position.apply_offset_change(
-            spec, checkpoint, self.empty_batches(spec), self.committer
+            spec, checkpoint, self.empty_batches(spec), self.committer, pending
         )
 
     def empty_batches(self, spec: dict[str, Any]) -> Callable[[range], None]:

@@ -82,7 +82,7 @@ class SlotOwner:
     def __init__(self, worker: Releaser) -> None:
         self.worker = worker
         self._lock = threading.Lock()
-        self._slots: dict[int, set[str]] = {}
+        self._slots: dict[int, dict[str, Deployment]] = {}
         self.losses = 0
         """How many times slots were taken away (revoked, lost, fenced, closed): a pass of the
         worker's loop that began with another count works from a stale view of what it owns."""
@@ -101,23 +101,29 @@ class SlotOwner:
         with self._lock:
             return {slot: frozenset(ids) for slot, ids in self._slots.items()}
 
+    def deployments(self) -> dict[str, Deployment]:
+        """The desired state of the connectors of the ready slots this worker owns, as the
+        config topic holds it (the worker runs them from it: no Redis on that path)."""
+        with self._lock:
+            return {cid: d for found in self._slots.values() for cid, d in found.items()}
+
     def slots_assigned(self, slots: frozenset[int]) -> None:
         pass  # nothing to run before each slot is read to its end
 
     def slot_ready(self, slot: int, deployments: Mapping[str, Deployment]) -> None:
         with self._lock:
-            self._slots[slot] = set(deployments)
+            self._slots[slot] = dict(deployments)
         self.worker.wake()
 
     def desired_changed(self, slot: int, connector_id: str, deployment: Deployment | None) -> None:
         with self._lock:
-            ids = self._slots.get(slot)
-            if ids is None:
+            found = self._slots.get(slot)
+            if found is None:
                 return
             if deployment is None:
-                ids.discard(connector_id)
+                found.pop(connector_id, None)
             else:
-                ids.add(connector_id)
+                found[connector_id] = deployment
         self.worker.wake()
 
     def stop_slots(self, slots: frozenset[int], reason: StopReason) -> None:

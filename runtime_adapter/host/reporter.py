@@ -13,6 +13,11 @@ with the next write, so a ``foreachBatch`` that counts never fails its batch ove
 
 Only a store that names another owner (another worker or generation) stops the connector:
 :meth:`StatusReporter.report` returns False.
+
+When the runtime group places channels, the status goes to the worker's host files
+(:mod:`runtime_adapter.host.link`) instead, where its worker reads it, never through the
+store: only the counts still go to the store, at best. The group's fence decides who runs a
+connector then, not the store.
 """
 
 from __future__ import annotations
@@ -33,8 +38,12 @@ log = logging.getLogger("sluice.driver")
 class StatusReporter:
     """Writes one connector's status as its owner (see the module docstring)."""
 
-    def __init__(self, store: RedisStore, connector_id: str, interval: float) -> None:
+    def __init__(
+        self, store: RedisStore, connector_id: str, interval: float, link: Any = None
+    ) -> None:
         self.store = store
+        self.link = link
+        """The worker's host files (the group places), or None: the store takes the status."""
         self.connector_id = connector_id
         self.interval = interval
         self.reported: tuple[str, float] | None = None
@@ -53,6 +62,16 @@ class StatusReporter:
             last, at = self.reported
             if last == news and now - at < self.interval:
                 return True
+        if self.link is not None and self.link is not self.store:
+            self.link.report(status)
+            self.reported = (news, now)
+            try:
+                self.send_counts()
+            except STORE_ERRORS as exc:
+                self.outage.failed(exc)  # kept here: sent with a later report
+            else:
+                self.outage.over()
+            return True
         try:
             self.send_counts()
             outcome = self.store.report(status)

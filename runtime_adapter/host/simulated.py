@@ -36,10 +36,12 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from runtime_adapter.base import ConnectorStatus, DriverInfo
+from runtime_adapter.base import ConnectorStatus, Deployment, DriverInfo
 from runtime_adapter.config import RuntimeConfig
+from runtime_adapter.host.link import HostFiles
 from runtime_adapter.host.worker import RuntimeWorker
 from runtime_adapter.host.worker import main as worker_main
 from runtime_adapter.logs import configure_logging, set_process_context
@@ -94,8 +96,12 @@ class SimulatedDriver:
         capacity: int = 1,
         status_interval: float = 10.0,
         stop_seconds: float = 0.0,
+        link: HostFiles | None = None,
     ) -> None:
         self.store = store
+        self.files = link
+        """Its worker's host files (the group places): its placements, with their
+        deployments, come from there and its statuses and heartbeats go there, no store."""
         self.driver_id = driver_id
         self.worker_id = worker_id
         self.isolation = isolation
@@ -125,10 +131,14 @@ class SimulatedDriver:
 
     def tick(self) -> bool:
         """One pass; False once retired by its worker."""
-        if self.store.retired(self.driver_id):
+        if (self.files or self.store).retired(self.driver_id):
             return False
         now = time.monotonic()
-        placements = self.store.placements(self.driver_id)
+        placed: dict[str, Deployment] | None = None
+        if self.files is not None:
+            placements, placed = self.files.placed_deployments(self.driver_id)
+        else:
+            placements = self.store.placements(self.driver_id)
         for cid, placement in list(self.ended.items()):
             if placements.get(cid) != placement:
                 del self.ended[cid]
@@ -138,7 +148,10 @@ class SimulatedDriver:
             for cid, p in placements.items()
             if cid not in self.hosted and cid not in self.stopping and self.ended.get(cid) != p
         ]
-        deployments = self.store.deployments_of([*gone, *new]) if gone or new else {}
+        if placed is not None:
+            deployments = placed
+        else:
+            deployments = self.store.deployments_of([*gone, *new]) if gone or new else {}
         for cid in gone:
             hosted = self.hosted.pop(cid)
             deployment = deployments.get(cid)
@@ -157,7 +170,10 @@ class SimulatedDriver:
                 del self.stopping[cid]
                 if stopped is not None:
                     reports.append(stopped)
-        targets = self.store.targets_of(self.hosted)
+        if placed is not None:
+            targets = {cid: d.target_state for cid, d in placed.items() if cid in self.hosted}
+        else:
+            targets = self.store.targets_of(self.hosted)
         for cid, hosted in self.hosted.items():
             state = State.PAUSED if targets.get(cid) == TargetState.PAUSED else State.RUNNING
             if state != hosted.state:
@@ -173,7 +189,7 @@ class SimulatedDriver:
             self.status(cid, self.hosted[cid].placement.generation, self.hosted[cid].state)
             for cid in due
         ]
-        outcomes = self.store.report_many(reports)
+        outcomes = (self.files or self.store).report_many(reports)
         for status, outcome in zip(reports, outcomes, strict=True):
             hosted_now = self.hosted.get(status.connector_id)
             if hosted_now is None or status.state == State.STOPPED:
@@ -187,7 +203,7 @@ class SimulatedDriver:
         return True
 
     def heartbeat(self) -> None:
-        self.store.driver_heartbeat(
+        (self.files or self.store).driver_heartbeat(
             DriverInfo(
                 driver_id=self.driver_id,
                 worker_id=self.worker_id,
@@ -218,7 +234,7 @@ class SimulatedDriver:
             if self.stopping:
                 wait = min(wait, min(u for u, _ in self.stopping.values()) - time.monotonic())
             try:
-                self.store.wait_nudge(self.driver_id, wait)
+                (self.files or self.store).wait_nudge(self.driver_id, wait)
             except STORE_ERRORS:
                 time.sleep(max(wait, 0.05))
 
@@ -230,6 +246,7 @@ def driver_main(argv: list[str]) -> None:
     parser.add_argument("--isolation", choices=("shared", "dedicated"), default="shared")
     parser.add_argument("--capacity", type=int, default=1)
     parser.add_argument("--stop-seconds", type=float, default=0.0)
+    parser.add_argument("--link", default="")
     args = parser.parse_args(argv)
     configure_logging("driver")
     set_process_context(worker=args.worker_id)
@@ -242,6 +259,7 @@ def driver_main(argv: list[str]) -> None:
         capacity=args.capacity,
         status_interval=config.status_interval,
         stop_seconds=args.stop_seconds,
+        link=HostFiles(Path(args.link)) if args.link else None,
     )
 
     def _stop(signum: int, _frame: Any) -> None:

@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime_adapter.checkpoint import discard_unfinished_start, has_batches
+from runtime_adapter.checkpoint import discard_unfinished_start, has_batches, write_atomically
 from runtime_adapter.kafka import GroupCommitter, PartitionInfo, list_partitions
 from runtime_adapter.offsets import apply_change, kafka_source, starting_position
-from runtime_adapter.store import RedisStore
+from runtime_adapter.store import RedisStore, offset_change_token
 
 log = logging.getLogger("sluice.driver")
+
+APPLIED_CHANGE = ".sluice-offset-change"
+"""A file in a checkpoint naming the last offset change applied to it (its token)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,7 @@ class QueryStart:
         checkpoint: Path,
         empty_batches: Callable[[range], None],
         committer: GroupCommitter | None,
+        pending: str | None = None,
     ) -> dict[str, Any]:
         """Make ``checkpoint`` ready for the query to start; return the spec to build.
 
@@ -115,7 +119,7 @@ class QueryStart:
                 checkpoint,
                 ", ".join(removed),
             )
-        return self.apply_offset_change(spec, checkpoint, empty_batches, committer)
+        return self.apply_offset_change(spec, checkpoint, empty_batches, committer, pending)
 
     def apply_offset_change(
         self,
@@ -123,9 +127,15 @@ class QueryStart:
         checkpoint: Path,
         empty_batches: Callable[[range], None],
         committer: GroupCommitter | None,
+        pending: str | None = None,
     ) -> dict[str, Any]:
         """Apply the offset change the console left for this connector (KIP-875's alter or
         reset while it was stopped) before the query starts; return the spec to build.
+
+        ``pending`` is the deployment's word on it (:attr:`Deployment.offset_change`): ``""``
+        none is pending, a token one is, ``None`` unknown. The store is read only for a change
+        not known to be absent and not applied to this checkpoint yet (its token is kept in
+        the checkpoint, :data:`APPLIED_CHANGE`): a start needs no Redis otherwise.
 
         ``empty_batches`` records batches that read nothing in the checkpoint. The new
         position is committed to the channel's consumer group (``committer``) at once, so
@@ -133,10 +143,12 @@ class QueryStart:
         checkpoint holds it: a crash in between applies it again, to the same effect. Any
         start position kept from a first start is dropped: the change decides now.
         """
-        pending = self.store.offset_change(self.connector_id)
-        if pending is None:
+        if pending == "" or (pending and _applied(checkpoint) == pending):
             return spec
-        change, raw = pending
+        found = self.store.offset_change(self.connector_id)
+        if found is None:
+            return spec
+        change, raw = found
         applied = apply_change(change, spec, checkpoint, empty_batches)
         log.info(
             "applied offset change %s: batch %s, position %s",
@@ -149,9 +161,18 @@ class QueryStart:
                 committer.commit(applied.position)
             except Exception as exc:  # lag display must never take a channel down
                 log.warning("could not commit the new offsets to the consumer group: %s", exc)
+        write_atomically(checkpoint / APPLIED_CHANGE, offset_change_token(raw))
         self.store.clear_start_position(self.connector_id)
         self.store.clear_offset_change(self.connector_id, raw)
         return applied.spec
+
+
+def _applied(checkpoint: Path) -> str | None:
+    """The token of the offset change last applied to ``checkpoint``, if any."""
+    try:
+        return (checkpoint / APPLIED_CHANGE).read_text().strip()
+    except FileNotFoundError:
+        return None
 
 
 def _by_topic(position: dict[tuple[str, int], int]) -> dict[str, dict[str, int]]:

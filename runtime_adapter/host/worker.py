@@ -57,12 +57,21 @@ from runtime_adapter.base import (
 from runtime_adapter.config import REPO_ROOT, RuntimeConfig, RuntimeSettings
 from runtime_adapter.group import GroupConfig
 from runtime_adapter.host.failures import decrypted_spec, format_trace, mask_secrets
+from runtime_adapter.host.link import HostFiles
 from runtime_adapter.host.membership import Membership, SelfFence, SlotOwner
 from runtime_adapter.host.privileges import become_runtime_user, driver_environment
 from runtime_adapter.host.status_relay import StatusRelay
 from runtime_adapter.logs import configure_logging, log_context, set_process_context
 from runtime_adapter.states import State, TargetState
-from runtime_adapter.store import STORE_ERRORS, Outage, Placement, RedisStore, StoreWatch
+from runtime_adapter.store import (
+    STORE_ERRORS,
+    Outage,
+    Placement,
+    RedisStore,
+    ReportOutcome,
+    StoreWatch,
+    status_from_text,
+)
 
 log = logging.getLogger("sluice.worker")
 
@@ -72,6 +81,8 @@ FENCED = "fenced"
 """How a driver killed by the self-fence is marked (``killed_for``)."""
 _PR_SET_PDEATHSIG = 1
 _HOSTED_TARGETS = (TargetState.RUNNING, TargetState.PAUSED)
+PRUNE_EVERY = 60.0
+"""Seconds between two removals of the status files of connectors that left this worker."""
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -176,6 +187,18 @@ class RuntimeWorker:
     ) -> None:
         self.config = config
         self.store = store
+        """The console's store: the desired state and claims when the console places
+        channels; when the group places, only what the console shows (heartbeats, claims,
+        status copies, drain requests), each written or read at best."""
+        self.files: HostFiles | None = None
+        """The link to this worker's drivers when the group places (:mod:`.link`): files on
+        this host, no Redis between them."""
+        if group is not None and group.places:
+            self.files = HostFiles.of_worker(config.var_dir, config.worker_id)
+        self.link: HostFiles | RedisStore = self.files or store
+        """Where placements, driver heartbeats and statuses go between worker and drivers."""
+        self.woken = threading.Event()
+        """Wakes the loop when the link is files (the store's nudges are not waited on)."""
         self.owner: SlotOwner | None = None
         self.membership: Membership | None = None
         self.release_timeout = 0.0
@@ -187,7 +210,7 @@ class RuntimeWorker:
             self.membership = Membership(group, config.worker_id, listener)
             if group.places:
                 self.relay = StatusRelay(
-                    group, config.worker_id, self.membership.ownership, self.store.status_texts
+                    group, config.worker_id, self.membership.ownership, self.relay_texts
                 )
             # A revocation is answered within the fence window, or the member fences itself.
             self.release_timeout = max(group.fence_after - 2.0, 1.0)
@@ -223,6 +246,20 @@ class RuntimeWorker:
         self.store_back_at = 0.0
         """When (monotonic) the store last answered after an outage: no driver's silence is
         counted from before it (a driver cannot heartbeat to a store that is away)."""
+        self.drained = False
+        """The console's last word on draining this worker (kept while the store is away)."""
+        self.claimed: set[str] = set()
+        """Connectors claimed in the console's store (the group places): not claimed again."""
+        self.mirrored: dict[str, str] = {}
+        """Each owned connector's status text as last copied to the console's store."""
+        self.counts: dict[str, tuple[int, int]] = {}
+        """The console's counts (dead letters, sink retries) as last read, for the relay."""
+        self.unforgotten: set[str] = set()
+        """Drivers gone whose heartbeat the console's store still holds (it was away)."""
+        self.current: dict[str, Deployment] = {}
+        """What this worker runs, as this pass read it (its drivers are handed it)."""
+        self.pruned_at = 0.0
+        """When (monotonic) the status files of connectors gone from here were last removed."""
 
     # -- driver processes ---------------------------------------------------------------------
 
@@ -278,6 +315,7 @@ class RuntimeWorker:
             isolation,
             "--capacity",
             str(capacity),
+            *(["--link", str(self.files.root)] if self.files is not None else []),
         ]
 
     def driver_memory(self, isolation: str) -> str:
@@ -355,8 +393,8 @@ class RuntimeWorker:
         now = time.time()
         if driver.retire_requested_at is None:
             driver.retire_requested_at = now
-            self.store.retire(driver.driver_id)
-            self.store.nudge(driver.driver_id)
+            self.link.retire(driver.driver_id)
+            self.link.nudge(driver.driver_id)
             log.info("retiring driver %s", driver.driver_id)
             return
         waited = now - driver.retire_requested_at
@@ -382,7 +420,9 @@ class RuntimeWorker:
         code = driver.process.returncode
         driver.log_file.close()
         del self.drivers[driver.driver_id]
-        self.store.forget_driver(driver.driver_id)
+        self.link.forget_driver(driver.driver_id)
+        if self.files is not None:
+            self.unforgotten.add(driver.driver_id)  # the console's copy: at the next pass
         log.info("driver %s exited with %s", driver.driver_id, code)
         orphans = [cid for cid, (did, _) in self.placed.items() if did == driver.driver_id]
         if driver.killed_for.startswith(FENCED):
@@ -410,7 +450,7 @@ class RuntimeWorker:
             self.report(cid, placement.generation, State.FAILED, format_trace(cause, masked))
 
     def report(self, cid: str, generation: int, state: State, trace: str = "") -> None:
-        self.store.report(
+        self.link.report(
             ConnectorStatus(
                 connector_id=cid,
                 state=state,
@@ -434,6 +474,56 @@ class RuntimeWorker:
                 drivers=sorted(self.drivers),
             )
         )
+
+    def tell_the_console(self) -> None:
+        """When the group places: copy to the console's store what it shows (this worker's
+        heartbeat, its drivers', its connectors' statuses as they change), and claim what it
+        could not claim before. At best: a store that is away is waited out (said every 30 s),
+        and nothing of the runtime waits on it."""
+        assert self.files is not None
+        try:
+            self.heartbeat()
+            infos = [i for i in self.files.drivers() if i.worker_id == self.worker_id]
+            for info in infos:
+                self.store.driver_heartbeat(info)
+            for driver_id in sorted(self.unforgotten):
+                self.store.forget_driver(driver_id)
+                self.unforgotten.discard(driver_id)
+            self.mirror_statuses()
+        except STORE_ERRORS as exc:
+            self.outage.failed(exc)
+        else:
+            self.outage.over()
+
+    def mirror_statuses(self) -> None:
+        """Copy the statuses of the connectors this worker owns that changed since the last
+        copy to the console's store; one the store refuses (its claim is not there: emptied,
+        or written while it was away) is claimed again at the next pass."""
+        assert self.files is not None
+        owned = set(self.current)
+        for cid in set(self.mirrored) - owned:
+            del self.mirrored[cid]
+        texts = self.files.status_texts(owned)
+        changed = {cid: t for cid, t in texts.items() if self.mirrored.get(cid) != t}
+        if not changed:
+            return
+        ids = sorted(changed)
+        outcomes = self.store.report_many([status_from_text(changed[cid]) for cid in ids])
+        for cid, outcome in zip(ids, outcomes, strict=True):
+            if outcome == ReportOutcome.WRITTEN:
+                self.mirrored[cid] = changed[cid]
+            else:
+                self.claimed.discard(cid)
+
+    def relay_texts(self, connector_ids: Iterable[str]) -> dict[str, str]:
+        """The statuses the relay writes to the status topic (read from the drivers' files),
+        with the console's counts as last read (a store that is away keeps them as they
+        were: the counts wait in the drivers meanwhile)."""
+        assert self.files is not None
+        ids = list(connector_ids)
+        with contextlib.suppress(*STORE_ERRORS):  # (said by the worker's loop)
+            self.counts.update(self.store.counts(ids))
+        return self.files.status_texts(ids, self.counts)
 
     def forget_previous_drivers(self) -> None:
         """Drop what an earlier run of this worker left in the store (its drivers died
@@ -480,7 +570,7 @@ class RuntimeWorker:
         placements it made (the drivers read them there); it converges again once the
         console has re-sent everything (:class:`~runtime_adapter.store.StoreWatch`).
         """
-        epoch = self.store.epoch()
+        epoch = self.link.epoch()
         if epoch != self.epoch:
             self.epoch = epoch
             self.write_back_placements()
@@ -490,7 +580,11 @@ class RuntimeWorker:
             deployments = self.store.deployments()
         else:
             self.pass_losses = self.owner.losses  # before reading what it owns
-            deployments = self.store.deployments_of(self.owner.owned() | set(self.placed))
+            # The config topic's desired state, run here: the worker is the slot's owner.
+            deployments = {
+                cid: replace(d, worker_id=self.worker_id)
+                for cid, d in self.owner.deployments().items()
+            }
         draining = self.owner is not None and self.leaving()
         if draining:
             mine: dict[str, Deployment] = {}  # drained: its slots go to the others
@@ -504,12 +598,16 @@ class RuntimeWorker:
             mine = owned
         else:
             mine = {cid: d for cid, d in deployments.items() if d.worker_id == self.worker_id}
-        infos = {i.driver_id: i for i in self.store.drivers() if i.worker_id == self.worker_id}
+        self.current = mine
+        infos = {i.driver_id: i for i in self.link.drivers() if i.worker_id == self.worker_id}
         self.watch_drivers(infos, deployments)
         self.forget_ended_runs(mine)
         if self.relay is not None:
             self.relay.own(set(mine), self.owner.slots() if self.owner is not None else None)
-        statuses = self.store.statuses(set(mine) | set(self.placed))
+        statuses = self.link.statuses(set(mine) | set(self.placed))
+        if self.files is not None and time.monotonic() - self.pruned_at >= PRUNE_EVERY:
+            self.pruned_at = time.monotonic()
+            self.files.keep_statuses(set(mine) | set(self.placed) | set(self.stopping))
         self.note_ended_runs(statuses)
         self.update_placements(mine)
         self.place_new(mine)
@@ -524,7 +622,11 @@ class RuntimeWorker:
         stopped here, and joins again when put back in service."""
         if self.membership is None:
             return False  # no group to leave (a test playing the member's part)
-        drained = self.worker_id in self.store.draining()
+        try:
+            self.drained = self.worker_id in self.store.draining()
+        except STORE_ERRORS as exc:
+            self.outage.failed(exc)  # the console cannot ask meanwhile: its last word stands
+        drained = self.drained
         if drained and self.membership.joined():
             log.info("drained by the console: leaving the runtime group")
             self.membership.leave()
@@ -532,32 +634,32 @@ class RuntimeWorker:
 
     def owned_deployments(self, deployments: dict[str, Deployment]) -> dict[str, Deployment] | None:
         """The connectors of the slots this worker owns (the group placed them here), each
-        claimed in the store for this worker: the claim is what the console shows as the
-        connector's worker, and what the store checks every status report against (a
-        previous owner's late reports are refused from then on). None when slots were taken
-        away meanwhile (what was read is stale: a late claim would take a connector from
-        its new owner, whose driver would then stop it)."""
+        claimed in the console's store for this worker (at best: a store that is away is
+        claimed in once it is back): the claim is what the console shows as the connector's
+        worker, and what the store checks the status copies against (a previous owner's are
+        refused from then on). None when slots were taken away meanwhile (what was read is
+        stale: a late claim would take a connector from its new owner)."""
         assert self.owner is not None
         mine = {cid: deployments[cid] for cid in self.owner.owned() if cid in deployments}
-        # (one whose record reached the config topic before the store: next pass)
+        self.claimed &= set(mine)
         with self.ownership_lock:
             if self.owner.losses != self.pass_losses:
                 return None
             claims = sorted(
                 cid
-                for cid, d in mine.items()
-                if d.worker_id != self.worker_id and self.owner.owns(cid)  # (not deleted)
+                for cid in mine
+                if cid not in self.claimed and self.owner.owns(cid)  # (not deleted)
             )
-            self.store.assign_many(claims, self.worker_id)
+            if claims:
+                try:
+                    self.store.assign_many(claims, self.worker_id)
+                except STORE_ERRORS as exc:
+                    self.outage.failed(exc)  # the channels run anyway: claimed when it is back
+                    claims = []
+        self.claimed.update(claims)
         for cid in claims:
-            deployment = mine[cid]
-            with log_context(connector=cid, channel=deployment.channel):
-                log.info(
-                    "took %s over (its slot is this worker's; previously %s)",
-                    cid,
-                    deployment.worker_id or "unassigned",
-                )
-            mine[cid] = deployments[cid] = replace(deployment, worker_id=self.worker_id)
+            with log_context(connector=cid, channel=mine[cid].channel):
+                log.info("took %s over (its slot is this worker's)", cid)
         return mine
 
     def release(self, connector_ids: frozenset[str], why: str) -> None:
@@ -600,7 +702,7 @@ class RuntimeWorker:
         if any(d.placed & connector_ids for d in live):
             return True
         try:
-            listed = {i.driver_id: i for i in self.store.drivers()}
+            listed = {i.driver_id: i for i in self.link.drivers()}
         except STORE_ERRORS:
             return True
         return any(
@@ -611,6 +713,9 @@ class RuntimeWorker:
 
     def wake(self) -> None:
         """Wake this worker's loop now (what it owns changed)."""
+        if self.files is not None:
+            self.woken.set()
+            return
         with contextlib.suppress(*STORE_ERRORS):
             self.store.nudge(self.worker_id)
 
@@ -763,7 +868,10 @@ class RuntimeWorker:
 
     def flush_nudges(self) -> None:
         """Wake the drivers whose placements changed: they act on all of them in one pass."""
-        if self.nudges:
+        if self.files is not None:
+            self.files.hand_over(self.current)  # a driver's new file is its nudge
+            self.nudges.clear()
+        elif self.nudges:
             wake, self.nudges = sorted(self.nudges), set()
             self.store.nudge(*wake)
 
@@ -834,7 +942,7 @@ class RuntimeWorker:
             return
         self.unplaceable_reasons[cid] = reason
         log.warning("connector %s: %s", cid, reason)
-        self.store.report(
+        self.link.report(
             ConnectorStatus(
                 connector_id=cid,
                 state=State.UNASSIGNED,
@@ -859,7 +967,7 @@ class RuntimeWorker:
         install_masking_filter(_secrets_of(deployment))
         self.unplaceable_reasons.pop(cid, None)
         placement = Placement(deployment.generation, deployment.revision, time.time())
-        self.store.place(driver.driver_id, cid, placement, self.epoch)
+        self.link.place(driver.driver_id, cid, placement, self.epoch)
         self.nudges.add(driver.driver_id)
         self.placed[cid] = (driver.driver_id, placement)
         driver.placed.add(cid)
@@ -874,7 +982,7 @@ class RuntimeWorker:
 
     def unplace(self, cid: str) -> None:
         driver_id, _ = self.placed.pop(cid)
-        self.store.unplace(driver_id, cid)
+        self.link.unplace(driver_id, cid)
         self.nudges.add(driver_id)
         driver = self.drivers.get(driver_id)
         if driver is not None:
@@ -936,6 +1044,8 @@ class RuntimeWorker:
             self.config.spark_master,
             len(self.config.spark_jars()),
         )
+        if self.files is not None:
+            self.files.clear()
         with contextlib.suppress(redis.RedisError):
             self.forget_previous_drivers()
         if self.relay is not None:
@@ -951,6 +1061,10 @@ class RuntimeWorker:
         drivers would die with it): a store that cannot be reached is waited out, its drivers
         running on, and no driver's silence is counted from before the store answers again."""
         try:
+            if self.files is not None:
+                self.converge()  # no store on its path: the console's copies come after
+                self.tell_the_console()
+                return
             self.heartbeat()
             back = self.outage.over()
             if back is not None:
@@ -965,6 +1079,10 @@ class RuntimeWorker:
 
     def pause(self, seconds: float) -> None:
         """Wait for the next pass: ``seconds``, or less when nudged (a change to act on)."""
+        if self.files is not None:
+            self.woken.wait(max(seconds, 0.0))
+            self.woken.clear()
+            return
         try:
             self.store.wait_nudge(self.worker_id, seconds)
         except redis.RedisError:
@@ -974,7 +1092,7 @@ class RuntimeWorker:
         """Retire every driver (their queries stop), then SIGTERM and SIGKILL the rest."""
         for driver in self.drivers.values():
             with contextlib.suppress(redis.RedisError):
-                self.store.retire(driver.driver_id)
+                self.link.retire(driver.driver_id)
         deadline = time.time() + self.config.driver_stop_grace
         _wait_all(self.drivers.values(), deadline)
         for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -986,7 +1104,10 @@ class RuntimeWorker:
         for driver in self.drivers.values():
             driver.log_file.close()
             with contextlib.suppress(redis.RedisError):
-                self.store.forget_driver(driver.driver_id)
+                self.link.forget_driver(driver.driver_id)
+            if self.files is not None:
+                with contextlib.suppress(*STORE_ERRORS):
+                    self.store.forget_driver(driver.driver_id)
         if self.relay is not None:
             self.relay.close()
         if self.membership is not None:

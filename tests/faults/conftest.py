@@ -89,19 +89,29 @@ class FaultRedis:
     """For this machine's processes (loopback)."""
     bridge_url: str
     """For the runtime hosts (the bridge address)."""
+    data_dir: Path
+    log_dir: Path
+
+    def start_again(self) -> None:
+        """Start it again after a stop, on its port and data (what its append-only file
+        holds comes back)."""
+        port = int(self.url.rsplit(":", 1)[1].split("/")[0])
+        self.service, _ = start_redis(
+            self.data_dir, self.log_dir, port=port, extra_bind=BRIDGE_ADDRESS
+        )
 
 
 @pytest.fixture(scope="session")
 def fault_redis(
     host_network: HostNetwork, tmp_path_factory: pytest.TempPathFactory, fault_logs: Path
 ) -> Iterator[FaultRedis]:
-    service, url = start_redis(
-        tmp_path_factory.mktemp("faults-redis"), fault_logs, extra_bind=BRIDGE_ADDRESS
-    )
+    data_dir = tmp_path_factory.mktemp("faults-redis")
+    service, url = start_redis(data_dir, fault_logs, extra_bind=BRIDGE_ADDRESS)
+    redis = FaultRedis(service, url, url.replace("127.0.0.1", BRIDGE_ADDRESS), data_dir, fault_logs)
     try:
-        yield FaultRedis(service, url, url.replace("127.0.0.1", BRIDGE_ADDRESS))
+        yield redis
     finally:
-        service.stop()
+        redis.service.stop()
 
 
 @dataclass

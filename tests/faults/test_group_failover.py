@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from runtime_adapter.group import slot_of
+from runtime_adapter.group import GroupConfig, StatusFeedReader, slot_of
 from runtime_adapter.states import State
 from runtime_adapter.store import RedisStore
 from tests.faults.channels import (
@@ -173,6 +173,96 @@ def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(
     assert claimed_after[0] <= FAILOVER_TARGET, f"owned elsewhere {claimed_after[0]:.1f} s after"
     assert moved_after <= 60, f"moved in {moved_after:.1f} s (real Spark: target 60 s)"
     world.start_worker(victim)
+    stop_channels(world, names)
+
+
+def world_group(world: FaultWorld) -> GroupConfig:
+    """The runtime group of ``world``, as its hosts are configured."""
+    env = world.stack.env
+    return GroupConfig(
+        bootstrap=world.cluster.bootstrap,
+        group_id=env["SLUICE_RUNTIME_GROUP_ID"],
+        config_topic=env["SLUICE_RUNTIME_CONFIG_TOPIC"],
+        status_topic=env["SLUICE_RUNTIME_STATUS_TOPIC"],
+        placement="group",
+    )
+
+
+def test_with_redis_stopped_a_killed_hosts_channels_run_elsewhere(
+    group_world: FaultWorld, tmp_path: Path
+) -> None:
+    """Redis stopped (and the console with it), then a runtime host killed: its channels are
+    run by the hosts that gain its slots, from the config topic, their drivers handed them
+    through files (docs/runtime-group.md, "The host link"); what they report is read from the
+    status topic. Before, a worker read the deployments of a slot it gained from Redis, and
+    they waited for Redis to come back."""
+    world = group_world
+    source, sinks = start_pairs(world, "faults-noredis", PAIRS, tmp_path)
+    names = list(sinks)
+    produce_range(world.cluster.bootstrap, source, 0, BATCH)
+    wait_running(world, names, START_TIMEOUT)
+    placement = {name: status(world, name)["worker_id"] for name in names}
+    victim = busiest(placement)
+    moving = sorted(name for name in names if placement[name] == victim)
+    reader = StatusFeedReader(world_group(world), client_id="fault-test-noredis")
+
+    for role in CONSOLE:
+        world.stack.services[role].stop()
+    world.redis.service.stop()
+    try:
+        killed_at = time.monotonic()
+        world.hosts[victim].kill()
+        produce_range(world.cluster.bootstrap, source, BATCH, 2 * BATCH)  # while they move
+
+        def moved() -> bool:
+            records = reader.latest(timeout=5)
+            return all(
+                cid in records
+                and records[cid].status.get("state") == "RUNNING"
+                and records[cid].worker_id not in (None, victim)
+                for cid in moving
+            )
+
+        try:
+            wait_until(moved, 120, interval=0.5, what=f"{moving} RUNNING elsewhere, Redis away")
+        except TimeoutError:
+            raise AssertionError(f"not moved with Redis away\n{world.logs()}") from None
+        moved_after = time.monotonic() - killed_at
+        records = reader.latest(timeout=5)
+        new_homes = {cid: records[cid].worker_id for cid in moving}
+        expected = wanted(2 * BATCH)
+        lost, doubled = tally(delivered(world, sinks, expected), expected)
+        delivered_after = time.monotonic() - killed_at
+    finally:
+        reader.close()
+        world.redis.start_again()
+        for role in reversed(CONSOLE):
+            world.stack.start(role)
+    print(
+        f"\n[group placement, Redis stopped] host {victim} killed with Redis, web, Celery and "
+        f"beat down, under {len(names)} channels: its {len(moving)} channel(s) RUNNING on "
+        f"{sorted(set(new_homes.values()))} {moved_after:.1f} s after the kill (status "
+        f"topic), every event delivered {delivered_after:.1f} s after it; lost "
+        f"{sum(lost.values())}; duplicates {doubled}"
+    )
+    record_figures(
+        "failover_redis_stopped",
+        channels=len(names),
+        moved=len(moving),
+        running_after=round(moved_after, 1),
+        delivered_after=round(delivered_after, 1),
+        lost=sum(lost.values()),
+    )
+    assert_none_lost_files_once(sinks, lost, doubled)
+    assert moved_after <= 60, f"moved in {moved_after:.1f} s (real Spark: target 60 s)"
+    wait_until(
+        lambda: world.stack.session().get(f"{world.stack.base_url}/healthz", timeout=2).ok,
+        60,
+        what="the console back",
+    )
+    world.start_worker(victim)
+    followed = wait_running(world, moving, 120, avoid=victim)
+    print(f"the console, Redis and it started again, showed them RUNNING in {followed:.1f} s")
     stop_channels(world, names)
 
 

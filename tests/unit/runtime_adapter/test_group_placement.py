@@ -76,7 +76,7 @@ class Running:
         live = {d.driver_id: d for d in list(worker.drivers.values()) if not d.exited()}
         listed = {
             cid
-            for info in worker.store.drivers()
+            for info in worker.link.drivers()
             if info.driver_id in live
             for cid in info.connectors
         }
@@ -295,7 +295,7 @@ def test_a_slot_let_go_of_during_a_pass_is_neither_claimed_nor_placed_after_it(
 
         def owned() -> frozenset[str]:
             reads.append(read())
-            if len(reads) == 2:  # the claims' (the first was the deployments' read)
+            if len(reads) == 1:  # the claims' (the deployments came from deployments())
                 revoke_another_slot_than(ids[0])
             return reads[-1]
 

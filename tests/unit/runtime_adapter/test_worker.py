@@ -28,11 +28,14 @@ import os, sys, time
 import redis
 from runtime_adapter.base import ConnectorStatus, DriverInfo
 from runtime_adapter.states import State
+from runtime_adapter.host.link import open_link
 from runtime_adapter.store import RedisStore
 
 args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
 driver, worker = args["--driver-id"], args["--worker-id"]
-store = RedisStore.from_url(os.environ["REDIS_URL"], os.environ["SLUICE_REDIS_PREFIX"])
+# Its worker's host files when the group places (--link), else the store: as a real driver.
+store = open_link(args.get("--link"), RedisStore.from_url(os.environ["REDIS_URL"],
+                                                          os.environ["SLUICE_REDIS_PREFIX"]))
 print(f"fake driver {driver} up", flush=True)
 started, beats, listed = time.time(), 0, set()
 if os.environ.get("SLUICE_REDIS_PREFIX", "").endswith("-slow"):
@@ -43,7 +46,7 @@ if os.environ.get("SLUICE_REDIS_PREFIX", "").endswith("-slow"):
 stopping = {}  # a "slow-" channel's query takes 1.5 s to stop: listed until then
 def tick():
     global beats
-    placements = store.placements(driver)
+    placements, deployments = store.placed_deployments(driver)
     for cid in list(stopping):
         if cid in placements or time.time() - stopping[cid] > 1.5:
             del stopping[cid]
@@ -52,7 +55,6 @@ def tick():
             stopping.setdefault(cid, time.time())
     listed.clear()
     listed.update(placements)
-    deployments = store.deployments_of(placements)
     for cid, placement in placements.items():
         deployment = deployments.get(cid)
         if deployment is None:
