@@ -88,6 +88,10 @@ broker dies mid-call (the fault suite's killed coordinator that was also the act
 controller: a worker's relay stayed in it for minutes, its statuses frozen). The wedged call is
 left to its thread; the next poll opens a new writer under the same transactional id, whose
 ``init_transactions`` fences the old one (its transaction is aborted, its late calls fail)."""
+MAX_WEDGED = 3
+"""Writes given up on that may still be inside librdkafka (each holds a thread and a
+producer) before the relay opens no new writer until one of them returns: a Kafka that wedges
+every write does not pile up threads and producers."""
 
 
 def judgement_margin(interval: float) -> float:
@@ -207,6 +211,10 @@ class StatusRelay:
         self.write_patience = WRITE_PATIENCE
         self.wedged = 0
         """Writers given up on because a write did not return in :attr:`write_patience`."""
+        self.max_wedged = MAX_WEDGED
+        self._inside = 0
+        """Write calls not returned yet (:meth:`_write`): the wedged ones, between polls."""
+        self._inside_lock = threading.Lock()
         self._writer: Writer | None = None
         self._scanner: StatusScanner | None = None
         if scan is None:
@@ -521,7 +529,12 @@ class StatusRelay:
             except BaseException as exc:  # handed to the relay's thread below
                 outcome["error"] = exc
             finally:
+                with self._inside_lock:
+                    self._inside -= 1
                 done.set()
+
+        with self._inside_lock:
+            self._inside += 1
 
         threading.Thread(target=call, name="status-write", daemon=True).start()
         if not done.wait(self.write_patience):
@@ -547,8 +560,19 @@ class StatusRelay:
         found = self._slot_by_id.get(connector_id)
         return slot_of(connector_id, self.config.slots) if found is None else found
 
+    def wedged_now(self) -> int:
+        """Writes given up on that have not returned yet."""
+        with self._inside_lock:
+            return self._inside
+
     def _open(self) -> Writer:
         if self._writer is None:
+            inside = self.wedged_now()
+            if inside >= self.max_wedged:
+                raise RuntimeUnavailable(
+                    f"{inside} status writes given up on are still inside the Kafka client: "
+                    "no new writer until one returns"
+                )
             writer = self._make_writer()
             writer.open()
             self._writer = writer

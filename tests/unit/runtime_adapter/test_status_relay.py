@@ -17,6 +17,7 @@ from runtime_adapter.group import GroupConfig, NotOwner, Ownership, StatusReject
 from runtime_adapter.host.status_relay import MAX_TRACE, StatusRelay, status_record
 from runtime_adapter.states import State
 from runtime_adapter.store import status_to_json
+from tests.support.processes import wait_until
 
 CONFIG = GroupConfig("127.0.0.1:9", slots=8)
 ALL_SLOTS = frozenset(range(8))
@@ -525,3 +526,31 @@ def test_a_write_that_does_not_return_gives_its_writer_up_and_a_new_one_writes(
         assert fresh.opened == 1 and fresh.commits[-1]["a"]["state"] == "RUNNING"
     finally:
         wedged.release.set()
+
+
+def test_writes_that_never_return_pile_up_no_further_than_the_cap(topic: Topic) -> None:
+    """A Kafka that wedges every write: each wedged call keeps its thread and producer, so
+    past :attr:`StatusRelay.max_wedged` of them no new writer is made until one returns."""
+    wedged = [WedgedWriter() for _ in range(3)]
+    made = iter(wedged)
+    owner, reports, clock = Owner(), Reports(), Clock()
+    relay = StatusRelay(
+        CONFIG, "w1", owner, reports, writer=lambda: next(made), scan=topic, clock=clock
+    )
+    relay.write_patience, relay.max_wedged = 0.1, 2
+    relay.own({"a"})
+    reports.report(status("a"))
+    try:
+        assert relay.poll() == 0 and relay.poll() == 0
+        assert relay.wedged == 2 and relay.wedged_now() == 2
+        assert relay.poll() == 0, "the cap: nothing written"
+        assert relay.wedged == 2, "and no third writer made"
+        assert relay.outage.since is not None, "said as an outage of the status topic"
+        wedged[0].release.set()  # one returns: a new writer may be made
+        wait_until(lambda: relay.wedged_now() == 1, 5, what="the wedged call to return")
+        wedged[2].release.set()  # the third writer, made now, answers at once
+        assert relay.poll() == 1, "written once a wedged call returned"
+        assert relay.wedged == 2 and relay.outage.since is None
+    finally:
+        for writer in wedged:
+            writer.release.set()
