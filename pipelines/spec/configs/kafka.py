@@ -110,6 +110,49 @@ loads (``*.class``, ``*.classes``, ``metric.reporters``, ``config.providers``), 
 it reads (``sasl.oauthbearer.*.url`` reads ``file:`` URLs, ``ssl.*.location``) and login
 modules, and every one of those would hand the driver's JVM to whoever writes the spec."""
 
+_KIB, _MIB = 1024, 1024 * 1024
+_SECOND, _MINUTE, _HOUR = 1_000, 60_000, 3_600_000
+NUMBER_RANGES: dict[str, tuple[int, int]] = {
+    # consumer
+    "kafka.fetch.min.bytes": (0, 1 * _MIB),
+    "kafka.fetch.max.bytes": (0, 64 * _MIB),
+    "kafka.fetch.max.wait.ms": (0, 10 * _SECOND),
+    "kafka.max.partition.fetch.bytes": (0, 16 * _MIB),
+    "kafka.max.poll.records": (1, 10_000),
+    "kafka.max.poll.interval.ms": (1 * _SECOND, 30 * _MINUTE),
+    "kafka.session.timeout.ms": (1 * _SECOND, 5 * _MINUTE),
+    "kafka.heartbeat.interval.ms": (100, 1 * _MINUTE),
+    "kafka.default.api.timeout.ms": (1 * _SECOND, 10 * _MINUTE),
+    # producer
+    "kafka.linger.ms": (0, 10 * _SECOND),
+    "kafka.batch.size": (0, 4 * _MIB),
+    "kafka.buffer.memory": (1 * _MIB, 128 * _MIB),
+    "kafka.max.request.size": (1 * _KIB, 16 * _MIB),
+    "kafka.max.block.ms": (0, 10 * _MINUTE),
+    "kafka.delivery.timeout.ms": (1 * _SECOND, 1 * _HOUR),
+    "kafka.retries": (0, 2_147_483_647),  # a count: costs no memory
+    "kafka.max.in.flight.requests.per.connection": (1, 10),
+    "kafka.compression.gzip.level": (-1, 9),
+    "kafka.compression.lz4.level": (1, 17),
+    "kafka.compression.zstd.level": (-7, 22),
+    # both
+    "kafka.request.timeout.ms": (1 * _SECOND, 10 * _MINUTE),
+    "kafka.receive.buffer.bytes": (-1, 16 * _MIB),
+    "kafka.send.buffer.bytes": (-1, 16 * _MIB),
+    "kafka.reconnect.backoff.ms": (0, 1 * _MINUTE),
+    "kafka.reconnect.backoff.max.ms": (0, 10 * _MINUTE),
+    "kafka.retry.backoff.ms": (0, 1 * _MINUTE),
+    "kafka.retry.backoff.max.ms": (0, 10 * _MINUTE),
+    "kafka.connections.max.idle.ms": (-1, 1 * _HOUR),
+    "kafka.metadata.max.age.ms": (1 * _SECOND, 1 * _HOUR),
+    "kafka.socket.connection.setup.timeout.ms": (1 * _SECOND, 2 * _MINUTE),
+    "kafka.socket.connection.setup.timeout.max.ms": (1 * _SECOND, 10 * _MINUTE),
+}
+"""The range each numeric property may take. Sizes are held to a few times Kafka's defaults:
+the driver's JVM is shared by every channel it runs, and a ``batch.size`` or ``buffer.memory``
+of 2 GiB asks it for an array it cannot have ("Requested array size exceeds VM limit"), which
+ends the JVM and its neighbours. Times are held to what a client can sensibly wait."""
+
 _BOOTSTRAP_SERVERS = Field(
     title="Bootstrap servers",
     description="Kafka brokers to connect to, as a comma-separated list of host:port.",
@@ -190,7 +233,8 @@ _PROPERTIES: dict[str, str] = Field(
         'Further Kafka client tuning settings, each prefixed "kafka." (e.g. '
         '"kafka.request.timeout.ms"): timeouts, sizes, batching, compression, acks, client id. '
         "Only an allow-list of settings is accepted: none that loads a class, reads a file or "
-        "URL, or holds a secret."
+        "URL, or holds a secret. Numbers are held to ranges (sizes at most a few times Kafka's "
+        "defaults: the driver is shared with other channels)."
     ),
 )
 
@@ -280,6 +324,14 @@ def check_properties(value: dict[str, str]) -> dict[str, str]:
             )
         if not form.fullmatch(setting):  # a str: pydantic has validated dict[str, str]
             raise ValueError(f"{key!r}: {setting!r} is not a valid value")
+        bounds = NUMBER_RANGES.get(key)
+        if bounds is not None and not bounds[0] <= int(setting) <= bounds[1]:
+            low, high = bounds
+            raise ValueError(
+                f"{key!r}: {setting} is out of range: from {low:,} to {high:,} (the driver's "
+                "JVM is shared with other channels: sizes are held to a few times Kafka's "
+                "defaults)"
+            )
     api, request = value.get("kafka.default.api.timeout.ms"), value.get("kafka.request.timeout.ms")
     if api is not None and request is not None and int(api) < int(request):
         raise ValueError(

@@ -109,6 +109,30 @@ def errors(kind: str, type_: str, config: dict[str, Any]) -> dict[str, list[str]
                 ("kafka.KAFKA.request.timeout.ms", "1"),
             ]
         ),
+        # Sizes and counts the shared driver's JVM would die of (issue 29's probe: 2^31 - 1
+        # each; batch.size with buffer.memory → "Requested array size exceeds VM limit").
+        *(
+            (
+                {"topics": ["a"], "properties": {key: "2147483647"}},
+                "config.properties",
+                f"{key!r}: 2147483647 is out of range: from ",
+            )
+            for key in [
+                "kafka.batch.size",
+                "kafka.buffer.memory",
+                "kafka.fetch.max.bytes",
+                "kafka.max.partition.fetch.bytes",
+                "kafka.max.request.size",
+                "kafka.receive.buffer.bytes",
+                "kafka.max.poll.records",
+                "kafka.linger.ms",
+            ]
+        ),
+        (
+            {"topics": ["a"], "properties": {"kafka.max.poll.records": "0"}},
+            "config.properties",
+            "'kafka.max.poll.records': 0 is out of range: from 1 to 10,000",
+        ),
         (
             {"topics": ["a"], "properties": {"kafka.request.timeout.ms": "${file:/etc/x:y}"}},
             "config.properties",
