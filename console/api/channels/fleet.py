@@ -164,6 +164,15 @@ def _filter_field(f: _Filter) -> serializers.ListField:
     )
 
 
+class _JSONBoolean(serializers.BooleanField):
+    """``true`` or ``false`` as JSON has them, nothing DRF would take for one ("yes", 1)."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
 # The list's filters as body fields (``label`` too: a declared field, not Field.label).
 BulkFilterSerializer = type(
     "BulkFilterSerializer",
@@ -178,8 +187,19 @@ BulkFilterSerializer = type(
             help_text=SEARCH_DESCRIPTION,
         ),
         **{f.name: _filter_field(f) for f in FILTERS},
+        "all": _JSONBoolean(
+            required=False,
+            help_text="Must be true when nothing else narrows the filter: the action then "
+            "applies to every channel (one request could otherwise stop or delete a fleet "
+            "by an empty filter).",
+        ),
     },
 )
+
+
+def _narrows(chosen: dict[str, Any]) -> bool:
+    """Whether a bulk filter keeps fewer than every channel (some search text or value)."""
+    return bool((chosen.get("search") or "").strip()) or any(chosen.get(f.name) for f in FILTERS)
 
 
 class BulkRequestSerializer(serializers.Serializer):
@@ -200,6 +220,16 @@ class BulkRequestSerializer(serializers.Serializer):
         if ("names" in attrs) == ("filter" in attrs):
             raise serializers.ValidationError(
                 {"names": ["Give either names or filter (exactly one)."]}
+            )
+        chosen = attrs.get("filter")
+        if chosen is not None and not _narrows(chosen) and chosen.get("all") is not True:
+            raise serializers.ValidationError(
+                {
+                    "filter.all": [
+                        'This filter keeps every channel: send "all": true to act on all of '
+                        "them, or narrow it (search, state, label…)."
+                    ]
+                }
             )
         return attrs
 

@@ -1035,6 +1035,8 @@ export interface components {
             worker?: string[];
             /** @description `key=value` (the label has this value) or `key` (the label is set); repeatable: every one must match. */
             label?: string[];
+            /** @description Must be true when nothing else narrows the filter: the action then applies to every channel (one request could otherwise stop or delete a fleet by an empty filter). */
+            all?: boolean;
         };
         BulkRequestRequest: {
             action: components["schemas"]["ActionEnum"];

@@ -37,7 +37,7 @@ describe("the fleet list's requests", () => {
   });
 
   it("turns the filters into the bulk endpoint's filter (no paging, no ordering)", () => {
-    expect(bulkFilter(DEFAULT_PARAMS)).toEqual({});
+    expect(bulkFilter(DEFAULT_PARAMS)).toEqual({ all: true });
     expect(bulkFilter({ ...DEFAULT_PARAMS, states: ["RUNNING"], labels: "team=ads", ordering: "name", offset: 50 })).toEqual({
       state: ["RUNNING"],
       label: ["team=ads"],

@@ -59,7 +59,9 @@ export function listPath(params: FleetParams): string {
   return `channels/?${query.toString()}`;
 }
 
-/** The filter part of `params` as the bulk endpoint's `filter` (every matching channel). */
+/** The filter part of `params` as the bulk endpoint's `filter` (every matching channel). With
+ * nothing to narrow it, it says `all: true`, as the endpoint requires of a filter that keeps
+ * every channel (the user chose "all matching" on an unfiltered list). */
 export function bulkFilter(params: FleetParams): Record<string, unknown> {
   const filter: Record<string, unknown> = {};
   if (params.search.trim()) filter.search = params.search.trim();
@@ -67,6 +69,7 @@ export function bulkFilter(params: FleetParams): Record<string, unknown> {
   if (params.healths.length) filter.health = params.healths;
   const labels = parseLabels(params.labels);
   if (labels.length) filter.label = labels;
+  if (Object.keys(filter).length === 0) filter.all = true;
   return filter;
 }
 

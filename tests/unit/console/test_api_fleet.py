@@ -251,6 +251,13 @@ def test_bulk_restart_and_runtime_outage_are_per_channel(api, fleet, runtime):
     assert restarted["results"][0]["ok"] is True
 
 
+def test_a_bulk_filter_that_says_all_acts_on_every_channel(api, fleet, runtime):
+    response = api.post(BULK, {"action": "stop", "filter": {"all": True}}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["count"] == Channel.objects.count()
+    assert not Channel.objects.exclude(target_state="STOPPED").exists()
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
@@ -262,6 +269,11 @@ def test_bulk_restart_and_runtime_outage_are_per_channel(api, fleet, runtime):
         ({"action": "stop", "filter": {"label": ["ok", 5, None]}}, "filter.label[2]"),
         ({"action": "stop", "filter": {"label": ["bad key"]}}, "filter.label"),
         ({"action": "stop", "names": ["a"] * 5001}, "names"),
+        # A filter that narrows nothing selects the fleet: it must say so (issue 29, 11).
+        ({"action": "delete", "filter": {}}, "filter.all"),
+        ({"action": "stop", "filter": {"search": "  ", "label": []}}, "filter.all"),
+        ({"action": "delete", "filter": {"all": False}}, "filter.all"),
+        ({"action": "delete", "filter": {"all": "yes"}}, "filter.all"),
     ],
 )
 def test_bad_bulk_requests_are_400s(api, fleet, body, field):
