@@ -88,9 +88,39 @@ def incompatibilities(
     return check_compatibility(level, parsed, [parsed_version(v) for v in against])
 
 
+MAX_SUBJECT = 255
+"""Characters a subject name may have (Confluent Cloud's limit; the column's size)."""
+_RESERVED_SUBJECTS = frozenset({".", "..", "__GLOBAL", "__EMPTY"})
+
+
+def check_subject(name: str) -> None:
+    """Refuse a subject name Confluent Schema Registry would refuse, or that a path, a
+    proxy or the database would take for something else: 422 with error code 42208.
+
+    Confluent's rule (no control character, not a reserved context name) plus a length of at
+    most :data:`MAX_SUBJECT` and no ``/`` or ``\\``: a subject names a topic's key or value
+    (``orders-value``) or a record (``com.acme.Order``), never a path, and a ``../`` segment
+    in a URL is resolved away by proxies before the registry sees it."""
+    why = ""
+    if not name:
+        why = "it is empty"
+    elif len(name) > MAX_SUBJECT:
+        why = f"it has {len(name)} characters, more than {MAX_SUBJECT}"
+    elif any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in name):
+        why = "it holds a control character"
+    elif "/" in name or "\\" in name:
+        why = "it holds a / or a \\ (a subject is not a path)"
+    elif name in _RESERVED_SUBJECTS:
+        why = f"{name!r} is reserved"
+    if why:
+        raise RegistryError(422, 42208, f"Invalid subject: {why}")
+
+
 def register(name: str, candidate: Candidate, *, actor: str = "") -> SubjectVersion:
     """Register ``candidate`` under subject ``name``: the existing version when the subject
-    already has this schema, else a new version (409 when incompatible, 42201 invalid)."""
+    already has this schema, else a new version (409 when incompatible, 42201 invalid, 42208
+    an invalid subject name)."""
+    check_subject(name)
     parsed = parse(candidate)
     print_ = fingerprint(parsed.schema_type, parsed.canonical, candidate.references)
     with transaction.atomic():
@@ -190,6 +220,7 @@ def set_global_compatibility(body: object) -> str:
 
 
 def set_subject_compatibility(name: str, body: object) -> str:
+    check_subject(name)
     level = _level(body)
     Subject.objects.update_or_create(name=name, defaults={"compatibility": level})
     return level

@@ -180,3 +180,33 @@ def test_a_protobuf_subjects_shape_is_of_a_message(sr: APIClient, api) -> None:
     assert refund["schema"]["properties"] == {"reason": {"type": "string"}}
     unknown = api.get("/api/v1/schemas/p-value/shape?message=shop.Nope")
     assert unknown.status_code == 400 and "shop.Nope" in unknown.json()["message"][0]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["a\x00b", "tab\there", "x" * 256, "../etc/passwd", "a/../b", "a\\b", "__GLOBAL", "..", "\x85"],
+)
+def test_a_subject_name_confluent_would_refuse_is_a_42208_and_creates_nothing(
+    sr: APIClient, name: str
+) -> None:
+    """Issue 29 (finding 9): a NUL byte, ``../`` segments and 303 characters were taken."""
+    from urllib.parse import quote
+
+    path = quote(name, safe="")
+    registered = post(sr, f"/subjects/{path}/versions", {"schema": '"string"'})
+    assert registered.status_code == 422, registered.content
+    assert registered.json()["error_code"] == 42208
+    assert "Invalid subject" in registered.json()["message"]
+    configured = sr.put(
+        f"{SR}/config/{path}", data=json.dumps({"compatibility": "NONE"}), content_type=MEDIA
+    )
+    assert configured.json().get("error_code") == 42208, configured.content
+    assert sr.get(f"{SR}/subjects").json() == []
+
+
+def test_subject_names_as_confluent_takes_them_are_taken(sr: APIClient) -> None:
+    from urllib.parse import quote
+
+    for name in ["orders-value", "com.acme.Order", ":.ctx:orders-value", "x" * 255, "ü names"]:
+        answer = post(sr, f"/subjects/{quote(name, safe='')}/versions", {"schema": '"string"'})
+        assert answer.status_code == 200, (name, answer.content)
