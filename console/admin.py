@@ -28,7 +28,6 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from console import permissions, services
-from console.api.parsers import StrictJSONError, loads_strict
 from console.choices import (
     HOSTED_TARGETS,
     ConnectorState,
@@ -51,6 +50,7 @@ from console.selectors import reporting
 from console.selectors.specs import normalize_spec, redact_spec
 from console.services import workers as worker_services
 from console.services.restart_policy import MODEL_FIELDS as POLICY_FIELDS
+from console.strict_json import StrictJSONError, loads_strict
 
 #: Badge colours by state (connector, task, target and worker states share one palette).
 BADGE_COLOURS: dict[str, str] = {

@@ -30,9 +30,9 @@ from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import Resolver404, resolve
 
-from console.api.parsers import StrictJSONError, loads_strict
 from console.models import Channel, Worker
 from console.services.audit_trail import record_audit, redact_body
+from console.strict_json import StrictJSONError, loads_strict
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 AUDITED_PREFIXES = {

@@ -13,10 +13,11 @@ import avro.name
 import avro.schema
 from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
 
-from console.schemas.base import AVRO, InvalidSchema, ParsedSchema
+from console.schemas.base import AVRO, InvalidSchema, ParsedSchema, check_schema_depth
 
 
 def _json(text: str) -> Any:
+    check_schema_depth(text)
     try:
         return json.loads(text)
     except ValueError:

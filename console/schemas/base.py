@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from console.strict_json import StrictJSONError, check_depth
+
 AVRO, JSON, PROTOBUF = "AVRO", "JSON", "PROTOBUF"
 #: Confluent's schema types, in the order ``GET /schemas/types`` lists them.
 SCHEMA_TYPES = (JSON, PROTOBUF, AVRO)
@@ -26,6 +28,21 @@ DEFAULT_COMPATIBILITY = BACKWARD
 
 class InvalidSchema(ValueError):
     """The text is not a schema of its type (Confluent's 42201); the message says why."""
+
+
+MAX_SCHEMA_DEPTH = 256
+"""How deep objects and arrays may nest in a schema's JSON text (Avro, JSON Schema): about 80
+levels of records within records, far beyond a real schema, and far short of what exhausts
+Python's recursion in the decoder or in the schema libraries (a 500 before)."""
+
+
+def check_schema_depth(text: str) -> None:
+    """Refuse a schema text nested deeper than :data:`MAX_SCHEMA_DEPTH` (:class:`InvalidSchema`,
+    the registry's 42201, naming where)."""
+    try:
+        check_depth(text, MAX_SCHEMA_DEPTH)
+    except StrictJSONError as exc:
+        raise InvalidSchema(f"Invalid schema: {exc}") from None
 
 
 @dataclass(frozen=True)

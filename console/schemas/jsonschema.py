@@ -26,10 +26,11 @@ from typing import Any
 import jsonschema.exceptions
 import jsonschema.validators
 
-from console.schemas.base import JSON, InvalidSchema, ParsedSchema
+from console.schemas.base import JSON, InvalidSchema, ParsedSchema, check_schema_depth
 
 
 def parse(text: str, references: Mapping[str, str]) -> ParsedSchema:
+    check_schema_depth(text)
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -42,6 +43,7 @@ def parse(text: str, references: Mapping[str, str]) -> ParsedSchema:
         where = "/".join(str(p) for p in exc.path) or "(root)"
         raise InvalidSchema(f"Invalid schema at {where}: {exc.message}") from exc
     for name, ref_text in references.items():
+        check_schema_depth(ref_text)
         try:
             json.loads(ref_text)
         except ValueError as exc:

@@ -30,7 +30,7 @@ from typing import Any
 
 import avro.schema
 
-from console.schemas.base import AVRO, JSON, PROTOBUF, InvalidSchema
+from console.schemas.base import AVRO, JSON, PROTOBUF, InvalidSchema, check_schema_depth
 
 MAX_DEPTH = 12
 """Nesting levels expanded before a type is left open (recursive records and messages)."""
@@ -54,6 +54,7 @@ def shape_of(
     picks a Protobuf message by its full name (default: the file's first). Raises
     :class:`InvalidSchema` for a schema that does not parse or a message it has not."""
     if schema_type == JSON:
+        check_schema_depth(text)
         try:
             parsed = json.loads(text)
         except ValueError as exc:

@@ -210,3 +210,23 @@ def test_subject_names_as_confluent_takes_them_are_taken(sr: APIClient) -> None:
     for name in ["orders-value", "com.acme.Order", ":.ctx:orders-value", "x" * 255, "ü names"]:
         answer = post(sr, f"/subjects/{quote(name, safe='')}/versions", {"schema": '"string"'})
         assert answer.status_code == 200, (name, answer.content)
+
+
+@pytest.mark.parametrize(
+    ("schema_type", "text"),
+    [
+        ("AVRO", '{"type": "array", "items": ' * 3000 + '"string"' + "}" * 3000),
+        ("JSON", '{"items": ' * 3000 + "{}" + "}" * 3000),
+        ("AVRO", "[" * 3000 + "]" * 3000),
+    ],
+)
+def test_a_schema_nested_3000_deep_is_a_42201_naming_where(
+    sr: APIClient, api, schema_type: str, text: str
+) -> None:
+    """Issue 29 (finding 7): it exhausted Python's recursion, a 500."""
+    answer = post(sr, "/subjects/deep/versions", {"schema": text, "schemaType": schema_type})
+    assert answer.status_code == 422, answer.content
+    assert answer.json()["error_code"] == 42201
+    assert "nest deeper than 256 levels" in answer.json()["message"]
+    lookup = post(sr, "/subjects/deep", {"schema": text, "schemaType": schema_type})
+    assert lookup.status_code == 422, lookup.content
