@@ -156,11 +156,23 @@ class _SparkExpressions(Databricks):
 _DIALECT = _SparkExpressions()
 
 
+MAX_DEPTH = 200
+"""How deep an expression's tree may nest: a sum of more than 200 terms, or 200 calls within
+calls. Deeper trees exhausted Python's recursion in this check (a 500 at save) and would have
+cost Spark's analyzer, in the JVM every channel of the driver shares, as much."""
+
+
 def check_expression(expression: str) -> str:
     """Return the output name of ``expression`` (``... AS name`` or a bare column), or raise
     ``ValueError`` saying what is not allowed (the first problem found)."""
     tokens = _tokens(expression)
     tree = _parse(expression, tokens)
+    depth = _depth(tree)
+    if depth > MAX_DEPTH:
+        raise ValueError(
+            f"the expression nests {depth} levels deep (a chain of operators counts one level "
+            f"per term); at most {MAX_DEPTH}: split it over several transforms"
+        )
     if isinstance(tree, exp.Alias):
         _check(tree.this, frozenset())
         if tokens[-2].token_type != TokenType.ALIAS:
@@ -265,6 +277,16 @@ def _check_node(node: exp.Expr) -> None:
     if isinstance(node, exp.Func):
         raise ValueError(refusal(type(node).sql_names()[0].lower()))
     raise ValueError(f"{node.key.upper()} is not allowed in an expression")
+
+
+def _depth(tree: exp.Expr) -> int:
+    """The depth of ``tree``, walked without recursion (a deep tree must not exhaust it)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in _children(node))
+    return deepest
 
 
 def _children(node: exp.Expr) -> Iterator[exp.Expr]:

@@ -81,6 +81,10 @@ def test_the_save_time_check_accepts_what_editors_write(expression: str) -> None
     assert saved(expression) is None
 
 
+def test_a_sum_of_190_terms_is_still_an_expression() -> None:
+    assert check_expression("+".join(["length(id)"] * 190) + " AS n") == "n"
+
+
 def test_the_output_name_rule_is_kept() -> None:
     assert check_expression("data:amount::double * 1.2 AS total") == "total"
     assert check_expression("data:order.id::string AS `order id`") == "order id"
@@ -100,6 +104,8 @@ def test_the_output_name_rule_is_kept() -> None:
         ("id + AS x", "not a Spark SQL expression"),
         ("(" * 2000 + "id" + ")" * 2000 + " AS x", "nested too deeply"),
         ("x" * 10_001 + " AS x", "at most 10000 characters"),
+        # Issue 29 (finding 8): a flat sum of 941 terms exhausted the check's recursion (500).
+        ("+".join(["id"] * 941) + " AS n", "levels deep (a chain of operators counts one"),
     ],
 )
 def test_a_text_that_does_not_parse_is_refused_clearly(expression: str, message: str) -> None:
