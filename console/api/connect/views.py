@@ -38,6 +38,7 @@ from console import permissions, services
 from console.api.channels.serializers import ChannelSerializer
 from console.api.exceptions import exception_handler as console_exception_handler
 from console.api.exceptions import flatten_errors
+from console.api.parsers import StrictJSONError, loads_strict
 from console.choices import ConnectorState
 from console.models import Channel
 from console.selectors import channels as selectors
@@ -258,10 +259,12 @@ def _spec_from_config(name: str, config: dict[str, Any]) -> Any:
             f"put it (JSON) under {SPEC_KEY!r}",
         )
     if isinstance(raw, str):
+        # The API's limits for a JSON body hold for a spec sent as a string too: its depth,
+        # repeated keys, strict numbers and storable strings (loads_strict).
         try:
-            return json.loads(raw)
-        except ValueError as exc:
-            raise _error(400, f"{SPEC_KEY} is not valid JSON: {exc}") from exc
+            return loads_strict(raw)
+        except StrictJSONError as exc:
+            raise _error(400, f"{SPEC_KEY} is not valid: {exc}") from exc
     return raw
 
 

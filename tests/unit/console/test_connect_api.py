@@ -228,6 +228,25 @@ def test_create_with_spec_in_config_update_and_delete(api, spec):
     } <= audited
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"a": ' * 5000 + "1" + "}" * 5000, "nest deeper than 64 levels"),
+        ('{"a": ' * 250 + "1" + "}" * 250, "nest deeper than 64 levels"),
+        ('{"sink": {}, "sink": {}}', "duplicate key 'sink'"),
+        ('{"source": NaN}', "not JSON compliant"),
+    ],
+)
+def test_a_spec_sent_as_a_string_is_held_to_the_apis_json_limits(api, text, said):
+    """Issue 29 (finding 6): 5,000 levels gave a 500, 250 were stored (the API's limit is 64)
+    and a repeated "sink" was taken."""
+    config = {"connector.class": "io.sluice.connect.Channel", "sluice.spec": text}
+    answer = api.post(C, {"name": "deep", "config": config}, format="json")
+    assert answer.status_code == 400, answer.content
+    assert said in answer.json()["message"] and "sluice.spec" in answer.json()["message"]
+    assert not Channel.objects.filter(name="deep").exists()
+
+
 def test_roles_and_authentication(api, spec, django_user_model, anon):
     started(api, spec)
     viewer = django_user_model.objects.create_user("vic", password="pw-viewer-1")
