@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 import pytest
 from google.protobuf import descriptor_pb2
 
 from console.schemas import InvalidSchema
-from console.schemas.shape import shape_of
+from console.schemas.shape import MAX_RECURSION, shape_of
 
 FIELD = descriptor_pb2.FieldDescriptorProto
 
@@ -80,7 +81,7 @@ def test_an_avro_record_becomes_the_json_schema_of_its_decoded_value() -> None:
     assert "quantity" not in schema["required"] and "id" in schema["required"]
 
 
-def test_a_recursive_avro_record_is_expanded_a_few_levels_then_left_open() -> None:
+def test_a_recursive_avro_record_is_expanded_three_times_then_named_and_left_open() -> None:
     node = {
         "type": "record",
         "name": "Node",
@@ -91,7 +92,46 @@ def test_a_recursive_avro_record_is_expanded_a_few_levels_then_left_open() -> No
     while "properties" in cursor:
         cursor = cursor["properties"]["next"]
         depth += 1
-    assert 3 < depth < 20
+    assert depth == MAX_RECURSION
+    assert cursor["type"] == ["object", "null"] and "properties" not in cursor
+    assert cursor["description"] == "Node (recursive: as above, not expanded again)"
+
+
+def _timed_shape(schema_type: str, text: str) -> tuple[float, int]:
+    started = time.perf_counter()
+    shape = shape_of(schema_type, text, {})
+    return time.perf_counter() - started, len(json.dumps(shape.schema))
+
+
+@pytest.mark.parametrize("k", [3, 4, 8])
+def test_a_record_of_k_optional_fields_of_its_own_type_has_a_small_shape(k: int) -> None:
+    """Issue 29 (finding 4): at k=3 the shape took 37.7 s, 670 MB and 57 MB of JSON for a
+    211-byte schema; k=4 did not fit the host. Held to MAX_NODES, however the types nest."""
+    fields = [{"name": f"f{i}", "type": ["null", "T"], "default": None} for i in range(k)]
+    text = json.dumps({"type": "record", "name": "T", "fields": fields})
+    took, size = _timed_shape("AVRO", text)
+    assert size <= 1024 * 1024 and took < 5, (size, took)  # the bench times it (≤ 0.5 s)
+
+    recursive = descriptor_pb2.DescriptorProto(
+        name="T",
+        field=[_field(f"f{i}", i + 1, FIELD.TYPE_MESSAGE, type_name=".shop.T") for i in range(k)],
+    )
+    took, size = _timed_shape("PROTOBUF", _file(recursive))
+    assert size <= 1024 * 1024 and took < 5, (size, took)
+
+
+def test_a_wide_chain_of_distinct_records_stops_at_the_node_budget() -> None:
+    """No recursion at all, yet exponential: T0 holds four T1s, each four T2s… The whole
+    shape is held to MAX_NODES; what lies past it is named and left open."""
+    record: dict = {"type": "record", "name": "T11", "fields": [{"name": "x", "type": "int"}]}
+    for level in range(10, -1, -1):  # each type defined once, where it is first used
+        fields = [{"name": "f0", "type": record}]
+        fields += [{"name": f"f{i}", "type": f"T{level + 1}"} for i in range(1, 4)]
+        record = {"type": "record", "name": f"T{level}", "fields": fields}
+    _, size = _timed_shape("AVRO", json.dumps(record))
+    assert size <= 1024 * 1024, size
+    shown = json.dumps(shape_of("AVRO", json.dumps(record), {}).schema)
+    assert "(not expanded: the shape is at its size limit)" in shown
 
 
 def test_avro_references_are_resolved() -> None:
