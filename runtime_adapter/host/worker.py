@@ -1139,7 +1139,12 @@ def main(worker_type: type[RuntimeWorker] = RuntimeWorker) -> None:
     set_process_context(worker=config.worker_id)
     become_runtime_user(
         config.runtime_user,
-        folders=[config.checkpoint_root, config.var_dir / "logs" / "drivers"],
+        # (host/: the link to its drivers when the group places, runtime_adapter.host.link)
+        folders=[
+            config.checkpoint_root,
+            config.var_dir / "logs" / "drivers",
+            config.var_dir / "host",
+        ],
         needed=[REPO_ROOT, Path(config.python), Path(sys.base_prefix), *config.spark_jars()],
     )
     settings = RuntimeSettings.load()
