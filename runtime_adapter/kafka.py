@@ -587,6 +587,35 @@ def create_topic(
     return True
 
 
+def delete_topic(bootstrap_servers: str, topic: str, *, timeout: float = 10.0) -> bool:
+    """Delete ``topic`` and every record in it; True when it existed.
+
+    Raises :class:`BrokerUnreachable` when the brokers do not answer and
+    :class:`~runtime_adapter.base.RuntimeUnavailable` when Kafka refuses.
+    """
+    admin = admin_client(bootstrap_servers)
+    future = admin.delete_topics([topic], request_timeout=timeout, operation_timeout=timeout)[topic]
+    try:
+        future.result(timeout=timeout)
+    except KafkaException as exc:
+        error = exc.args[0] if exc.args else None
+        if isinstance(error, KafkaError) and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            return False
+        if isinstance(error, KafkaError) and error.code() in _UNREACHABLE_CODES:
+            raise BrokerUnreachable(
+                f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s: {exc}"
+            ) from exc
+        raise RuntimeUnavailable(str(exc)) from exc
+    # Deleted once the brokers no longer list it: a topic created under its name after this
+    # returns is a new, empty one (not the old one, finishing its deletion under it).
+    deadline = time.monotonic() + timeout
+    while topic in _cluster_metadata(bootstrap_servers, None, timeout).topics:
+        if time.monotonic() > deadline:
+            raise RuntimeUnavailable(f"topic {topic} still listed {timeout:.0f}s after deletion")
+        time.sleep(0.1)
+    return True
+
+
 def set_topic_retention(
     bootstrap_servers: str, topic: str, retention_ms: int | None, *, timeout: float = 10.0
 ) -> None:

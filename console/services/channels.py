@@ -54,6 +54,7 @@ from console.services.errors import InvalidTransition, runtime_errors
 from console.services.ingest import (
     HTTP_SOURCE,
     IngestUnavailable,
+    drop_ingest_topic,
     ensure_ingest_topic,
 )
 from console.services.lifecycle import actor_for, record, record_channel
@@ -119,7 +120,7 @@ def create_channel(
         if channel.target_state != TargetState.STOPPED:
             _deploy(channel, TargetState(channel.target_state), actor)
             _refresh_health(channel)
-    _prepare_ingest_topic(channel.name, normalized)
+    _prepare_ingest_topic(channel.name, normalized, new=True)
     return channel
 
 
@@ -219,6 +220,8 @@ def delete_channel(channel: Channel, *, user: User | None = None, actor: str | N
     """
     with transaction.atomic():
         channel = Channel.objects.select_for_update().get(pk=channel.pk)
+        latest = channel.latest_revision_obj()
+        takes_http = latest is not None and latest.spec.get("source", {}).get("type") == HTTP_SOURCE
         connector = Connector.objects.filter(channel=channel).only("runtime_id").first()
         record_channel(
             None,
@@ -244,6 +247,15 @@ def delete_channel(channel: Channel, *, user: User | None = None, actor: str | N
                 get_runtime().delete(channel.name)
             except runtime_base.RuntimeUnavailable as exc:
                 logger.warning("runtime unreachable; %s may leave offsets behind: %s", channel, exc)
+    if takes_http:  # its events go with it: a new channel of its name never reads them
+        try:
+            drop_ingest_topic(channel.name)
+        except IngestUnavailable as exc:
+            logger.warning(
+                "channel %s deleted; %s (a new channel of this name deletes it when created)",
+                channel.name,
+                exc,
+            )
 
 
 def start_channel(
@@ -605,9 +617,11 @@ def _record_connector(
     )
 
 
-def _prepare_ingest_topic(channel_name: str, spec: Mapping[str, Any]) -> None:
+def _prepare_ingest_topic(channel_name: str, spec: Mapping[str, Any], *, new: bool = False) -> None:
     """Create an http channel's ingest topic early, so events can be posted before it starts,
-    with the spec's archive as its retention (set again when a revision changes it).
+    with the spec's archive as its retention (set again when a revision changes it). For a
+    ``new`` channel, a topic left under its name (by a deleted channel whose topic could not
+    be deleted then) is deleted first: its events are not the new channel's.
 
     Best effort: when Kafka is down the channel is still created; starting it (or posting
     to it) creates the topic later.
@@ -615,6 +629,11 @@ def _prepare_ingest_topic(channel_name: str, spec: Mapping[str, Any]) -> None:
     if spec["source"]["type"] != HTTP_SOURCE:
         return
     try:
+        if new and drop_ingest_topic(channel_name):
+            logger.warning(
+                "channel %s: the ingest topic a deleted channel of this name left was deleted",
+                channel_name,
+            )
         ensure_ingest_topic(channel_name, spec)
     except IngestUnavailable as exc:
         logger.warning("channel %s: %s (retried on start)", channel_name, exc)

@@ -18,7 +18,12 @@ from console import services
 from console.services.ingest.kafka import set_ingest_kafka
 from console.services.ingest.tokens import issue_ingest_token
 from tests.integration.conftest import Stack
-from tests.integration.test_walking_skeleton import consume_all, make_topic, wait_for_state
+from tests.integration.test_walking_skeleton import (
+    consume_all,
+    make_topic,
+    produce,
+    wait_for_state,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -178,3 +183,34 @@ def test_events_posted_over_http_reach_the_sink(stack: Stack):
     status = http.get(f"{api}/status", timeout=5).json()
     assert {task["topic"] for task in status["tasks"]} == {f"sluice.ingest.{name}"}
     assert http.post(f"{api}/stop", timeout=10).status_code == 202
+
+
+@pytest.mark.django_db
+def test_a_deleted_channels_events_never_reach_a_new_channel_of_its_name(
+    real_ingest, django_user_model
+):
+    """Issue 29 (finding 10): the ingest topic outlived its channel, and a new channel of the
+    same name found the old events there."""
+    user = django_user_model.objects.create_user("ingest-del", password="x-secret-pass")
+    name = f"ingest-del-{uuid.uuid4().hex[:8]}"
+    topic = f"sluice.ingest.{name}"
+    admin = AdminClient({"bootstrap.servers": real_ingest})
+    channel = services.create_channel(name=name, spec=http_spec(real_ingest, "unused"), user=user)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {issue_ingest_token(channel).token}")
+    posted = api.post(
+        f"/api/v1/channels/{name}/events", json.dumps(cloudevent("old-1")), content_type=STRUCTURED
+    )
+    assert posted.status_code == 202, posted.content
+    assert consume_all(real_ingest, topic, expected=1, timeout=30)
+
+    services.delete_channel(channel, user=user)
+    assert topic not in admin.list_topics(timeout=10).topics, "deleted with its channel"
+
+    # A topic left under the name (its deletion failed then: Kafka was away) is deleted when
+    # a new channel takes the name.
+    make_topic(real_ingest, topic, 3)
+    produce(real_ingest, topic, [json.dumps(cloudevent("stale-1")).encode()])
+    services.create_channel(name=name, spec=http_spec(real_ingest, "unused"), user=user)
+    assert topic in admin.list_topics(timeout=10).topics
+    assert consume_all(real_ingest, topic, expected=1, timeout=5) == [], "the stale event is gone"

@@ -144,6 +144,19 @@ def ensure_ingest_topic(channel_name: str, spec: Mapping[str, Any] | None = None
     return topic
 
 
+def drop_ingest_topic(channel_name: str) -> bool:
+    """Delete the channel's ingest topic and the events in it (its channel is deleted, or a
+    new channel takes the name: the events are not the new one's); True when it existed.
+
+    Raises :class:`IngestUnavailable` when Kafka cannot be reached or refuses.
+    """
+    topic = ingest_topic(channel_name)
+    try:
+        return get_ingest_kafka().delete_topic(topic)
+    except INGEST_UNAVAILABLE_ERRORS as exc:
+        raise IngestUnavailable(f"could not delete the ingest topic {topic}: {exc}") from exc
+
+
 def with_ingest_fields(spec: Mapping[str, Any], channel_name: str) -> dict[str, Any]:
     """A copy of ``spec`` whose ``http`` source names its ingest topic and Kafka.
 

@@ -17,7 +17,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 from runtime_adapter.base import RuntimeUnavailable
-from runtime_adapter.kafka import DurableProducer, ensure_topic, set_topic_retention
+from runtime_adapter.kafka import DurableProducer, delete_topic, ensure_topic, set_topic_retention
 
 
 class IngestKafka(Protocol):
@@ -30,6 +30,9 @@ class IngestKafka(Protocol):
 
     def set_retention(self, topic: str, retention_ms: int | None) -> None:
         """Set the topic's ``retention.ms`` (``None``: the cluster's default again)."""
+
+    def delete_topic(self, topic: str) -> bool:
+        """Delete ``topic`` with its records; True when it existed."""
 
     def produce(self, topic: str, records: list[tuple[str, bytes]]) -> list[str | None]:
         """Write records, wait for Kafka's reports: ``None`` per confirmed record, else why not."""
@@ -69,6 +72,11 @@ class KafkaIngest:
             min_insync_replicas=self._min_insync_replicas,
         )
         self._known_topics.add(topic)
+
+    def delete_topic(self, topic: str) -> bool:
+        self._known_topics.discard(topic)
+        self._retention.pop(topic, None)
+        return delete_topic(self.bootstrap_servers, topic)
 
     def set_retention(self, topic: str, retention_ms: int | None) -> None:
         if self._retention.get(topic, "unknown") == retention_ms:

@@ -28,6 +28,14 @@ class FakeIngestKafka:
             raise BrokerUnreachable(f"Kafka broker(s) {self.bootstrap_servers} unreachable")
         self.retention[topic] = retention_ms
 
+    def delete_topic(self, topic: str) -> bool:
+        if self.unreachable:
+            raise BrokerUnreachable(f"Kafka broker(s) {self.bootstrap_servers} unreachable")
+        self.records.pop(topic, None)
+        existed = topic in self.topics
+        self.topics.discard(topic)
+        return existed
+
     def produce(self, topic: str, records: list[tuple[str, bytes]]) -> list[str | None]:
         answers: list[str | None] = []
         for key, value in records:

@@ -654,3 +654,21 @@ def test_a_declared_length_over_the_limit_is_a_413_before_reading(
 
     assert response.status_code == 413
     assert "the limit is 10" in response.json()["detail"]
+
+
+def test_a_channel_deleted_while_kafka_is_away_is_deleted_and_its_topic_goes_later(
+    producer, channel, ingest_kafka, user, caplog
+):
+    """The topic of a deleted channel goes with it; when Kafka cannot be reached then, the
+    channel is deleted all the same, the warning says so, and a new channel of the name
+    deletes the topic left behind (its events are not the new channel's)."""
+    assert post(producer, event()).status_code == 202
+    ingest_kafka.unreachable = True
+    services.delete_channel(channel, user=user)
+    assert not Channel.objects.filter(name="web-orders").exists()
+    assert "could not delete the ingest topic sluice.ingest.web-orders" in caplog.text
+    assert TOPIC in ingest_kafka.topics and written(ingest_kafka), "left behind"
+
+    ingest_kafka.unreachable = False
+    services.create_channel(name="web-orders", spec=http_spec(), user=user)
+    assert TOPIC in ingest_kafka.topics and written(ingest_kafka) == []
