@@ -209,6 +209,12 @@ class ConsoleSettings(SluiceSettings):
         description="Hosts `history_url` may name (comma-separated); add your store's host "
         "when it runs elsewhere.",
     )
+    mm2_offsets_topics: CommaList = Field(
+        default_factory=list,
+        description="Offsets topics of MirrorMaker 2 (comma-separated names) the hand-over "
+        "endpoints may read and write besides MM2's own `mm2-offsets.<alias>.internal`: for an "
+        "MM2 deployed with another `offset.storage.topic`.",
+    )
     history_timeout_seconds: float = Field(
         5.0, gt=0, le=60, description="How long a history query may take before a 503."
     )

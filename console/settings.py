@@ -336,6 +336,8 @@ SLUICE_METRICS_TOKEN = env.metrics_token.get_secret_value() if env.metrics_token
 SLUICE_HISTORY_URL = env.history_url
 SLUICE_HISTORY_ALLOWED_HOSTS = env.history_allowed_hosts
 SLUICE_HISTORY_TIMEOUT = env.history_timeout_seconds
+# MirrorMaker 2's hand-over: offsets topics allowed besides mm2-offsets.<alias>.internal.
+SLUICE_MM2_OFFSETS_TOPICS = env.mm2_offsets_topics
 
 # -- HTTP ingestion (the http source): events are written to sluice.ingest.<channel> ----------
 

@@ -141,15 +141,24 @@ def _partitions(admin: AdminClient, topic: str, servers: str, timeout: float) ->
     return sorted(found.partitions)
 
 
+MAX_KEYS = 100_000
+"""Offsets of one cluster alias an offsets topic may hold (a source partition each)."""
+MAX_SCANNED = 2_000_000
+"""Records read from an offsets topic at most: past them it is no MM2 offsets topic."""
+
+
 def _read_records(
     servers: str,
     topic: str,
     partitions: list[int],
     settings: Mapping[str, object] | None,
     timeout: float,
+    source_alias: str,
 ) -> dict[bytes, bytes | None]:
-    """Every key of ``topic`` with its newest value (``None``: a tombstone), read from the
-    beginning to the end each partition has now."""
+    """Every key of MirrorMaker 2's source connector for ``source_alias`` in ``topic`` with
+    its newest value (``None``: a tombstone), read from the beginning to the end each
+    partition has now. Other keys are not kept, and the read is bounded (:data:`MAX_KEYS`,
+    :data:`MAX_SCANNED`, ``timeout``): a topic that is not MM2's costs no more than that."""
     reader = consumer(
         servers,
         f"sluice-mm2-reader-{uuid.uuid4().hex[:12]}",
@@ -157,6 +166,7 @@ def _read_records(
         {"enable.partition.eof": False, "isolation.level": "read_committed"},
     )
     latest: dict[bytes, bytes | None] = {}
+    scanned = 0
     deadline = time.monotonic() + timeout
     try:
         ends = {}
@@ -176,9 +186,17 @@ def _read_records(
                 error = message.error()
                 if error is not None:
                     raise BrokerUnreachable(f"could not read {topic} on {servers}: {error}")
+                scanned += 1
                 key = message.key()
-                if key is not None:
+                decoded = decode_key(key) if key is not None else None
+                if key is not None and decoded is not None and decoded[0] == source_alias:
                     latest[key] = message.value()
+                if len(latest) > MAX_KEYS or scanned > MAX_SCANNED:
+                    raise OffsetsError(
+                        f"{topic!r} on {servers} holds more than {MAX_KEYS:,} offsets of "
+                        f"{source_alias} or {MAX_SCANNED:,} records: not an offsets topic "
+                        "Sluice reads"
+                    )
                 at, offset = message.partition(), message.offset()
                 if at is not None and offset is not None and offset + 1 >= ends[at]:
                     done.add(at)
@@ -234,7 +252,7 @@ def read_mirror_offsets(
             "offsets on its TARGET cluster, in mm2-offsets.<source alias>.internal"
         )
     found: MirrorOffsets = {}
-    records = _read_records(bootstrap_servers, topic, partitions, settings, timeout)
+    records = _read_records(bootstrap_servers, topic, partitions, settings, timeout, source_alias)
     for key, value in records.items():
         decoded = decode_key(key)
         if decoded is None or decoded[0] != source_alias:
@@ -288,7 +306,9 @@ def write_mirror_offsets(
     else:
         _require_compacted(admin, topic, bootstrap_servers, timeout)
         # Reuse the exact bytes of keys Connect already wrote (lookups are by key bytes).
-        for key in _read_records(bootstrap_servers, topic, partitions, settings, timeout):
+        for key in _read_records(
+            bootstrap_servers, topic, partitions, settings, timeout, source_alias
+        ):
             decoded = decode_key(key)
             if decoded is not None and decoded[0] == source_alias:
                 existing[(decoded[1], decoded[2])] = key

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
@@ -47,6 +48,8 @@ from runtime_adapter.mirrormaker2 import ALIAS, spec_clusters
 
 HANDED_BACK = "The offsets for this channel have been handed back to MirrorMaker 2 successfully"
 _TOPIC = re.compile(r"[A-Za-z0-9._-]{1,249}")
+_MM2_OFFSETS = re.compile(rf"mm2-offsets\.(?:{ALIAS.pattern})\.internal")
+"""MirrorMaker 2's own offsets topic name, for any cluster alias."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,12 @@ def mirror_topic(
     elif reads(topic) or topic == sink_topic:
         errors[f"{prefix}offsets_topic"] = [
             "This is a topic the channel reads or writes, not MirrorMaker 2's offsets topic."
+        ]
+    elif not (_MM2_OFFSETS.fullmatch(topic) or topic in settings.SLUICE_MM2_OFFSETS_TOPICS):
+        errors[f"{prefix}offsets_topic"] = [
+            "MirrorMaker 2's offsets topic is mm2-offsets.<source alias>.internal; another "
+            "name must be one the operator allowed (SLUICE_MM2_OFFSETS_TOPICS), so no other "
+            "topic is read or written as one."
         ]
     if errors:
         raise InvalidOffsets(errors)

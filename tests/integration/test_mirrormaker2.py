@@ -259,7 +259,7 @@ def test_migrate_from_mirrormaker2_and_hand_back(stack: Stack):
         # 3. More events nobody copies; hand back; a new MirrorMaker 2 resumes.
         source.produce(BATCH)
         # A topic that is not compacted is no Connect offsets topic: nothing is written into it.
-        other = f"not-offsets-{alias}"
+        other = f"mm2-offsets.{alias}-plain.internal"  # MM2's name, not its kind of topic
         make_topic(stack.kafka, other, 1)
         refused = http.post(
             f"{url}/offsets/mirrormaker2",

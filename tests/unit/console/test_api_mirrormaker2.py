@@ -87,7 +87,8 @@ def test_take_over_with_nothing_from_mm2_is_a_conflict(api, spec, runtime):
     assert runtime.calls_named("alter_offsets") == []
 
 
-def test_hand_back_writes_mm2s_form_and_is_audited(api, spec, runtime):
+def test_hand_back_writes_mm2s_form_and_is_audited(api, spec, runtime, settings):
+    settings.SLUICE_MM2_OFFSETS_TOPICS = ["custom-offsets"]  # an MM2 with its own topic name
     stopped(api, spec, runtime)
     runtime.checkpoints["orders"] = ConnectorOffsets(
         [SourceOffset("orders", 0, 90), SourceOffset("orders", 1, 0)], batch_id=9
@@ -183,6 +184,16 @@ ALIAS_ERROR = "A cluster alias: 1-64 letters, digits, '_' or '-', starting with 
                 "offsets_topic": [
                     "This is a topic the channel reads or writes, not MirrorMaker 2's offsets "
                     "topic."
+                ]
+            },
+        ),
+        (  # issue 29 (finding 5): any topic was taken, an unrelated compacted one written to
+            {"source_alias": "a", "offsets_topic": "customers-compacted"},
+            {
+                "offsets_topic": [
+                    "MirrorMaker 2's offsets topic is mm2-offsets.<source alias>.internal; "
+                    "another name must be one the operator allowed (SLUICE_MM2_OFFSETS_TOPICS), "
+                    "so no other topic is read or written as one."
                 ]
             },
         ),

@@ -60,6 +60,29 @@ def test_mirrormaker2_offsets_topic_is_created_compacted_and_read_back(
     }
 
 
+def test_an_offsets_topic_read_keeps_its_aliases_keys_only_and_is_bounded(
+    kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29 (finding 5): the read held every record of any topic in memory."""
+    from confluent_kafka import Producer
+
+    from runtime_adapter import mirrormaker2
+    from runtime_adapter.base import OffsetsError
+
+    topic = f"mm2-offsets.bound{uuid.uuid4().hex[:6]}.internal"
+    write_mirror_offsets(kafka_bootstrap, topic, "east", {("orders", 0): 41})
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for n in range(50):  # another connector's keys and junk: read past, never kept
+        producer.produce(topic, key=f"junk-{n}".encode(), value=b"{}")
+    write_mirror_offsets(kafka_bootstrap, topic, "west", {("orders", 0): 5})
+    producer.flush(10)
+    assert read_mirror_offsets(kafka_bootstrap, topic, "east") == {("orders", 0): 41}
+
+    monkeypatch.setattr(mirrormaker2, "MAX_SCANNED", 20)
+    with pytest.raises(OffsetsError, match="not an offsets topic Sluice reads"):
+        read_mirror_offsets(kafka_bootstrap, topic, "east")
+
+
 class LeaderMovingConsumer:
     """A consumer whose partition leader is still unknown for its first ``moving`` asks (what a
     topic just created answers), then known; or failing with ``code`` every time."""
