@@ -72,7 +72,11 @@ MAX_ANSWER_BYTES = 4 << 20
 CACHE_MAX_BYTES = 64 << 20
 """Text (inputs and answers) one stage's cache keeps per Python worker process."""
 _MAX_CACHES = 64
-"""Caches (stages) one Python worker process keeps; the least recently made go first."""
+"""Caches (stages) one Python worker process keeps; the least recently used go first."""
+TOTAL_CACHE_BYTES = 128 << 20
+"""Text all the caches of one Python worker process keep together: the process is shared by
+every channel of the driver, and 64 caches of 64 MiB each (4 GiB) would take it down. Past
+it, the least recently used cache gives up its oldest answers first."""
 RESULT_TYPE = "struct<answer: string, error_class: string, message: string>"
 """What the call gives each event: its answer as JSON text, or why there is none."""
 _INPUT, _RESULT = "_enrich_input", "_enrich_result"
@@ -341,7 +345,11 @@ class AnswerCache:
     """Answers by input text, for ``ttl`` seconds, bounded by entries and bytes (LRU).
     Thread-safe."""
 
-    def __init__(self, ttl: float, max_entries: int, max_bytes: int = CACHE_MAX_BYTES) -> None:
+    def __init__(
+        self, ttl: float, max_entries: int, max_bytes: int = CACHE_MAX_BYTES, name: str = ""
+    ) -> None:
+        self.name = name
+        """Its key among the process's caches (:func:`shared_cache`); empty: not shared."""
         self._ttl = ttl
         self._max_entries = max_entries
         self._max_bytes = max_bytes
@@ -377,10 +385,28 @@ class AnswerCache:
             self._bytes += size
             while len(self._entries) > self._max_entries or self._bytes > self._max_bytes:
                 self._remove(next(iter(self._entries)))
+        if self.name:
+            _keep_to_budget(self)
 
     def _remove(self, key: str) -> None:
         _, answer = self._entries.pop(key)
         self._bytes -= len(key) + len(answer)
+
+    @property
+    def size(self) -> int:
+        """Characters of text kept (inputs and answers)."""
+        return self._bytes
+
+    def shed(self, wanted: int) -> int:
+        """Give up the oldest answers until ``wanted`` characters are freed, or none is left;
+        the characters freed."""
+        freed = 0
+        with self._lock:
+            while freed < wanted and self._entries:
+                before = self._bytes
+                self._remove(next(iter(self._entries)))
+                freed += before - self._bytes
+        return freed
 
 
 _caches: OrderedDict[str, AnswerCache] = OrderedDict()
@@ -394,7 +420,35 @@ def shared_cache(config: EnrichConfig) -> AnswerCache:
     with _caches_lock:
         cache = _caches.get(key)
         if cache is None:
-            cache = _caches[key] = AnswerCache(config.cache.ttl_seconds, config.cache.max_entries)
+            cache = _caches[key] = AnswerCache(
+                config.cache.ttl_seconds, config.cache.max_entries, name=key
+            )
             while len(_caches) > _MAX_CACHES:
                 _caches.popitem(last=False)
+        else:
+            _caches.move_to_end(key)  # used: the last to give up answers
         return cache
+
+
+def cached_bytes() -> int:
+    """Characters of text all this process's caches keep."""
+    with _caches_lock:
+        caches = list(_caches.values())
+    return sum(cache.size for cache in caches)
+
+
+def _keep_to_budget(used: AnswerCache) -> None:
+    """``used`` was just written to (the most recently used now): hold every cache of the
+    process together to :data:`TOTAL_CACHE_BYTES`, the least recently used cache giving up
+    its oldest answers first, ``used`` last."""
+    with _caches_lock:
+        if used.name in _caches:
+            _caches.move_to_end(used.name)
+        caches = list(_caches.values())
+    over = sum(cache.size for cache in caches) - TOTAL_CACHE_BYTES
+    for cache in caches:  # least recently used first
+        if over <= 0:
+            return
+        over -= cache.shed(over)
+        if over <= 0:
+            return

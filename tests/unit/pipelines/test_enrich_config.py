@@ -253,6 +253,33 @@ def test_the_cache_is_bounded_least_recently_used_first() -> None:
     assert cache.get("huge") is None
 
 
+def test_all_the_caches_of_a_process_hold_together_to_one_budget(monkeypatch) -> None:
+    """Issue 29 (finding 12): 64 configs of 64 MiB could keep about 4 GiB in one Python
+    worker, shared by every channel of the driver. Past TOTAL_CACHE_BYTES the least recently
+    used cache gives up its oldest answers first."""
+    from pipelines.transforms import enrich
+
+    monkeypatch.setattr(enrich, "_caches", enrich.OrderedDict())
+    monkeypatch.setattr(enrich, "TOTAL_CACHE_BYTES", 10_000)
+    configs = [
+        config(f"http://127.0.0.1:9/{n}", cache={"ttl_seconds": 60, "max_entries": 10_000})
+        for n in range(8)
+    ]
+    caches = [enrich.shared_cache(c) for c in configs]
+    for n in range(400):  # 8 caches, 50 answers of 100 characters each: 40,000 asked
+        caches[n % 8].put(f"k{n:04d}", "x" * 95)
+        assert enrich.cached_bytes() <= 10_000
+    older, newer = caches[0], caches[1]
+    older.put("a-0", "x" * 97)
+    for n in range(100):  # newer fills the whole budget: older (and the rest) give way first
+        newer.put(f"b-{n:03d}", "x" * 95)
+    assert enrich.cached_bytes() <= 10_000
+    assert len(newer) == 100 and all(len(c) == 0 for c in caches if c is not newer)
+    older.put("a-1", "x" * 97)  # used again: now newer is the least recently used
+    assert older.get("a-1") is not None and newer.get("b-000") is None
+    assert newer.get("b-099") is not None, "it gave up its oldest answer, not its newest"
+
+
 def test_requests_in_flight_stay_within_max_concurrency() -> None:
     lock, in_flight, peak = threading.Lock(), [0], [0]
 
