@@ -26,10 +26,13 @@ from pipelines.spec.sql_functions import (
     DROPPED_FROM_SESSION,
     IDENTIFIER_REFUSAL,
     PARAMETER_REFUSAL,
+    SIZE_CAPPED,
     STAR_REFUSAL,
     SUBQUERY_REFUSAL,
     WINDOW_REFUSAL,
+    Argument,
     check_reference,
+    check_sizes,
     check_text,
     is_allowed_function,
     refusal,
@@ -219,6 +222,25 @@ def _check_function(node: Any) -> None:
         raise ValueError(refusal(name))
     if node.isDistinct() or node.filter().isDefined() or node.orderingWithinGroup().nonEmpty():
         raise ValueError(AGGREGATE_REFUSAL)
+    if name in SIZE_CAPPED:
+        check_sizes(name, [_argument(argument) for argument in _seq(node.arguments())])
+
+
+def _argument(node: Any) -> Argument:
+    """What :func:`check_sizes` knows of a Catalyst argument: an integer or string literal's
+    value (``-3`` is a minus applied to a literal)."""
+    negative = node.getClass().getName() == _EXPRESSIONS + "UnaryMinus"
+    if negative:
+        node = node.child()
+    if node.getClass().getName() != _EXPRESSIONS + "Literal" or node.value() is None:
+        return Argument(None)
+    kind = node.dataType().typeName()
+    if kind in ("integer", "long", "short", "byte"):
+        value = int(node.value())
+        return Argument(-value if negative else value)
+    if kind == "string" and not negative:
+        return Argument(str(node.value().toString()))
+    return Argument(None)
 
 
 def _seq(values: Any) -> list[Any]:

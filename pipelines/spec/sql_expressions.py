@@ -42,11 +42,14 @@ from pipelines.spec.sql_functions import (
     ALLOWED_FUNCTIONS,
     IDENTIFIER_REFUSAL,
     PARAMETER_REFUSAL,
+    SIZE_CAPPED,
     STAR_REFUSAL,
     SUBQUERY_REFUSAL,
     SYNTAX_FUNCTIONS,
     WINDOW_REFUSAL,
+    Argument,
     check_reference,
+    check_sizes,
     check_text,
     is_allowed_function,
     refusal,
@@ -267,6 +270,9 @@ def _check_node(node: exp.Expr) -> None:
     for classes, message in _REFUSED:
         if isinstance(node, classes):
             raise ValueError(message)
+    call = _sized_call(node)
+    if call is not None:
+        check_sizes(call[0], [_argument(argument) for argument in call[1]])
     if isinstance(node, exp.Anonymous):
         name = node.name
         if not isinstance(node.this, str | exp.Identifier) or not is_allowed_function(name):
@@ -277,6 +283,46 @@ def _check_node(node: exp.Expr) -> None:
     if isinstance(node, exp.Func):
         raise ValueError(refusal(type(node).sql_names()[0].lower()))
     raise ValueError(f"{node.key.upper()} is not allowed in an expression")
+
+
+def _sized_call(node: exp.Expr) -> tuple[str, list[exp.Expr | None]] | None:
+    """A call of a :data:`SIZE_CAPPED` function as Spark names it, with its arguments in
+    Spark's order; None for any other node."""
+    args = node.args
+    if isinstance(node, exp.Anonymous):
+        name = node.name.lower()
+        return (name, list(node.expressions)) if name in SIZE_CAPPED else None
+    if isinstance(node, exp.Repeat):
+        return "repeat", [args.get("this"), args.get("times")]
+    if isinstance(node, exp.Space):
+        return "space", [args.get("this")]
+    if isinstance(node, exp.Pad):
+        name = "lpad" if args.get("is_left") else "rpad"
+        return name, [args.get("this"), args.get("expression"), args.get("fill_pattern")]
+    if isinstance(node, exp.Randstr):
+        return "randstr", [args.get("this")]
+    if isinstance(node, exp.GenerateSeries):
+        steps = [args["step"]] if args.get("step") is not None else []
+        return "sequence", [args.get("start"), args.get("end"), *steps]
+    if isinstance(node, exp.Format):
+        return "format_string", [args.get("this"), *node.expressions]
+    if isinstance(node, exp.Round | exp.Ceil | exp.Floor):
+        scale = [args["decimals"]] if args.get("decimals") is not None else []
+        return type(node).__name__.lower(), [args.get("this"), *scale]
+    return None
+
+
+def _argument(node: exp.Expr | None) -> Argument:
+    """What :func:`check_sizes` knows of an argument: an integer or string literal's value."""
+    negative = isinstance(node, exp.Neg)
+    if negative:
+        node = node.this  # type: ignore[union-attr]
+    if isinstance(node, exp.Literal):
+        if node.is_string and not negative:
+            return Argument(node.this)
+        if node.is_int:
+            return Argument(-int(node.this) if negative else int(node.this))
+    return Argument(None)
 
 
 def _depth(tree: exp.Expr) -> int:

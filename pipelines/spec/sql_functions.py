@@ -46,6 +46,9 @@ nothing but its arguments; the tests check the first two against the live regist
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from pipelines.spec.fieldpaths import ATTRIBUTE_NAMES
 
 STRING_FUNCTIONS = frozenset(
@@ -511,6 +514,105 @@ def is_allowed_function(name: str) -> bool:
 def refusal(name: str) -> str:
     """The field error for a call of ``name``."""
     return f"{name} is not an allowed function (see the SQL function allow-list)"
+
+
+# -- sizes: functions whose result grows with an argument ------------------------------------
+
+
+@dataclass(frozen=True)
+class Argument:
+    """What a size check knows of one argument of a call: its value when it is an integer
+    or string literal (``None`` otherwise: a column, a call, anything computed per event)."""
+
+    value: int | str | None = None
+
+
+MAX_STRING = 10_000
+"""Characters a size-capped string function may make (``repeat``, ``space``, ``lpad``…)."""
+MAX_ELEMENTS = 10_000
+"""Elements ``array_repeat`` and ``sequence`` may make."""
+MAX_SCALE = 1_000
+"""Digits a rounding scale or ``format_number`` may ask for."""
+_WIDTH = re.compile(r"%(?:\d+\$)?[-#+ 0,(<]*(\d+)?(?:\.(\d+))?")
+"""A ``printf`` conversion's width and precision."""
+
+
+def check_sizes(name: str, arguments: list[Argument]) -> None:
+    """Raise ``ValueError`` when a call of ``name`` could allocate without bound: a function
+    whose result grows with an argument takes that argument as a literal within its cap
+    (:data:`MAX_STRING`, :data:`MAX_ELEMENTS`, :data:`MAX_SCALE`), so no event's value can
+    make it ask the JVM, shared by every channel of the driver, for gigabytes. Both checks
+    (save time and the driver's) call it, with the arguments their parser found."""
+    name = name.lower()
+    values = [argument.value for argument in arguments]
+
+    def literal(index: int, what: str, low: int, high: int) -> int:
+        value = values[index] if index < len(values) else None
+        if not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(
+                f"{name}: its {what} must be a whole number from {low:,} to {high:,} written in "
+                "the expression (not computed from the event): the driver is shared with "
+                "other channels"
+            )
+        return value
+
+    if name in ("repeat",):
+        times = literal(1, "count", 0, MAX_STRING)
+        text = values[0] if values else None
+        if not isinstance(text, str) or len(text) * times > MAX_STRING:
+            raise ValueError(
+                f"repeat: the repeated text must be a string literal, and the result at most "
+                f"{MAX_STRING:,} characters"
+            )
+    elif name == "space":
+        literal(0, "length", 0, MAX_STRING)
+    elif name in ("lpad", "rpad"):
+        literal(1, "length", 0, MAX_STRING)
+    elif name == "randstr":
+        literal(0, "length", 0, MAX_STRING)
+    elif name == "array_repeat":
+        literal(1, "count", 0, MAX_ELEMENTS)
+        if not values or values[0] is None:
+            raise ValueError(
+                "array_repeat: the repeated element must be a literal (each copy of an event's "
+                "value would be stored)"
+            )
+    elif name == "sequence":
+        bounds = values[:3]
+        if len(bounds) < 2 or not all(isinstance(v, int) for v in bounds):
+            raise ValueError(
+                f"sequence: its start, stop and step must be whole numbers written in the "
+                f"expression (not computed from the event; dates and times are not allowed: "
+                f"their span cannot be checked), making at most {MAX_ELEMENTS:,} elements"
+            )
+        start, stop = int(bounds[0]), int(bounds[1])  # type: ignore[arg-type]
+        step = int(bounds[2]) if len(bounds) > 2 else 1  # type: ignore[arg-type]
+        if step == 0 or (stop - start) // step + 1 > MAX_ELEMENTS:
+            raise ValueError(
+                f"sequence: at most {MAX_ELEMENTS:,} elements, from whole-number literals "
+                "(dates and times are not allowed: their span cannot be checked)"
+            )
+    elif name in ("printf", "format_string"):
+        pattern = values[0] if values else None
+        if not isinstance(pattern, str):
+            raise ValueError(f"{name}: the format must be a string literal")
+        for width, precision in _WIDTH.findall(pattern):
+            if int(width or 0) > MAX_STRING or int(precision or 0) > MAX_STRING:
+                raise ValueError(
+                    f"{name}: a width or precision is at most {MAX_STRING:,} characters"
+                )
+    elif name == "format_number":
+        if len(values) > 1 and not isinstance(values[1], str):
+            literal(1, "number of decimals", 0, MAX_SCALE)
+    elif name in ("round", "bround", "ceil", "ceiling", "floor") and len(values) > 1:
+        literal(1, "scale", -MAX_SCALE, MAX_SCALE)
+
+
+SIZE_CAPPED = frozenset(
+    {"repeat", "space", "lpad", "rpad", "randstr", "array_repeat", "sequence", "printf"}
+    | {"format_string", "format_number", "round", "bround", "ceil", "ceiling", "floor"}
+)
+"""The functions :func:`check_sizes` holds to literal sizes."""
 
 
 # -- what both checks refuse, in the same words -------------------------------------------------

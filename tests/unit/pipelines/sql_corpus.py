@@ -82,6 +82,17 @@ LEGITIMATE = [
     "array_join(array('a', 'b'), ',') AS joined",
     "sequence(1, 3) AS seq",
     "lpad(id, 10, '0') AS padded",
+    "rpad(id, 12) AS right_padded",
+    "repeat('-', 20) AS rule",
+    "space(4) AS indent",
+    "array_repeat(0, 5) AS zeros",
+    "sequence(10, 1, -3) AS countdown",
+    "printf('%-10s|%5d', id, 42) AS line",
+    "format_number(data:amount::double, 2) AS shown",
+    "format_number(1234.5, '#,###.00') AS pattern",
+    "round(data:amount::double, -2) AS hundreds",
+    "floor(data:amount::double, 1) AS tenth",
+    "randstr(8) AS nonce",
     "position('x' IN id) AS at",
     "trim(BOTH '-' FROM id) AS trimmed",
     "bit_count(5) AS bits",
@@ -197,7 +208,32 @@ MORE_ATTACKS = [
 ]
 """Neighbours of the issue's attacks: other ways to the JVM, the session, files or secrets."""
 
-ATTACKS = ISSUE_ATTACKS + MORE_ATTACKS
+_WHOLE = "must be a whole number from"
+SIZE_ATTACKS = [
+    # Issue 29 (finding 2): functions that allocate as much as an argument asks, which an
+    # event's value may decide; the JVM every channel of the driver shares died of it.
+    ("size(sequence(1, 400000000 + length(id))) AS n", "sequence: its start, stop and step"),
+    ("aggregate(sequence(1, 400000000 + length(id)), 0, (a, x) -> a + x) AS n", "sequence"),
+    ("sequence(1, 100000) AS s", "sequence: at most 10,000 elements"),
+    ("array_repeat('x', 400000000) AS a", f"array_repeat: its count {_WHOLE}"),
+    ("array_repeat(id, 3) AS a", "array_repeat: the repeated element must be a literal"),
+    ("repeat(id, 400000000) AS r", "repeat: its count"),
+    ("repeat(id, 3) AS r", "repeat: the repeated text must be a string literal"),
+    ("space(2000000000) AS s", f"space: its length {_WHOLE}"),
+    ("space(length(id) * 100000) AS s", f"space: its length {_WHOLE}"),
+    ("lpad(id, 2000000000, 'x') AS p", f"lpad: its length {_WHOLE}"),
+    ("rpad(id, length(data:blob::string) * 1000) AS p", f"rpad: its length {_WHOLE}"),
+    ("randstr(2000000000) AS r", f"randstr: its length {_WHOLE}"),
+    ("printf('%2000000000s', id) AS p", "printf: a width or precision is at most 10,000"),
+    ("format_string('%1$2000000000s', id) AS p", "format_string: a width or precision"),
+    ("printf(id, 1) AS p", "printf: the format must be a string literal"),
+    ("format_number(1.5, 2000000000) AS f", f"format_number: its number of decimals {_WHOLE}"),
+    ("round(data:x::double, 2147483647) AS r", f"round: its scale {_WHOLE}"),
+    ("bround(1.5, -99999) AS b", f"bround: its scale {_WHOLE}"),
+]
+"""Allocations an editor's expression could ask for: refused by both checks."""
+
+ATTACKS = ISSUE_ATTACKS + MORE_ATTACKS + SIZE_ATTACKS
 
 UNPARSABLE_ATTACKS = [
     ("CAST(id AS DECIMAL(reflect('a', 'b'), 2)) AS x", _JVM),
