@@ -45,9 +45,27 @@ import org.apache.spark.unsafe.types.VariantVal;
  *
  * <p>A record is first read by {@link DirectDecoder} (the wire bytes straight into the VARIANT);
  * what it does not handle is parsed into a {@code DynamicMessage} and written from there.
+ *
+ * <p>Messages nest at most {@link #MAX_DEPTH} levels in all, {@code Any} values included (each
+ * {@code Any} is parsed from bytes of its own, so Protobuf's own recursion limit would start again
+ * at every level): a deeper record is undecodable (NULL), as is any record whose decoding fails in
+ * any way. Nothing a record holds may end the JVM every channel of the driver shares.
  */
 public final class ProtoDecoder {
   private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** Levels of messages a record may nest, {@code Any} values included. */
+  static final int MAX_DEPTH = 100;
+
+  /** A record nested deeper than {@link #MAX_DEPTH}: it does not decode. */
+  static final class TooDeep extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    TooDeep() {
+      super("messages nest deeper than " + MAX_DEPTH + " levels", null, false, false);
+    }
+  }
+
   static final Set<String> WRAPPERS =
       Set.of(
           "google.protobuf.DoubleValue",
@@ -131,8 +149,17 @@ public final class ProtoDecoder {
     if (type == null) {
       return null;
     }
+    try {
+      return decodeMessage(value, direct, type, types.get(id), pos[0]);
+    } catch (StackOverflowError e) {
+      return null; // (MAX_DEPTH keeps it from happening: never let one end the JVM)
+    }
+  }
+
+  private VariantVal decodeMessage(
+      byte[] value, boolean direct, Descriptor type, Map<String, Descriptor> known, int from) {
+    int[] pos = {from};
     VariantBuilder builder = new VariantBuilder(true);
-    Map<String, Descriptor> known = types.get(id);
     try {
       if (!direct) {
         throw DirectDecoder.Fallback.INSTANCE;
@@ -142,9 +169,9 @@ public final class ProtoDecoder {
     } catch (DirectDecoder.Fallback fallback) {
       builder = new VariantBuilder(true);
       try {
-        DynamicMessage message =
-            DynamicMessage.parseFrom(
-                type, CodedInputStream.newInstance(value, pos[0], value.length - pos[0]));
+        CodedInputStream input = CodedInputStream.newInstance(value, pos[0], value.length - pos[0]);
+        input.setRecursionLimit(MAX_DEPTH);
+        DynamicMessage message = DynamicMessage.parseFrom(type, input);
         new Writer(builder, known).message(message);
       } catch (IOException | RuntimeException e) {
         return null; // does not parse (or a Timestamp out of range): the record is undecodable
@@ -160,21 +187,30 @@ public final class ProtoDecoder {
   static final class Writer {
     private final VariantBuilder b;
     private final Map<String, Descriptor> types;
+    private int depth;
 
+    /** Levels of messages being written: {@link #MAX_DEPTH} at most, Any values included. */
     Writer(VariantBuilder builder, Map<String, Descriptor> types) {
       this.b = builder;
       this.types = types;
     }
 
     void message(Message m) throws IOException {
-      Descriptor type = m.getDescriptorForType();
-      if (wellKnown(m, type)) {
-        return;
+      if (++depth > MAX_DEPTH) {
+        throw new TooDeep();
       }
-      int start = b.getWritePos();
-      ArrayList<VariantBuilder.FieldEntry> entries = new ArrayList<>();
-      fields(m, type, start, entries);
-      b.finishWritingObject(start, entries);
+      try {
+        Descriptor type = m.getDescriptorForType();
+        if (wellKnown(m, type)) {
+          return;
+        }
+        int start = b.getWritePos();
+        ArrayList<VariantBuilder.FieldEntry> entries = new ArrayList<>();
+        fields(m, type, start, entries);
+        b.finishWritingObject(start, entries);
+      } finally {
+        depth--;
+      }
     }
 
     private void key(String name, int start, ArrayList<VariantBuilder.FieldEntry> entries) {
@@ -396,12 +432,23 @@ public final class ProtoDecoder {
           key("value", start, entries);
           b.appendString(Base64.getEncoder().encodeToString(bytes.toByteArray()));
         } else {
-          DynamicMessage message = DynamicMessage.parseFrom(inner, bytes);
+          // Parsed from bytes of its own: the recursion limit is what is left of the budget.
+          CodedInputStream input = bytes.newCodedInput();
+          input.setRecursionLimit(Math.max(MAX_DEPTH - depth, 0));
+          DynamicMessage message = DynamicMessage.parseFrom(inner, input);
           if (inner.getFullName().startsWith("google.protobuf.")) {
             key("value", start, entries);
-            message(message);
+            message(message); // (counts its own level)
           } else {
-            fields(message, inner, start, entries);
+            if (depth + 1 > MAX_DEPTH) {
+              throw new TooDeep();
+            }
+            depth++; // its fields: one level deeper, in the Any's own object
+            try {
+              fields(message, inner, start, entries);
+            } finally {
+              depth--;
+            }
           }
         }
       }

@@ -226,6 +226,56 @@ class ProtobufWireTest {
     assertNotNull(ProtobufDecodeFunction.invoke(good, plan));
   }
 
+  /** deep.proto: Box holds a google.protobuf.Any (which may hold a Box, and so on). */
+  private static FileDescriptorProto boxes() {
+    return FileDescriptorProto.newBuilder()
+        .setName("deep.proto")
+        .setPackage("deep")
+        .setSyntax("proto3")
+        .addDependency("google/protobuf/any.proto")
+        .addMessageType(
+            DescriptorProto.newBuilder()
+                .setName("Box")
+                .addField(typed("inner", 1, Type.TYPE_MESSAGE, ".google.protobuf.Any"))
+                .addField(field("n", 2, Type.TYPE_INT32)))
+        .build();
+  }
+
+  /** A Box record (wire format, schema id 5) holding {@code levels} Boxes in Anys in Anys. */
+  private static byte[] nestedBoxes(int levels) throws Exception {
+    Descriptor box = ProtoFiles.build(List.of(b64(boxes()))).findMessageTypeByName("Box");
+    Descriptor any = box.findFieldByName("inner").getMessageType();
+    DynamicMessage current =
+        DynamicMessage.newBuilder(box).setField(box.findFieldByName("n"), 1).build();
+    for (int i = 0; i < levels; i++) {
+      DynamicMessage wrapped =
+          DynamicMessage.newBuilder(any)
+              .setField(any.findFieldByName("type_url"), "type.googleapis.com/deep.Box")
+              .setField(any.findFieldByName("value"), current.toByteString())
+              .build();
+      current =
+          DynamicMessage.newBuilder(box).setField(box.findFieldByName("inner"), wrapped).build();
+    }
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    out.write(new byte[] {0, 0, 0, 0, 5, 0});
+    current.writeTo(out);
+    return out.toByteArray();
+  }
+
+  @Test
+  void anyInAnyDeeperThanTheBudgetIsNullNeverAStackOverflow() throws Exception {
+    // Issue 29 (finding 1): 3,000 levels (about 100 KB) overflowed the stack of the driver's
+    // JVM and ended it (20,000 ran it out of memory). Each Any parses bytes of its own, so
+    // Protobuf's recursion limit started again at every level.
+    UTF8String plan = decodePlan(5, boxes());
+    String shallow = ProtobufDecodeFunction.invoke(nestedBoxes(3), plan).toString();
+    assertTrue(shallow.contains("\"@type\":\"type.googleapis.com/deep.Box\""), shallow);
+    assertNotNull(ProtobufDecodeFunction.invoke(nestedBoxes(ProtoDecoder.MAX_DEPTH / 2 - 2), plan));
+    for (int levels : new int[] {ProtoDecoder.MAX_DEPTH, 3_000}) {
+      assertNull(ProtobufDecodeFunction.invoke(nestedBoxes(levels), plan), levels + " levels");
+    }
+  }
+
   @Test
   void dataThatDoesNotFitIsNull() {
     UTF8String plan = encodePlan(5, "", shop(false));
