@@ -569,11 +569,21 @@ def create_topic(
         config={**replication.topic_config(), **(config or {})},
     )
     future = admin.create_topics([new], request_timeout=timeout)[topic]
+    return _admin_done(future, bootstrap_servers, timeout, already=KafkaError.TOPIC_ALREADY_EXISTS)
+
+
+def _admin_done(
+    future: Any, bootstrap_servers: str, timeout: float, *, already: int | None = None
+) -> bool:
+    """Wait for an admin request's ``future``: True when done, False when Kafka answered
+    ``already`` (the topic exists, is gone…: nothing to do); :class:`BrokerUnreachable` when
+    the brokers do not answer, :class:`~runtime_adapter.base.RuntimeUnavailable` when Kafka
+    refuses."""
     try:
         future.result(timeout=timeout)
     except KafkaException as exc:
         error = exc.args[0] if exc.args else None
-        if isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+        if isinstance(error, KafkaError) and error.code() == already:
             return False
         if isinstance(error, KafkaError) and error.code() in _UNREACHABLE_CODES:
             raise BrokerUnreachable(
@@ -595,17 +605,9 @@ def delete_topic(bootstrap_servers: str, topic: str, *, timeout: float = 10.0) -
     """
     admin = admin_client(bootstrap_servers)
     future = admin.delete_topics([topic], request_timeout=timeout, operation_timeout=timeout)[topic]
-    try:
-        future.result(timeout=timeout)
-    except KafkaException as exc:
-        error = exc.args[0] if exc.args else None
-        if isinstance(error, KafkaError) and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
-            return False
-        if isinstance(error, KafkaError) and error.code() in _UNREACHABLE_CODES:
-            raise BrokerUnreachable(
-                f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s: {exc}"
-            ) from exc
-        raise RuntimeUnavailable(str(exc)) from exc
+    gone = KafkaError.UNKNOWN_TOPIC_OR_PART
+    if not _admin_done(future, bootstrap_servers, timeout, already=gone):
+        return False
     # Deleted once the brokers no longer list it: a topic created under its name after this
     # returns is a new, empty one (not the old one, finishing its deletion under it).
     deadline = time.monotonic() + timeout
@@ -635,19 +637,7 @@ def set_topic_retention(
     resource = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[entry])
     admin = admin_client(bootstrap_servers)
     future = admin.incremental_alter_configs([resource], request_timeout=timeout)[resource]
-    try:
-        future.result(timeout=timeout)
-    except KafkaException as exc:
-        error = exc.args[0] if exc.args else None
-        if isinstance(error, KafkaError) and error.code() in _UNREACHABLE_CODES:
-            raise BrokerUnreachable(
-                f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s: {exc}"
-            ) from exc
-        raise RuntimeUnavailable(str(exc)) from exc
-    except TimeoutError as exc:
-        raise BrokerUnreachable(
-            f"Kafka broker(s) {bootstrap_servers} unreachable after {timeout:.0f}s"
-        ) from exc
+    _admin_done(future, bootstrap_servers, timeout)
 
 
 _UNREACHABLE_CODES = (

@@ -88,18 +88,27 @@ def test_a_killed_coordinator_broker_stops_no_channel_the_group_places(
     print(f"\n{said}")
 
 
-def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(
-    group_world: FaultWorld, tmp_path: Path
-) -> None:
-    world = group_world
-    source, sinks = start_pairs(world, "faults-group", PAIRS, tmp_path)
+def channels_on_the_hosts(
+    world: FaultWorld, prefix: str, folder: Path
+) -> tuple[str, dict[str, str | Path], str, list[str]]:
+    """PAIRS channel pairs started and RUNNING with a first batch delivered: their source,
+    their sinks, the host running most of them (the victim) and those it runs."""
+    source, sinks = start_pairs(world, prefix, PAIRS, folder)
     names = list(sinks)
     produce_range(world.cluster.bootstrap, source, 0, BATCH)
     wait_running(world, names, START_TIMEOUT)
     placement = {name: status(world, name)["worker_id"] for name in names}
     assert set(placement.values()) <= set(world.hosts), placement
     victim = busiest(placement)
-    moving = sorted(name for name in names if placement[name] == victim)
+    return source, sinks, victim, sorted(n for n in names if placement[n] == victim)
+
+
+def test_with_the_console_down_a_killed_hosts_channels_move_by_themselves(
+    group_world: FaultWorld, tmp_path: Path
+) -> None:
+    world = group_world
+    source, sinks, victim, moving = channels_on_the_hosts(world, "faults-group", tmp_path)
+    names = list(sinks)
     store = RedisStore.from_url(
         world.redis.url, world.stack.env.get("SLUICE_REDIS_PREFIX") or "sluice"
     )
@@ -197,13 +206,8 @@ def test_with_redis_stopped_a_killed_hosts_channels_run_elsewhere(
     status topic. Before, a worker read the deployments of a slot it gained from Redis, and
     they waited for Redis to come back."""
     world = group_world
-    source, sinks = start_pairs(world, "faults-noredis", PAIRS, tmp_path)
+    source, sinks, victim, moving = channels_on_the_hosts(world, "faults-noredis", tmp_path)
     names = list(sinks)
-    produce_range(world.cluster.bootstrap, source, 0, BATCH)
-    wait_running(world, names, START_TIMEOUT)
-    placement = {name: status(world, name)["worker_id"] for name in names}
-    victim = busiest(placement)
-    moving = sorted(name for name in names if placement[name] == victim)
     reader = StatusFeedReader(world_group(world), client_id="fault-test-noredis")
 
     for role in CONSOLE:
