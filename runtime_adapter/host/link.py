@@ -82,8 +82,8 @@ class HostFiles:
             (root / folder).mkdir(parents=True, exist_ok=True)
         self._placements: dict[str, dict[str, Placement]] = {}
         """The worker's side: what it placed in each driver (the files are written from it)."""
-        self._written: dict[str, str] = {}
-        """The worker's side: each driver's placements file as last written."""
+        self._handed: dict[str, dict[str, tuple[Placement, Deployment]]] = {}
+        """The worker's side: what each driver's placements file was last written from."""
         self._seen: dict[str, tuple[int, int] | None] = {}
         """The driver's side: the identity of its placements file at its last read."""
 
@@ -122,24 +122,30 @@ class HostFiles:
     def hand_over(self, deployments: Mapping[str, Deployment]) -> list[str]:
         """Write each driver's placements file anew where it changed: its placements, each
         with the connector's deployment in ``deployments`` (what the worker runs, as this pass
-        read it). Returns the drivers whose file changed (each one's nudge)."""
+        read it). Returns the drivers whose file changed (each one's nudge). A driver whose
+        placements and deployments equal those last handed over costs no serialization (the
+        worker calls this after each step of its pass)."""
         changed = []
         for driver_id, placed in self._placements.items():
+            handed = {
+                cid: (placement, deployments[cid])
+                for cid, placement in placed.items()
+                if cid in deployments
+            }
+            if self._handed.get(driver_id) == handed:
+                continue
             entries = {
                 cid: {
                     "placement": asdict(placement),
-                    "deployment": json.loads(deployment_to_json(deployments[cid])),
+                    "deployment": json.loads(deployment_to_json(deployment)),
                     # (the config topic's form leaves out the worker: the driver checks it)
-                    "worker_id": deployments[cid].worker_id,
+                    "worker_id": deployment.worker_id,
                 }
-                for cid, placement in sorted(placed.items())
-                if cid in deployments
+                for cid, (placement, deployment) in sorted(handed.items())
             }
-            text = json.dumps(entries, sort_keys=True)
-            if self._written.get(driver_id) != text:
-                _write(self.root / "placed" / f"{_name(driver_id)}.json", text)
-                self._written[driver_id] = text
-                changed.append(driver_id)
+            _write(self.root / "placed" / f"{_name(driver_id)}.json", json.dumps(entries))
+            self._handed[driver_id] = handed
+            changed.append(driver_id)
         return changed
 
     def placed_deployments(
@@ -214,7 +220,7 @@ class HostFiles:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         self._placements.pop(driver_id, None)
-        self._written.pop(driver_id, None)
+        self._handed.pop(driver_id, None)
 
     # -- statuses -----------------------------------------------------------------------------
 
