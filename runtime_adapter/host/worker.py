@@ -19,7 +19,11 @@ to the assignment the console wrote there:
   and not placed again until a restart or a stop;
 * a driver that dies (``kill -9``, an out-of-memory JVM) or stops heartbeating for
   ``driver_session_timeout`` seconds (then it is killed) takes its connectors to FAILED with
-  the cause named and the tail of its log; the restart policy brings them back.
+  the cause named and the tail of its log; the restart policy brings them back;
+* except when a shared driver's log names the connector whose task's fatal error ended the
+  JVM (its last words, :func:`offender`): that connector alone is FAILED, the others are
+  placed again at once; after :data:`QUARANTINE_AFTER` such crashes it runs only in a driver
+  of its own (quarantined) until a new revision.
 
 ``warm_drivers`` shared drivers are kept running even with nothing placed, so a new channel
 starts in about a second; other empty ones retire after ``driver_idle_seconds``. A driver is retired
@@ -35,6 +39,7 @@ import ctypes
 import faulthandler
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -85,6 +90,13 @@ PRUNE_EVERY = 60.0
 """Seconds between two removals of the status files of connectors that left this worker."""
 
 
+LAST_WORDS = re.compile(r"^sluice-last-words connector=(?P<connector>\S+) .*$", re.M)
+"""The line Sluice's listener (``LastWords.java``) writes when a task's fatal error ends the
+JVM: the connector whose task it was."""
+QUARANTINE_AFTER = 2
+"""Shared drivers a connector may bring down before it runs only in a driver of its own."""
+
+
 def _die_with_parent() -> None:  # runs in the child between fork and exec
     with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -94,6 +106,16 @@ def spark_submit_path() -> str:
     import pyspark
 
     return str(Path(pyspark.__file__).parent / "bin" / "spark-submit")
+
+
+def offender(driver: DriverProcess, tail: str) -> str | None:
+    """The connector whose task's fatal error ended the driver's JVM, as its last words in
+    the log name it (None: it ended otherwise, or nothing names one). The words are written
+    only by a task thread in Spark's uncaught-exception handler, whatever the log level."""
+    if driver.killed_for:
+        return None  # killed by this worker: not a task's doing
+    found = LAST_WORDS.findall(tail)
+    return found[-1] if found else None
 
 
 def isolation_of(deployment: Deployment) -> str:
@@ -163,6 +185,8 @@ def exit_cause(driver: DriverProcess, code: int | None, tail: str) -> str:
         return f"{who} {driver.killed_for}"
     if "java.lang.OutOfMemoryError" in tail:
         return f"{who} ran out of memory (java.lang.OutOfMemoryError); exit code {code}"
+    if "java.lang.StackOverflowError" in tail:
+        return f"{who} overflowed a thread's stack (java.lang.StackOverflowError); exit code {code}"
     if code is not None and code < 0:
         try:
             name = signal.Signals(-code).name
@@ -260,6 +284,9 @@ class RuntimeWorker:
         """What this worker runs, as this pass read it (its drivers are handed it)."""
         self.pruned_at = 0.0
         """When (monotonic) the status files of connectors gone from here were last removed."""
+        self.crashes: dict[str, tuple[int, int]] = {}
+        """Connector → (its revision, how many shared drivers its tasks brought down in it):
+        at :data:`QUARANTINE_AFTER` it runs in a driver of its own until a new revision."""
 
     # -- driver processes ---------------------------------------------------------------------
 
@@ -298,6 +325,9 @@ class RuntimeWorker:
         ]
         if self.config.standalone:
             command += self.standalone_options(cores)
+        if any(self.config.functions_dir.glob("*.jar")):
+            # Names the connector whose task's fatal error ends the JVM (see offender()).
+            command += ["--conf", "spark.extraListeners=io.sluice.spark.LastWords"]
         if jars:
             command += ["--jars", jars]
         arguments = self.driver_arguments(driver_id, isolation, capacity)
@@ -433,6 +463,11 @@ class RuntimeWorker:
             return
         tail = driver.log_tail()
         cause = exit_cause(driver, code, tail)
+        culprit = offender(driver, tail) if driver.isolation == "shared" else None
+        if culprit is not None and culprit in orphans:
+            self.spare_neighbours(driver, culprit, orphans)
+            cause = self.blame(culprit, deployments.get(culprit), cause)
+            orphans = [culprit]
         for cid in orphans:
             _, placement = self.placed.pop(cid)
             deployment = deployments.get(cid)
@@ -448,6 +483,44 @@ class RuntimeWorker:
             # The driver's log (Spark's and the JVM's output too) may quote its secrets.
             masked = mask_secrets(tail, _secrets_of(deployment))
             self.report(cid, placement.generation, State.FAILED, format_trace(cause, masked))
+
+    def spare_neighbours(self, driver: DriverProcess, culprit: str, orphans: list[str]) -> None:
+        """The connectors a named offender's crash took down with it are placed again at
+        once (this pass, in another shared driver), from their checkpoints: not FAILED."""
+        for cid in orphans:
+            if cid != culprit:
+                del self.placed[cid]
+                log.warning(
+                    "connector %s lost driver %s to connector %s's task: placed again",
+                    cid,
+                    driver.driver_id,
+                    culprit,
+                )
+
+    def blame(self, cid: str, deployment: Deployment | None, cause: str) -> str:
+        """Count a shared driver's crash against ``cid``; the cause its trace gives."""
+        revision = deployment.revision if deployment is not None else 0
+        before = self.crashes.get(cid, (revision, 0))
+        count = before[1] + 1 if before[0] == revision else 1
+        self.crashes[cid] = (revision, count)
+        cause = f"{cause}, in a task of connector {cid}; the other connectors it hosted run on"
+        if count >= QUARANTINE_AFTER:
+            return (
+                f"{cause}. Quarantined: it brought down {count} shared drivers, so it runs "
+                "in a Spark driver of its own from its next start (until a new revision)"
+            )
+        return f"{cause} (crash {count}; at {QUARANTINE_AFTER} it runs in a driver of its own)"
+
+    def quarantined(self, cid: str, deployment: Deployment) -> bool:
+        crashes = self.crashes.get(cid)
+        if crashes is not None and crashes[0] != deployment.revision:
+            del self.crashes[cid]  # a new revision starts afresh
+            return False
+        return crashes is not None and crashes[1] >= QUARANTINE_AFTER
+
+    def isolation(self, cid: str, deployment: Deployment) -> str:
+        """``dedicated`` for a quarantined connector, else as its spec says."""
+        return "dedicated" if self.quarantined(cid, deployment) else isolation_of(deployment)
 
     def report(self, cid: str, generation: int, state: State, trace: str = "") -> None:
         self.link.report(
@@ -813,7 +886,7 @@ class RuntimeWorker:
                     self.stopping[cid] = (driver_id, time.time())
                 continue
             assert deployment is not None  # wanted() is False for None
-            if isolation_of(deployment) != driver.isolation:
+            if self.isolation(cid, deployment) != driver.isolation:
                 self.unplace(cid)  # placed anew below, in a driver of the other kind
                 continue
             if (deployment.generation, deployment.revision) == (
@@ -851,7 +924,7 @@ class RuntimeWorker:
         with self.ownership_lock:
             if not self.may_run(cid):
                 return
-            if isolation_of(deployment) == "dedicated":
+            if self.isolation(cid, deployment) == "dedicated":
                 name = f"sluice-{deployment.channel}"
                 driver = self.launch("dedicated", name=name, cores=cores)
             else:

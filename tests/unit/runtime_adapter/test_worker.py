@@ -67,6 +67,16 @@ def tick():
                                      trace="boom" if state == State.FAILED else "",
                                      driver_id=driver, finished=finished,
                                      report_interval=5.0))  # (it reports every 0.1 s)
+    oomer = [cid for cid, d in deployments.items() if d.channel == "oomer" and cid in placements]
+    if oomer and time.time() - placements[oomer[0]].placed_at > 0.5:
+        # As a real shared driver whose task ran out of memory (Spark's handler exits the
+        # JVM) with Sluice's listener loaded: the error, then the last words.
+        print("ERROR SparkUncaughtExceptionHandler: Uncaught exception in thread "
+              "Thread[Executor task launch worker for task 0.0 in stage 7.0 (TID 9),5,main]")
+        print("java.lang.OutOfMemoryError: Java heap space", flush=True)
+        print(f"sluice-last-words connector={oomer[0]} stage=7 tid=9 thread=Executor task "
+              "launch worker for task 0.0 in stage 7.0 (TID 9)", flush=True)
+        os._exit(52)
     hangs = any(d.channel == "hanger" for d in deployments.values())
     if not hangs or beats < 3:
         beats += 1
@@ -273,6 +283,46 @@ def test_a_killed_driver_fails_each_of_its_connectors_with_the_cause(worker, run
     runtime.restart("a")
     worker.converge()
     assert driver_of(worker, "a") != shared.driver_id and "b" not in worker.placed
+
+
+def test_a_connector_whose_task_ends_a_shared_driver_fails_alone_then_is_quarantined(
+    worker, runtime
+):
+    deploy(runtime, "a")
+    deploy(runtime, "b")
+    converge_until(worker, lambda: state_of(runtime, "b") == State.RUNNING, what="b RUNNING")
+    first = driver_of(worker, "a")
+    deploy(runtime, "oomer")  # its stand-in driver dies of its task 0.5 s after placing it
+    converge_until(worker, lambda: state_of(runtime, "oomer") == State.FAILED, what="FAILED")
+    trace = runtime.status(["oomer"])["oomer"].trace.splitlines()[0]
+    assert "ran out of memory (java.lang.OutOfMemoryError)" in trace, trace
+    assert "in a task of connector oomer" in trace and "crash 1" in trace, trace
+    # Its neighbours were placed again at once, in another driver, and are not FAILED.
+    assert first not in worker.drivers and driver_of(worker, "a") == driver_of(worker, "b")
+    converge_until(worker, lambda: state_of(runtime, "a") == State.RUNNING, what="a again")
+    assert state_of(runtime, "b") == State.RUNNING
+
+    runtime.restart("oomer")  # by its restart policy: in a shared driver, once more
+    converge_until(worker, lambda: "oomer" in worker.placed, what="placed again")
+    assert worker.drivers[driver_of(worker, "oomer")].isolation == "shared"
+    second = driver_of(worker, "a")
+    converge_until(worker, lambda: state_of(runtime, "oomer") == State.FAILED, what="again")
+    trace = runtime.status(["oomer"])["oomer"].trace.splitlines()[0]
+    assert "Quarantined: it brought down 2 shared drivers" in trace, trace
+    assert second not in worker.drivers
+    converge_until(worker, lambda: state_of(runtime, "b") == State.RUNNING, what="b again")
+
+    runtime.restart("oomer")  # quarantined: a driver of its own; no third shared crash
+    converge_until(worker, lambda: "oomer" in worker.placed, what="placed alone")
+    assert worker.drivers[driver_of(worker, "oomer")].isolation == "dedicated"
+    third = driver_of(worker, "a")
+    converge_until(worker, lambda: state_of(runtime, "oomer") == State.FAILED, what="alone")
+    assert third in worker.drivers and state_of(runtime, "a") == State.RUNNING
+
+    deploy(runtime, "oomer", revision=2)  # a new revision starts afresh
+    runtime.restart("oomer")
+    converge_until(worker, lambda: "oomer" in worker.placed, what="the new revision placed")
+    assert worker.drivers[driver_of(worker, "oomer")].isolation == "shared"
 
 
 def test_a_driver_that_stops_heartbeating_is_killed_and_its_connectors_fail(make_worker, runtime):
