@@ -383,6 +383,14 @@ class RuntimeSettings(SluiceSettings):
         description="Shared drivers each runtime worker keeps running even with no channel, so "
         "that a start takes about a second (0: none).",
     )
+    spare_drivers: int = Field(
+        0,
+        ge=0,
+        le=4,
+        description="Empty shared drivers each runtime worker keeps ready beside those running "
+        "channels, so that when a channel's task ends a shared driver its neighbours run again "
+        "in seconds, not after a new driver's start (each costs an idle JVM; 0: none).",
+    )
     driver_idle_seconds: float = Field(
         60.0,
         description="How long a shared driver beyond the warm ones lives with no channel.",
@@ -520,6 +528,9 @@ class RuntimeConfig:
     warm_drivers: int = 1
     """Shared drivers kept running even with no connector, ready for the next one
     (``SLUICE_WARM_DRIVERS``; 0 keeps none)."""
+    spare_drivers: int = 0
+    """Empty shared drivers kept ready beside the busy ones (``SLUICE_SPARE_DRIVERS``): a
+    crashed driver's neighbours are placed in one at once."""
     driver_idle_seconds: float = 60.0
     """How long a shared driver beyond the warm ones lives without a connector
     (``SLUICE_DRIVER_IDLE_SECONDS``)."""
@@ -576,6 +587,7 @@ class RuntimeConfig:
             shared_driver_memory=settings.shared_driver_memory,
             channels_per_driver=settings.channels_per_driver,
             warm_drivers=settings.warm_drivers,
+            spare_drivers=settings.spare_drivers,
             driver_idle_seconds=settings.driver_idle_seconds,
             driver_session_timeout=settings.driver_session_timeout,
             driver_start_timeout=settings.driver_start_timeout,

@@ -82,6 +82,9 @@ log = logging.getLogger("sluice.worker")
 
 DRIVER_SCRIPT = Path(__file__).with_name("driver.py")
 LOG_TAIL_BYTES = 8_000
+LAST_WORDS_BYTES = 1_000_000
+"""How far back from a dead driver's log end its last words are looked for (its queries'
+failures, written after them, run to tens of kilobytes)."""
 FENCED = "fenced"
 """How a driver killed by the self-fence is marked (``killed_for``)."""
 _PR_SET_PDEATHSIG = 1
@@ -90,9 +93,14 @@ PRUNE_EVERY = 60.0
 """Seconds between two removals of the status files of connectors that left this worker."""
 
 
-LAST_WORDS = re.compile(r"^sluice-last-words connector=(?P<connector>\S+) .*$", re.M)
+LAST_WORDS = re.compile(r"^sluice-last-words connector=(\S+) stage=\d+ tid=(\d+) ", re.M)
 """The line Sluice's listener (``LastWords.java``) writes when a task's fatal error ends the
-JVM: the connector whose task it was."""
+JVM: the connector whose task it was, and the task's id."""
+FIRST_UNCAUGHT = re.compile(
+    r"(?<!\[Container in shutdown\] )Uncaught exception in thread .*\(TID (\d+)\)"
+)
+"""Spark's log line for the first task thread in its handler (those after it are marked as
+arriving in shutdown)."""
 QUARANTINE_AFTER = 2
 """Shared drivers a connector may bring down before it runs only in a driver of its own."""
 
@@ -114,8 +122,13 @@ def offender(driver: DriverProcess, tail: str) -> str | None:
     only by a task thread in Spark's uncaught-exception handler, whatever the log level."""
     if driver.killed_for:
         return None  # killed by this worker: not a task's doing
-    found = LAST_WORDS.findall(tail)
-    return found[-1] if found else None
+    words: dict[str, str] = {tid: connector for connector, tid in LAST_WORDS.findall(tail)}
+    if len(set(words.values())) == 1:
+        return next(iter(words.values()))
+    # Several tasks died at once (a heap exhausted fails others' allocations too): the one
+    # Spark's handler took first is the cause; when the log does not say, nobody is blamed.
+    first = FIRST_UNCAUGHT.search(tail)
+    return words.get(first.group(1)) if first else None
 
 
 def isolation_of(deployment: Deployment) -> str:
@@ -170,11 +183,11 @@ class DriverProcess:
     def has_room(self) -> bool:
         return not self.retiring and not self.exited() and len(self.placed) < self.capacity
 
-    def log_tail(self) -> str:
+    def log_tail(self, size: int = LOG_TAIL_BYTES) -> str:
         with self.log_path.open("rb") as handle:
             handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(size - LOG_TAIL_BYTES, 0))
+            end = handle.tell()
+            handle.seek(max(end - size, 0))
             return handle.read().decode("utf-8", errors="replace")
 
 
@@ -463,7 +476,12 @@ class RuntimeWorker:
             return
         tail = driver.log_tail()
         cause = exit_cause(driver, code, tail)
-        culprit = offender(driver, tail) if driver.isolation == "shared" else None
+        # The queries' failures follow the last words in the log: read further back.
+        culprit = (
+            offender(driver, driver.log_tail(LAST_WORDS_BYTES))
+            if driver.isolation == "shared"
+            else None
+        )
         if culprit is not None and culprit in orphans:
             self.spare_neighbours(driver, culprit, orphans)
             cause = self.blame(culprit, deployments.get(culprit), cause)
@@ -1092,11 +1110,14 @@ class RuntimeWorker:
                 self.report(cid, deployment.generation, State.STOPPED)
 
     def keep_pool(self) -> None:
-        """Keep ``warm_drivers`` shared drivers running (empty or not); retire empty ones
-        beyond them once idle long enough, and dedicated ones as soon as they are empty."""
+        """Keep ``warm_drivers`` shared drivers running (empty or not), and ``spare_drivers``
+        empty ones beside those hosting connectors; retire empty ones beyond them once idle
+        long enough, and dedicated ones as soon as they are empty."""
         now = time.time()
         shared = [d for d in self.drivers.values() if d.isolation == "shared" and not d.retiring]
-        surplus = len(shared) - self.config.warm_drivers
+        busy = sum(1 for d in shared if d.placed)
+        wanted = max(self.config.warm_drivers, busy + self.config.spare_drivers)
+        surplus = len(shared) - wanted
         empty = sorted((d for d in shared if not d.placed), key=lambda d: -d.launched_at)
         for driver in empty:
             if surplus <= 0:

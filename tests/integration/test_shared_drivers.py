@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import pytest
 from confluent_kafka import Producer
@@ -241,3 +242,88 @@ def test_a_real_time_channel_delivers_from_a_driver_of_its_own(
     expected = [seq for seq in range(600) if selected(seq)]
     delivered = consume_all(stack.kafka, sink, len(expected), timeout=120)
     assert sorted({json.loads(v)["seq"] for v in delivered}) == expected
+
+
+def oom_spec(kafka: str, source: str, sink: str) -> dict:
+    """A channel whose every record ends its driver's JVM by a means the save-time checks
+    leave: each call's size is capped, not a row's. 450 repeats of 10,000 characters (4.5 MB
+    per row), then 400 copies of that in one concat (1.8 GB, more than a 1 GiB heap): an
+    OutOfMemoryError in a task, which Spark answers by exiting the JVM."""
+    wide = ", ".join(["repeat('x', 10000)"] * 450)
+    copies = ", ".join(["data:s::string"] * 400)
+    return kafka_spec(
+        kafka,
+        source,
+        sink,
+        transforms=[
+            {"type": "sql", "config": {"expressions": [f"concat(id, {wide}) AS s"]}},
+            {"type": "sql", "config": {"expressions": [f"length(concat({copies})) AS n"]}},
+        ],
+    )
+
+
+def test_a_channel_whose_task_ends_its_driver_costs_only_itself(
+    stack: Stack, channels: Channels
+) -> None:
+    src_a, out_a, src_b, out_b, src_x, out_x = topics(
+        stack, "sd-na-in", "sd-na-out", "sd-nb-in", "sd-nb-out", "sd-oom-in", "sd-oom-out"
+    )
+    a = channels.create("neighbour-a", kafka_spec(stack.kafka, src_a, out_a))
+    b = channels.create("neighbour-b", kafka_spec(stack.kafka, src_b, out_b))
+    offender = channels.create("offender", oom_spec(stack.kafka, src_x, out_x))
+    driver = channels.wait_state(a, "RUNNING")["driver_id"]
+    channels.wait_state(b, "RUNNING")
+    channels.wait_state(offender, "RUNNING")
+    assert {channels.status(n)["driver_id"] for n in (b, offender)} == {driver}
+    produce_range(stack.kafka, src_a, 0, 300)
+    produce_range(stack.kafka, src_b, 0, 300)
+    grows(lambda: channels.offsets(a), f"{a} reading")
+
+    produce_range(stack.kafka, src_x, 0, 1)  # the record that ends the JVM
+    failed = wait_until(
+        lambda: [e for e in channels.events(offender) if e["to_state"] == "FAILED"],
+        180,
+        interval=0.5,
+        what=f"{offender} FAILED",
+    )
+    reason = failed[0]["reason"]
+    assert "java.lang.OutOfMemoryError" in reason and "in a task of connector" in reason, reason
+
+    def moved(name: str) -> dict | None:
+        status = channels.status(name)
+        moved = status["state"] == "RUNNING" and status["driver_id"] not in (None, driver)
+        return status if moved else None
+
+    for name in (a, b):  # placed again at once, in another driver
+        wait_until(lambda name=name: moved(name), 60, interval=0.25, what=f"{name} back")
+    crashed = datetime.fromisoformat(failed[0]["created_at"])
+    back = (datetime.now(UTC) - crashed).total_seconds()
+    print(f"neighbours RUNNING in another driver {back:.1f} s after the offender FAILED")
+
+    # Its restart policy brings it back into a shared driver: the second crash quarantines it.
+    quarantined = wait_until(
+        lambda: [e for e in channels.events(offender) if "Quarantined" in (e["reason"] or "")],
+        240,
+        interval=1,
+        what=f"{offender} quarantined",
+    )
+    assert "brought down 2 shared drivers" in quarantined[0]["reason"]
+
+    # From then on it runs (and dies) in a driver of its own: no third shared crash.
+    def died_alone() -> list[dict]:
+        after = [e for e in channels.events(offender) if e["id"] > quarantined[0]["id"]]
+        return [e for e in after if e["to_state"] == "FAILED" and "OutOfMemoryError" in e["reason"]]
+
+    alone = wait_until(died_alone, 120, interval=1, what=f"{offender} dead in its own driver")
+    assert "in a task of connector" not in alone[0]["reason"], alone  # not a shared driver
+    shared = {channels.status(n)["driver_id"] for n in (a, b)}
+    assert len(shared) == 1 and driver not in shared
+    produce_range(stack.kafka, src_a, 300, 600)
+    produce_range(stack.kafka, src_b, 300, 600)
+    expected = [seq for seq in range(600) if selected(seq)]
+    for sink, name in ((out_a, a), (out_b, b)):
+        delivered = consume_all(stack.kafka, sink, len(expected), timeout=180)
+        assert sorted({json.loads(v)["seq"] for v in delivered}) == expected, name
+        assert not [e for e in channels.events(name) if e["to_state"] == "FAILED"], name
+    assert {channels.status(n)["driver_id"] for n in (a, b)} == shared, "no third crash"
+    channels.act(offender, "stop")

@@ -325,6 +325,25 @@ def test_a_connector_whose_task_ends_a_shared_driver_fails_alone_then_is_quarant
     assert worker.drivers[driver_of(worker, "oomer")].isolation == "shared"
 
 
+def test_a_spare_driver_is_kept_and_takes_a_crashed_driver_s_neighbours(make_worker, runtime):
+    worker = make_worker(spare_drivers=1)
+    deploy(runtime, "a")
+    deploy(runtime, "b")
+    converge_until(worker, lambda: state_of(runtime, "b") == State.RUNNING, what="b RUNNING")
+    first = driver_of(worker, "a")
+    assert driver_of(worker, "b") == first
+    spares = [d for d in worker.drivers if d != first]
+    assert len(spares) == 1 and not worker.drivers[spares[0]].placed, "one spare, empty"
+    deploy(runtime, "oomer")
+    worker.converge()
+    assert driver_of(worker, "oomer") == first  # the fullest with room, not the spare
+    converge_until(worker, lambda: state_of(runtime, "oomer") == State.FAILED, what="FAILED")
+    assert driver_of(worker, "a") == driver_of(worker, "b") == spares[0], "in the spare"
+    worker.converge()
+    empty = [d for d in worker.drivers.values() if not d.placed]
+    assert len(empty) == 1 and empty[0].driver_id != spares[0], "a new spare"
+
+
 def test_a_driver_that_stops_heartbeating_is_killed_and_its_connectors_fail(make_worker, runtime):
     worker = make_worker(driver_session_timeout=1.5)
     deploy(runtime, "hanger")  # its stand-in driver stops heartbeating after three beats
@@ -539,3 +558,30 @@ def test_the_self_fence_kills_every_driver_and_nothing_runs_until_a_member_again
     membership.member = True
     converge_until(worker, lambda: {"a", "heavy"} <= set(worker.placed), what="placed again")
     assert not {d.driver_id for d in drivers} & set(worker.drivers), "in new drivers"
+
+
+UNCAUGHT = (
+    "ERROR SparkUncaughtExceptionHandler: {shutdown}Uncaught exception in thread Thread["
+    "Executor task launch worker for task 0.0 in stage {stage}.0 (TID {tid}),5,main]\n"
+    "java.lang.OutOfMemoryError: Java heap space\n"
+)
+
+
+def words(connector: str, stage: int, tid: int) -> str:
+    return f"sluice-last-words connector={connector} stage={stage} tid={tid} thread=t\n"
+
+
+def test_the_offender_is_the_task_spark_s_handler_took_first() -> None:
+    from types import SimpleNamespace
+
+    from runtime_adapter.host.worker import offender
+
+    driver = SimpleNamespace(killed_for="")
+    first = UNCAUGHT.format(shutdown="", stage=7, tid=9)
+    later = UNCAUGHT.format(shutdown="[Container in shutdown] ", stage=8, tid=10)
+    both = first + later + words("b", 8, 10) + words("a", 7, 9)
+    assert offender(driver, both) == "a"
+    assert offender(driver, words("a", 7, 9) + words("a", 7, 11)) == "a"  # two of its tasks
+    assert offender(driver, words("a", 7, 9) + words("b", 8, 10)) is None  # who was first?
+    assert offender(driver, first) is None  # no listener: nobody named
+    assert offender(SimpleNamespace(killed_for="stopped heartbeating"), both) is None
