@@ -89,7 +89,12 @@ class HostFiles:
 
     @classmethod
     def of_worker(cls, var_dir: Path, worker_id: str) -> HostFiles:
-        return cls(var_dir / "host" / _name(worker_id))
+        return cls(cls.root_of(var_dir, worker_id))
+
+    @staticmethod
+    def root_of(var_dir: Path, worker_id: str) -> Path:
+        """The folder of a worker's files on its host (``{var}/host/<worker>``)."""
+        return var_dir / "host" / _name(worker_id)
 
     def clear(self) -> None:
         """Forget what an earlier run of the worker left (its drivers died with it)."""

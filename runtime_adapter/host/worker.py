@@ -61,6 +61,7 @@ from runtime_adapter.base import (
 )
 from runtime_adapter.config import REPO_ROOT, RuntimeConfig, RuntimeSettings
 from runtime_adapter.group import GroupConfig
+from runtime_adapter.host.crashes import QUARANTINE_AFTER, CrashBook
 from runtime_adapter.host.failures import decrypted_spec, format_trace, mask_secrets
 from runtime_adapter.host.link import HostFiles
 from runtime_adapter.host.membership import Membership, SelfFence, SlotOwner
@@ -101,8 +102,6 @@ FIRST_UNCAUGHT = re.compile(
 )
 """Spark's log line for the first task thread in its handler (those after it are marked as
 arriving in shutdown)."""
-QUARANTINE_AFTER = 2
-"""Shared drivers a connector may bring down before it runs only in a driver of its own."""
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -297,9 +296,10 @@ class RuntimeWorker:
         """What this worker runs, as this pass read it (its drivers are handed it)."""
         self.pruned_at = 0.0
         """When (monotonic) the status files of connectors gone from here were last removed."""
-        self.crashes: dict[str, tuple[int, int]] = {}
-        """Connector → (its revision, how many shared drivers its tasks brought down in it):
-        at :data:`QUARANTINE_AFTER` it runs in a driver of its own until a new revision."""
+        self.crashes = CrashBook(
+            HostFiles.root_of(config.var_dir, config.worker_id) / "crashes.json"
+        )
+        """How many shared drivers each connector's tasks brought down (:mod:`.crashes`)."""
 
     # -- driver processes ---------------------------------------------------------------------
 
@@ -517,10 +517,7 @@ class RuntimeWorker:
 
     def blame(self, cid: str, deployment: Deployment | None, cause: str) -> str:
         """Count a shared driver's crash against ``cid``; the cause its trace gives."""
-        revision = deployment.revision if deployment is not None else 0
-        before = self.crashes.get(cid, (revision, 0))
-        count = before[1] + 1 if before[0] == revision else 1
-        self.crashes[cid] = (revision, count)
+        count = self.crashes.crashed(cid, deployment.revision if deployment is not None else 0)
         cause = f"{cause}, in a task of connector {cid}; the other connectors it hosted run on"
         if count >= QUARANTINE_AFTER:
             return (
@@ -529,16 +526,11 @@ class RuntimeWorker:
             )
         return f"{cause} (crash {count}; at {QUARANTINE_AFTER} it runs in a driver of its own)"
 
-    def quarantined(self, cid: str, deployment: Deployment) -> bool:
-        crashes = self.crashes.get(cid)
-        if crashes is not None and crashes[0] != deployment.revision:
-            del self.crashes[cid]  # a new revision starts afresh
-            return False
-        return crashes is not None and crashes[1] >= QUARANTINE_AFTER
-
     def isolation(self, cid: str, deployment: Deployment) -> str:
         """``dedicated`` for a quarantined connector, else as its spec says."""
-        return "dedicated" if self.quarantined(cid, deployment) else isolation_of(deployment)
+        if self.crashes.quarantined(cid, deployment.revision):
+            return "dedicated"
+        return isolation_of(deployment)
 
     def report(self, cid: str, generation: int, state: State, trace: str = "") -> None:
         self.link.report(

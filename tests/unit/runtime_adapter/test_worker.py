@@ -318,6 +318,9 @@ def test_a_connector_whose_task_ends_a_shared_driver_fails_alone_then_is_quarant
     third = driver_of(worker, "a")
     converge_until(worker, lambda: state_of(runtime, "oomer") == State.FAILED, what="alone")
     assert third in worker.drivers and state_of(runtime, "a") == State.RUNNING
+    assert type(worker)(worker.config, worker.store).crashes.quarantined("oomer", 1), (
+        "a restarted worker remembers"
+    )
 
     deploy(runtime, "oomer", revision=2)  # a new revision starts afresh
     runtime.restart("oomer")
