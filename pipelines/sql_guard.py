@@ -133,11 +133,16 @@ HARDENED_CONF = {
     "spark.sql.variable.substitute": "false",
     "spark.sql.udt.allowCreatingUDTFromString": "false",
     "spark.sql.scripting.enabled": "false",
+    "spark.sql.parser.manageParserCaches": "true",
+    "spark.sql.parser.parserDfaCacheFlushRatio": "10",
 }
 """No ``SELECT ... FROM text.`/path```; no ``${env:NAME}`` / ``${system:...}`` substitution in
 any SQL text (it happens before parsing, inside string literals too); no loading of a class
 named in a JSON schema string (``from_json(x, '{"type":"udt","class":...}')``); no SQL
-scripts. Sluice's own SQL needs none of them."""
+scripts. Sluice's own SQL needs none of them. And the SQL parser's cache (ANTLR's DFA states,
+kept for every text parsed and never bounded by Spark's defaults) is flushed past 10 % of the
+driver's memory: the long expressions of one channel (a pattern's built-in SQL, an editor's
+SQL) must not fill a heap its neighbours share."""
 
 
 class UnsafeSqlExpression(ValueError):

@@ -2,11 +2,10 @@ package io.sluice.spark;
 
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerStageCompleted;
 import org.apache.spark.scheduler.SparkListenerStageSubmitted;
 
 /**
@@ -16,25 +15,32 @@ import org.apache.spark.scheduler.SparkListenerStageSubmitted;
  * StackOverflowError}) makes Spark's uncaught-exception handler exit the JVM, and with it every
  * connector a shared driver hosts. Registered as a listener ({@code
  * spark.extraListeners=io.sluice.spark.LastWords}), this class remembers the scheduler pool of each
- * running stage (a hosted connector's jobs run in the pool named after it) and, in a shutdown hook,
- * finds the task thread that is calling {@code System.exit} from the handler and writes one line to
+ * stage (a hosted connector's jobs run in the pool named after it) and, in a shutdown hook, finds
+ * the task thread that is calling {@code System.exit} from the handler and writes one line to
  * standard error:
  *
  * <pre>
  * sluice-last-words connector=&lt;pool&gt; stage=3 tid=17 thread=Executor task launch worker ...
  * </pre>
  *
- * The runtime worker reads it from the log's tail ({@code runtime_adapter.host.worker}): the
+ * The runtime worker reads it from the driver's log ({@code runtime_adapter.host.worker}): the
  * connector is failed with the cause, its neighbours placed again at once. Nothing is written when
  * the JVM exits for another reason.
+ *
+ * <p>Listener events arrive late (Spark's listener bus is asynchronous), and the failed stage is
+ * reported completed before the JVM exits: the pools of the last {@link #MAX_STAGES} stages are
+ * kept whether they ended or not, and the hook waits up to {@link #WAIT_MILLIS} for the dying
+ * task's stage to be heard of (Spark's own shutdown hook drains the bus as it stops the
+ * SparkContext).
  */
 public final class LastWords extends SparkListener {
   static final String MARK = "sluice-last-words";
+  static final int MAX_STAGES = 10_000;
+  static final long WAIT_MILLIS = 3_000;
   private static final String HANDLER = "org.apache.spark.util.SparkUncaughtExceptionHandler";
   private static final Pattern TASK = Pattern.compile("in stage (\\d+)\\.\\d+ \\(TID (\\d+)\\)");
-  private static final int MAX_STAGES = 100_000;
 
-  private final Map<Integer, String> poolOfStage = new ConcurrentHashMap<>();
+  private final ConcurrentSkipListMap<Integer, String> poolOfStage = new ConcurrentSkipListMap<>();
 
   public LastWords() {
     Runtime.getRuntime().addShutdownHook(new Thread(this::speak, "sluice-last-words"));
@@ -44,14 +50,16 @@ public final class LastWords extends SparkListener {
   public void onStageSubmitted(SparkListenerStageSubmitted submitted) {
     Properties properties = submitted.properties();
     String pool = properties == null ? null : properties.getProperty("spark.scheduler.pool");
-    if (pool != null && poolOfStage.size() < MAX_STAGES) {
-      poolOfStage.put(submitted.stageInfo().stageId(), pool);
+    if (pool != null) {
+      remember(submitted.stageInfo().stageId(), pool);
     }
   }
 
-  @Override
-  public void onStageCompleted(SparkListenerStageCompleted completed) {
-    poolOfStage.remove(completed.stageInfo().stageId());
+  void remember(int stage, String pool) {
+    poolOfStage.put(stage, pool);
+    while (poolOfStage.size() > MAX_STAGES) {
+      poolOfStage.pollFirstEntry(); // stage ids grow: the oldest go first
+    }
   }
 
   /** The line for each task thread in the uncaught-exception handler (none: exits quietly). */
@@ -65,17 +73,37 @@ public final class LastWords extends SparkListener {
   }
 
   String words(String threadName) {
+    return words(threadName, WAIT_MILLIS);
+  }
+
+  String words(String threadName, long waitMillis) {
     Matcher task = TASK.matcher(threadName);
     StringBuilder line = new StringBuilder(MARK);
     if (task.find()) {
       int stage = Integer.parseInt(task.group(1));
-      String pool = poolOfStage.get(stage);
+      String pool = poolOf(stage, waitMillis);
       if (pool != null) {
         line.append(" connector=").append(pool);
       }
       line.append(" stage=").append(stage).append(" tid=").append(task.group(2));
     }
     return line.append(" thread=").append(threadName.replaceAll("[\\r\\n]", " ")).toString();
+  }
+
+  /** The stage's pool, waited for a little when its submission has not been heard of yet. */
+  String poolOf(int stage, long waitMillis) {
+    long deadline = System.nanoTime() + waitMillis * 1_000_000L;
+    String pool = poolOfStage.get(stage);
+    while (pool == null && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+      pool = poolOfStage.get(stage);
+    }
+    return pool;
   }
 
   static boolean inHandler(StackTraceElement[] stack) {
