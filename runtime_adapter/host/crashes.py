@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from pathlib import Path
+
+from runtime_adapter.host.link import write_whole
 
 log = logging.getLogger("sluice.worker")
 
@@ -69,8 +70,6 @@ class CrashBook:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(self.entries))
-            os.replace(temporary, self.path)
+            write_whole(self.path, json.dumps(self.entries))
         except OSError as exc:  # kept in memory all the same
             log.warning("could not write crash counts to %s: %s", self.path, exc)

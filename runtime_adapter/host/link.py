@@ -59,7 +59,7 @@ def _key(name: str) -> str:
     return unquote(name[1:])
 
 
-def _write(path: Path, text: str) -> None:
+def write_whole(path: Path, text: str) -> None:
     """Write ``path`` whole: a reader sees this text or the previous one."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temporary.write_text(text)
@@ -148,7 +148,7 @@ class HostFiles:
                 }
                 for cid, (placement, deployment) in sorted(handed.items())
             }
-            _write(self.root / "placed" / f"{_name(driver_id)}.json", json.dumps(entries))
+            write_whole(self.root / "placed" / f"{_name(driver_id)}.json", json.dumps(entries))
             self._handed[driver_id] = handed
             changed.append(driver_id)
         return changed
@@ -204,7 +204,9 @@ class HostFiles:
     # -- drivers heartbeat ---------------------------------------------------------------------
 
     def driver_heartbeat(self, info: DriverInfo) -> None:
-        _write(self.root / "drivers" / f"{_name(info.driver_id)}.json", json.dumps(asdict(info)))
+        write_whole(
+            self.root / "drivers" / f"{_name(info.driver_id)}.json", json.dumps(asdict(info))
+        )
 
     def drivers(self) -> list[DriverInfo]:
         found = []
@@ -233,7 +235,9 @@ class HostFiles:
         """Write ``status``, stamped now. Always written: on this host, who runs a connector
         is the worker's to say (it owns the slot), and the status topic fences its writes."""
         stamped = replace(status, updated_at=time.time())
-        _write(self.root / "status" / f"{_name(status.connector_id)}.json", status_to_json(stamped))
+        write_whole(
+            self.root / "status" / f"{_name(status.connector_id)}.json", status_to_json(stamped)
+        )
         return ReportOutcome.WRITTEN
 
     def report_many(self, statuses: list[ConnectorStatus]) -> list[ReportOutcome]:
