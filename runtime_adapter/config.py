@@ -372,6 +372,19 @@ class RuntimeSettings(SluiceSettings):
         "2g",
         description="Memory of a shared driver (many channels' queries in one JVM).",
     )
+    driver_heap_limit_percent: int = Field(
+        85,
+        ge=10,
+        le=99,
+        description="A driver's heap in use after garbage collection, in percent of its heap, "
+        "past which its memory watch stops the channel whose task allocated the most.",
+    )
+    driver_rss_limit_mb: int = Field(
+        0,
+        ge=0,
+        description="A driver's resident memory (RSS) past which its memory watch stops the "
+        "channel whose task allocated the most (0: twice the driver's heap plus 1024 MiB).",
+    )
     channels_per_driver: int = Field(
         50,
         ge=1,
@@ -383,13 +396,14 @@ class RuntimeSettings(SluiceSettings):
         description="Shared drivers each runtime worker keeps running even with no channel, so "
         "that a start takes about a second (0: none).",
     )
-    spare_drivers: int = Field(
-        0,
+    spare_drivers: int | None = Field(
+        None,
         ge=0,
         le=4,
         description="Empty shared drivers each runtime worker keeps ready beside those running "
         "channels, so that when a channel's task ends a shared driver its neighbours run again "
-        "in seconds, not after a new driver's start (each costs an idle JVM; 0: none).",
+        "in seconds, not after a new driver's start (each costs an idle JVM; 0: none). Unset: "
+        "1 on a local master, 0 on a standalone one (where an idle driver holds cluster cores).",
     )
     driver_idle_seconds: float = Field(
         60.0,
@@ -528,9 +542,16 @@ class RuntimeConfig:
     warm_drivers: int = 1
     """Shared drivers kept running even with no connector, ready for the next one
     (``SLUICE_WARM_DRIVERS``; 0 keeps none)."""
-    spare_drivers: int = 0
+    spare_drivers: int = 1
     """Empty shared drivers kept ready beside the busy ones (``SLUICE_SPARE_DRIVERS``): a
     crashed driver's neighbours are placed in one at once."""
+    driver_heap_limit_percent: int = 85
+    """Heap in use after garbage collection (percent of the heap) past which a driver's
+    memory watch stops the connector whose task allocated the most
+    (``SLUICE_DRIVER_HEAP_LIMIT_PERCENT``)."""
+    driver_rss_limit_mb: int = 0
+    """A driver's resident memory past which its memory watch does the same
+    (``SLUICE_DRIVER_RSS_LIMIT_MB``; 0: twice the driver's heap plus 1024 MiB)."""
     driver_idle_seconds: float = 60.0
     """How long a shared driver beyond the warm ones lives without a connector
     (``SLUICE_DRIVER_IDLE_SECONDS``)."""
@@ -587,7 +608,13 @@ class RuntimeConfig:
             shared_driver_memory=settings.shared_driver_memory,
             channels_per_driver=settings.channels_per_driver,
             warm_drivers=settings.warm_drivers,
-            spare_drivers=settings.spare_drivers,
+            spare_drivers=(
+                settings.spare_drivers
+                if settings.spare_drivers is not None
+                else int(not settings.spark_master.startswith("spark://"))
+            ),
+            driver_heap_limit_percent=settings.driver_heap_limit_percent,
+            driver_rss_limit_mb=settings.driver_rss_limit_mb,
             driver_idle_seconds=settings.driver_idle_seconds,
             driver_session_timeout=settings.driver_session_timeout,
             driver_start_timeout=settings.driver_start_timeout,

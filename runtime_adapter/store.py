@@ -144,6 +144,10 @@ class Placement:
     generation: int
     revision: int
     placed_at: float = 0.0
+    quarantine: str = ""
+    """Why the connector runs in a driver of its own although its spec shares one (its
+    tasks brought down or overfilled shared drivers: :mod:`runtime_adapter.host.crashes`);
+    its driver reports it as the connector's reason. Empty otherwise."""
 
 
 def offset_change_token(raw: str) -> str:

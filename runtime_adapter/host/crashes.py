@@ -1,7 +1,9 @@
 """The quarantine's memory: how many shared drivers each connector's tasks brought down.
 
 A runtime worker counts, per connector and revision, the shared drivers whose JVM one of the
-connector's tasks ended (:func:`runtime_adapter.host.worker.offender`). At
+connector's tasks ended (:func:`runtime_adapter.host.worker.offender`), and the times the
+memory watch of a shared driver stopped the connector for filling the driver's memory
+(``MemoryWatch.java``: it would have ended the JVM). At
 :data:`QUARANTINE_AFTER` the connector runs only in a driver of its own until a new revision.
 The counts are kept in a file of the worker's on its host (written whole, atomically), so a
 restart of the worker does not forget them; a connector that moves to another worker starts
@@ -54,6 +56,11 @@ class CrashBook:
             del self.entries[oldest]
         self.save()
         return count
+
+    def count(self, cid: str, revision: int) -> int:
+        """The crashes counted against ``cid`` in ``revision``."""
+        entry = self.entries.get(cid)
+        return int(entry[1]) if entry is not None and int(entry[0]) == revision else 0
 
     def quarantined(self, cid: str, revision: int) -> bool:
         entry = self.entries.get(cid)

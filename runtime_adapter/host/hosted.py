@@ -295,10 +295,16 @@ class HostedConnector:
             rules=self.rule_totals.rules(self.layout),
             revision=self.revision,
             driver_id=self.driver_id,
-            reason=self.reason,
+            reason=self.reason or self.quarantine(state),
             finished=self.finished,
         )
         return self.reporter.report(status)
+
+    def quarantine(self, state: State) -> str:
+        """Why it runs in a driver of its own, said while it runs (its worker's word)."""
+        if self.placement is None or state == State.FAILED:
+            return ""
+        return self.placement.quarantine
 
     def current_executors(self) -> list[ExecutorInfo]:
         return self.executors() if self.executors is not None else []

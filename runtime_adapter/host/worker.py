@@ -94,6 +94,8 @@ PRUNE_EVERY = 60.0
 """Seconds between two removals of the status files of connectors that left this worker."""
 
 
+MEMORY_WATCH = "Sluice's memory watch stopped connector"
+"""What the failure of a connector that a driver's memory watch stopped says."""
 LAST_WORDS = re.compile(r"^sluice-last-words connector=(\S+) stage=\d+ tid=(\d+) ", re.M)
 """The line Sluice's listener (``LastWords.java``) writes when a task's fatal error ends the
 JVM: the connector whose task it was, and the task's id."""
@@ -140,6 +142,20 @@ def isolation_of(deployment: Deployment) -> str:
 
 def real_time(deployment: Deployment) -> bool:
     return (deployment.spec.get("runtime") or {}).get("mode") == "real-time"
+
+
+_SIZE_MB = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
+
+
+def memory_mb(size: str) -> int:
+    """A Spark memory size (``2g``, ``512m``; no unit: MiB) in MiB; 0 when unreadable."""
+    text = size.strip().lower().removesuffix("b")
+    unit = text[-1:] if text[-1:] in _SIZE_MB else "m"
+    number = text[:-1] if text[-1:] in _SIZE_MB else text
+    try:
+        return int(float(number) * _SIZE_MB[unit])
+    except ValueError:
+        return 0
 
 
 def memory_available_mb(meminfo: Path = Path("/proc/meminfo")) -> int | None:
@@ -339,12 +355,26 @@ class RuntimeWorker:
         if self.config.standalone:
             command += self.standalone_options(cores)
         if any(self.config.functions_dir.glob("*.jar")):
-            # Names the connector whose task's fatal error ends the JVM (see offender()).
+            # Names the connector whose task's fatal error ends the JVM (see offender()), and
+            # stops the one that fills its memory (see the memory watch in docs/runtime.md).
             command += ["--conf", "spark.extraListeners=io.sluice.spark.LastWords"]
+            command += self.memory_watch_options(memory)
         if jars:
             command += ["--jars", jars]
         arguments = self.driver_arguments(driver_id, isolation, capacity)
         return [*command, str(DRIVER_SCRIPT), *arguments, "--memory", memory, "--cores", str(cores)]
+
+    def memory_watch_options(self, memory: str) -> list[str]:
+        """The driver's memory watch (``MemoryWatch.java``) and its limits."""
+        rss = self.config.driver_rss_limit_mb or (2 * memory_mb(memory) + 1024)
+        return [
+            "--conf",
+            "spark.plugins=io.sluice.spark.MemoryWatch",
+            "--conf",
+            f"spark.sluice.memoryWatch.heapFraction={self.config.driver_heap_limit_percent / 100}",
+            "--conf",
+            f"spark.sluice.memoryWatch.rssMiB={rss}",
+        ]
 
     def driver_arguments(self, driver_id: str, isolation: str, capacity: int) -> list[str]:
         """What every driver of this worker is told on its command line (a real one, and the
@@ -525,6 +555,19 @@ class RuntimeWorker:
                 "in a Spark driver of its own from its next start (until a new revision)"
             )
         return f"{cause} (crash {count}; at {QUARANTINE_AFTER} it runs in a driver of its own)"
+
+    def quarantine(self, cid: str, deployment: Deployment) -> str:
+        """Why ``cid`` runs in a driver of its own against its spec (empty: it does not)."""
+        if isolation_of(deployment) == "dedicated" or not self.crashes.quarantined(
+            cid, deployment.revision
+        ):
+            return ""
+        count = self.crashes.count(cid, deployment.revision)
+        return (
+            f"Quarantined: its tasks brought down or overfilled {count} shared Spark drivers "
+            f"in revision {deployment.revision}, so it runs in a driver of its own until a "
+            "new revision"
+        )
 
     def isolation(self, cid: str, deployment: Deployment) -> str:
         """``dedicated`` for a quarantined connector, else as its spec says."""
@@ -866,16 +909,34 @@ class RuntimeWorker:
     def note_ended_runs(self, statuses: dict[str, ConnectorStatus]) -> None:
         """A placed connector whose run ended in its driver (FAILED, or finished) is not
         placed again until a restart or a stop."""
-        for cid, (_, placement) in list(self.placed.items()):
+        for cid, (driver_id, placement) in list(self.placed.items()):
             status = statuses.get(cid)
             if status is None or status.generation != placement.generation:
                 continue
             if status.worker_id != self.worker_id or status.updated_at < placement.placed_at:
                 continue  # another worker's, or from a run before this placement
             if status.state == State.FAILED:
+                if cid not in self.failed and MEMORY_WATCH in status.trace:
+                    self.overfilled(cid, driver_id, placement)
                 self.failed[cid] = placement.generation
             elif status.state == State.STOPPED and status.finished:
                 self.finished[cid] = placement.generation
+
+    def overfilled(self, cid: str, driver_id: str, placement: Placement) -> None:
+        """A shared driver's memory watch stopped ``cid`` (it would have ended the JVM):
+        counted as a crash of the driver toward its quarantine."""
+        driver = self.drivers.get(driver_id)
+        if driver is None or driver.isolation != "shared":
+            return
+        count = self.crashes.crashed(cid, placement.revision)
+        log.warning(
+            "connector %s stopped by the memory watch of driver %s (%d of %d before it runs "
+            "in a driver of its own)",
+            cid,
+            driver_id,
+            count,
+            QUARANTINE_AFTER,
+        )
 
     def wanted(self, cid: str, deployment: Deployment | None) -> bool:
         return (
@@ -938,7 +999,7 @@ class RuntimeWorker:
                 name = f"sluice-{deployment.channel}"
                 driver = self.launch("dedicated", name=name, cores=cores)
             else:
-                driver = self.shared_driver()
+                driver = self.shared_driver(alone=self.crashes.count(cid, deployment.revision) > 0)
             self.place(cid, deployment, driver)
 
     def may_run(self, cid: str) -> bool:
@@ -1036,11 +1097,18 @@ class RuntimeWorker:
             )
         )
 
-    def shared_driver(self) -> DriverProcess:
-        """The fullest shared driver with room (the oldest on a tie), or a new one."""
+    def shared_driver(self, alone: bool = False) -> DriverProcess:
+        """The fullest shared driver with room (the oldest on a tie), or a new one.
+
+        ``alone`` (a connector on probation: it has brought a shared driver down once) takes
+        an empty one when there is one (a spare), so that a second crash costs no neighbour.
+        """
         candidates = [d for d in self.drivers.values() if d.isolation == "shared" and d.has_room()]
         if not candidates:
             return self.launch("shared")
+        empty = [d for d in candidates if not d.placed]
+        if alone and empty:
+            return max(empty, key=lambda d: -d.launched_at)
         return max(candidates, key=lambda d: (len(d.placed), -d.launched_at))
 
     def place(self, cid: str, deployment: Deployment, driver: DriverProcess) -> None:
@@ -1049,7 +1117,12 @@ class RuntimeWorker:
         # This process's log lines (a driver's log tail) never quote a connector's secret.
         install_masking_filter(_secrets_of(deployment))
         self.unplaceable_reasons.pop(cid, None)
-        placement = Placement(deployment.generation, deployment.revision, time.time())
+        placement = Placement(
+            deployment.generation,
+            deployment.revision,
+            time.time(),
+            quarantine=self.quarantine(cid, deployment),
+        )
         self.link.place(driver.driver_id, cid, placement, self.epoch)
         self.nudges.add(driver.driver_id)
         self.placed[cid] = (driver.driver_id, placement)

@@ -187,6 +187,9 @@ def fault_world(
             "SLUICE_DRIVER_MEMORY": "640m",
             "SLUICE_SHARED_DRIVER_MEMORY": "768m",
             "SPARK_MASTER": "local[1]",
+            # No spare JVM beside each host's busy driver: three idle JVMs would cost this
+            # suite's two cores (a spare's recovery is measured in tests/integration).
+            "SLUICE_SPARE_DRIVERS": "0",
             **(extra_env or {}),
         },
     ) as stack:

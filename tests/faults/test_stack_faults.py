@@ -80,6 +80,7 @@ def faults_stack(
                 "SLUICE_DRIVER_MEMORY": "640m",
                 "SLUICE_SHARED_DRIVER_MEMORY": "768m",
                 "SPARK_MASTER": "local[1]",
+                "SLUICE_SPARE_DRIVERS": "0",  # as in conftest.py: no idle JVM per worker
             },
         ) as stack:
             yield stack, redis

@@ -299,6 +299,7 @@ def test_a_channel_whose_task_ends_its_driver_costs_only_itself(
     crashed = datetime.fromisoformat(failed[0]["created_at"])
     back = (datetime.now(UTC) - crashed).total_seconds()
     print(f"neighbours RUNNING in another driver {back:.1f} s after the offender FAILED")
+    refuge = channels.status(a)["driver_id"]  # the spare the worker kept
 
     # Its restart policy brings it back into a shared driver: the second crash quarantines it.
     quarantined = wait_until(
@@ -317,7 +318,11 @@ def test_a_channel_whose_task_ends_its_driver_costs_only_itself(
     alone = wait_until(died_alone, 120, interval=1, what=f"{offender} dead in its own driver")
     assert "in a task of connector" not in alone[0]["reason"], alone  # not a shared driver
     shared = {channels.status(n)["driver_id"] for n in (a, b)}
-    assert len(shared) == 1 and driver not in shared
+    # On probation, its second crash was in an empty shared driver: not the neighbours'.
+    assert shared == {refuge}, (shared, refuge)
+    # While it runs in a driver of its own, the console says why.
+    said = [e["reason"] for e in channels.events(offender) if e["to_state"] == "RUNNING"]
+    assert any(r.startswith("Quarantined: its tasks brought down") for r in said), said
     produce_range(stack.kafka, src_a, 300, 600)
     produce_range(stack.kafka, src_b, 300, 600)
     expected = [seq for seq in range(600) if selected(seq)]

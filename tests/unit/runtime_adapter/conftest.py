@@ -31,10 +31,11 @@ def runtime(redis_url: str, prefix: str, tmp_path: Path) -> SparkRuntime:
 @pytest.fixture
 def worker_config(redis_url: str, prefix: str, tmp_path: Path):
     """A runtime worker's config on the test Redis and a var/ of its own; keyword arguments
-    override fields (``worker_id`` defaults to ``w1``)."""
+    override fields (``worker_id`` defaults to ``w1``; no spare driver unless asked for: the
+    tests count drivers)."""
 
     def make(**overrides) -> RuntimeConfig:
-        fields = {"worker_id": "w1", **overrides}
+        fields = {"worker_id": "w1", "spare_drivers": 0, **overrides}
         return replace(
             RuntimeConfig.from_env(),
             redis_url=redis_url,

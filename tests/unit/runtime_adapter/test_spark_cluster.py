@@ -12,7 +12,7 @@ import pytest
 from runtime_adapter.base import ConnectorStatus, Deployment, ExecutorInfo
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.executors import ExecutorWatch, executor_from_summary
-from runtime_adapter.host.worker import RuntimeWorker
+from runtime_adapter.host.worker import RuntimeWorker, memory_mb
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.spark_master import master_cluster, parse_master_status
 from runtime_adapter.states import State, TargetState
@@ -35,6 +35,8 @@ def config(monkeypatch: pytest.MonkeyPatch, **env: str) -> RuntimeConfig:
         "SLUICE_SPARK_MASTER_UI_URL",
         "SLUICE_DRIVER_MEMORY",
         "SLUICE_SHARED_DRIVER_MEMORY",
+        "SLUICE_DRIVER_HEAP_LIMIT_PERCENT",
+        "SLUICE_DRIVER_RSS_LIMIT_MB",
     ):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
@@ -102,6 +104,32 @@ def test_shared_and_dedicated_drivers_get_their_own_memory(monkeypatch):
     cfg = config(monkeypatch, SLUICE_DRIVER_MEMORY="900m", SLUICE_SHARED_DRIVER_MEMORY="3g")
     assert option(shared_driver_command(cfg), "--driver-memory") == "3g"
     assert option(shared_driver_command(cfg, "dedicated"), "--driver-memory") == "900m"
+
+
+def test_every_driver_loads_the_memory_watch_with_its_limits(monkeypatch):
+    cfg = config(monkeypatch, SLUICE_DRIVER_MEMORY="900m", SLUICE_SHARED_DRIVER_MEMORY="3g")
+    if not any(cfg.functions_dir.glob("*.jar")):
+        pytest.fail("Sluice's Spark functions are missing (make jars)")
+    shared = conf_values(shared_driver_command(cfg))
+    assert shared["spark.plugins"] == "io.sluice.spark.MemoryWatch"
+    assert shared["spark.sluice.memoryWatch.heapFraction"] == "0.85"
+    assert shared["spark.sluice.memoryWatch.rssMiB"] == str(2 * 3072 + 1024)  # by default
+    dedicated = conf_values(shared_driver_command(cfg, "dedicated"))
+    assert dedicated["spark.sluice.memoryWatch.rssMiB"] == str(2 * 900 + 1024)
+    cfg = config(
+        monkeypatch, SLUICE_DRIVER_HEAP_LIMIT_PERCENT="70", SLUICE_DRIVER_RSS_LIMIT_MB="5000"
+    )
+    confs = conf_values(shared_driver_command(cfg))
+    assert confs["spark.sluice.memoryWatch.heapFraction"] == "0.7"
+    assert confs["spark.sluice.memoryWatch.rssMiB"] == "5000"
+
+
+@pytest.mark.parametrize(
+    ("size", "mb"),
+    [("2g", 2048), ("512m", 512), ("1536", 1536), ("4096k", 4), ("1T", 1048576), ("x", 0)],
+)
+def test_spark_memory_sizes_read_in_mib(size, mb):
+    assert memory_mb(size) == mb
 
 
 def test_standalone_sizes_executors_and_caps_cores(monkeypatch):

@@ -59,12 +59,16 @@ def tick():
         deployment = deployments.get(cid)
         if deployment is None:
             continue
-        state = State.FAILED if deployment.channel == "crasher" else State.RUNNING
+        failed = deployment.channel in ("crasher", "hogger")
+        state = State.FAILED if failed else State.RUNNING
         finished = deployment.channel == "backfill"
         if finished:
             state = State.STOPPED
-        store.report(ConnectorStatus(cid, state, worker, placement.generation,
-                                     trace="boom" if state == State.FAILED else "",
+        trace = "boom" if failed else ""
+        if deployment.channel == "hogger":  # as a real driver's memory watch stops it
+            trace = (f"StreamingQueryException: Job 3 cancelled because Sluice's memory watch "
+                     f"stopped connector {cid}: heap after garbage collection 900 MiB of 1024 MiB")
+        store.report(ConnectorStatus(cid, state, worker, placement.generation, trace=trace,
                                      driver_id=driver, finished=finished,
                                      report_interval=5.0))  # (it reports every 0.1 s)
     oomer = [cid for cid, d in deployments.items() if d.channel == "oomer" and cid in placements]
@@ -315,6 +319,9 @@ def test_a_connector_whose_task_ends_a_shared_driver_fails_alone_then_is_quarant
     runtime.restart("oomer")  # quarantined: a driver of its own; no third shared crash
     converge_until(worker, lambda: "oomer" in worker.placed, what="placed alone")
     assert worker.drivers[driver_of(worker, "oomer")].isolation == "dedicated"
+    said = worker.placed["oomer"][1].quarantine  # its driver reports it as its reason
+    assert said.startswith("Quarantined: its tasks brought down or overfilled 2 shared"), said
+    assert worker.placed["a"][1].quarantine == ""
     third = driver_of(worker, "a")
     converge_until(worker, lambda: state_of(runtime, "oomer") == State.FAILED, what="alone")
     assert third in worker.drivers and state_of(runtime, "a") == State.RUNNING
@@ -326,6 +333,32 @@ def test_a_connector_whose_task_ends_a_shared_driver_fails_alone_then_is_quarant
     runtime.restart("oomer")
     converge_until(worker, lambda: "oomer" in worker.placed, what="the new revision placed")
     assert worker.drivers[driver_of(worker, "oomer")].isolation == "shared"
+
+
+def test_a_connector_the_memory_watch_stopped_twice_runs_in_a_driver_of_its_own(worker, runtime):
+    deploy(runtime, "a")
+    deploy(runtime, "hogger")  # its stand-in driver reports it stopped by the memory watch
+    converge_until(worker, lambda: state_of(runtime, "hogger") == State.FAILED, what="FAILED")
+    shared = driver_of(worker, "a")
+    assert worker.crashes.count("hogger", 1) == 1
+    assert shared in worker.drivers, "the driver lives on"
+    converge_until(worker, lambda: "hogger" not in worker.placed, what="taken out")
+    worker.converge()
+    assert worker.crashes.count("hogger", 1) == 1, "one stop counts once"
+
+    runtime.restart("hogger")
+    converge_until(worker, lambda: "hogger" in worker.placed, what="placed again")
+    assert worker.drivers[driver_of(worker, "hogger")].isolation == "shared"
+    assert worker.placed["hogger"][1].quarantine == ""
+    converge_until(worker, lambda: worker.crashes.count("hogger", 1) == 2, what="counted")
+
+    runtime.restart("hogger")
+    converge_until(worker, lambda: "hogger" in worker.placed, what="placed alone")
+    assert worker.drivers[driver_of(worker, "hogger")].isolation == "dedicated"
+    assert worker.placed["hogger"][1].quarantine.startswith("Quarantined: ")
+    converge_until(worker, lambda: state_of(runtime, "hogger") == State.FAILED, what="alone")
+    assert worker.crashes.count("hogger", 1) == 2, "a dedicated driver's stop is not counted"
+    assert driver_of(worker, "a") == shared and state_of(runtime, "a") == State.RUNNING
 
 
 def test_a_spare_driver_is_kept_and_takes_a_crashed_driver_s_neighbours(make_worker, runtime):
@@ -345,6 +378,14 @@ def test_a_spare_driver_is_kept_and_takes_a_crashed_driver_s_neighbours(make_wor
     worker.converge()
     empty = [d for d in worker.drivers.values() if not d.placed]
     assert len(empty) == 1 and empty[0].driver_id != spares[0], "a new spare"
+
+    runtime.restart("oomer")  # on probation: in the empty spare, not beside a and b
+    converge_until(worker, lambda: "oomer" in worker.placed, what="placed again")
+    assert driver_of(worker, "oomer") == empty[0].driver_id
+    assert worker.drivers[empty[0].driver_id].placed == {"oomer"}
+    converge_until(worker, lambda: state_of(runtime, "oomer") == State.FAILED, what="again")
+    assert "Quarantined" in runtime.status(["oomer"])["oomer"].trace
+    assert driver_of(worker, "a") == driver_of(worker, "b") == spares[0], "a and b untouched"
 
 
 def test_a_driver_that_stops_heartbeating_is_killed_and_its_connectors_fail(make_worker, runtime):
