@@ -43,6 +43,9 @@ from pipelines import native
 from pipelines.sql import sql_column, sql_string
 
 SPECVERSION = "1.0"
+PARTITION_KEY = "partitionkey"
+"""The CloudEvents Partitioning extension: a Kafka record's key, read and written as such by
+the Kafka source and sink (the CloudEvents Kafka binding)."""
 STRUCTURED_CONTENT_TYPE = "application/cloudevents+json; charset=UTF-8"
 JSON_CONTENT_TYPE = "application/json"
 

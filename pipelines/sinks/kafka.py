@@ -32,6 +32,7 @@ from pyspark.sql.streaming.readwriter import DataStreamWriter
 from pipelines import native
 from pipelines.cloudevents import (
     JSON_CONTENT_TYPE,
+    PARTITION_KEY,
     STRUCTURED_CONTENT_TYPE,
     attribute_sql,
     binary_data_sql,
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from pipelines.wire import WireWriter
 
 CONTENT_TYPE_HEADER = "content-type"
-PARTITION_KEY_EXTENSION = "partitionkey"
 TOPIC_EXTENSION = "sluicetopic"
 LEGAL_TOPIC = "^[A-Za-z0-9._-]{1,249}$"
 PRODUCER_DEFAULTS = {"kafka.linger.ms": "5", "kafka.batch.size": "262144"}
@@ -98,7 +98,7 @@ def events_to_kafka_records(
     else:
         value = native.to_json(events, "data")
         headers = F.array(_header(CONTENT_TYPE_HEADER, F.lit(JSON_CONTENT_TYPE)))
-    key = F.coalesce(*_field_text(config.key_field), _text(PARTITION_KEY_EXTENSION), F.col("id"))
+    key = F.coalesce(*_field_text(config.key_field), _text(PARTITION_KEY), F.col("id"))
     records = events.select(
         (record_topic(config) if topic is None else topic).alias("topic"),
         key.cast("binary").alias("key"),

@@ -23,6 +23,11 @@ with Spark's Kafka source schema (``key``, ``value``, ``topic``, ``partition``, 
   under ``data`` of an event wrapped as for ``json``, ``datacontenttype = "text/plain;
   charset=utf-8"``.
 
+In every format the record's key is kept as the event's ``partitionkey`` extension (the
+CloudEvents Kafka binding), unless the event names its own: a Kafka sink writes it back as the
+record's key, so partitioning, ordering per key and compaction survive a channel. A key that is
+not UTF-8 text (a serialized Avro key, say) is not kept; the sink's ``key_field`` then chooses.
+
 A record whose value is not valid JSON (or, for ``cloudevents``, not a valid CloudEvent)
 becomes a failed event (:mod:`pipelines.errors`) whose message names its topic, partition and
 offset: the channel's error policy fails the query or sends it to the dead-letter target.
@@ -40,6 +45,7 @@ from pipelines import native
 from pipelines.cloudevents import (
     JSON_CONTENT_TYPE,
     OPTIONAL_STRING_ATTRIBUTES,
+    PARTITION_KEY,
     RESERVED_MEMBERS,
     SPECVERSION,
     no_extensions,
@@ -234,7 +240,7 @@ def _wrapped(records: DataFrame, content_type: str) -> DataFrame:
         F.col("origin_timestamp").alias("time"),
         F.lit(content_type).alias("datacontenttype"),
         F.lit(None).cast("string").alias("dataschema"),
-        no_extensions().alias("extensions"),
+        _with_key(no_extensions()).alias("extensions"),
         "data",
         "origin_topic",
         "origin_partition",
@@ -255,7 +261,9 @@ def structured_records_to_events(records: DataFrame) -> DataFrame:
     events = checked.withColumn("time", F.try_to_timestamp("_time")).withColumn(
         "data", F.try_variant_get("_event", "$.data", "variant")
     )
-    return select_event_columns(events.withColumn("extensions", _extensions(F.col("_event"))))
+    return select_event_columns(
+        events.withColumn("extensions", _with_key(_extensions(F.col("_event"))))
+    )
 
 
 def binary_records_to_events(records: DataFrame) -> DataFrame:
@@ -279,7 +287,7 @@ def binary_records_to_events(records: DataFrame) -> DataFrame:
     ).withColumn("_bad_json", is_json & F.col("_text").isNotNull() & F.col("data").isNull())
     checked = _fail_on_problem(with_data, _binary_problem())
     events = checked.withColumn("time", F.try_to_timestamp("_time")).withColumn(
-        "extensions", F.expr(_HEADER_EXTENSIONS_SQL)
+        "extensions", _with_key(F.expr(_HEADER_EXTENSIONS_SQL))
     )
     return select_event_columns(events)
 
@@ -320,6 +328,7 @@ def _binary_problem() -> Column:
 
 def _with_origin(records: DataFrame, *more: Column) -> DataFrame:
     return records.select(
+        _record_key().alias("_key"),
         F.col("topic").alias("origin_topic"),
         F.col("partition").alias("origin_partition"),
         F.col("offset").alias("origin_offset"),
@@ -368,6 +377,23 @@ def _attribute_problems(problem: Column, *, missing: str, time_name: str) -> Col
         F.col("_time").isNotNull() & F.try_to_timestamp("_time").isNull(),
         F.concat(F.lit(f"{time_name} is not an RFC 3339 timestamp: "), F.col("_time")),
     )
+
+
+def _record_key() -> Column:
+    """The record's key as text: NULL when it has none, or when it is not UTF-8 (such a key
+    is not kept; see the module docstring)."""
+    return F.when(F.is_valid_utf8(F.col("key")), F.col("key").cast("string"))
+
+
+def _with_key(extensions: Column) -> Column:
+    """``extensions`` with the record's key as ``partitionkey`` (the CloudEvents Kafka
+    binding), unless the event names its own or the record has no key."""
+    keyed = F.map_concat(
+        extensions, F.create_map(F.lit(PARTITION_KEY), F.col("_key").cast("variant"))
+    )
+    return F.when(
+        F.col("_key").isNull() | F.map_contains_key(extensions, F.lit(PARTITION_KEY)), extensions
+    ).otherwise(keyed)
 
 
 def _extensions(event: Column) -> Column:

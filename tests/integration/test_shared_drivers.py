@@ -332,3 +332,50 @@ def test_a_channel_whose_task_ends_its_driver_costs_only_itself(
         assert not [e for e in channels.events(name) if e["to_state"] == "FAILED"], name
     assert {channels.status(n)["driver_id"] for n in (a, b)} == shared, "no third crash"
     channels.act(offender, "stop")
+
+
+def test_a_kafka_to_kafka_channel_keeps_the_record_keys(stack: Stack, channels: Channels) -> None:
+    from confluent_kafka import Consumer
+
+    source, sink = topics(stack, "keys-in", "keys-out")
+    name = channels.create("keys", kafka_spec(stack.kafka, source, sink, transforms=[]))
+    producer = Producer({"bootstrap.servers": stack.kafka, "acks": "all"})
+    sent = {}
+    for seq in range(200):
+        key = None if seq % 10 == 9 else f"customer-{seq % 7}".encode()
+        producer.produce(source, json.dumps({"seq": seq}).encode(), key=key)
+        sent[seq] = key
+    assert producer.flush(60) == 0
+    channels.wait_state(name, "RUNNING")
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": stack.kafka,
+            "group.id": f"check-{uuid.uuid4().hex}",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    consumer.subscribe([sink])
+    got: dict[int, tuple[bytes | None, int]] = {}
+    order: dict[bytes, list[int]] = {}
+    try:
+        deadline = datetime.now(UTC).timestamp() + 180
+        while len(got) < len(sent) and datetime.now(UTC).timestamp() < deadline:
+            message = consumer.poll(0.5)
+            if message is None or message.error():
+                continue
+            seq = json.loads(message.value())["seq"]
+            got[seq] = (message.key(), message.partition())
+            order.setdefault(message.key(), []).append(seq)
+    finally:
+        consumer.close()
+    assert len(got) == len(sent)
+    for seq, key in sent.items():
+        if key is None:  # a record without a key: keyed by its event id (topic/partition/offset)
+            assert got[seq][0].decode().startswith(f"{source}/"), got[seq]
+        else:
+            assert got[seq][0] == key, (seq, got[seq])
+    keyed = {key for key in sent.values() if key is not None}
+    for key in keyed:  # each key in one output partition, in the order it was sent
+        assert len({got[seq][1] for seq, k in sent.items() if k == key}) == 1, key
+        assert order[key] == sorted(order[key]), key

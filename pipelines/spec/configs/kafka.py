@@ -563,8 +563,8 @@ class KafkaSinkConfig(StageConfig):
         title="Key field",
         description=(
             "Path in the event's JSON form whose value is the record key (e.g. "
-            "data.customer_id). Default, and when the field is absent: the partitionkey "
-            "extension, else the event id."
+            "data.customer_id; id: the event id). Default, and when the field is absent: the "
+            "partitionkey extension (a Kafka source's record key), else the event id."
         ),
         examples=["data.customer_id"],
         json_schema_extra=READS_FIELD,

@@ -96,3 +96,21 @@ def test_json_round_trip_keeps_the_event(kafka_records: Callable[..., Any]) -> N
     assert json.loads(value)["time"] == RECORD_TIME_TEXT
     assert json.loads(value)["id"] == "in/4/8"
     assert events_to_kafka_records(events, JSON_SINK).first().value == b'{"n":1.5}'
+
+
+def test_a_kafka_to_kafka_channel_keeps_each_record_s_key(spark: Any) -> None:
+    records = spark.createDataFrame(
+        [(b"6", b'{"n": 1}', "in", 1, 4, None, 0), (None, b'{"n": 2}', "in", 1, 5, None, 0)],
+        "key binary, value binary, topic string, partition int, offset long, "
+        "timestamp timestamp, timestampType int",
+    )
+    source = KafkaSourceConfig(bootstrap_servers="h:1", topics=["in"])
+    events = kafka_records_to_events(records, source)
+    keys = [row.key for row in events_to_kafka_records(events, JSON_SINK).collect()]
+    assert keys == [b"6", b"in/1/5"]  # a record without a key: the event id
+    by_id = KafkaSinkConfig(bootstrap_servers="h:1", topic="out", key_field="id")
+    keys = [row.key for row in events_to_kafka_records(events, by_id).collect()]
+    assert keys == [b"in/1/4", b"in/1/5"]
+    by_field = KafkaSinkConfig(bootstrap_servers="h:1", topic="out", key_field="data.n")
+    keys = [row.key for row in events_to_kafka_records(events, by_field).collect()]
+    assert keys == [b"1", b"2"]

@@ -203,3 +203,45 @@ def test_time_text_is_rfc3339_utc_in_any_session_zone(
             assert rendered.first()[0] == text, session_zone
     finally:
         spark.conf.set("spark.sql.session.timeZone", zone)
+
+
+def keyed_records(spark: SparkSession, rows: list[tuple[bytes | None, bytes, list]]) -> DataFrame:
+    """Records on topic ``t`` with a key, a value and headers."""
+    schema = (
+        "key binary, value binary, topic string, partition int, offset long, "
+        "timestamp timestamp, timestampType int, headers array<struct<key: string, value: binary>>"
+    )
+    data = [
+        (key, value, "t", 0, offset, RECORD_TIME, 0, headers)
+        for offset, (key, value, headers) in enumerate(rows)
+    ]
+    return spark.createDataFrame(data, schema)
+
+
+@pytest.mark.parametrize("fmt", ["json", "raw", "cloudevents", "cloudevents-binary"])
+def test_the_record_key_is_kept_as_the_partition_key(spark: SparkSession, fmt: str) -> None:
+    binary = [("ce_specversion", b"1.0"), ("ce_id", b"e"), ("ce_source", b"/s"), ("ce_type", b"x")]
+    headers = binary if fmt == "cloudevents-binary" else []
+    value = structured(data={"n": 1}) if fmt == "cloudevents" else b'{"n": 1}'
+    records = keyed_records(
+        spark,
+        [
+            (b"6", value, headers),
+            (None, value, headers),  # no key: none kept
+            (b"\xff\xfe", value, headers),  # not UTF-8: not kept
+            ("ключ-é".encode(), value, headers),
+        ],
+    )
+    config = KafkaSourceConfig(bootstrap_servers="localhost:9092", topics=["t"], format=fmt)
+    rows = readable(kafka_records_to_events(records, config)).collect()
+    keys = [json.loads(row.extensions).get("partitionkey") for row in rows]
+    assert keys == ["6", None, None, "ключ-é"]
+
+
+def test_a_partition_key_the_event_names_wins_over_the_record_key(spark: SparkSession) -> None:
+    records = keyed_records(spark, [(b"6", structured(partitionkey="own"), [])])
+    config = KafkaSourceConfig(
+        bootstrap_servers="localhost:9092", topics=["t"], format="cloudevents"
+    )
+    [row] = readable(kafka_records_to_events(records, config)).collect()
+    assert json.loads(row.extensions) == {"partitionkey": "own"}
