@@ -18,7 +18,7 @@ gives the events per CPU-second (per core):
   passes) to one topic: the same events in, the same events out.
 
 The buses here have Kafka targets only: they run compiled into their streaming query
-(:func:`pipelines.bus.compiled_into_query`), as the runtime runs them, their per-rule counts
+(:func:`pipelines.spec.live.compiled_into_query`), as the runtime runs them, their per-rule counts
 observed every batch; ``bus-100-nocounts`` measures the same bus without them (the counts'
 cost), and ``bus-100-one-topic`` the same 100 rules writing to one topic (the routing alone,
 without the producer's and the broker's cost of 100 topics' partitions). Each contender

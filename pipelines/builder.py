@@ -26,7 +26,7 @@ from pipelines.spec.configs import KafkaSourceConfig
 from pipelines.spec.configs.files import FilesSinkConfig
 from pipelines.spec.configs.http import HttpSourceConfig
 from pipelines.spec.configs.preview import PreviewSinkConfig
-from pipelines.spec.configs.retry import SinkRetry
+from pipelines.spec.live import retry_policy
 from pipelines.transforms import TRANSFORMS
 
 T = TypeVar("T")
@@ -45,11 +45,6 @@ which gets every record read (the batch's ``numInputRows``)."""
 SOURCES_READING_EVENTS = frozenset({"kafka", "http", "generator"})
 """Sources whose every input row is one event, so the batch's ``numInputRows`` is the
 events read (a files source reads a whole file as one row and splits it into events)."""
-
-RETRIED_SINKS = frozenset({"kafka", "jdbc", "files"})
-"""Sinks whose micro-batch write is retried by the channel as their ``retry`` policy says
-(:mod:`pipelines.retry`). The ``http`` sink retries each request itself (its own ``retry``),
-so its batch write is not retried again on top of that."""
 
 RetryCounter = Callable[[int], None]
 """Told how many sink writes were retried (one call per retried write)."""
@@ -117,17 +112,6 @@ def observes_gate(spec: ChannelSpec) -> bool:
         or spec.the_sink.type not in SINKS_REPORTING_ROWS
         or retry_policy(spec.the_sink) is not None  # written by foreachBatch: no row count
     )
-
-
-def retry_policy(stage: StageSpec, config: Any = None) -> SinkRetry | None:
-    """The retry policy of a sink stage's batch write (None: one attempt, as Spark's sink);
-    ``config``: the stage's parsed config, when the caller has it."""
-    if stage.type not in RETRIED_SINKS:
-        return None
-    if config is None:
-        config = parse_stage_config("sink", stage)
-    policy = getattr(config, "retry", None)
-    return policy if isinstance(policy, SinkRetry) and policy.attempts > 1 else None
 
 
 def observe_rows(events: DataFrame, point: StagePoint) -> DataFrame:

@@ -75,7 +75,6 @@ from pipelines.builder import (
     batch_writer,
     build_events,
     query_name,
-    retry_policy,
     with_trigger,
 )
 from pipelines.cloudevents import EVENT_COLUMNS, attribute_sql, event_json
@@ -88,6 +87,7 @@ from pipelines.errors import (
     failing_stage,
     failure_text,
 )
+from pipelines.kafka_options import kafka_sink_options
 from pipelines.patterns import pattern_predicate, route_plans, use_native_matching
 from pipelines.retry import RetriedWrite
 from pipelines.sinks import BATCH_SINKS
@@ -98,11 +98,17 @@ from pipelines.sinks.kafka import (
     events_to_kafka_records,
     field_text_sql,
     invalid_topic_message,
-    kafka_sink_options,
 )
 from pipelines.spec import ChannelSpec, SpecError, StageSpec, parse_stage_config, validate_spec
 from pipelines.spec.configs import KafkaSinkConfig
 from pipelines.spec.configs.files import FilesSinkConfig
+from pipelines.spec.live import (
+    compiled_into_query,
+    group_key,
+    live_change,
+    retry_policy,
+    without_rules,
+)
 from pipelines.spec.paths import recheck_files_location
 from pipelines.spec.patterns import CompiledPattern, compile_pattern
 from pipelines.spec.runs import RunBounds
@@ -265,19 +271,6 @@ def routing_column(routes: Sequence[tuple[Column | None, Sequence[int]]]) -> Col
     return F.array(*elements) if elements else F.array().cast("array<int>")
 
 
-def live_change(old: ChannelSpec, new: ChannelSpec) -> bool:
-    """Whether :meth:`BusRouter.replace` can apply ``new`` to a bus running ``old``: both are
-    buses, only their ``rules`` differ (rules added, edited, disabled or removed) and ``old``
-    is routed batch by batch (not :func:`compiled_into_query`)."""
-    if not (old.is_bus and new.is_bus) or compiled_into_query(old):
-        return False
-    return _without_rules(old) == _without_rules(new)
-
-
-def _without_rules(spec: ChannelSpec) -> dict[str, Any]:
-    return spec.model_dump(mode="json", exclude={"rules"})
-
-
 class BusDeliveryError(RuntimeError):
     """A target of a bus failed under ``errors.tolerance: none``; the message names the rule
     and the target (``rule 'big-orders' target rules[1].sinks[0] (jdbc): ...``)."""
@@ -400,7 +393,7 @@ class BusRouter:
                 }
             )
         if not live_change(current, spec):
-            before, after = _without_rules(current), _without_rules(spec)
+            before, after = without_rules(current), without_rules(spec)
             changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
             if not spec.is_bus:
                 changed = ["rules"]
@@ -900,34 +893,8 @@ def kafka_groups(targets: Iterable[Target]) -> list[list[Target]]:
     batch."""
     groups: dict[str, list[Target]] = {}
     for target in targets:
-        groups.setdefault(_group_key(_kafka_config(target)), []).append(target)
+        groups.setdefault(group_key(_kafka_config(target)), []).append(target)
     return list(groups.values())
-
-
-def _group_key(config: KafkaSinkConfig) -> str:
-    options = sorted(kafka_sink_options(config).items())
-    return repr((config.format, config.key_field, options, config.retry))
-
-
-def compiled_into_query(spec: ChannelSpec) -> bool:
-    """Whether a bus runs compiled into its streaming query (:func:`compiled_kafka_writer`):
-    ``errors.tolerance: none``, and every enabled rule has no transforms of its own and only
-    Kafka targets that one write serves (the same serialization, producer settings, and no
-    retry policy). Such a bus's routing and its Kafka write are part of the query's plan: a
-    rule change restarts the query (from its checkpoint)."""
-    if not spec.is_bus or spec.errors.tolerance != "none":
-        return False
-    active = [rule for rule in spec.rules or [] if rule.enabled]
-    stages = [stage for rule in active for stage in rule.sinks]
-    if not stages or any(rule.transforms for rule in active):
-        return False
-    if any(stage.type != "kafka" for stage in stages):
-        return False
-    configs = [parse_stage_config("sink", stage) for stage in stages]
-    if any(retry_policy(stage, config) for stage, config in zip(stages, configs, strict=True)):
-        return False
-    kafka = [config for config in configs if isinstance(config, KafkaSinkConfig)]
-    return len(kafka) == len(configs) and len({_group_key(c) for c in kafka}) == 1
 
 
 def compiled_kafka_writer(events: DataFrame, plan: BusPlan, *, counting: bool) -> DataStreamWriter:
@@ -958,7 +925,7 @@ def compiled_kafka_writer(events: DataFrame, plan: BusPlan, *, counting: bool) -
 
 BUS_LINGER_MS = 100
 """``linger.ms`` of a bus's Kafka writes (a linear channel's is 5,
-:data:`pipelines.sinks.kafka.PRODUCER_DEFAULTS`). The producer's one sender thread walks
+:data:`pipelines.kafka_options.PRODUCER_DEFAULTS`). The producer's one sender thread walks
 every partition it holds a batch for each time it wakes, and a bus writing 100 topics holds
 batches for 200 partitions and more: with 5 ms it woke ten times as often as a one-topic
 write for the same bytes (a JFR profile of ``bus-100``: the sender thread 40 % of the

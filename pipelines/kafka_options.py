@@ -7,7 +7,7 @@ config) and Spark redacts option values that mention a password, so it never rea
 
 from __future__ import annotations
 
-from pipelines.spec.configs.kafka import KafkaSecurity
+from pipelines.spec.configs.kafka import KafkaSecurity, KafkaSinkConfig
 
 _LOGIN_MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
@@ -51,3 +51,19 @@ def security_options(security: KafkaSecurity) -> dict[str, str]:
 
 def _jaas_quote(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+PRODUCER_DEFAULTS = {"kafka.linger.ms": "5", "kafka.batch.size": "262144"}
+
+
+def kafka_sink_options(config: KafkaSinkConfig) -> dict[str, str]:
+    """The options given to Spark's Kafka sink (``format("kafka")``).
+
+    No ``topic`` option: it would override the per-record ``topic`` column.
+    """
+    return {
+        "kafka.bootstrap.servers": config.bootstrap_servers,
+        **PRODUCER_DEFAULTS,
+        **security_options(config.security),
+        **config.properties,
+    }

@@ -41,7 +41,7 @@ from pipelines.cloudevents import (
     variant_text_sql,
 )
 from pipelines.errors import mark_failures
-from pipelines.kafka_options import security_options
+from pipelines.kafka_options import kafka_sink_options
 from pipelines.plan import computed_once
 from pipelines.sources.kafka import JSON_MEDIA_TYPE
 from pipelines.spec.configs import KafkaSinkConfig
@@ -54,26 +54,12 @@ if TYPE_CHECKING:
 CONTENT_TYPE_HEADER = "content-type"
 TOPIC_EXTENSION = "sluicetopic"
 LEGAL_TOPIC = "^[A-Za-z0-9._-]{1,249}$"
-PRODUCER_DEFAULTS = {"kafka.linger.ms": "5", "kafka.batch.size": "262144"}
 """Producer settings of every Kafka sink unless its ``properties`` say otherwise. Spark's
 connector ships kafka-clients 3.9, whose defaults (``linger.ms=0``, ``batch.size=16384``:
 ~30 CloudEvents per produce request) cost a pass-through channel ~10 % more CPU per event
 than MirrorMaker 2 (``python -m bench.dataplane --only mirror``); Kafka 4 itself moved
 ``linger.ms`` to 5 (KIP-1030). A micro-batch waits for its sends to finish anyway, so 5 ms
 of linger adds nothing to its latency that the batch did not already have."""
-
-
-def kafka_sink_options(config: KafkaSinkConfig) -> dict[str, str]:
-    """The options given to Spark's Kafka sink (``format("kafka")``).
-
-    No ``topic`` option: it would override the per-record ``topic`` column.
-    """
-    return {
-        "kafka.bootstrap.servers": config.bootstrap_servers,
-        **PRODUCER_DEFAULTS,
-        **security_options(config.security),
-        **config.properties,
-    }
 
 
 def events_to_kafka_records(

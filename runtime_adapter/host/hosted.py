@@ -20,8 +20,8 @@ something new, or every ``status_interval`` seconds (``SLUICE_STATUS_INTERVAL``)
 channel writes almost nothing. A store error never stops the query: the status is written
 when the store answers again, and the counts the store keeps wait here meanwhile.
 
-A new revision of a running bus that changes its rules alone (:func:`pipelines.bus.live_change`)
-is taken by the running query (:meth:`HostedConnector.take_revision`, its
+A new revision of a running bus that changes its rules alone
+(:func:`pipelines.spec.live.live_change`) is taken by the running query (:meth:`HostedConnector.take_revision`, its
 :class:`~pipelines.bus.BusRouter` swaps the rules from the next batch on): no restart, the same
 query run; the status reports the new ``revision``. Any other new revision releases the
 connector and its driver starts it again from its checkpoint.
@@ -101,12 +101,12 @@ class NotOwner(Exception):
 
 def live_revision(running: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether a query running the (plain) spec ``running`` can take ``new`` without a restart:
-    both are buses and only their rules differ (:func:`pipelines.bus.live_change`). An
+    both are buses and only their rules differ (:func:`pipelines.spec.live.live_change`). An
     invalid spec is never taken live (its start reports why)."""
     if running.get("rules") is None or new.get("rules") is None:
         return False
-    from pipelines.bus import live_change
     from pipelines.spec import SpecError, validate_spec
+    from pipelines.spec.live import live_change
 
     try:
         return live_change(validate_spec(running), validate_spec(new))

@@ -44,7 +44,7 @@ def bus_spec(
     kafka: str, source: str, *rules: dict[str, Any], compiled: bool = False
 ) -> dict[str, Any]:
     """A bus routed batch by batch (``tolerance: all``), or one compiled into its query
-    (Kafka targets only, ``tolerance: none``: pipelines.bus.compiled_into_query)."""
+    (Kafka targets only, ``tolerance: none``: pipelines.spec.live.compiled_into_query)."""
     return {
         "errors": {"tolerance": "none" if compiled else "all"},
         "source": {

@@ -20,14 +20,13 @@ from pipelines.builder import build_stream
 from pipelines.bus import (
     build_bus_stream,
     compile_bus,
-    compiled_into_query,
     group_producer_options,
-    live_change,
     routing_column,
     rule_predicate,
 )
 from pipelines.patterns import route_plans, variant_child
 from pipelines.spec import SpecError, validate_spec
+from pipelines.spec.live import compiled_into_query, live_change
 from pipelines.spec.patterns import compile_pattern
 from tests.support.conformance import load_conformance
 

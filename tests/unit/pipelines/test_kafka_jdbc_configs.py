@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from pipelines.kafka_options import jaas_config, security_options
-from pipelines.sinks.kafka import kafka_sink_options
+from pipelines.kafka_options import jaas_config, kafka_sink_options, security_options
 from pipelines.sources.kafka import kafka_source_options
 from pipelines.spec import SpecError, StageSpec, parse_stage_config
 from pipelines.spec.configs import JdbcSinkConfig, KafkaSinkConfig, KafkaSourceConfig

@@ -10,8 +10,9 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.testing import assertDataFrameEqual
 
+from pipelines.kafka_options import kafka_sink_options
 from pipelines.sinks import SINKS
-from pipelines.sinks.kafka import events_to_kafka_records, kafka_sink_options, write_kafka
+from pipelines.sinks.kafka import events_to_kafka_records, write_kafka
 from pipelines.sources.kafka import kafka_records_to_events
 from pipelines.spec.configs import KafkaSinkConfig, KafkaSourceConfig
 from tests.unit.pipelines.conftest import RECORD_TIME_TEXT

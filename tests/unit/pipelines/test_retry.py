@@ -14,7 +14,6 @@ import tenacity
 from pydantic import ValidationError
 from pyspark.sql import DataFrame, SparkSession
 
-from pipelines.builder import retry_policy
 from pipelines.retry import (
     TOO_OLD,
     RetriedWrite,
@@ -26,6 +25,7 @@ from pipelines.retry import (
 from pipelines.spec import SpecError, validate_spec
 from pipelines.spec.configs.http_sink import HttpRetry
 from pipelines.spec.configs.retry import SinkRetry
+from pipelines.spec.live import retry_policy
 from pipelines.spec.plugins import get_plugin
 from tests.unit.pipelines.event_rows import events_frame
 

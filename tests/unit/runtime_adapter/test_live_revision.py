@@ -2,7 +2,7 @@
 change releases the connector (its driver starts it again from its checkpoint).
 
 The decision (:func:`runtime_adapter.host.hosted.live_revision`, on
-:func:`pipelines.bus.live_change`), the hosted connector taking and applying it, and the
+:func:`pipelines.spec.live.live_change`), the hosted connector taking and applying it, and the
 driver's pass choosing between taking and releasing, on the real store. The real query taking
 it is tests/integration/test_live_rules.py.
 """
