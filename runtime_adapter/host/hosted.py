@@ -23,8 +23,9 @@ when the store answers again, and the counts the store keeps wait here meanwhile
 A new revision of a running bus that changes its rules alone
 (:func:`pipelines.spec.live.live_change`) is taken by the running query
 (:meth:`HostedConnector.take_revision`, its :class:`~pipelines.bus.BusRouter` swaps the rules
-from the next batch on): no restart, the same query run; the status reports the new ``revision``. Any other new revision releases the
-connector and its driver starts it again from its checkpoint.
+from the next batch on): no restart, the same query run; the status reports the new
+``revision``. Any other new revision releases the connector and its driver starts it again
+from its checkpoint.
 """
 
 from __future__ import annotations
