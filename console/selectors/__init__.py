@@ -7,5 +7,6 @@ calls a selector to read and a service to change. Selectors never import service
 * :mod:`.channels` - channels for the lists, their revisions, lifecycle events and token state;
 * :mod:`.audit_trail` - the audit trail, newest first;
 * :mod:`.cluster` - the cluster view, read live from the runtime;
+* :mod:`.deploys` - what deploying a channel's saved revision would do;
 * :mod:`.specs` - the plugin catalogue, spec and pattern checks, secret redaction (pure).
 """

@@ -46,6 +46,7 @@ from console.choices import (
 from console.crypto import decrypt_spec, encrypt_spec
 from console.models import Channel, ChannelRun, Connector, Revision, Worker
 from console.runtime import get_runtime
+from console.selectors.deploys import DeployPlan, deploy_plan
 from console.selectors.specs import normalize_spec
 from console.services import channel_health
 from console.services.deployments import channel_deployment
@@ -274,6 +275,27 @@ def start_channel(
         connector = _deploy(channel, TargetState.RUNNING, actor or actor_for(user))
         _refresh_health(channel)
         return connector
+
+
+def deploy_channel(
+    channel: Channel, *, user: User | None = None, actor: str | None = None
+) -> DeployPlan:
+    """Put the channel's latest saved revision to work, from any state, as its plan says
+    (:func:`console.selectors.deploys.deploy_plan`): a stopped or never-started channel
+    starts with it; a paused one stays paused with it; a running bus whose rules alone
+    changed takes them live; any other (a FAILED one included) restarts with it from its
+    checkpoint. Returns the plan followed (``effect`` ``none``: nothing was to do)."""
+    with transaction.atomic():
+        channel = Channel.objects.select_for_update().get(pk=channel.pk)
+        plan = deploy_plan(channel)
+        if plan.effect == "none":
+            return plan
+        paused = channel.target_state == TargetState.PAUSED
+        _deploy(
+            channel, TargetState.PAUSED if paused else TargetState.RUNNING, actor or actor_for(user)
+        )
+        _refresh_health(channel)
+        return plan
 
 
 def stop_channel(

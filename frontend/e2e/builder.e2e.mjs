@@ -2,9 +2,11 @@
 // log in, drag a source, a filter and a sink onto the canvas, connect them, fill the forms,
 // see a validation error and fix it, try sample events on the pattern, save, start, watch it
 // run, pause, resume, stop; view its offsets, save a second revision and open the diff between
-// the running revision and the latest. axe-core checks the channels list, the builder and the
-// channel page (no serious or critical violation; reports axe-<page>-<flow>.json).
-// Screenshots (builder-<flow>.png, channel-<flow>.png, revisions-<flow>.png) go to E2E_ARTIFACTS.
+// the running revision and the latest, then deploy it from the page's deploy bar (its plan and
+// confirmation checked). axe-core checks the channels list, the builder and the channel page
+// (no serious or critical violation; reports axe-<page>-<flow>.json). Screenshots
+// (builder-<flow>.png, channel-<flow>.png, revisions-<flow>.png, deploy-<flow>.png) go to
+// E2E_ARTIFACTS.
 //
 // E2E_FLOW=generator: generator → filter → preview (the live tail shows the output).
 // E2E_FLOW=kafka: Kafka source (E2E_KAFKA, topic E2E_TOPIC_IN, from the earliest offset) →
@@ -237,6 +239,26 @@ try {
     await page.getByTestId("revisions").scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(artifacts, `revisions-${flow}.png`), fullPage: true });
     await checkA11y("channel-diff");
+
+    step("the page says which revision ran and which is saved, and deploys the saved one");
+    const bar = page.getByTestId("deploy-bar");
+    await bar.filter({ hasText: "Last ran revision 1; revision 2 is saved and not deployed yet." }).waitFor();
+    await bar.filter({ hasText: "Starts the channel with revision 2, from its checkpoint." }).waitFor();
+    await bar.filter({ hasText: "Changed: transforms[" }).waitFor();
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: join(artifacts, `deploy-${flow}.png`) });
+    let asked = "";
+    page.once("dialog", (dialog) => {
+      asked = dialog.message();
+      void dialog.accept();
+    });
+    await bar.getByRole("button", { name: "Deploy revision 2" }).click();
+    await waitForState("RUNNING");
+    if (!asked.startsWith(`Deploy revision 2 of ${channel}?`)) throw new Error(`confirmation: ${asked}`);
+    await page.getByTestId("deploy-bar").waitFor({ state: "detached", timeout: RUN_TIMEOUT });
+    step(`deployed: ${asked.replace(/\n+/g, " ")}`);
+    await page.getByRole("button", { name: "Stop", exact: true }).click();
+    await waitForState("STOPPED");
   }
   if (consoleErrors.length > 0) throw new Error(`errors in the page:\n${consoleErrors.join("\n")}`);
   step("passed");

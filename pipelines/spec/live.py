@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from pipelines.kafka_options import kafka_sink_options
-from pipelines.spec.channel import ChannelSpec, StageSpec, parse_stage_config
+from pipelines.spec.channel import (
+    ChannelSpec,
+    SpecError,
+    StageSpec,
+    parse_stage_config,
+    validate_spec,
+)
 from pipelines.spec.configs.kafka import KafkaSinkConfig
 from pipelines.spec.configs.retry import SinkRetry
 
@@ -67,3 +73,15 @@ def live_change(old: ChannelSpec, new: ChannelSpec) -> bool:
 
 def without_rules(spec: ChannelSpec) -> dict[str, Any]:
     return spec.model_dump(mode="json", exclude={"rules"})
+
+
+def live_revision(running: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether a query running the (plain) spec ``running`` can take ``new`` without a restart:
+    both are buses and only their rules differ (:func:`live_change`). An invalid spec is
+    never taken live (its start reports why)."""
+    if running.get("rules") is None or new.get("rules") is None:
+        return False
+    try:
+        return live_change(validate_spec(running), validate_spec(new))
+    except SpecError:
+        return False

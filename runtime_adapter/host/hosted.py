@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from pipelines.spec.live import live_revision
 from runtime_adapter.base import ConnectorStatus, Deployment, ExecutorInfo
 from runtime_adapter.checkpoint import checkpoint_dir
 from runtime_adapter.config import RuntimeConfig
@@ -98,21 +99,6 @@ at every stage: 20-50 % of the optimizer's time per batch on the bench channel
 
 class NotOwner(Exception):
     """The connector is no longer this driver's to run (moved, restarted, deleted)."""
-
-
-def live_revision(running: dict[str, Any], new: dict[str, Any]) -> bool:
-    """Whether a query running the (plain) spec ``running`` can take ``new`` without a restart:
-    both are buses and only their rules differ (:func:`pipelines.spec.live.live_change`). An
-    invalid spec is never taken live (its start reports why)."""
-    if running.get("rules") is None or new.get("rules") is None:
-        return False
-    from pipelines.spec import SpecError, validate_spec
-    from pipelines.spec.live import live_change
-
-    try:
-        return live_change(validate_spec(running), validate_spec(new))
-    except SpecError:
-        return False
 
 
 @dataclass(frozen=True)
@@ -201,9 +187,9 @@ class HostedConnector:
 
     def take_revision(self, placement: Placement, deployment: Deployment | None) -> bool:
         """Take ``placement``, a new revision of the same generation, into the running query
-        when only its rules changed (:func:`live_revision`); False when it cannot (not a bus,
-        no query running, another generation, anything but the rules changed): the driver
-        then releases the connector and starts it again.
+        when only its rules changed (:func:`~pipelines.spec.live.live_revision`); False when it
+        cannot (not a bus, no query running, another generation, anything but the rules
+        changed): the driver then releases the connector and starts it again.
 
         Taken, it is this connector's placement from now on (so asking again is a no-op) and
         its thread applies it at once (:meth:`apply_live_revision`). Called by the driver's

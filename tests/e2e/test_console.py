@@ -72,7 +72,8 @@ def assert_operated_by_admin(stack: Stack, channel: str) -> None:
     http = stack.session()
     status = http.get(f"{stack.api}/channels/{channel}/status", timeout=10).json()
     assert status["target_state"] == "STOPPED"
-    assert (status["revision"], status["latest_revision"], status["drift"]) == (1, 2, True)
+    # Revision 2 deployed from the channel page's deploy bar, then stopped.
+    assert (status["revision"], status["latest_revision"], status["drift"]) == (2, 2, False)
     revisions = http.get(f"{stack.api}/channels/{channel}/revisions/", timeout=10).json()
     assert [(r["number"], r["created_by"]) for r in revisions["results"]] == [
         (2, "admin"),

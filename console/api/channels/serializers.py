@@ -341,6 +341,32 @@ class RestartTaskSerializer(serializers.Serializer):
     worker_id = serializers.CharField(allow_null=True)
 
 
+class DeployPlanSerializer(serializers.Serializer):
+    """What deploying the saved revision does (``GET``: would do; ``POST``: did)."""
+
+    name = serializers.CharField()
+    running_revision = serializers.IntegerField(
+        allow_null=True,
+        help_text="The revision the channel runs (or last ran); null before a first start.",
+    )
+    saved_revision = serializers.IntegerField(
+        help_text="The latest saved revision: what a deploy puts to work."
+    )
+    target_state = serializers.CharField()
+    state = serializers.CharField(help_text="The connector's state as last recorded.")
+    effect = serializers.ChoiceField(
+        choices=["none", "start", "live", "restart"],
+        help_text="none: the saved revision already runs; start: the channel starts with it; "
+        "live: the running bus takes its rules without a restart; restart: the query starts "
+        "again with it from its checkpoint (a FAILED channel too).",
+    )
+    summary = serializers.CharField(help_text="What the deploy does, in a sentence.")
+    changed = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Fields that differ from the running revision (at most 20).",
+    )
+
+
 class RestartAnswerSerializer(serializers.Serializer):
     """What a restart request does, shaped like Kafka Connect's KIP-745 answer: the
     connector and its tasks, RESTARTING where they will restart, else as they are."""

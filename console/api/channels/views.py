@@ -43,6 +43,7 @@ from console.api.channels.serializers import (
     ChannelSerializer,
     ChannelStatusSerializer,
     ChannelWithStatusSerializer,
+    DeployPlanSerializer,
     LifecycleEventSerializer,
     PreviewQuerySerializer,
     RestartAnswerSerializer,
@@ -63,6 +64,7 @@ from console.api.responses import (
 from console.models import Channel
 from console.selectors import channels as selectors
 from console.selectors import reporting
+from console.selectors.deploys import deploy_plan
 from console.selectors.specs import SECRET_CHANGED_MARKER
 from console.services.channels import UNCHANGED
 
@@ -134,6 +136,8 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         "partial_update": permissions.CHANGE,
         "destroy": permissions.DELETE,
         **permissions.OPERATE,
+        "deploy": permissions.seeing(),
+        "deploy_now": permissions.Need(permissions.OPERATE_CHANNEL, "deploy channels"),
     }
 
     def list(self, request: Request) -> Response:
@@ -198,6 +202,40 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         channel = self.get_object()
         services.start_channel(channel, user=cast(User, request.user))
         return self._accepted(channel.name, "RUNNING")
+
+    @extend_schema(
+        operation_id="channels_deploy_plan",
+        summary="What deploying the saved revision would do",
+        description=(
+            "The revision the channel runs, the latest saved one, the fields that differ and "
+            "what a deploy would do: `none` (it already runs), `start` (stopped or never "
+            "started), `live` (a running bus takes new rules without a restart) or `restart` "
+            "(the query starts again with it from its checkpoint; a FAILED channel too). "
+            "Nothing changes."
+        ),
+        responses={200: DeployPlanSerializer, 404: NOT_FOUND},
+    )
+    @action(detail=True, methods=["get"])
+    def deploy(self, request: Request, name: str) -> Response:
+        plan = deploy_plan(self.get_object())
+        return Response(DeployPlanSerializer(plan).data)
+
+    @extend_schema(
+        operation_id="channels_deploy",
+        summary="Deploy the saved revision",
+        description=(
+            "Puts the latest saved revision to work from any state, as the plan (GET) says: "
+            "a stopped channel starts with it, a paused one stays paused with it, a running "
+            "bus whose rules alone changed takes them live, anything else (FAILED included) "
+            "restarts with it from its checkpoint. Returns at once with the plan followed."
+        ),
+        request=None,
+        responses={202: DeployPlanSerializer, 404: NOT_FOUND, 503: RUNTIME_DOWN},
+    )
+    @deploy.mapping.post
+    def deploy_now(self, request: Request, name: str) -> Response:
+        plan = services.deploy_channel(self.get_object(), user=cast(User, request.user))
+        return Response(DeployPlanSerializer(plan).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(
         operation_id="channels_stop",

@@ -14,6 +14,7 @@ import type {
   ChannelSpec,
   ChannelStatus,
   Cluster,
+  DeployPlan,
   EventPatternResult,
   IssuedIngestToken,
   LifecycleEvent,
@@ -127,6 +128,30 @@ export function useChannelAction() {
   });
 }
 
+/** What deploying the channel's saved revision would do: asked only while it is wanted. */
+export function useDeployPlan(name: string, enabled: boolean, version: string) {
+  return useQuery({
+    // Asked again when what it depends on changes (the revisions, the state, the target).
+    queryKey: ["deploy", name, version],
+    queryFn: () => api<DeployPlan>(`channels/${encodeURIComponent(name)}/deploy`),
+    enabled,
+  });
+}
+
+/** Deploy the saved revision (its answer: the plan followed). */
+export function useDeploy() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (name: string) => post<DeployPlan>(`channels/${encodeURIComponent(name)}/deploy`),
+    onSettled: (_data, _error, name) => {
+      for (const key of ["status", "deploy", "lifecycle", "channel"]) {
+        void client.invalidateQueries({ queryKey: [key, name] });
+      }
+      void client.invalidateQueries({ queryKey: ["channels"] });
+    },
+  });
+}
+
 export interface SaveChannel {
   name: string;
   description: string;
@@ -151,6 +176,7 @@ export function useSaveChannel() {
       void client.invalidateQueries({ queryKey: ["channels"] });
       void client.invalidateQueries({ queryKey: ["revisions", channel.name] });
       void client.invalidateQueries({ queryKey: ["status", channel.name] });
+      void client.invalidateQueries({ queryKey: ["deploy", channel.name] });
     },
   });
 }

@@ -134,6 +134,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{name}/deploy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What deploying the saved revision would do
+         * @description The revision the channel runs, the latest saved one, the fields that differ and what a deploy would do: `none` (it already runs), `start` (stopped or never started), `live` (a running bus takes new rules without a restart) or `restart` (the query starts again with it from its checkpoint; a FAILED channel too). Nothing changes.
+         */
+        get: operations["channels_deploy_plan"];
+        put?: never;
+        /**
+         * Deploy the saved revision
+         * @description Puts the latest saved revision to work from any state, as the plan (GET) says: a stopped channel starts with it, a paused one stays paused with it, a running bus whose rules alone changed takes them live, anything else (FAILED included) restarts with it from its checkpoint. Returns at once with the plan followed.
+         */
+        post: operations["channels_deploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{name}/discovery": {
         parameters: {
             query?: never;
@@ -1546,6 +1570,30 @@ export interface components {
             /** @description Why not, when it cannot. */
             note: string;
         };
+        /** @description What deploying the saved revision does (``GET``: would do; ``POST``: did). */
+        DeployPlan: {
+            name: string;
+            /** @description The revision the channel runs (or last ran); null before a first start. */
+            running_revision: number | null;
+            /** @description The latest saved revision: what a deploy puts to work. */
+            saved_revision: number;
+            target_state: string;
+            /** @description The connector's state as last recorded. */
+            state: string;
+            /**
+             * @description none: the saved revision already runs; start: the channel starts with it; live: the running bus takes its rules without a restart; restart: the query starts again with it from its checkpoint (a FAILED channel too).
+             *
+             *     * `none` - none
+             *     * `start` - start
+             *     * `live` - live
+             *     * `restart` - restart
+             */
+            effect: components["schemas"]["EffectEnum"];
+            /** @description What the deploy does, in a sentence. */
+            summary: string;
+            /** @description Fields that differ from the running revision (at most 20). */
+            changed: string[];
+        };
         Diff: {
             subject: string;
             from_version: components["schemas"]["Version"];
@@ -1582,6 +1630,14 @@ export interface components {
             /** @description The other live workers in service that can take them; empty: they keep running on it until one is alive. */
             takers: string[];
         };
+        /**
+         * @description * `none` - none
+         *     * `start` - start
+         *     * `live` - live
+         *     * `restart` - restart
+         * @enum {string}
+         */
+        EffectEnum: "none" | "start" | "live" | "restart";
         /** @description The body of a 401, 403, 404, 409 or 503: DRF's ``{"detail": "<reason>"}``. */
         ErrorDetail: {
             /** @description Why the request was not served. */
@@ -3111,6 +3167,75 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The runtime is unavailable; nothing changed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_deploy_plan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeployPlan"];
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_deploy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeployPlan"];
                 };
             };
             /** @description No channel has this name. */

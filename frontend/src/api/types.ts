@@ -97,6 +97,8 @@ export type IssuedIngestToken = Schemas["IssuedIngestToken"];
 export type Task = Required<Schemas["Task"]>;
 /** `rules`: a bus's per-rule counts (empty for a linear channel). */
 export type ChannelStatus = Omit<Schemas["ChannelStatus"], "tasks"> & { readonly tasks: Task[] };
+/** What deploying the saved revision does (GET: would do; POST: did). */
+export type DeployPlan = Schemas["DeployPlan"];
 /**
  * A bus's counts for one rule since its driver started, in the spec's rule order (the runtime's
  * ConnectorStatus.rules); each target's `sink` is its spec path, e.g. "rules[0].sinks[1]".

@@ -4,12 +4,16 @@ import { useChannelAction } from "../api/hooks";
 import type { ChannelAction, TargetState } from "../api/types";
 import { useCan } from "../ui/permissions";
 
-const ACTIONS: { action: ChannelAction; label: string }[] = [
-  { action: "start", label: "Start" },
-  { action: "pause", label: "Pause" },
-  { action: "resume", label: "Resume" },
-  { action: "restart", label: "Restart" },
-  { action: "stop", label: "Stop" },
+const ACTIONS: { action: ChannelAction; label: string; does: string }[] = [
+  { action: "start", label: "Start", does: "Start with the latest saved revision" },
+  { action: "pause", label: "Pause", does: "Stop the query, keep its driver warm" },
+  { action: "resume", label: "Resume", does: "Run the paused query again, with the revision it had" },
+  {
+    action: "restart",
+    label: "Restart",
+    does: "Restart the revision that runs, from its checkpoint (Deploy puts a saved one to work)",
+  },
+  { action: "stop", label: "Stop", does: "Stop the query and release its driver; the checkpoint is kept" },
 ];
 
 /** Which actions make sense for a target state (the server refuses the others with 409). */
@@ -55,13 +59,13 @@ export function ActionButtons({
   };
   return (
     <div className="actions" role="group" aria-label="Channel actions">
-      {ACTIONS.map(({ action, label }) => (
+      {ACTIONS.map(({ action, label, does }) => (
         <button
           key={action}
           type="button"
           className={action === "start" || action === "resume" ? "primary" : action === "stop" ? "danger" : ""}
           disabled={busy || !operate.allowed || names.length === 0 || !targets.some((t) => allowed(action, t))}
-          title={operate.reason || undefined}
+          title={operate.reason || does}
           onClick={() => void run(action)}
         >
           {label}

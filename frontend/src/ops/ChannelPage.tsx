@@ -15,6 +15,8 @@ import {
   runningRevision,
 } from "./channelView";
 import { DeadLettersPanel } from "./DeadLettersPanel";
+import { failureLine, revisionCard } from "./deploy";
+import { DeployBar } from "./DeployBar";
 import { DiscoveryPanel } from "./DiscoveryPanel";
 import { DeleteChannelButton } from "./DeleteChannelButton";
 import { HistoryPanel } from "./HistoryCharts";
@@ -64,6 +66,11 @@ function ChannelView({ name }: { name: string }) {
               {s.reason}
             </p>
           )}
+          {s?.state === "FAILED" && failureLine(s.trace) && (
+            <p className="state-reason failed" role="status" data-testid="failure-reason">
+              {failureLine(s.trace)} <a href="#failure">Full trace</a>
+            </p>
+          )}
           <p className="small muted" data-testid="driver">
             {s?.driver_id ? (
               <>
@@ -99,6 +106,8 @@ function ChannelView({ name }: { name: string }) {
         )}
       </div>
 
+      <DeployBar name={name} status={s} />
+
       <div className="cards">
         <Card label="Target state" value={s?.target_state ?? "—"} />
         <Card label="Events/s" value={fmtNumber(liveEventsPerSecond(s), 1)} testId="events-per-second" />
@@ -109,10 +118,7 @@ function ChannelView({ name }: { name: string }) {
           link={`${href({ page: "channel", name })}/dead-letters`}
         />
         <Card label="Worker" value={s?.worker_id ?? "—"} />
-        <Card
-          label="Revision"
-          value={`${s?.revision ?? "—"} / ${s?.latest_revision ?? "—"}${s?.drift ? " (drift)" : ""}`}
-        />
+        <Card label="Revision" value={revisionCard(s)} />
         <Card label="Generation" value={fmtNumber(s?.generation)} />
         <Card label="Last status" value={ago(s?.status_seen_at ?? s?.last_status_at)} />
       </div>
@@ -127,7 +133,7 @@ function ChannelView({ name }: { name: string }) {
       {channel.data?.spec.rules && <RulesPanel spec={channel.data.spec} status={s} />}
 
       {s?.trace && (
-        <section className="panel failure" aria-label="Failure">
+        <section className="panel failure" aria-label="Failure" id="failure">
           <h2>Failure</h2>
           <pre className="trace" tabIndex={0} role="region" aria-label="Failure trace">
             {s.trace}

@@ -49,6 +49,8 @@ RULES = {
     ("channel-pause", "post"): "operate",
     ("channel-resume", "post"): "operate",
     ("channel-restart", "post"): "operate",
+    ("channel-deploy", "get"): "view",
+    ("channel-deploy", "post"): "operate",
     ("channel-bulk", "post"): "operate",  # a stop here; delete needs editor (test_api_fleet)
     ("channel-status", "get"): "view",
     ("channel-preview", "get"): "view",

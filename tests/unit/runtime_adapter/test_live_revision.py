@@ -1,7 +1,7 @@
 """A running bus takes a new revision that changes its rules alone without a restart; any other
 change releases the connector (its driver starts it again from its checkpoint).
 
-The decision (:func:`runtime_adapter.host.hosted.live_revision`, on
+The decision (:func:`pipelines.spec.live.live_revision`, on
 :func:`pipelines.spec.live.live_change`), the hosted connector taking and applying it, and the
 driver's pass choosing between taking and releasing, on the real store. The real query taking
 it is tests/integration/test_live_rules.py.
@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 
 from pipelines.spec import SpecError
+from pipelines.spec.live import live_revision
 from runtime_adapter.base import Deployment
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.driver import DriverHost
-from runtime_adapter.host.hosted import HostedConnector, live_revision
+from runtime_adapter.host.hosted import HostedConnector
 from runtime_adapter.states import TargetState
 from runtime_adapter.store import Placement, RedisStore
 
