@@ -9,6 +9,7 @@ import { useCan } from "../ui/permissions";
 import { channelNameProblem, saveProblemsText } from "./channelName";
 import { downloadJson, parseChannelFile } from "./io";
 import { useBuilder } from "./store";
+import { savedMessage } from "./saved";
 
 interface Props {
   routeName: string | null;
@@ -49,7 +50,7 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
         onSuccess: (channel) => {
           state.setNodeErrors({});
           state.markSaved();
-          setMessage(`Saved revision ${channel.revision ?? ""} of ${channel.name}.`);
+          setMessage(savedMessage(channel));
           onSaved(channel.name);
           if (routeName !== channel.name) navigate({ page: "build", name: channel.name });
         },
