@@ -436,24 +436,56 @@ class ChannelAdmin(admin.ModelAdmin):
         extra_context = extra_context or {}
         channel = self.get_object(request, object_id)
         if channel is not None and self.has_operate_permission(request, channel):
-            extra_context["lifecycle_buttons"] = [
-                {
-                    "label": op.label,
-                    "url": reverse("admin:console_channel_lifecycle", args=[channel.pk, op.name]),
-                    "enabled": _button_enabled(channel, op.name),
-                }
-                for op in LIFECYCLE_OPERATIONS.values()
-            ]
+            buttons = []
+            for op in LIFECYCLE_OPERATIONS.values():
+                refusal = _button_refusal(channel, op.name)
+                buttons.append(
+                    {
+                        "label": op.label,
+                        "url": reverse(
+                            "admin:console_channel_lifecycle", args=[channel.pk, op.name]
+                        ),
+                        "enabled": refusal is None,
+                        "title": refusal or _BUTTON_TITLES.get(op.name, ""),
+                    }
+                )
+            extra_context["lifecycle_buttons"] = buttons
         return super().change_view(request, object_id, form_url, extra_context)
 
 
-def _button_enabled(channel: Channel, operation: str) -> bool:
-    """Grey out what the service would refuse (it still checks: the page may be stale)."""
-    if operation in {"pause", "resume", "restart"} and channel.target_state == TargetState.STOPPED:
-        return False
-    if operation == "restart":
-        return getattr(channel, "connector", None) is not None
-    return True
+_BUTTON_TITLES = {
+    "start": "Deploy the latest saved revision and run it",
+    "stop": "Stop the query and release its driver; the checkpoint is kept",
+    "pause": "Stop the query, keep its driver warm",
+    "resume": "Run the paused query again, with the revision it had",
+    "restart": "Restart the revision that runs, from its checkpoint",
+}
+
+
+def _button_refusal(channel: Channel, operation: str) -> str | None:
+    """Why a button is greyed out (None: it is not), following the channel's state as the
+    console's buttons do: what would change nothing or be refused. The service still checks
+    (the page may be stale)."""
+    target = channel.target_state
+    connector = getattr(channel, "connector", None)
+    if operation == "start":
+        if target != TargetState.RUNNING or connector is None:
+            return None
+        if connector.state == ConnectorState.FAILED or connector.finished:
+            return None  # a start runs it again
+        latest = channel.latest_revision_obj()
+        if latest is not None and connector.revision_id != latest.pk:
+            return None  # a start deploys the saved revision
+        return "It runs its latest revision already"
+    if operation == "stop":
+        return "It is stopped already" if target == TargetState.STOPPED else None
+    if operation == "pause":
+        return None if target == TargetState.RUNNING else f"Only a running channel pauses ({target})"
+    if operation == "resume":
+        return None if target == TargetState.PAUSED else f"Only a paused channel resumes ({target})"
+    if target == TargetState.STOPPED or connector is None:  # restart
+        return "Nothing runs to restart: start it"
+    return None
 
 
 @admin.register(Connector)

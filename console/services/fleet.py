@@ -18,13 +18,15 @@ reference the set-based path is tested against).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Max
 
-from console.models import AuditEvent, Channel
+from console.choices import ConnectorState
+from console.models import AuditEvent, Channel, Connector, Revision
 from console.services import channels as channel_services
 from console.services import fleet_batch
 from console.services.errors import (
@@ -58,6 +60,10 @@ class BulkResult:
     """The HTTP status the channel's own endpoint would have answered (202, 204, 404, 409, 503)."""
     error: str = ""
     target_state: str | None = None
+    changed: bool = True
+    """Whether the action changed the channel: False when it failed, or when the channel
+    already was where the action takes it (a start of a running channel whose latest revision
+    runs, a stop of a stopped one)."""
 
 
 def bulk_lifecycle(
@@ -83,6 +89,7 @@ def bulk_lifecycle(
         )
     }
     ordered = list(dict.fromkeys(names))
+    already = _already_there(action, list(by_name.values()))
     results: list[BulkResult] = []
     if batched:
         found = [by_name[name] for name in ordered if name in by_name]
@@ -105,8 +112,38 @@ def bulk_lifecycle(
                 results.append(BulkResult(name, False, 404, _MISSING.error))
                 continue
             results.append(_one(service, action, channel, user))
+    results = [replace(r, changed=r.ok and r.name not in already) for r in results]
     _audit(action, results, user, via, remote_addr, user_agent)
     return results
+
+
+_TARGET_OF = {"start": "RUNNING", "stop": "STOPPED", "pause": "PAUSED", "resume": "RUNNING"}
+
+
+def _already_there(action: str, channels: list[Channel]) -> set[str]:
+    """The channels ``action`` leaves as they are: already at its target state, and for a
+    start with their latest revision deployed and nothing FAILED to start again."""
+    target = _TARGET_OF.get(action)
+    if target is None:  # restart and delete always act
+        return set()
+    at_target = [c for c in channels if c.target_state == target]
+    if action != "start" or not at_target:
+        return {c.name for c in at_target}
+    latest = dict(
+        Revision.objects.filter(channel__in=at_target)
+        .values("channel_id")
+        .annotate(number=Max("number"))
+        .values_list("channel_id", "number")
+    )
+    settled = set()
+    for connector in Connector.objects.filter(channel__in=at_target).select_related(
+        "revision", "channel"
+    ):
+        deployed = connector.revision.number if connector.revision is not None else None
+        failed = connector.state == ConnectorState.FAILED
+        if deployed == latest.get(connector.channel_id) and not failed and not connector.finished:
+            settled.add(connector.channel.name)
+    return settled
 
 
 def _one(

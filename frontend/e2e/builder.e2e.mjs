@@ -62,7 +62,12 @@ const FLOWS = {
       await addStage("source", "kafka", "kafka", 110, 160);
       await page.getByLabel("Bootstrap servers").fill(kafka);
       await page.getByLabel("Topics").fill(topicIn);
-      await page.getByLabel("Starting offsets").fill('"earliest"');
+      // Typed as the help text says it (text, not JSON); the plaintext broker's form folds its
+      // SASL / TLS settings away, and the node names its topic.
+      await page.getByLabel("Starting offsets").fill("earliest");
+      await page.getByText("Security (SASL / TLS): none, plaintext").waitFor();
+      if (await page.getByLabel("SASL mechanism").isVisible()) throw new Error("SASL fields shown");
+      await page.getByTestId("node-source-kafka").filter({ hasText: `kafka · ${topicIn}` }).waitFor();
     },
     async addSink() {
       await addStage("sink", "kafka", "kafka", 590, 160);

@@ -242,12 +242,19 @@ class BulkResultSerializer(serializers.Serializer):
     )
     error = serializers.CharField(help_text="Why it failed; empty when ok.")
     target_state = serializers.CharField(allow_null=True)
+    changed = serializers.BooleanField(
+        help_text="Whether the action changed the channel: false when it failed or when the "
+        "channel already was where the action takes it (nothing done)."
+    )
 
 
 class BulkAnswerSerializer(serializers.Serializer):
     action = serializers.CharField()
     count = serializers.IntegerField(help_text="Channels acted on.")
     ok = serializers.IntegerField(help_text="How many succeeded.")
+    unchanged = serializers.IntegerField(
+        help_text="Of those, how many already were where the action takes them (nothing done)."
+    )
     failed = serializers.IntegerField(help_text="How many did not (see each result's error).")
     results = BulkResultSerializer(many=True)
 
@@ -332,6 +339,7 @@ class ChannelBulkViewSet(viewsets.GenericViewSet):
             "action": data["action"],
             "count": len(results),
             "ok": ok,
+            "unchanged": sum(1 for result in results if result.ok and not result.changed),
             "failed": len(results) - ok,
             "results": [result.__dict__ for result in results],
         }

@@ -1041,6 +1041,8 @@ export interface components {
             count: number;
             /** @description How many succeeded. */
             ok: number;
+            /** @description Of those, how many already were where the action takes them (nothing done). */
+            unchanged: number;
             /** @description How many did not (see each result's error). */
             failed: number;
             results: components["schemas"]["BulkResult"][];
@@ -1077,6 +1079,8 @@ export interface components {
             /** @description Why it failed; empty when ok. */
             error: string;
             target_state: string | null;
+            /** @description Whether the action changed the channel: false when it failed or when the channel already was where the action takes it (nothing done). */
+            changed: boolean;
         };
         Capabilities: {
             /** @description May see channels, workers and their history. */

@@ -2,13 +2,14 @@ import type { FieldProps } from "@rjsf/utils";
 import { useId, useState } from "react";
 
 import { useFieldSuggestions } from "./FieldSuggestions";
+import { acceptsText, readTyped, shownText } from "./jsonText";
 
 /** A JSON editor for free-form config values (event patterns, templates, maps). */
 export function JsonField(props: FieldProps) {
   const { formData, onChange, schema, name, fieldPathId, rawErrors, required, readonly, disabled } = props;
   const fallbackId = useId();
   const inputId = fieldPathId.$id || fallbackId;
-  const external = formData === undefined ? "" : JSON.stringify(formData, null, 2);
+  const external = shownText(formData, schema);
   const [text, setText] = useState(external);
   const [lastExternal, setLastExternal] = useState(external);
   const [parseError, setParseError] = useState<string | null>(null);
@@ -19,19 +20,19 @@ export function JsonField(props: FieldProps) {
       onChange(undefined, fieldPathId.path);
       return;
     }
-    try {
-      const parsed: unknown = JSON.parse(value);
-      setParseError(null);
-      onChange(parsed, fieldPathId.path);
-    } catch (error) {
-      setParseError(`Not valid JSON yet: ${(error as Error).message}`);
+    const reading = readTyped(value, schema);
+    if ("error" in reading) {
+      setParseError(reading.error);
+      return;
     }
+    setParseError(null);
+    onChange(reading.value, fieldPathId.path);
   };
   const suggestions = useFieldSuggestions(text, typed);
   if (external !== lastExternal) {
     // The value changed from outside (undo, import): show it unless it is what we typed.
     setLastExternal(external);
-    if (!sameJson(text, formData)) setText(external);
+    if (!sameValue(text, formData, schema)) setText(external);
   }
   const title = (schema.title as string | undefined) ?? name;
   const example = Array.isArray(schema.examples) ? JSON.stringify(schema.examples[0]) : "";
@@ -39,7 +40,7 @@ export function JsonField(props: FieldProps) {
     <div className="field json-field">
       <label htmlFor={inputId}>
         {title}
-        {required ? " *" : ""} <span className="muted small">(JSON)</span>
+        {required ? " *" : ""} <span className="muted small">{acceptsText(schema) ? "(text or JSON)" : "(JSON)"}</span>
       </label>
       {schema.description && <p className="small muted">{schema.description}</p>}
       <textarea
@@ -60,10 +61,7 @@ export function JsonField(props: FieldProps) {
   );
 }
 
-function sameJson(text: string, value: unknown): boolean {
-  try {
-    return JSON.stringify(JSON.parse(text)) === JSON.stringify(value);
-  } catch {
-    return false;
-  }
+function sameValue(text: string, value: unknown, schema: FieldProps["schema"]): boolean {
+  const reading = readTyped(text, schema);
+  return "value" in reading && JSON.stringify(reading.value) === JSON.stringify(value);
 }

@@ -9,9 +9,10 @@ import { toFormErrors } from "../graph/spec";
 import { FieldPathField } from "./FieldPathField";
 import { InsertAsContext, type InsertAs } from "./FieldSuggestions";
 import { JsonField } from "./JsonField";
+import { SecurityField } from "./SecurityField";
 import { StringListField } from "./StringListField";
 
-const fields = { json: JsonField, stringList: StringListField, fieldPath: FieldPathField };
+const fields = { json: JsonField, stringList: StringListField, fieldPath: FieldPathField, security: SecurityField };
 
 interface Props {
   /** The plugin (or a rule: graph/rules.ts RULE_SCHEMA) whose config_schema the form follows. */

@@ -5,6 +5,7 @@ import { usePlugins } from "../api/hooks";
 import { patternSummary, ruleName } from "../graph/rules";
 import { pluginIndex, pluginKey } from "./plugins";
 import { ShapeWarning } from "./ShapeWarning";
+import { stageSummary } from "./stageSummary";
 import { useBuilder, type StageNode as StageNodeType } from "./store";
 
 /** The one node component of the stages: a stage of any plugin, looked up in the catalogue. */
@@ -13,6 +14,7 @@ export const StageNode = memo(function StageNode({ id, data, selected }: NodePro
   const plugin = pluginIndex(plugins.data).get(pluginKey(data.kind, data.type));
   const count = useProblemCount(id, data.readOnly === true);
   const detail = typeof data.detail === "string" ? data.detail : null;
+  const summary = stageSummary(data.type, data.config);
   return (
     <div
       className={`stage-node kind-${data.kind}${selected ? " selected" : ""}${count ? " invalid" : ""}`}
@@ -23,7 +25,10 @@ export const StageNode = memo(function StageNode({ id, data, selected }: NodePro
       {data.kind !== "source" && <Handle type="target" position={Position.Left} title="input" />}
       <div className="stage-kind">{data.kind}</div>
       <div className="stage-title">{plugin?.title ?? data.type}</div>
-      <div className="stage-type small muted">{data.type}</div>
+      <div className="stage-type small muted" title={summary || undefined}>
+        {data.type}
+        {summary && ` · ${summary}`}
+      </div>
       {detail && <Detail text={detail} />}
       <MatchMark id={id} readOnly={data.readOnly === true} />
       {data.kind !== "source" && data.readOnly !== true && <ShapeWarning type={data.type} config={data.config} />}

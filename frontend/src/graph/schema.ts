@@ -81,8 +81,14 @@ function freeJson(schema: JsonSchema): JsonSchema {
   for (const key of ["title", "description", "default", "examples"]) {
     if (schema[key] !== undefined) out[key] = schema[key];
   }
+  // A union one of whose options is text (`earliest` or an object): its editor takes text too.
+  const options = [schema.anyOf, schema.oneOf].flatMap((o) => (Array.isArray(o) ? (o as JsonSchema[]) : []));
+  if (options.some((option) => isPlainObject(option) && option.type === "string")) out[TEXT_TOO] = true;
   return out;
 }
+
+/** Marks a free-form JSON field whose value may also be plain text (see builder/jsonText.ts). */
+export const TEXT_TOO = "x-text-too";
 
 function resolvePointer(root: JsonSchema, ref: string): JsonSchema | undefined {
   if (!ref.startsWith("#/")) return undefined;
@@ -145,7 +151,8 @@ export function uiSchemaFor(schema: JsonSchema): UiSchema {
     } else if (isFreeJson(child)) {
       ui[key] = JSON_FIELD;
     } else if (child.type === "object") {
-      ui[key] = uiSchemaFor(child);
+      // A Kafka stage's SASL / TLS settings fold away until used (builder/SecurityField.tsx).
+      ui[key] = key === "security" ? { ...uiSchemaFor(child), "ui:field": "security" } : uiSchemaFor(child);
     } else if (child.type === "array" && isPlainObject(child.items) && isFreeJson(child.items)) {
       ui[key] = JSON_FIELD;
     } else if (

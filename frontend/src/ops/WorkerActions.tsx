@@ -6,13 +6,13 @@ import { useCan } from "../ui/permissions";
 import { actionMessage, confirmation, workerButtons } from "./workers";
 
 /** One worker's Drain / Back in service / Forget buttons, with the answer beside them. */
-export function WorkerActions({ worker }: { worker: Worker }) {
+export function WorkerActions({ worker, takers }: { worker: Worker; takers: string[] }) {
   const can = useCan("operate_workers");
   const mutation = useWorkerAction();
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
 
   function run(action: WorkerAction) {
-    const question = confirmation(worker, action, worker.connectors.length);
+    const question = confirmation(worker, action, worker.connectors.length, takers);
     if (question && !window.confirm(question)) return;
     setMessage(null);
     mutation.mutate(

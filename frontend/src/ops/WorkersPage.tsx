@@ -7,7 +7,7 @@ import { StateBadge } from "../ui/StateBadge";
 import { ago, fmtAge, fmtMiB, fmtTime } from "../ui/format";
 import { DriversSection } from "./DriversSection";
 import { WorkerActions } from "./WorkerActions";
-import { SERVICE_FILTERS, capacityCells, serviceLabel } from "./workers";
+import { SERVICE_FILTERS, capacityCells, serviceLabel, takersFor } from "./workers";
 import "./workers.css";
 
 /**
@@ -98,7 +98,7 @@ export function WorkersPage() {
                       ))}
                 </td>
                 <td>
-                  <WorkerActions worker={w} />
+                  <WorkerActions worker={w} takers={takersFor(w.worker_id, cluster.data?.runtime_workers ?? list)} />
                 </td>
               </tr>
             ))}

@@ -76,17 +76,22 @@ describe("bulk answers", () => {
       action: "pause",
       count: 3,
       ok: 1,
+      unchanged: 0,
       failed: 2,
       results: [
-        { name: "a", ok: true, status: 202, error: "", target_state: "PAUSED" },
-        { name: "b", ok: false, status: 409, error: "channel 'b' is STOPPED", target_state: null },
-        { name: "c", ok: false, status: 404, error: "No channel has this name.", target_state: null },
+        { name: "a", ok: true, status: 202, error: "", target_state: "PAUSED", changed: true },
+        { name: "b", ok: false, status: 409, error: "channel 'b' is STOPPED", target_state: null, changed: true },
+        { name: "c", ok: false, status: 404, error: "No channel has this name.", target_state: null, changed: true },
       ],
     });
     expect(summary).toBe("pause: 1 of 3 done, 2 failed.");
     expect(failures).toEqual(["b: channel 'b' is STOPPED", "c: No channel has this name."]);
-    expect(bulkMessages({ action: "stop", count: 2, ok: 2, failed: 0, results: [] }).summary).toBe(
+    expect(bulkMessages({ action: "stop", count: 2, ok: 2, unchanged: 0, failed: 0, results: [] }).summary).toBe(
       "stop: 2 of 2 done.",
+    );
+    // One of the two already ran: it is not counted as done.
+    expect(bulkMessages({ action: "start", count: 2, ok: 2, unchanged: 1, failed: 0, results: [] }).summary).toBe(
+      "start: 1 of 2 done, 1 already running.",
     );
   });
 });

@@ -99,22 +99,35 @@ export interface BulkResult {
   status: number;
   error: string;
   target_state: string | null;
+  /** False when it already was where the action takes it: nothing was done. */
+  changed: boolean;
 }
 
 export interface BulkAnswer {
   action: BulkAction;
   count: number;
   ok: number;
+  /** Of the ok ones, those that already were where the action takes them. */
+  unchanged: number;
   failed: number;
   results: BulkResult[];
 }
 
-/** One line for the whole answer and one per failed channel. */
+const ALREADY: Partial<Record<BulkAction, string>> = {
+  start: "running",
+  resume: "running",
+  pause: "paused",
+  stop: "stopped",
+};
+
+/** One line for the whole answer and one per failed channel: what was done, what already was
+ * so (nothing done to it), what failed. */
 export function bulkMessages(answer: BulkAnswer): { summary: string; failures: string[] } {
-  const summary =
-    answer.failed === 0
-      ? `${answer.action}: ${answer.ok} of ${answer.count} done.`
-      : `${answer.action}: ${answer.ok} of ${answer.count} done, ${answer.failed} failed.`;
+  const unchanged = answer.unchanged ?? 0;
+  const parts = [`${answer.action}: ${answer.ok - unchanged} of ${answer.count} done`];
+  if (unchanged > 0) parts.push(`${unchanged} already ${ALREADY[answer.action] ?? "so"}`);
+  if (answer.failed > 0) parts.push(`${answer.failed} failed`);
+  const summary = `${parts.join(", ")}.`;
   const failures = answer.results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error}`);
   return { summary, failures };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { workersPath } from "../api/workerHooks";
-import { SERVICE_FILTERS, actionMessage, capacityCells, confirmation, serviceLabel, workerButtons } from "./workers";
+import { actionMessage, capacityCells, confirmation, SERVICE_FILTERS, serviceLabel, takersFor, workerButtons } from "./workers";
 
 const alive = { worker_id: "w1", state: "ALIVE", service: "IN_SERVICE" };
 
@@ -31,12 +31,27 @@ describe("a runtime worker's row", () => {
   });
 
   it("asks before draining or forgetting, not before putting back", () => {
-    expect(confirmation(alive, "drain", 20)).toBe(
-      "Drain w1? Its 20 channels move to other live workers. It gets no new channels until it is back in service.",
+    expect(confirmation(alive, "drain", 20, ["w2", "w3"])).toBe(
+      "Drain w1? Its 20 channels move to w2, w3, each resuming from its checkpoint. It gets no new channels until it is back in service.",
+    );
+    // The only worker: nothing moves, and it says so.
+    expect(confirmation(alive, "drain", 1)).toBe(
+      "Drain w1? No other live worker is in service: its 1 channel keeps running on it until one is, then moves there. It gets no new channels until it is back in service.",
     );
     expect(confirmation(alive, "drain", 0)).toContain("It hosts no channel.");
     expect(confirmation(alive, "forget", 0)).toContain("Forget w1?");
     expect(confirmation(alive, "undrain", 3)).toBeNull();
+  });
+
+  it("counts as takers only the other live workers in service", () => {
+    const all = [
+      { worker_id: "w1", state: "ALIVE", service: "IN_SERVICE" },
+      { worker_id: "w2", state: "ALIVE", service: "IN_SERVICE" },
+      { worker_id: "w3", state: "DEAD", service: "IN_SERVICE" },
+      { worker_id: "w4", state: "ALIVE", service: "DRAINING" },
+    ];
+    expect(takersFor("w1", all)).toEqual(["w2"]);
+    expect(takersFor("w2", all)).toEqual(["w1"]);
   });
 
   it("says where a drain sends the channels", () => {

@@ -59,10 +59,33 @@ export function workerButtons(worker: WorkerLike, denied: string): ActionButton[
   return buttons.map((b) => ({ ...b, enabled: false, title: denied }));
 }
 
-/** What to ask before an action; null when none is needed. */
-export function confirmation(worker: WorkerLike, action: WorkerAction, channels: number): string | null {
+/** The other live workers in service, which would take a drained worker's channels. */
+export function takersFor(
+  workerId: string,
+  all: { worker_id: string; state: string; service: string }[],
+): string[] {
+  return all
+    .filter((w) => w.worker_id !== workerId && w.state === "ALIVE" && w.service === "IN_SERVICE")
+    .map((w) => w.worker_id);
+}
+
+/** What to ask before an action; null when none is needed. ``takers``: the workers that would
+ * take a drained worker's channels (none: they stay where they run until one is alive). */
+export function confirmation(
+  worker: WorkerLike,
+  action: WorkerAction,
+  channels: number,
+  takers: string[] = [],
+): string | null {
   if (action === "drain") {
-    const what = channels === 0 ? "It hosts no channel." : `Its ${channels} channel${channels === 1 ? "" : "s"} move to other live workers.`;
+    const one = channels === 1;
+    const count = `${channels} channel${one ? "" : "s"}`;
+    const what =
+      channels === 0
+        ? "It hosts no channel."
+        : takers.length === 0
+          ? `No other live worker is in service: its ${count} ${one ? "keeps" : "keep"} running on it until one is, then ${one ? "moves" : "move"} there.`
+          : `Its ${count} ${one ? "moves" : "move"} to ${takers.join(", ")}, each resuming from its checkpoint.`;
     return `Drain ${worker.worker_id}? ${what} It gets no new channels until it is back in service.`;
   }
   if (action === "forget") return `Forget ${worker.worker_id}? A worker that starts again with this id registers anew.`;

@@ -104,10 +104,34 @@ def test_the_change_page_has_the_five_buttons(admin_client, channels):
     assert page.count('class="sluice-lifecycle"') == 5
 
 
+def disabled_buttons(page: str) -> list[str]:
+    import re
+
+    found = re.findall(r'class="sluice-lifecycle"( disabled)? title="([^"]*)"[^>]*>(\w+)<', page)
+    return [label for off, _title, label in found if off]
+
+
 def test_a_stopped_channels_page_greys_out_what_it_cannot_do(admin_client, channels):
     page = admin_client.get(f"{CHANGELIST}{channels['b'].pk}/change/").content.decode()
 
-    assert page.count('class="sluice-lifecycle" disabled') == 3  # pause, resume, restart
+    assert disabled_buttons(page) == ["Stop", "Pause", "Resume", "Restart"]
+    assert 'title="It is stopped already"' in page
+
+
+def test_a_running_channels_page_greys_out_start_and_resume(admin_client, channels, spec):
+    page = admin_client.get(f"{CHANGELIST}{channels['a'].pk}/change/").content.decode()
+    assert disabled_buttons(page) == ["Start", "Resume"]
+    assert 'title="It runs its latest revision already"' in page
+
+    services.pause_channel(channels["a"])
+    page = admin_client.get(f"{CHANGELIST}{channels['a'].pk}/change/").content.decode()
+    assert disabled_buttons(page) == ["Pause"]  # start deploys and runs it; resume runs it
+
+    services.resume_channel(channels["a"])
+    spec["sink"]["config"]["topic"] = "other"  # a saved revision: start deploys it
+    services.update_channel(Channel.objects.get(name="a"), spec=spec)
+    page = admin_client.get(f"{CHANGELIST}{channels['a'].pk}/change/").content.decode()
+    assert disabled_buttons(page) == ["Resume"]
 
 
 @pytest.mark.parametrize(

@@ -201,8 +201,12 @@ def test_bulk_stop_answers_per_channel_and_audits_each(api, fleet, runtime):
         "status": 404,
         "error": "No channel has this name.",
         "target_state": None,
+        "changed": False,
     }
     assert by_name["alpha"]["ok"] and by_name["alpha"]["target_state"] == "STOPPED"
+    # charlie was stopped already: ok, and said to be unchanged (not counted as done).
+    assert (by_name["alpha"]["changed"], by_name["charlie"]["changed"]) == (True, False)
+    assert body["unchanged"] == 1
     assert set(Channel.objects.filter(target_state="STOPPED").values_list("name", flat=True)) == {
         "alpha",
         "charlie",
@@ -348,3 +352,21 @@ def test_labels_in_the_admin_are_validated_and_saved(client, django_user_model, 
     assert good.status_code == 302, good.content[:500]
     assert Channel.objects.get(name="orders").labels == {"team": "ads"}
     assert b"team=ads" in client.get("/admin/console/channel/").content
+
+
+def test_a_bulk_start_says_which_channels_already_ran(api, fleet, runtime, spec):
+    # alpha runs its latest revision: nothing to do; bravo FAILED: started again; charlie
+    # never started: started; delta PAUSED: started.
+    body = api.post(
+        BULK, {"action": "start", "names": ["alpha", "bravo", "charlie", "delta"]}, format="json"
+    ).json()
+
+    changed = {result["name"]: result["changed"] for result in body["results"]}
+    assert changed == {"alpha": False, "bravo": True, "charlie": True, "delta": True}
+    assert (body["ok"], body["unchanged"]) == (4, 1)
+
+    # A saved revision not deployed yet: the next start deploys it, a change.
+    spec["sink"]["config"]["topic"] = "other"
+    assert api.patch(f"{CHANNELS}alpha/", {"spec": spec}, format="json").status_code == 200
+    again = api.post(BULK, {"action": "start", "names": ["alpha"]}, format="json").json()
+    assert (again["results"][0]["changed"], again["unchanged"]) == (True, 0)
