@@ -480,7 +480,8 @@ def _button_refusal(channel: Channel, operation: str) -> str | None:
     if operation == "stop":
         return "It is stopped already" if target == TargetState.STOPPED else None
     if operation == "pause":
-        return None if target == TargetState.RUNNING else f"Only a running channel pauses ({target})"
+        running = target == TargetState.RUNNING
+        return None if running else f"Only a running channel pauses ({target})"
     if operation == "resume":
         return None if target == TargetState.PAUSED else f"Only a paused channel resumes ({target})"
     if target == TargetState.STOPPED or connector is None:  # restart

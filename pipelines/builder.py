@@ -262,6 +262,7 @@ def build_stream(
             on_dead_letters=on_dead_letters,
             on_retries=on_retries,
             run=run,
+            count_stages=count_stages,
         )
         return writer
     tolerant = spec.errors.tolerance == "all"

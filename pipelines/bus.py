@@ -74,7 +74,9 @@ from pipelines.builder import (
     RetryCounter,
     batch_writer,
     build_events,
+    observe_stages,
     query_name,
+    stage_points,
     with_trigger,
 )
 from pipelines.cloudevents import EVENT_COLUMNS, attribute_sql, event_json
@@ -286,9 +288,14 @@ def build_bus_stream(
     on_dead_letters: Callable[[int], None] | None = None,
     on_retries: RetryCounter | None = None,
     run: RunBounds | None = None,
+    count_stages: bool = True,
 ) -> tuple[DataStreamWriter, BusRouter]:
     """The writer of a bus's query (the caller calls ``start()``) and its router (``run``:
     a bounded run's, see :func:`pipelines.builder.build_events`).
+
+    With ``count_stages`` its source and shared transforms are counted as a linear
+    channel's stages are (:func:`pipelines.builder.observe_stages`, read from each batch's
+    progress by :func:`pipelines.builder.stage_counts`); its rules are counted per rule.
 
     The writer reads the source and runs the shared transforms once, then hands each
     micro-batch to the :class:`BusRouter` (``foreachBatch``); it has the checkpoint location,
@@ -307,7 +314,11 @@ def build_bus_stream(
         raise ValueError("not a bus: a linear channel is built by pipelines.builder.build_stream")
     tolerant = spec.errors.tolerance == "all"
     with capturing_failed_events(tolerant):
-        events = build_events(spark, spec, keep_payload=tolerant, run=run)
+        events = build_events(
+            spark, spec, keep_payload=tolerant, run=run, count_stages=count_stages
+        )
+        if count_stages:  # what reaches the rules, and what each shared stage failed
+            events = observe_stages(events, stage_points(spec))
     router = BusRouter(
         spark,
         spec,
@@ -570,9 +581,9 @@ class BatchRun:
 
     def run_tolerant(self) -> None:
         """``tolerance: all``: failures and failing targets become dead letters."""
-        events = self.batch
-        if any(rule.transforms for rule in self.plan.active):
-            events = self._persist(events)
+        # Persisted first: the deliveries read the batch once per rule and once more for
+        # the failed events, and each read would count the shared stages again.
+        events = self._persist(self.batch)
         try:
             deliveries = self._persist(self.deliveries(events))
             counts = count_rule_rows(deliveries)

@@ -40,6 +40,7 @@ _FIELDS = (
     "connector__id",
     "connector__state",
     "connector__stage_metrics",
+    "connector__rule_metrics",
     "connector__dead_letters",
     "connector__restart_attempts",
     "connector__state_changed_at",
@@ -86,9 +87,17 @@ def refresh(channel_ids: Iterable[int] | None = None, *, now: float | None = Non
         .values_list("connector__channel_id", "total")
     )
     before = history.lags_before()
+    at = reporting.now() if now is None else datetime.fromtimestamp(now, tz=UTC)
+    failures = health.recent_failures([row["id"] for row in rows], at=at)
     changed = []
     for row in rows:
-        level = level_of(row, lags.get(row["id"]), before.get(row["name"]), now=now)
+        level = level_of(
+            row,
+            lags.get(row["id"]),
+            before.get(row["name"]),
+            now=now,
+            recent_failures=failures.get(row["id"], 0),
+        )
         if level != row["health_level"]:
             changed.append(Channel(pk=row["id"], health_level=level))
     update_rows(Channel, changed, ["health_level"])
@@ -96,7 +105,12 @@ def refresh(channel_ids: Iterable[int] | None = None, *, now: float | None = Non
 
 
 def level_of(
-    row: dict[str, Any], lag: float | None, lag_before: float | None, *, now: float | None = None
+    row: dict[str, Any],
+    lag: float | None,
+    lag_before: float | None,
+    *,
+    now: float | None = None,
+    recent_failures: int = 0,
 ) -> str:
     """The health level of one row of ``Channel.objects.values(*_FIELDS)``."""
     deployed = row["connector__id"] is not None
@@ -113,4 +127,6 @@ def level_of(
         lag_before=lag_before,
         reporting=reporting.of_row(row, at=at) if deployed else reporting.REPORTING,
         now=at.timestamp(),
+        rule_metrics=row["connector__rule_metrics"] if deployed else None,
+        recent_failures=recent_failures,
     ).level

@@ -18,10 +18,13 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from console.models import Channel
+from django.db.models import Count
+
+from console.choices import SubjectType
+from console.models import Channel, LifecycleEvent
 from console.selectors import reporting as reporting_
 
 #: Levels from best to worst (``idle``: stopped on purpose, nothing to judge).
@@ -38,6 +41,17 @@ LAG_GROWTH_MIN = 1000
 #: Seconds without a healthy report of a channel that should run.
 STALE_WARNING_SECONDS = 120.0
 STALE_CRITICAL_SECONDS = 600.0
+#: Seconds a channel asked to run may take to start (placed, its query started) before
+#: being "asked to run but …" counts against it: a start takes a few seconds, a new driver's
+#: JVM more.
+STARTING_GRACE_SECONDS = 90.0
+#: Failures in the last hour (FAILED transitions) that make a warning, then a critical.
+RECENT_FAILURES_WARNING = 1
+RECENT_FAILURES_CRITICAL = 3
+#: The window of the recent failures.
+RECENT_FAILURES_SECONDS = 3600.0
+#: The states of a connector on its way to running.
+STARTING_STATES = frozenset({"UNASSIGNED", "RESTARTING"})
 
 
 @dataclass(frozen=True)
@@ -64,6 +78,9 @@ class Signals:
     history store this is the time since the connector left its last state (a lower bound)."""
     not_reporting: str = ""
     """NOT_REPORTING: since when and for how long (:attr:`Reporting.reason`)."""
+    recent_failures: int = 0
+    """Times the connector turned FAILED in the last :data:`RECENT_FAILURES_SECONDS` (a
+    channel restarted after failing is not healthy only because it runs now)."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +101,7 @@ class Health:
     @property
     def explanation(self) -> str:
         """One human sentence per rule that fired (shown on hover in the console)."""
-        return " ".join(self.reasons) if self.reasons else "Healthy: no rule fired."
+        return " ".join(self.reasons) if self.reasons else "Healthy: nothing to report."
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -136,13 +153,26 @@ def assess(signals: Signals) -> Health:
         level = _worse(level, at)
         reasons.append(text)
 
+    starting = (
+        s.target_state == "RUNNING"
+        and s.state in STARTING_STATES
+        and s.seconds_since_success is not None
+        and s.seconds_since_success < STARTING_GRACE_SECONDS
+    )
     if s.state == "NOT_REPORTING":
         why = s.not_reporting or "not reporting"
         fire(60, "critical", f"{why[0].upper()}{why[1:]}: its last state is unknown.")
     elif s.state == "FAILED":
         fire(60, "critical", "The channel FAILED.")
+    elif starting:
+        reasons.append(f"Starting ({s.state}, {s.seconds_since_success:.0f} s).")
     elif s.target_state == "RUNNING" and s.state != "RUNNING":
         fire(20, "warning", f"Asked to run but {s.state or 'not placed'}.")
+    if s.recent_failures >= RECENT_FAILURES_CRITICAL:
+        fire(30, "critical", f"Failed {s.recent_failures} times in the last hour.")
+    elif s.recent_failures >= RECENT_FAILURES_WARNING and s.state != "FAILED":
+        times = "once" if s.recent_failures == 1 else f"{s.recent_failures} times"
+        fire(10, "warning", f"Failed {times} in the last hour.")
     if failure_rate is not None:
         pct = f"{failure_rate:.2%}"
         if failure_rate >= FAILURE_RATE_CRITICAL:
@@ -173,7 +203,7 @@ def assess(signals: Signals) -> Health:
             "warning",
             f"Restarted automatically {s.restarts} time(s) since it last ran healthy.",
         )
-    if s.target_state == "RUNNING" and s.state != "RUNNING":
+    if s.target_state == "RUNNING" and s.state != "RUNNING" and not starting:
         since = s.seconds_since_success
         if since is None:
             pass  # unknown: no rule (the state rule above already fired)
@@ -189,19 +219,26 @@ def sort_key(health: Health) -> tuple[int, int]:
     return (-LEVELS.index(health.level), health.score)
 
 
-def signals_from_stages(stages: Any) -> tuple[int, int]:
+def signals_from_stages(stages: Any, rules: Any = None) -> tuple[int, int]:
     """(events in, failed) from a connector's ``stage_metrics`` (source ``in``, failures
-    summed over every stage); (0, 0) for anything that is not that list."""
+    summed over every stage) and, for a bus, its ``rule_metrics`` (each rule's failures: its
+    own transforms' and its targets'); (0, 0) for anything that is not such a list."""
     events_in = 0
     failed = 0
     for stage in stages if isinstance(stages, list) else []:
         if not isinstance(stage, dict):
             continue
-        number = lambda v: int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0  # noqa: E731
         if stage.get("stage") == "source":
-            events_in = max(events_in, number(stage.get("in")))
-        failed += number(stage.get("failed"))
+            events_in = max(events_in, _number(stage.get("in")))
+        failed += _number(stage.get("failed"))
+    for rule in rules if isinstance(rules, list) else []:
+        if isinstance(rule, dict):
+            failed += _number(rule.get("failed"))
     return events_in, failed
+
+
+def _number(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
 def from_record(
@@ -217,6 +254,8 @@ def from_record(
     lag_before: float | None = None,
     reporting: reporting_.Reporting = reporting_.REPORTING,
     now: float | None = None,
+    rule_metrics: Any = None,
+    recent_failures: int = 0,
 ) -> Health:
     """The health from what reconcile recorded of a channel's connector (``state`` ``None``:
     never started). The dead letters count since the channel was first started while the
@@ -225,7 +264,7 @@ def from_record(
     its last state (an approximation until the history store gives the exact time).
     ``reporting``: the connector's reporting as judged at ``now``; not reporting, it is
     assessed as NOT_REPORTING, last seen running (at best) when its last report was read."""
-    events_in, failed = signals_from_stages(stage_metrics)
+    events_in, failed = signals_from_stages(stage_metrics, rule_metrics)
     observed = reporting_.shown(state, reporting)
     since: float | None
     last_success: datetime | None
@@ -250,6 +289,7 @@ def from_record(
             restarts=restarts or 0,
             seconds_since_success=since,
             not_reporting=reporting.reason,
+            recent_failures=recent_failures,
         )
     )
     return dataclasses.replace(assessed, last_success_at=last_success)
@@ -274,6 +314,9 @@ def of_channel(
             now=at.timestamp(),
         )
     lags = [task.lag for task in connector.tasks.all() if task.lag is not None]
+    recent = getattr(channel, "recent_failures", None)  # annotated by the lists
+    if recent is None:
+        recent = recent_failures([channel.pk], at=at).get(channel.pk, 0)
     return from_record(
         state=connector.state,
         target_state=channel.target_state,
@@ -286,4 +329,25 @@ def of_channel(
         lag_before=lag_before,
         reporting=reporting_.of_connector(connector, at=at),
         now=at.timestamp(),
+        rule_metrics=connector.rule_metrics,
+        recent_failures=recent,
     )
+
+
+def recent_failures(channel_ids: list[int], *, at: datetime) -> dict[int, int]:
+    """Times each channel's connector turned FAILED in the last hour before ``at`` (one
+    query; channels without any are left out)."""
+    since = at - timedelta(seconds=RECENT_FAILURES_SECONDS)
+    rows = (
+        LifecycleEvent.objects.filter(
+            channel_id__in=channel_ids,
+            to_state="FAILED",
+            subject_type=SubjectType.CONNECTOR,
+            created_at__gte=since,
+        )
+        .exclude(from_state="FAILED")  # a FAILED connector's own repeats are not new failures
+        .values("channel_id")
+        .annotate(n=Count("id"))
+        .values_list("channel_id", "n")
+    )
+    return dict(rows)

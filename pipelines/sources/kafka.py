@@ -328,7 +328,7 @@ def _binary_problem() -> Column:
 
 def _with_origin(records: DataFrame, *more: Column) -> DataFrame:
     return records.select(
-        _record_key().alias("_key"),
+        _record_key(records).alias("_key"),
         F.col("topic").alias("origin_topic"),
         F.col("partition").alias("origin_partition"),
         F.col("offset").alias("origin_offset"),
@@ -379,9 +379,12 @@ def _attribute_problems(problem: Column, *, missing: str, time_name: str) -> Col
     )
 
 
-def _record_key() -> Column:
+def _record_key(records: DataFrame) -> Column:
     """The record's key as text: NULL when it has none, or when it is not UTF-8 (such a key
-    is not kept; see the module docstring)."""
+    is not kept; see the module docstring). Records without a ``key`` column (read from
+    elsewhere than Spark's Kafka source) have none."""
+    if "key" not in records.columns:
+        return F.lit(None).cast("string")
     return F.when(F.is_valid_utf8(F.col("key")), F.col("key").cast("string"))
 
 

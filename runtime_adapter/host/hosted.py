@@ -578,6 +578,7 @@ class HostedConnector:
                 on_dead_letters=self.count_dead_letters,
                 on_retries=self.count_sink_retries,
                 run=run,
+                count_stages=self.config.stage_counts,
             )
         else:
             writer = build_stream(

@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from console import services
-from console.models import Channel
+from console.models import Channel, Connector
 from console.services import channel_health
 from runtime_adapter.states import State
 
@@ -64,8 +64,10 @@ def test_the_control_loop_stores_each_level_as_the_channel_s_status_says(api, th
 def test_a_lifecycle_change_is_listed_under_its_new_level_at_once(api, three):
     services.start_channel(Channel.objects.get(name="off"))  # asked to run, not placed yet
 
-    assert stored()["off"] == "warning"
-    assert listed(api, "health=warning") == ["off"]
+    assert stored()["off"] == "ok"  # starting: not a warning (within the grace)
+    assert sorted(listed(api, "health=ok")) == ["off", "ok"]
+    status = api.get(f"{CHANNELS}off/status").json()
+    assert status["health"]["explanation"].startswith("Starting (UNASSIGNED"), status["health"]
     body = {"action": "stop", "names": ["ok", "off"]}
     assert api.post(f"{CHANNELS}bulk", body, format="json").json()["ok"] == 2
     assert stored()["off"] == "idle"  # stopped, its connector never ran
@@ -89,6 +91,8 @@ def test_the_health_filter_costs_the_same_queries_for_more_channels(api, three, 
         assert listed(api, url.split("?", 1)[1]) == ["bad"]
     for n in range(20):
         services.start_channel(services.create_channel(name=f"more-{n}", spec=spec))
+    Connector.objects.filter(channel__name__startswith="more-").update(state="FAILED")
+    channel_health.refresh()
     with CaptureQueriesContext(connection) as many:
         assert len(api.get(url).json()["results"]) == 21
     assert len(many.captured_queries) == len(few.captured_queries)

@@ -24,7 +24,7 @@ def running(**kwargs) -> Signals:
 def test_a_running_channel_without_failures_is_ok():
     health = assess(running(events_in=10_000, failed=0, lag=5, lag_before=7))
     assert (health.score, health.level) == (100, "ok")
-    assert health.explanation == "Healthy: no rule fired."
+    assert health.explanation == "Healthy: nothing to report."
     assert health.failure_rate == 0.0
     assert health.lag_trend == -2
 
@@ -203,3 +203,77 @@ def test_the_health_api_needs_the_right_to_view_channels(django_user_model):
     assert client.get("/api/v1/health/").status_code in (401, 403)
     client.force_authenticate(nobody)
     assert client.get("/api/v1/health/").status_code == 403
+
+
+# -- what the walk found: buses, failures that are over, a channel starting ----------------
+
+
+@pytest.mark.django_db
+def test_a_bus_s_rule_failures_and_dead_letters_count_against_it():
+    from console.services.health import from_record
+
+    stages = [{"stage": "source", "in": 300, "out": 300, "failed": 0}]
+    rules = [
+        {"rule": "eu", "matched": 150, "delivered": 120, "failed": 30},
+        {"rule": "all", "matched": 300, "delivered": 300, "failed": 0},
+    ]
+    health = from_record(
+        state="RUNNING",
+        target_state="RUNNING",
+        stage_metrics=stages,
+        rule_metrics=rules,
+        dead_letters=30,
+        restarts=0,
+        state_changed_at=None,
+        lag=0,
+    )
+    assert health.level == "critical", health.reasons
+    assert (health.failure_rate, health.dead_letter_rate) == (0.1, 0.1)
+    assert "10.00% of events failed a stage (30 of 300)." in health.reasons
+
+
+def test_a_channel_that_failed_recently_is_not_healthy_only_because_it_runs_now():
+    assert assess(running(recent_failures=1)).reasons == ["Failed once in the last hour."]
+    assert assess(running(recent_failures=1)).level == "warning"
+    five = assess(running(recent_failures=5))
+    assert (five.level, five.reasons) == ("critical", ["Failed 5 times in the last hour."])
+
+
+def test_a_channel_starting_is_not_a_warning_until_its_start_takes_too_long():
+    starting = Signals(state="UNASSIGNED", target_state="RUNNING", seconds_since_success=4)
+    health = assess(starting)
+    assert (health.score, health.level, health.reasons) == (
+        100,
+        "ok",
+        ["Starting (UNASSIGNED, 4 s)."],
+    )
+    late = assess(Signals(state="UNASSIGNED", target_state="RUNNING", seconds_since_success=95))
+    assert late.level == "warning" and late.reasons[0] == "Asked to run but UNASSIGNED."
+
+
+@pytest.mark.django_db
+def test_recent_failures_are_counted_from_the_connector_s_failed_transitions(spec):
+    from console.choices import SubjectType
+    from console.models import Channel, LifecycleEvent
+    from console.services.health import recent_failures
+
+    channel = services.create_channel(name="flaky", spec=spec)
+    now = timezone.now()
+
+    def failed(minutes_ago: int, from_state: str = "RUNNING") -> None:
+        LifecycleEvent.objects.create(
+            channel=channel,
+            subject_type=SubjectType.CONNECTOR,
+            subject_id="flaky",
+            from_state=from_state,
+            to_state="FAILED",
+            actor="system:reconcile",
+            created_at=now - timedelta(minutes=minutes_ago),
+        )
+
+    failed(5)
+    failed(30)
+    failed(31, from_state="FAILED")  # recorded again while FAILED: not a new failure
+    failed(90)  # over an hour ago
+    assert recent_failures([channel.pk], at=now) == {channel.pk: 2}
+    assert recent_failures([Channel.objects.get(name="flaky").pk + 1000], at=now) == {}

@@ -19,6 +19,7 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/channels/{name}/pause",
         "/api/v1/channels/{name}/resume",
         "/api/v1/channels/{name}/restart",
+        "/api/v1/channels/{name}/deploy",
         "/api/v1/channels/bulk",
         "/api/v1/channels/{name}/status",
         "/api/v1/channels/{name}/preview",

@@ -262,3 +262,34 @@ def test_a_kafka_channel_observes_only_what_the_progress_does_not_tell(
     )
     plan = writer._df._jdf.queryExecution().logical().toString()  # type: ignore[attr-defined]
     assert plan.count("CollectMetrics") == observes
+
+
+@pytest.mark.spark
+def test_a_bus_counts_its_source_and_shared_transforms(spark: SparkSession, tmp_path: Path) -> None:
+    """A bus's rules are counted per rule; its source and shared transforms as a linear
+    channel's stages (the walk found a bus with no count for them)."""
+    spec = channel_spec(tmp_path, "all")
+    sink = spec.pop("sink")
+    spec["rules"] = [{"name": "all", "sinks": [sink]}]
+    (progress,) = run_batches(spark, tmp_path, spec, [LINES])
+    counts = stage_counts(stage_points(spec), progress["observedMetrics"], rows_read=1)
+    assert counts == EXPECTED[:3]  # source, filter, cast: the rules follow
+    written = [json.loads(row.value) for row in spark.read.text(str(tmp_path / "out")).collect()]
+    assert sorted(event["n"] for event in written) == [4, 5]
+
+
+@pytest.mark.spark
+def test_a_strict_bus_counts_its_shared_stages_once(spark: SparkSession, tmp_path: Path) -> None:
+    spec = channel_spec(tmp_path, "none")
+    sink = spec.pop("sink")
+    spec["rules"] = [
+        {"name": "a", "sinks": [sink]},
+        {"name": "b", "pattern": {"data": {"n": [7]}}, "sinks": [sink]},
+    ]
+    good = ['{"n": 2, "qty": "1"}', '{"n": 0}', '{"n": 7, "qty": "2"}']
+    (progress,) = run_batches(spark, tmp_path, spec, [good])
+    counts = stage_counts(
+        stage_points(spec), progress["observedMetrics"], rows_read=progress["numInputRows"]
+    )
+    assert counts is not None
+    assert [(s["in"], s["out"], s["failed"]) for s in counts] == [(3, 3, 0), (3, 2, 0), (2, 2, 0)]
