@@ -1,5 +1,6 @@
 // A bus drawn in Debian's headless Chromium (playwright-core, no download): generator → filter
-// → preview, then a second sink (files) dragged from the filter forks the channel into two
+// → preview; a second filter drawn from the generator forks it (the first link stays; undone),
+// then a second sink (files) dragged from the filter forks the channel into two
 // rules (the canvas adds a rule node per branch: "default" for the branch the linear channel
 // had, "rule-1" for the new one). The new rule is renamed and given a pattern; the rules
 // bench tells which rules two sample events match and marks them on the
@@ -71,6 +72,19 @@ try {
   await addStage(page, "sink", "preview", "preview", 510, 140);
   await connect(page, "source-generator", "transform-filter");
   await connect(page, "transform-filter", "sink-preview");
+
+  step("a second filter drawn from the source is a second branch: the EU filter stays linked");
+  await addStage(page, "transform", "filter", "filter", 300, 330, 1);
+  await connect(page, "source-generator", page.locator('.react-flow__node:has([data-testid="node-transform-filter"])').nth(1));
+  await canvasNode(page, "rule-default").waitFor();
+  await canvasNode(page, "rule-rule-1").waitFor();
+  // generator → each rule, default → EU filter → preview, rule-1 → the new filter.
+  await page.waitForFunction(() => document.querySelectorAll(".react-flow__edge").length === 5);
+  await page.getByRole("button", { name: "Undo" }).click(); // the fork
+  await page.getByRole("button", { name: "Undo" }).click(); // the new filter
+  await page.waitForFunction(
+    () => document.querySelectorAll(".react-flow__node").length === 3 && document.querySelectorAll(".react-flow__edge").length === 2,
+  );
 
   step("drag a second sink (files) from the filter: the channel forks into two rules");
   await addStage(page, "sink", "files", "files", 510, 330);

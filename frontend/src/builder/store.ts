@@ -63,8 +63,12 @@ export interface BuilderState extends Snapshot {
   addStage: (kind: NodeKind, type: string, position: { x: number; y: number }) => string;
   onNodesChange: (changes: NodeChange<StageNode>[]) => void;
   onEdgesChange: (changes: EdgeChange[]) => void;
+  /** Draw source → target, one undo step: a transform on source's own chain moves right after
+   * it (a reorder); anything else is added beside source's links, so a second link forks the
+   * channel (rule nodes are put at the head of each branch). See connectionKind in graph/spec. */
   connect: (source: string, target: string) => void;
-  /** Replace the edge source → from (none: null) by source → to (none: null), one undo step. */
+  /** "Feeds into": replace the edge source → from (none: null) by source → to (none: null), one
+   * undo step. The stage ``from`` is left unconnected; source's other links stay. */
   retarget: (source: string, from: string | null, to: string | null) => void;
   deleteNode: (id: string) => void;
   /** Delete stages (each bridged as deleteNode does) and edges in one undo step: the Delete
@@ -188,9 +192,9 @@ export const useBuilder = create<BuilderState>()((set, get) => {
       const { nodes, edges } = get();
       if (!canConnect(nodes, source, target)) return;
       // A second stage drawn from the end of the shared chain forks the channel into rules:
-      // each branch gets a rule node (one undo step with the edge).
+      // each branch gets a rule node (one undo step with the edge). See connectionKind.
       let nextId = get().nextId;
-      const forked = insertRuleNodes(nodes, connectEdges(edges, source, target, nodes), source, () => `n${nextId++}`);
+      const forked = insertRuleNodes(nodes, connectEdges(nodes, edges, source, target), source, () => `n${nextId++}`);
       change({ nodes: forked.nodes as StageNode[], edges: forked.edges as Edge[], nextId });
     },
 
@@ -199,7 +203,7 @@ export const useBuilder = create<BuilderState>()((set, get) => {
       const edges = get().edges.filter((e) => !(e.source === source && e.target === from));
       let nextId = get().nextId;
       if (to !== null && canConnect(nodes, source, to)) {
-        const forked = insertRuleNodes(nodes, connectEdges(edges, source, to, nodes), source, () => `n${nextId++}`);
+        const forked = insertRuleNodes(nodes, connectEdges(nodes, edges, source, to), source, () => `n${nextId++}`);
         change({ nodes: forked.nodes as StageNode[], edges: forked.edges as Edge[], nextId });
         return;
       }

@@ -5,8 +5,10 @@ import { isShared } from "./branches";
 import { patternSummary, ruleNameProblems, rulesToTest, ruleTestRows } from "./rules";
 import {
   SECRET_MARKER,
+  branchTargets,
   checkGraph,
   connect,
+  connectionKind,
   errorsByNode,
   graphToSpec,
   insertRuleNodes,
@@ -187,7 +189,7 @@ describe("drawing branches", () => {
     const { nodes, edges } = linear(); // n1 → n2 (filter) → n3 (sink)
     const withSink = [...nodes, { ...node("n4", "sink", "kafka"), position: { x: 480, y: 200 } }];
     let next = 5;
-    const drawn = connect(edges, "n2", "n4", withSink);
+    const drawn = connect(withSink, edges, "n2", "n4");
     expect(drawn).toHaveLength(3); // added beside n2 → n3, not in its place
     const forked = insertRuleNodes(withSink, drawn, "n2", () => `n${next++}`);
     const back = graphToSpec(forked.nodes, forked.edges);
@@ -208,18 +210,40 @@ describe("drawing branches", () => {
   it("a second sink inside a rule is that rule's second target (no new rule)", () => {
     const { nodes, edges } = specToGraph({ source, transforms: [], rules: [rule("a", [kafka("x")])] });
     const withSink = [...nodes, node("n4", "sink", "files")];
-    const drawn = connect(edges, "n2", "n4", withSink);
+    const drawn = connect(withSink, edges, "n2", "n4");
     const forked = insertRuleNodes(withSink, drawn, "n2", () => "never");
     expect(forked.nodes).toHaveLength(4);
     const back = graphToSpec(forked.nodes, forked.edges);
     expect(back.ok && back.spec.rules?.[0]!.sinks.map((s) => s.type)).toEqual(["kafka", "files"]);
   });
 
-  it("re-drawing a transform from a transform still reorders the chain", () => {
-    const nodes = [node("s", "source"), node("a", "transform"), node("b", "transform"), node("z", "sink")];
+  it("re-drawing a transform of the chain reorders it; a new transform forks", () => {
+    const nodes = [node("s", "source"), node("a", "transform"), node("b", "transform"), node("z", "sink"), node("n", "transform")];
     const edges = [edge("s", "a"), edge("a", "b"), edge("b", "z")];
-    const next = connect(edges, "s", "b", nodes);
-    expect(next.map((e) => `${e.source}>${e.target}`).sort()).toEqual(["b>z", "s>b"]);
+    const pairs = (list: GraphEdge[]) => list.map((e) => `${e.source}>${e.target}`).sort();
+    expect(connectionKind(nodes, edges, "s", "b")).toBe("move");
+    expect(pairs(connect(nodes, edges, "s", "b"))).toEqual(["a>z", "b>a", "s>b"]);
+    // A transform that is not on the chain is a second branch: the first link stays.
+    expect(connectionKind(nodes, edges, "s", "n")).toBe("add");
+    expect(pairs(connect(nodes, edges, "s", "n"))).toEqual(["a>b", "b>z", "s>a", "s>n"]);
+    // "Add a branch to" offers only stages that read from nothing yet (z is b's sink).
+    expect(branchTargets(nodes, edges, "s")).toEqual(["n"]);
+  });
+
+  it("offers as branches only loose stages, and inside a rule only sinks", () => {
+    const { nodes, edges } = specToGraph(threeRules);
+    const loose = [...nodes, node("x", "transform", "mask"), node("y", "sink", "files")];
+    expect(branchTargets(loose, edges, "n2")).toEqual(["x", "y"]); // the fork: a new rule either way
+    expect(branchTargets(loose, edges, "n5")).toEqual(["y"]); // big-orders' mask: a further sink
+  });
+
+  it("moves the fork's transform with the rules it feeds handed over", () => {
+    const { nodes, edges } = specToGraph({ ...threeRules, transforms: [...shared, { type: "mask", config: {} }] });
+    // n1 → n2 (cloudevents) → n3 (mask) → rules; the mask drawn from the source moves first.
+    const moved = connect(nodes, edges, "n1", "n3");
+    const back = graphToSpec(nodes, moved);
+    expect(back.ok && back.spec.transforms.map((t) => t.type)).toEqual(["mask", "cloudevents"]);
+    expect(back.ok && back.spec.rules?.map((r) => r.name)).toEqual(["big-orders", "eu", "everything"]);
   });
 
   it("knows which stages stand before the rules", () => {
