@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import type { ChannelSpec, Rule } from "../api/types";
 import { isShared } from "./branches";
-import { patternSummary, ruleNameProblems, rulesToTest, ruleTestRows } from "./rules";
+import { branchFilters, patternSummary, ruleNameProblems, rulesToTest, ruleTestRows, ruleTestSummary } from "./rules";
 import {
   SECRET_MARKER,
   branchTargets,
@@ -312,12 +312,53 @@ describe("rule helpers", () => {
         { rule: "everything", matched: false },
       ],
     };
+    // big-orders' pattern matches, but its own transforms (an input transformer first) run only
+    // in Spark: whether the sample reaches its sink is not decided here.
     expect(ruleTestRows(back.spec.rules, answer, back.stages)).toEqual([
-      { rule: "big-orders", nodeId: "n3", matched: true, enabled: true },
-      { rule: "eu", nodeId: "n7", matched: false, enabled: true },
-      { rule: "everything", nodeId: "n10", matched: false, enabled: false },
+      {
+        rule: "big-orders",
+        nodeId: "n3",
+        matched: false,
+        enabled: true,
+        verdict: "undecided",
+        reason: "not decided here: its transform input_transformer (transform 1) runs only in Spark",
+      },
+      { rule: "eu", nodeId: "n7", matched: false, enabled: true, verdict: "no-match", reason: "" },
+      { rule: "everything", nodeId: "n10", matched: false, enabled: false, verdict: "disabled", reason: "" },
     ]);
     // A rule the answer does not name did not match.
     expect(ruleTestRows(back.spec.rules, { results: [] }, back.stages).map((r) => r.matched)).toEqual([false, false, false]);
+  });
+
+  it("counts a rule's own filters: a US order does not reach the EU branch", () => {
+    const eu = { type: "filter", config: { pattern: { data: { region: [{ prefix: "eu-" }] } } } };
+    const us = { type: "filter", config: { pattern: { data: { region: [{ prefix: "us-" }] } } } };
+    const rules = [rule("default", [kafka("eu")], { transforms: [eu] }), rule("rule-1", [kafka("us")], { transforms: [us] })];
+    expect(branchFilters(rules[0]!)).toEqual({ patterns: [eu.config.pattern], sparkOnly: null });
+    // Both patterns are empty, so the server says both rules match; the filters say otherwise.
+    const answer = { results: [{ rule: "default", matched: true }, { rule: "rule-1", matched: true }] };
+    const rows = ruleTestRows(rules, answer, { "rules[0]": "n3", "rules[1]": "n6" }, { default: [false], "rule-1": [true] });
+    expect(rows.map((r) => [r.rule, r.matched, r.verdict])).toEqual([
+      ["default", false, "dropped"],
+      ["rule-1", true, "match"],
+    ]);
+    expect(rows[0]!.reason).toBe("its pattern matches; its filter (transform 1) drops the event");
+    expect(ruleTestSummary(rows)).toBe("1 of 2 rules match");
+    // Filters the bench did not test decide nothing.
+    expect(ruleTestRows(rules, answer, {}).map((r) => r.verdict)).toEqual(["undecided", "undecided"]);
+  });
+
+  it("tests a rule's leading filters only: past a Spark-only transform it cannot say", () => {
+    const filter = { type: "filter", config: { pattern: { type: ["order"] } } };
+    const branch = rule("masked", [kafka("x")], { transforms: [filter, { type: "mask", config: {} }, filter] });
+    expect(branchFilters(branch)).toEqual({ patterns: [{ type: ["order"] }], sparkOnly: { index: 1, type: "mask" } });
+    const answer = { results: [{ rule: "masked", matched: true }] };
+    const kept = ruleTestRows([branch], answer, {}, { masked: [true] });
+    expect(kept.map((r) => [r.matched, r.verdict, r.reason])).toEqual([
+      [false, "undecided", "not decided here: its transform mask (transform 2) runs only in Spark"],
+    ]);
+    expect(ruleTestSummary(kept)).toBe("0 of 1 rules match; 1 not decided here");
+    // A leading filter that drops the event decides it, whatever comes after.
+    expect(ruleTestRows([branch], answer, {}, { masked: [false] })[0]!.verdict).toBe("dropped");
   });
 });
