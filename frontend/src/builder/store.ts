@@ -59,6 +59,8 @@ export interface BuilderState extends Snapshot {
   ruleMatches: Record<string, boolean> | null;
 
   load: (channel: { name: string; description: string; spec: ChannelSpec } | null) => void;
+  /** Set the name and the description. A saved channel's name (``exists``) is fixed: a new
+   * name is ignored (the toolbar shows the field read-only and says so). */
   setMeta: (meta: { name?: string; description?: string }) => void;
   addStage: (kind: NodeKind, type: string, position: { x: number; y: number }) => string;
   onNodesChange: (changes: NodeChange<StageNode>[]) => void;
@@ -152,7 +154,14 @@ export const useBuilder = create<BuilderState>()((set, get) => {
       });
     },
 
-    setMeta: (meta) => set({ ...meta, dirty: true }),
+    setMeta: (meta) =>
+      set((state) => {
+        // A saved channel keeps its name (save is a PUT to it): a new one would save nowhere.
+        const { name, ...rest } = meta;
+        const renames = name !== undefined && name !== state.name;
+        if (renames && state.exists) return Object.keys(rest).length > 0 ? { ...rest, dirty: true } : {};
+        return { ...meta, dirty: true };
+      }),
 
     addStage: (kind, type, position) => {
       const id = `n${get().nextId}`;

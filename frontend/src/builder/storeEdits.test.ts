@@ -152,3 +152,27 @@ describe("connecting a stage that already feeds one", () => {
     expect(pairs()).toEqual([`n1>${usFilter}`, "n2>n3"]);
   });
 });
+
+describe("a saved channel's name", () => {
+  beforeEach(() => useBuilder.getState().load(null));
+
+  it("is fixed: save is a PUT to it, so a new name is not taken", () => {
+    useBuilder.getState().load({
+      name: "orders",
+      description: "",
+      spec: { source: { type: "generator", config: {} }, transforms: [], sink: { type: "preview", config: {} } },
+    });
+    useBuilder.getState().setMeta({ name: "orders-copy", description: "typed" });
+    expect(useBuilder.getState()).toMatchObject({ name: "orders", description: "typed", exists: true });
+  });
+
+  it("is fixed after an import that replaces a channel, free after an import as a copy", () => {
+    const spec = { source: { type: "generator", config: {} }, transforms: [], sink: { type: "preview", config: {} } } as unknown as ChannelSpec;
+    useBuilder.getState().importChannel({ name: "orders", description: "", spec }, true);
+    useBuilder.getState().setMeta({ name: "orders-2" });
+    expect(useBuilder.getState().name).toBe("orders");
+    useBuilder.getState().importChannel({ name: "orders-copy", description: "", spec }, false);
+    useBuilder.getState().setMeta({ name: "orders-eu" });
+    expect(useBuilder.getState()).toMatchObject({ name: "orders-eu", exists: false });
+  });
+});
