@@ -36,7 +36,7 @@ export function RulesBench() {
         ? sample.message
         : !result.ok
           ? `Finish the canvas first: ${result.problems.map((p) => p.message).join(" ")}`
-          : "The channel has no rules yet: draw a second sink from the end of the chain.";
+          : "The channel has no rules yet: draw a second sink from the source or the end of the shared chain.";
       setOutcome({ rows: [], errors: [why] });
       return;
     }

@@ -15,6 +15,7 @@ import { newRuleName, ruleConfig, ruleName } from "../graph/rules";
 import {
   canConnect,
   connect as connectEdges,
+  connectionKind,
   insertRuleNodes,
   removeNode,
   specToGraph,
@@ -199,7 +200,7 @@ export const useBuilder = create<BuilderState>()((set, get) => {
 
     connect: (source, target) => {
       const { nodes, edges } = get();
-      if (!canConnect(nodes, source, target)) return;
+      if (!canConnect(nodes, source, target) || connectionKind(nodes, edges, source, target) === "exists") return;
       // A second stage drawn from the end of the shared chain forks the channel into rules:
       // each branch gets a rule node (one undo step with the edge). See connectionKind.
       let nextId = get().nextId;
