@@ -162,9 +162,9 @@ export function canConnect(nodes: GraphNode[], source: string, target: string): 
  * Replacing a link (the side panel's "Feeds into") is a removal then a connect: see the store's
  * ``retarget``.
  */
-export type Connection = "move" | "add" | "exists";
+export type ConnectionKind = "move" | "add" | "exists";
 
-export function connectionKind(nodes: GraphNode[], edges: GraphEdge[], source: string, target: string): Connection {
+export function connectionKind(nodes: GraphNode[], edges: GraphEdge[], source: string, target: string): ConnectionKind {
   if (edges.some((e) => e.source === source && e.target === target)) return "exists";
   const kinds = new Map(nodes.map((n) => [n.id, n.data.kind]));
   if (kinds.get(target) !== "transform") return "add";
