@@ -1,8 +1,10 @@
-// A bus drawn in Debian's headless Chromium (playwright-core, no download): generator → filter
-// → preview, then a second sink (files) dragged from the filter forks the channel into two
+// A bus drawn in Debian's headless Chromium (playwright-core, no download): generator → EU
+// filter → preview; a second filter drawn from the generator forks it (the first link stays;
+// undone), then a second sink (files) dragged from the generator forks the channel into two
 // rules (the canvas adds a rule node per branch: "default" for the branch the linear channel
-// had, "rule-1" for the new one). The new rule is renamed and given a pattern; the rules
-// bench tells which rules two sample events match and marks them on the
+// had, with the EU filter as its own transform, "rule-1" for the new one). The new rule is
+// renamed and given a pattern; the rules bench tells which rules' sinks two sample events
+// reach (the EU filter of the default branch counts) and marks them on the
 // canvas. Saving is refused because a preview sink cannot be a rule's target, the error
 // marked on that node; it is replaced by a files sink and the bus saved. The saved spec is
 // read back (two rules, the pattern), exported as JSON, and the channel page shows the rules
@@ -72,13 +74,26 @@ try {
   await connect(page, "source-generator", "transform-filter");
   await connect(page, "transform-filter", "sink-preview");
 
-  step("drag a second sink (files) from the filter: the channel forks into two rules");
-  await addStage(page, "sink", "files", "files", 510, 330);
-  await page.getByLabel("Directory").fill("e2e-bus/big-orders");
-  await connect(page, "transform-filter", filesSink(0));
+  step("a second filter drawn from the source is a second branch: the EU filter stays linked");
+  await addStage(page, "transform", "filter", "filter", 300, 330, 1);
+  await connect(page, "source-generator", page.locator('.react-flow__node:has([data-testid="node-transform-filter"])').nth(1));
   await canvasNode(page, "rule-default").waitFor();
   await canvasNode(page, "rule-rule-1").waitFor();
-  // generator → filter, filter → each rule, each rule → its sink.
+  // generator → each rule, default → EU filter → preview, rule-1 → the new filter.
+  await page.waitForFunction(() => document.querySelectorAll(".react-flow__edge").length === 5);
+  await page.getByRole("button", { name: "Undo" }).click(); // the fork
+  await page.getByRole("button", { name: "Undo" }).click(); // the new filter
+  await page.waitForFunction(
+    () => document.querySelectorAll(".react-flow__node").length === 3 && document.querySelectorAll(".react-flow__edge").length === 2,
+  );
+
+  step("drag a second sink (files) from the generator: the channel forks into two rules");
+  await addStage(page, "sink", "files", "files", 510, 330);
+  await page.getByLabel("Directory").fill("e2e-bus/big-orders");
+  await connect(page, "source-generator", filesSink(0));
+  await canvasNode(page, "rule-default").waitFor();
+  await canvasNode(page, "rule-rule-1").waitFor();
+  // generator → each rule, default → EU filter → preview, rule-1 → files.
   await page.waitForFunction(() => document.querySelectorAll(".react-flow__edge").length === 5);
 
   step("name the second rule and give it a pattern");
@@ -103,15 +118,18 @@ try {
   // A drop puts the node's corner 80, 30 px up-left of the pointer.
   await addStage(page, "sink", "files", "files", spot.x - pane.x + 80, spot.y - pane.y + 30, 1);
   await page.getByLabel("Directory").fill("e2e-bus/eu");
-  await connect(page, "rule-default", filesSink(1));
+  await connect(page, "transform-filter", filesSink(1));
 
-  step("which rules does a sample match?");
+  step("which rules' sinks does a sample reach?");
   await selectNode(page, "rule-big-orders");
-  await testRules("Order (the demo generator's)", "2 of 2 rules match");
-  await testRules("EC2 instance state change (EventBridge)", "1 of 2 rules match");
+  // The default rule matches every event, but its own EU filter drops the EC2 event.
+  await testRules("EC2 instance state change (EventBridge)", "0 of 2 rules match");
+  await page.getByTestId("rule-result-default").filter({ hasText: "Dropped" }).waitFor();
   await page.getByTestId("rule-result-big-orders").filter({ hasText: "No match" }).waitFor();
+  await canvasNode(page, "rule-default").getByTestId("rule-match").filter({ hasText: "no match" }).waitFor();
+  await testRules("Order (the demo generator's)", "2 of 2 rules match");
   await canvasNode(page, "rule-default").getByTestId("rule-match").filter({ hasText: "sample matches" }).waitFor();
-  await canvasNode(page, "rule-big-orders").getByTestId("rule-match").filter({ hasText: "no match" }).waitFor();
+  await canvasNode(page, "rule-big-orders").getByTestId("rule-match").filter({ hasText: "sample matches" }).waitFor();
   await checkA11y("builder");
 
   step("save the bus");
@@ -129,6 +147,7 @@ try {
   const summary = rules.map((r) => `${r.name}: ${JSON.stringify(r.pattern)} → ${r.sinks.map((s) => s.type).join(", ")}`);
   step(`saved rules: ${summary.join(" | ")}`);
   if (rules.length !== 2 || "sink" in saved.spec) throw new Error(`expected a bus with two rules: ${JSON.stringify(saved.spec)}`);
+  if (rules[0].transforms?.[0]?.type !== "filter") throw new Error(`the default rule lost its EU filter: ${JSON.stringify(rules[0])}`);
   if (JSON.stringify(rules[1].pattern) !== JSON.stringify(JSON.parse(PATTERN)))
     throw new Error(`the pattern was not saved: ${JSON.stringify(rules[1])}`);
 

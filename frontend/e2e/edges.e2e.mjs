@@ -3,7 +3,8 @@
 // * the site icon; a channel name no channel has: a not-found page, no buttons, no polling;
 // * the builder: the Delete key and the "Delete stage" button do the same, one undo each;
 //   leaving with unsaved work asks (and staying keeps it); import asks before replacing the
-//   canvas and the name, and Undo brings them back; the name's rule is said as it is typed;
+//   canvas and the name, and Undo brings them back; a saved channel's name is read-only with a
+//   note, and its own export imports as a copy (chain-copy); the name's rule is said as typed;
 // * the Audit page: rows, filters by channel and action;
 // * a Kafka channel with a preview sink started, run to the end and stopped: the offsets panel
 //   never says "it is STOPPED" while starting; readable per-stage counters; the live tail one
@@ -122,6 +123,23 @@ try {
   await page.getByRole("button", { name: "Undo" }).click();
   await page.waitForFunction(() => document.querySelectorAll(".canvas .react-flow__node").length === 3);
   check((await page.getByTestId("channel-name").inputValue()) === chain, "Undo brings the name and canvas back");
+
+  // -- a saved channel's name is fixed and says so; its export imports as a copy ---------------
+  check((await page.getByTestId("channel-name").getAttribute("readonly")) !== null, "a saved channel's name is read-only");
+  await page.getByTestId("channel-name-fixed").filter({ hasText: "Import as a copy" }).waitFor();
+  const prompts = [];
+  const answerDialogs = async (dialog) => {
+    if (dialog.type() === "prompt") prompts.push(dialog.message());
+    await dialog.accept(dialog.type() === "prompt" ? dialog.defaultValue() : undefined);
+  };
+  page.on("dialog", answerDialogs);
+  await page.getByLabel("Import channel JSON").setInputFiles({ ...file, buffer: Buffer.from(JSON.stringify({ ...JSON.parse(file.buffer.toString()), name: chain })) });
+  await page.waitForFunction((name) => document.querySelector("[data-testid=channel-name]")?.value === `${name}-copy`, chain);
+  page.off("dialog", answerDialogs);
+  check(prompts.length === 1 && prompts[0].includes(`A channel named “${chain}” exists`), "importing under a taken name asks for a copy's name");
+  check((await page.getByTestId("channel-name").getAttribute("readonly")) === null, "the copy's name can be typed");
+  await page.getByRole("button", { name: "Undo" }).click();
+  await page.waitForFunction((name) => document.querySelector("[data-testid=channel-name]")?.value === name, chain);
 
   // -- the name's rule, as typed ---------------------------------------------------------------
   asked = nextDialog(true);

@@ -34,8 +34,10 @@ export function ChannelSettings({ otherErrors }: { otherErrors: Record<string, s
       <h2>Channel</h2>
       <p className="small muted">
         Select a stage to edit its settings. Drag stages from the left, connect each output (right
-        dot) to the next stage's input (left dot). A second sink drawn from the end of the chain
-        makes the channel a bus: each branch a rule with its own pattern.
+        dot) to the next stage's input (left dot). Connecting a transform of the same chain
+        reorders it; a second link out of the source or a shared transform (to a sink or a new
+        transform) keeps the first and makes the channel a bus: each branch a rule with its own
+        pattern.
       </p>
       <label className="field">
         <span>Description</span>

@@ -6,8 +6,8 @@ import { channelExists, useSaveChannel } from "../api/hooks";
 import { errorsByNode, graphToSpec, type GraphProblem } from "../graph/spec";
 import { href, navigate } from "../router";
 import { useCan } from "../ui/permissions";
-import { channelNameProblem, saveProblemsText } from "./channelName";
-import { downloadJson, parseChannelFile } from "./io";
+import { channelNameProblem, FIXED_NAME_NOTE, saveProblemsText } from "./channelName";
+import { chooseImportName, downloadJson, parseChannelFile } from "./io";
 import { useBuilder } from "./store";
 import { savedMessage } from "./saved";
 
@@ -83,7 +83,6 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
   const onImport = async (file: File) => {
     try {
       const channel = parseChannelFile(await file.text());
-      const exists = await channelExists(channel.name);
       const current = useBuilder.getState();
       const replacing = current.nodes.length > 0 || current.name.trim() !== "";
       const what = current.name.trim() ? `“${current.name.trim()}” and its canvas` : "the canvas";
@@ -91,8 +90,21 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
         setMessage(`Import of ${file.name} cancelled.`);
         return;
       }
-      state.importChannel(channel, exists);
-      setMessage(`Imported ${file.name}${exists ? ` (saving replaces ${channel.name})` : ""}. Undo to go back.`);
+      // A file named after a channel that exists is imported as a copy unless its name is kept.
+      const target = await chooseImportName(channel.name, channelExists, (question, proposal) =>
+        window.prompt(question, proposal),
+      );
+      if (target === null) {
+        setMessage(`Import of ${file.name} cancelled.`);
+        return;
+      }
+      state.importChannel({ ...channel, name: target.name }, target.exists);
+      const as = target.exists
+        ? ` (saving replaces ${target.name})`
+        : target.name !== channel.name
+          ? ` as a copy, ${target.name} (saving creates it)`
+          : "";
+      setMessage(`Imported ${file.name}${as}. Undo to go back.`);
       window.setTimeout(() => void flow.fitView({ maxZoom: 1 }), 50);
     } catch (error) {
       setMessage(`Could not import ${file.name}: ${(error as Error).message}`);
@@ -110,7 +122,9 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
   };
 
   // The name's rule as typed; the server's word on it after a save (e.g. taken) until edited.
-  const typed = state.exists && routeName !== null ? "" : channelNameProblem(state.name.trim());
+  // A saved channel's name is fixed (the store ignores a new one): the field says so.
+  const fixedName = state.exists;
+  const typed = fixedName ? "" : channelNameProblem(state.name.trim());
   const nameError = typed || (otherErrors.name ?? []).join(" ");
   const generalErrors = Object.entries(otherErrors).filter(([path]) => !isChannelSetting(path) && path !== "name");
   return (
@@ -120,14 +134,15 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
           <span>Channel name</span>
           <input
             value={state.name}
-            readOnly={state.exists && routeName !== null}
+            readOnly={fixedName}
+            title={fixedName ? FIXED_NAME_NOTE : undefined}
             placeholder="e.g. eu-orders"
             onChange={(e) => {
               state.setMeta({ name: e.target.value });
               if (otherErrors.name) onOtherErrors(withoutName(otherErrors));
             }}
             aria-invalid={Boolean(nameError)}
-            aria-describedby={nameError ? "channel-name-error" : undefined}
+            aria-describedby={nameError ? "channel-name-error" : fixedName ? "channel-name-fixed" : undefined}
             data-testid="channel-name"
           />
         </label>
@@ -178,6 +193,11 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
         {nameError && (
           <span id="channel-name-error" className="error name-error">
             Channel name: {nameError}
+          </span>
+        )}
+        {fixedName && !nameError && (
+          <span id="channel-name-fixed" className="muted small" data-testid="channel-name-fixed">
+            {FIXED_NAME_NOTE}
           </span>
         )}
         {message && <span data-testid="save-message">{message}</span>}

@@ -27,3 +27,15 @@ export function saveProblemsText(where: { name: boolean; stages: number; setting
   if (where.other > 0) parts.push("the spec (listed below)");
   return parts.length > 0 ? `Not saved: check ${parts.join(", ")}.` : "Not saved.";
 }
+
+/** The names a copy of ``name`` may take, in order: name-copy, name-copy-2, name-copy-3, … each
+ * cut to the 63 characters a name may have. */
+export function* copyNames(name: string): Generator<string> {
+  for (let n = 1; ; n++) {
+    const suffix = n === 1 ? "-copy" : `-copy-${n}`;
+    yield `${name.slice(0, MAX - suffix.length)}${suffix}`;
+  }
+}
+
+/** Said beside the name of a saved channel, which the server does not rename. */
+export const FIXED_NAME_NOTE = "A saved channel keeps its name; Export then Import as a copy to rename it.";

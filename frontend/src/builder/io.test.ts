@@ -1,6 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 
-import { parseChannelFile } from "./io";
+import { copyNames } from "./channelName";
+import { chooseImportName, parseChannelFile } from "./io";
 
 describe("parseChannelFile", () => {
   it("reads an exported channel", () => {
@@ -67,5 +68,46 @@ describe("splitList", () => {
     const { splitList } = await import("./StringListField");
     expect(splitList(" orders, ,payments ")).toEqual(["orders", "payments"]);
     expect(splitList("")).toEqual([]);
+  });
+});
+
+describe("chooseImportName", () => {
+  const existing = (...names: string[]) => (name: string) => Promise.resolve(names.includes(name));
+
+  it("keeps a name no channel has, without asking", async () => {
+    const ask = vi.fn();
+    expect(await chooseImportName("fresh", existing("orders"), ask)).toEqual({ name: "fresh", exists: false });
+    expect(await chooseImportName("", existing("orders"), ask)).toEqual({ name: "", exists: false });
+    expect(ask).not.toHaveBeenCalled();
+  });
+
+  it("offers the first free copy name for a channel that exists: a new channel", async () => {
+    const ask = vi.fn((_question: string, proposal: string) => proposal);
+    const target = await chooseImportName("orders", existing("orders", "orders-copy"), ask);
+    expect(target).toEqual({ name: "orders-copy-2", exists: false });
+    expect(ask.mock.calls[0]![0]).toMatch(/A channel named “orders” exists\. Import as a copy/);
+  });
+
+  it("replaces the channel when its own name is kept, and cancels on null", async () => {
+    expect(await chooseImportName("orders", existing("orders"), () => "orders")).toEqual({ name: "orders", exists: true });
+    expect(await chooseImportName("orders", existing("orders"), () => null)).toBeNull();
+  });
+
+  it("asks again, saying why, for a name taken or not allowed", async () => {
+    const answers = ["payments", "Orders Copy", "orders-eu"];
+    const ask = vi.fn<(question: string, proposal: string) => string | null>(() => answers.shift() ?? null);
+    const target = await chooseImportName("orders", existing("orders", "payments"), ask);
+    expect(target).toEqual({ name: "orders-eu", exists: false });
+    expect(ask.mock.calls.map((call) => call[0].split(" ")[0])).toEqual(["A", "“payments”", "Lower-case"]);
+  });
+});
+
+describe("copyNames", () => {
+  it("counts up and keeps within 63 characters", () => {
+    const names = copyNames("orders");
+    expect([names.next().value, names.next().value, names.next().value]).toEqual(["orders-copy", "orders-copy-2", "orders-copy-3"]);
+    const long = copyNames("a".repeat(63)).next().value!;
+    expect(long).toHaveLength(63);
+    expect(long.endsWith("-copy")).toBe(true);
   });
 });

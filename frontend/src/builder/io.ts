@@ -2,6 +2,7 @@
 
 import type { ChannelSpec, Rule } from "../api/types";
 import { isPlainObject } from "../graph/spec";
+import { channelNameProblem, copyNames } from "./channelName";
 
 export interface ChannelFile {
   name: string;
@@ -47,6 +48,52 @@ function readRules(rules: unknown[]): Rule[] {
     const transforms = Array.isArray(rule.transforms) ? rule.transforms : [];
     return { ...(rule as unknown as Rule), transforms };
   });
+}
+
+/** The channel an import becomes: ``name``, and whether a channel of that name exists (then
+ * saving replaces its spec: a new revision of it). */
+export interface ImportTarget {
+  name: string;
+  exists: boolean;
+}
+
+/** How many copy names are tried before the name is left to the user. */
+const COPY_NAMES_TRIED = 20;
+
+/**
+ * The name an imported channel takes. A file whose name no channel has (or that has none) keeps
+ * it: a new channel. A file named after a channel that exists asks (``ask``: the question and
+ * a proposal; null: cancel) with the first free copy name offered (orders-copy, orders-copy-2,
+ * …): another name must be valid and free (else it asks again, saying why); the file's own name
+ * replaces that channel's spec on save. Null: the import is cancelled.
+ */
+export async function chooseImportName(
+  name: string,
+  exists: (name: string) => Promise<boolean>,
+  ask: (question: string, proposal: string) => string | null,
+): Promise<ImportTarget | null> {
+  if (name === "" || !(await exists(name))) return { name, exists: false };
+  let proposal = "";
+  let tried = 0;
+  for (const candidate of copyNames(name)) {
+    if (tried++ >= COPY_NAMES_TRIED) break;
+    if (!(await exists(candidate))) {
+      proposal = candidate;
+      break;
+    }
+  }
+  let question =
+    `A channel named “${name}” exists. Import as a copy, a new channel named:\n` +
+    `(keep “${name}” to replace that channel's spec when you save)`;
+  for (;;) {
+    const answer = ask(question, proposal)?.trim();
+    if (answer === undefined) return null;
+    if (answer === name) return { name, exists: true };
+    const problem = channelNameProblem(answer, true) || ((await exists(answer)) ? `“${answer}” is taken too.` : "");
+    if (problem === "") return { name: answer, exists: false };
+    question = `${problem} Name the copy:`;
+    proposal = answer;
+  }
 }
 
 export function downloadJson(filename: string, value: unknown): void {

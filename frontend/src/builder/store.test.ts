@@ -25,6 +25,9 @@ describe("builder store", () => {
     s.connect(a, b);
     s.connect(b, c);
     s.connect(c, a); // a sink feeds nothing: ignored
+    const steps = useBuilder.getState().past.length;
+    s.connect(a, b); // drawn already: no change, no undo step
+    expect(useBuilder.getState().past).toHaveLength(steps);
     s.setConfig(b, { pattern: { type: ["x"] } });
     const result = spec();
     expect(result.ok && result.spec).toEqual({

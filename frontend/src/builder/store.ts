@@ -15,6 +15,7 @@ import { newRuleName, ruleConfig, ruleName } from "../graph/rules";
 import {
   canConnect,
   connect as connectEdges,
+  connectionKind,
   insertRuleNodes,
   removeNode,
   specToGraph,
@@ -59,12 +60,18 @@ export interface BuilderState extends Snapshot {
   ruleMatches: Record<string, boolean> | null;
 
   load: (channel: { name: string; description: string; spec: ChannelSpec } | null) => void;
+  /** Set the name and the description. A saved channel's name (``exists``) is fixed: a new
+   * name is ignored (the toolbar shows the field read-only and says so). */
   setMeta: (meta: { name?: string; description?: string }) => void;
   addStage: (kind: NodeKind, type: string, position: { x: number; y: number }) => string;
   onNodesChange: (changes: NodeChange<StageNode>[]) => void;
   onEdgesChange: (changes: EdgeChange[]) => void;
+  /** Draw source → target, one undo step: a transform on source's own chain moves right after
+   * it (a reorder); anything else is added beside source's links, so a second link forks the
+   * channel (rule nodes are put at the head of each branch). See connectionKind in graph/spec. */
   connect: (source: string, target: string) => void;
-  /** Replace the edge source → from (none: null) by source → to (none: null), one undo step. */
+  /** "Feeds into": replace the edge source → from (none: null) by source → to (none: null), one
+   * undo step. The stage ``from`` is left unconnected; source's other links stay. */
   retarget: (source: string, from: string | null, to: string | null) => void;
   deleteNode: (id: string) => void;
   /** Delete stages (each bridged as deleteNode does) and edges in one undo step: the Delete
@@ -148,7 +155,14 @@ export const useBuilder = create<BuilderState>()((set, get) => {
       });
     },
 
-    setMeta: (meta) => set({ ...meta, dirty: true }),
+    setMeta: (meta) =>
+      set((state) => {
+        // A saved channel keeps its name (save is a PUT to it): a new one would save nowhere.
+        const { name, ...rest } = meta;
+        const renames = name !== undefined && name !== state.name;
+        if (renames && state.exists) return Object.keys(rest).length > 0 ? { ...rest, dirty: true } : {};
+        return { ...meta, dirty: true };
+      }),
 
     addStage: (kind, type, position) => {
       const id = `n${get().nextId}`;
@@ -186,11 +200,11 @@ export const useBuilder = create<BuilderState>()((set, get) => {
 
     connect: (source, target) => {
       const { nodes, edges } = get();
-      if (!canConnect(nodes, source, target)) return;
+      if (!canConnect(nodes, source, target) || connectionKind(nodes, edges, source, target) === "exists") return;
       // A second stage drawn from the end of the shared chain forks the channel into rules:
-      // each branch gets a rule node (one undo step with the edge).
+      // each branch gets a rule node (one undo step with the edge). See connectionKind.
       let nextId = get().nextId;
-      const forked = insertRuleNodes(nodes, connectEdges(edges, source, target, nodes), source, () => `n${nextId++}`);
+      const forked = insertRuleNodes(nodes, connectEdges(nodes, edges, source, target), source, () => `n${nextId++}`);
       change({ nodes: forked.nodes as StageNode[], edges: forked.edges as Edge[], nextId });
     },
 
@@ -199,7 +213,7 @@ export const useBuilder = create<BuilderState>()((set, get) => {
       const edges = get().edges.filter((e) => !(e.source === source && e.target === from));
       let nextId = get().nextId;
       if (to !== null && canConnect(nodes, source, to)) {
-        const forked = insertRuleNodes(nodes, connectEdges(edges, source, to, nodes), source, () => `n${nextId++}`);
+        const forked = insertRuleNodes(nodes, connectEdges(nodes, edges, source, to), source, () => `n${nextId++}`);
         change({ nodes: forked.nodes as StageNode[], edges: forked.edges as Edge[], nextId });
         return;
       }

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 
 import type { ChannelSpec } from "../api/types";
+import { branchTargets, graphToSpec } from "../graph/spec";
 import { useBuilder } from "./store";
 
 /** source → filter → sink, as the builder makes them. */
@@ -87,5 +88,91 @@ describe("importing a channel", () => {
     s.setMeta({ name: "typed-later" });
     useBuilder.getState().undo();
     expect(useBuilder.getState().name).toBe("typed-later");
+  });
+});
+
+describe("connecting a stage that already feeds one", () => {
+  beforeEach(() => useBuilder.getState().load(null));
+
+  /** source → EU filter → sink, as loaded from a saved linear channel. */
+  const euChannel = () =>
+    useBuilder.getState().load({
+      name: "orders",
+      description: "",
+      spec: {
+        source: { type: "generator", config: {} },
+        transforms: [{ type: "filter", config: { pattern: { data: { region: [{ prefix: "eu-" }] } } } }],
+        sink: { type: "preview", config: {} },
+      },
+    }); // n1 → n2 (filter) → n3 (sink)
+
+  it("forks when a new filter is drawn from the source: the EU link stays, each branch gets a rule", () => {
+    euChannel();
+    const s = useBuilder.getState();
+    const usFilter = s.addStage("transform", "filter", { x: 240, y: 200 });
+    const usSink = s.addStage("sink", "files", { x: 480, y: 200 });
+    s.connect("n1", usFilter);
+    s.connect(usFilter, usSink);
+    const state = useBuilder.getState();
+    const rules = state.nodes.filter((n) => n.data.kind === "rule");
+    expect(rules.map((n) => n.data.config.name)).toEqual(["default", "rule-1"]);
+    // Every stage is still connected: source → rule → filter → sink, twice.
+    expect(pairs()).toEqual(
+      [`n1>${rules[0]!.id}`, `${rules[0]!.id}>n2`, "n2>n3", `n1>${rules[1]!.id}`, `${rules[1]!.id}>${usFilter}`, `${usFilter}>${usSink}`].sort(),
+    );
+    const result = graphToSpec(state.nodes, state.edges);
+    expect(result.ok && result.spec.rules?.map((r) => [r.name, r.transforms?.length, r.sinks[0]!.type])).toEqual([
+      ["default", 1, "preview"],
+      ["rule-1", 1, "files"],
+    ]);
+  });
+
+  it("forks the same way when the new filter already leads to its own sink", () => {
+    euChannel();
+    const s = useBuilder.getState();
+    const usFilter = s.addStage("transform", "filter", { x: 240, y: 200 });
+    const usSink = s.addStage("sink", "files", { x: 480, y: 200 });
+    s.connect(usFilter, usSink);
+    s.connect("n1", usFilter);
+    expect(useBuilder.getState().edges.some((e) => e.target === "n2")).toBe(true);
+    expect(useBuilder.getState().nodes.filter((n) => n.data.kind === "rule")).toHaveLength(2);
+  });
+
+  it("“Add a branch to” forks and “Feeds into” replaces", () => {
+    euChannel();
+    const s = useBuilder.getState();
+    const usFilter = s.addStage("transform", "filter", { x: 240, y: 200 });
+    // NextStage's "Add a branch to" offers only stages a link would fork to, and calls connect.
+    expect(branchTargets(useBuilder.getState().nodes, useBuilder.getState().edges, "n1")).toEqual([usFilter]);
+    s.connect("n1", usFilter);
+    expect(useBuilder.getState().nodes.filter((n) => n.data.kind === "rule")).toHaveLength(2);
+    s.undo();
+    // "Feeds into" re-points the one link: the EU filter is left unconnected.
+    s.retarget("n1", "n2", usFilter);
+    expect(pairs()).toEqual([`n1>${usFilter}`, "n2>n3"]);
+  });
+});
+
+describe("a saved channel's name", () => {
+  beforeEach(() => useBuilder.getState().load(null));
+
+  it("is fixed: save is a PUT to it, so a new name is not taken", () => {
+    useBuilder.getState().load({
+      name: "orders",
+      description: "",
+      spec: { source: { type: "generator", config: {} }, transforms: [], sink: { type: "preview", config: {} } },
+    });
+    useBuilder.getState().setMeta({ name: "orders-copy", description: "typed" });
+    expect(useBuilder.getState()).toMatchObject({ name: "orders", description: "typed", exists: true });
+  });
+
+  it("is fixed after an import that replaces a channel, free after an import as a copy", () => {
+    const spec = { source: { type: "generator", config: {} }, transforms: [], sink: { type: "preview", config: {} } } as unknown as ChannelSpec;
+    useBuilder.getState().importChannel({ name: "orders", description: "", spec }, true);
+    useBuilder.getState().setMeta({ name: "orders-2" });
+    expect(useBuilder.getState().name).toBe("orders");
+    useBuilder.getState().importChannel({ name: "orders-copy", description: "", spec }, false);
+    useBuilder.getState().setMeta({ name: "orders-eu" });
+    expect(useBuilder.getState()).toMatchObject({ name: "orders-eu", exists: false });
   });
 });

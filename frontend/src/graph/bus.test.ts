@@ -2,11 +2,13 @@ import { describe, expect, it } from "vitest";
 
 import type { ChannelSpec, Rule } from "../api/types";
 import { isShared } from "./branches";
-import { patternSummary, ruleNameProblems, rulesToTest, ruleTestRows } from "./rules";
+import { branchFilters, patternSummary, ruleNameProblems, rulesToTest, ruleTestRows, ruleTestSummary } from "./rules";
 import {
   SECRET_MARKER,
+  branchTargets,
   checkGraph,
   connect,
+  connectionKind,
   errorsByNode,
   graphToSpec,
   insertRuleNodes,
@@ -187,7 +189,7 @@ describe("drawing branches", () => {
     const { nodes, edges } = linear(); // n1 → n2 (filter) → n3 (sink)
     const withSink = [...nodes, { ...node("n4", "sink", "kafka"), position: { x: 480, y: 200 } }];
     let next = 5;
-    const drawn = connect(edges, "n2", "n4", withSink);
+    const drawn = connect(withSink, edges, "n2", "n4");
     expect(drawn).toHaveLength(3); // added beside n2 → n3, not in its place
     const forked = insertRuleNodes(withSink, drawn, "n2", () => `n${next++}`);
     const back = graphToSpec(forked.nodes, forked.edges);
@@ -208,18 +210,40 @@ describe("drawing branches", () => {
   it("a second sink inside a rule is that rule's second target (no new rule)", () => {
     const { nodes, edges } = specToGraph({ source, transforms: [], rules: [rule("a", [kafka("x")])] });
     const withSink = [...nodes, node("n4", "sink", "files")];
-    const drawn = connect(edges, "n2", "n4", withSink);
+    const drawn = connect(withSink, edges, "n2", "n4");
     const forked = insertRuleNodes(withSink, drawn, "n2", () => "never");
     expect(forked.nodes).toHaveLength(4);
     const back = graphToSpec(forked.nodes, forked.edges);
     expect(back.ok && back.spec.rules?.[0]!.sinks.map((s) => s.type)).toEqual(["kafka", "files"]);
   });
 
-  it("re-drawing a transform from a transform still reorders the chain", () => {
-    const nodes = [node("s", "source"), node("a", "transform"), node("b", "transform"), node("z", "sink")];
+  it("re-drawing a transform of the chain reorders it; a new transform forks", () => {
+    const nodes = [node("s", "source"), node("a", "transform"), node("b", "transform"), node("z", "sink"), node("n", "transform")];
     const edges = [edge("s", "a"), edge("a", "b"), edge("b", "z")];
-    const next = connect(edges, "s", "b", nodes);
-    expect(next.map((e) => `${e.source}>${e.target}`).sort()).toEqual(["b>z", "s>b"]);
+    const pairs = (list: GraphEdge[]) => list.map((e) => `${e.source}>${e.target}`).sort();
+    expect(connectionKind(nodes, edges, "s", "b")).toBe("move");
+    expect(pairs(connect(nodes, edges, "s", "b"))).toEqual(["a>z", "b>a", "s>b"]);
+    // A transform that is not on the chain is a second branch: the first link stays.
+    expect(connectionKind(nodes, edges, "s", "n")).toBe("add");
+    expect(pairs(connect(nodes, edges, "s", "n"))).toEqual(["a>b", "b>z", "s>a", "s>n"]);
+    // "Add a branch to" offers only stages that read from nothing yet (z is b's sink).
+    expect(branchTargets(nodes, edges, "s")).toEqual(["n"]);
+  });
+
+  it("offers as branches only loose stages, and inside a rule only sinks", () => {
+    const { nodes, edges } = specToGraph(threeRules);
+    const loose = [...nodes, node("x", "transform", "mask"), node("y", "sink", "files")];
+    expect(branchTargets(loose, edges, "n2")).toEqual(["x", "y"]); // the fork: a new rule either way
+    expect(branchTargets(loose, edges, "n5")).toEqual(["y"]); // big-orders' mask: a further sink
+  });
+
+  it("moves the fork's transform with the rules it feeds handed over", () => {
+    const { nodes, edges } = specToGraph({ ...threeRules, transforms: [...shared, { type: "mask", config: {} }] });
+    // n1 → n2 (cloudevents) → n3 (mask) → rules; the mask drawn from the source moves first.
+    const moved = connect(nodes, edges, "n1", "n3");
+    const back = graphToSpec(nodes, moved);
+    expect(back.ok && back.spec.transforms.map((t) => t.type)).toEqual(["mask", "cloudevents"]);
+    expect(back.ok && back.spec.rules?.map((r) => r.name)).toEqual(["big-orders", "eu", "everything"]);
   });
 
   it("knows which stages stand before the rules", () => {
@@ -288,12 +312,53 @@ describe("rule helpers", () => {
         { rule: "everything", matched: false },
       ],
     };
+    // big-orders' pattern matches, but its own transforms (an input transformer first) run only
+    // in Spark: whether the sample reaches its sink is not decided here.
     expect(ruleTestRows(back.spec.rules, answer, back.stages)).toEqual([
-      { rule: "big-orders", nodeId: "n3", matched: true, enabled: true },
-      { rule: "eu", nodeId: "n7", matched: false, enabled: true },
-      { rule: "everything", nodeId: "n10", matched: false, enabled: false },
+      {
+        rule: "big-orders",
+        nodeId: "n3",
+        matched: false,
+        enabled: true,
+        verdict: "undecided",
+        reason: "not decided here: its transform input_transformer (transform 1) runs only in Spark",
+      },
+      { rule: "eu", nodeId: "n7", matched: false, enabled: true, verdict: "no-match", reason: "" },
+      { rule: "everything", nodeId: "n10", matched: false, enabled: false, verdict: "disabled", reason: "" },
     ]);
     // A rule the answer does not name did not match.
     expect(ruleTestRows(back.spec.rules, { results: [] }, back.stages).map((r) => r.matched)).toEqual([false, false, false]);
+  });
+
+  it("counts a rule's own filters: a US order does not reach the EU branch", () => {
+    const eu = { type: "filter", config: { pattern: { data: { region: [{ prefix: "eu-" }] } } } };
+    const us = { type: "filter", config: { pattern: { data: { region: [{ prefix: "us-" }] } } } };
+    const rules = [rule("default", [kafka("eu")], { transforms: [eu] }), rule("rule-1", [kafka("us")], { transforms: [us] })];
+    expect(branchFilters(rules[0]!)).toEqual({ patterns: [eu.config.pattern], sparkOnly: null });
+    // Both patterns are empty, so the server says both rules match; the filters say otherwise.
+    const answer = { results: [{ rule: "default", matched: true }, { rule: "rule-1", matched: true }] };
+    const rows = ruleTestRows(rules, answer, { "rules[0]": "n3", "rules[1]": "n6" }, { default: [false], "rule-1": [true] });
+    expect(rows.map((r) => [r.rule, r.matched, r.verdict])).toEqual([
+      ["default", false, "dropped"],
+      ["rule-1", true, "match"],
+    ]);
+    expect(rows[0]!.reason).toBe("its pattern matches; its filter (transform 1) drops the event");
+    expect(ruleTestSummary(rows)).toBe("1 of 2 rules match");
+    // Filters the bench did not test decide nothing.
+    expect(ruleTestRows(rules, answer, {}).map((r) => r.verdict)).toEqual(["undecided", "undecided"]);
+  });
+
+  it("tests a rule's leading filters only: past a Spark-only transform it cannot say", () => {
+    const filter = { type: "filter", config: { pattern: { type: ["order"] } } };
+    const branch = rule("masked", [kafka("x")], { transforms: [filter, { type: "mask", config: {} }, filter] });
+    expect(branchFilters(branch)).toEqual({ patterns: [{ type: ["order"] }], sparkOnly: { index: 1, type: "mask" } });
+    const answer = { results: [{ rule: "masked", matched: true }] };
+    const kept = ruleTestRows([branch], answer, {}, { masked: [true] });
+    expect(kept.map((r) => [r.matched, r.verdict, r.reason])).toEqual([
+      [false, "undecided", "not decided here: its transform mask (transform 2) runs only in Spark"],
+    ]);
+    expect(ruleTestSummary(kept)).toBe("0 of 1 rules match; 1 not decided here");
+    // A leading filter that drops the event decides it, whatever comes after.
+    expect(ruleTestRows([branch], answer, {}, { masked: [false] })[0]!.verdict).toBe("dropped");
   });
 });

@@ -146,13 +146,19 @@ describe("checkGraph", () => {
 });
 
 describe("editing the chain", () => {
-  it("re-connecting replaces edges, which reorders transforms", () => {
+  it("re-connecting inside the chain reorders transforms, in one gesture, either way", () => {
     const { nodes, edges } = specToGraph(spec); // n1 → n2 (filter) → n3 (mask) → n4
-    let next = connect(edges, "n1", "n3");
-    next = connect(next, "n3", "n2");
-    next = connect(next, "n2", "n4");
-    const back = graphToSpec(nodes, next);
+    // The source drawn to the mask: the mask moves to right after it.
+    const down = connect(nodes, edges, "n1", "n3");
+    const back = graphToSpec(nodes, down);
     expect(back.ok && back.spec.transforms.map((t) => t.type)).toEqual(["mask", "filter"]);
+    expect(checkGraph(nodes, down)).toEqual([]); // no stage left loose
+    // The mask drawn to the filter above it: the filter moves to right after the mask.
+    const up = connect(nodes, edges, "n3", "n2");
+    const again = graphToSpec(nodes, up);
+    expect(again.ok && again.spec.transforms.map((t) => t.type)).toEqual(["mask", "filter"]);
+    // A link that is already drawn changes nothing.
+    expect(connect(nodes, edges, "n2", "n3")).toBe(edges);
   });
 
   it("only lets edges run forward", () => {

@@ -147,19 +147,78 @@ export function canConnect(nodes: GraphNode[], source: string, target: string): 
 }
 
 /**
- * Draw source → target. The target's old input is replaced (a stage reads from one stage).
- * A transform drawn from a stage that feeds transforms only replaces that edge too, so
- * re-connecting reorders a chain; any other edge is added beside the old ones: a second sink
- * (or rule, or transform) from the end of a chain branches the channel.
+ * What drawing source → target does, by one rule (docs/console.md, "Build a channel", step 2):
+ *
+ * - "move": the target is a transform on source's own straight chain (reached from source, or
+ *   source reached from it, through transforms that each have one link in and one out). It
+ *   moves to right after source: its old neighbours are joined and source's old next stage
+ *   follows it. Re-connecting inside a chain reorders it; no stage is left loose.
+ * - "add": anything else. The link is added beside source's existing links, which all stay:
+ *   a second link out of a stage forks (a second branch of the channel, each branch then a
+ *   rule of a bus; within a rule, a further sink). The target's old input link, if it had
+ *   one, goes: a stage reads from exactly one stage.
+ * - "exists": the link is already drawn; nothing changes.
+ *
+ * Replacing a link (the side panel's "Feeds into") is a removal then a connect: see the store's
+ * ``retarget``.
  */
-export function connect(edges: GraphEdge[], source: string, target: string, nodes?: GraphNode[]): GraphEdge[] {
-  const kinds = new Map((nodes ?? []).map((n) => [n.id, n.data.kind]));
-  const outs = edges.filter((e) => e.source === source && e.target !== target);
-  const reorder =
-    nodes === undefined ||
-    (kinds.get(target) === "transform" && outs.every((e) => kinds.get(e.target) === "transform"));
-  const kept = edges.filter((e) => e.target !== target && !(reorder && e.source === source));
-  return [...kept, { id: edgeId(source, target), source, target }];
+export type ConnectionKind = "move" | "add" | "exists";
+
+export function connectionKind(nodes: GraphNode[], edges: GraphEdge[], source: string, target: string): ConnectionKind {
+  if (edges.some((e) => e.source === source && e.target === target)) return "exists";
+  const kinds = new Map(nodes.map((n) => [n.id, n.data.kind]));
+  if (kinds.get(target) !== "transform") return "add";
+  const outs = (id: string) => edges.filter((e) => e.source === id);
+  const input = (id: string) => edges.find((e) => e.target === id)?.source;
+  // Down from source: each step the only link out of a stage, through transforms.
+  let current = source;
+  for (let steps = 0; steps <= edges.length && outs(current).length === 1; steps++) {
+    current = outs(current)[0]!.target;
+    if (current === target) return "move";
+    if (kinds.get(current) !== "transform") break;
+  }
+  // Up from source: each step into a transform that links to nothing else.
+  current = source;
+  for (let steps = 0; steps <= edges.length && kinds.get(current) === "transform"; steps++) {
+    const before = input(current);
+    if (before === undefined || outs(before).length !== 1) break;
+    if (before === target) return "move";
+    current = before;
+  }
+  return "add";
+}
+
+/** Draw source → target as ``connectionKind`` says (see there). */
+export function connect(nodes: GraphNode[], edges: GraphEdge[], source: string, target: string): GraphEdge[] {
+  const kind = connectionKind(nodes, edges, source, target);
+  if (kind === "exists") return edges;
+  if (kind === "move") return moveAfter(edges, target, source);
+  return [...edges.filter((e) => e.target !== target), { id: edgeId(source, target), source, target }];
+}
+
+/** The stages a second link from ``source`` forks to without touching any other link (the
+ * side panel's "Add a branch to"): those that read from no stage yet and that ``connect`` adds
+ * beside source's links; past the fork (inside a rule) only sinks, as only a rule's sinks fork. */
+export function branchTargets(nodes: GraphNode[], edges: GraphEdge[], source: string): string[] {
+  const reading = new Set(edges.map((e) => e.target));
+  const shared = isShared(nodes, edges, source);
+  return nodes
+    .filter((n) => !reading.has(n.id) && canConnect(nodes, source, n.id))
+    .filter((n) => shared || n.data.kind === "sink")
+    .filter((n) => connectionKind(nodes, edges, source, n.id) === "add")
+    .map((n) => n.id);
+}
+
+/** Take ``stage`` out of its place (its input joined to its outputs) and put it right after
+ * ``after``, which hands its outputs over to it. */
+function moveAfter(edges: GraphEdge[], stage: string, after: string): GraphEdge[] {
+  const link = (source: string, target: string): GraphEdge => ({ id: edgeId(source, target), source, target });
+  const input = edges.find((e) => e.target === stage)?.source;
+  const outputs = edges.filter((e) => e.source === stage).map((e) => e.target);
+  const rest = edges.filter((e) => e.source !== stage && e.target !== stage);
+  if (input !== undefined) rest.push(...outputs.map((t) => link(input, t)));
+  const handed = rest.filter((e) => e.source === after).map((e) => e.target);
+  return [...rest.filter((e) => e.source !== after), link(after, stage), ...handed.map((t) => link(stage, t))];
 }
 
 /**
