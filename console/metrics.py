@@ -11,8 +11,9 @@ reads the same numbers, and several Celery workers add to them.
 
 Metrics (labels in braces):
 
-* ``sluice_channel_events_per_second{channel}`` — sum of its RUNNING tasks' rows/s (0 while
-  it is not reporting: the last rate is no longer known);
+* ``sluice_channel_events_per_second{channel}`` — its events per second over the last 30 s,
+  as the console shows it (:mod:`console.selectors.rates`; 0 while it is not running or not
+  reporting: the last rate is no longer known);
 * ``sluice_channel_lag{channel}`` — sum of its tasks' lag (records behind the source);
 * ``sluice_channel_dead_letters_total{channel}`` — events sent to the dead-letter target
   (or skipped) so far, across restarts;
@@ -75,6 +76,7 @@ from console.choices import ConnectorState, ShownState, TargetState, WorkerServi
 from console.metrics_history import history_metrics
 from console.models import Channel, Task, Worker
 from console.selectors import reporting
+from console.selectors.rates import events_per_second
 from console.services import health, history
 
 logger = logging.getLogger(__name__)
@@ -170,7 +172,7 @@ class SluiceCollector:
     def channel_metrics(self) -> Iterator[Metric]:
         events = GaugeMetricFamily(
             "sluice_channel_events_per_second",
-            "Events per second the channel processes (sum of its running tasks' rates).",
+            "Events per second the channel reads, over the last 30 s (as the console shows it).",
             labels=["channel"],
         )
         lag = GaugeMetricFamily(
@@ -223,17 +225,12 @@ class SluiceCollector:
             for channel in channels
             if channel["connector__state"] is not None
         }
-        rates: dict[str, float] = defaultdict(float)
+        task_rates: dict[str, list[float | None]] = defaultdict(list)
         lags: dict[str, float] = defaultdict(float)
         for task in _tasks():
             channel = task["connector__channel__name"]
-            known = channel not in silent or silent[channel].reporting
-            if (
-                known
-                and task["state"] == ConnectorState.RUNNING
-                and task["rows_per_second"] is not None
-            ):
-                rates[channel] += task["rows_per_second"]
+            if task["state"] == ConnectorState.RUNNING:
+                task_rates[channel].append(task["rows_per_second"])
             if task["lag"] is not None:
                 lags[channel] += task["lag"]
                 task_lag.add_metric(
@@ -247,7 +244,10 @@ class SluiceCollector:
                 )
         for channel in channels:
             name = channel["name"]
-            events.add_metric([name], rates[name])
+            running = channel["connector__state"] == ConnectorState.RUNNING
+            known = name not in silent or silent[name].reporting
+            rate = events_per_second(channel["connector__stage_metrics"], task_rates[name])
+            events.add_metric([name], (rate or 0.0) if running and known else 0.0)
             lag.add_metric([name], lags[name])
             dead_letters.add_metric([name], channel["connector__dead_letters"] or 0)
             retries.add_metric([name], channel["connector__sink_retries"] or 0)

@@ -736,7 +736,6 @@ class HostedConnector:
         if progress:
             self.count_stages(progress)
             self.count_compiled_rules()
-            self.rule_totals.rate(progress)
         if progress and self.tracker.update(progress) and self.committer is not None:
             try:
                 # A committer is set up for a Kafka source only, whose offsets all name a topic.

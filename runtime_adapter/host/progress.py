@@ -126,20 +126,32 @@ class TaskTracker:
         return tasks
 
 
+RATE_WINDOW_SECONDS = 30.0
+"""The window of the reported rates: events counted in the last 30 s, divided by the time.
+One rate for every reader (the status, the console's pages, ``/metrics``, the history), true
+within a batch's share of the window (a batch a second: about 3 %), and back to 0 within a
+window once nothing flows."""
+
+
 @dataclass
 class StageTotals:
     """Per-stage event counts summed over the micro-batches this driver ran.
 
     Each batch reports its counts in its progress (``observedMetrics``, see
     :func:`pipelines.builder.stage_counts`); they are added up once per batch (by batch id,
-    per run of the query) and kept with the rates of the latest batch. They live as long as
-    the driver: a restarted driver counts from 0 again, like the tasks' rows/s.
+    per run of the query). Their rates are the counts of the last :data:`RATE_WINDOW_SECONDS`
+    over that window (:meth:`stages`): not a batch's own, which swings with the batch's
+    timing and stays when batches stop. They live as long as the driver: a restarted driver
+    counts from 0 again, like the tasks' rows/s.
     """
 
     points: list[Any] = field(default_factory=list)
     totals: list[dict[str, Any]] = field(default_factory=list)
     run_id: str | None = None
     batch_id: int = -1
+    clock: Any = time.monotonic
+    samples: list[tuple[float, list[tuple[int, int]]]] = field(default_factory=list)
+    """(time, each stage's (in, out) totals) at the query's start and after each batch."""
 
     def start(self, points: list[Any], run_id: str | None) -> None:
         """A (re)started query: the same stages keep their totals, new ones start from 0."""
@@ -148,6 +160,19 @@ class StageTotals:
         ]:
             self.points, self.totals = list(points), []
         self.run_id, self.batch_id = run_id, -1
+        self.samples = [(self.clock(), self._sums())]
+
+    def _sums(self) -> list[tuple[int, int]]:
+        if not self.totals:
+            return [(0, 0)] * len(self.points)
+        return [(int(total["in"]), int(total["out"])) for total in self.totals]
+
+    def _sample(self) -> None:
+        now = self.clock()
+        self.samples.append((now, self._sums()))
+        # Keep the newest sample at or before the window's start (the rates' base).
+        while len(self.samples) > 1 and self.samples[1][0] <= now - RATE_WINDOW_SECONDS:
+            self.samples.pop(0)
 
     def missed(self, progress: dict[str, Any]) -> bool:
         """Whether batches ran between the last one folded in and this report."""
@@ -160,9 +185,7 @@ class StageTotals:
         batch_id = progress.get("batchId", -1)
         if not progress.get("numInputRows"):
             # An idle trigger (nothing flows now; its batch id may be the next batch's):
-            # rates drop to 0 and nothing is folded in.
-            for total in self.totals:
-                total["in_per_second"] = total["out_per_second"] = 0.0
+            # nothing is folded in (the rates fall as the window passes).
             return False
         counts = stage_counts(
             self.points,
@@ -173,18 +196,36 @@ class StageTotals:
         if counts is None or batch_id <= self.batch_id:
             return False
         self.batch_id = batch_id
-        per_second = _batch_rate(progress) / max(counts[0]["in"], 1)
         if not self.totals:
             self.totals = [{**count, "in": 0, "out": 0, "failed": 0} for count in counts]
         for total, count in zip(self.totals, counts, strict=True):
             for key in ("in", "out", "failed"):
                 total[key] += count[key]
-            total["in_per_second"] = round(count["in"] * per_second, 2)
-            total["out_per_second"] = round(count["out"] * per_second, 2)
+        self._sample()
         return True
 
     def stages(self) -> list[dict[str, Any]]:
-        return [dict(total) for total in self.totals]
+        """Each stage's totals and its rates over the last :data:`RATE_WINDOW_SECONDS` (from
+        the newest sample at or before the window's start, or the query's start, to now)."""
+        if not self.totals:
+            return []
+        now = self.clock()
+        base_time, base = self.samples[0] if self.samples else (now, self._sums())
+        for sample_time, sums in self.samples:
+            if sample_time <= now - RATE_WINDOW_SECONDS:
+                base_time, base = sample_time, sums
+        span = max(now - base_time, 1.0)
+        listed = []
+        for position, total in enumerate(self.totals):
+            then_in, then_out = base[position] if position < len(base) else (0, 0)
+            listed.append(
+                {
+                    **total,
+                    "in_per_second": round(max(total["in"] - then_in, 0) / span, 2),
+                    "out_per_second": round(max(total["out"] - then_out, 0) / span, 2),
+                }
+            )
+        return listed
 
 
 RuleLayout = list[tuple[str, list[str]]]
@@ -222,16 +263,16 @@ class RuleTotals:
     the rules it keeps; a new rule starts from 0. They live as long as the connector runs in
     this driver, like :class:`StageTotals`.
 
-    Rates are those of the latest batch, as the stage counts' (:meth:`rate`): its counts
-    times the events read per second over the events it read, Spark's own input rate.
+    Rates are over the last :data:`RATE_WINDOW_SECONDS`, as the stage counts' are: the
+    events each rule matched and delivered in the window, over its length.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Any = time.monotonic) -> None:
         self.batch_id = -1
         self._totals: dict[str, _RuleTotal] = {}
-        self._latest: dict[str, tuple[int, int]] = {}  # the latest batch's matched, delivered
-        self._rates: dict[str, tuple[float, float]] = {}
-        self._rated = -1
+        self._clock = clock
+        # (time, each rule's (matched, delivered) totals): at the start, after each batch
+        self._samples: list[tuple[float, dict[str, tuple[int, int]]]] = [(clock(), {})]
         self._lock = threading.Lock()
 
     def fold(self, batch_id: int, counts: list[dict[str, Any]]) -> bool:
@@ -242,7 +283,6 @@ class RuleTotals:
             if batch_id <= self.batch_id:
                 return False
             self.batch_id = batch_id
-            self._latest = {}
             for count in counts:
                 name = str(count["rule"])
                 total = self._totals.setdefault(name, _RuleTotal())
@@ -260,26 +300,29 @@ class RuleTotals:
                         sent + int(target.get("delivered", 0)),
                         lost + int(target.get("failed", 0)),
                     )
-                self._latest[name] = (matched, delivered)
+            now = self._clock()
+            sums = {name: (t.matched, t.delivered) for name, t in self._totals.items()}
+            self._samples.append((now, sums))
+            while len(self._samples) > 1 and self._samples[1][0] <= now - RATE_WINDOW_SECONDS:
+                self._samples.pop(0)
             return True
 
-    def rate(self, progress: dict[str, Any]) -> None:
-        """Take the rates from a progress report: those of the latest batch once its report
-        is there; 0 on an idle trigger (nothing read)."""
-        with self._lock:
-            rows = progress.get("numInputRows")
-            if not rows:
-                self._rates = {}
-                return
-            batch_id = progress.get("batchId", -1)
-            if batch_id != self.batch_id or batch_id == self._rated:
-                return  # a batch not counted yet (or one rated already): keep the rates
-            self._rated = batch_id
-            per_event = _batch_rate(progress) / rows
-            self._rates = {
-                name: (round(matched * per_event, 2), round(delivered * per_event, 2))
-                for name, (matched, delivered) in self._latest.items()
-            }
+    def _rates(self) -> dict[str, tuple[float, float]]:
+        """Each rule's matched and delivered per second over the window, to now."""
+        now = self._clock()
+        base_time, base = self._samples[0]
+        for sample_time, sums in self._samples:
+            if sample_time <= now - RATE_WINDOW_SECONDS:
+                base_time, base = sample_time, sums
+        span = max(now - base_time, 1.0)
+        rates = {}
+        for name, total in self._totals.items():
+            then_matched, then_delivered = base.get(name, (0, 0))
+            rates[name] = (
+                round(max(total.matched - then_matched, 0) / span, 2),
+                round(max(total.delivered - then_delivered, 0) / span, 2),
+            )
+        return rates
 
     def rules(self, layout: RuleLayout) -> list[dict[str, Any]]:
         """Every rule of ``layout`` with its totals (0 for a rule no batch counted yet), as
@@ -288,10 +331,11 @@ class RuleTotals:
         with self._lock:
             if self.batch_id < 0:
                 return []
+            rates = self._rates()
             listed = []
             for position, (name, sinks) in enumerate(layout):
                 total = self._totals.get(name, _RuleTotal())
-                matched_rate, delivered_rate = self._rates.get(name, (0.0, 0.0))
+                matched_rate, delivered_rate = rates.get(name, (0.0, 0.0))
                 targets = []
                 for index, kind in enumerate(sinks):
                     counted = total.targets.get(index)
@@ -325,13 +369,3 @@ def _sink_index(path: str, position: int) -> int:
     position in the batch's list."""
     found = _SINK_INDEX.search(path)
     return int(found.group(1)) if found else position
-
-
-def _batch_rate(progress: dict[str, Any]) -> float:
-    """Records read per second in a batch's progress: Spark's input rate (over the time since
-    the previous batch started), else its processing rate; 0 when neither is known."""
-    for key in ("inputRowsPerSecond", "processedRowsPerSecond"):
-        rate = progress.get(key)
-        if isinstance(rate, int | float) and rate > 0 and rate != float("inf"):
-            return float(rate)
-    return 0.0

@@ -23,6 +23,7 @@ from console.choices import (
 )
 from console.models import Channel, LifecycleEvent, Revision, Task
 from console.selectors import reporting, specs
+from console.selectors.rates import events_per_second
 from console.selectors.specs import SECRET_CHANGED_MARKER, SECRET_MARKER
 from console.services import InvalidSpec, health, history
 from console.services.restart_policy import RestartPolicy
@@ -579,6 +580,13 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
         ),
     )
     tasks = serializers.SerializerMethodField()
+    events_per_second = serializers.SerializerMethodField(
+        help_text=(
+            "Events per second the channel reads, over the last 30 s (its source stage's "
+            "rate; without stage counts, its tasks' rows/s): the figure the console and "
+            "/metrics show. null unless it runs and reports."
+        )
+    )
     stages = serializers.SerializerMethodField(
         help_text=(
             "Per-stage event counts (source, transforms in order, sink) since the channel's "
@@ -620,11 +628,22 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
             "report_interval",
             "dead_letters",
             "tasks",
+            "events_per_second",
             "stages",
             "rules",
             "health",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_events_per_second(self, channel: Channel) -> float | None:
+        connector = getattr(channel, "connector", None)
+        if connector is None or connector.state != ConnectorState.RUNNING:
+            return None
+        if not self._reporting(channel).reporting:
+            return None  # its last rate is no longer known
+        running = [t.rows_per_second for t in connector.tasks.all() if t.state == "RUNNING"]
+        return events_per_second(connector.stage_metrics, running)
 
     @extend_schema_field(HealthSerializer)
     def get_health(self, channel: Channel) -> dict[str, Any]:

@@ -1391,6 +1391,11 @@ export interface components {
             /** @description Events that failed a stage under errors.tolerance 'all' and went to the dead-letter target (or were skipped), since the channel was first started. */
             dead_letters: number | null;
             readonly tasks: components["schemas"]["Task"][];
+            /**
+             * Format: double
+             * @description Events per second the channel reads, over the last 30 s (its source stage's rate; without stage counts, its tasks' rows/s): the figure the console and /metrics show. null unless it runs and reports.
+             */
+            readonly events_per_second: number | null;
             /** @description Per-stage event counts (source, transforms in order, sink) since the channel's driver started; empty until a micro-batch ran. They restart from 0 with the driver. */
             readonly stages: components["schemas"]["StageCounts"][];
             /** @description A bus's per-rule counts (matched, delivered, failed, their rates, and each target's), in the spec's rule order, since the channel's driver started; empty for a linear channel and until a micro-batch ran. */

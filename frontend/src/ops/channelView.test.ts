@@ -19,13 +19,14 @@ function status(state: string, target: string, extra: Record<string, unknown> = 
 }
 
 describe("the channel page's words about a status", () => {
-  it("shows events/s only while the channel runs, not a stopped channel's last rate", () => {
+  it("shows the server's events/s (one figure for every page) only while the channel runs", () => {
     const tasks = [task(10.5), task(2)];
-    expect(liveEventsPerSecond(status("RUNNING", "RUNNING", { tasks }))).toBe(12.5);
-    expect(liveEventsPerSecond(status("STOPPED", "STOPPED", { tasks }))).toBeNull();
-    expect(liveEventsPerSecond(status("FAILED", "RUNNING", { tasks }))).toBeNull();
-    expect(liveEventsPerSecond(status("PAUSED", "PAUSED", { tasks }))).toBeNull();
-    expect(liveEventsPerSecond(status("RUNNING", "RUNNING"))).toBeNull();
+    const rate = { tasks, events_per_second: 5.03 };
+    expect(liveEventsPerSecond(status("RUNNING", "RUNNING", rate))).toBe(5.03);
+    expect(liveEventsPerSecond(status("STOPPED", "STOPPED", rate))).toBeNull();
+    expect(liveEventsPerSecond(status("FAILED", "RUNNING", rate))).toBeNull();
+    expect(liveEventsPerSecond(status("PAUSED", "PAUSED", rate))).toBeNull();
+    expect(liveEventsPerSecond(status("RUNNING", "RUNNING", { tasks, events_per_second: null }))).toBeNull();
     expect(liveEventsPerSecond(undefined)).toBeNull();
   });
 

@@ -7,12 +7,12 @@ import type { ChannelStatus, LifecycleEvent } from "../api/types";
 /** States in which a driver is (or is about to be) running the deployed revision. */
 const LIVE_STATES = new Set(["RUNNING", "PAUSED", "RESTARTING", "UNASSIGNED"]);
 
-/** Events per second now: the sum of the tasks' rates while the channel is RUNNING; null
- * (shown as "—") otherwise: a stopped, paused or failed channel keeps its tasks' last rates,
- * which are not a rate any more. */
+/** Events per second now: the server's figure (over the last 30 s, the same the list, the API
+ * and /metrics give) while the channel is RUNNING; null (shown as "—") otherwise: a stopped,
+ * paused or failed channel's last rate is not a rate any more. */
 export function liveEventsPerSecond(status: ChannelStatus | undefined): number | null {
-  if (!status || status.state !== "RUNNING" || status.tasks.length === 0) return null;
-  return status.tasks.reduce((sum, task) => sum + (task.rows_per_second ?? 0), 0);
+  if (!status || status.state !== "RUNNING") return null;
+  return status.events_per_second ?? null;
 }
 
 /** The task table's line when the channel has no tasks, true to its state. */

@@ -2,11 +2,6 @@
 
 import type { ChannelStatus, ConnectorState } from "../api/types";
 
-export function eventsPerSecond(status: ChannelStatus | undefined): number | null {
-  if (!status || status.tasks.length === 0) return null;
-  return status.tasks.reduce((sum, task) => sum + (task.rows_per_second ?? 0), 0);
-}
-
 export function totalLag(status: ChannelStatus | undefined): number | null {
   if (!status) return null;
   const lags = status.tasks.map((t) => t.lag).filter((lag): lag is number => lag !== null);

@@ -10,6 +10,7 @@ from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from prometheus_client import generate_latest
 from prometheus_client.openmetrics.parser import (
     text_string_to_metric_families as openmetrics_families,
@@ -369,3 +370,35 @@ def test_a_buses_rules_have_their_own_counters(spec):
         ("orders", "everything"): 0.0,
     }
     assert series("sluice_rule_matched_per_second") == {("orders", "big-orders"): 2.5}
+
+
+def test_the_source_s_windowed_rate_is_the_one_figure_of_every_reader(api, spec):
+    """The walk saw 1-2 events/s on the page, 0.66 in the API and 10.0 on the source stage
+    for one 5 events/s channel: the source stage's rate over its window is now the figure."""
+    Worker.objects.create(worker_id="w1", state="ALIVE")
+    connector = channel_with_tasks(
+        spec,
+        "orders",
+        ConnectorState.RUNNING,
+        [kafka_task("RUNNING", partition=0, lag=0, rate=0.66)],
+    )
+    stages = [
+        {
+            "stage": "source",
+            "index": None,
+            "type": "kafka",
+            "in": 900,
+            "out": 900,
+            "failed": 0,
+            "in_per_second": 5.03,
+            "out_per_second": 5.03,
+        }
+    ]
+    Connector.objects.filter(pk=connector.pk).update(
+        stage_metrics=stages, status_seen_at=timezone.now(), report_interval=5.0
+    )
+
+    assert scrape()["sluice_channel_events_per_second"] == {(("channel", "orders"),): 5.03}
+    assert api.get("/api/v1/channels/orders/status").json()["events_per_second"] == 5.03
+    listed = api.get("/api/v1/channels/?expand=status").json()["results"][0]["status"]
+    assert listed["events_per_second"] == 5.03

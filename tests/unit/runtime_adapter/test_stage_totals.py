@@ -9,7 +9,7 @@ import pytest
 
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.hosted import HostedConnector
-from runtime_adapter.host.progress import StageTotals
+from runtime_adapter.host.progress import RATE_WINDOW_SECONDS, StageTotals
 from runtime_adapter.states import State
 from tests.support.reports import ReportingStore
 
@@ -48,13 +48,26 @@ def counts(totals: StageTotals) -> list[tuple[int, int, int]]:
     return [(s["in"], s["out"], s["failed"]) for s in totals.stages()]
 
 
-def test_batches_add_up_once_each_with_the_latest_rate() -> None:
-    totals = StageTotals()
+class Clock:
+    """A driver's monotonic clock, moved by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_batches_add_up_once_each_with_the_rate_over_the_window() -> None:
+    clock = Clock()
+    totals = StageTotals(clock=clock)
     totals.start(points(), "run-1")
     assert totals.stages() == []
     # 10 read, 1 unreadable; the filter drops 3; the cast fails 2; the sink fails none.
+    clock.now += 1
     assert totals.fold(progress(0, 10, 7, [1, 0, 2, 0], rate=20.0))
     assert not totals.fold(progress(0, 10, 7, [1, 0, 2, 0]))  # polled again
+    clock.now += 1
     assert totals.fold(progress(1, 4, 4, [0, 0, 0, 0], rate=8.0))
     assert counts(totals) == [(14, 13, 1), (13, 10, 0), (10, 8, 2), (8, 8, 0)]
     first = totals.stages()[0]
@@ -64,12 +77,40 @@ def test_batches_add_up_once_each_with_the_latest_rate() -> None:
         "type": "generator",
     }
     assert [s["index"] for s in totals.stages()] == [None, 0, 1, None]
-    # The latest batch's rates: 4 records at 8/s.
-    assert (first["in_per_second"], first["out_per_second"]) == (8.0, 8.0)
-    # An idle trigger (no data, no metrics) keeps the totals and zeroes the rates.
+    # Over the 2 s since the query started (not a batch's own Spark rate): 14 in, 13 out.
+    assert (first["in_per_second"], first["out_per_second"]) == (7.0, 6.5)
+    # An idle trigger (no data, no metrics) keeps the totals; the rates fall as time passes
+    # and are 0 once a whole window went by without an event.
     assert not totals.fold({"batchId": 2, "numInputRows": 0, "observedMetrics": {}})
     assert counts(totals)[0] == (14, 13, 1)
+    clock.now += 10
+    assert totals.stages()[0]["in_per_second"] == 1.17  # 14 in 12 s
+    clock.now += RATE_WINDOW_SECONDS
     assert totals.stages()[0]["in_per_second"] == 0.0
+
+
+@pytest.mark.parametrize("batch_seconds", [0.5, 1.0, 3.0])
+def test_a_steady_flow_is_reported_at_its_rate(batch_seconds: float) -> None:
+    """5 events/s (the demo's), in batches of any length: the source's rate within 5 %, and
+    so are the stages after it (a filter keeping 3 of 5)."""
+    clock = Clock()
+    totals = StageTotals(clock=clock)
+    totals.start(points(), "run-1")
+    batch, carried, read, passed = 0, 0.0, 0, 0
+    while clock.now < 1000 + 120:
+        clock.now += batch_seconds
+        carried += 5 * batch_seconds
+        events = int(carried)
+        carried -= events
+        read += events
+        kept = read * 3 // 5 - passed  # the filter keeps 3 in 5 over time
+        passed += kept
+        totals.fold(progress(batch, events, kept, [0, 0, 0, 0]))
+        batch += 1
+        if clock.now > 1000 + RATE_WINDOW_SECONDS:
+            source, _filter, cast, _sink = totals.stages()
+            assert source["in_per_second"] == pytest.approx(5.0, rel=0.05), clock.now
+            assert cast["in_per_second"] == pytest.approx(3.0, rel=0.1), clock.now
 
 
 def test_a_restarted_query_keeps_counting_from_the_totals() -> None:
