@@ -200,6 +200,17 @@ try {
     const rows = await page.getByTestId("rules-table").locator("tbody tr").allInnerTexts();
     step(`rules: ${rows.map((r) => r.replace(/\s+/g, " ")).join(" | ")}`);
     await page.locator(".mini-canvas [data-testid=node-rule-big-orders] .stage-detail").filter({ hasText: "matched" }).waitFor();
+    const stages = await page.evaluate(async (name) => {
+      const answer = await fetch(`/api/v1/channels/${name}/status`, { credentials: "same-origin" });
+      const body = await answer.json();
+      return { stages: body.stages, events_per_second: body.events_per_second };
+    }, channel);
+    step(`status: ${JSON.stringify(stages)}`);
+    // A bus counts its source as a linear channel does (the walk found none).
+    await page
+      .locator(".mini-canvas [data-testid=node-source-generator] .stage-detail")
+      .filter({ hasText: /events\/s in\s*[\d.,KM]+ in/ })
+      .waitFor({ timeout: RUN_TIMEOUT });
     const lines = await page.locator(".mini-canvas .stage-detail").allTextContents();
     step(`pipeline: ${lines.join(" | ")}`);
     await page.screenshot({ path: join(artifacts, "channel-bus-running.png"), fullPage: true });
