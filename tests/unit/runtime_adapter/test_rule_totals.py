@@ -13,6 +13,7 @@ from runtime_adapter.host.hosted import HostedConnector
 from runtime_adapter.host.progress import RATE_WINDOW_SECONDS, RuleTotals, rule_layout
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.states import State, TargetState
+from tests.support.clock import ManualClock
 
 LAYOUT = [("big", ["kafka", "files"]), ("all", ["jdbc"])]
 
@@ -80,16 +81,8 @@ def test_batches_add_up_once_per_batch_id() -> None:
     ]
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 500.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_rates_are_over_the_last_window_and_fall_to_0_when_nothing_flows() -> None:
-    clock = Clock()
+    clock = ManualClock()
     totals = RuleTotals(clock=clock)
     rates = lambda: [  # noqa: E731
         (r["matched_per_second"], r["delivered_per_second"]) for r in totals.rules(LAYOUT)

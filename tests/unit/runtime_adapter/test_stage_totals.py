@@ -11,6 +11,7 @@ from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.hosted import HostedConnector
 from runtime_adapter.host.progress import RATE_WINDOW_SECONDS, StageTotals
 from runtime_adapter.states import State
+from tests.support.clock import ManualClock
 from tests.support.reports import ReportingStore
 
 SPEC = {
@@ -48,18 +49,8 @@ def counts(totals: StageTotals) -> list[tuple[int, int, int]]:
     return [(s["in"], s["out"], s["failed"]) for s in totals.stages()]
 
 
-class Clock:
-    """A driver's monotonic clock, moved by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_batches_add_up_once_each_with_the_rate_over_the_window() -> None:
-    clock = Clock()
+    clock = ManualClock()
     totals = StageTotals(clock=clock)
     totals.start(points(), "run-1")
     assert totals.stages() == []
@@ -93,7 +84,7 @@ def test_batches_add_up_once_each_with_the_rate_over_the_window() -> None:
 def test_a_steady_flow_is_reported_at_its_rate(batch_seconds: float) -> None:
     """5 events/s (the demo's), in batches of any length: the source's rate within 5 %, and
     so are the stages after it (a filter keeping 3 of 5)."""
-    clock = Clock()
+    clock = ManualClock()
     totals = StageTotals(clock=clock)
     totals.start(points(), "run-1")
     batch, carried, read, passed = 0, 0.0, 0, 0
