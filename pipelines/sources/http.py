@@ -44,5 +44,6 @@ def read_http(spark: SparkSession, config: HttpSourceConfig) -> DataFrame:
 
 
 def http_records_to_events(records: DataFrame, config: HttpSourceConfig) -> DataFrame:
-    """Turn ingest-topic records (structured CloudEvents) into events."""
-    return structured_records_to_events(records.filter(F.col("value").isNotNull()))
+    """Turn ingest-topic records (structured CloudEvents) into events; their keys are the
+    console's (each event's id), not a partition key of the user's."""
+    return structured_records_to_events(records.filter(F.col("value").isNotNull()), keep_key=False)

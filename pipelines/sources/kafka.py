@@ -252,9 +252,11 @@ def _wrapped(records: DataFrame, content_type: str) -> DataFrame:
     return select_event_columns(events)
 
 
-def structured_records_to_events(records: DataFrame) -> DataFrame:
-    """Read records whose value is a structured-mode CloudEvent (``format: cloudevents``)."""
-    origin = _with_origin(records)
+def structured_records_to_events(records: DataFrame, *, keep_key: bool = True) -> DataFrame:
+    """Read records whose value is a structured-mode CloudEvent (``format: cloudevents``).
+    ``keep_key=False``: the records' keys are Sluice's own (an HTTP source's ingest topic,
+    keyed by event id), not the user's: no ``partitionkey`` is taken from them."""
+    origin = _with_origin(records, keep_key=keep_key)
     parsed = origin.withColumn("_event", computed_once(native.try_parse_json(origin, "_text")))
     with_attributes = parsed.select("*", *_structured_attributes(F.col("_event")))
     checked = _fail_on_problem(with_attributes, _structured_problem())
@@ -326,9 +328,10 @@ def _binary_problem() -> Column:
     )
 
 
-def _with_origin(records: DataFrame, *more: Column) -> DataFrame:
+def _with_origin(records: DataFrame, *more: Column, keep_key: bool = True) -> DataFrame:
+    key = _record_key(records) if keep_key else F.lit(None).cast("string")
     return records.select(
-        _record_key(records).alias("_key"),
+        key.alias("_key"),
         F.col("topic").alias("origin_topic"),
         F.col("partition").alias("origin_partition"),
         F.col("offset").alias("origin_offset"),

@@ -25,16 +25,20 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
-KafkaRow = tuple[str, int, int, bytes | None]
+KafkaRow = tuple[str, int, int, bytes | None] | tuple[str, int, int, bytes | None, bytes | None]
+"""(topic, partition, offset, value) or (…, value, key)."""
 
 
 @pytest.fixture
 def kafka_records(spark: Any) -> Callable[..., Any]:
     """Build a batch DataFrame shaped like Spark's Kafka source from (topic, partition,
-    offset, value) rows; every record has the same timestamp, ``RECORD_TIME``."""
+    offset, value[, key]) rows; every record has the same timestamp, ``RECORD_TIME``."""
 
     def build(rows: list[KafkaRow]) -> Any:
-        data = [(None, value, topic, p, o, RECORD_TIME, 0) for topic, p, o, value in rows]
+        data = [
+            (row[4] if len(row) > 4 else None, row[3], row[0], row[1], row[2], RECORD_TIME, 0)
+            for row in rows
+        ]
         return spark.createDataFrame(data, KAFKA_SCHEMA)
 
     return build

@@ -57,7 +57,10 @@ def test_events_written_by_the_console_come_back_unchanged(
         "data": {"total": 3, "items": ["a"]},
     }
     value = json.dumps(written, separators=(",", ":")).encode()
-    records = kafka_records([("sluice.ingest.web", 2, 7, value), ("sluice.ingest.web", 0, 1, None)])
+    # Keyed by the event's id, as the console writes them: the key is not a partition key.
+    records = kafka_records(
+        [("sluice.ingest.web", 2, 7, value, b"bin-1"), ("sluice.ingest.web", 0, 1, None, b"x")]
+    )
 
     events = http_records_to_events(records, config(**DEPLOYED))
 
