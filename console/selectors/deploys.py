@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from console.choices import HOSTED_TARGETS, ConnectorState, TargetState
+from console.choices import ConnectorState, TargetState
 from console.crypto import decrypt_spec
 from console.models import Channel, Connector, Revision
 from pipelines.spec.diff import spec_changes
@@ -53,9 +53,7 @@ def deploy_plan(channel: Channel) -> DeployPlan:
     assert saved is not None  # every channel is created with its revision 1
     connector = Connector.objects.select_related("revision").filter(channel=channel).first()
     running = connector.revision if connector is not None else None
-    state = connector.state if connector is not None else ConnectorState.UNASSIGNED
-    if channel.target_state not in HOSTED_TARGETS or connector is None:
-        state = state if connector is not None else "STOPPED"
+    state = connector.state if connector is not None else "STOPPED"  # never started
     changed = _changed(running, saved)
     effect, summary = _effect(channel, connector, running, saved)
     return DeployPlan(

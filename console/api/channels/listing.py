@@ -193,7 +193,5 @@ def page_of(ids: Sequence[int], *, status: bool) -> list[Channel]:
         queryset = queryset.prefetch_related("connector__tasks")
     by_id = {channel.pk: channel for channel in queryset}
     if status:  # their health's recent failures: one query for the page
-        failures = health.recent_failures(list(by_id), at=reporting.now())
-        for pk, channel in by_id.items():
-            channel.recent_failures = failures.get(pk, 0)  # type: ignore[attr-defined]
+        health.attach_recent_failures(list(by_id.values()), at=reporting.now())
     return [by_id[pk] for pk in ids if pk in by_id]

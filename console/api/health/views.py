@@ -57,7 +57,8 @@ class HealthView(views.APIView):
         rows: list[tuple[health.Health, dict[str, Any]]] = []
         before = history.lags_before()  # the lag trend: one query for the fleet, cached
         at = reporting.now()  # one instant for every channel's reporting
-        for channel in channels_with_status():
+        listed = health.attach_recent_failures(list(channels_with_status()), at=at)
+        for channel in listed:
             connector = getattr(channel, "connector", None)
             assessed = health.of_channel(channel, lag_before=before.get(channel.name), at=at)
             rows.append(

@@ -187,6 +187,22 @@ def test_the_health_api_sorts_the_fleet_worst_first(api, spec):
 
 
 @pytest.mark.django_db
+def test_the_health_api_costs_the_same_queries_for_more_channels(api, spec):
+    """Each channel's recent failures come with the fleet's, in one query (not one each)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    fleet(spec)
+    with CaptureQueriesContext(connection) as few:
+        assert api.get("/api/v1/health/").status_code == 200
+    for n in range(10):
+        services.start_channel(services.create_channel(name=f"more-{n}", spec=spec))
+    with CaptureQueriesContext(connection) as many:
+        assert len(api.get("/api/v1/health/").json()) == 14
+    assert len(many.captured_queries) == len(few.captured_queries)
+
+
+@pytest.mark.django_db
 def test_health_is_in_the_expanded_status(api, spec):
     fleet(spec)
     body = api.get("/api/v1/channels/?expand=status").json()
