@@ -21,6 +21,26 @@ def spark_jars() -> str:
     return ",".join(str(path) for path in RuntimeConfig.from_env().spark_jars())
 
 
+def run_driver_script(script: str, *args: str, timeout: float = 300) -> Any:
+    """Run ``script`` in a JVM of its own (a Python process with Sluice's jars as its first
+    argument, then ``args``), as a driver would be: a test may watch it die. Fails the test
+    when Sluice's Spark functions were not built."""
+    import subprocess
+
+    import pytest
+
+    if not any(RuntimeConfig.from_env().functions_dir.glob("*.jar")):
+        pytest.fail("Sluice's Spark functions are missing (make jars)")
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+    return subprocess.run(
+        [sys.executable, "-c", script, spark_jars(), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
 def local_spark() -> Any:
     """The process's local SparkSession (2 cores, no UI, the jars of :func:`spark_jars`)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

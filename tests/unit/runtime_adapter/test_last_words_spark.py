@@ -5,17 +5,14 @@ whose task it was, and the worker reads that name from the log as it reads a dri
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.worker import offender
-from tests.support.spark import spark_jars
+from tests.support.spark import run_driver_script
 
 pytestmark = pytest.mark.spark
 
@@ -36,15 +33,9 @@ print("survived", flush=True)
 
 
 def run_driver(connector: str, expression: str) -> subprocess.CompletedProcess[str]:
-    if not any(RuntimeConfig.from_env().functions_dir.glob("*.jar")):
-        pytest.fail("Sluice's Spark functions are missing (make jars)")
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
-    return subprocess.run(
-        [sys.executable, "-c", SCRIPT, spark_jars(), connector, expression],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
+    return cast(
+        "subprocess.CompletedProcess[str]",
+        run_driver_script(SCRIPT, connector, expression, timeout=180),
     )
 
 

@@ -4,15 +4,11 @@ with the figures; the JVM and a neighbour's jobs, in a scheduler pool of their o
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from runtime_adapter.config import RuntimeConfig
-from tests.support.spark import spark_jars
+from tests.support.spark import run_driver_script
 
 pytestmark = pytest.mark.spark
 
@@ -54,16 +50,7 @@ print("survived", flush=True)
 
 
 def test_the_job_that_holds_the_heap_is_cancelled_not_the_jvm(tmp_path: Path) -> None:
-    if not any(RuntimeConfig.from_env().functions_dir.glob("*.jar")):
-        pytest.fail("Sluice's Spark functions are missing (make jars)")
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
-    ended = subprocess.run(
-        [sys.executable, "-c", SCRIPT, spark_jars(), str(tmp_path / "lines")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    ended = run_driver_script(SCRIPT, str(tmp_path / "lines"))
     log = ended.stdout + ended.stderr
     assert ended.returncode == 0 and "survived" in ended.stdout, log[-4000:]
     assert "java.lang.OutOfMemoryError" not in log
