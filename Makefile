@@ -18,10 +18,16 @@ help: ## List the targets
 
 install: system $(DEPS_STAMP) jars ## Install everything missing (apt packages, venv, jars)
 
-system: ## Debian packages the stack needs (redis-server, Java, Maven)
+system: ## Debian packages the stack and its tests need (redis-server, Java, Maven, Chromium, PostgreSQL…)
 	@bash scripts/ensure-system.sh
 
-$(DEPS_STAMP): pyproject.toml
+# What `make run` alone needs (no Chromium, PostgreSQL or the fault suite's tools). Every
+# install step below comes after it: the venv needs no package, the jars need Java and Maven.
+.PHONY: system-run
+system-run:
+	@bash scripts/ensure-system.sh --run
+
+$(DEPS_STAMP): pyproject.toml | system-run
 	@if [ -x $(PY) ] && [ "$$($(PY) -c 'import os, sys; print(os.path.realpath(sys._base_executable))')" != "$$($(PYTHON) -c 'import os, sys; print(os.path.realpath(sys.executable))')" ]; then \
 	  echo "==> the venv was made with another Python: rebuilding it with $(PYTHON)"; rm -rf $(VENV); fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +37,14 @@ $(DEPS_STAMP): pyproject.toml
 
 jars: ## Kafka broker, MirrorMaker 2 and Spark Kafka connector jars from Maven Central, Sluice's Spark functions (cached)
 	@bash scripts/fetch-jars.sh
+
+# `make run`'s jars: the broker's (no venv needed: fetched while the venv installs), then
+# the Spark connector and Sluice's functions (built against the venv's pyspark).
+.PHONY: jars-broker jars-spark
+jars-broker: | system-run
+	@bash scripts/fetch-jars.sh kafka
+jars-spark: $(DEPS_STAMP) | jars-broker
+	@bash scripts/fetch-jars.sh spark-kafka sluice-spark
 
 frontend: ## Build the browser console into frontend/dist (npm ci when the lock file changed)
 	@bash scripts/frontend.sh
@@ -46,7 +60,13 @@ docs-serve: $(DEPS_STAMP) ## Serve the manual on http://127.0.0.1:8001, rebuilt 
 api-types: $(DEPS_STAMP) ## Regenerate the console's TypeScript API types from the OpenAPI schema
 	@bash scripts/api-types.sh
 
-run: install frontend ## Start the whole embedded stack on 127.0.0.1 (Ctrl-C stops it all)
+# The steps that do not depend on each other run side by side (make -j): the venv, the jars
+# and the console's build. A cold first run on a fresh machine is about a minute and a half.
+.PHONY: run-install
+run-install: system-run $(DEPS_STAMP) jars-broker jars-spark frontend
+
+run: ## Start the whole embedded stack on 127.0.0.1, installing what is missing (Ctrl-C stops it all)
+	@$(MAKE) --no-print-directory -j4 --output-sync=line run-install
 	@bash scripts/run.sh
 
 test: install ## Install what is missing, start what the tests need, run every check

@@ -355,11 +355,11 @@ def _channels() -> list[Mapping[str, Any]]:
 
 
 _RULE_COUNTS = (
-    ("matched", "Events the bus's rule matched (since its driver started)."),
-    ("delivered", "Matched events every target of the rule took (since its driver started)."),
+    ("matched", "Events the bus's rule matched (since the channel was first started)."),
+    ("delivered", "Matched events every target of the rule took (since first started)."),
     (
         "failed",
-        "Matched events a target or the rule's transforms failed (since its driver started).",
+        "Matched events a target or the rule's transforms failed (since first started).",
     ),
 )
 

@@ -3,7 +3,7 @@ events in and out per channel and per stage, and the latest micro-batch's durati
 
 * ``sluice_channel_events_in_total{channel}`` — events the source read, and
   ``sluice_channel_events_out_total{channel}`` — events the sink(s) took, since the
-  channel's driver started (a restart counts from 0 again: a counter reset ``rate()`` handles);
+  channel was first started (carried over its drivers: ``console.services.count_totals``);
 * ``sluice_stage_events_in_total{channel,stage,type}``, ``…_out_total``, ``…_failed_total``
   — the same per stage (``stage`` is ``source``, ``transforms[<i>]`` or ``sink``);
 * ``sluice_channel_batch_duration_seconds{channel}`` — how long the latest micro-batch took.
@@ -35,18 +35,18 @@ def history_metrics(channels: Iterable[Mapping[str, Any]]) -> Iterator[Metric]:
     """Built from the rows of ``console.metrics._channels`` (no query of its own)."""
     events_in = CounterMetricFamily(
         "sluice_channel_events_in",
-        "Events the channel's source read (since its driver started).",
+        "Events the channel's source read (since it was first started).",
         labels=["channel"],
     )
     events_out = CounterMetricFamily(
         "sluice_channel_events_out",
-        "Events the channel's sinks took (since its driver started).",
+        "Events the channel's sinks took (since it was first started).",
         labels=["channel"],
     )
     per_stage = {
         key: CounterMetricFamily(
             f"sluice_stage_events_{key}",
-            f"Events each stage {text} (since the channel's driver started).",
+            f"Events each stage {text} (since the channel was first started).",
             labels=["channel", "stage", "type"],
         )
         for key, text in (("in", "received"), ("out", "passed on"), ("failed", "failed"))

@@ -348,15 +348,24 @@ class Connector(models.Model):
     stage_metrics = models.JSONField(
         default=list,
         blank=True,
-        help_text="Per-stage event counts the runtime last reported: "
+        help_text="Per-stage event counts since the channel was first started (the runtime's "
+        "last report plus what earlier drivers counted): "
         '[{"stage": "source", "index": null, "type": ..., "in": n, "out": n, "failed": n}, ...].',
     )
     rule_metrics = models.JSONField(
         default=list,
         blank=True,
-        help_text="A bus's per-rule counts the runtime last reported (empty for a linear "
+        help_text="A bus's per-rule counts since the channel was first started, rates as the "
+        "runtime last reported them (empty for a linear "
         'channel): [{"rule": name, "matched": n, "delivered": n, "failed": n, '
         '"matched_per_second": x, "delivered_per_second": x, "targets": [...]}, ...].',
+    )
+    count_base = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What earlier drivers counted, per stage and rule, and the current driver's "
+        "last report (console.services.count_totals): stage_metrics and rule_metrics are "
+        "their sum, the counts since the channel was first started.",
     )
     batch_seconds = models.FloatField(
         null=True,

@@ -13,6 +13,7 @@ from django.conf import settings
 from console import metrics, services
 from console.locks import next_token, single_flight
 from console.services.discovery import collect_samples
+from console.services.parked_lag import refresh_parked_lag
 from console.services.run_executor import execute_runs
 from runtime_adapter.base import RuntimeUnavailable
 
@@ -30,6 +31,18 @@ def collect_discovered() -> None:
         return
     for channel, version in changed.items():
         logger.info("schema discovery: %s changed shape (version %s)", channel, version)
+
+
+def refresh_lag() -> None:
+    """The stopped channels' lag from the brokers' end offsets (every few passes); never fails
+    the reconcile pass."""
+    try:
+        changed = refresh_parked_lag()
+    except Exception:  # a broker's trouble must not stop the control loop
+        logger.exception("could not refresh the stopped channels' lag")
+        return
+    if changed:
+        logger.info("lag of stopped channels: %d tasks refreshed", changed)
 
 
 def reconcile_lock_ttl() -> float:
@@ -55,6 +68,7 @@ def reconcile() -> dict[str, Any] | None:
                 report = services.reconcile(token=token)
             execute_runs()
             collect_discovered()
+            refresh_lag()
     except (RuntimeUnavailable, redis.RedisError) as exc:  # the lock is the console's Redis
         logger.warning("reconcile skipped: runtime unavailable: %s", exc)
         if report is None:  # no pass looked: that time does not count against the workers

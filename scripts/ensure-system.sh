@@ -12,11 +12,20 @@
 #   iproute2, iptables        (the fault suite, tests/faults: runtime hosts in network namespaces,
 #                              partitions by dropping a namespace's traffic)
 #   libfaketime               (the fault suite: a runtime host's clock skewed with LD_PRELOAD)
+# With --run (make run) only what the stack itself needs: redis-server, Java, javac, Maven and
+# VictoriaMetrics; the tests' Chromium, PostgreSQL and fault-suite tools are left out.
 # Fast path: when everything is present it only checks and prints one line (no apt-get).
 # Needs root (or sudo) only when it has to install.
 set -euo pipefail
 # shellcheck source=scripts/_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/_lib.sh"
+
+for_tests=1
+case "${1:-}" in
+  --run) for_tests=0 ;;
+  "") ;;
+  *) die "unknown argument '$1' (scripts/ensure-system.sh [--run])" ;;
+esac
 
 java_major() {  # prints the major version of `java` on PATH, or nothing
   command -v java >/dev/null || return 0
@@ -47,31 +56,34 @@ if command -v mvn >/dev/null; then
 else
   missing+=(maven)
 fi
-# Debian's Chromium: tests/e2e drive it headless through playwright-core (frontend/e2e).
-if [[ -x /usr/bin/chromium ]]; then
-  have+=(chromium)
-else
-  missing+=(chromium chromium-driver)
-fi
 # VictoriaMetrics: the time-series store of the channels' history (scripts/victoriametrics.sh).
 if command -v victoria-metrics >/dev/null; then
   have+=(victoria-metrics)
 else
   missing+=(victoria-metrics)
 fi
-# The fault suite (make fault-test): network namespaces, partitions and skewed clocks.
-if command -v ip >/dev/null; then have+=(iproute2); else missing+=(iproute2); fi
-if command -v iptables >/dev/null; then have+=(iptables); else missing+=(iptables); fi
-if compgen -G "/usr/lib/*/faketime/libfaketime.so.1" >/dev/null; then
-  have+=(libfaketime)
-else
-  missing+=(libfaketime)
-fi
-# PostgreSQL server binaries: `make test` runs the console's tests on a throwaway cluster too.
-if compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null; then
-  have+=(postgresql)
-else
-  missing+=(postgresql)
+# Only the tests need these (not `make run`).
+if (( for_tests )); then
+  # Debian's Chromium: tests/e2e drive it headless through playwright-core (frontend/e2e).
+  if [[ -x /usr/bin/chromium ]]; then
+    have+=(chromium)
+  else
+    missing+=(chromium chromium-driver)
+  fi
+  # The fault suite (make fault-test): network namespaces, partitions and skewed clocks.
+  if command -v ip >/dev/null; then have+=(iproute2); else missing+=(iproute2); fi
+  if command -v iptables >/dev/null; then have+=(iptables); else missing+=(iptables); fi
+  if compgen -G "/usr/lib/*/faketime/libfaketime.so.1" >/dev/null; then
+    have+=(libfaketime)
+  else
+    missing+=(libfaketime)
+  fi
+  # PostgreSQL server binaries: `make test` runs the console's tests on a throwaway cluster too.
+  if compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null; then
+    have+=(postgresql)
+  else
+    missing+=(postgresql)
+  fi
 fi
 
 # The unprivileged account runtime workers and Spark drivers drop to when started as root

@@ -63,9 +63,9 @@ class Signals:
     target_state: str
     """The state the user asked for (``RUNNING``, ``STOPPED``, ``PAUSED``)."""
     events_in: int = 0
-    """Events that entered the source since the driver started."""
+    """Events that entered the source since the channel was first started."""
     failed: int = 0
-    """Events a stage failed since the driver started (summed over the stages and rules)."""
+    """Events a stage failed since the channel was first started (stages and rules summed)."""
     dead_letters: int = 0
     """Dead letters among ``events_in`` (same window as ``events_in``)."""
     lag: float | None = None

@@ -98,7 +98,7 @@ from console.models import (
 from console.runtime import get_runtime
 from console.selectors import reporting
 from console.selectors.specs import mask_known_secrets, plain_secret_values, scrub
-from console.services import channel_health
+from console.services import channel_health, count_totals
 from console.services.bulk import update_rows
 from console.services.lifecycle import RECONCILE_ACTOR, lifecycle_event
 from console.services.moves import Mover, Room, rooms_of
@@ -134,6 +134,7 @@ _CONNECTOR_FIELDS = [
     "sink_retries",
     "stage_metrics",
     "rule_metrics",
+    "count_base",
     "batch_seconds",
     "state_changed_at",
     "last_status_at",
@@ -853,12 +854,16 @@ class _Pass:
                     "last_status_at": last_status_at,
                     "dead_letters": status.dead_letters,
                     "sink_retries": status.sink_retries,
-                    "stage_metrics": status.stages,
-                    "rule_metrics": status.rules,
+                    **self.counts_since_first_start(connector, status),
                     "batch_seconds": _batch_seconds(status.progress, connector.batch_seconds),
                 },
             )
-            self.mirror_tasks(connector, state, status.tasks, tasks.of(connector))
+            if state in (ConnectorState.STOPPED, ConnectorState.UNASSIGNED) and not status.tasks:
+                # A worker's word that no driver runs it lists no tasks: they are parked, not
+                # gone (their offsets stay; parked_lag reads their lag from the brokers).
+                self.park_tasks(connector, state, tasks.of(connector))
+            else:
+                self.mirror_tasks(connector, state, status.tasks, tasks.of(connector))
         elif state in (ConnectorState.STOPPED, ConnectorState.UNASSIGNED):
             # No driver runs it (or none is believed to): neither its driver nor the
             # runtime's reason is shown (but a finished run's); the connector's event says why.
@@ -877,6 +882,21 @@ class _Pass:
         self.note_silence(connector)
         if trusted and state == ConnectorState.STOPPED and cast(ConnectorStatus, status).finished:
             self.stop_finished(connector, reason)
+
+    @staticmethod
+    def counts_since_first_start(connector: Connector, status: ConnectorStatus) -> dict[str, Any]:
+        """The report's stage and rule counts with what earlier drivers counted added
+        (:mod:`console.services.count_totals`)."""
+        if not status.stages and not status.rules:
+            return {
+                "stage_metrics": count_totals.resting(connector.stage_metrics),
+                "rule_metrics": count_totals.resting(connector.rule_metrics),
+            }
+        driver = f"{status.driver_id or ''}/{status.application_id or ''}"
+        base, stages, rules = count_totals.carry(
+            connector.count_base, driver, status.stages, status.rules
+        )
+        return {"stage_metrics": stages, "rule_metrics": rules, "count_base": base}
 
     @staticmethod
     def finished_stays(connector: Connector, state: str) -> bool:
@@ -1161,12 +1181,14 @@ class _Pass:
                 self.update_task(connector, task, values, reason)
 
     def park_tasks(self, connector: Connector, state: str, tasks: dict[int, Task]) -> None:
-        """No driver runs the connector: its tasks take its state and keep their offsets.
+        """No driver runs the connector: its tasks take its state and keep their offsets;
+        nothing flows (rows/s 0). Their lag is then refreshed from the brokers' end offsets
+        (:mod:`console.services.parked_lag`).
 
         Not recorded as task events: the connector's own event says why.
         """
         for task in tasks.values():
-            values = {"state": state, "worker_id": None}
+            values = {"state": state, "worker_id": None, "rows_per_second": 0.0}
             self.update_task(connector, task, values, reason=None)
 
     def update_task(

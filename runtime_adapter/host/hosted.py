@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ from runtime_adapter.host.progress import (
     progress_after,
     progress_dict,
     rule_layout,
+    source_rate,
 )
 from runtime_adapter.host.reporter import StatusReporter
 from runtime_adapter.host.sampling import SourceSampling
@@ -65,6 +67,7 @@ from runtime_adapter.kafka import (
     check_reachable,
     consumer_group,
     list_partitions,
+    partition_offsets,
     security_settings,
 )
 from runtime_adapter.logs import log_context
@@ -87,6 +90,8 @@ TOPIC_WAIT_INTERVAL = 5.0
 STOP_TIMEOUT_MS = 30_000
 """How long stopping a query may take before Spark gives up on its batch (a stuck sink must
 not hold its thread, and its driver's shutdown, forever)."""
+PAUSED_LAG_SECONDS = 10.0
+"""How often a paused connector reads its source's end offsets (no batch reports them)."""
 SESSION_SQL_OPTIONS = {"spark.sql.constraintPropagation.enabled": "false"}
 """Spark SQL options of every channel's session. Spark optimizes a streaming query's whole
 logical plan again for every micro-batch, a fixed cost that lengthens every batch and so, at
@@ -148,6 +153,9 @@ class HostedConnector:
         self.run_bounds: Any = None
         """The running query's bounds when it is a bounded run (parsed once, at its start)."""
         self.tracker = TaskTracker(worker_id, [])
+        self.source_brokers: tuple[str, dict[str, Any]] | None = None
+        """A Kafka source's bootstrap servers and client settings (its lag while paused)."""
+        self.paused_lag_due = 0.0
         self.stage_totals = StageTotals()
         self.rule_totals = RuleTotals()
         self.sampling: SourceSampling | None = None  # the running query's (schema discovery)
@@ -268,17 +276,18 @@ class HostedConnector:
         A store that cannot be reached is no reason to stop (True).
         """
         self.state = state
+        stages = self.stage_totals.stages()
         status = ConnectorStatus(
             connector_id=self.connector_id,
             state=state,
             worker_id=self.worker_id,
             generation=self.generation,
             trace=mask_secrets(trace, self.secrets),
-            tasks=self.tracker.tasks(state),
+            tasks=self.tracker.tasks(state, source_rate(stages)),
             progress=progress,
             executors=self.current_executors(),
             application_id=self.application_id,
-            stages=self.stage_totals.stages(),
+            stages=stages,
             rules=self.rule_totals.rules(self.layout),
             revision=self.revision,
             driver_id=self.driver_id,
@@ -422,6 +431,23 @@ class HostedConnector:
             return TOPIC_WAIT_INTERVAL
         return IDLE_INTERVAL
 
+    def read_paused_lag(self) -> None:
+        """While paused no batch reports the source's end offsets: read them from the brokers
+        (every :data:`PAUSED_LAG_SECONDS`), so the tasks' lag counts what was written since."""
+        now = time.monotonic()
+        if self.source_brokers is None or not self.tracker.partitions or now < self.paused_lag_due:
+            return
+        self.paused_lag_due = now + PAUSED_LAG_SECONDS
+        servers, settings = self.source_brokers
+        try:
+            ends = partition_offsets(
+                servers, self.tracker.partitions, "latest", settings=settings, timeout=5.0
+            )
+        except Exception as exc:  # the lag stays as it was; tried again later
+            log.info("the end offsets of %s's source cannot be read: %s", self.connector_id, exc)
+            return
+        self.tracker.latest.update(cast("dict[tuple[str | None, int], int]", ends))
+
     def close(self) -> None:
         self.stop_sampling()
         try:
@@ -447,6 +473,7 @@ class HostedConnector:
                 self.collect_progress()
                 self.stop_query()
             self.reason = ""
+            self.read_paused_lag()
             self.checked_report(State.PAUSED)
             return None
         if self.query is None and not self.start_query(deployment):
@@ -521,6 +548,7 @@ class HostedConnector:
             log.info("%s uses TLS: no broker check, no consumer-group commits", label)
             return
         servers = config["bootstrap_servers"]
+        self.source_brokers = (servers, dict(settings))
         try:
             self.tracker.partitions = list_partitions(servers, topics, settings=settings)
         except BrokerUnreachable as exc:

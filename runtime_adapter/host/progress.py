@@ -13,11 +13,13 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from runtime_adapter.base import TaskStatus
 from runtime_adapter.kafka import PartitionInfo
 from runtime_adapter.states import State
+
+_T = TypeVar("_T")
 
 
 def progress_dict(progress: Any) -> dict[str, Any] | None:
@@ -77,34 +79,53 @@ def as_offsets(raw: Any) -> dict[tuple[str | None, int], int]:
 
 @dataclass
 class TaskTracker:
-    """Turns successive query progress reports into per-partition tasks."""
+    """Turns successive query progress reports into per-partition tasks.
+
+    A Kafka partition's rows/s is over the last :data:`RATE_WINDOW_SECONDS`, like the stages'
+    rates: the offsets it moved in the window over the window's length, computed when the
+    tasks are listed (so it falls to 0 within a window once nothing flows). A source without
+    partitions (generator, files) runs as one task whose offset is no count of rows (the rate
+    source's is seconds, the file source's a log index): its rows/s is the source stage's
+    rate, given to :meth:`tasks`, or unknown (None).
+    """
 
     worker_id: str
     partitions: list[PartitionInfo]
     offsets: dict[tuple[str | None, int], int] = field(default_factory=dict)
     latest: dict[tuple[str | None, int], int] = field(default_factory=dict)
-    rates: dict[tuple[str | None, int], float] = field(default_factory=dict)
-    _last_seen: float = 0.0
     batch_id: int = -1
+    clock: Any = time.monotonic
+    samples: list[tuple[float, dict[tuple[str | None, int], int]]] = field(default_factory=list)
+    """(time, each partition's offset) after each report, back to the window's start."""
 
     def update(self, progress: dict[str, Any]) -> bool:
         """Fold in a progress report; True when it is a batch not seen before."""
         if progress.get("batchId", -1) == self.batch_id:
             return False
         self.batch_id = progress.get("batchId", -1)
-        now = time.time()
+        now = self.clock()
         for source in progress.get("sources", []):
-            end = as_offsets(source.get("endOffset"))
-            if self._last_seen:
-                elapsed = max(now - self._last_seen, 1e-3)
-                for key, offset in end.items():
-                    self.rates[key] = max(offset - self.offsets.get(key, offset), 0) / elapsed
-            self.offsets.update(end)
+            if not self.samples:  # the rates' base: where the first batch started
+                start = as_offsets(source.get("startOffset"))
+                self.samples.append((now, {**start, **self.offsets}))
+            self.offsets.update(as_offsets(source.get("endOffset")))
             self.latest.update(as_offsets(source.get("latestOffset")))
-        self._last_seen = now
+        self.samples.append((now, dict(self.offsets)))
+        while len(self.samples) > 1 and self.samples[1][0] <= now - RATE_WINDOW_SECONDS:
+            self.samples.pop(0)
         return True
 
-    def tasks(self, state: State) -> list[TaskStatus]:
+    def rate(self, key: tuple[str | None, int]) -> float:
+        """A partition's records per second over the window, to now."""
+        now = self.clock()
+        if not self.samples or key not in self.offsets:
+            return 0.0
+        base, span = rate_window(self.samples, now)
+        moved: int = self.offsets[key] - base.get(key, self.offsets[key])
+        return round(max(moved, 0) / span, 2)
+
+    def tasks(self, state: State, source_rate: float | None = None) -> list[TaskStatus]:
+        """The tasks; ``source_rate`` is a partitionless source's rows/s (its stage's rate)."""
         keys = {(p.topic, p.partition) for p in self.partitions} | set(self.offsets)
         tasks = []
         for task_id, key in enumerate(sorted(keys, key=lambda k: (k[0] or "", k[1]))):
@@ -120,7 +141,7 @@ class TaskTracker:
                     offset=offset,
                     end_offset=end,
                     lag=(end - offset) if end is not None and offset is not None else None,
-                    rows_per_second=round(self.rates.get(key, 0.0), 2),
+                    rows_per_second=self.rate(key) if key[0] is not None else source_rate,
                 )
             )
         return tasks
@@ -131,6 +152,26 @@ RATE_WINDOW_SECONDS = 30.0
 One rate for every reader (the status, the console's pages, ``/metrics``, the history), true
 within a batch's share of the window (a batch a second: about 3 %), and back to 0 within a
 window once nothing flows."""
+
+STALLED_SECONDS = 5.0
+"""No batch for this long (or twice the batches' usual spacing, if longer): nothing flows, and
+the rates' window runs to now, so they fall to 0 as it passes."""
+
+
+def rate_window(samples: list[tuple[float, _T]], now: float) -> tuple[_T, float]:
+    """``(base totals, span)`` of the rates over ``samples`` (``(time, totals)`` at the start
+    and after each batch, oldest first): the counts since the newest sample at or before the
+    window's start, over the time from that sample to the last batch's, so that the time
+    since the last batch (whose events are not counted yet) does not bias a steady rate
+    down; once batches stop (:data:`STALLED_SECONDS`) the span runs to now. At least 1 s."""
+    base_time, base = samples[0]
+    for sample_time, totals in samples:
+        if sample_time <= now - RATE_WINDOW_SECONDS:
+            base_time, base = sample_time, totals
+    last_time = samples[-1][0]
+    spacing = (last_time - samples[0][0]) / (len(samples) - 1) if len(samples) > 1 else 0.0
+    end = last_time if now - last_time <= max(STALLED_SECONDS, 2 * spacing) else now
+    return base, max(float(end - base_time), 1.0)
 
 
 @dataclass
@@ -210,11 +251,7 @@ class StageTotals:
         if not self.totals:
             return []
         now = self.clock()
-        base_time, base = self.samples[0] if self.samples else (now, self._sums())
-        for sample_time, sums in self.samples:
-            if sample_time <= now - RATE_WINDOW_SECONDS:
-                base_time, base = sample_time, sums
-        span = max(now - base_time, 1.0)
+        base, span = rate_window(self.samples or [(now, self._sums())], now)
         listed = []
         for position, total in enumerate(self.totals):
             then_in, then_out = base[position] if position < len(base) else (0, 0)
@@ -226,6 +263,14 @@ class StageTotals:
                 }
             )
         return listed
+
+
+def source_rate(stages: list[dict[str, Any]]) -> float | None:
+    """The source stage's events per second in :meth:`StageTotals.stages`, None without it."""
+    for stage in stages:
+        if stage.get("stage") == "source":
+            return float(stage["in_per_second"])
+    return None
 
 
 RuleLayout = list[tuple[str, list[str]]]
@@ -310,11 +355,7 @@ class RuleTotals:
     def _rates(self) -> dict[str, tuple[float, float]]:
         """Each rule's matched and delivered per second over the window, to now."""
         now = self._clock()
-        base_time, base = self._samples[0]
-        for sample_time, sums in self._samples:
-            if sample_time <= now - RATE_WINDOW_SECONDS:
-                base_time, base = sample_time, sums
-        span = max(now - base_time, 1.0)
+        base, span = rate_window(self._samples, now)
         rates = {}
         for name, total in self._totals.items():
             then_matched, then_delivered = base.get(name, (0, 0))

@@ -403,7 +403,7 @@ class TaskSerializer(serializers.ModelSerializer):
 
 
 class StageCountsSerializer(serializers.Serializer):
-    """One stage's event counts since the channel's driver started (0 again after a restart).
+    """One stage's event counts since the channel was first started (carried over its drivers).
 
     ``in`` is the events the stage received (for the source, every record read; failed
     events are not passed to later stages' counts), ``out`` the events it passed on,
@@ -444,8 +444,8 @@ class RuleTargetCountsSerializer(serializers.Serializer):
 
 
 class RuleCountsSerializer(serializers.Serializer):
-    """One rule of a bus: its event counts since the channel's driver started (0 again after
-    a restart), as the runtime reports them (``ConnectorStatus.rules``)."""
+    """One rule of a bus: its event counts since the channel was first started (carried over
+    its drivers: ``console.services.count_totals``), its rates as the runtime reports them."""
 
     rule = serializers.CharField(help_text="The rule's name.")
     matched = serializers.IntegerField(help_text="Events the rule's pattern matched.")
@@ -478,7 +478,10 @@ class HealthSerializer(serializers.Serializer):
     reasons = serializers.ListField(child=serializers.CharField())
     failure_rate = serializers.FloatField(
         allow_null=True,
-        help_text="Events a stage failed / events in, since the driver started (null: none in).",
+        help_text=(
+            "Events a stage failed / events in, since the channel was first started "
+            "(null: none in)."
+        ),
     )
     dead_letter_rate = serializers.FloatField(allow_null=True)
     lag_trend = serializers.FloatField(
@@ -589,8 +592,9 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
     )
     stages = serializers.SerializerMethodField(
         help_text=(
-            "Per-stage event counts (source, transforms in order, sink) since the channel's "
-            "driver started; empty until a micro-batch ran. They restart from 0 with the driver."
+            "Per-stage event counts (source, transforms in order, sink) since the channel was "
+            "first started (a restarted or moved driver's counts add to the earlier ones); empty "
+            "until a micro-batch ran. Rates are 0 while no driver reports."
         )
     )
 
@@ -600,7 +604,7 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
     rules = serializers.SerializerMethodField(
         help_text=(
             "A bus's per-rule counts (matched, delivered, failed, their rates, and each "
-            "target's), in the spec's rule order, since the channel's driver started; empty "
+            "target's), in the spec's rule order, since the channel was first started; empty "
             "for a linear channel and until a micro-batch ran."
         )
     )

@@ -338,7 +338,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         description=(
             "The connector and its tasks as the control loop last recorded them; drift is "
             "true while the deployed revision is not the latest saved one. `stages` holds "
-            "each stage's event counts (in / out / failed) since the driver started, and "
+            "each stage's event counts (in / out / failed) since it was first started, and "
             "for a bus `rules` each rule's (matched / delivered / failed, per target); "
             "`driver_id` the Spark driver running the channel's query and `reason` why the "
             "channel is in its state when the state alone does not say."

@@ -589,7 +589,7 @@ export interface paths {
         };
         /**
          * Get a channel's runtime status
-         * @description The connector and its tasks as the control loop last recorded them; drift is true while the deployed revision is not the latest saved one. `stages` holds each stage's event counts (in / out / failed) since the driver started, and for a bus `rules` each rule's (matched / delivered / failed, per target); `driver_id` the Spark driver running the channel's query and `reason` why the channel is in its state when the state alone does not say.
+         * @description The connector and its tasks as the control loop last recorded them; drift is true while the deployed revision is not the latest saved one. `stages` holds each stage's event counts (in / out / failed) since it was first started, and for a bus `rules` each rule's (matched / delivered / failed, per target); `driver_id` the Spark driver running the channel's query and `reason` why the channel is in its state when the state alone does not say.
          */
         get: operations["channels_status"];
         put?: never;
@@ -1396,9 +1396,9 @@ export interface components {
              * @description Events per second the channel reads, over the last 30 s (its source stage's rate; without stage counts, its tasks' rows/s): the figure the console and /metrics show. null unless it runs and reports.
              */
             readonly events_per_second: number | null;
-            /** @description Per-stage event counts (source, transforms in order, sink) since the channel's driver started; empty until a micro-batch ran. They restart from 0 with the driver. */
+            /** @description Per-stage event counts (source, transforms in order, sink) since the channel was first started (a restarted or moved driver's counts add to the earlier ones); empty until a micro-batch ran. Rates are 0 while no driver reports. */
             readonly stages: components["schemas"]["StageCounts"][];
-            /** @description A bus's per-rule counts (matched, delivered, failed, their rates, and each target's), in the spec's rule order, since the channel's driver started; empty for a linear channel and until a micro-batch ran. */
+            /** @description A bus's per-rule counts (matched, delivered, failed, their rates, and each target's), in the spec's rule order, since the channel was first started; empty for a linear channel and until a micro-batch ran. */
             readonly rules: components["schemas"]["RuleCounts"][];
             /** @description The channel's health summary: score, level and why (GET /health/ for all). */
             readonly health: components["schemas"]["Health"];
@@ -1710,7 +1710,7 @@ export interface components {
             reasons: string[];
             /**
              * Format: double
-             * @description Events a stage failed / events in, since the driver started (null: none in).
+             * @description Events a stage failed / events in, since the channel was first started (null: none in).
              */
             failure_rate: number | null;
             /** Format: double */
@@ -2303,8 +2303,8 @@ export interface components {
          */
         RolesEnum: "viewer" | "operator" | "editor";
         /**
-         * @description One rule of a bus: its event counts since the channel's driver started (0 again after
-         *     a restart), as the runtime reports them (``ConnectorStatus.rules``).
+         * @description One rule of a bus: its event counts since the channel was first started (carried over
+         *     its drivers: ``console.services.count_totals``), its rates as the runtime reports them.
          */
         RuleCounts: {
             /** @description The rule's name. */
@@ -2494,7 +2494,7 @@ export interface components {
             after: unknown;
         };
         /**
-         * @description One stage's event counts since the channel's driver started (0 again after a restart).
+         * @description One stage's event counts since the channel was first started (carried over its drivers).
          *
          *     ``in`` is the events the stage received (for the source, every record read; failed
          *     events are not passed to later stages' counts), ``out`` the events it passed on,

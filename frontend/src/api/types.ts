@@ -100,7 +100,7 @@ export type ChannelStatus = Omit<Schemas["ChannelStatus"], "tasks"> & { readonly
 /** What deploying the saved revision does (GET: would do; POST: did). */
 export type DeployPlan = Schemas["DeployPlan"];
 /**
- * A bus's counts for one rule since its driver started, in the spec's rule order (the runtime's
+ * A bus's counts for one rule since the channel was first started, in the spec's rule order (the runtime's
  * ConnectorStatus.rules); each target's `sink` is its spec path, e.g. "rules[0].sinks[1]".
  */
 export type RuleCounts = Schemas["RuleCounts"];

@@ -2,7 +2,7 @@ import type { ChannelSpec, ChannelStatus } from "../api/types";
 import { patternSummary } from "../graph/rules";
 import { fmtNumber } from "../ui/format";
 
-/** A bus's rules with their counts since the driver started (status `rules`). */
+/** A bus's rules with their counts since the channel was first started (status `rules`). */
 export function RulesPanel({ spec, status }: { spec: ChannelSpec; status?: ChannelStatus }) {
   const counts = new Map((status?.rules ?? []).map((r) => [r.rule, r]));
   return (

@@ -291,6 +291,26 @@ def test_a_stopped_connector_without_status_is_stopped_and_its_tasks_too(runtime
     assert list(Task.objects.values_list("state", "worker_id", "offset")) == [("STOPPED", None, 5)]
 
 
+def test_a_workers_stopped_report_parks_the_tasks_with_their_offsets(runtime, started):
+    # The worker says STOPPED without tasks (no driver runs it): they are parked, not gone,
+    # so the lag of what was written since can still be shown (console.services.parked_lag).
+    runtime.heartbeat("w1", at=NOW)
+    reconcile(runtime)
+    started("a")
+    reconcile(runtime)
+    task = TaskStatus(0, State.RUNNING, "w1", topic="t", partition=0, offset=5, rows_per_second=4)
+    runtime.report("a", State.RUNNING, "w1", tasks=[task])
+    reconcile(runtime)
+    services.stop_channel(Channel.objects.get(name="a"))
+    runtime.report("a", State.STOPPED, "w1", updated_at=2.0)
+
+    reconcile(runtime)
+
+    assert connector("a").state == ConnectorState.STOPPED
+    rows = Task.objects.values_list("state", "worker_id", "offset", "rows_per_second")
+    assert list(rows) == [("STOPPED", None, 5, 0.0)]
+
+
 def test_status_from_an_older_generation_is_ignored(runtime, started):
     runtime.heartbeat("w1", at=NOW)
     reconcile(runtime)

@@ -3,9 +3,10 @@ from __future__ import annotations
 import json
 
 from runtime_adapter.host.failures import format_trace, summarize_failure
-from runtime_adapter.host.progress import TaskTracker
+from runtime_adapter.host.progress import RATE_WINDOW_SECONDS, TaskTracker, source_rate
 from runtime_adapter.kafka import PartitionInfo
 from runtime_adapter.states import State
+from tests.support.clock import ManualClock
 
 SPARK_FAILURE = """Query sluice-orders [id = 1] terminated with exception: Job aborted due to \
 stage failure: Task 0 in stage 1.0 failed 1 times, most recent failure: Lost task 0.0:
@@ -53,6 +54,43 @@ def test_tracker_makes_one_task_per_partition_with_lag():
         (1, 1, 4, 4, 0),
     ]
     assert all(t.worker_id == "w1" and t.state is State.RUNNING for t in tasks)
+
+
+def test_a_partitions_rows_per_second_is_over_the_window_and_falls_to_0():
+    clock = ManualClock()
+    tracker = TaskTracker("w1", [PartitionInfo("t", 0)], clock=clock)
+    first = progress(0, {"t": {"0": 10}}, {"t": {"0": 10}})
+    first["sources"][0]["startOffset"] = json.dumps({"t": {"0": 0}})
+    tracker.update(first)
+    for batch in range(1, 31):  # 10 records a second, one batch a second
+        clock.now += 1
+        tracker.update(progress(batch, {"t": {"0": 10 + 10 * batch}}, {"t": {"0": 400}}))
+    [task] = tracker.tasks(State.RUNNING)
+    assert task.rows_per_second == 10.0  # the window's, not one batch's
+    clock.now += RATE_WINDOW_SECONDS / 2  # nothing flows: the rate falls as the window passes
+    assert tracker.tasks(State.RUNNING)[0].rows_per_second == 5.0
+    clock.now += RATE_WINDOW_SECONDS
+    assert tracker.tasks(State.RUNNING)[0].rows_per_second == 0.0
+    assert tracker.tasks(State.RUNNING)[0].lag == 90
+
+
+def test_a_steady_rate_is_not_biased_by_the_time_since_the_last_batch():
+    clock = ManualClock()
+    tracker = TaskTracker("w1", [PartitionInfo("t", 0)], clock=clock)
+    for batch in range(20):  # 40 records every 2 s: 20 a second
+        tracker.update(progress(batch, {"t": {"0": 40 * (batch + 1)}}, {"t": {"0": 800}}))
+        clock.now += 2
+    clock.now -= 0.1  # read 1.9 s after the last batch, whose successor has not run yet
+    assert tracker.tasks(State.RUNNING)[0].rows_per_second == 20.0
+
+
+def test_a_partitionless_sources_rows_per_second_is_its_stages_rate():
+    tracker = TaskTracker("w1", [])
+    tracker.update({"batchId": 0, "sources": [{"endOffset": 40, "latestOffset": 45}]})
+    stages = [{"stage": "source", "in_per_second": 20.0}, {"stage": "sink", "in_per_second": 3}]
+    # The rate source's offset counts seconds, not rows: never a rate of its own.
+    assert tracker.tasks(State.RUNNING, source_rate(stages))[0].rows_per_second == 20.0
+    assert tracker.tasks(State.RUNNING, source_rate([]))[0].rows_per_second is None
 
 
 def test_progress_reports_become_plain_json_data():
