@@ -3,6 +3,7 @@ import { useState } from "react";
 import { isNotFound, useChannel, useChannelStatus, useLifecycle, usePreview } from "../api/hooks";
 import { href } from "../router";
 import { StateBadge } from "../ui/StateBadge";
+import { Time } from "../ui/Time";
 import { ago, fmtNumber, fmtTime, totalLag } from "../ui/format";
 import { ActionButtons } from "./ActionButtons";
 import { ChannelNotFound } from "./ChannelNotFound";
@@ -120,7 +121,11 @@ function ChannelView({ name }: { name: string }) {
         <Card label="Worker" value={s?.worker_id ?? "—"} />
         <Card label="Revision" value={revisionCard(s)} />
         <Card label="Generation" value={fmtNumber(s?.generation)} />
-        <Card label="Last status" value={ago(s?.status_seen_at ?? s?.last_status_at)} />
+        <Card
+          label="Last status"
+          value={ago(s?.status_seen_at ?? s?.last_status_at)}
+          title={fmtTime(s?.status_seen_at ?? s?.last_status_at)}
+        />
       </div>
 
       <section className="panel" aria-label="Pipeline">
@@ -170,7 +175,9 @@ function ChannelView({ name }: { name: string }) {
                 <td className="num">{fmtNumber(task.lag)}</td>
                 <td className="num">{fmtNumber(task.rows_per_second, 1)}</td>
                 <td>{task.worker_id ?? "—"}</td>
-                <td>{ago(task.updated)}</td>
+                <td>
+                  <Time iso={task.updated} relative />
+                </td>
               </tr>
             ))}
             {(s?.tasks ?? []).length === 0 && (
@@ -212,9 +219,22 @@ function ChannelView({ name }: { name: string }) {
   );
 }
 
-function Card({ label, value, testId, link }: { label: string; value: string; testId?: string; link?: string }) {
+function Card({
+  label,
+  value,
+  testId,
+  link,
+  title,
+}: {
+  label: string;
+  value: string;
+  testId?: string;
+  link?: string;
+  /** The tooltip: the exact figure behind a short one (a relative time's instant). */
+  title?: string;
+}) {
   return (
-    <div className="card">
+    <div className="card" title={title}>
       <div className="card-label">{label}</div>
       <div className="card-value" data-testid={testId}>
         {link ? (
@@ -237,7 +257,9 @@ function Lifecycle({ name }: { name: string }) {
       <ol className="timeline" tabIndex={0} aria-label="Lifecycle events, newest first">
         {(events.data ?? []).slice(0, 30).map((e) => (
           <li key={e.id}>
-            <span className="small muted">{fmtTime(e.created_at)}</span>{" "}
+            <span className="small muted">
+              <Time iso={e.created_at} />
+            </span>{" "}
             <span>
               {lifecycleLine(e, name).subject} <strong>{lifecycleLine(e, name).change}</strong>
             </span>{" "}

@@ -3,6 +3,7 @@
  * line, and why the offsets cannot change now. */
 
 import type { ChannelStatus, LifecycleEvent } from "../api/types";
+import { fmtTime } from "../ui/format";
 
 /** States in which a driver is (or is about to be) running the deployed revision. */
 const LIVE_STATES = new Set(["RUNNING", "PAUSED", "RESTARTING", "UNASSIGNED"]);
@@ -47,7 +48,7 @@ export function notReportingText(status: ChannelStatus | undefined, now = Date.n
   if (!status || status.state !== "NOT_REPORTING" || !status.not_reporting_since) return "";
   const since = new Date(status.not_reporting_since);
   const seconds = Math.max(0, Math.round((now - since.getTime()) / 1000));
-  const at = since.toLocaleString("en-GB", { hour12: false });
+  const at = fmtTime(status.not_reporting_since);
   const every = status.report_interval ? `; it reports every ${status.report_interval} s` : "";
   return (
     `Not reporting since ${at} (no status for ${seconds} s${every}). ` +
