@@ -2,7 +2,7 @@ import { useState } from "react";
 
 import type { TargetState } from "../api/types";
 import { useCan } from "../ui/permissions";
-import { allowed } from "./ActionButtons";
+import { allowed } from "./actions";
 import { type BulkAction, bulkMessages, deleteConfirmText, useBulkAction } from "./fleet";
 
 const ACTIONS: { action: BulkAction; label: string }[] = [
