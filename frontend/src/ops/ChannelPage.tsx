@@ -110,7 +110,7 @@ function ChannelView({ name }: { name: string }) {
       <DeployBar name={name} status={s} />
 
       <div className="cards">
-        <Card label="Target state" value={s?.target_state ?? "—"} />
+        <Card label="Desired state" value={s?.target_state ?? "—"} title="What was asked for (Start, Pause, Stop); State is what runs now." />
         <Card label="Events/s" value={fmtNumber(liveEventsPerSecond(s), 1)} testId="events-per-second" />
         <Card label="Lag" value={fmtNumber(totalLag(s))} />
         <Card

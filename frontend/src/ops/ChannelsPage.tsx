@@ -197,7 +197,7 @@ export function ChannelsPage() {
             {header("name", "Name")}
             {header("state", "State")}
             {header("health", "Health")}
-            {header("target_state", "Target")}
+            {header("target_state", "Desired state")}
             <th className="num">Events/s</th>
             <th className="num">Lag</th>
             <th className="num">Dead letters</th>

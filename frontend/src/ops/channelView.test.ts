@@ -53,10 +53,12 @@ describe("the channel page's words about a status", () => {
   it("writes a state that did not change as 'stays', not 'X → X'", () => {
     const event = (from: string, to: string, subject = "sluice-x-1") =>
       ({ subject_type: "connector", subject_id: subject, from_state: from, to_state: to }) as LifecycleEvent;
-    expect(lifecycleLine(event("UNASSIGNED", "UNASSIGNED"), "x")).toEqual({
+    expect(lifecycleLine(event("RUNNING", "RUNNING"), "x")).toEqual({
       subject: "connector sluice-x-1",
-      change: "stays UNASSIGNED",
+      change: "stays RUNNING",
     });
+    // A placement: being assigned, not "staying" unassigned.
+    expect(lifecycleLine(event("UNASSIGNED", "UNASSIGNED"), "x").change).toBe("UNASSIGNED until a worker reports it");
     expect(lifecycleLine(event("UNASSIGNED", "RUNNING"), "x").change).toBe("UNASSIGNED → RUNNING");
     expect(lifecycleLine(event("", "STOPPED", "x"), "x")).toEqual({ subject: "connector", change: "∅ → STOPPED" });
   });

@@ -56,10 +56,15 @@ export function notReportingText(status: ChannelStatus | undefined, now = Date.n
   );
 }
 
-/** One line of the lifecycle timeline. An event whose state did not change (a placement on a
- * worker, a restart that found nothing to restart) says so instead of "X → X". */
+/** One line of the lifecycle timeline. An event whose state did not change says so instead of
+ * "X → X": a restart that found nothing to restart "stays RUNNING". An UNASSIGNED one is a
+ * placement (assigned to a worker, taken over, released from a draining one; its reason says
+ * which), and the connector is UNASSIGNED only until the worker reports: the line says that
+ * rather than "stays UNASSIGNED" while it is being assigned. */
 export function lifecycleLine(event: LifecycleEvent, channel: string): { subject: string; change: string } {
   const subject = `${event.subject_type}${event.subject_id !== channel ? ` ${event.subject_id}` : ""}`;
+  if (event.from_state && event.from_state === event.to_state && event.to_state === "UNASSIGNED")
+    return { subject, change: "UNASSIGNED until a worker reports it" };
   if (event.from_state && event.from_state === event.to_state)
     return { subject, change: `stays ${event.to_state}` };
   return { subject, change: `${event.from_state || "∅"} → ${event.to_state || "∅"}` };
