@@ -2126,6 +2126,7 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        PluginConfigVerdict: components["schemas"]["PluginConfigValid"] | components["schemas"]["PluginConfigInvalid"];
         /**
          * @description * `source` - Source
          *     * `transform` - Transform
@@ -4906,7 +4907,10 @@ export interface operations {
     };
     plugins_validate: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The status of the answer when the config is not valid (its body is the same): 400, the default, or 200 for a client that checks as the user types, to which a config not valid yet is an answer, not a failed request (a browser logs every 400 as an error). The console's builder asks with 200. */
+                invalid_status?: 200 | 400;
+            };
             header?: never;
             path: {
                 /** @description The plugin's kind. */
@@ -4924,13 +4928,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The config is valid; here it is normalised, with its secrets redacted. */
+            /** @description The config is valid (normalised, secrets redacted), or, with ?invalid_status=200, not valid: `valid` says which. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PluginConfigValid"];
+                    "application/json": components["schemas"]["PluginConfigVerdict"];
                 };
             };
             /** @description The config (or the request) is not valid: messages keyed by the path of each bad field, in the style of spec validation. */
@@ -4956,6 +4960,8 @@ export interface operations {
     plugins_validate_by_type: {
         parameters: {
             query?: {
+                /** @description The status of the answer when the config is not valid (its body is the same): 400, the default, or 200 for a client that checks as the user types, to which a config not valid yet is an answer, not a failed request (a browser logs every 400 as an error). The console's builder asks with 200. */
+                invalid_status?: 200 | 400;
                 /** @description The plugin's kind; needed when the type names plugins of several kinds. */
                 kind?: "sink" | "source" | "transform";
             };
@@ -4974,13 +4980,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The config is valid; here it is normalised, with its secrets redacted. */
+            /** @description The config is valid (normalised, secrets redacted), or, with ?invalid_status=200, not valid: `valid` says which. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PluginConfigValid"];
+                    "application/json": components["schemas"]["PluginConfigVerdict"];
                 };
             };
             /** @description The config is not valid (as for plugins/{kind}/{type}/validate), or kind is needed (the type names plugins of several kinds) or is not a kind. */
