@@ -1,4 +1,5 @@
-import { useState } from "react";
+import { useQueryClient } from "@tanstack/react-query";
+import { useEffect, useRef, useState } from "react";
 
 import { isNotFound, useChannel, useChannelStatus, useLifecycle, usePreview } from "../api/hooks";
 import { href } from "../router";
@@ -8,6 +9,7 @@ import { ago, fmtNumber, fmtTime, totalLag } from "../ui/format";
 import { ActionButtons } from "./ActionButtons";
 import { ChannelNotFound } from "./ChannelNotFound";
 import {
+  deadLettersGrew,
   lastRanRevision,
   lifecycleLine,
   liveEventsPerSecond,
@@ -40,12 +42,23 @@ export function ChannelPage({ name }: { name: string }) {
   return <ChannelView name={name} />;
 }
 
+/** Reads the dead-letter list again as soon as the status counts a new dead letter. */
+function useDeadLettersFollowCount(name: string, count: number | null | undefined) {
+  const client = useQueryClient();
+  const seen = useRef(count);
+  useEffect(() => {
+    if (deadLettersGrew(seen.current, count)) void client.invalidateQueries({ queryKey: ["dead-letters", name] });
+    seen.current = count;
+  }, [client, name, count]);
+}
+
 function ChannelView({ name }: { name: string }) {
   const channel = useChannel(name);
   const status = useChannelStatus(name);
   const [messages, setMessages] = useState<string[]>([]);
   const s = status.data;
   const hasPreview = channel.data?.spec.sink?.type === "preview";
+  useDeadLettersFollowCount(name, s?.dead_letters);
 
   return (
     <div className="stack channel-page">

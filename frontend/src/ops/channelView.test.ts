@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import type { ChannelStatus, LifecycleEvent } from "../api/types";
 import {
+  deadLettersGrew,
   isStopped,
   lastRanRevision,
   lifecycleLine,
@@ -100,5 +101,15 @@ describe("a channel that stopped reporting", () => {
   it("shows no rate and no running revision: both are unknown", () => {
     expect(liveEventsPerSecond(silent)).toBeNull();
     expect(runningRevision(silent)).toBeNull();
+  });
+});
+
+describe("the dead-letter list follows the status's count", () => {
+  it("is read again when the count grows, not otherwise", () => {
+    expect(deadLettersGrew(5, 6)).toBe(true);
+    expect(deadLettersGrew(6, 6)).toBe(false);
+    expect(deadLettersGrew(6, 0)).toBe(false); // a store that lost its count
+    expect(deadLettersGrew(undefined, 3)).toBe(false); // the first status: the list is being read anyway
+    expect(deadLettersGrew(3, null)).toBe(false);
   });
 });

@@ -86,3 +86,13 @@ export function offsetsBlockedReason(status: ChannelStatus | undefined): string 
     return `Offsets can change only while the channel is stopped: it is starting (target ${target}); stop it first.`;
   return `Offsets can change only while the channel is stopped (it is ${state}): stop it first.`;
 }
+
+/** Whether the dead-letter list must be read again now: the status (polled every 2 s) counts
+ * more dead letters than when the list was last asked for. The list itself is a heavier read
+ * (it scans the dead-letter target) polled only every 10 s; following the count shows a new
+ * dead letter within one status poll instead of up to 10 s later, and the card's count and the
+ * list's stop disagreeing meanwhile. A count that is unknown or went down (a store that lost
+ * it) asks for nothing. */
+export function deadLettersGrew(previous: number | null | undefined, current: number | null | undefined): boolean {
+  return typeof previous === "number" && typeof current === "number" && current > previous;
+}
