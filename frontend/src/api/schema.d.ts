@@ -246,7 +246,7 @@ export interface paths {
         };
         /**
          * A channel's metrics over time
-         * @description The channel's series over the window ending now, from the time-series store that scrapes `/metrics` every 10 s: a point every 10 s up to 24 h, every 5 minutes beyond, as one `timestamps` list and one value per timestamp in each series. Rates (`events/s`) are over each step; `dead_letters` counts the events of each step; `lag` and `batch_duration` are the highest of each step. Per stage and per rule where the series has them. 503 when the store is unavailable. Roles: as for viewing channels.
+         * @description The channel's series over the window ending now, from the time-series store that scrapes `/metrics` every 10 s: a point every 10 s in the windows from 5 min up to 24 h, every 5 minutes beyond, as one `timestamps` list and one value per timestamp in each series. Rates (`events/s`) are over each step; `dead_letters` counts the events of each step; `lag` and `batch_duration` are the highest of each step. Per stage and per rule where the series has them. 503 when the store is unavailable. Roles: as for viewing channels.
          */
         get: operations["channels_history_retrieve"];
         put?: never;
@@ -2655,14 +2655,16 @@ export interface components {
             created_by: string;
         };
         /**
-         * @description * `1h` - 1h
+         * @description * `5m` - 5m
+         *     * `15m` - 15m
+         *     * `1h` - 1h
          *     * `6h` - 6h
          *     * `24h` - 24h
          *     * `7d` - 7d
          *     * `30d` - 30d
          * @enum {string}
          */
-        WindowEnum: "1h" | "6h" | "24h" | "7d" | "30d";
+        WindowEnum: "5m" | "15m" | "1h" | "6h" | "24h" | "7d" | "30d";
         Worker: {
             readonly worker_id: string;
             readonly host: string;
@@ -3468,7 +3470,7 @@ export interface operations {
                 /** @description Comma-separated, any of: events_in, events_out, lag, dead_letters, batch_duration (default: all). */
                 series?: string;
                 /** @description Default 1h. */
-                window?: "1h" | "24h" | "30d" | "6h" | "7d";
+                window?: "15m" | "1h" | "24h" | "30d" | "5m" | "6h" | "7d";
             };
             header?: never;
             path: {
