@@ -219,7 +219,9 @@ export function ChannelsPage() {
                   />
                 </td>
                 <td>
-                  <a href={href({ page: "channel", name: channel.name })}>{channel.name}</a>
+                  <a className="channel-name" href={href({ page: "channel", name: channel.name })} title={channel.name}>
+                    {channel.name}
+                  </a>
                   <LabelChips labels={channel.labels} onPick={(l) => setLabelText(l)} />
                   <div className="small muted ellipsis">{channel.description}</div>
                 </td>
