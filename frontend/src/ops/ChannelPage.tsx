@@ -63,12 +63,15 @@ function ChannelView({ name }: { name: string }) {
   return (
     <div className="stack channel-page">
       <div className="section-head">
-        <div>
+        <div className="channel-head">
           <p className="small muted">
             <a href={href({ page: "channels" })}>Channels</a> /
           </p>
           <h1>
-            {name} <StateBadge state={s?.state ?? channel.data?.state} title={notReportingText(s)} />
+            <span className="channel-title" title={name}>
+              {name}
+            </span>{" "}
+            <StateBadge state={s?.state ?? channel.data?.state} title={notReportingText(s)} />
           </h1>
           {s?.state === "NOT_REPORTING" && (
             <p className="state-reason not-reporting" role="status" data-testid="not-reporting">
