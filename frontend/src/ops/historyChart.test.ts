@@ -179,6 +179,8 @@ describe("short windows", () => {
     expect(ticks.every((t) => t % 60 === 0)).toBe(true);
     expect(timeLabel(ticks[0]!, 300)).toMatch(/^\d\d:\d\d:00$/);
     expect(timeLabel(ticks[0]!, 3600)).toMatch(/^\d\d:\d\d$/);
+    const quarter = timeTicks(end - 900, end);
+    expect(quarter.length).toBeGreaterThanOrEqual(4); // every 3 minutes, not three ticks in all
   });
 });
 

@@ -98,7 +98,7 @@ export function niceTicks(max: number, count = 4): number[] {
   return ticks;
 }
 
-const TIME_STEPS = [30, 60, 120, 300, 600, 1800, 3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400];
+const TIME_STEPS = [30, 60, 120, 180, 300, 600, 1800, 3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400];
 
 /** Time ticks (unix seconds) on round minutes/hours/days, about ``count`` of them. */
 export function timeTicks(start: number, end: number, count = 6, offsetSeconds = 0): number[] {
