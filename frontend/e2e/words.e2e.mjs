@@ -69,11 +69,13 @@ try {
       await link.waitFor();
       const box = await link.evaluate((el) => ({
         height: el.getBoundingClientRect().height,
+        column: Math.round(el.closest("td").getBoundingClientRect().width),
         title: el.getAttribute("title"),
         hyphens: getComputedStyle(el).hyphens,
       }));
       console.log(`[e2e] ${width}px ${name}: ${JSON.stringify(box)}`);
       if (box.height > 24) fail(`at ${width}px the name ${name} takes ${box.height}px (wrapped)`);
+      if (box.column < width * 0.25) fail(`at ${width}px the name column is ${box.column}px wide`);
       if (box.title !== name) fail(`the name ${name} has no tooltip with the whole name`);
       if (box.hyphens !== "manual") fail(`hyphens is ${box.hyphens} on ${name}`);
     }
