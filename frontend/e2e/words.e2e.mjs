@@ -56,6 +56,8 @@ try {
 
   // -- the API docs lead back ------------------------------------------------------------------
   await page.goto(`${base}/api/docs/`);
+  await page.getByText("Sluice API").first().waitFor();
+  await page.screenshot({ path: `${out}/words-api-docs.png` });
   await page.getByTestId("back-to-console").click();
   await page.getByRole("heading", { name: "Channels" }).waitFor();
   console.log(`[e2e] back from the API docs at ${page.url()}`);
