@@ -269,7 +269,7 @@ class ChannelAdmin(admin.ModelAdmin):
     def labels_text(self, channel: Channel) -> str:
         return ", ".join(f"{key}={value}" for key, value in sorted(channel.labels.items()))
 
-    @admin.display(description="target", ordering="target_state")
+    @admin.display(description="desired state", ordering="target_state")
     def target_state_badge(self, channel: Channel) -> str:
         return state_badge(channel.target_state)
 

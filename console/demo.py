@@ -32,7 +32,15 @@ DEMO_SPEC = {
     "sink": {"type": "preview", "config": {"max_events": 50}},
 }
 
+#: True in every state (it is shown while the channel runs as much as while it is stopped),
+#: so it says what the channel does, not what to press.
 DEMO_DESCRIPTION = (
+    "A demo: synthetic orders (5 per second); EU orders over 100 are kept and typed "
+    "demo.order.eu. While it runs, the live tail shows the newest 50."
+)
+
+#: What earlier releases seeded; ``seed_demo`` replaces it (never a description a user wrote).
+OLD_DEMO_DESCRIPTIONS = (
     "A demo: synthetic orders (5 per second), EU orders over 100 kept and typed "
-    "demo.order.eu, the newest 50 shown in the live tail. Press Start."
+    "demo.order.eu, the newest 50 shown in the live tail. Press Start.",
 )

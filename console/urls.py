@@ -15,9 +15,10 @@ handler404 = "console.views.not_found"
 
 # The Swagger UI (drf-spectacular, self-hosted by its sidecar) under the site's CSP: the split
 # view loads its start-up script from a URL instead of inlining it, and the page keeps a small
-# inline <style> and Swagger UI's own inline styles, so styles (only) may be inline here.
+# inline <style> and Swagger UI's own inline styles, so styles (only) may be inline here. Its
+# template adds a bar with the way back to the console.
 swagger_ui = csp_replace({"style-src": [SELF, UNSAFE_INLINE]})(
-    SpectacularSwaggerSplitView.as_view(url_name="schema")
+    SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="console/api_docs.html")
 )
 
 urlpatterns = [

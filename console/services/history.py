@@ -6,9 +6,9 @@ raw samples for ``SLUICE_HISTORY_RETENTION`` (31 days by default). Nothing here 
 console only asks ``/api/v1/query_range`` server-side, one PromQL query per series, and
 answers JSON with timestamps and units. The browser never talks to the store.
 
-Windows and steps: up to 24 h a point every 10 s (the scrape interval), beyond that one
-every 5 minutes; each point of a rate is the rate over its own step, so no sample is
-counted twice and none is skipped.
+Windows and steps: from 5 min up to 24 h a point every 10 s (the scrape interval: no finer
+point exists), beyond that one every 5 minutes; each point of a rate is the rate over its own
+step, so no sample is counted twice and none is skipped.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 #: window name -> (seconds, step seconds)
 WINDOWS: dict[str, tuple[int, int]] = {
+    "5m": (300, 10),
+    "15m": (900, 10),
     "1h": (3600, 10),
     "6h": (6 * 3600, 10),
     "24h": (24 * 3600, 10),

@@ -38,6 +38,22 @@ try {
   await page.getByTestId("history-events").scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${out}/history-1h.png`, fullPage: true });
 
+  // The value and time under the pointer.
+  const chartBox = await page.getByTestId("history-events").locator("svg").boundingBox();
+  await page.mouse.move(chartBox.x + chartBox.width * 0.6, chartBox.y + chartBox.height * 0.5);
+  const readout = await page.getByTestId("history-events-readout").innerText();
+  console.log(`[e2e] under the pointer: ${readout}`);
+  if (!/^\d\d:\d\d:\d\d · in [\d.]+k? events\/s · out [\d.]+k? events\/s$/.test(readout)) fail(`no hover values: ${readout}`);
+  if ((await page.getByTestId("chart-hover").count()) !== 1) fail("no marker under the pointer");
+  await page.getByTestId("history-events").screenshot({ path: `${out}/history-hover.png` });
+
+  // A window shorter than the hour: 15 minutes, a point every 10 s.
+  await page.getByRole("button", { name: "15m", exact: true }).click();
+  await page.getByText("one point every 10 s").waitFor();
+  await page.getByRole("group", { name: "Window" }).locator('button[aria-pressed="true"]', { hasText: "15m" }).waitFor();
+  await checkCharts("15m");
+  await page.getByTestId("history-events").screenshot({ path: `${out}/history-15m.png` });
+
   await page.getByRole("button", { name: "7d", exact: true }).click();
   await page.getByText("one point every 5 min").waitFor();
   await checkCharts("7d");

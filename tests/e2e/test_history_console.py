@@ -1,7 +1,8 @@
 """The channel page's history charts in real headless Chromium (frontend/e2e/history.e2e.mjs)
 against the stack, its web reading a real VictoriaMetrics into which 8 days of a channel's
-10 s samples were imported: value axes with units, time axes, the window selector (1h at
-10 s, 7d at 5 min) and a reload that keeps the window and draws the charts again."""
+10 s samples were imported: value axes with units, time axes, the value and time under the
+pointer, the window selector (15m and 1h at 10 s, 7d at 5 min) and a reload that keeps the
+window and draws the charts again."""
 
 from __future__ import annotations
 
@@ -83,7 +84,14 @@ def test_history_charts_render_with_axes(
     urllib.request.urlopen(f"{store}/internal/force_flush", timeout=60)
 
     out = node_script("history.e2e.mjs", shots, CHANNEL=CHANNEL)
-    assert out.count("history-events") == 3  # 1h, 7d, after the reload
-    for shot in ("history-1h.png", "history-7d.png", "history-chart-events.png"):
+    assert out.count("history-events") == 4  # 1h, 15m, 7d, after the reload
+    assert "under the pointer: " in out
+    for shot in (
+        "history-1h.png",
+        "history-15m.png",
+        "history-hover.png",
+        "history-7d.png",
+        "history-chart-events.png",
+    ):
         assert (shots / shot).stat().st_size > 10_000
     stack.session().delete(f"{stack.api}/channels/{CHANNEL}/", timeout=10)

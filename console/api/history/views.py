@@ -92,12 +92,12 @@ class HistoryView(views.APIView):
         summary="A channel's metrics over time",
         description=(
             "The channel's series over the window ending now, from the time-series store "
-            "that scrapes `/metrics` every 10 s: a point every 10 s up to 24 h, every 5 "
-            "minutes beyond, as one `timestamps` list and one value per timestamp in each "
-            "series. Rates (`events/s`) are over each step; `dead_letters` counts the "
-            "events of each step; `lag` and `batch_duration` are the highest of each step. "
-            "Per stage and per rule where the series has them. 503 when the store is "
-            "unavailable. Roles: as for viewing channels."
+            "that scrapes `/metrics` every 10 s: a point every 10 s in the windows from 5 min "
+            "up to 24 h, every 5 minutes beyond, as one `timestamps` list and one value per "
+            "timestamp in each series. Rates (`events/s`) are over each step; "
+            "`dead_letters` counts the events of each step; `lag` and `batch_duration` are "
+            "the highest of each step. Per stage and per rule where the series has them. "
+            "503 when the store is unavailable. Roles: as for viewing channels."
         ),
         parameters=[
             OpenApiParameter("window", str, enum=list(history.WINDOWS), description="Default 1h."),

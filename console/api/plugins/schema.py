@@ -31,6 +31,19 @@ KIND_QUERY = OpenApiParameter(
     enum=PluginKind.values,
     description="The plugin's kind; needed when the type names plugins of several kinds.",
 )
+INVALID_STATUS_QUERY = OpenApiParameter(
+    "invalid_status",
+    int,
+    OpenApiParameter.QUERY,
+    enum=[400, 200],
+    default=400,
+    description=(
+        "The status of the answer when the config is not valid (its body is the same): 400, "
+        "the default, or 200 for a client that checks as the user types, to which a config "
+        "not valid yet is an answer, not a failed request (a browser logs every 400 as an "
+        "error). The console's builder asks with 200."
+    ),
+)
 NO_PLUGIN = OpenApiResponse(ErrorDetailSerializer, description="No plugin has this kind and type.")
 CONFIG_VALID = OpenApiResponse(
     response=PluginConfigValidSerializer,
@@ -68,6 +81,18 @@ CONFIG_INVALID = OpenApiResponse(
             },
         )
     ],
+)
+CONFIG_VERDICT = OpenApiResponse(
+    response=PolymorphicProxySerializer(
+        component_name="PluginConfigVerdict",
+        serializers=[PluginConfigValidSerializer, PluginConfigInvalidSerializer],
+        resource_type_field_name=None,
+    ),
+    description=(
+        "The config is valid (normalised, secrets redacted), or, with ?invalid_status=200, "
+        "not valid: `valid` says which."
+    ),
+    examples=[*CONFIG_VALID.examples, *CONFIG_INVALID.examples],
 )
 KIND_NEEDED = OpenApiResponse(
     response=PolymorphicProxySerializer(

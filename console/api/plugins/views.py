@@ -28,7 +28,8 @@ from console.api.pagination import LimitOffsetPagination
 from console.api.plugins.filters import PluginKindQuerySerializer, plugin_kind
 from console.api.plugins.schema import (
     CONFIG_INVALID,
-    CONFIG_VALID,
+    CONFIG_VERDICT,
+    INVALID_STATUS_QUERY,
     KIND_NEEDED,
     KIND_PATH,
     KIND_QUERY,
@@ -86,9 +87,9 @@ class PluginViewSet(viewsets.GenericViewSet):
             "As plugins/{kind}/{type}/validate. kind may be left out when the type names "
             "one plugin only (filter); kafka is both a source and a sink."
         ),
-        parameters=[TYPE_PATH, KIND_QUERY],
+        parameters=[TYPE_PATH, KIND_QUERY, INVALID_STATUS_QUERY],
         request=PluginConfigSerializer,
-        responses={200: CONFIG_VALID, 400: KIND_NEEDED, 404: NO_PLUGIN},
+        responses={200: CONFIG_VERDICT, 400: KIND_NEEDED, 404: NO_PLUGIN},
     )
     @action(detail=True, methods=["post"], url_path="validate", url_name="validate-by-type")
     def validate_config_by_type(self, request: Request, type: str) -> Response:
@@ -130,9 +131,9 @@ class PluginOfKindViewSet(viewsets.GenericViewSet):
             "Validates a config against the plugin's schema, as spec validation does, and "
             "changes nothing."
         ),
-        parameters=[KIND_PATH, TYPE_PATH],
+        parameters=[KIND_PATH, TYPE_PATH, INVALID_STATUS_QUERY],
         request=PluginConfigSerializer,
-        responses={200: CONFIG_VALID, 400: CONFIG_INVALID, 404: NO_PLUGIN},
+        responses={200: CONFIG_VERDICT, 400: CONFIG_INVALID, 404: NO_PLUGIN},
     )
     @action(detail=True, methods=["post"], url_path="validate", url_name="validate")
     def validate_config(self, request: Request, kind: str, type: str) -> Response:
@@ -147,22 +148,32 @@ def _plugin(kind: str, type_: str) -> specs.Plugin:
 
 
 def _check_config(request: Request, plugin: specs.Plugin) -> Response:
+    invalid_status = _invalid_status(request)
     try:
         data = request.data
     except ParseError as exc:  # a body that is not JSON answers in the same shape
-        return _invalid_config({"body": [str(exc.detail)]})
+        return _invalid_config({"body": [str(exc.detail)]}, invalid_status)
     body = PluginConfigSerializer(data=data)
     if not body.is_valid():
-        return _invalid_config(body.errors)
+        return _invalid_config(body.errors, invalid_status)
     try:
         config = specs.check_stage_config(plugin, body.validated_data["config"])
     except InvalidSpec as exc:
-        return _invalid_config(exc.errors)
+        return _invalid_config(exc.errors, invalid_status)
     return Response({"valid": True, "config": config})
 
 
-def _invalid_config(errors: dict) -> Response:
-    return Response({"valid": False, "errors": errors}, status=status.HTTP_400_BAD_REQUEST)
+def _invalid_status(request: Request) -> int:
+    """``?invalid_status=``: 400 (the default) or 200 (see INVALID_STATUS_QUERY); another
+    value is a 400 that names it, whatever the config."""
+    value = request.query_params.get("invalid_status", "400")
+    if value not in ("400", "200"):
+        raise ValidationError({"invalid_status": [f"must be 400 or 200, not {value!r}"]})
+    return int(value)
+
+
+def _invalid_config(errors: dict, invalid_status: int = status.HTTP_400_BAD_REQUEST) -> Response:
+    return Response({"valid": False, "errors": errors}, status=invalid_status)
 
 
 # -- event patterns ------------------------------------------------------------------------

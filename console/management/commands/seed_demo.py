@@ -1,11 +1,12 @@
-"""``manage.py seed_demo``: create the demo channel once (never overwrites a user's channel)."""
+"""``manage.py seed_demo``: create the demo channel once (never overwrites a user's channel;
+an earlier release's seeded description, untouched since, is brought up to date)."""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
 from console import services
-from console.demo import DEMO_CHANNEL, DEMO_DESCRIPTION, DEMO_SPEC
+from console.demo import DEMO_CHANNEL, DEMO_DESCRIPTION, DEMO_SPEC, OLD_DEMO_DESCRIPTIONS
 from console.models import Channel
 
 
@@ -20,6 +21,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
+        # Only the field: a description is no part of the spec, so no revision is made.
+        Channel.objects.filter(name=DEMO_CHANNEL, description__in=OLD_DEMO_DESCRIPTIONS).update(
+            description=DEMO_DESCRIPTION
+        )
         channels = Channel.objects.all()
         if not options["always"] and channels.exists():
             return  # only a fresh installation gets the demo

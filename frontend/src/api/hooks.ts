@@ -181,10 +181,12 @@ export function useSaveChannel() {
   });
 }
 
-/** The server's verdict on a stage config: its 400 (not valid) is an answer, not an error. */
+/** The server's verdict on a stage config. A config not valid yet is an answer, not an error:
+ * it is asked for with `invalid_status=200`, so checking as the user types logs no failed
+ * request in the browser's console (a 400 from an older server is read the same way). */
 export function validateStage(kind: string, type: string, config: unknown): Promise<StageValidation> {
   return post<StageValidation>(
-    `plugins/${encodeURIComponent(kind)}/${encodeURIComponent(type)}/validate`,
+    `plugins/${encodeURIComponent(kind)}/${encodeURIComponent(type)}/validate?invalid_status=200`,
     { config },
   ).catch((error: unknown) => {
     const body = (error as { body?: unknown }).body;

@@ -246,7 +246,7 @@ export interface paths {
         };
         /**
          * A channel's metrics over time
-         * @description The channel's series over the window ending now, from the time-series store that scrapes `/metrics` every 10 s: a point every 10 s up to 24 h, every 5 minutes beyond, as one `timestamps` list and one value per timestamp in each series. Rates (`events/s`) are over each step; `dead_letters` counts the events of each step; `lag` and `batch_duration` are the highest of each step. Per stage and per rule where the series has them. 503 when the store is unavailable. Roles: as for viewing channels.
+         * @description The channel's series over the window ending now, from the time-series store that scrapes `/metrics` every 10 s: a point every 10 s in the windows from 5 min up to 24 h, every 5 minutes beyond, as one `timestamps` list and one value per timestamp in each series. Rates (`events/s`) are over each step; `dead_letters` counts the events of each step; `lag` and `batch_duration` are the highest of each step. Per stage and per rule where the series has them. 503 when the store is unavailable. Roles: as for viewing channels.
          */
         get: operations["channels_history_retrieve"];
         put?: never;
@@ -2126,6 +2126,7 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        PluginConfigVerdict: components["schemas"]["PluginConfigValid"] | components["schemas"]["PluginConfigInvalid"];
         /**
          * @description * `source` - Source
          *     * `transform` - Transform
@@ -2654,14 +2655,16 @@ export interface components {
             created_by: string;
         };
         /**
-         * @description * `1h` - 1h
+         * @description * `5m` - 5m
+         *     * `15m` - 15m
+         *     * `1h` - 1h
          *     * `6h` - 6h
          *     * `24h` - 24h
          *     * `7d` - 7d
          *     * `30d` - 30d
          * @enum {string}
          */
-        WindowEnum: "1h" | "6h" | "24h" | "7d" | "30d";
+        WindowEnum: "5m" | "15m" | "1h" | "6h" | "24h" | "7d" | "30d";
         Worker: {
             readonly worker_id: string;
             readonly host: string;
@@ -3467,7 +3470,7 @@ export interface operations {
                 /** @description Comma-separated, any of: events_in, events_out, lag, dead_letters, batch_duration (default: all). */
                 series?: string;
                 /** @description Default 1h. */
-                window?: "1h" | "24h" | "30d" | "6h" | "7d";
+                window?: "15m" | "1h" | "24h" | "30d" | "5m" | "6h" | "7d";
             };
             header?: never;
             path: {
@@ -4906,7 +4909,10 @@ export interface operations {
     };
     plugins_validate: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The status of the answer when the config is not valid (its body is the same): 400, the default, or 200 for a client that checks as the user types, to which a config not valid yet is an answer, not a failed request (a browser logs every 400 as an error). The console's builder asks with 200. */
+                invalid_status?: 200 | 400;
+            };
             header?: never;
             path: {
                 /** @description The plugin's kind. */
@@ -4924,13 +4930,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The config is valid; here it is normalised, with its secrets redacted. */
+            /** @description The config is valid (normalised, secrets redacted), or, with ?invalid_status=200, not valid: `valid` says which. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PluginConfigValid"];
+                    "application/json": components["schemas"]["PluginConfigVerdict"];
                 };
             };
             /** @description The config (or the request) is not valid: messages keyed by the path of each bad field, in the style of spec validation. */
@@ -4956,6 +4962,8 @@ export interface operations {
     plugins_validate_by_type: {
         parameters: {
             query?: {
+                /** @description The status of the answer when the config is not valid (its body is the same): 400, the default, or 200 for a client that checks as the user types, to which a config not valid yet is an answer, not a failed request (a browser logs every 400 as an error). The console's builder asks with 200. */
+                invalid_status?: 200 | 400;
                 /** @description The plugin's kind; needed when the type names plugins of several kinds. */
                 kind?: "sink" | "source" | "transform";
             };
@@ -4974,13 +4982,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The config is valid; here it is normalised, with its secrets redacted. */
+            /** @description The config is valid (normalised, secrets redacted), or, with ?invalid_status=200, not valid: `valid` says which. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PluginConfigValid"];
+                    "application/json": components["schemas"]["PluginConfigVerdict"];
                 };
             };
             /** @description The config is not valid (as for plugins/{kind}/{type}/validate), or kind is needed (the type names plugins of several kinds) or is not a kind. */

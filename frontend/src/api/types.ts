@@ -130,7 +130,7 @@ export type Cluster = Schemas["Cluster"];
 export type Me = Schemas["Me"];
 /** The live tail of a channel's output (GET /channels/{name}/preview). */
 export type ChannelPreview = Schemas["ChannelPreview"];
-/** The answer to POST plugins/{kind}/{type}/validate (200 valid, 400 not). */
+/** The answer to POST plugins/{kind}/{type}/validate (200 valid; 400 not, or 200 with ?invalid_status=200). */
 export type StageValidation = Schemas["PluginConfigValid"] | Schemas["PluginConfigInvalid"];
 export type EventPatternResult = Schemas["EventPatternResult"];
 /** Kafka Connect's answer to an offsets change. */

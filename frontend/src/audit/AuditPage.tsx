@@ -1,7 +1,7 @@
 import { Fragment, useEffect, useState } from "react";
 
 import { href } from "../router";
-import { fmtTime } from "../ui/format";
+import { Time } from "../ui/Time";
 import { ACTIONS, type AuditEvent, type AuditFilters, DEFAULT_AUDIT, outcomeText, useAudit } from "./audit";
 import "./audit.css";
 
@@ -148,7 +148,7 @@ function AuditRow({ event, open, onToggle }: { event: AuditEvent; open: boolean;
     <tr data-testid="audit-row">
       <td>
         <button type="button" className="link" aria-expanded={open} onClick={onToggle} title="Show the request">
-          {open ? "▾" : "▸"} {fmtTime(event.created_at)}
+          {open ? "▾" : "▸"} <Time iso={event.created_at} />
         </button>
       </td>
       <td>{event.actor}</td>

@@ -14,6 +14,7 @@ import { setLeaveGuard } from "../router";
 import { canConnect, NODE_SPACING, type NodeKind } from "../graph/spec";
 import { ChannelSettings } from "./ChannelSettings";
 import { ConfigPanel } from "./ConfigPanel";
+import { initialPaletteOpen, PALETTE_KEY } from "./layout";
 import { Palette, type PaletteItem } from "./Palette";
 import { DRAG_TYPE } from "./plugins";
 import { nodeTypes } from "./StageNode";
@@ -73,6 +74,16 @@ function Builder({ name }: { name: string | null }) {
     return () => window.removeEventListener("beforeunload", warn);
   }, [dirty]);
   const canvasReady = loaded === name || (name !== null && savedAs.current === name);
+  const [paletteOpen, setPaletteOpen] = useState(() => initialPaletteOpen(window.innerWidth, storedPalette()));
+  const togglePalette = () => {
+    const open = !paletteOpen;
+    setPaletteOpen(open);
+    try {
+      localStorage.setItem(PALETTE_KEY, open ? "open" : "closed");
+    } catch {
+      // storage disabled: the choice lasts until the page is left
+    }
+  };
   return (
     <div className="builder">
       <h1 className="visually-hidden">{name ? `Builder: ${name}` : "Builder: new channel"}</h1>
@@ -84,8 +95,8 @@ function Builder({ name }: { name: string | null }) {
           if (saved !== name) savedAs.current = saved;
         }}
       />
-      <div className="builder-body">
-        <BuilderPalette />
+      <div className={paletteOpen ? "builder-body" : "builder-body palette-closed"}>
+        <BuilderPalette open={paletteOpen} onToggle={togglePalette} />
         <div className="canvas" aria-label="Channel canvas">
           {channel.isError && <p className="error pad">Could not load channel {name}.</p>}
           {canvasReady && <Canvas />}
@@ -106,7 +117,17 @@ function nextPosition(): { x: number; y: number } {
   return { x: right + NODE_SPACING, y: 0 };
 }
 
-function BuilderPalette() {
+function storedPalette(): string | null {
+  try {
+    return localStorage.getItem(PALETTE_KEY);
+  } catch {
+    return null;
+  }
+}
+
+/** The stage palette, or (folded) a rail with the button that opens it; the canvas is fitted
+ * to its new width after either. */
+function BuilderPalette({ open, onToggle }: { open: boolean; onToggle: () => void }) {
   const addStage = useBuilder((s) => s.addStage);
   const flow = useReactFlow();
   const add = useCallback(
@@ -116,7 +137,20 @@ function BuilderPalette() {
     },
     [addStage, flow],
   );
-  return <Palette onAdd={add} />;
+  const toggle = () => {
+    onToggle();
+    window.setTimeout(() => void flow.fitView({ duration: 200, maxZoom: 1 }), 80);
+  };
+  if (!open) {
+    return (
+      <nav className="palette-rail" aria-label="Stages">
+        <button type="button" aria-expanded={false} onClick={toggle} title="Show the stages to add (sources, transforms, sinks, rules)">
+          <span aria-hidden="true">▸</span> Stages
+        </button>
+      </nav>
+    );
+  }
+  return <Palette onAdd={add} onHide={toggle} />;
 }
 
 function Canvas() {

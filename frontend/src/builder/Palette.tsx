@@ -15,13 +15,18 @@ export interface PaletteItem {
  * Sources, transforms and sinks from the catalogue, and the rule of a bus: drag one onto the
  * canvas, or press it.
  */
-export function Palette({ onAdd }: { onAdd: (item: PaletteItem) => void }) {
+export function Palette({ onAdd, onHide }: { onAdd: (item: PaletteItem) => void; onHide?: () => void }) {
   const plugins = usePlugins();
   const [query, setQuery] = useState("");
   const found = useMemo(() => searchPlugins(plugins.data ?? [], query), [plugins.data, query]);
   const rules = searchPlugins([RULE_ITEM], query);
   return (
     <aside className="palette" aria-label="Stages">
+      {onHide && (
+        <button type="button" className="link small palette-hide" aria-expanded={true} onClick={onHide} title="Fold the stages away: more room for the canvas">
+          <span aria-hidden="true">◂</span> Hide stages
+        </button>
+      )}
       <label className="field">
         <span>Search stages</span>
         <input

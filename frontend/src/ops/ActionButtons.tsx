@@ -3,6 +3,7 @@ import { useState } from "react";
 import { useChannelAction } from "../api/hooks";
 import type { ChannelAction, TargetState } from "../api/types";
 import { useCan } from "../ui/permissions";
+import { actionTitle, allowed } from "./actions";
 
 const ACTIONS: { action: ChannelAction; label: string; does: string }[] = [
   { action: "start", label: "Start", does: "Start with the latest saved revision" },
@@ -15,21 +16,6 @@ const ACTIONS: { action: ChannelAction; label: string; does: string }[] = [
   },
   { action: "stop", label: "Stop", does: "Stop the query and release its driver; the checkpoint is kept" },
 ];
-
-/** Which actions make sense for a target state (the server refuses the others with 409). */
-export function allowed(action: ChannelAction, target: TargetState | undefined): boolean {
-  switch (action) {
-    case "start":
-      return target !== "RUNNING";
-    case "pause":
-      return target === "RUNNING";
-    case "resume":
-      return target === "PAUSED";
-    case "restart":
-    case "stop":
-      return target !== "STOPPED";
-  }
-}
 
 /** Start / pause / resume / restart / stop for one or many channels. */
 export function ActionButtons({
@@ -65,7 +51,7 @@ export function ActionButtons({
           type="button"
           className={action === "start" || action === "resume" ? "primary" : action === "stop" ? "danger" : ""}
           disabled={busy || !operate.allowed || names.length === 0 || !targets.some((t) => allowed(action, t))}
-          title={operate.reason || does}
+          title={operate.reason || actionTitle(action, does, targets)}
           onClick={() => void run(action)}
         >
           {label}

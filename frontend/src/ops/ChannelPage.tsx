@@ -1,12 +1,15 @@
-import { useState } from "react";
+import { useQueryClient } from "@tanstack/react-query";
+import { useEffect, useRef, useState } from "react";
 
 import { isNotFound, useChannel, useChannelStatus, useLifecycle, usePreview } from "../api/hooks";
 import { href } from "../router";
 import { StateBadge } from "../ui/StateBadge";
+import { Time } from "../ui/Time";
 import { ago, fmtNumber, fmtTime, totalLag } from "../ui/format";
 import { ActionButtons } from "./ActionButtons";
 import { ChannelNotFound } from "./ChannelNotFound";
 import {
+  deadLettersGrew,
   lastRanRevision,
   lifecycleLine,
   liveEventsPerSecond,
@@ -39,22 +42,36 @@ export function ChannelPage({ name }: { name: string }) {
   return <ChannelView name={name} />;
 }
 
+/** Reads the dead-letter list again as soon as the status counts a new dead letter. */
+function useDeadLettersFollowCount(name: string, count: number | null | undefined) {
+  const client = useQueryClient();
+  const seen = useRef(count);
+  useEffect(() => {
+    if (deadLettersGrew(seen.current, count)) void client.invalidateQueries({ queryKey: ["dead-letters", name] });
+    seen.current = count;
+  }, [client, name, count]);
+}
+
 function ChannelView({ name }: { name: string }) {
   const channel = useChannel(name);
   const status = useChannelStatus(name);
   const [messages, setMessages] = useState<string[]>([]);
   const s = status.data;
   const hasPreview = channel.data?.spec.sink?.type === "preview";
+  useDeadLettersFollowCount(name, s?.dead_letters);
 
   return (
     <div className="stack channel-page">
       <div className="section-head">
-        <div>
+        <div className="channel-head">
           <p className="small muted">
             <a href={href({ page: "channels" })}>Channels</a> /
           </p>
           <h1>
-            {name} <StateBadge state={s?.state ?? channel.data?.state} title={notReportingText(s)} />
+            <span className="channel-title" title={name}>
+              {name}
+            </span>{" "}
+            <StateBadge state={s?.state ?? channel.data?.state} title={notReportingText(s)} />
           </h1>
           {s?.state === "NOT_REPORTING" && (
             <p className="state-reason not-reporting" role="status" data-testid="not-reporting">
@@ -109,7 +126,7 @@ function ChannelView({ name }: { name: string }) {
       <DeployBar name={name} status={s} />
 
       <div className="cards">
-        <Card label="Target state" value={s?.target_state ?? "—"} />
+        <Card label="Desired state" value={s?.target_state ?? "—"} title="What was asked for (Start, Pause, Stop); State is what runs now." />
         <Card label="Events/s" value={fmtNumber(liveEventsPerSecond(s), 1)} testId="events-per-second" />
         <Card label="Lag" value={fmtNumber(totalLag(s))} />
         <Card
@@ -120,7 +137,11 @@ function ChannelView({ name }: { name: string }) {
         <Card label="Worker" value={s?.worker_id ?? "—"} />
         <Card label="Revision" value={revisionCard(s)} />
         <Card label="Generation" value={fmtNumber(s?.generation)} />
-        <Card label="Last status" value={ago(s?.status_seen_at ?? s?.last_status_at)} />
+        <Card
+          label="Last status"
+          value={ago(s?.status_seen_at ?? s?.last_status_at)}
+          title={fmtTime(s?.status_seen_at ?? s?.last_status_at)}
+        />
       </div>
 
       <section className="panel" aria-label="Pipeline">
@@ -170,7 +191,9 @@ function ChannelView({ name }: { name: string }) {
                 <td className="num">{fmtNumber(task.lag)}</td>
                 <td className="num">{fmtNumber(task.rows_per_second, 1)}</td>
                 <td>{task.worker_id ?? "—"}</td>
-                <td>{ago(task.updated)}</td>
+                <td>
+                  <Time iso={task.updated} relative />
+                </td>
               </tr>
             ))}
             {(s?.tasks ?? []).length === 0 && (
@@ -212,9 +235,22 @@ function ChannelView({ name }: { name: string }) {
   );
 }
 
-function Card({ label, value, testId, link }: { label: string; value: string; testId?: string; link?: string }) {
+function Card({
+  label,
+  value,
+  testId,
+  link,
+  title,
+}: {
+  label: string;
+  value: string;
+  testId?: string;
+  link?: string;
+  /** The tooltip: the exact figure behind a short one (a relative time's instant). */
+  title?: string;
+}) {
   return (
-    <div className="card">
+    <div className="card" title={title}>
       <div className="card-label">{label}</div>
       <div className="card-value" data-testid={testId}>
         {link ? (
@@ -237,7 +273,9 @@ function Lifecycle({ name }: { name: string }) {
       <ol className="timeline" tabIndex={0} aria-label="Lifecycle events, newest first">
         {(events.data ?? []).slice(0, 30).map((e) => (
           <li key={e.id}>
-            <span className="small muted">{fmtTime(e.created_at)}</span>{" "}
+            <span className="small muted">
+              <Time iso={e.created_at} />
+            </span>{" "}
             <span>
               {lifecycleLine(e, name).subject} <strong>{lifecycleLine(e, name).change}</strong>
             </span>{" "}

@@ -3,6 +3,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { api } from "../api/client";
 import "../builder/shape.css";
 import { useDiscovery, type ChannelDiscovery } from "../builder/useShape";
+import { Time } from "../ui/Time";
 import { useCan } from "../ui/permissions";
 
 /** The channel's schema discovery (GET/PUT /api/v1/channels/{name}/discovery): the switch,
@@ -44,7 +45,12 @@ export function DiscoveryPanel({ name }: { name: string }) {
         <>
           <p className="small">
             {d.samples} event(s) sampled · version {d.version}
-            {d.changed_at && <> · shape last changed {new Date(d.changed_at).toLocaleString()}</>}
+            {d.changed_at && (
+              <>
+                {" "}
+                · shape last changed <Time iso={d.changed_at} relative />
+              </>
+            )}
           </p>
           <table className="discovery-fields small" data-testid="discovered-fields">
             <thead>
@@ -61,7 +67,9 @@ export function DiscoveryPanel({ name }: { name: string }) {
                     <code>{f.path}</code>
                   </td>
                   <td>{f.types.join(" | ")}</td>
-                  <td>{f.first_seen ? new Date(f.first_seen).toLocaleString() : ""}</td>
+                  <td>
+                    <Time iso={f.first_seen} />
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -2,8 +2,8 @@ import { useState } from "react";
 
 import type { TargetState } from "../api/types";
 import { useCan } from "../ui/permissions";
-import { allowed } from "./ActionButtons";
-import { type BulkAction, bulkMessages, useBulkAction } from "./fleet";
+import { allowed } from "./actions";
+import { type BulkAction, bulkMessages, deleteConfirmText, useBulkAction } from "./fleet";
 
 const ACTIONS: { action: BulkAction; label: string }[] = [
   { action: "start", label: "Start" },
@@ -37,9 +37,7 @@ export function FleetActions({
   const edit = useCan("edit");
   const [busy, setBusy] = useState(false);
   const run = async (action: BulkAction) => {
-    if (action === "delete" && !window.confirm(`Delete ${size} channel${size === 1 ? "" : "s"}? This cannot be undone.`)) {
-      return;
-    }
+    if (action === "delete" && !window.confirm(deleteConfirmText(names, size))) return;
     setBusy(true);
     try {
       const answer = await bulk.mutateAsync(names === null ? { action, filter } : { action, names });

@@ -2,13 +2,15 @@
  * dead letters and batch duration over a chosen window, with time and value axes. */
 
 import { useQuery } from "@tanstack/react-query";
-import { useMemo, useState } from "react";
+import { type KeyboardEvent, type PointerEvent, useMemo, useState } from "react";
 
 import { api, ApiError } from "../api/client";
 import {
   historyCharts,
+  hoverReadout,
   linePath,
   maxOf,
+  nearestIndex,
   niceTicks,
   stepText,
   timeLabel,
@@ -21,7 +23,7 @@ import {
 } from "./historyChart";
 
 const W = 640;
-const H = 180;
+const H = 230;
 const LEFT = 78;
 const RIGHT = 12;
 const TOP = 12;
@@ -54,8 +56,43 @@ export function HistoryChart({
   const y = (v: number) => H - BOTTOM - (v / top) * (H - TOP - BOTTOM);
   const offset = -new Date().getTimezoneOffset() * 60;
   const empty = lines.every((l) => l.points.every(([, v]) => v === null));
+  // The line with the most points gives the times the pointer snaps to (all share the grid).
+  const grid = lines.reduce<Line["points"]>((a, l) => (l.points.length > a.length ? l.points : a), []);
+  const [hover, setHover] = useState<number | null>(null);
+  const readout = hover === null ? null : hoverReadout(lines, hover, tickUnit || unit, span);
+  const onPointerMove = (e: PointerEvent<SVGSVGElement>) => {
+    const svg = e.currentTarget;
+    const matrix = svg.getScreenCTM();
+    if (!matrix || grid.length === 0) return;
+    const point = new DOMPoint(e.clientX, e.clientY).matrixTransform(matrix.inverse());
+    if (point.x < LEFT || point.x > W - RIGHT) return setHover(null);
+    setHover(nearestIndex(grid, start + ((point.x - LEFT) / (W - LEFT - RIGHT)) * span));
+  };
+  // The keyboard reads the same values: arrows move along the points, Escape lets go.
+  const onKeyDown = (e: KeyboardEvent<HTMLElement>) => {
+    if (grid.length === 0) return;
+    const last = grid.length - 1;
+    const moves: Record<string, number> = { ArrowLeft: -1, ArrowRight: 1, PageUp: -10, PageDown: 10 };
+    if (e.key === "Escape") return setHover(null);
+    if (e.key === "Home" || e.key === "End") {
+      e.preventDefault();
+      return setHover(e.key === "Home" ? 0 : last);
+    }
+    const move = moves[e.key];
+    if (move === undefined) return;
+    e.preventDefault();
+    setHover((h) => Math.min(last, Math.max(0, (h ?? last) + move)));
+  };
+  const hoverT = hover === null ? null : grid[hover]?.[0];
   return (
-    <figure className="chart history-chart" data-testid={testId}>
+    <figure
+      className="chart history-chart"
+      data-testid={testId}
+      tabIndex={0}
+      aria-label={`${title}: point at the chart, or use the arrow keys, to read a value`}
+      onKeyDown={onKeyDown}
+      onBlur={() => setHover(null)}
+    >
       <figcaption>
         <strong>{title}</strong> <span className="small muted">({unit})</span>
         <span className="legend-row">
@@ -66,7 +103,13 @@ export function HistoryChart({
           ))}
         </span>
       </figcaption>
-      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${title} in ${unit}, ${timeLabel(start, span)} to ${timeLabel(end, span)}`}>
+      <svg
+        viewBox={`0 0 ${W} ${H}`}
+        role="img"
+        aria-label={`${title} in ${unit}, ${timeLabel(start, span)} to ${timeLabel(end, span)}`}
+        onPointerMove={onPointerMove}
+        onPointerLeave={() => setHover(null)}
+      >
         <g className="y-axis">
           {ticks.map((v) => (
             <g key={v}>
@@ -91,17 +134,42 @@ export function HistoryChart({
         {lines.map((l, i) => (
           <path key={l.label} d={linePath(l.points, x, y)} className="series" style={{ stroke: COLORS[i % COLORS.length] }} />
         ))}
+        {hoverT !== null && hoverT !== undefined && (
+          <g className="hover" data-testid="chart-hover">
+            <line x1={x(hoverT)} x2={x(hoverT)} y1={TOP} y2={H - BOTTOM} className="hover-line" />
+            {lines.map((l, i) => {
+              const v = hover === null ? null : l.points[hover]?.[1];
+              return v === null || v === undefined ? null : (
+                <circle key={l.label} cx={x(hoverT)} cy={y(v)} r={3.5} style={{ fill: COLORS[i % COLORS.length] }} />
+              );
+            })}
+          </g>
+        )}
         {empty && (
           <text x={(LEFT + W) / 2} y={H / 2} textAnchor="middle" className="tick muted">
             No samples in this window
           </text>
         )}
       </svg>
+      <p className="small chart-readout" data-testid={testId ? `${testId}-readout` : undefined}>
+        {readout ? (
+          <>
+            <strong>{readout.time}</strong> · {readout.values.join(" · ")}
+          </>
+        ) : (
+          <span className="muted">Point at the chart to read its values.</span>
+        )}
+      </p>
     </figure>
   );
 }
 
 const WINDOW_KEY = "sluice.history.window";
+
+/** Windows of an hour or less are read again every 10 s (a new point each scrape). */
+function shortWindow(window: Window): boolean {
+  return window === "5m" || window === "15m" || window === "1h";
+}
 
 /** The window chosen last (kept in the browser, so a reload shows the same one). */
 function storedWindow(): Window {
@@ -117,7 +185,7 @@ function useHistory(name: string, window: Window) {
   return useQuery({
     queryKey: ["history", name, window],
     queryFn: () => api<History>(`channels/${encodeURIComponent(name)}/history/?window=${window}&by=stage,rule`),
-    refetchInterval: window === "1h" ? 10_000 : 60_000,
+    refetchInterval: shortWindow(window) ? 10_000 : 60_000,
     retry: false,
   });
 }
@@ -156,7 +224,7 @@ export function HistoryPanel({ name }: { name: string }) {
       {data && (
         <>
           <p className="small muted">
-            Kept on the server, one point every {stepText(data.step)}; refreshed every {window === "1h" ? "10 s" : "minute"}.
+            Kept on the server, one point every {stepText(data.step)}; refreshed every {shortWindow(window) ? "10 s" : "minute"}.
           </p>
           <div className="history-grid">
             {charts.map((chart) => (

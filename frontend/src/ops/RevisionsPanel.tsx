@@ -2,7 +2,7 @@ import { useMemo, useState } from "react";
 
 import { useRevisions } from "../api/hooks";
 import type { Revision } from "../api/types";
-import { ago, fmtTime } from "../ui/format";
+import { Time } from "../ui/Time";
 import { defaultPair, diffSpecs, summarize, withContext } from "./revisions";
 
 /** Who saved what and when, and a diff between any two revisions (the running one included). */
@@ -56,7 +56,9 @@ export function RevisionsPanel({
                   {r.number === lastRan && <span className="badge">last ran</span>}
                   {r.number === latest && r.number !== running && <span className="badge drift">latest</span>}
                 </td>
-                <td title={fmtTime(r.created_at)}>{ago(r.created_at)}</td>
+                <td>
+                  <Time iso={r.created_at} relative />
+                </td>
                 <td>{r.created_by ?? "—"}</td>
                 <td>
                   {running !== null && r.number !== running && byNumber.has(running) && (

@@ -4,7 +4,8 @@ import { useCluster, useWorkers } from "../api/hooks";
 import type { Cluster } from "../api/types";
 import { href } from "../router";
 import { StateBadge } from "../ui/StateBadge";
-import { ago, fmtAge, fmtMiB, fmtTime } from "../ui/format";
+import { Time } from "../ui/Time";
+import { fmtAge, fmtMiB } from "../ui/format";
 import { DriversSection } from "./DriversSection";
 import { WorkerActions } from "./WorkerActions";
 import { SERVICE_FILTERS, capacityCells, serviceLabel, takersFor } from "./workers";
@@ -79,8 +80,12 @@ export function WorkersPage() {
                 </td>
                 <td>{w.host}</td>
                 <td>{w.pid ?? "—"}</td>
-                <td>{fmtTime(w.started_at)}</td>
-                <td>{ago(w.last_heartbeat)}</td>
+                <td>
+                  <Time iso={w.started_at} />
+                </td>
+                <td>
+                  <Time iso={w.last_heartbeat} relative />
+                </td>
                 <td className="num" data-testid="worker-cores">
                   {capacityCells(w.capacity).cores}
                 </td>

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import type { ChannelStatus, LifecycleEvent } from "../api/types";
 import {
+  deadLettersGrew,
   isStopped,
   lastRanRevision,
   lifecycleLine,
@@ -53,10 +54,12 @@ describe("the channel page's words about a status", () => {
   it("writes a state that did not change as 'stays', not 'X → X'", () => {
     const event = (from: string, to: string, subject = "sluice-x-1") =>
       ({ subject_type: "connector", subject_id: subject, from_state: from, to_state: to }) as LifecycleEvent;
-    expect(lifecycleLine(event("UNASSIGNED", "UNASSIGNED"), "x")).toEqual({
+    expect(lifecycleLine(event("RUNNING", "RUNNING"), "x")).toEqual({
       subject: "connector sluice-x-1",
-      change: "stays UNASSIGNED",
+      change: "stays RUNNING",
     });
+    // A placement: being assigned, not "staying" unassigned.
+    expect(lifecycleLine(event("UNASSIGNED", "UNASSIGNED"), "x").change).toBe("UNASSIGNED until a worker reports it");
     expect(lifecycleLine(event("UNASSIGNED", "RUNNING"), "x").change).toBe("UNASSIGNED → RUNNING");
     expect(lifecycleLine(event("", "STOPPED", "x"), "x")).toEqual({ subject: "connector", change: "∅ → STOPPED" });
   });
@@ -98,5 +101,15 @@ describe("a channel that stopped reporting", () => {
   it("shows no rate and no running revision: both are unknown", () => {
     expect(liveEventsPerSecond(silent)).toBeNull();
     expect(runningRevision(silent)).toBeNull();
+  });
+});
+
+describe("the dead-letter list follows the status's count", () => {
+  it("is read again when the count grows, not otherwise", () => {
+    expect(deadLettersGrew(5, 6)).toBe(true);
+    expect(deadLettersGrew(6, 6)).toBe(false);
+    expect(deadLettersGrew(6, 0)).toBe(false); // a store that lost its count
+    expect(deadLettersGrew(undefined, 3)).toBe(false); // the first status: the list is being read anyway
+    expect(deadLettersGrew(3, null)).toBe(false);
   });
 });

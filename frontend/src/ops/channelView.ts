@@ -3,6 +3,7 @@
  * line, and why the offsets cannot change now. */
 
 import type { ChannelStatus, LifecycleEvent } from "../api/types";
+import { fmtTime } from "../ui/format";
 
 /** States in which a driver is (or is about to be) running the deployed revision. */
 const LIVE_STATES = new Set(["RUNNING", "PAUSED", "RESTARTING", "UNASSIGNED"]);
@@ -47,7 +48,7 @@ export function notReportingText(status: ChannelStatus | undefined, now = Date.n
   if (!status || status.state !== "NOT_REPORTING" || !status.not_reporting_since) return "";
   const since = new Date(status.not_reporting_since);
   const seconds = Math.max(0, Math.round((now - since.getTime()) / 1000));
-  const at = since.toLocaleString("en-GB", { hour12: false });
+  const at = fmtTime(status.not_reporting_since);
   const every = status.report_interval ? `; it reports every ${status.report_interval} s` : "";
   return (
     `Not reporting since ${at} (no status for ${seconds} s${every}). ` +
@@ -55,10 +56,15 @@ export function notReportingText(status: ChannelStatus | undefined, now = Date.n
   );
 }
 
-/** One line of the lifecycle timeline. An event whose state did not change (a placement on a
- * worker, a restart that found nothing to restart) says so instead of "X → X". */
+/** One line of the lifecycle timeline. An event whose state did not change says so instead of
+ * "X → X": a restart that found nothing to restart "stays RUNNING". An UNASSIGNED one is a
+ * placement (assigned to a worker, taken over, released from a draining one; its reason says
+ * which), and the connector is UNASSIGNED only until the worker reports: the line says that
+ * rather than "stays UNASSIGNED" while it is being assigned. */
 export function lifecycleLine(event: LifecycleEvent, channel: string): { subject: string; change: string } {
   const subject = `${event.subject_type}${event.subject_id !== channel ? ` ${event.subject_id}` : ""}`;
+  if (event.from_state && event.from_state === event.to_state && event.to_state === "UNASSIGNED")
+    return { subject, change: "UNASSIGNED until a worker reports it" };
   if (event.from_state && event.from_state === event.to_state)
     return { subject, change: `stays ${event.to_state}` };
   return { subject, change: `${event.from_state || "∅"} → ${event.to_state || "∅"}` };
@@ -79,4 +85,14 @@ export function offsetsBlockedReason(status: ChannelStatus | undefined): string 
   if (state === "STOPPED" || state === "UNASSIGNED")
     return `Offsets can change only while the channel is stopped: it is starting (target ${target}); stop it first.`;
   return `Offsets can change only while the channel is stopped (it is ${state}): stop it first.`;
+}
+
+/** Whether the dead-letter list must be read again now: the status (polled every 2 s) counts
+ * more dead letters than when the list was last asked for. The list itself is a heavier read
+ * (it scans the dead-letter target) polled only every 10 s; following the count shows a new
+ * dead letter within one status poll instead of up to 10 s later, and the card's count and the
+ * list's stop disagreeing meanwhile. A count that is unknown or went down (a store that lost
+ * it) asks for nothing. */
+export function deadLettersGrew(previous: number | null | undefined, current: number | null | undefined): boolean {
+  return typeof previous === "number" && typeof current === "number" && current > previous;
 }

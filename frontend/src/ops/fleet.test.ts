@@ -4,6 +4,7 @@ import {
   ariaSort,
   bulkFilter,
   bulkMessages,
+  deleteConfirmText,
   DEFAULT_PARAMS,
   listPath,
   nextOrdering,
@@ -84,14 +85,38 @@ describe("bulk answers", () => {
         { name: "c", ok: false, status: 404, error: "No channel has this name.", target_state: null, changed: true },
       ],
     });
-    expect(summary).toBe("pause: 1 of 3 done, 2 failed.");
+    expect(summary).toBe("1 paused, 2 failed.");
     expect(failures).toEqual(["b: channel 'b' is STOPPED", "c: No channel has this name."]);
     expect(bulkMessages({ action: "stop", count: 2, ok: 2, unchanged: 0, failed: 0, results: [] }).summary).toBe(
-      "stop: 2 of 2 done.",
+      "2 stopped.",
     );
-    // One of the two already ran: it is not counted as done.
+    // One of the two already ran: it is not counted as started.
     expect(bulkMessages({ action: "start", count: 2, ok: 2, unchanged: 1, failed: 0, results: [] }).summary).toBe(
-      "start: 1 of 2 done, 1 already running.",
+      "1 started, 1 already running.",
     );
+    expect(bulkMessages({ action: "pause", count: 2, ok: 2, unchanged: 2, failed: 0, results: [] }).summary).toBe(
+      "0 paused, 2 already paused.",
+    );
+    expect(bulkMessages({ action: "delete", count: 0, ok: 0, unchanged: 0, failed: 0, results: [] }).summary).toBe(
+      "No channel matched: nothing was done.",
+    );
+  });
+});
+
+describe("the bulk delete's question", () => {
+  it("names one channel", () => {
+    expect(deleteConfirmText(["orders-eu"], 1)).toBe(
+      'Delete channel "orders-eu"? Its connector stops; its checkpoint stays on the runtime. This cannot be undone.',
+    );
+  });
+
+  it("names a few channels, then says how many more", () => {
+    expect(deleteConfirmText(["a", "b", "c"], 3)).toMatch(/^Delete 3 channels: "a", "b" and "c"\? Their connectors stop/);
+    const seven = ["a", "b", "c", "d", "e", "f", "g"];
+    expect(deleteConfirmText(seven, 7)).toMatch(/^Delete 7 channels: "a", "b", "c", "d", "e" and 2 more\?/);
+  });
+
+  it("says how many when the filter chooses them", () => {
+    expect(deleteConfirmText(null, 1234)).toMatch(/^Delete all 1,234 channels matching the filter\?/);
   });
 });

@@ -120,16 +120,48 @@ const ALREADY: Partial<Record<BulkAction, string>> = {
   stop: "stopped",
 };
 
-/** One line for the whole answer and one per failed channel: what was done, what already was
- * so (nothing done to it), what failed. */
+const DONE: Record<BulkAction, string> = {
+  start: "started",
+  stop: "stopped",
+  pause: "paused",
+  resume: "resumed",
+  restart: "restarted",
+  delete: "deleted",
+};
+
+/** One line for the whole answer and one per failed channel, in the answer's own terms: how many
+ * the action changed ("1 started"), how many already were so and were left alone ("1 already
+ * running"), how many failed. A channel left alone is never counted as done. */
 export function bulkMessages(answer: BulkAnswer): { summary: string; failures: string[] } {
   const unchanged = answer.unchanged ?? 0;
-  const parts = [`${answer.action}: ${answer.ok - unchanged} of ${answer.count} done`];
+  const failures = answer.results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error}`);
+  if (answer.count === 0) return { summary: "No channel matched: nothing was done.", failures };
+  const parts = [`${answer.ok - unchanged} ${DONE[answer.action]}`];
   if (unchanged > 0) parts.push(`${unchanged} already ${ALREADY[answer.action] ?? "so"}`);
   if (answer.failed > 0) parts.push(`${answer.failed} failed`);
-  const summary = `${parts.join(", ")}.`;
-  const failures = answer.results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.error}`);
-  return { summary, failures };
+  return { summary: `${parts.join(", ")}.`, failures };
+}
+
+/** How many names a confirmation spells out before "and N more". */
+export const NAMED_IN_CONFIRM = 5;
+
+/** The question asked before deleting: the channels by name (up to NAMED_IN_CONFIRM, then
+ * "and N more"), or, for "all matching", how many and that the list's filter chooses them. */
+export function deleteConfirmText(names: string[] | null, size: number): string {
+  const many = "Their connectors stop; their checkpoints stay on the runtime. This cannot be undone.";
+  if (names === null) return `Delete all ${size.toLocaleString("en")} channels matching the filter? ${many}`;
+  if (names.length === 1) {
+    return `Delete channel "${names[0]}"? Its connector stops; its checkpoint stays on the runtime. This cannot be undone.`;
+  }
+  const quoted = names.slice(0, NAMED_IN_CONFIRM).map((n) => `"${n}"`);
+  const more = names.length - quoted.length;
+  const list = more > 0 ? `${quoted.join(", ")} and ${more} more` : joinAnd(quoted);
+  return `Delete ${names.length} channels: ${list}? ${many}`;
+}
+
+function joinAnd(items: string[]): string {
+  if (items.length <= 1) return items.join("");
+  return `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
 }
 
 /** The query of one page of the list (its key and how it is read). */

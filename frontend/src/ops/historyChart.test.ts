@@ -5,11 +5,16 @@ import { describe, expect, it } from "vitest";
 import { HistoryChart } from "./HistoryCharts";
 import {
   historyCharts,
+  hoverReadout,
   linePath,
+  nearestIndex,
   niceTicks,
+  pointTime,
   stepText,
   timeTicks,
+  timeLabel,
   valueLabel,
+  WINDOWS,
   zipPoints,
   type History,
   type HistorySeries,
@@ -158,5 +163,49 @@ describe("historyCharts", () => {
   it("says the step as people do", () => {
     expect(stepText(10)).toBe("10 s");
     expect(stepText(300)).toBe("5 min");
+  });
+});
+
+describe("short windows", () => {
+  it("offers 5 and 15 minutes before the hour", () => {
+    expect(WINDOWS.slice(0, 3)).toEqual(["5m", "15m", "1h"]);
+  });
+
+  it("ticks a 5-minute window every minute or half minute, labelled to the second", () => {
+    const end = 1_700_000_000;
+    const ticks = timeTicks(end - 300, end);
+    expect(ticks.length).toBeGreaterThanOrEqual(4);
+    expect(ticks.length).toBeLessThanOrEqual(7);
+    expect(ticks.every((t) => t % 60 === 0)).toBe(true);
+    expect(timeLabel(ticks[0]!, 300)).toMatch(/^\d\d:\d\d:00$/);
+    expect(timeLabel(ticks[0]!, 3600)).toMatch(/^\d\d:\d\d$/);
+    const quarter = timeTicks(end - 900, end);
+    expect(quarter.length).toBeGreaterThanOrEqual(4); // every 3 minutes, not three ticks in all
+  });
+});
+
+describe("hover values", () => {
+  const start = 1_700_000_000;
+  const points: Point[] = [0, 1, 2, 3].map((i) => [start + i * 10, i === 2 ? null : i * 1.5]);
+
+  it("snaps to the nearest point in time", () => {
+    expect(nearestIndex(points, start - 100)).toBe(0);
+    expect(nearestIndex(points, start + 14)).toBe(1);
+    expect(nearestIndex(points, start + 16)).toBe(2);
+    expect(nearestIndex(points, start + 1000)).toBe(3);
+    expect(nearestIndex([], start)).toBe(-1);
+  });
+
+  it("reads each line's value and the time under the pointer", () => {
+    const lines = [
+      { label: "in", points },
+      { label: "out", points: points.map(([t, v]) => [t, v === null ? null : v / 3] as Point) },
+    ];
+    const at = new Date(start * 1000 + 10_000);
+    const hms = [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":");
+    expect(hoverReadout(lines, 1, "events/s", 3600)).toEqual({ time: hms, values: ["in 1.5 events/s", "out 0.5 events/s"] });
+    expect(hoverReadout(lines, 2, "events/s", 3600)?.values).toEqual(["in no sample", "out no sample"]);
+    expect(hoverReadout(lines, -1, "events/s", 3600)).toBeNull();
+    expect(pointTime(start, 7 * 86400)).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
   });
 });

@@ -80,7 +80,9 @@ export function historyCharts(data: History): ChartSpec[] {
   return charts;
 }
 
-export const WINDOWS = ["1h", "6h", "24h", "7d", "30d"] as const;
+/** The windows offered, shortest first: 5 and 15 minutes for what just happened (a point per
+ * 10 s scrape), up to 30 days. */
+export const WINDOWS = ["5m", "15m", "1h", "6h", "24h", "7d", "30d"] as const;
 export type Window = (typeof WINDOWS)[number];
 
 /** "Nice" steps for a value axis: 1, 2, 5 × 10^n. */
@@ -96,7 +98,7 @@ export function niceTicks(max: number, count = 4): number[] {
   return ticks;
 }
 
-const TIME_STEPS = [60, 300, 600, 1800, 3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400];
+const TIME_STEPS = [30, 60, 120, 180, 300, 600, 1800, 3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400];
 
 /** Time ticks (unix seconds) on round minutes/hours/days, about ``count`` of them. */
 export function timeTicks(start: number, end: number, count = 6, offsetSeconds = 0): number[] {
@@ -108,13 +110,51 @@ export function timeTicks(start: number, end: number, count = 6, offsetSeconds =
   return ticks;
 }
 
-/** A tick's label: the time of day for spans up to two days, the date beyond. */
+const pad = (n: number) => String(n).padStart(2, "0");
+
+/** A tick's label: the time of day for spans up to two days (with seconds for spans up to
+ * 5 minutes, where ticks may fall on half minutes), the date beyond. */
 export function timeLabel(t: number, span: number): string {
   const d = new Date(t * 1000);
-  const pad = (n: number) => String(n).padStart(2, "0");
   const hm = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  if (span <= 300) return `${hm}:${pad(d.getSeconds())}`;
   if (span <= 2 * 86400) return hm;
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+/** A hovered point's time, to the second (the date too beyond a day's span), in the console's
+ * one absolute format (ui/format.ts fmtTime). */
+export function pointTime(t: number, span: number): string {
+  const d = new Date(t * 1000);
+  const hms = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  if (span <= 86400) return hms;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${hms}`;
+}
+
+/** The index of the point nearest to time `t` in points spaced in time order (-1: none). */
+export function nearestIndex(points: Point[], t: number): number {
+  if (points.length === 0) return -1;
+  let lo = 0;
+  let hi = points.length - 1;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (points[mid]![0] <= t) lo = mid;
+    else hi = mid;
+  }
+  return Math.abs(points[hi]![0] - t) < Math.abs(points[lo]![0] - t) ? hi : lo;
+}
+
+/** What the chart says under the pointer: the point's time and each line's value there
+ * ("no sample" where the store has none). */
+export function hoverReadout(lines: Line[], index: number, unit: string, span: number): { time: string; values: string[] } | null {
+  const first = lines.find((l) => l.points[index] !== undefined);
+  if (index < 0 || !first) return null;
+  const time = pointTime(first.points[index]![0], span);
+  const values = lines.map((l) => {
+    const v = l.points[index]?.[1];
+    return `${l.label} ${v === null || v === undefined ? "no sample" : valueLabel(v, unit).trim()}`;
+  });
+  return { time, values };
 }
 
 /** A value with its unit, short: 1.2k events/s, 250 ms, 3 records. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { ChannelStatus } from "../api/types";
-import { ago, fmtAge, fmtMiB, fmtSparkMemory, stateRank, totalLag } from "./format";
+import { ago, fmtAge, fmtMiB, fmtSparkMemory, fmtTime, stateRank, totalLag } from "./format";
 
 const task = (rows: number | null, lag: number | null) => ({
   id: 0,
@@ -31,8 +31,26 @@ describe("status figures", () => {
     ]);
   });
 
-  it("says how long ago", () => {
-    expect(ago(new Date(1_000).toISOString(), 66_000)).toBe("1m ago");
+  it("says how long ago in words, one unit each", () => {
+    const at = new Date(1_000).toISOString();
+    expect(ago(at, 1_000)).toBe("just now");
+    expect(ago(at, 13_000)).toBe("12 s ago");
+    expect(ago(at, 66_000)).toBe("1 min ago");
+    expect(ago(at, 1_000 + 2 * 3_600_000 + 5_000)).toBe("2 h ago");
+    expect(ago(at, 1_000 + 4 * 86_400_000)).toBe("4 d ago");
+    // An instant ahead of the browser's clock (clock skew) is not "in the future".
+    expect(ago(new Date(9_000).toISOString(), 1_000)).toBe("just now");
+    expect(ago(null)).toBe("—");
+    expect(ago("not a date")).toBe("—");
+  });
+
+  it("shows every absolute time one way: year first, 24-hour, local time", () => {
+    const local = new Date(2026, 10, 3, 7, 5, 9); // 3 Nov 2026 07:05:09 in the browser's zone
+    expect(fmtTime(local.toISOString())).toBe("2026-11-03 07:05:09");
+    const evening = new Date(2026, 0, 30, 19, 0, 0);
+    expect(fmtTime(evening.toISOString())).toBe("2026-01-30 19:00:00");
+    expect(fmtTime(undefined)).toBe("—");
+    expect(fmtTime("garbage")).toBe("—");
   });
 });
 

@@ -13,17 +13,34 @@ export function fmtNumber(value: number | null | undefined, digits = 0): string 
   return value.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
 
+const pad2 = (n: number) => String(n).padStart(2, "0");
+
+/** An instant as the console's one absolute format, in the browser's time zone, 24-hour:
+ * "2026-11-30 07:30:23". Year first so it reads the same in every locale and sorts as text;
+ * "—" when unknown or unparsable. */
 export function fmtTime(iso: string | null | undefined): string {
   if (!iso) return "—";
-  return new Date(iso).toLocaleString("en-GB", { hour12: false });
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "—";
+  return (
+    `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ` +
+    `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`
+  );
 }
 
+/** How long ago an instant was: "12 s ago", "3 min ago", "2 h ago", "4 d ago" ("—" when
+ * unknown). An instant slightly ahead of the browser's clock (skew) reads "just now". Always
+ * shown with `fmtTime` in a tooltip (ui/Time.tsx), so the exact moment is one hover away. */
 export function ago(iso: string | null | undefined, now = Date.now()): string {
   if (!iso) return "—";
-  const seconds = Math.max(0, Math.round((now - new Date(iso).getTime()) / 1000));
-  if (seconds < 60) return `${seconds}s ago`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
-  return `${Math.floor(seconds / 3600)}h ago`;
+  const at = new Date(iso).getTime();
+  if (Number.isNaN(at)) return "—";
+  const seconds = Math.round((now - at) / 1000);
+  if (seconds < 1) return "just now";
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ago`;
+  return `${Math.floor(seconds / 86400)} d ago`;
 }
 
 const RANK: Record<string, number> = {

@@ -153,6 +153,36 @@ def test_a_request_body_that_is_not_an_object_is_a_400(api):
     assert response.json()["valid"] is False
 
 
+@pytest.mark.parametrize("path", ["source/kafka/validate", "kafka/validate?kind=source&"])
+def test_a_config_not_valid_yet_may_be_answered_200(api, path):
+    """The builder checks as the user types: a config not valid yet is an answer, not a
+    failed request, so it asks with ?invalid_status=200; the body is the one a 400 carries."""
+    config = {"bootstrap_servers": "no port"}
+    url = f"{PLUGINS_URL}{path}"
+    sep = "" if url.endswith("&") else "?"
+
+    as_200 = api.post(f"{url}{sep}invalid_status=200", {"config": config}, format="json")
+    as_400 = api.post(url.rstrip("&?"), {"config": config}, format="json")
+
+    assert (as_200.status_code, as_400.status_code) == (200, 400)
+    assert as_200.json() == as_400.json()
+    assert as_200.json()["valid"] is False
+    assert "config.topics" in as_200.json()["errors"]
+    valid = api.post(f"{url}{sep}invalid_status=200", {"config": SOURCE_CONFIG}, format="json")
+    assert (valid.status_code, valid.json()["valid"]) == (200, True)
+
+
+def test_an_unknown_invalid_status_is_a_400_naming_it(api):
+    response = api.post(
+        f"{PLUGINS_URL}source/kafka/validate?invalid_status=201",
+        {"config": SOURCE_CONFIG},
+        format="json",
+    )
+
+    assert response.status_code == 400
+    assert list(response.json()) == ["invalid_status"]
+
+
 @pytest.mark.parametrize(
     "path", ["source/nope/validate", "sink/filter/validate", "x/kafka/validate"]
 )

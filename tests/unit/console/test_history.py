@@ -96,7 +96,15 @@ def make_channel(name: str, spec: dict) -> Channel:
 
 @pytest.mark.parametrize(
     ("window", "step", "points"),
-    [("1h", 10, 360), ("6h", 10, 2160), ("24h", 10, 8640), ("7d", 300, 2016), ("30d", 300, 8640)],
+    [
+        ("5m", 10, 30),
+        ("15m", 10, 90),
+        ("1h", 10, 360),
+        ("6h", 10, 2160),
+        ("24h", 10, 8640),
+        ("7d", 300, 2016),
+        ("30d", 300, 8640),
+    ],
 )
 def test_each_window_has_its_step(window: str, step: int, points: int) -> None:
     seconds, chosen = history.WINDOWS[window]
@@ -152,6 +160,24 @@ def test_history_answers_rates_counts_and_gauges_from_the_store(api, store, spec
     plain = api.get(f"/api/v1/channels/{name}/history/?window=1h&series=events_in").json()
     assert plain["series"][0]["stages"] == [] and plain["series"][0]["rules"] == []
     assert plain["series"][0]["values"] == series["events_in"]["values"]
+
+
+@pytest.mark.parametrize(("window", "seconds"), [("5m", 300), ("15m", 900)])
+def test_a_short_window_has_a_point_per_scrape(api, store, spec, window, seconds) -> None:
+    """Minutes after a change are what an operator watches: the short windows keep every
+    10 s scrape, and each point is the rate over its own 10 s."""
+    name = f"hist-{time.time_ns()}"
+    make_channel(name, spec)
+    import_series(store, channel_samples(name, time.time() - seconds - 60, seconds + 60))
+
+    body = api.get(f"/api/v1/channels/{name}/history/?window={window}&series=events_in").json()
+
+    assert (body["window"], body["step"], body["end"] - body["start"]) == (window, 10, seconds)
+    (events,) = body["series"]
+    assert len(body["timestamps"]) == len(events["values"]) == seconds // 10 + 1
+    known = [v for v in events["values"] if v is not None]
+    assert len(known) >= seconds // 10 - 2
+    assert statistics.median(known) == pytest.approx(50.0, rel=0.01)
 
 
 def test_a_30_day_window_has_5_minute_points(api, store, spec) -> None:

@@ -113,7 +113,12 @@ def test_plugin_and_pattern_endpoints_are_described(schema):
     assert "PaginatedPluginList" in str(listing["responses"]["200"])
     assert {p["name"] for p in listing["parameters"]} >= {"kind", "limit", "offset"}
     assert set(validate["responses"]) == {"200", "400", "404"}
-    assert {p["name"]: p["in"] for p in by_type["parameters"]} == {"type": "path", "kind": "query"}
+    assert {p["name"]: p["in"] for p in by_type["parameters"]} == {
+        "type": "path",
+        "kind": "query",
+        "invalid_status": "query",
+    }
+    assert "invalid_status" in {p["name"] for p in validate["parameters"]}
     assert validate["operationId"] == "plugins_validate"
     assert by_type["operationId"] == "plugins_validate_by_type"
     assert set(test["responses"]) == {"200", "400"}

@@ -170,6 +170,8 @@ def test_the_api_docs_load_their_script_by_url_and_may_only_inline_styles():
     assert set(policy(page)["style-src"]) == {"'self'", "'unsafe-inline'"}
     body = page.content.decode()
     assert "/api/docs/?script=" in body
+    # The way back to the console (issue 30: the API docs had none).
+    assert '<a class="brand" href="/" data-testid="back-to-console">' in body
     script = Client().get("/api/docs/?script=")
     assert script.status_code == 200
     assert b"SwaggerUIBundle" in script.content

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management import call_command
 
-from console.demo import DEMO_CHANNEL
+from console.demo import DEMO_CHANNEL, DEMO_DESCRIPTION, OLD_DEMO_DESCRIPTIONS
 from console.models import Channel, LifecycleEvent
 
 
@@ -33,3 +33,23 @@ def test_seed_demo_always_adds_the_demo_beside_other_channels_once(db, api, spec
     call_command("seed_demo", "--always")
 
     assert sorted(Channel.objects.values_list("name", flat=True)) == [DEMO_CHANNEL, "mine"]
+
+
+def test_the_demo_description_is_true_while_it_runs(db):
+    """It is shown in every state: it tells what the channel does, never to press Start."""
+    call_command("seed_demo")
+
+    description = Channel.objects.get(name=DEMO_CHANNEL).description
+    assert "Press" not in description and "Start" not in description
+    assert "5 per second" in description
+
+
+def test_seed_demo_updates_an_old_seeded_description_but_not_a_users(db):
+    call_command("seed_demo")
+    Channel.objects.filter(name=DEMO_CHANNEL).update(description=OLD_DEMO_DESCRIPTIONS[0])
+    call_command("seed_demo")
+    assert Channel.objects.get(name=DEMO_CHANNEL).description == DEMO_DESCRIPTION
+
+    Channel.objects.filter(name=DEMO_CHANNEL).update(description="My own words.")
+    call_command("seed_demo")
+    assert Channel.objects.get(name=DEMO_CHANNEL).description == "My own words."
