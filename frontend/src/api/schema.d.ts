@@ -691,7 +691,7 @@ export interface paths {
         put?: never;
         /**
          * Test a bus's rules on an event
-         * @description Answers which of a bus's rules an event goes to: for each rule, in the order sent, whether it is enabled and the event matches its pattern (a rule without a pattern matches every event), with the semantics of the running bus. The rules may be sent as they stand in the spec (their description, transforms and sinks are not read). Changes nothing.
+         * @description Answers which of a bus's rules an event reaches the sinks of: for each rule, in the order sent, whether it is enabled, the event matches its pattern (a rule without a pattern matches every event) and the rule's own transforms keep it, with the semantics of the running bus. Filters are evaluated here; a rule whose event would pass through any other transform (it runs only in Spark) is answered `matched: null`, `verdict: undecided`, naming that transform, rather than guessed. The rules may be sent as they stand in the spec (their description and sinks are not read). Changes nothing.
          */
         post: operations["event_patterns_test_rules"];
         delete?: never;
@@ -2331,8 +2331,24 @@ export interface components {
         RuleResult: {
             /** @description The rule's name. */
             rule: string;
+            /** @description true when the event reaches the rule's sinks (the rule is enabled, the event matches its pattern and its own filters keep it); false when it does not; null when a transform only Spark runs stands before the sinks (not decided here). */
+            matched: boolean | null;
+            /**
+             * @description matched; no_match (the pattern does not match); disabled; dropped (one of the rule's own filters drops the event); undecided (see stage and reason).
+             *
+             *     * `matched` - matched
+             *     * `no_match` - no_match
+             *     * `disabled` - disabled
+             *     * `dropped` - dropped
+             *     * `undecided` - undecided
+             */
+            verdict: components["schemas"]["VerdictEnum"];
             /** @description true when the rule is enabled and the event matches its pattern. */
-            matched: boolean;
+            pattern_matched: boolean;
+            /** @description The rule's transform that decided (dropped) or could not be decided (undecided), as transforms[i]; empty otherwise. */
+            stage: string;
+            /** @description Why, in words. */
+            reason: string;
         };
         /** @description One target (sink) of a rule: the events it took and those it failed. */
         RuleTargetCounts: {
@@ -2346,9 +2362,10 @@ export interface components {
             failed: number;
         };
         /**
-         * @description One rule of a bus as the rules test reads it: its name, pattern and whether it is
-         *     enabled. A rule's other fields (description, transforms, sinks) may be sent as they
-         *     stand in the spec and are not read; any other field is an error.
+         * @description One rule of a bus as the rules test reads it: its name, pattern, whether it is
+         *     enabled, and its own transforms (filters are evaluated, any other type makes the answer
+         *     "not decided"). Its description and sinks may be sent as they stand in the spec and are
+         *     not read; any other field is an error.
          */
         RuleToTestRequest: {
             /** @description The rule's name, unique among the rules sent (lowercase letters, digits, -). */
@@ -2362,6 +2379,8 @@ export interface components {
              * @default true
              */
             enabled: boolean;
+            /** @description The rule's own transforms, in order, as in the spec. */
+            transforms?: components["schemas"]["TransformToTestRequest"][];
         };
         /** @description A bus's rules and an event: which rules does the event match? */
         RulesTestRequest: {
@@ -2632,11 +2651,33 @@ export interface components {
             updated?: string;
         };
         /**
+         * @description One of a rule's own transforms as the rules test reads it: its type, and a filter's
+         *     pattern (checked as the spec checks it). Other types' configs are not read: the test
+         *     does not run them (``pipelines.spec.routing``).
+         */
+        TransformToTestRequest: {
+            /** @description The stage's plugin type. */
+            type: string;
+            /** @description The stage's config. */
+            config?: {
+                [key: string]: unknown;
+            };
+        };
+        /**
          * @description * `never` - Never
          *     * `on-failure` - On failure
          * @enum {string}
          */
         TypeEnum: "never" | "on-failure";
+        /**
+         * @description * `matched` - matched
+         *     * `no_match` - no_match
+         *     * `disabled` - disabled
+         *     * `dropped` - dropped
+         *     * `undecided` - undecided
+         * @enum {string}
+         */
+        VerdictEnum: "matched" | "no_match" | "disabled" | "dropped" | "undecided";
         Version: {
             subject: string;
             version: number;
