@@ -833,7 +833,11 @@ export interface paths {
          */
         get: operations["schemas_list"];
         put?: never;
-        post?: never;
+        /**
+         * Register a schema
+         * @description Registers the schema under the subject: a new subject gets version 1, an existing one its next version after the check its compatibility level makes against its versions (Confluent's rules, as `POST /schema-registry/subjects/{subject}/versions`). A schema the subject already has is not registered again: that version is answered with `created: false` and 200. Needs `console.add_subjectversion` (the editor role); audited as `schema.register`. Check first with `schemas/check`.
+         */
+        post: operations["schemas_register"];
         delete?: never;
         options?: never;
         head?: never;
@@ -911,6 +915,26 @@ export interface paths {
         get: operations["schemas_versions_list"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schemas/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What registering a schema would do
+         * @description The same checks as registering (`POST schemas/`), without registering: whether the subject exists, the compatibility level that applies, whether the schema passes it (and why not), and the version it would become, or the version that already holds it. Changes nothing: any role may.
+         */
+        post: operations["schemas_check"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1752,6 +1776,14 @@ export interface components {
             /** @description Per rule of a bus, when asked (by=rule). */
             rules: components["schemas"]["Breakdown"][];
         };
+        Incompatible: {
+            /** @description The registry's own message, verbatim. */
+            detail: string;
+            /** @description The level that refused it. */
+            compatibility: string;
+            /** @description Each incompatibility, one per line. */
+            problems: string[];
+        };
         IngestEventResult: {
             /** @description Position of the event in the request. */
             index: number;
@@ -2193,6 +2225,53 @@ export interface components {
             name: string;
             subject: string;
             version: number;
+        };
+        ReferenceRequest: {
+            name: string;
+            subject: string;
+            version: number;
+        };
+        Registered: {
+            /** @description false when the subject already had this exact schema (that version is given). */
+            created: boolean;
+            version: components["schemas"]["Version"];
+        };
+        /** @description What registering the schema would do, said before it is done. */
+        RegistrationCheck: {
+            subject: string;
+            /** @description The subject has versions (not deleted). */
+            exists: boolean;
+            /** @description The level the new version is checked under (the subject's, else global). */
+            compatibility: string;
+            /** @description Registering would succeed: a new subject, an already registered schema, or a schema the level accepts after the subject's versions. */
+            compatible: boolean;
+            /** @description Why the level refuses it (empty when compatible), in the registry's words. */
+            problems: string[];
+            /** @description The version that already holds exactly this schema: registering it again changes nothing. null otherwise. */
+            registered_version: number | null;
+            /** @description The version number registering would create; null when it would create none. */
+            next_version: number | null;
+        };
+        /**
+         * @description A schema to register under a subject (or to check first): Confluent's
+         *     ``POST /subjects/{subject}/versions`` as a console form sends it.
+         */
+        RegistrationRequest: {
+            /** @description The subject (Confluent's naming: `<topic>-value`, `<topic>-key` or a record name). A new subject is created; an existing one gets a new version. */
+            subject: string;
+            /**
+             * @description The schema's language.
+             *
+             *     * `AVRO` - AVRO
+             *     * `JSON` - JSON
+             *     * `PROTOBUF` - PROTOBUF
+             * @default AVRO
+             */
+            schema_type: components["schemas"]["SchemaTypeEnum"];
+            /** @description The schema text: Avro or JSON Schema as JSON, Protobuf as a .proto file. */
+            schema: string;
+            /** @description Other subjects' versions the schema imports (name as the schema refers to it). */
+            references?: components["schemas"]["ReferenceRequest"][];
         };
         /** @description Exactly one of ``window`` (by time) and ``start_offsets`` + ``end_offsets``. */
         ReplayRequestRequest: {
@@ -5068,6 +5147,55 @@ export interface operations {
             };
         };
     };
+    schemas_register: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegistrationRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RegistrationRequest"];
+                "multipart/form-data": components["schemas"]["RegistrationRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Registered"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Registered"];
+                };
+            };
+            /** @description Each problem at its field: `subject` (a name the registry refuses), `schema_type`, `schema` (it does not parse, with where), `references[i].…`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The compatibility level refuses it: the registry's message, the level and each incompatibility. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Incompatible"];
+                };
+            };
+        };
+    };
     schemas_retrieve: {
         parameters: {
             query?: never;
@@ -5208,6 +5336,38 @@ export interface operations {
             };
             /** @description No response body */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    schemas_check: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegistrationRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RegistrationRequest"];
+                "multipart/form-data": components["schemas"]["RegistrationRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrationCheck"];
+                };
+            };
+            /** @description As for registering: each problem at its field. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
