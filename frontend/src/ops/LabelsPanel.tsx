@@ -4,7 +4,7 @@ import { useState } from "react";
 import { api, ApiError } from "../api/client";
 import type { Channel } from "../api/types";
 import { useCan } from "../ui/permissions";
-import { checkRows, describeChange, type LabelRow, rowsOf, serverErrorsByRow } from "./labels";
+import { checkRows, describeChange, keyError, type LabelRow, rowsOf, serverErrorsByRow, valueError } from "./labels";
 import "./fleet.css";
 import "./labels.css";
 
@@ -102,46 +102,55 @@ export function LabelsPanel({ channel }: { channel: Channel }) {
             Keys are a name, or a DNS prefix, a / and a name (app.kubernetes.io/part-of); names and values are at most 63
             letters, digits, -, _ or ., beginning and ending with a letter or digit. A value may be empty.
           </p>
-          {rows.map((row, i) => (
-            <div key={i} className="label-row">
-              <div className="row">
-                <input
-                  aria-label={`Label ${i + 1} key`}
-                  placeholder="key"
-                  value={row.key}
-                  spellCheck={false}
-                  aria-invalid={Boolean(errors[String(i)])}
-                  aria-describedby={errors[String(i)] ? `label-${i}-error` : undefined}
-                  onChange={(e) => setRow(i, { key: e.target.value })}
-                />
-                <span aria-hidden="true">=</span>
-                <input
-                  aria-label={`Label ${i + 1} value`}
-                  placeholder="value (may be empty)"
-                  value={row.value}
-                  spellCheck={false}
-                  aria-invalid={Boolean(errors[String(i)])}
-                  onChange={(e) => setRow(i, { value: e.target.value })}
-                />
-                <button
-                  type="button"
-                  className="link"
-                  aria-label={`Remove label ${row.key || i + 1}`}
-                  onClick={() => {
-                    setServerErrors({});
-                    setRows(rows.filter((_, j) => j !== i));
-                  }}
-                >
-                  Remove
-                </button>
+          {rows.map((row, i) => {
+            const problem = errors[String(i)];
+            const key = row.key.trim();
+            const value = row.value.trim();
+            // Mark the input at fault; a problem of the pair (a repeated key, the server's) marks the key.
+            const valueBad = Boolean(problem) && valueError(value) !== null;
+            const keyBad = Boolean(problem) && (!valueBad || key === "" || keyError(key) !== null);
+            return (
+              <div key={i} className="label-row">
+                <div className="row">
+                  <input
+                    aria-label={`Label ${i + 1} key`}
+                    placeholder="key"
+                    value={row.key}
+                    spellCheck={false}
+                    aria-invalid={keyBad}
+                    aria-describedby={problem ? `label-${i}-error` : undefined}
+                    onChange={(e) => setRow(i, { key: e.target.value })}
+                  />
+                  <span aria-hidden="true">=</span>
+                  <input
+                    aria-label={`Label ${i + 1} value`}
+                    placeholder="value (may be empty)"
+                    value={row.value}
+                    spellCheck={false}
+                    aria-invalid={valueBad}
+                    aria-describedby={problem ? `label-${i}-error` : undefined}
+                    onChange={(e) => setRow(i, { value: e.target.value })}
+                  />
+                  <button
+                    type="button"
+                    className="link"
+                    aria-label={`Remove label ${row.key || i + 1}`}
+                    onClick={() => {
+                      setServerErrors({});
+                      setRows(rows.filter((_, j) => j !== i));
+                    }}
+                  >
+                    Remove
+                  </button>
+                </div>
+                {problem && (
+                  <span id={`label-${i}-error`} className="error small">
+                    {problem.join(" ")}
+                  </span>
+                )}
               </div>
-              {errors[String(i)] && (
-                <span id={`label-${i}-error`} className="error small">
-                  {errors[String(i)]!.join(" ")}
-                </span>
-              )}
-            </div>
-          ))}
+            );
+          })}
           {errors[""] && <p className="error small">{errors[""].join(" ")}</p>}
           <div className="row">
             <button type="button" onClick={() => setRows([...rows, { key: "", value: "" }])}>

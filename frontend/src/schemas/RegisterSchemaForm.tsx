@@ -74,7 +74,9 @@ export function RegisterSchemaForm(props: {
         setFailure(NO_FAILURE);
       },
       onError: (error) => {
+        // The refusal says it all now: the check's sentence above it would repeat it.
         setDone(null);
+        setChecked(null);
         setFailure(registrationFailure(error));
       },
     });
@@ -97,7 +99,16 @@ export function RegisterSchemaForm(props: {
           runRegister();
         }}
       >
-        <Field id="register-subject" label="Subject" error={failure.fields.subject} hint="Confluent's naming: <topic>-value, <topic>-key or a record name. A new name creates the subject.">
+        <Field
+          id="register-subject"
+          label="Subject"
+          error={failure.fields.subject}
+          hint={
+            props.newVersion
+              ? "The subject the version is added to."
+              : "Confluent's naming: <topic>-value, <topic>-key or a record name. A new name creates the subject."
+          }
+        >
           <input
             id="register-subject"
             value={draft.subject}
@@ -212,9 +223,10 @@ function Field(props: { id: string; label: string; error: string[] | undefined; 
     <div className="field">
       <label htmlFor={props.id}>{props.label}</label>
       {props.children}
-      <span id={`${props.id}-note`} className={props.error ? "error small" : "muted small"}>
+      {/* A div: the field's direct spans are its bold titles. */}
+      <div id={`${props.id}-note`} className={props.error ? "error small" : "muted small"}>
         {props.error ? props.error.join(" ") : props.hint}
-      </span>
+      </div>
     </div>
   );
 }

@@ -70,7 +70,7 @@ export function SchemasPage({ subject }: { subject: string | null }) {
         <tbody>
           {list.map((s) => (
             <tr key={s.name} aria-current={s.name === subject ? "true" : undefined}>
-              <td>
+              <td className="subject-name">
                 <a href={href({ page: "schemas", subject: s.name })}>{s.name}</a>
               </td>
               <td>{s.schema_type}</td>
