@@ -130,16 +130,13 @@ export interface RuleTestRow {
   /** true: the sample reaches the rule's sinks; false: it does not; null: not decided. */
   matched: boolean | null;
   verdict: RuleVerdict;
-  /** The canvas node of the transform that dropped the event or could not be decided. */
-  stageNodeId: string | undefined;
   /** Why, in the server's words ("" for a plain match). */
   reason: string;
 }
 
 /**
  * The test's answer, rule by rule in the spec's order, each with the node heading its branch
- * (``stages["rules[i]"]``, graphToSpec's) and the node of the transform the answer names
- * (``stages["rules[i].transforms[j]"]``). A rule the answer leaves out is not decided: the
+ * (``stages["rules[i]"]``, graphToSpec's). A rule the answer leaves out is not decided: the
  * bench never says more than the server did.
  */
 export function ruleTestRows(rules: Rule[], answer: RuleTestAnswer, stages: Record<string, string>): RuleTestRow[] {
@@ -148,13 +145,12 @@ export function ruleTestRows(rules: Rule[], answer: RuleTestAnswer, stages: Reco
     const found = byName.get(r.name);
     const nodeId = stages[`rules[${i}]`];
     if (!found)
-      return { rule: r.name, nodeId, matched: null, verdict: "undecided", stageNodeId: undefined, reason: "The test gave no answer for this rule." };
+      return { rule: r.name, nodeId, matched: null, verdict: "undecided", reason: "The test gave no answer for this rule." };
     return {
       rule: r.name,
       nodeId,
       matched: found.matched,
       verdict: found.verdict,
-      stageNodeId: found.stage ? stages[`rules[${i}].${found.stage}`] : undefined,
       reason: found.reason,
     };
   });

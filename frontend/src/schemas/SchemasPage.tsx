@@ -55,7 +55,7 @@ export function SchemasPage({ subject }: { subject: string | null }) {
           onClose={() => setOpened(null)}
         />
       )}
-      <table className="table" aria-label="Subjects">
+      <table className="table subjects" aria-label="Subjects">
         <thead>
           <tr>
             <th>Subject</th>
@@ -70,7 +70,7 @@ export function SchemasPage({ subject }: { subject: string | null }) {
         <tbody>
           {list.map((s) => (
             <tr key={s.name} aria-current={s.name === subject ? "true" : undefined}>
-              <td className="subject-name">
+              <td className="subject-name" title={s.name}>
                 <a href={href({ page: "schemas", subject: s.name })}>{s.name}</a>
               </td>
               <td>{s.schema_type}</td>
