@@ -322,6 +322,23 @@ def test_every_conformance_vector_through_the_rules_of_one_bus(api):
     assert checked == len(VECTORS)
 
 
+def test_every_conformance_vector_as_a_rules_filter(api):
+    """A rule's filter is decided by the same evaluator as its pattern: each vector's pattern
+    as the one filter of a rule without a pattern keeps exactly the events it matches."""
+    rules = [
+        {"name": f"f{i}", "transforms": [filter_stage(v["pattern"])]} for i, v in enumerate(VECTORS)
+    ]
+    checked = 0
+    for key, event in _events():
+        found = verdicts(post(api, {"rules": rules, "event": event}))
+        for index, vector in enumerate(VECTORS):
+            if json.dumps(vector["event"], sort_keys=True) == key:
+                expected = ("matched", "") if vector["matches"] else ("dropped", "transforms[0]")
+                assert found[f"f{index}"] == expected, (vector["id"], vector["note"])
+                checked += 1
+    assert checked == len(VECTORS)
+
+
 @pytest.mark.parametrize("case", INVALID, ids=[case["id"] for case in INVALID])
 def test_an_invalid_conformance_pattern_is_located_at_its_rule(api, case):
     rules = [
