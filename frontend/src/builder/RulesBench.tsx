@@ -1,7 +1,7 @@
 import { useState } from "react";
 
 import { useTestRules } from "../api/hooks";
-import { rulesToTest, ruleTestRows, ruleTestSummary, type RuleTestRow } from "../graph/rules";
+import { nameRuleErrors, rulesToTest, ruleTestRows, ruleTestSummary, type RuleTestRow } from "../graph/rules";
 import { graphToSpec, isPlainObject } from "../graph/spec";
 import { failureMessages, FIRST_SAMPLE, parseSample, SampleEventFields } from "./SampleEvent";
 import { useBuilder } from "./store";
@@ -53,15 +53,7 @@ export function RulesBench() {
           setRuleMatches(Object.fromEntries(decided.map((r) => [r.nodeId!, r.matched === true])));
         },
         onError: (error) => {
-          // "rules[1].pattern: …" reads better with the rule's name, and its transform's number.
-          const named = failureMessages(error).map((m) =>
-            m
-              .replace(/^rules\[(\d+)\]\.transforms\[(\d+)\]/, (whole, i: string, t: string) => {
-                const name = rules[Number(i)]?.name;
-                return name ? `rule ${name}, transform ${Number(t) + 1}` : whole;
-              })
-              .replace(/^rules\[(\d+)\]/, (whole, i: string) => `rule ${rules[Number(i)]?.name ?? whole}`),
-          );
+          const named = nameRuleErrors(failureMessages(error), rules);
           setOutcome({ rows: [], errors: named });
           setRuleMatches(null);
         },

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import type { ChannelSpec, Rule } from "../api/types";
 import { isShared } from "./branches";
-import { patternSummary, ruleNameProblems, rulesToTest, ruleTestRows, ruleTestSummary } from "./rules";
+import { nameRuleErrors, patternSummary, ruleNameProblems, rulesToTest, ruleTestRows, ruleTestSummary } from "./rules";
 import {
   SECRET_MARKER,
   branchTargets,
@@ -369,5 +369,27 @@ describe("rule helpers", () => {
       reason: "Its pattern matches; its filter (transform 1) drops the event.",
     });
     expect(ruleTestSummary(rows)).toBe("0 of 1 rules match");
+  });
+
+  it("names the rule and numbers its transform in the rules test's errors", () => {
+    const rules = [{ name: "eu" }, { name: "us" }];
+    expect(
+      nameRuleErrors(
+        [
+          "rules[1].pattern: source: must be an object",
+          "rules[0].transforms[2].config.pattern: detail: bad",
+          "rules[0].transforms[0].type: This field is required.",
+          "rules[7].name: unknown",
+          "event: Must be a JSON object.",
+        ],
+        rules,
+      ),
+    ).toEqual([
+      "rule us, pattern: source: must be an object",
+      "rule eu, transform 3: detail: bad",
+      "rule eu, transform 1, type: This field is required.",
+      "rules[7].name: unknown",
+      "event: Must be a JSON object.",
+    ]);
   });
 });

@@ -163,3 +163,24 @@ export function ruleTestSummary(rows: RuleTestRow[]): string {
   const line = `${matched} of ${rows.length} rules match`;
   return undecided > 0 ? `${line}; ${undecided} not decided here` : line;
 }
+
+/**
+ * The rules test's 400 messages ("rules[1].pattern: …", "rules[0].transforms[2].config.pattern:
+ * …") with each rule named and its transform numbered as the canvas shows them ("rule eu,
+ * transform 3: …", "rule us, pattern: …").
+ */
+export function nameRuleErrors(messages: string[], rules: Pick<Rule, "name">[]): string[] {
+  const name = (i: string, whole: string) => {
+    const rule = rules[Number(i)];
+    return rule ? `rule ${rule.name}` : whole;
+  };
+  return messages.map((m) =>
+    m
+      .replace(/^rules\[(\d+)\]\.transforms\[(\d+)\](?:\.config\.pattern)?/, (whole, i: string, t: string) =>
+        rules[Number(i)] ? `${name(i, whole)}, transform ${Number(t) + 1}` : whole,
+      )
+      .replace(/^rules\[(\d+)\]/, (whole, i: string) => name(i, whole))
+      // "rule us.pattern" → "rule us, pattern" (rule names hold no dots).
+      .replace(/^(rule [^.:]+(?:, transform \d+)?)\./, "$1, "),
+  );
+}
