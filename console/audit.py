@@ -49,8 +49,10 @@ NOT_AUDITED_API = frozenset(
     {
         "channel-events",  # HTTP ingestion: data, not an operation
         "event-pattern-test",  # read-only
+        "event-pattern-test-rules",  # read-only
         "plugin-validate",  # read-only
         "plugin-validate-by-type",  # read-only
+        "schema-subject-check",  # read-only: what registering would do
     }
 )
 #: Sign-in and sign-out forms: the auth signals record them (once, with the outcome).
@@ -80,6 +82,7 @@ API_ACTIONS = {
     ("worker-drain", "POST"): "worker.drain",
     ("worker-undrain", "POST"): "worker.undrain",
     ("worker-detail", "DELETE"): "worker.forget",
+    ("schema-subject-list", "POST"): "schema.register",  # as through /schema-registry/
 }
 #: ``(URL name, method)`` → action, for the Kafka Connect facade (``/connect/``): the same
 #: actions as the API's, recorded with ``via`` ``connect``.
@@ -188,6 +191,9 @@ def _api_target(request: HttpRequest, url_name: str, kwargs: dict[str, Any]) -> 
     if action == "channel.create" and isinstance(body, dict):
         object_id = str(body.get("name") or "")
     object_type = "channel" if action.startswith("channel") else url_name.partition("-")[0]
+    if action == "schema.register":  # the subject, as the registry API's rows name it
+        object_type = "subject"
+        object_id = str(body.get("subject") or "") if isinstance(body, dict) else ""
     return AuditTarget("api", action, object_type, object_id, redact_body(body))
 
 

@@ -23,9 +23,9 @@ from pipelines.spec import (
     plugins,
     validate_spec,
 )
-from pipelines.spec.channel import MAX_RULES, RULE_NAME_PATTERN, RuleSpec
-from pipelines.spec.patterns import PatternError, compile_pattern, matches, validate_pattern
-from pipelines.spec.patterns.evaluator import matches_compiled
+from pipelines.spec.channel import MAX_RULES, MAX_TRANSFORMS, RULE_NAME_PATTERN, RuleSpec
+from pipelines.spec.patterns import PatternError, matches, validate_pattern
+from pipelines.spec.routing import FILTER, RuleRoute, Verdict, route_sample
 from pipelines.spec.secrets import (
     ENCRYPTED_PREFIX,
     SECRET_CHANGED_MARKER,
@@ -41,7 +41,9 @@ from pipelines.spec.secrets import (
 )
 
 __all__ = [
+    "FILTER",
     "MAX_RULES",
+    "MAX_TRANSFORMS",
     "PLUGIN_KINDS",
     "RULE_FIELDS",
     "RULE_NAME",
@@ -50,8 +52,10 @@ __all__ = [
     "AmbiguousPluginType",
     "PatternError",
     "Plugin",
+    "RuleRoute",
     "UnknownPluginError",
     "UnknownPluginType",
+    "Verdict",
     "check_stage_config",
     "event_pattern_matches",
     "find_plugin",
@@ -61,7 +65,7 @@ __all__ = [
     "plain_secret_values",
     "plugins",
     "redact_spec",
-    "rules_matching",
+    "rules_routing",
     "scrub",
     "scrub_secrets",
     "validate_pattern",
@@ -187,23 +191,16 @@ def event_pattern_matches(pattern: Any, event: Mapping[str, Any]) -> bool:
     return matches(pattern, dict(event))
 
 
-def rules_matching(rules: Sequence[Mapping[str, Any]], event: Mapping[str, Any]) -> list[bool]:
-    """For each rule (``{"pattern": … | None, "enabled": bool}``), whether ``event`` goes to
-    it in a running bus: the rule is enabled and ``event`` matches its pattern (no pattern:
-    every event). Each pattern is compiled once, whatever the number of rules.
+def rules_routing(rules: Sequence[Mapping[str, Any]], event: Mapping[str, Any]) -> list[RuleRoute]:
+    """For each rule (``{"name", "enabled", "pattern", "transforms"}``), in order, whether
+    ``event`` reaches its sinks in a running bus, as far as it can be decided without Spark:
+    the rule is enabled, ``event`` matches its pattern (no pattern: every event) and its own
+    filters keep it; a rule whose event would pass through another transform is undecided
+    (:mod:`pipelines.spec.routing`).
 
     Raises :class:`PatternError` when a pattern is invalid.
     """
-    found = []
-    for rule in rules:
-        pattern = rule.get("pattern")
-        if not rule.get("enabled", True):
-            found.append(False)
-        elif pattern is None:
-            found.append(True)
-        else:
-            found.append(matches_compiled(compile_pattern(pattern), dict(event)))
-    return found
+    return route_sample(rules, event)
 
 
 def _scrubbed(errors: Mapping[str, list[str]], secrets: list[str]) -> dict[str, list[str]]:

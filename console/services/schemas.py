@@ -120,6 +120,14 @@ def register(name: str, candidate: Candidate, *, actor: str = "") -> SubjectVers
     """Register ``candidate`` under subject ``name``: the existing version when the subject
     already has this schema, else a new version (409 when incompatible, 42201 invalid, 42208
     an invalid subject name)."""
+    return register_version(name, candidate, actor=actor)[0]
+
+
+def register_version(
+    name: str, candidate: Candidate, *, actor: str = ""
+) -> tuple[SubjectVersion, bool]:
+    """:func:`register`, saying whether a version was created (``False``: the subject already
+    had this exact schema, and that version is returned unchanged)."""
     check_subject(name)
     parsed = parse(candidate)
     print_ = fingerprint(parsed.schema_type, parsed.canonical, candidate.references)
@@ -131,7 +139,7 @@ def register(name: str, candidate: Candidate, *, actor: str = "") -> SubjectVers
         )
         for existing in live:
             if existing.schema.fingerprint == print_:
-                return existing
+                return existing, False
         problems = incompatibilities(subject, parsed, live)
         if problems:
             raise RegistryError(
@@ -149,9 +157,51 @@ def register(name: str, candidate: Candidate, *, actor: str = "") -> SubjectVers
             },
         )
         last = subject.versions.aggregate(last=Max("version"))["last"] or 0
-        return SubjectVersion.objects.create(
+        created = SubjectVersion.objects.create(
             subject=subject, version=last + 1, schema=stored, created_by=actor
         )
+        return created, True
+
+
+@dataclass(frozen=True)
+class RegistrationCheck:
+    """What :func:`register_version` would do with a candidate, worked out without doing it."""
+
+    subject: str
+    exists: bool
+    compatibility: str
+    problems: list[str]
+    registered_version: int | None
+    next_version: int | None
+
+    @property
+    def compatible(self) -> bool:
+        return not self.problems
+
+
+def registration_check(name: str, candidate: Candidate) -> RegistrationCheck:
+    """Whether registering ``candidate`` under ``name`` would be accepted, and as which
+    version, by the same rules :func:`register_version` applies (an invalid name or schema
+    raises the same :class:`RegistryError`). Changes nothing: the console's form says this
+    before the user registers."""
+    check_subject(name)
+    parsed = parse(candidate)
+    print_ = fingerprint(parsed.schema_type, parsed.canonical, candidate.references)
+    subject = Subject.objects.filter(name=name).first()
+    live = (
+        list(subject.versions.filter(deleted=False).select_related("schema").order_by("version"))
+        if subject
+        else []
+    )
+    level = selectors.subject_compatibility(subject)
+    same = next((v.version for v in live if v.schema.fingerprint == print_), None)
+    if same is not None:
+        return RegistrationCheck(name, True, level, [], same, None)
+    problems = incompatibilities(subject, parsed, live)
+    last = (subject.versions.aggregate(last=Max("version"))["last"] if subject else None) or 0
+    return RegistrationCheck(
+        name, bool(live), level, problems, None, None if problems else last + 1
+    )
 
 
 def delete_subject(name: str, *, permanent: bool) -> list[int]:

@@ -131,6 +131,10 @@ try {
   await testRules("EC2 instance state change (EventBridge)", "0 of 2 rules match");
   await page.getByTestId("rule-result-default").filter({ hasText: "Dropped" }).waitFor();
   await page.getByTestId("rule-result-big-orders").filter({ hasText: "No match" }).waitFor();
+  // The server says why, per rule: the branch's own filter dropped it (issue 30).
+  await page.getByTestId("rule-result-default").getByText("its filter (transform 1) drops the event").waitFor();
+  await page.getByRole("table", { name: "Rules the sample matches" }).scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(artifacts, "rules-bench.png") });
   await canvasNode(page, "rule-default").getByTestId("rule-match").filter({ hasText: "no match" }).waitFor();
   await testRules("Order (the demo generator's)", "2 of 2 rules match");
   await canvasNode(page, "rule-default").getByTestId("rule-match").filter({ hasText: "sample matches" }).waitFor();

@@ -4,7 +4,9 @@ the pattern, save, start, watch it run, pause, resume and stop it, view its offs
 second revision and open its diff against the running one; axe-core finds no serious or
 critical accessibility violation on the channels list, the builder and the channel page.
 frontend/e2e/bus.e2e.mjs draws a branch (a bus with two rules) and tests its rules;
-frontend/e2e/workers-shot.mjs drains the runtime worker and puts it back in service.
+frontend/e2e/workers-shot.mjs drains the runtime worker and puts it back in service;
+frontend/e2e/schemas-labels.e2e.mjs registers a schema (and versions) through the Schemas page's
+form and edits a channel's labels on its page.
 Screenshots and axe reports land in test-artifacts/e2e/."""
 
 from __future__ import annotations
@@ -238,6 +240,65 @@ def test_an_editor_issues_an_ingestion_token_in_the_browser(
     )
     assert sent.status_code == 202, sent.text
     assert sent.json()["accepted"] == 1
+
+
+@pytest.mark.timeout(300)
+def test_a_schema_registered_and_labels_edited_in_the_browser(
+    stack: Stack, browser_tools: dict[str, str], shots: Path
+) -> None:
+    """The Schemas page's "Register a schema" form (a new subject, then an invalid, an
+    incompatible and a compatible new version) and the channel page's labels editor, each
+    result checked through the API: two versions by admin, the refusals stored nothing, the
+    labels saved without a new revision, both audited."""
+    suffix = uuid.uuid4().hex[:6]
+    channel, subject = f"e2e-labels-{suffix}", f"e2e-orders-{suffix}-value"
+    http = stack.session()
+    spec = {
+        "source": {"type": "generator", "config": {}},
+        "transforms": [],
+        "sink": {"type": "preview", "config": {}},
+    }
+    created = http.post(f"{stack.api}/channels/", json={"name": channel, "spec": spec}, timeout=30)
+    assert created.status_code == 201, created.text
+    env = {
+        **os.environ,
+        "SLUICE_URL": stack.base_url,
+        "SLUICE_USER": "admin",
+        "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
+        "E2E_ARTIFACTS": str(shots),
+        "E2E_CHANNEL": channel,
+        "E2E_SUBJECT": subject,
+        "CHROMIUM": browser_tools["chromium"],
+    }
+    result = subprocess.run(
+        [browser_tools["node"], str(REPO_ROOT / "frontend" / "e2e" / "schemas-labels.e2e.mjs")],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    (shots / "e2e-schemas-labels.log").write_text(result.stdout + result.stderr, encoding="utf-8")
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
+
+    versions = http.get(f"{stack.api}/schemas/{subject}/versions", timeout=10).json()
+    assert [(v["version"], v["created_by"]) for v in versions] == [(1, "admin"), (2, "admin")]
+    assert [f["name"] for f in json.loads(versions[1]["schema"])["fields"]] == ["id", "region"]
+    detail = http.get(f"{stack.api}/channels/{channel}/", timeout=10).json()
+    assert detail["labels"] == {"team": "payments", "tier": ""}
+    assert (detail["revision"], detail["target_state"]) == (1, "STOPPED")
+    audit = http.get(f"{stack.api}/audit/", params={"limit": 200}, timeout=10).json()["results"]
+    registered = [
+        e["outcome"]
+        for e in audit
+        if e["action"] == "schema.register" and e["object_id"] == subject
+    ]
+    assert sorted(registered) == [201, 201, 409]
+    assert any(e["action"] == "channel.update" and e["object_id"] == channel for e in audit)
+    for width in (1440, 1024):
+        for shot in ("schemas-register-refused", "schemas-register-v2", "channel-labels-saved"):
+            assert (shots / f"{shot}-{width}.png").stat().st_size > 0
 
 
 @pytest.mark.timeout(300)

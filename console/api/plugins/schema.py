@@ -142,9 +142,39 @@ RULES_TEST_ANSWER = OpenApiExample(
     status_codes=["200"],
     value={
         "results": [
-            {"rule": "big-orders", "matched": True},
-            {"rule": "eu-orders", "matched": False},
-            {"rule": "everything", "matched": True},
+            {
+                "rule": "big-orders",
+                "matched": True,
+                "verdict": "matched",
+                "pattern_matched": True,
+                "stage": "",
+                "reason": "",
+            },
+            {
+                "rule": "eu-orders",
+                "matched": False,
+                "verdict": "no_match",
+                "pattern_matched": False,
+                "stage": "",
+                "reason": "Its pattern does not match the event.",
+            },
+            {
+                "rule": "us-only",
+                "matched": False,
+                "verdict": "dropped",
+                "pattern_matched": True,
+                "stage": "transforms[0]",
+                "reason": "Its pattern matches; its filter (transform 1) drops the event.",
+            },
+            {
+                "rule": "everything",
+                "matched": None,
+                "verdict": "undecided",
+                "pattern_matched": True,
+                "stage": "transforms[0]",
+                "reason": "Its pattern matches, but its transform 1 (mask) runs only in Spark: "
+                "whether the event reaches the sinks is not decided here.",
+            },
         ]
     },
 )
@@ -159,7 +189,18 @@ RULES_TEST_EXAMPLE = OpenApiExample(
                 "enabled": True,
             },
             {"name": "eu-orders", "pattern": {"data": {"region": ["eu"]}}},
-            {"name": "everything", "pattern": None},
+            {
+                "name": "us-only",
+                "pattern": {"type": [{"suffix": ".created"}]},
+                "transforms": [
+                    {"type": "filter", "config": {"pattern": {"data": {"region": ["eu"]}}}}
+                ],
+            },
+            {
+                "name": "everything",
+                "pattern": None,
+                "transforms": [{"type": "mask", "config": {"fields": ["data.card"]}}],
+            },
         ],
         "event": {
             "specversion": "1.0",

@@ -12,7 +12,16 @@ from console.api.exceptions import flatten_errors
 from console.api.fields import ObjectField
 from console.choices import PluginKind
 from console.selectors import specs
-from console.selectors.specs import MAX_RULES, RULE_FIELDS, RULE_NAME, SECRET_MARKER, PatternError
+from console.selectors.specs import (
+    FILTER,
+    MAX_RULES,
+    MAX_TRANSFORMS,
+    RULE_FIELDS,
+    RULE_NAME,
+    SECRET_MARKER,
+    PatternError,
+    Verdict,
+)
 
 
 class PluginSerializer(serializers.Serializer):
@@ -87,10 +96,29 @@ class EventPatternResultSerializer(serializers.Serializer):
     result = serializers.BooleanField(help_text="true when the event matches the pattern.")
 
 
+class TransformToTestSerializer(serializers.Serializer):
+    """One of a rule's own transforms as the rules test reads it: its type, and a filter's
+    pattern (checked as the spec checks it). Other types' configs are not read: the test
+    does not run them (``pipelines.spec.routing``)."""
+
+    type = serializers.CharField(max_length=64, help_text="The stage's plugin type.")
+    config = ObjectField(required=False, default=dict, help_text="The stage's config.")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["type"] == FILTER:
+            pattern = attrs["config"].get("pattern", {})
+            try:
+                specs.validate_pattern(pattern)
+            except PatternError as exc:
+                raise serializers.ValidationError({"config": {"pattern": exc.messages}}) from exc
+        return attrs
+
+
 class RuleToTestSerializer(serializers.Serializer):
-    """One rule of a bus as the rules test reads it: its name, pattern and whether it is
-    enabled. A rule's other fields (description, transforms, sinks) may be sent as they
-    stand in the spec and are not read; any other field is an error."""
+    """One rule of a bus as the rules test reads it: its name, pattern, whether it is
+    enabled, and its own transforms (filters are evaluated, any other type makes the answer
+    "not decided"). Its description and sinks may be sent as they stand in the spec and are
+    not read; any other field is an error."""
 
     name = serializers.RegexField(
         RULE_NAME,
@@ -109,6 +137,14 @@ class RuleToTestSerializer(serializers.Serializer):
     )
     enabled = serializers.BooleanField(
         default=True, help_text="A disabled rule matches nothing (as in a running bus)."
+    )
+    # DRF takes max_length with many=True (a ListSerializer's); the stubs do not.
+    transforms = TransformToTestSerializer(  # type: ignore[call-arg]
+        many=True,
+        required=False,
+        default=list,
+        max_length=MAX_TRANSFORMS,
+        help_text="The rule's own transforms, in order, as in the spec.",
     )
 
     def to_internal_value(self, data: Any) -> Any:
@@ -171,8 +207,25 @@ class RulesTestSerializer(serializers.Serializer):
 class RuleResultSerializer(serializers.Serializer):
     rule = serializers.CharField(help_text="The rule's name.")
     matched = serializers.BooleanField(
+        allow_null=True,
+        help_text="true when the event reaches the rule's sinks (the rule is enabled, the "
+        "event matches its pattern and its own filters keep it); false when it does not; "
+        "null when a transform only Spark runs stands before the sinks (not decided here).",
+    )
+    verdict = serializers.ChoiceField(
+        choices=[v.value for v in Verdict],
+        help_text="matched; no_match (the pattern does not match); disabled; dropped (one of "
+        "the rule's own filters drops the event); undecided (see stage and reason).",
+    )
+    pattern_matched = serializers.BooleanField(
         help_text="true when the rule is enabled and the event matches its pattern."
     )
+    stage = serializers.CharField(
+        allow_blank=True,
+        help_text="The rule's transform that decided (dropped) or could not be decided "
+        "(undecided), as transforms[i]; empty otherwise.",
+    )
+    reason = serializers.CharField(allow_blank=True, help_text="Why, in words.")
 
 
 class RulesTestResultSerializer(serializers.Serializer):

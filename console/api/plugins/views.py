@@ -245,11 +245,14 @@ class EventPatternViewSet(viewsets.GenericViewSet):
         operation_id="event_patterns_test_rules",
         summary="Test a bus's rules on an event",
         description=(
-            "Answers which of a bus's rules an event goes to: for each rule, in the order "
-            "sent, whether it is enabled and the event matches its pattern (a rule without "
-            "a pattern matches every event), with the semantics of the running bus. The "
-            "rules may be sent as they stand in the spec (their description, transforms "
-            "and sinks are not read). Changes nothing."
+            "Answers which of a bus's rules an event reaches the sinks of: for each rule, in "
+            "the order sent, whether it is enabled, the event matches its pattern (a rule "
+            "without a pattern matches every event) and the rule's own transforms keep it, "
+            "with the semantics of the running bus. Filters are evaluated here; a rule whose "
+            "event would pass through any other transform (it runs only in Spark) is "
+            "answered `matched: null`, `verdict: undecided`, naming that transform, rather "
+            "than guessed. The rules may be sent as they stand in the spec (their "
+            "description and sinks are not read). Changes nothing."
         ),
         request=RulesTestSerializer,
         responses={200: RulesTestResultSerializer, 400: RULES_INVALID},
@@ -260,9 +263,5 @@ class EventPatternViewSet(viewsets.GenericViewSet):
         body = RulesTestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         rules = body.validated_data["rules"]
-        matched = specs.rules_matching(rules, body.validated_data["event"])
-        results = [
-            {"rule": rule["name"], "matched": found}
-            for rule, found in zip(rules, matched, strict=True)
-        ]
-        return Response(RulesTestResultSerializer({"results": results}).data)
+        routes = specs.rules_routing(rules, body.validated_data["event"])
+        return Response(RulesTestResultSerializer({"results": routes}).data)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from console.api.fields import ObjectField
+from console.schemas.base import SCHEMA_TYPES
+from console.services.schemas import MAX_SUBJECT
 
 
 class SubjectSerializer(serializers.Serializer):
@@ -77,4 +79,71 @@ class SubjectShapeSerializer(serializers.Serializer):
     )
     message = serializers.CharField(
         allow_blank=True, help_text="Protobuf: the message the shape is of (default: the first)."
+    )
+
+
+class RegistrationSerializer(serializers.Serializer):
+    """A schema to register under a subject (or to check first): Confluent's
+    ``POST /subjects/{subject}/versions`` as a console form sends it."""
+
+    subject = serializers.CharField(
+        max_length=MAX_SUBJECT,
+        trim_whitespace=False,
+        help_text="The subject (Confluent's naming: `<topic>-value`, `<topic>-key` or a record "
+        "name). A new subject is created; an existing one gets a new version.",
+    )
+    schema_type = serializers.ChoiceField(
+        choices=sorted(SCHEMA_TYPES), default="AVRO", help_text="The schema's language."
+    )
+    schema = serializers.CharField(
+        trim_whitespace=False,
+        help_text="The schema text: Avro or JSON Schema as JSON, Protobuf as a .proto file.",
+    )
+    references = ReferenceSerializer(
+        many=True,
+        required=False,
+        default=list,
+        help_text="Other subjects' versions the schema imports (name as the schema refers to it).",
+    )
+
+
+class RegistrationCheckSerializer(serializers.Serializer):
+    """What registering the schema would do, said before it is done."""
+
+    subject = serializers.CharField()
+    exists = serializers.BooleanField(help_text="The subject has versions (not deleted).")
+    compatibility = serializers.CharField(
+        help_text="The level the new version is checked under (the subject's, else global)."
+    )
+    compatible = serializers.BooleanField(
+        help_text="Registering would succeed: a new subject, an already registered schema, or "
+        "a schema the level accepts after the subject's versions."
+    )
+    problems = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Why the level refuses it (empty when compatible), in the registry's words.",
+    )
+    registered_version = serializers.IntegerField(
+        allow_null=True,
+        help_text="The version that already holds exactly this schema: registering it again "
+        "changes nothing. null otherwise.",
+    )
+    next_version = serializers.IntegerField(
+        allow_null=True,
+        help_text="The version number registering would create; null when it would create none.",
+    )
+
+
+class RegisteredSerializer(serializers.Serializer):
+    created = serializers.BooleanField(
+        help_text="false when the subject already had this exact schema (that version is given)."
+    )
+    version = VersionSerializer()
+
+
+class IncompatibleSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="The registry's own message, verbatim.")
+    compatibility = serializers.CharField(help_text="The level that refused it.")
+    problems = serializers.ListField(
+        child=serializers.CharField(), help_text="Each incompatibility, one per line."
     )

@@ -1,6 +1,8 @@
-"""``schemas/``: the schema registry as the console shows it: subjects, their versions, and
-the difference between two versions. Read-only; schemas are registered through the
-Confluent Schema Registry API (``/schema-registry/``, docs/schema-registry.md)."""
+"""``schemas/``: the schema registry as the console shows it: subjects, their versions, the
+difference between two versions, and registering a schema from the console's form (checked
+first: ``schemas/check``). Clients register through the Confluent Schema Registry API
+(``/schema-registry/``, docs/schema-registry.md); both go through the same service, under the
+same rules, and are audited (``schema.register``)."""
 
 from __future__ import annotations
 
@@ -9,17 +11,28 @@ import json
 from dataclasses import dataclass
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import viewsets
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from console import permissions
+from console.api.exceptions import flatten_errors
 from console.api.pagination import LimitOffsetPagination
 from console.api.schemas.serializers import (
     DiffSerializer,
+    IncompatibleSerializer,
+    RegisteredSerializer,
+    RegistrationCheckSerializer,
+    RegistrationSerializer,
     SubjectSerializer,
     SubjectShapeSerializer,
     VersionSerializer,
@@ -39,6 +52,42 @@ DELETED = OpenApiParameter(
 
 def _not_found(exc: RegistryError) -> NotFound:
     return NotFound(exc.message)
+
+
+#: Confluent's error codes for a refused registration → the form field they are about.
+_REGISTRY_FIELDS = {42208: "subject", 42201: "schema"}
+
+
+def _candidate(request: Request) -> tuple[str, services.Candidate]:
+    """The registration form's body as the service takes it; a 400 keyed by field path
+    (``subject``, ``schema``, ``references[0].version``) when it is not one."""
+    body = RegistrationSerializer(data=request.data)
+    if not body.is_valid():
+        raise ValidationError(flatten_errors(body.errors))
+    data = body.validated_data
+    references = [dict(ref) for ref in data["references"]]
+    return data["subject"], services.Candidate(data["schema_type"], data["schema"], references)
+
+
+def _located(exc: RegistryError, candidate: services.Candidate) -> ValidationError:
+    """A refused name or schema as a 400 at its field, in the registry's words; a reference
+    that cannot be resolved is about ``references``."""
+    field = _REGISTRY_FIELDS.get(exc.error_code, "schema")
+    if field == "schema" and candidate.references and "reference" in exc.message:
+        field = "references"
+    return ValidationError({field: [exc.message]})
+
+
+REGISTER_EXAMPLE = OpenApiExample(
+    "An Avro record",
+    request_only=True,
+    value={
+        "subject": "orders-value",
+        "schema_type": "AVRO",
+        "schema": '{"type": "record", "name": "Order", "fields": '
+        '[{"name": "id", "type": "string"}, {"name": "total", "type": "double"}]}',
+    },
+)
 
 
 @dataclass
@@ -73,6 +122,33 @@ def _pretty(version: SubjectVersion) -> list[str]:
         parameters=[NAME],
         responses={200: SubjectSerializer, 404: None},
     ),
+    create=extend_schema(
+        operation_id="schemas_register",
+        summary="Register a schema",
+        description=(
+            "Registers the schema under the subject: a new subject gets version 1, an existing "
+            "one its next version after the check its compatibility level makes against its "
+            "versions (Confluent's rules, as `POST /schema-registry/subjects/{subject}/versions`). "
+            "A schema the subject already has is not registered again: that version is answered "
+            "with `created: false` and 200. Needs `console.add_subjectversion` (the editor "
+            "role); audited as `schema.register`. Check first with `schemas/check`."
+        ),
+        request=RegistrationSerializer,
+        examples=[REGISTER_EXAMPLE],
+        responses={
+            201: RegisteredSerializer,
+            200: RegisteredSerializer,
+            400: OpenApiResponse(
+                description="Each problem at its field: `subject` (a name the registry refuses), "
+                "`schema_type`, `schema` (it does not parse, with where), `references[i].…`."
+            ),
+            409: OpenApiResponse(
+                response=IncompatibleSerializer,
+                description="The compatibility level refuses it: the registry's message, the "
+                "level and each incompatibility.",
+            ),
+        },
+    ),
 )
 class SchemaSubjectViewSet(viewsets.ViewSet):
     lookup_field = "name"
@@ -84,6 +160,8 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
         "versions": SEE,
         "diff": SEE,
         "shape": SEE,
+        "create": permissions.REGISTER_SCHEMAS,
+        "check": SEE,
     }
 
     def list(self, request: Request) -> Response:
@@ -97,6 +175,49 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
         if not found:
             raise NotFound(f"Subject '{name}' not found.")
         return Response(SubjectSerializer(found[0]).data)
+
+    def create(self, request: Request) -> Response:
+        name, candidate = _candidate(request)
+        actor = request.user.get_username()
+        try:
+            registered, created = services.register_version(name, candidate, actor=actor)
+        except RegistryError as exc:
+            if exc.status == 409:
+                check = services.registration_check(name, candidate)
+                body = {
+                    "detail": exc.message,
+                    "compatibility": check.compatibility,
+                    "problems": check.problems,
+                }
+                return Response(IncompatibleSerializer(body).data, status=status.HTTP_409_CONFLICT)
+            raise _located(exc, candidate) from exc
+        answer = RegisteredSerializer({"created": created, "version": registered}).data
+        return Response(answer, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    @extend_schema(
+        operation_id="schemas_check",
+        summary="What registering a schema would do",
+        description=(
+            "The same checks as registering (`POST schemas/`), without registering: whether the "
+            "subject exists, the compatibility level that applies, whether the schema passes it "
+            "(and why not), and the version it would become, or the version that already holds "
+            "it. Changes nothing: any role may."
+        ),
+        request=RegistrationSerializer,
+        examples=[REGISTER_EXAMPLE],
+        responses={
+            200: RegistrationCheckSerializer,
+            400: OpenApiResponse(description="As for registering: each problem at its field."),
+        },
+    )
+    @action(detail=False, methods=["post"])
+    def check(self, request: Request) -> Response:
+        name, candidate = _candidate(request)
+        try:
+            found = services.registration_check(name, candidate)
+        except RegistryError as exc:
+            raise _located(exc, candidate) from exc
+        return Response(RegistrationCheckSerializer(found).data)
 
     @extend_schema(
         summary="A subject's versions",

@@ -691,7 +691,7 @@ export interface paths {
         put?: never;
         /**
          * Test a bus's rules on an event
-         * @description Answers which of a bus's rules an event goes to: for each rule, in the order sent, whether it is enabled and the event matches its pattern (a rule without a pattern matches every event), with the semantics of the running bus. The rules may be sent as they stand in the spec (their description, transforms and sinks are not read). Changes nothing.
+         * @description Answers which of a bus's rules an event reaches the sinks of: for each rule, in the order sent, whether it is enabled, the event matches its pattern (a rule without a pattern matches every event) and the rule's own transforms keep it, with the semantics of the running bus. Filters are evaluated here; a rule whose event would pass through any other transform (it runs only in Spark) is answered `matched: null`, `verdict: undecided`, naming that transform, rather than guessed. The rules may be sent as they stand in the spec (their description and sinks are not read). Changes nothing.
          */
         post: operations["event_patterns_test_rules"];
         delete?: never;
@@ -833,7 +833,11 @@ export interface paths {
          */
         get: operations["schemas_list"];
         put?: never;
-        post?: never;
+        /**
+         * Register a schema
+         * @description Registers the schema under the subject: a new subject gets version 1, an existing one its next version after the check its compatibility level makes against its versions (Confluent's rules, as `POST /schema-registry/subjects/{subject}/versions`). A schema the subject already has is not registered again: that version is answered with `created: false` and 200. Needs `console.add_subjectversion` (the editor role); audited as `schema.register`. Check first with `schemas/check`.
+         */
+        post: operations["schemas_register"];
         delete?: never;
         options?: never;
         head?: never;
@@ -911,6 +915,26 @@ export interface paths {
         get: operations["schemas_versions_list"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schemas/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What registering a schema would do
+         * @description The same checks as registering (`POST schemas/`), without registering: whether the subject exists, the compatibility level that applies, whether the schema passes it (and why not), and the version it would become, or the version that already holds it. Changes nothing: any role may.
+         */
+        post: operations["schemas_check"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1752,6 +1776,14 @@ export interface components {
             /** @description Per rule of a bus, when asked (by=rule). */
             rules: components["schemas"]["Breakdown"][];
         };
+        Incompatible: {
+            /** @description The registry's own message, verbatim. */
+            detail: string;
+            /** @description The level that refused it. */
+            compatibility: string;
+            /** @description Each incompatibility, one per line. */
+            problems: string[];
+        };
         IngestEventResult: {
             /** @description Position of the event in the request. */
             index: number;
@@ -2195,6 +2227,53 @@ export interface components {
             subject: string;
             version: number;
         };
+        ReferenceRequest: {
+            name: string;
+            subject: string;
+            version: number;
+        };
+        Registered: {
+            /** @description false when the subject already had this exact schema (that version is given). */
+            created: boolean;
+            version: components["schemas"]["Version"];
+        };
+        /** @description What registering the schema would do, said before it is done. */
+        RegistrationCheck: {
+            subject: string;
+            /** @description The subject has versions (not deleted). */
+            exists: boolean;
+            /** @description The level the new version is checked under (the subject's, else global). */
+            compatibility: string;
+            /** @description Registering would succeed: a new subject, an already registered schema, or a schema the level accepts after the subject's versions. */
+            compatible: boolean;
+            /** @description Why the level refuses it (empty when compatible), in the registry's words. */
+            problems: string[];
+            /** @description The version that already holds exactly this schema: registering it again changes nothing. null otherwise. */
+            registered_version: number | null;
+            /** @description The version number registering would create; null when it would create none. */
+            next_version: number | null;
+        };
+        /**
+         * @description A schema to register under a subject (or to check first): Confluent's
+         *     ``POST /subjects/{subject}/versions`` as a console form sends it.
+         */
+        RegistrationRequest: {
+            /** @description The subject (Confluent's naming: `<topic>-value`, `<topic>-key` or a record name). A new subject is created; an existing one gets a new version. */
+            subject: string;
+            /**
+             * @description The schema's language.
+             *
+             *     * `AVRO` - AVRO
+             *     * `JSON` - JSON
+             *     * `PROTOBUF` - PROTOBUF
+             * @default AVRO
+             */
+            schema_type: components["schemas"]["SchemaTypeEnum"];
+            /** @description The schema text: Avro or JSON Schema as JSON, Protobuf as a .proto file. */
+            schema: string;
+            /** @description Other subjects' versions the schema imports (name as the schema refers to it). */
+            references?: components["schemas"]["ReferenceRequest"][];
+        };
         /** @description Exactly one of ``window`` (by time) and ``start_offsets`` + ``end_offsets``. */
         ReplayRequestRequest: {
             window?: components["schemas"]["RunWindowRequest"];
@@ -2332,8 +2411,24 @@ export interface components {
         RuleResult: {
             /** @description The rule's name. */
             rule: string;
+            /** @description true when the event reaches the rule's sinks (the rule is enabled, the event matches its pattern and its own filters keep it); false when it does not; null when a transform only Spark runs stands before the sinks (not decided here). */
+            matched: boolean | null;
+            /**
+             * @description matched; no_match (the pattern does not match); disabled; dropped (one of the rule's own filters drops the event); undecided (see stage and reason).
+             *
+             *     * `matched` - matched
+             *     * `no_match` - no_match
+             *     * `disabled` - disabled
+             *     * `dropped` - dropped
+             *     * `undecided` - undecided
+             */
+            verdict: components["schemas"]["VerdictEnum"];
             /** @description true when the rule is enabled and the event matches its pattern. */
-            matched: boolean;
+            pattern_matched: boolean;
+            /** @description The rule's transform that decided (dropped) or could not be decided (undecided), as transforms[i]; empty otherwise. */
+            stage: string;
+            /** @description Why, in words. */
+            reason: string;
         };
         /** @description One target (sink) of a rule: the events it took and those it failed. */
         RuleTargetCounts: {
@@ -2347,9 +2442,10 @@ export interface components {
             failed: number;
         };
         /**
-         * @description One rule of a bus as the rules test reads it: its name, pattern and whether it is
-         *     enabled. A rule's other fields (description, transforms, sinks) may be sent as they
-         *     stand in the spec and are not read; any other field is an error.
+         * @description One rule of a bus as the rules test reads it: its name, pattern, whether it is
+         *     enabled, and its own transforms (filters are evaluated, any other type makes the answer
+         *     "not decided"). Its description and sinks may be sent as they stand in the spec and are
+         *     not read; any other field is an error.
          */
         RuleToTestRequest: {
             /** @description The rule's name, unique among the rules sent (lowercase letters, digits, -). */
@@ -2363,6 +2459,8 @@ export interface components {
              * @default true
              */
             enabled: boolean;
+            /** @description The rule's own transforms, in order, as in the spec. */
+            transforms?: components["schemas"]["TransformToTestRequest"][];
         };
         /** @description A bus's rules and an event: which rules does the event match? */
         RulesTestRequest: {
@@ -2633,11 +2731,33 @@ export interface components {
             updated?: string;
         };
         /**
+         * @description One of a rule's own transforms as the rules test reads it: its type, and a filter's
+         *     pattern (checked as the spec checks it). Other types' configs are not read: the test
+         *     does not run them (``pipelines.spec.routing``).
+         */
+        TransformToTestRequest: {
+            /** @description The stage's plugin type. */
+            type: string;
+            /** @description The stage's config. */
+            config?: {
+                [key: string]: unknown;
+            };
+        };
+        /**
          * @description * `never` - Never
          *     * `on-failure` - On failure
          * @enum {string}
          */
         TypeEnum: "never" | "on-failure";
+        /**
+         * @description * `matched` - matched
+         *     * `no_match` - no_match
+         *     * `disabled` - disabled
+         *     * `dropped` - dropped
+         *     * `undecided` - undecided
+         * @enum {string}
+         */
+        VerdictEnum: "matched" | "no_match" | "disabled" | "dropped" | "undecided";
         Version: {
             subject: string;
             version: number;
@@ -5035,6 +5155,55 @@ export interface operations {
             };
         };
     };
+    schemas_register: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegistrationRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RegistrationRequest"];
+                "multipart/form-data": components["schemas"]["RegistrationRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Registered"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Registered"];
+                };
+            };
+            /** @description Each problem at its field: `subject` (a name the registry refuses), `schema_type`, `schema` (it does not parse, with where), `references[i].…`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The compatibility level refuses it: the registry's message, the level and each incompatibility. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Incompatible"];
+                };
+            };
+        };
+    };
     schemas_retrieve: {
         parameters: {
             query?: never;
@@ -5175,6 +5344,38 @@ export interface operations {
             };
             /** @description No response body */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    schemas_check: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegistrationRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RegistrationRequest"];
+                "multipart/form-data": components["schemas"]["RegistrationRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrationCheck"];
+                };
+            };
+            /** @description As for registering: each problem at its field. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };

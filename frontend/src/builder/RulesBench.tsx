@@ -1,8 +1,7 @@
 import { useState } from "react";
 
-import { testPattern, useTestRules } from "../api/hooks";
-import type { Rule, RuleTestAnswer } from "../api/types";
-import { branchFilters, rulesToTest, ruleTestRows, ruleTestSummary, type RuleTestRow } from "../graph/rules";
+import { useTestRules } from "../api/hooks";
+import { nameRuleErrors, rulesToTest, ruleTestRows, ruleTestSummary, type RuleTestRow } from "../graph/rules";
 import { graphToSpec, isPlainObject } from "../graph/spec";
 import { failureMessages, FIRST_SAMPLE, parseSample, SampleEventFields } from "./SampleEvent";
 import { useBuilder } from "./store";
@@ -13,18 +12,16 @@ interface Outcome {
 }
 
 /**
- * Which rules of the bus a sample event reaches the sinks of: the rules' patterns and switches
- * (POST /api/v1/event-patterns/test-rules, all rules at once as the canvas has them), then, for
- * each rule that matched, the filters that lead its own transforms (POST event-patterns/test,
- * the same event). A rule whose branch holds a transform only Spark runs is "not decided
- * here". The decided branches are marked on the canvas.
+ * Which rules of the bus a sample event reaches the sinks of, as the server decides it (POST
+ * /api/v1/event-patterns/test-rules with the rules as the canvas has them, their own
+ * transforms included): each rule's switch and pattern, then its filters in order. A rule whose
+ * event would pass through another transform (it runs only in Spark) is "not decided here",
+ * with the transform named. The decided branches are marked on the canvas.
  */
 export function RulesBench() {
   const [text, setText] = useState(FIRST_SAMPLE);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const test = useTestRules();
-  // The branch filters are tested after the rules test answers: busy until they are too.
-  const [checkingFilters, setCheckingFilters] = useState(false);
   const setRuleMatches = useBuilder((s) => s.setRuleMatches);
 
   const run = () => {
@@ -48,29 +45,15 @@ export function RulesBench() {
     test.mutate(
       { rules: rulesToTest(rules), event: sample.event },
       {
-        onSuccess: async (answer) => {
-          let filterResults: Record<string, boolean[]>;
-          setCheckingFilters(true);
-          try {
-            filterResults = await testBranchFilters(rules, answer, sample.event);
-          } catch (error) {
-            setOutcome({ rows: [], errors: [(error as Error).message] });
-            setRuleMatches(null);
-            return;
-          } finally {
-            setCheckingFilters(false);
-          }
-          const rows = ruleTestRows(rules, answer, result.stages, filterResults);
+        onSuccess: (answer) => {
+          const rows = ruleTestRows(rules, answer, result.stages);
           setOutcome({ rows, errors: [] });
           // An undecided branch gets no mark: the canvas shows only what is known.
-          const decided = rows.filter((r) => r.nodeId && r.verdict !== "undecided");
-          setRuleMatches(Object.fromEntries(decided.map((r) => [r.nodeId!, r.matched])));
+          const decided = rows.filter((r) => r.nodeId && r.matched !== null);
+          setRuleMatches(Object.fromEntries(decided.map((r) => [r.nodeId!, r.matched === true])));
         },
         onError: (error) => {
-          // "rules[1].pattern: …" reads better with the rule's name.
-          const named = failureMessages(error).map((m) =>
-            m.replace(/^rules\[(\d+)\]/, (whole, i: string) => `rule ${rules[Number(i)]?.name ?? whole}`),
-          );
+          const named = nameRuleErrors(failureMessages(error), rules);
           setOutcome({ rows: [], errors: named });
           setRuleMatches(null);
         },
@@ -82,9 +65,9 @@ export function RulesBench() {
     <section className="bench" aria-label="Rules test bench">
       <h3>Which rules match?</h3>
       <p className="small muted">
-        Every enabled rule an event matches gets it, then the filters of the rule's own branch are
-        tried on it too; a branch with another transform first (it runs only in Spark) is not
-        decided here. The canvas marks the decided ones.
+        Every enabled rule whose pattern the event matches gets it, then the filters of the rule's
+        own branch are tried on it in order. A branch whose event would pass through another
+        transform (it runs only in Spark) is not decided here. The canvas marks the decided ones.
       </p>
       <SampleEventFields
         text={text}
@@ -95,7 +78,7 @@ export function RulesBench() {
         }}
       />
       <div className="row">
-        <button type="button" onClick={run} disabled={test.isPending || checkingFilters}>
+        <button type="button" onClick={run} disabled={test.isPending}>
           Test the rules
         </button>
         <span className="bench-result" role="status" aria-live="polite" data-testid="rules-result">
@@ -135,8 +118,8 @@ export function RulesBench() {
 }
 
 const VERDICTS: Record<RuleTestRow["verdict"], { text: string; className: string }> = {
-  match: { text: "Match", className: "state-running" },
-  "no-match": { text: "No match", className: "state-stopped" },
+  matched: { text: "Match", className: "state-running" },
+  no_match: { text: "No match", className: "state-stopped" },
   disabled: { text: "Disabled", className: "state-stopped" },
   dropped: { text: "Dropped", className: "state-stopped" },
   undecided: { text: "Not decided here", className: "state-paused" },
@@ -145,29 +128,4 @@ const VERDICTS: Record<RuleTestRow["verdict"], { text: string; className: string
 function VerdictBadge({ row }: { row: RuleTestRow }) {
   const { text, className } = VERDICTS[row.verdict];
   return <span className={`badge ${className}`}>{text}</span>;
-}
-
-/** Each matched rule's leading filters tested on the event, in order, stopping at the first that
- * drops it: rule name → the answers. The rules test does not read a rule's transforms. */
-async function testBranchFilters(rules: Rule[], answer: RuleTestAnswer, event: unknown): Promise<Record<string, boolean[]>> {
-  const matched = new Set(answer.results.filter((r) => r.matched).map((r) => r.rule));
-  const tested = await Promise.all(
-    rules
-      .filter((rule) => matched.has(rule.name))
-      .map(async (rule) => {
-        const kept: boolean[] = [];
-        for (const [index, pattern] of branchFilters(rule).patterns.entries()) {
-          const result = await testPattern(pattern, event).then(
-            (answer) => answer.result,
-            (error: unknown) => {
-              throw new Error(`rule ${rule.name}, its filter (transform ${index + 1}): ${failureMessages(error).join(" ")}`);
-            },
-          );
-          kept.push(result);
-          if (!result) break;
-        }
-        return [rule.name, kept] as const;
-      }),
-  );
-  return Object.fromEntries(tested);
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import type { ChannelSpec, Rule } from "../api/types";
 import { isShared } from "./branches";
-import { branchFilters, patternSummary, ruleNameProblems, rulesToTest, ruleTestRows, ruleTestSummary } from "./rules";
+import { nameRuleErrors, patternSummary, ruleNameProblems, rulesToTest, ruleTestRows, ruleTestSummary } from "./rules";
 import {
   SECRET_MARKER,
   branchTargets,
@@ -296,69 +296,100 @@ describe("rule helpers", () => {
     expect(patternSummary([1])).toBe("pattern (not an object)");
   });
 
-  it("sends the canvas's rules to the rules test and marks each answer on its branch", () => {
+  it("sends the canvas's rules with their own transforms to the rules test and marks each answer", () => {
     const { nodes, edges } = specToGraph(threeRules);
     const back = graphToSpec(nodes, edges);
     if (!back.ok || !back.spec.rules) throw new Error("not a bus");
-    expect(rulesToTest(back.spec.rules)).toEqual([
-      { name: "big-orders", pattern: { data: { amount: [{ numeric: [">", 100] }] } }, enabled: true },
-      { name: "eu", pattern: { data: { region: [{ prefix: "eu-" }] } }, enabled: true },
-      { name: "everything", pattern: null, enabled: false },
+    const sent = rulesToTest(back.spec.rules);
+    expect(sent.map((r) => [r.name, r.pattern, r.enabled])).toEqual([
+      ["big-orders", { data: { amount: [{ numeric: [">", 100] }] } }, true],
+      ["eu", { data: { region: [{ prefix: "eu-" }] } }, true],
+      ["everything", null, false],
     ]);
+    // The rule's own transforms go too: the server decides its filters, and stops at the rest.
+    expect(sent[0]!.transforms).toEqual(back.spec.rules[0]!.transforms!.map((t) => ({ type: t.type, config: t.config })));
     const answer = {
       results: [
-        { rule: "big-orders", matched: true },
-        { rule: "eu", matched: false },
-        { rule: "everything", matched: false },
+        {
+          rule: "big-orders",
+          matched: null,
+          verdict: "undecided" as const,
+          pattern_matched: true,
+          stage: "transforms[0]",
+          reason: "Its pattern matches, but its transform 1 (input_transformer) runs only in Spark.",
+        },
+        { rule: "eu", matched: false, verdict: "no_match" as const, pattern_matched: false, stage: "", reason: "Its pattern does not match the event." },
+        { rule: "everything", matched: false, verdict: "disabled" as const, pattern_matched: false, stage: "", reason: "The rule is disabled: it gets no events." },
       ],
     };
-    // big-orders' pattern matches, but its own transforms (an input transformer first) run only
-    // in Spark: whether the sample reaches its sink is not decided here.
-    expect(ruleTestRows(back.spec.rules, answer, back.stages)).toEqual([
-      {
-        rule: "big-orders",
-        nodeId: "n3",
-        matched: false,
-        enabled: true,
-        verdict: "undecided",
-        reason: "not decided here: its transform input_transformer (transform 1) runs only in Spark",
-      },
-      { rule: "eu", nodeId: "n7", matched: false, enabled: true, verdict: "no-match", reason: "" },
-      { rule: "everything", nodeId: "n10", matched: false, enabled: false, verdict: "disabled", reason: "" },
+    const rows = ruleTestRows(back.spec.rules, answer, back.stages);
+    expect(rows.map((r) => [r.rule, r.nodeId, r.matched, r.verdict])).toEqual([
+      ["big-orders", "n3", null, "undecided"],
+      ["eu", "n7", false, "no_match"],
+      ["everything", "n10", false, "disabled"],
     ]);
-    // A rule the answer does not name did not match.
-    expect(ruleTestRows(back.spec.rules, { results: [] }, back.stages).map((r) => r.matched)).toEqual([false, false, false]);
+    expect(rows[0]!.reason).toContain("input_transformer");
+    expect(ruleTestSummary(rows)).toBe("0 of 3 rules match; 1 not decided here");
   });
 
-  it("counts a rule's own filters: a US order does not reach the EU branch", () => {
-    const eu = { type: "filter", config: { pattern: { data: { region: [{ prefix: "eu-" }] } } } };
-    const us = { type: "filter", config: { pattern: { data: { region: [{ prefix: "us-" }] } } } };
-    const rules = [rule("default", [kafka("eu")], { transforms: [eu] }), rule("rule-1", [kafka("us")], { transforms: [us] })];
-    expect(branchFilters(rules[0]!)).toEqual({ patterns: [eu.config.pattern], sparkOnly: null });
-    // Both patterns are empty, so the server says both rules match; the filters say otherwise.
-    const answer = { results: [{ rule: "default", matched: true }, { rule: "rule-1", matched: true }] };
-    const rows = ruleTestRows(rules, answer, { "rules[0]": "n3", "rules[1]": "n6" }, { default: [false], "rule-1": [true] });
+  it("never says more than the server: a rule the answer leaves out is not decided", () => {
+    const rules = [rule("default", [kafka("eu")]), rule("rule-1", [kafka("us")])];
+    const answer = {
+      results: [{ rule: "rule-1", matched: true, verdict: "matched" as const, pattern_matched: true, stage: "", reason: "" }],
+    };
+    const rows = ruleTestRows(rules, answer, { "rules[0]": "n3", "rules[1]": "n6" });
     expect(rows.map((r) => [r.rule, r.matched, r.verdict])).toEqual([
-      ["default", false, "dropped"],
-      ["rule-1", true, "match"],
+      ["default", null, "undecided"],
+      ["rule-1", true, "matched"],
     ]);
-    expect(rows[0]!.reason).toBe("its pattern matches; its filter (transform 1) drops the event");
-    expect(ruleTestSummary(rows)).toBe("1 of 2 rules match");
-    // Filters the bench did not test decide nothing.
-    expect(ruleTestRows(rules, answer, {}).map((r) => r.verdict)).toEqual(["undecided", "undecided"]);
+    expect(ruleTestSummary(rows)).toBe("1 of 2 rules match; 1 not decided here");
   });
 
-  it("tests a rule's leading filters only: past a Spark-only transform it cannot say", () => {
-    const filter = { type: "filter", config: { pattern: { type: ["order"] } } };
-    const branch = rule("masked", [kafka("x")], { transforms: [filter, { type: "mask", config: {} }, filter] });
-    expect(branchFilters(branch)).toEqual({ patterns: [{ type: ["order"] }], sparkOnly: { index: 1, type: "mask" } });
-    const answer = { results: [{ rule: "masked", matched: true }] };
-    const kept = ruleTestRows([branch], answer, {}, { masked: [true] });
-    expect(kept.map((r) => [r.matched, r.verdict, r.reason])).toEqual([
-      [false, "undecided", "not decided here: its transform mask (transform 2) runs only in Spark"],
+  it("shows a filter that drops the event as the server located it", () => {
+    const eu = { type: "filter", config: { pattern: { data: { region: [{ prefix: "eu-" }] } } } };
+    const rules = [rule("eu", [kafka("eu")], { transforms: [eu] })];
+    const answer = {
+      results: [
+        {
+          rule: "eu",
+          matched: false,
+          verdict: "dropped" as const,
+          pattern_matched: true,
+          stage: "transforms[0]",
+          reason: "Its pattern matches; its filter (transform 1) drops the event.",
+        },
+      ],
+    };
+    const rows = ruleTestRows(rules, answer, { "rules[0]": "n3" });
+    expect(rows[0]).toEqual({
+      rule: "eu",
+      nodeId: "n3",
+      matched: false,
+      verdict: "dropped",
+      reason: "Its pattern matches; its filter (transform 1) drops the event.",
+    });
+    expect(ruleTestSummary(rows)).toBe("0 of 1 rules match");
+  });
+
+  it("names the rule and numbers its transform in the rules test's errors", () => {
+    const rules = [{ name: "eu" }, { name: "us" }];
+    expect(
+      nameRuleErrors(
+        [
+          "rules[1].pattern: source: must be an object",
+          "rules[0].transforms[2].config.pattern: detail: bad",
+          "rules[0].transforms[0].type: This field is required.",
+          "rules[7].name: unknown",
+          "event: Must be a JSON object.",
+        ],
+        rules,
+      ),
+    ).toEqual([
+      "rule us, pattern: source: must be an object",
+      "rule eu, transform 3: detail: bad",
+      "rule eu, transform 1, type: This field is required.",
+      "rules[7].name: unknown",
+      "event: Must be a JSON object.",
     ]);
-    expect(ruleTestSummary(kept)).toBe("0 of 1 rules match; 1 not decided here");
-    // A leading filter that drops the event decides it, whatever comes after.
-    expect(ruleTestRows([branch], answer, {}, { masked: [false] })[0]!.verdict).toBe("dropped");
   });
 });

@@ -106,95 +106,81 @@ function leafPaths(pattern: Record<string, unknown>, prefix = ""): string[] {
 }
 
 /**
- * The rules as the rules test (POST event-patterns/test-rules) takes them: name, pattern and
- * switch. The server reads nothing else of a rule (its transforms neither), so what the rule's
- * own transforms do to the event is the bench's part: see ``branchFilters``.
+ * The rules as the rules test (POST event-patterns/test-rules) takes them: name, pattern,
+ * switch and the rule's own transforms. The server decides each rule: its pattern, then its
+ * filters in order; past any other transform (it runs only in Spark) it answers "undecided"
+ * rather than guess.
  */
 export function rulesToTest(rules: Rule[]): RuleTestRequest["rules"] {
-  return rules.map((r) => ({ name: r.name, pattern: r.pattern ?? null, enabled: r.enabled !== false }));
+  return rules.map((r) => ({
+    name: r.name,
+    pattern: r.pattern ?? null,
+    enabled: r.enabled !== false,
+    transforms: (r.transforms ?? []).map((t) => ({ type: t.type, config: t.config ?? {} })),
+  }));
 }
 
-/** The plugin type of the transform that keeps events matching an event pattern. */
-export const FILTER_TYPE = "filter";
-
-/**
- * What the bench can decide of a rule's own transforms: the patterns of the filters that lead
- * them (each sees the event as the rule got it, so each is a pattern test of the same event),
- * and the first transform past them that only Spark runs (null: none). A filter after such a
- * transform sees an event the bench cannot make, so it is not listed.
- */
-export function branchFilters(rule: Rule): { patterns: unknown[]; sparkOnly: { index: number; type: string } | null } {
-  const patterns: unknown[] = [];
-  const transforms = rule.transforms ?? [];
-  for (const [index, stage] of transforms.entries()) {
-    if (stage.type !== FILTER_TYPE) return { patterns, sparkOnly: { index, type: stage.type } };
-    patterns.push(stage.config?.pattern ?? {});
-  }
-  return { patterns, sparkOnly: null };
-}
-
-/** Whether the sample reaches the rule's sinks, as far as the bench can tell. */
-export type RuleVerdict = "match" | "no-match" | "disabled" | "dropped" | "undecided";
+/** The server's answer for one rule: whether the sample reaches its sinks, and why not. */
+export type RuleVerdict = RuleTestAnswer["results"][number]["verdict"];
 
 export interface RuleTestRow {
   rule: string;
   /** The canvas node heading the rule's branch (its rule node). */
   nodeId: string | undefined;
-  /** The sample reaches the rule's sinks: its pattern matches and its own filters keep it. */
-  matched: boolean;
-  enabled: boolean;
+  /** true: the sample reaches the rule's sinks; false: it does not; null: not decided. */
+  matched: boolean | null;
   verdict: RuleVerdict;
-  /** Why, in words, when the verdict is not a plain match or no match. */
+  /** Why, in the server's words ("" for a plain match). */
   reason: string;
 }
 
 /**
  * The test's answer, rule by rule in the spec's order, each with the node heading its branch
- * (``stages["rules[i]"]``, graphToSpec's). A rule the answer leaves out did not match. A rule
- * whose pattern matched is a match only when its own filters (``filterResults``: rule name →
- * each of its ``branchFilters`` patterns tested on the sample, in order) keep the event and no
- * transform only Spark runs stands after them; otherwise it was dropped (a filter said no) or
- * is not decided here.
+ * (``stages["rules[i]"]``, graphToSpec's). A rule the answer leaves out is not decided: the
+ * bench never says more than the server did.
  */
-export function ruleTestRows(
-  rules: Rule[],
-  answer: RuleTestAnswer,
-  stages: Record<string, string>,
-  filterResults: Record<string, boolean[]> = {},
-): RuleTestRow[] {
-  const matched = new Map(answer.results.map((r) => [r.rule, r.matched]));
+export function ruleTestRows(rules: Rule[], answer: RuleTestAnswer, stages: Record<string, string>): RuleTestRow[] {
+  const byName = new Map(answer.results.map((r) => [r.rule, r]));
   return rules.map((r, i) => {
-    const enabled = r.enabled !== false;
-    const row = { rule: r.name, nodeId: stages[`rules[${i}]`], enabled };
-    if (!enabled) return { ...row, matched: false, verdict: "disabled", reason: "" };
-    if (matched.get(r.name) !== true) return { ...row, matched: false, verdict: "no-match", reason: "" };
-    const { patterns, sparkOnly } = branchFilters(r);
-    const kept = filterResults[r.name] ?? [];
-    const dropping = patterns.findIndex((_, f) => kept[f] === false);
-    if (dropping >= 0)
-      return {
-        ...row,
-        matched: false,
-        verdict: "dropped",
-        reason: `its pattern matches; its filter (transform ${dropping + 1}) drops the event`,
-      };
-    if (patterns.some((_, f) => kept[f] !== true))
-      return { ...row, matched: false, verdict: "undecided", reason: "not decided here: its filters were not tested" };
-    if (sparkOnly)
-      return {
-        ...row,
-        matched: false,
-        verdict: "undecided",
-        reason: `not decided here: its transform ${sparkOnly.type} (transform ${sparkOnly.index + 1}) runs only in Spark`,
-      };
-    return { ...row, matched: true, verdict: "match", reason: "" };
+    const found = byName.get(r.name);
+    const nodeId = stages[`rules[${i}]`];
+    if (!found)
+      return { rule: r.name, nodeId, matched: null, verdict: "undecided", reason: "The test gave no answer for this rule." };
+    return {
+      rule: r.name,
+      nodeId,
+      matched: found.matched,
+      verdict: found.verdict,
+      reason: found.reason,
+    };
   });
 }
 
 /** The bench's one line: "1 of 2 rules match", and how many it cannot decide. */
 export function ruleTestSummary(rows: RuleTestRow[]): string {
-  const matched = rows.filter((r) => r.verdict === "match").length;
+  const matched = rows.filter((r) => r.verdict === "matched").length;
   const undecided = rows.filter((r) => r.verdict === "undecided").length;
   const line = `${matched} of ${rows.length} rules match`;
   return undecided > 0 ? `${line}; ${undecided} not decided here` : line;
+}
+
+/**
+ * The rules test's 400 messages ("rules[1].pattern: …", "rules[0].transforms[2].config.pattern:
+ * …") with each rule named and its transform numbered as the canvas shows them ("rule eu,
+ * transform 3: …", "rule us, pattern: …").
+ */
+export function nameRuleErrors(messages: string[], rules: Pick<Rule, "name">[]): string[] {
+  const name = (i: string, whole: string) => {
+    const rule = rules[Number(i)];
+    return rule ? `rule ${rule.name}` : whole;
+  };
+  return messages.map((m) =>
+    m
+      .replace(/^rules\[(\d+)\]\.transforms\[(\d+)\](?:\.config\.pattern)?/, (whole, i: string, t: string) =>
+        rules[Number(i)] ? `${name(i, whole)}, transform ${Number(t) + 1}` : whole,
+      )
+      .replace(/^rules\[(\d+)\]/, (whole, i: string) => name(i, whole))
+      // "rule us.pattern" → "rule us, pattern" (rule names hold no dots).
+      .replace(/^(rule [^.:]+(?:, transform \d+)?)\./, "$1, "),
+  );
 }

@@ -24,6 +24,7 @@ import { DiscoveryPanel } from "./DiscoveryPanel";
 import { DeleteChannelButton } from "./DeleteChannelButton";
 import { HistoryPanel } from "./HistoryCharts";
 import { IngestPanel } from "./IngestPanel";
+import { LabelsPanel } from "./LabelsPanel";
 import { OffsetsPanel } from "./OffsetsPanel";
 import { PipelineCanvas } from "./PipelineCanvas";
 import { ReplayPanel } from "./ReplayPanel";
@@ -215,6 +216,7 @@ function ChannelView({ name }: { name: string }) {
         <OffsetsPanel name={name} status={s} />
       </div>
 
+      {channel.data && <LabelsPanel channel={channel.data} />}
       {channel.data && <RestartPolicyPanel channel={channel.data} />}
 
       {channel.data?.spec.source.type === "http" && <IngestPanel channel={channel.data} />}

@@ -2,25 +2,60 @@ import { useEffect, useState } from "react";
 
 import { href } from "../router";
 import { fmtTime } from "../ui/format";
+import { useCan } from "../ui/permissions";
 import { diffLines, prettySchema } from "./diff";
 import { type SchemaVersion, useSchemaDiff, useSchemaSubjects, useSchemaVersions } from "./hooks";
+import { type Draft, RegisterSchemaForm } from "./RegisterSchemaForm";
+import { type SchemaType, starterSchema } from "./register";
+
+interface Opened {
+  initial: Draft;
+  newVersion: boolean;
+  /** Makes a fresh form each time one is opened. */
+  key: number;
+}
 
 /**
- * The schema registry: its subjects, one subject's versions, and the difference between two
- * versions with what each direction of compatibility says. Read-only: clients register through
- * the Confluent Schema Registry API at /schema-registry/.
+ * The schema registry: its subjects, one subject's versions, the difference between two
+ * versions with what each direction of compatibility says, and registering a schema or a new
+ * version of a subject (editors). Clients register through the Confluent Schema Registry API at
+ * /schema-registry/, under the same rules.
  */
 export function SchemasPage({ subject }: { subject: string | null }) {
   const subjects = useSchemaSubjects();
   const list = subjects.data ?? [];
+  const edit = useCan("edit");
+  const canRegister = { allowed: edit.allowed, reason: edit.allowed ? "" : "Needs the editor role (register schemas)." };
+  const [opened, setOpened] = useState<Opened | null>(null);
+  const open = (initial: Draft, newVersion: boolean) => setOpened({ initial, newVersion, key: Date.now() });
   return (
     <div className="stack">
-      <h1>Schemas</h1>
+      <div className="row page-head">
+        <h1>Schemas</h1>
+        <button
+          type="button"
+          className="primary"
+          disabled={!canRegister.allowed}
+          title={canRegister.reason || undefined}
+          onClick={() => open({ subject: "", schema_type: "AVRO", schema: starterSchema("AVRO", "") }, false)}
+        >
+          Register a schema
+        </button>
+      </div>
       <p className="muted small">
-        Subjects and their versions (Avro, JSON Schema, Protobuf). Producers and consumers register and fetch them
-        with Confluent's clients at <code>/schema-registry/</code>.
+        Subjects and their versions (Avro, JSON Schema, Protobuf). Register one here, or let producers and consumers
+        register and fetch them with Confluent's clients at <code>/schema-registry/</code>.
       </p>
-      <table className="table" aria-label="Subjects">
+      {opened && (
+        <RegisterSchemaForm
+          key={opened.key}
+          initial={opened.initial}
+          newVersion={opened.newVersion}
+          canRegister={canRegister}
+          onClose={() => setOpened(null)}
+        />
+      )}
+      <table className="table subjects" aria-label="Subjects">
         <thead>
           <tr>
             <th>Subject</th>
@@ -35,7 +70,7 @@ export function SchemasPage({ subject }: { subject: string | null }) {
         <tbody>
           {list.map((s) => (
             <tr key={s.name} aria-current={s.name === subject ? "true" : undefined}>
-              <td>
+              <td className="subject-name" title={s.name}>
                 <a href={href({ page: "schemas", subject: s.name })}>{s.name}</a>
               </td>
               <td>{s.schema_type}</td>
@@ -58,17 +93,53 @@ export function SchemasPage({ subject }: { subject: string | null }) {
           )}
         </tbody>
       </table>
-      {subject && <SubjectVersions subject={subject} />}
+      {subject && (
+        <SubjectVersions
+          subject={subject}
+          canRegister={canRegister}
+          onNewVersion={(latest) =>
+            open(
+              {
+                subject,
+                schema_type: latest.schema_type as SchemaType,
+                schema: prettySchema(latest.schema_type, latest.schema),
+              },
+              true,
+            )
+          }
+        />
+      )}
     </div>
   );
 }
 
-function SubjectVersions({ subject }: { subject: string }) {
+function SubjectVersions(props: {
+  subject: string;
+  canRegister: { allowed: boolean; reason: string };
+  onNewVersion: (latest: SchemaVersion) => void;
+}) {
+  const { subject } = props;
   const versions = useSchemaVersions(subject);
   const list = versions.data ?? [];
+  const latest = list[list.length - 1];
   return (
     <section className="stack" aria-labelledby="subject-title">
-      <h2 id="subject-title">{subject}</h2>
+      <div className="row page-head">
+        <h2 id="subject-title">{subject}</h2>
+        {latest && (
+          <button
+            type="button"
+            disabled={!props.canRegister.allowed}
+            title={props.canRegister.reason || "Starts from the latest version's text."}
+            onClick={() => {
+              props.onNewVersion(latest);
+              window.scrollTo({ top: 0 });
+            }}
+          >
+            Register a new version
+          </button>
+        )}
+      </div>
       {versions.error && <p className="notice small">{versions.error.message}</p>}
       <table className="table" aria-label="Versions">
         <thead>

@@ -1,10 +1,11 @@
 /** Query hooks of the schema registry's pages (GET /api/v1/schemas/…). */
 
-import { useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
-import { api } from "../api/client";
+import { api, post } from "../api/client";
 import { listItems } from "../api/pagination";
 import type { components } from "../api/schema";
+import type { Registered, Registration, RegistrationCheck } from "./register";
 
 export type SchemaSubject = components["schemas"]["Subject"];
 export type SchemaVersion = components["schemas"]["Version"];
@@ -44,5 +45,23 @@ export function useSubjectShape(name: string, message: string) {
     queryFn: () => api<SubjectShape>(`${subjectPath(name)}/shape${query}`),
     enabled: name !== "",
     staleTime: 60_000,
+  });
+}
+
+/** What registering would do (POST schemas/check): changes nothing. */
+export function useCheckRegistration() {
+  return useMutation({ mutationFn: (body: Registration) => post<RegistrationCheck>("schemas/check", body) });
+}
+
+/** Register a schema (POST schemas/); the subject's lists and diffs are read again. */
+export function useRegisterSchema() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: Registration) => post<Registered>("schemas/", body),
+    onSuccess: (answer) => {
+      void client.invalidateQueries({ queryKey: ["schema-subjects"] });
+      void client.invalidateQueries({ queryKey: ["schema-versions", answer.version.subject] });
+      void client.invalidateQueries({ queryKey: ["schema-diff", answer.version.subject] });
+    },
   });
 }

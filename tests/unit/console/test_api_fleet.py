@@ -163,6 +163,56 @@ def test_labels_are_saved_read_back_replaced_and_recorded(api, spec):
     assert api.post(CHANNELS, {"name": "bare", "spec": spec}, format="json").json()["labels"] == {}
 
 
+def test_labels_alone_make_no_revision_and_leave_the_deployed_one(api, spec, runtime):
+    """The channel page saves labels on their own: not part of the spec, so no revision, no
+    drift, the running connector untouched; only editors may."""
+    api.post(CHANNELS, {"name": "orders", "spec": spec}, format="json")
+    assert api.post(f"{CHANNELS}orders/start", format="json").status_code == 202
+    before = api.get(f"{CHANNELS}orders/").json()
+
+    changed = api.patch(
+        f"{CHANNELS}orders/", {"labels": {"team": "payments", "tier": ""}}, format="json"
+    )
+
+    assert changed.status_code == 200, changed.content
+    after = changed.json()
+    assert after["labels"] == {"team": "payments", "tier": ""}
+    assert (after["revision"], after["deployed_revision"], after["drift"]) == (
+        before["revision"],
+        before["deployed_revision"],
+        False,
+    )
+    assert Channel.objects.get(name="orders").revisions.count() == 1
+    assert after["target_state"] == before["target_state"] == "RUNNING"
+
+
+@pytest.mark.parametrize(("role", "status"), [(VIEWER, 403), (OPERATOR, 403), (EDITOR, 200)])
+def test_only_editors_change_labels(api, spec, django_user_model, role, status):
+    api.post(CHANNELS, {"name": "orders", "spec": spec}, format="json")
+    bob = django_user_model.objects.create_user("bob", password="s3cret-pass")
+    grant_role(bob, role)
+    client = APIClient()
+    client.force_authenticate(bob)
+
+    response = client.patch(f"{CHANNELS}orders/", {"labels": {"team": "x"}}, format="json")
+
+    assert response.status_code == status, response.content
+    expected = {"team": "x"} if status == 200 else {}
+    assert Channel.objects.get(name="orders").labels == expected
+
+
+def test_a_bad_label_in_a_patch_is_a_400_at_its_key(api, spec):
+    api.post(CHANNELS, {"name": "orders", "spec": spec, "labels": {"a": "1"}}, format="json")
+
+    response = api.patch(
+        f"{CHANNELS}orders/", {"labels": {"team": "ok", "zone": "bad value"}}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert list(response.json()) == ["labels.zone"]
+    assert Channel.objects.get(name="orders").labels == {"a": "1"}
+
+
 @pytest.mark.parametrize(
     ("labels", "paths"),
     [

@@ -1,4 +1,5 @@
-"""``POST /api/v1/event-patterns/test-rules``: which of a bus's rules an event goes to, and
+"""``POST /api/v1/event-patterns/test-rules``: which of a bus's rules an event reaches the
+sinks of (patterns, switches and the rules' own filters; other transforms undecided), and
 every conformance vector run through it as rules of one bus."""
 
 from __future__ import annotations
@@ -31,9 +32,22 @@ def post(client, body: Any):
     return client.generic("POST", URL, json.dumps(body), content_type="application/json")
 
 
-def results(response) -> dict[str, bool]:
+def results(response) -> dict[str, bool | None]:
     assert response.status_code == 200, response.json()
     return {item["rule"]: item["matched"] for item in response.json()["results"]}
+
+
+def verdicts(response) -> dict[str, tuple[str, str]]:
+    assert response.status_code == 200, response.json()
+    return {item["rule"]: (item["verdict"], item["stage"]) for item in response.json()["results"]}
+
+
+def filter_stage(pattern: Any) -> dict[str, Any]:
+    return {"type": "filter", "config": {"pattern": pattern}}
+
+
+US = {"data": {"region": ["us"]}}
+EU = {"data": {"region": ["eu"]}}
 
 
 def test_an_event_goes_to_every_enabled_rule_it_matches(api):
@@ -47,13 +61,21 @@ def test_an_event_goes_to_every_enabled_rule_it_matches(api):
 
     response = post(api, {"rules": rules, "event": ORDER})
 
+    matched = {"verdict": "matched", "pattern_matched": True, "stage": "", "reason": ""}
     assert response.json() == {
         "results": [
-            {"rule": "big-orders", "matched": True},
-            {"rule": "eu-orders", "matched": False},
-            {"rule": "everything", "matched": True},
-            {"rule": "also-null", "matched": True},
-            {"rule": "created", "matched": True},
+            {"rule": "big-orders", "matched": True, **matched},
+            {
+                "rule": "eu-orders",
+                "matched": False,
+                "verdict": "no_match",
+                "pattern_matched": False,
+                "stage": "",
+                "reason": "Its pattern does not match the event.",
+            },
+            {"rule": "everything", "matched": True, **matched},
+            {"rule": "also-null", "matched": True, **matched},
+            {"rule": "created", "matched": True, **matched},
         ]
     }
 
@@ -78,11 +100,104 @@ def test_a_rule_may_be_sent_as_it_stands_in_the_spec(api):
         "description": "over 100",
         "enabled": True,
         "pattern": {"data": {"amount": [{"numeric": [">=", 120]}]}},
-        "transforms": [{"type": "unknown", "config": {"not": "read"}}],
-        "sinks": [{"type": "kafka", "config": {}}],
+        "transforms": [filter_stage(US)],
+        "sinks": [{"type": "kafka", "config": {"not": "read"}}],
     }
 
     assert results(post(api, {"rules": [rule], "event": ORDER})) == {"big-orders": True}
+
+
+def test_a_rules_own_filter_that_drops_the_event_is_no_match(api):
+    """The issue's "a US order matches 2 of 2 rules": the EU branch's filter drops it."""
+    rules = [
+        {"name": "eu", "transforms": [filter_stage(EU)]},
+        {
+            "name": "us",
+            "transforms": [filter_stage(US), filter_stage({"type": [{"prefix": "com."}]})],
+        },
+        {
+            "name": "us-then-big",
+            "transforms": [
+                filter_stage(US),
+                filter_stage({"data": {"amount": [{"numeric": [">", 500]}]}}),
+            ],
+        },
+    ]
+
+    response = post(api, {"rules": rules, "event": ORDER})
+
+    assert results(response) == {"eu": False, "us": True, "us-then-big": False}
+    assert verdicts(response) == {
+        "eu": ("dropped", "transforms[0]"),
+        "us": ("matched", ""),
+        "us-then-big": ("dropped", "transforms[1]"),
+    }
+    reasons = {item["rule"]: item["reason"] for item in response.json()["results"]}
+    assert reasons["eu"] == "Its pattern matches; its filter (transform 1) drops the event."
+    assert reasons["us"] == "Its pattern matches and its 2 filters keep the event."
+
+
+def test_a_transform_only_spark_runs_leaves_the_rule_undecided(api):
+    """Nothing is guessed past a transform without a Python twin: not even a filter after it
+    that would drop the event as sent."""
+    rules = [
+        {"name": "masked", "transforms": [{"type": "mask", "config": {"fields": ["data.card"]}}]},
+        {
+            "name": "filter-then-sql",
+            "transforms": [filter_stage(US), {"type": "sql", "config": {}}, filter_stage(EU)],
+        },
+        {"name": "filter-drops-first", "transforms": [filter_stage(EU), {"type": "mask"}]},
+        {"name": "pattern-fails-first", "pattern": EU, "transforms": [{"type": "mask"}]},
+    ]
+
+    response = post(api, {"rules": rules, "event": ORDER})
+
+    assert results(response) == {
+        "masked": None,
+        "filter-then-sql": None,
+        "filter-drops-first": False,
+        "pattern-fails-first": False,
+    }
+    assert verdicts(response) == {
+        "masked": ("undecided", "transforms[0]"),
+        "filter-then-sql": ("undecided", "transforms[1]"),
+        "filter-drops-first": ("dropped", "transforms[0]"),
+        "pattern-fails-first": ("no_match", ""),
+    }
+    reason = response.json()["results"][1]["reason"]
+    assert reason == (
+        "Its pattern matches, but its transform 2 (sql) runs only in Spark: whether the "
+        "event reaches the sinks is not decided here."
+    )
+
+
+def test_a_disabled_rule_is_not_matched_whatever_its_transforms(api):
+    rules = [{"name": "off", "enabled": False, "transforms": [{"type": "mask"}]}]
+
+    response = post(api, {"rules": rules, "event": ORDER})
+
+    assert verdicts(response) == {"off": ("disabled", "")}
+    assert results(response) == {"off": False}
+
+
+def test_an_invalid_filter_of_a_rule_is_located_at_its_pattern(api):
+    rules = [
+        {"name": "ok", "transforms": [filter_stage(US)]},
+        {"name": "bad", "transforms": [{"type": "mask"}, filter_stage({"source": "aws.ec2"})]},
+        {"name": "no-type", "transforms": [{"config": {}}]},
+        {"name": "not-list", "transforms": {"type": "filter"}},
+    ]
+
+    response = post(api, {"rules": rules, "event": ORDER})
+
+    assert response.status_code == 400
+    body = response.json()
+    assert sorted(body) == [
+        "rules[1].transforms[1].config.pattern",
+        "rules[2].transforms[0].type",
+        "rules[3].transforms",
+    ]
+    assert body["rules[1].transforms[1].config.pattern"][0].startswith("source: ")
 
 
 def test_errors_are_located_at_the_rule_and_field(api):
@@ -203,6 +318,23 @@ def test_every_conformance_vector_through_the_rules_of_one_bus(api):
         for index, vector in enumerate(VECTORS):
             if json.dumps(vector["event"], sort_keys=True) == key:
                 assert found[f"v{index}"] is vector["matches"], (vector["id"], vector["note"])
+                checked += 1
+    assert checked == len(VECTORS)
+
+
+def test_every_conformance_vector_as_a_rules_filter(api):
+    """A rule's filter is decided by the same evaluator as its pattern: each vector's pattern
+    as the one filter of a rule without a pattern keeps exactly the events it matches."""
+    rules = [
+        {"name": f"f{i}", "transforms": [filter_stage(v["pattern"])]} for i, v in enumerate(VECTORS)
+    ]
+    checked = 0
+    for key, event in _events():
+        found = verdicts(post(api, {"rules": rules, "event": event}))
+        for index, vector in enumerate(VECTORS):
+            if json.dumps(vector["event"], sort_keys=True) == key:
+                expected = ("matched", "") if vector["matches"] else ("dropped", "transforms[0]")
+                assert found[f"f{index}"] == expected, (vector["id"], vector["note"])
                 checked += 1
     assert checked == len(VECTORS)
 

@@ -98,6 +98,8 @@ RULES = {
     ("schema-subject-versions", "get"): "view",
     ("schema-subject-diff", "get"): "view",
     ("schema-subject-shape", "get"): "view",
+    ("schema-subject-list", "post"): "edit",
+    ("schema-subject-check", "post"): "view",
 }
 
 #: Path arguments naming things that exist (see the ``world`` fixture).
@@ -179,6 +181,8 @@ def body_for(name: str, method: str, spec: dict) -> dict:
         return {"pattern": {"source": ["a"]}, "event": {"source": "a"}}
     if name == "event-pattern-test-rules":
         return {"rules": [{"name": "a", "pattern": {"source": ["a"]}}], "event": {"source": "a"}}
+    if name in ("schema-subject-list", "schema-subject-check") and method == "post":
+        return {"subject": "roles-value", "schema": '"string"'}
     if name == "channel-offsets-copy":
         return {"from_channel": "old"}
     if name == "channel-discovery":
