@@ -258,7 +258,11 @@ def test_redrive_writes_exactly_the_selected_originals_with_their_origin(
         }
     ]
     audit = AuditEvent.objects.get(action="channel.dead_letters.redrive")
-    assert (audit.object_id, audit.outcome, audit.changes) == ("shop", 202, {"ids": ids})
+    assert (audit.object_id, audit.outcome, audit.changes) == (
+        "shop",
+        202,
+        {"ids": ids, "confirm": True},
+    )
     assert scraped_redriven() == {"shop": 2.0}
 
 
