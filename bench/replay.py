@@ -129,6 +129,7 @@ class Bench:
                 {"topic": SOURCE, "partition": p, "offset": self.events // PARTITIONS}
                 for p in range(PARTITIONS)
             ],
+            "confirm": True,  # into the bench's own sink topic, which nobody else reads
         }
         run = self.call("POST", f"/channels/{NAME}/replays/", json=body)
         return str(run["id"])

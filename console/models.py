@@ -643,6 +643,21 @@ class ChannelRun(models.Model):
     expected = models.BigIntegerField(null=True, blank=True)
     events_read = models.BigIntegerField(default=0)
     events_written = models.BigIntegerField(default=0)
+    events_failed = models.BigIntegerField(
+        default=0,
+        help_text=(
+            "Events that failed again on their way through and went to the dead letters "
+            "(a run with any is FAILED: it did not do all it was asked)."
+        ),
+    )
+    targets = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The targets it writes into, as its confirmation named them (RunTarget).",
+    )
+    dead_letter_ids = models.JSONField(
+        default=list, blank=True, help_text="A redrive's dead letters (their ids)."
+    )
     created_by = models.CharField(max_length=150)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -47,7 +47,7 @@ from pipelines.spec.runs import (
     RunBounds,
 )
 
-__all__ = ["RunBounds", "bound_records", "read_run_records", "tag_events"]
+__all__ = ["RunBounds", "bound_records", "read_run_records", "run_batch_limit", "tag_events"]
 
 
 def read_run_records(
@@ -66,15 +66,30 @@ def read_run_records(
     if bounds.redrive:  # a redrive's origin is in its records' headers
         options["includeHeaders"] = "true"
     options["failOnDataLoss"] = "true"
-    # Batches of at most the window's size: the query is stopped once its progress reaches
-    # every end (``RunBounds.reached``), so it reads about the window and not, as the
-    # available-now trigger alone would, everything appended since the window.
-    limit = max(bounds.expected(), 1)
-    if "maxOffsetsPerTrigger" in options:
-        limit = min(limit, int(options["maxOffsetsPerTrigger"]))
-    options["maxOffsetsPerTrigger"] = str(limit)
+    configured = options.get("maxOffsetsPerTrigger")
+    options["maxOffsetsPerTrigger"] = str(
+        run_batch_limit(bounds.expected(), None if configured is None else int(configured))
+    )
     records = spark.readStream.format("kafka").options(**options).load()
     return bound_records(records, bounds)
+
+
+RUN_BATCHES = 10
+"""About how many batches a run's window is read in. A run's progress (offsets read) is
+known at each batch's end only: a window read in one batch showed "0 of 300 read" until it
+was all done, while a bus's deliveries, counted as they happen, already said 168."""
+MIN_RUN_BATCH = 100
+"""The fewest offsets a run's batch reads (a batch has a fixed cost of its own)."""
+
+
+def run_batch_limit(expected: int, configured: int | None = None) -> int:
+    """``maxOffsetsPerTrigger`` of a run of ``expected`` offsets: about a tenth of the
+    window (at least :data:`MIN_RUN_BATCH`), so its progress moves in steps, never more
+    than the window (the query is stopped once its progress reaches every end,
+    ``RunBounds.reached``: it reads about the window, not everything appended since, as the
+    available-now trigger alone would), nor more than the source's own limit."""
+    limit = max(1, min(expected, max(MIN_RUN_BATCH, -(-expected // RUN_BATCHES))))
+    return limit if configured is None else max(1, min(limit, configured))
 
 
 def bound_records(records: DataFrame, bounds: RunBounds) -> DataFrame:

@@ -154,13 +154,21 @@ def redrive_dead_letters(
     ids: Sequence[str] | None = None,
     filters: DeadLetterFilters | None = None,
     user: User | None = None,
+    confirm: bool = False,
 ) -> RedriveResult:
     """Redrive the dead letters ``ids`` names, or (``ids`` None) every one matching
     ``filters`` (at most :data:`MAX_REDRIVE`, the newest). Raises
     :class:`RedriveUnavailable` before writing anything when no run can be started,
-    :class:`InvalidRedrive` when nothing selected can be redriven, :class:`RuntimeUnavailable`
-    when Kafka fails."""
+    :class:`InvalidRedrive` when nothing selected can be redriven or the channel's live
+    targets were not confirmed (``confirm``, see :func:`console.services.runs.run_targets`),
+    :class:`RuntimeUnavailable` when Kafka fails."""
     start_redrive = redrive_starter()
+    if not confirm:
+        from console.services.runs import channel_targets, unconfirmed
+
+        targets = channel_targets(channel)
+        if any(target.live for target in targets):
+            raise InvalidRedrive(unconfirmed(targets, "redrive"))
     skipped: dict[str, str] = {}
     if ids is not None:
         found = get_dead_letters(channel, list(dict.fromkeys(ids)))
@@ -177,13 +185,94 @@ def redrive_dead_letters(
         raise InvalidRedrive({key: [f"nothing to redrive: {'; '.join(reasons)}"]})
     topic, start, end, count = write_redrive_records(channel, sendable)
     run = start_redrive(
-        channel, topic=topic, start_offsets=start, end_offsets=end, count=count, actor=user
+        channel,
+        topic=topic,
+        start_offsets=start,
+        end_offsets=end,
+        count=count,
+        actor=user,
+        dead_letter_ids=[letter.id for letter in sendable],
     )
     metrics.record_redriven(channel.name, count)
     logger.info(
         "redrive of %d dead letter(s) of channel %s to %s (%s)", count, channel.name, topic, start
     )
     return RedriveResult(topic, count, start, end, run, skipped)
+
+
+@dataclass(frozen=True)
+class Redriven:
+    """The latest redrive of one dead letter: what the list and detail mark it with."""
+
+    run: str
+    at: str | None
+    by: str
+    state: str
+    outcome: str
+    """``written``, ``failed again``, ``running``, ``cancelled`` … in plain words."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "at": self.at,
+            "by": self.by,
+            "state": self.state,
+            "outcome": self.outcome,
+        }
+
+
+REDRIVES_LOOKED_AT = 500
+"""The newest redrive runs of a channel whose letters are marked (older ones are not)."""
+
+
+def redrive_outcome(state: str, written: int, failed: int, error: str) -> str:
+    """A redrive run's outcome in words, for the letters it redrove."""
+    if state in ("PENDING", "RUNNING"):
+        return "running"
+    if state == "CANCELLED":
+        return "cancelled"
+    if failed:
+        return f"{failed} failed again, {written} written"
+    if state == "FAILED":
+        return f"failed: {error}" if error else "failed"
+    return f"{written} written"
+
+
+def redrives_of(channel: Channel, ids: Sequence[str]) -> dict[str, Redriven]:
+    """The latest redrive of each of ``ids`` that was redriven (by the channel's newest
+    :data:`REDRIVES_LOOKED_AT` redrive runs), keyed by id."""
+    from console.models import ChannelRun
+
+    wanted = set(ids)
+    found: dict[str, Redriven] = {}
+    runs = (
+        ChannelRun.objects.filter(channel=channel, kind="redrive")
+        .order_by("-created_at")
+        .only(
+            "id",
+            "created_at",
+            "created_by",
+            "state",
+            "events_written",
+            "events_failed",
+            "error",
+            "dead_letter_ids",
+        )[:REDRIVES_LOOKED_AT]
+    )
+    for run in runs:
+        for letter_id in set(run.dead_letter_ids or []) & wanted:
+            if letter_id in found:
+                continue  # a newer run redrove it since
+            found[letter_id] = Redriven(
+                run=str(run.id),
+                at=run.created_at.isoformat().replace("+00:00", "Z"),
+                by=run.created_by,
+                state=str(run.state),
+                outcome=redrive_outcome(
+                    str(run.state), run.events_written, run.events_failed, run.error
+                ),
+            )
+    return found
 
 
 def redrive_starter() -> Callable[..., Any]:

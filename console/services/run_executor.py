@@ -19,6 +19,9 @@ follows it first (:func:`follow_now`), so neither waits for a pass:
   connector's per-partition positions; ``events_written`` the sink's count. Its available-now
   query finishing makes it ``SUCCEEDED``; its failure ``FAILED`` (the trace's error line).
   A run whose worker died is assigned to a live one (it resumes from its checkpoint).
+  ``events_failed`` is the events that failed on the way and became dead letters (again);
+  a finished run with any is ``FAILED`` with the count (:func:`run_outcome`), not
+  ``SUCCEEDED``.
 * finished (``SUCCEEDED``, ``FAILED``, ``CANCELLED``) - its connector is stopped, then
   deleted from the runtime with its checkpoint.
 """
@@ -293,13 +296,22 @@ def _follow(
     bounds = run_bounds(run)
     done, total = run_progress(bounds, _positions(status))
     written = _written(status)
+    failed = int(status.dead_letters or 0)
     fields = []
     if status.state == runtime_states.State.FAILED:
         return _finish(
-            run, RunState.FAILED, summarize_trace(status.trace), progress=(done, written)
+            run,
+            RunState.FAILED,
+            summarize_trace(status.trace),
+            progress=(done, written),
+            failed=failed,
         )
     if status.state == runtime_states.State.STOPPED and status.finished:
-        return _finish(run, RunState.SUCCEEDED, "", progress=(total, written))
+        state, error = run_outcome(str(run.kind), total, failed)
+        return _finish(run, state, error, progress=(total, written), failed=failed)
+    if failed != run.events_failed:
+        run.events_failed = failed
+        fields.append("events_failed")
     if done != run.events_read:
         run.events_read = done
         fields.append("events_read")
@@ -314,6 +326,24 @@ def _follow(
     return 0
 
 
+def run_outcome(kind: str, read: int, failed: int) -> tuple[RunState, str]:
+    """How a run whose query read its whole window ends: ``SUCCEEDED`` when every event
+    went through, else ``FAILED`` with the count (a redrive whose letters fail again did not
+    do what it was asked; they are dead letters again, under new ids)."""
+    if failed <= 0:
+        return RunState.SUCCEEDED, ""
+    events = "event" if read == 1 else "events"
+    if kind == "redrive":
+        return RunState.FAILED, (
+            f"{failed} of {read} redriven {events} failed again: they are new dead letters "
+            "(or were skipped, as the channel's error policy says); fix the cause first"
+        )
+    return RunState.FAILED, (
+        f"{failed} of {read} replayed {events} failed: they went to the dead letters "
+        "(or were skipped, as the channel's error policy says)"
+    )
+
+
 def _finish(
     run: ChannelRun,
     state: RunState,
@@ -321,10 +351,13 @@ def _finish(
     *,
     started: bool = False,
     progress: tuple[int, int | None] | None = None,
+    failed: int | None = None,
 ) -> int:
     """Move an unfinished run to the final ``state`` (unless it was cancelled meanwhile)."""
     now = timezone.now()
     values: dict[str, Any] = {"state": state, "finished_at": now, "error": error[:2000]}
+    if failed is not None:
+        values["events_failed"] = failed
     if started:
         values["started_at"] = now
     if progress is not None:

@@ -11,10 +11,17 @@ A run reads with its own checkpoint and consumer identity (never the live query'
 event it writes carries the CloudEvents extension ``sluicereplay`` = the run id and
 ``sluicerun`` = its kind. What only the channel can tell about a request (a window in the
 future, a source without offsets) raises :class:`InvalidRun`, keyed by field paths.
+
+A run writes into the same targets as the live channel: their consumers get the events a
+second time. :func:`run_targets` says which targets those are and how each marks a run's
+events (:func:`target_of`); a run into a live target starts only when its request says
+``confirm`` (else :class:`InvalidRun` on ``confirm``, naming them), so neither a person nor
+a script writes duplicates into a production topic by accident.
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -28,6 +35,7 @@ from console.models import Channel, ChannelRun, Revision
 from console.services.errors import InvalidTransition, ServiceError
 from console.services.ingest import with_ingest_fields
 from console.services.lifecycle import actor_for as _user_actor
+from pipelines.http_client import display_url
 
 #: Sources a run can read again: Kafka topics, and HTTP ingestion's own topic.
 REPLAYABLE_SOURCES = ("kafka", "http")
@@ -44,6 +52,109 @@ class InvalidRun(ServiceError):
     def __init__(self, errors: dict[str, list[str]]) -> None:
         super().__init__("invalid run request")
         self.errors = errors
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """One target a run writes into, as the confirmation names it."""
+
+    rule: str | None
+    """The bus rule it belongs to (None: the channel's sink)."""
+    type: str
+    """The sink plugin: kafka, http, jdbc, files, preview."""
+    where: str
+    """What it writes to: ``topic orders-out``, ``POST https://…/hook``, ``table orders``."""
+    live: bool
+    """Whether others read it (every target but the console's own live tail, ``preview``)."""
+    marked: str
+    """How a run's events are marked there, or that they are not."""
+
+    def label(self) -> str:
+        """``kafka topic orders-out`` (``rule eu: …`` for a bus's target)."""
+        text = f"{self.type} {self.where}"
+        return f"rule {self.rule}: {text}" if self.rule else text
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "name": self.label()}
+
+
+_MARKS = f"{RUN_ID_EXTENSION} (the run id) and {RUN_KIND_EXTENSION} (replay or redrive)"
+
+
+def _kafka_target(config: dict[str, Any]) -> tuple[str, str]:
+    fmt = config.get("format", "json")
+    where = f"topic {config.get('topic', '?')}"
+    if config.get("topic_field"):
+        where += f" (or the topic in {config['topic_field']})"
+    if fmt == "cloudevents":
+        return where, f"CloudEvents extension attributes {_MARKS} in each record's event"
+    if fmt == "cloudevents-binary":
+        return where, f"record headers ce_{RUN_ID_EXTENSION} and ce_{RUN_KIND_EXTENSION}"
+    return where, f"record headers {_MARKS}"
+
+
+def _http_target(config: dict[str, Any]) -> tuple[str, str]:
+    body = config.get("body", "cloudevents")
+    where = f"{config.get('method', 'POST')} {display_url(str(config.get('url', '?')))}"
+    if body == "cloudevents":
+        return where, f"CloudEvents extension attributes {_MARKS} in each request's event"
+    if body == "cloudevents-binary":
+        return where, f"request headers ce-{RUN_ID_EXTENSION} and ce-{RUN_KIND_EXTENSION}"
+    return where, f"request headers {_MARKS}"
+
+
+def _stored_target(kind: str, config: dict[str, Any], default: str) -> tuple[str, str]:
+    where = f"table {config.get('table', '?')}" if kind == "jdbc" else f"{config.get('path', '?')}"
+    if config.get("content", default) == "cloudevents":
+        return where, f"members {_MARKS} of each stored event"
+    upsert = " (rows are upserted by event id: a replayed event rewrites its row)"
+    return where, "not marked: only the data is stored" + (upsert if kind == "jdbc" else "")
+
+
+def target_of(sink: dict[str, Any], rule: str | None = None) -> RunTarget:
+    """What a sink of a spec is as a run's target (see :class:`RunTarget`)."""
+    kind = str(sink.get("type", "?"))
+    config = dict(sink.get("config") or {})
+    if kind == "kafka":
+        where, marked = _kafka_target(config)
+    elif kind == "http":
+        where, marked = _http_target(config)
+    elif kind == "jdbc":
+        where, marked = _stored_target(kind, config, "cloudevents")
+    elif kind == "files":
+        where, marked = _stored_target(kind, config, "data")
+    elif kind == "preview":
+        return RunTarget(rule, kind, "the console's live tail", False, f"extensions {_MARKS}")
+    else:
+        where, marked = "", "not marked"
+    return RunTarget(rule, kind, where, True, marked)
+
+
+def run_targets(spec: dict[str, Any]) -> list[RunTarget]:
+    """Every target a run of ``spec`` writes into: the sink, or each bus rule's sinks."""
+    if spec.get("rules"):
+        return [
+            target_of(sink, str(rule.get("name")))
+            for rule in spec["rules"]
+            for sink in rule.get("sinks") or []
+        ]
+    return [target_of(spec["sink"])] if spec.get("sink") else []
+
+
+def channel_targets(channel: Channel) -> list[RunTarget]:
+    """The targets a run of ``channel`` (its current spec) would write into now."""
+    return run_targets(_spec(channel)[1])
+
+
+def unconfirmed(targets: list[RunTarget], verb: str) -> dict[str, list[str]]:
+    """The error of a run request into live ``targets`` without ``confirm``."""
+    live = [target.label() for target in targets if target.live]
+    return {
+        "confirm": [
+            f"This {verb} writes into live targets their consumers read: {'; '.join(live)}. "
+            "They get these events a second time. Send confirm: true to write into them."
+        ]
+    }
 
 
 def actor_for(user: User | None, actor: str | None = None) -> str:
@@ -112,13 +223,18 @@ def start_replay(
     end_offsets: list[dict[str, Any]] | None = None,
     user: User | None = None,
     actor: str | None = None,
+    confirm: bool = False,
 ) -> ChannelRun:
     """Record a replay of ``[window_start, window_end)`` (or of ``[start_offsets,
     end_offsets)`` per partition) through the channel's current spec. The API's serializer
-    checks the request's shape; this checks it against the channel and the clock."""
+    checks the request's shape; this checks it against the channel and the clock, and
+    that a replay into live targets was confirmed (``confirm``)."""
     revision, spec = _spec(channel)
     _replayable(channel, spec)
     errors: dict[str, list[str]] = {}
+    targets = run_targets(spec)
+    if not confirm and any(target.live for target in targets):
+        errors |= unconfirmed(targets, "replay")
     now = timezone.now()
     by_time = window_start is not None or window_end is not None
     if by_time:
@@ -161,6 +277,7 @@ def start_replay(
         end_offsets=ends,
         expected=expected,
         created_by=actor_for(user, actor),
+        targets=[target.to_json() for target in targets],
     )
     return _started(run)
 
@@ -173,17 +290,20 @@ def start_redrive(
     end_offsets: dict[int, int],
     count: int,
     actor: Any,
+    dead_letter_ids: list[str] | None = None,
 ) -> ChannelRun:
     """The dead-letter redrive's hand-off (COMMON.md's contract): a bounded run of the
     channel's current spec over exactly ``[start_offsets, end_offsets)`` of ``topic``
-    (``count`` records). ``actor`` is a :class:`User` or a name."""
+    (``count`` records, the originals of ``dead_letter_ids``, which the dead-letter list
+    then marks as redriven by this run). ``actor`` is a :class:`User` or a name. The
+    redrive confirmed its live targets before it wrote the records."""
     if set(start_offsets) != set(end_offsets):
         raise ValueError("start_offsets and end_offsets must name the same partitions")
     if any(end_offsets[p] < start_offsets[p] for p in start_offsets):
         raise ValueError("an end offset before its start")
     if count < 0:
         raise ValueError("count must be 0 or more")
-    revision, _ = _spec(channel)
+    revision, spec = _spec(channel)
     user = actor if isinstance(actor, User) else None
     name = None if user is not None else str(actor or "system")
     run = ChannelRun.objects.create(
@@ -195,6 +315,8 @@ def start_redrive(
         end_offsets={topic: {str(p): int(o) for p, o in end_offsets.items()}},
         expected=count,
         created_by=actor_for(user, name),
+        dead_letter_ids=list(dead_letter_ids or []),
+        targets=[target.to_json() for target in run_targets(spec)],
     )
     return _started(run)
 

@@ -9,7 +9,9 @@ Per micro-batch (``foreachBatch``), in three steps:
    * ``cloudevents`` - the whole event as structured CloudEvents JSON, ``Content-Type:
      application/cloudevents+json; charset=UTF-8``;
    * ``data`` - the data as JSON, ``Content-Type: application/json`` (an event without data
-     is sent with an empty body and no Content-Type);
+     is sent with an empty body and no Content-Type); a replayed or redriven event's marks,
+     which the body alone would drop, as the headers ``sluicereplay`` (the run id) and
+     ``sluicerun`` (``replay`` or ``redrive``), see :data:`pipelines.spec.runs.RUN_MARKERS`;
    * ``cloudevents-binary`` - CloudEvents HTTP binding, binary mode: the data as the body (a
      string under a non-JSON ``datacontenttype`` such as ``text/plain`` as the text itself,
      else JSON), ``Content-Type`` = ``datacontenttype`` (``application/json`` when it is
@@ -71,6 +73,7 @@ from pipelines import native
 from pipelines.cloudevents import (
     JSON_CONTENT_TYPE,
     STRUCTURED_CONTENT_TYPE,
+    attribute_sql,
     binary_data_sql,
     event_json,
     time_text_sql,
@@ -82,6 +85,7 @@ from pipelines.http_client import display_url as display_url  # this sink's API 
 from pipelines.net import AllowList, allow_list
 from pipelines.sources.kafka import JSON_MEDIA_TYPE
 from pipelines.spec.configs.http_sink import HttpSinkConfig
+from pipelines.spec.runs import RUN_MARKERS
 from pipelines.sql import sql_string
 
 STAGE = "sink"
@@ -229,6 +233,9 @@ def events_to_requests(events: DataFrame, config: HttpSinkConfig) -> DataFrame:
             f"CASE WHEN data IS NULL THEN CAST(map() AS map<string,string>) "
             f"ELSE map('Content-Type', {sql_string(JSON_CONTENT_TYPE)}) END"
         )
+        headers = F.when(F.size("extensions") == 0, headers).otherwise(
+            F.map_concat(headers, F.expr(_RUN_MARKS_SQL))
+        )
     else:
         body, headers = F.expr(_BINARY_BODY_SQL), F.expr(_binary_headers_sql())
     return with_event.select(
@@ -246,6 +253,15 @@ def events_to_requests(events: DataFrame, config: HttpSinkConfig) -> DataFrame:
 
 
 _BINARY_BODY_SQL = binary_data_sql(JSON_MEDIA_TYPE)
+_RUN_MARKS_SQL = (
+    "map_from_entries(filter(array("
+    + ", ".join(
+        f"named_struct('key', {sql_string(name)}, 'value', {variant_text_sql(attribute_sql(name))})"
+        for name in RUN_MARKERS
+    )
+    + "), h -> h.value IS NOT NULL))"
+)
+"""A run's marks the event carries, as headers (the ``data`` body drops its extensions)."""
 
 
 def _binary_headers_sql() -> str:

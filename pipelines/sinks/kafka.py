@@ -16,7 +16,10 @@ Each record gets:
   ``application/cloudevents+json; charset=UTF-8`` (structured mode), or in binary mode the
   event's ``datacontenttype`` (no header when it has none) plus one ``ce_<name>`` header per
   attribute and extension that is set (``ce_time`` as RFC 3339 UTC; non-string extension
-  values as JSON text).
+  values as JSON text). The formats that write the data alone (``json``, ``avro``,
+  ``protobuf``, ``json-schema``) would drop a replay's or redrive's marks with the rest of the
+  event, so a run's events get them as headers of their own: ``sluicereplay`` (the run id)
+  and ``sluicerun`` (``replay`` or ``redrive``), see :data:`pipelines.spec.runs.RUN_MARKERS`.
 
 Serialization is a pure function (:func:`events_to_kafka_records`); writing is a thin edge.
 """
@@ -46,6 +49,7 @@ from pipelines.plan import computed_once
 from pipelines.sources.kafka import JSON_MEDIA_TYPE
 from pipelines.spec.configs import KafkaSinkConfig
 from pipelines.spec.configs.schema_registry import WIRE_FORMATS, default_subject
+from pipelines.spec.runs import RUN_MARKERS
 from pipelines.sql import sql_string
 
 if TYPE_CHECKING:
@@ -75,7 +79,9 @@ def events_to_kafka_records(
         writer = sink_wire_writer(events.sparkSession, config)
         struct = F.col(WIRE_STRUCT) if WIRE_STRUCT in events.columns else None
         value = writer.value(native.to_json(events, "data"), struct)
-        headers = F.array(_header(CONTENT_TYPE_HEADER, F.lit(WIRE_CONTENT_TYPES[config.format])))
+        headers = _with_run_marks(
+            F.array(_header(CONTENT_TYPE_HEADER, F.lit(WIRE_CONTENT_TYPES[config.format])))
+        )
     elif config.format == "cloudevents-binary":
         value, headers = F.expr(_BINARY_VALUE_SQL), F.expr(_binary_headers_sql())
     elif config.format == "cloudevents":
@@ -83,7 +89,7 @@ def events_to_kafka_records(
         headers = F.array(_header(CONTENT_TYPE_HEADER, F.lit(STRUCTURED_CONTENT_TYPE)))
     else:
         value = native.to_json(events, "data")
-        headers = F.array(_header(CONTENT_TYPE_HEADER, F.lit(JSON_CONTENT_TYPE)))
+        headers = _with_run_marks(F.array(_header(CONTENT_TYPE_HEADER, F.lit(JSON_CONTENT_TYPE))))
     key = F.coalesce(*_field_text(config.key_field), _text(PARTITION_KEY), F.col("id"))
     records = events.select(
         (record_topic(config) if topic is None else topic).alias("topic"),
@@ -190,6 +196,18 @@ def _text(extension: str) -> Column:
 
 def _header(key: str, value: Column) -> Column:
     return F.struct(F.lit(key).alias("key"), value.cast("binary").alias("value"))
+
+
+def _with_run_marks(headers: Column) -> Column:
+    """``headers`` plus one header per run mark the event carries (a replayed or redriven
+    event's :data:`~pipelines.spec.runs.RUN_MARKERS`, which a format writing the data alone
+    would otherwise drop). A live event has no extensions at all: its headers stay as they
+    are, without the filter's lambda (evaluated row by row outside Spark's generated code)."""
+    marks = F.filter(
+        F.array(*(_header(name, _text(name)) for name in RUN_MARKERS)),
+        lambda header: header["value"].isNotNull(),
+    )
+    return F.when(F.size("extensions") == 0, headers).otherwise(F.concat(headers, marks))
 
 
 _BINARY_VALUE_SQL = binary_data_sql(JSON_MEDIA_TYPE)

@@ -13,6 +13,11 @@ from typing import Any
 
 RUN_ID_EXTENSION = "sluicereplay"
 RUN_KIND_EXTENSION = "sluicerun"
+RUN_MARKERS = (RUN_ID_EXTENSION, RUN_KIND_EXTENSION)
+"""The two marks of every event a run writes: the run's id and its kind (``replay`` or
+``redrive``). A CloudEvents format carries them as extension attributes; a sink writing the
+data alone (Kafka ``json`` and the schema formats, HTTP ``data``) as headers of these names
+(:mod:`pipelines.sinks.kafka`, :mod:`pipelines.sinks.http`)."""
 RUN_KINDS = ("replay", "redrive")
 HEADER_ORIGIN_TOPIC = "sluice-origin-topic"
 HEADER_ORIGIN_PARTITION = "sluice-origin-partition"

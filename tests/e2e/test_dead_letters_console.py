@@ -1,8 +1,12 @@
 """The dead-letter view in real headless Chromium (frontend/e2e/dead-letters.e2e.mjs): a
 channel's bad cast makes dead letters on the real stack; the dead-letter card leads to them,
 a filter narrows them, one opens with its error, origin and event, two are redriven after a
-confirmation. Screenshots (dead-letters.png, dead-letters-redrive.png) and the axe report in
-test-artifacts/e2e/."""
+confirmation that names the live target it writes into. Their cast fails again, so the redrive
+run ends FAILED with the count (not SUCCEEDED), and the two are marked as redriven with that
+outcome; a second redrive of one warns first. The Replays panel's confirmation names the
+target too. Screenshots (dead-letters.png, dead-letters-confirm.png,
+dead-letters-redrive.png, dead-letters-redrive-again.png, replay-confirm.png) and the axe
+report in test-artifacts/e2e/."""
 
 from __future__ import annotations
 
@@ -91,6 +95,7 @@ def test_dead_letters_inspected_and_redriven_in_the_browser(
         "E2E_ARTIFACTS": str(shots),
         "E2E_CHANNEL": channel,
         "E2E_CAST_ERRORS": str(len(UNCASTABLE)),
+        "E2E_SINK_TOPIC": f"{source}-out",
         "CHROMIUM": browser_tools["chromium"],
     }
     result = subprocess.run(
@@ -111,4 +116,20 @@ def test_dead_letters_inspected_and_redriven_in_the_browser(
         assert "Redrive failed" in line and "start_redrive is missing" in line, line
     else:
         assert "Redrove 2 dead letter(s) through sluice-redrive." in line, line
+        # The cast still fails: the letters fail again, which is no success.
+        runs_url = f"{stack.api}/channels/{channel}/replays/"
+        run = wait_until(
+            lambda: (
+                (r := http.get(runs_url, timeout=30).json()["results"][0])["state"]
+                in ("SUCCEEDED", "FAILED", "CANCELLED")
+                and r
+            ),
+            120,
+            what="the redrive run to end",
+        )
+        assert run["kind"] == "redrive" and run["state"] == "FAILED", run
+        assert run["events_failed"] == 2 and run["events_written"] == 0, run
+        assert run["error"].startswith("2 of 2 redriven events failed again"), run
+        mark = next(x for x in result.stdout.splitlines() if x.startswith("MARK "))
+        assert "Redriven " in mark and f"(run {run['id'][:8]})" in mark, mark
     assert http.post(f"{stack.api}/channels/{channel}/stop", timeout=10).status_code == 202

@@ -1,16 +1,21 @@
 """Dead letters you can act on, on the real stack: a bad cast makes dead letters in a Kafka
 topic and in a files directory; the API lists them with their error, stage and origin,
-filters them, shows one in full; after the spec is fixed, a redrive of all of them delivers
-each once (with wip-replay's redrive run; without it, the redrive is refused, nothing
-written)."""
+filters them, shows one in full; after the spec is fixed, a redrive of all of them is refused
+until it is confirmed (the refusal names the live target), then delivers each once, marked as
+redriven in the sink's own format (record headers ``sluicereplay`` / ``sluicerun`` for the
+``json`` format), and the letters are marked as redriven by the run (with wip-replay's redrive
+run; without it, the redrive is refused, nothing written)."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import time
+import uuid
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Consumer
 
 from tests.integration.conftest import Stack
 from tests.integration.test_walking_skeleton import (
@@ -57,6 +62,34 @@ def listed(http, url: str, expected: int, what: str) -> dict:
         return body if body.get("count") == expected else None
 
     return wait_until(found, 90, what=what)
+
+
+def records_with_headers(bootstrap: str, topic: str, expected: int, timeout: float) -> list:
+    """``(value, {header: text})`` of ``topic``'s records, once ``expected`` arrived (then
+    5 s more to catch extras)."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"check-{uuid.uuid4().hex}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    found: list = []
+    deadline, settle = time.monotonic() + timeout, None
+    try:
+        while time.monotonic() < (settle or deadline):
+            message = consumer.poll(0.5)
+            if message is None or message.error():
+                continue
+            headers = {k: (v or b"").decode() for k, v in (message.headers() or [])}
+            found.append((json.loads(message.value()), headers))
+            if len(found) >= expected and settle is None:
+                settle = time.monotonic() + 5
+    finally:
+        consumer.close()
+    return found
 
 
 def test_dead_letters_are_listed_filtered_inspected_and_redriven(stack: Stack, files_root: Path):
@@ -133,11 +166,14 @@ def test_dead_letters_are_listed_filtered_inspected_and_redriven(stack: Stack, f
         timeout=10,
     )
     assert fixed.status_code == 200, fixed.text
-    redrive = http.post(
-        f"{stack.api}/channels/{name}/dead-letters/redrive",
-        json={"all": True, "error_class": "CastError"},
-        timeout=60,
-    )
+    redrive_url = f"{stack.api}/channels/{name}/dead-letters/redrive"
+    selection = {"all": True, "error_class": "CastError"}
+    if importlib.util.find_spec("console.services.runs") is not None:
+        # Unconfirmed, it writes nothing and names the live target it would write into.
+        refused = http.post(redrive_url, json=selection, timeout=60)
+        assert refused.status_code == 400, refused.text
+        assert f"kafka topic {sink}" in refused.json()["confirm"][0]
+    redrive = http.post(redrive_url, json={**selection, "confirm": True}, timeout=60)
     if importlib.util.find_spec("console.services.runs") is None:
         # wip-replay's redrive run is not in this checkout: refused, nothing written.
         assert redrive.status_code == 503, redrive.text
@@ -145,8 +181,26 @@ def test_dead_letters_are_listed_filtered_inspected_and_redriven(stack: Stack, f
         return
     assert redrive.status_code == 202, redrive.text
     assert redrive.json()["count"] == len(UNCASTABLE)
-    values = [json.loads(v) for v in consume_all(stack.kafka, sink, good + len(UNCASTABLE), 300)]
-    seqs = sorted(v["seq"] for v in values)
+    run_id = redrive.json()["run"]["id"]
+    records = records_with_headers(stack.kafka, sink, good + len(UNCASTABLE), 300)
+    seqs = sorted(value["seq"] for value, _ in records)
     assert seqs == sorted(set(range(EVENTS)) - UNREADABLE), "each redriven event delivered once"
+    # The json format writes the data alone: the marks are record headers.
+    redriven = [(v, h) for v, h in records if "sluicereplay" in h]
+    assert sorted(v["seq"] for v, _ in redriven) == sorted(UNCASTABLE)
+    assert {(h["sluicereplay"], h["sluicerun"]) for _, h in redriven} == {(run_id, "redrive")}
+    run_url = f"{stack.api}/channels/{name}/replays/{run_id}/"
+    run = wait_until(
+        lambda: (r := http.get(run_url, timeout=30).json())["state"] != "RUNNING" and r,
+        120,
+        what="the redrive run to end",
+    )
+    assert run["state"] == "SUCCEEDED" and run["events_failed"] == 0, run
+    assert run["events_read"] == run["expected"] == len(UNCASTABLE), run
+    marked = http.get(
+        f"{stack.api}/channels/{name}/dead-letters/?error_class=CastError&limit=500", timeout=30
+    ).json()["results"]
+    assert {d["redriven"]["run"] for d in marked} == {run_id}
+    assert {d["redriven"]["outcome"] for d in marked} == {f"{len(UNCASTABLE)} written"}
     for channel in (name, f"{name}-files"):
         assert http.post(f"{stack.api}/channels/{channel}/stop", timeout=10).status_code == 202

@@ -126,7 +126,11 @@ def test_a_window_is_replayed_exactly_tagged_beside_the_live_channel(stack: Stac
     inside = [seq for seq in range(total) if BEFORE <= seq < BEFORE + INSIDE]
     window = {"start": rfc3339(stamps[inside[0]]), "end": rfc3339(stamps[inside[-1]] + 1)}
     started = time.monotonic()
-    answer = http.post(f"{stack.api}/channels/{NAME}/replays/", json={"window": window}, timeout=10)
+    answer = http.post(
+        f"{stack.api}/channels/{NAME}/replays/",
+        json={"window": window, "confirm": True},
+        timeout=10,
+    )
     assert answer.status_code == 201, answer.text
     run_id = answer.json()["id"]
     url = f"{stack.api}/channels/{NAME}/replays/{run_id}/"
@@ -162,7 +166,7 @@ def test_a_window_is_replayed_exactly_tagged_beside_the_live_channel(stack: Stac
     ends = [{"topic": SOURCE, "partition": p, "offset": 50} for p in range(PARTITIONS)]
     answer = http.post(
         f"{stack.api}/channels/{NAME}/replays/",
-        json={"start_offsets": offsets, "end_offsets": ends},
+        json={"start_offsets": offsets, "end_offsets": ends, "confirm": True},
         timeout=10,
     )
     assert answer.status_code == 201, answer.text

@@ -53,6 +53,14 @@ class OriginSerializer(serializers.Serializer):
     timestamp = serializers.CharField(allow_null=True, help_text="The record's timestamp.")
 
 
+class RedrivenSerializer(serializers.Serializer):
+    run = serializers.CharField(help_text="The redrive run's id (channels/{name}/replays/{id}/).")
+    at = serializers.DateTimeField(help_text="When it was redriven.")
+    by = serializers.CharField(help_text="Who redrove it.")
+    state = serializers.CharField(help_text="The run's state.")
+    outcome = serializers.CharField(help_text='The run\'s outcome in words ("1 failed again…").')
+
+
 class DeadLetterSummarySerializer(serializers.Serializer):
     """A dead letter as a list shows it."""
 
@@ -75,9 +83,16 @@ class DeadLetterSummarySerializer(serializers.Serializer):
     redrivable = serializers.BooleanField(
         help_text="It carries the original record, so it can be redriven."
     )
+    redriven = RedrivenSerializer(
+        allow_null=True,
+        help_text=(
+            "Its latest redrive (null: never redriven): when, by whom, the run and its "
+            "outcome. A letter that fails again is a new dead letter, with a new id."
+        ),
+    )
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
-        body = letter_body(instance)
+        body = letter_body(instance, self.context.get("redriven"))
         if len(body["message"]) > MAX_MESSAGE_IN_LIST:
             body["message"] = body["message"][:MAX_MESSAGE_IN_LIST] + "…"
         return body
@@ -96,14 +111,17 @@ class DeadLetterSerializer(DeadLetterSummarySerializer):
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
         return {
-            **letter_body(instance),
+            **letter_body(instance, self.context.get("redriven")),
             "payload": instance.payload,
             "event": instance.event,
             "location": instance.location,
         }
 
 
-def letter_body(letter: Any) -> dict[str, Any]:
+def letter_body(letter: Any, redriven: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A letter's fields; ``redriven`` maps letter ids to their latest redrive
+    (:class:`console.services.dead_letters.Redriven`)."""
+    mark = (redriven or {}).get(letter.id)
     return {
         "id": letter.id,
         "time": letter.time.isoformat().replace("+00:00", "Z") if letter.time else None,
@@ -120,6 +138,7 @@ def letter_body(letter: Any) -> dict[str, Any]:
             "timestamp": letter.origin_timestamp,
         },
         "redrivable": letter.payload is not None,
+        "redriven": None if mark is None else mark.to_json(),
     }
 
 
@@ -168,6 +187,15 @@ class RedriveRequestSerializer(DeadLetterFilterSerializer):
         default=False,
         help_text="Redrive every dead letter matching the filters (the newest 5000 at most).",
     )
+    confirm = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text=(
+            "Write into the channel's live targets (GET replays/targets names them). "
+            "Without it, a redrive into a live target is refused (400 on confirm) and "
+            "nothing is written."
+        ),
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         has_ids = "ids" in attrs
@@ -175,7 +203,7 @@ class RedriveRequestSerializer(DeadLetterFilterSerializer):
             raise serializers.ValidationError(
                 {"ids": ["give either ids or all: true (with filters), not both or neither"]}
             )
-        if has_ids and set(attrs) - {"ids", "all"}:
+        if has_ids and set(attrs) - {"ids", "all", "confirm"}:
             raise serializers.ValidationError(
                 {"ids": ["filters apply to all: true only; selected ids are taken as they are"]}
             )

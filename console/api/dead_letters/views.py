@@ -38,7 +38,12 @@ from console.api.pagination import LimitOffsetPagination
 from console.api.responses import QUERY_ERRORS, RUNTIME_DOWN, ErrorDetailSerializer
 from console.models import Channel
 from console.selectors.dead_letters import SCAN_LIMIT, get_dead_letter, list_dead_letters
-from console.services.dead_letters import InvalidRedrive, RedriveUnavailable, redrive_dead_letters
+from console.services.dead_letters import (
+    InvalidRedrive,
+    RedriveUnavailable,
+    redrive_dead_letters,
+    redrives_of,
+)
 
 OPERATE_DEAD_LETTERS = permissions.Need(permissions.OPERATE_CHANNEL, "redrive dead letters")
 SEE_DEAD_LETTERS = permissions.seeing(what="dead letters")
@@ -109,8 +114,9 @@ class DeadLetterViewSet(viewsets.GenericViewSet):
         scan = list_dead_letters(channel, query.filters())
         page = self.paginate_queryset(scan.letters)
         assert page is not None and self.paginator is not None  # pagination_class is set
+        redriven = redrives_of(channel, [letter.id for letter in page])
         response = self.paginator.get_paginated_response(
-            DeadLetterSummarySerializer(page, many=True).data
+            DeadLetterSummarySerializer(page, many=True, context={"redriven": redriven}).data
         )
         target = scan.target
         response.data["target"] = {
@@ -147,10 +153,12 @@ class DeadLetterViewSet(viewsets.GenericViewSet):
         },
     )
     def retrieve(self, request: Request, name: str, letter_id: str) -> Response:
-        letter = get_dead_letter(self.channel(), letter_id)
+        channel = self.channel()
+        letter = get_dead_letter(channel, letter_id)
         if letter is None:
             raise Http404(f"no dead letter {letter_id!r} in this channel's dead-letter target")
-        return Response(DeadLetterSerializer(letter).data)
+        redriven = redrives_of(channel, [letter.id])
+        return Response(DeadLetterSerializer(letter, context={"redriven": redriven}).data)
 
     @extend_schema(
         operation_id="channels_dead_letters_redrive",
@@ -162,7 +170,11 @@ class DeadLetterViewSet(viewsets.GenericViewSet):
             "redrive topic (`sluice-redrive.<channel>`, headers sluice-origin-topic, "
             "-partition, -offset, -timestamp and sluice-dead-letter-id), and a bounded "
             "redrive run of the channel's current spec processes exactly those records into "
-            "its sinks. Audited; counted in /metrics (sluice_dead_letters_redriven_total)."
+            "its sinks, each event marked `sluicereplay` = the run id and `sluicerun` = "
+            "`redrive`. Into live targets only with `confirm: true` (else 400 on `confirm`, "
+            "naming them, and nothing is written). Each letter is then marked `redriven` with "
+            "the run and its outcome; one that fails again is a new dead letter. Audited; "
+            "counted in /metrics (sluice_dead_letters_redriven_total)."
         ),
         request=RedriveRequestSerializer,
         responses={
@@ -197,6 +209,7 @@ class DeadLetterViewSet(viewsets.GenericViewSet):
                 filters=None if "ids" in data else filters_of(data),
                 # RolePermission refuses anonymous requests: request.user is a User.
                 user=cast(User, request.user),
+                confirm=data.get("confirm", False),
             )
         except RedriveUnavailable as exc:
             raise ServiceUnavailable(str(exc), code="redrive_unavailable") from exc

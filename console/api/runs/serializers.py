@@ -31,6 +31,15 @@ class ReplayRequestSerializer(serializers.Serializer):
     window = RunWindowSerializer(required=False)
     start_offsets = RunOffsetSerializer(many=True, required=False)
     end_offsets = RunOffsetSerializer(many=True, required=False)
+    confirm = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text=(
+            "Write into the channel's live targets (GET replays/targets names them): their "
+            "consumers get the events a second time. Without it, a replay into a live "
+            "target is refused (400 on confirm)."
+        ),
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         has_window = "window" in attrs
@@ -45,10 +54,34 @@ class ReplayRequestSerializer(serializers.Serializer):
         return attrs
 
 
+class RunTargetSerializer(serializers.Serializer):
+    """A target a run writes into (:class:`console.services.runs.RunTarget`)."""
+
+    rule = serializers.CharField(allow_null=True, help_text="A bus's rule; null: the sink.")
+    type = serializers.CharField(help_text="The sink plugin: kafka, http, jdbc, files, preview.")
+    where = serializers.CharField(help_text="Its topic, request URL (no query), table or path.")
+    live = serializers.BooleanField(help_text="Others read it (all but the console's live tail).")
+    marked = serializers.CharField(
+        help_text="How a run's events are marked there, or 'not marked'."
+    )
+    name = serializers.CharField(help_text="The words the confirmation names it with.")
+
+
+class RunTargetsSerializer(serializers.Serializer):
+    """What a replay or redrive of the channel would write into now."""
+
+    targets = RunTargetSerializer(many=True)
+    live = serializers.IntegerField(help_text="How many of them are live (need confirm).")
+
+
 class ChannelRunSerializer(serializers.ModelSerializer):
     channel = serializers.CharField(source="channel.name", read_only=True)
     progress = serializers.FloatField(read_only=True, help_text="Events read / expected, 0..1.")
     window = serializers.SerializerMethodField()
+    targets = RunTargetSerializer(many=True, read_only=True)
+    dead_letter_ids = serializers.ListField(
+        child=serializers.CharField(), read_only=True, help_text="A redrive's dead letters."
+    )
 
     class Meta:
         model = ChannelRun
@@ -64,7 +97,10 @@ class ChannelRunSerializer(serializers.ModelSerializer):
             "expected",
             "events_read",
             "events_written",
+            "events_failed",
             "progress",
+            "targets",
+            "dead_letter_ids",
             "created_by",
             "created_at",
             "started_at",

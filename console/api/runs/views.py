@@ -1,8 +1,10 @@
 """``channels/{name}/replays/``: a channel's bounded runs (replays and redrives).
 
-GET lists them (newest first) or shows one; POST starts a replay; DELETE cancels a run that
-has not finished. Starting and cancelling are audited (``channel.replay.start``,
-``channel.replay.cancel``, :mod:`console.audit`)."""
+GET lists them (newest first) or shows one; ``targets/`` names what a run would write into
+(what the console's confirmation shows); POST starts a replay (``confirm: true`` when it
+writes into live targets); DELETE cancels a run that has not finished. Starting and
+cancelling are audited (``channel.replay.start``, ``channel.replay.cancel``,
+:mod:`console.audit`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -20,7 +23,11 @@ from console import permissions
 from console.api.offsets.serializers import validated
 from console.api.pagination import LimitOffsetPagination
 from console.api.responses import NOT_FOUND, QUERY_ERRORS
-from console.api.runs.serializers import ChannelRunSerializer, ReplayRequestSerializer
+from console.api.runs.serializers import (
+    ChannelRunSerializer,
+    ReplayRequestSerializer,
+    RunTargetsSerializer,
+)
 from console.models import Channel, ChannelRun
 from console.services import run_executor, runs
 
@@ -49,6 +56,7 @@ class ReplayViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
     required_permissions = {
         "list": permissions.seeing(what="channel replays"),
         "retrieve": permissions.seeing(what="channel replays"),
+        "targets": permissions.seeing(what="channel replays"),
         "create": permissions.RUN_REPLAYS,
         "destroy": permissions.RUN_REPLAYS,
     }
@@ -74,8 +82,11 @@ class ReplayViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
         description=(
             "A bounded run of the channel's CURRENT spec over `[window.start, window.end)` "
             "(or explicit offsets per partition) of its Kafka source or HTTP ingest topic, "
-            "into its sinks, beside the live connector; every event carries the CloudEvents "
-            "extension `sluicereplay` = the run id."
+            "into its sinks, beside the live connector. Every event carries `sluicereplay` = "
+            "the run id and `sluicerun` = `replay`: CloudEvents extension attributes, or "
+            "headers where a sink writes the data alone (GET replays/targets says how each "
+            "target marks them). Into live targets only with `confirm: true` (else 400 on "
+            "`confirm`, naming them): their consumers get the events a second time."
         ),
         request=ReplayRequestSerializer,
         responses={201: ChannelRunSerializer, 400: RUN_INVALID, 404: NOT_FOUND},
@@ -91,8 +102,27 @@ class ReplayViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
             start_offsets=body.get("start_offsets"),
             end_offsets=body.get("end_offsets"),
             user=cast(User, request.user),
+            confirm=body.get("confirm", False),
         )
         return Response(ChannelRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="What a replay or redrive would write into",
+        description=(
+            "The targets a run of the channel's current spec writes into: its sink, or each "
+            "bus rule's sinks (type, topic / URL / table / path), whether others read them "
+            "(live: a run into one needs `confirm: true`), and how each marks a run's events."
+        ),
+        responses={200: RunTargetsSerializer, 404: NOT_FOUND},
+    )
+    @action(detail=False, methods=["get"])
+    def targets(self, request: Request, name: str) -> Response:
+        targets = runs.channel_targets(get_object_or_404(Channel, name=name))
+        body = {
+            "targets": [target.to_json() for target in targets],
+            "live": sum(1 for target in targets if target.live),
+        }
+        return Response(RunTargetsSerializer(body).data)
 
     @extend_schema(summary="Get a run", responses={200: ChannelRunSerializer, 404: RUN_NOT_FOUND})
     def retrieve(self, request: Request, *args, **kwargs) -> Response:

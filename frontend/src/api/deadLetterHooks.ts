@@ -36,6 +36,7 @@ export function useRedrive(name: string) {
       post<RedriveResult>(`channels/${encodeURIComponent(name)}/dead-letters/redrive`, body),
     onSettled: () => {
       void client.invalidateQueries({ queryKey: ["dead-letters", name] });
+      void client.invalidateQueries({ queryKey: ["dead-letter", name] }); // its "Redriven" line
       void client.invalidateQueries({ queryKey: ["lifecycle", name] });
     },
   });

@@ -125,7 +125,7 @@ export interface paths {
         put?: never;
         /**
          * Redrive dead letters
-         * @description Send dead letters back through the channel once their cause is fixed: the selected ones (`ids`) or all that match the filters (`all: true`, the newest 5000 at most). Their ORIGINAL records are written to the channel's redrive topic (`sluice-redrive.<channel>`, headers sluice-origin-topic, -partition, -offset, -timestamp and sluice-dead-letter-id), and a bounded redrive run of the channel's current spec processes exactly those records into its sinks. Audited; counted in /metrics (sluice_dead_letters_redriven_total).
+         * @description Send dead letters back through the channel once their cause is fixed: the selected ones (`ids`) or all that match the filters (`all: true`, the newest 5000 at most). Their ORIGINAL records are written to the channel's redrive topic (`sluice-redrive.<channel>`, headers sluice-origin-topic, -partition, -offset, -timestamp and sluice-dead-letter-id), and a bounded redrive run of the channel's current spec processes exactly those records into its sinks, each event marked `sluicereplay` = the run id and `sluicerun` = `redrive`. Into live targets only with `confirm: true` (else 400 on `confirm`, naming them, and nothing is written). Each letter is then marked `redriven` with the run and its outcome; one that fails again is a new dead letter. Audited; counted in /metrics (sluice_dead_letters_redriven_total).
          */
         post: operations["channels_dead_letters_redrive"];
         delete?: never;
@@ -433,7 +433,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a window of the channel's source
-         * @description A bounded run of the channel's CURRENT spec over `[window.start, window.end)` (or explicit offsets per partition) of its Kafka source or HTTP ingest topic, into its sinks, beside the live connector; every event carries the CloudEvents extension `sluicereplay` = the run id.
+         * @description A bounded run of the channel's CURRENT spec over `[window.start, window.end)` (or explicit offsets per partition) of its Kafka source or HTTP ingest topic, into its sinks, beside the live connector. Every event carries `sluicereplay` = the run id and `sluicerun` = `replay`: CloudEvents extension attributes, or headers where a sink writes the data alone (GET replays/targets says how each target marks them). Into live targets only with `confirm: true` (else 400 on `confirm`, naming them): their consumers get the events a second time.
          */
         post: operations["channels_replays_create"];
         delete?: never;
@@ -458,6 +458,26 @@ export interface paths {
          * @description Cancel a run that has not finished (409 once it has).
          */
         delete: operations["channels_replays_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{name}/replays/targets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a replay or redrive would write into
+         * @description The targets a run of the channel's current spec writes into: its sink, or each bus rule's sinks (type, topic / URL / table / path), whether others read them (live: a run into one needs `confirm: true`), and how each marks a run's events.
+         */
+        get: operations["channels_replays_targets_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1328,11 +1348,16 @@ export interface components {
             readonly expected: number | null;
             readonly events_read: number;
             readonly events_written: number;
+            /** @description Events that failed again on their way through and went to the dead letters (a run with any is FAILED: it did not do all it was asked). */
+            readonly events_failed: number;
             /**
              * Format: double
              * @description Events read / expected, 0..1.
              */
             readonly progress: number;
+            readonly targets: components["schemas"]["RunTarget"][];
+            /** @description A redrive's dead letters. */
+            readonly dead_letter_ids: string[];
             readonly created_by: string;
             /** Format: date-time */
             readonly created_at: string;
@@ -1542,6 +1567,8 @@ export interface components {
             origin: components["schemas"]["Origin"];
             /** @description It carries the original record, so it can be redriven. */
             redrivable: boolean;
+            /** @description Its latest redrive (null: never redriven): when, by whom, the run and its outcome. A letter that fails again is a new dead letter, with a new id. */
+            redriven: components["schemas"]["Redriven"] | null;
             /** @description The original record as the source read it (UTF-8 text). */
             payload: string | null;
             /** @description The event the failing stage received (null: never parsed). */
@@ -1592,6 +1619,8 @@ export interface components {
             origin: components["schemas"]["Origin"];
             /** @description It carries the original record, so it can be redriven. */
             redrivable: boolean;
+            /** @description Its latest redrive (null: never redriven): when, by whom, the run and its outcome. A letter that fails again is a new dead letter, with a new id. */
+            redriven: components["schemas"]["Redriven"] | null;
         };
         DeadLetterTarget: {
             /** @description The dead-letter sink's type. */
@@ -2199,6 +2228,11 @@ export interface components {
              * @default false
              */
             all: boolean;
+            /**
+             * @description Write into the channel's live targets (GET replays/targets names them). Without it, a redrive into a live target is refused (400 on confirm) and nothing is written.
+             * @default false
+             */
+            confirm: boolean;
         };
         RedriveResult: {
             /** @description The redrive topic the originals were written to. */
@@ -2221,6 +2255,21 @@ export interface components {
             skipped: {
                 [key: string]: string;
             };
+        };
+        Redriven: {
+            /** @description The redrive run's id (channels/{name}/replays/{id}/). */
+            run: string;
+            /**
+             * Format: date-time
+             * @description When it was redriven.
+             */
+            at: string;
+            /** @description Who redrove it. */
+            by: string;
+            /** @description The run's state. */
+            state: string;
+            /** @description The run's outcome in words ("1 failed again…"). */
+            outcome: string;
         };
         Reference: {
             name: string;
@@ -2279,6 +2328,11 @@ export interface components {
             window?: components["schemas"]["RunWindowRequest"];
             start_offsets?: components["schemas"]["RunOffsetRequest"][];
             end_offsets?: components["schemas"]["RunOffsetRequest"][];
+            /**
+             * @description Write into the channel's live targets (GET replays/targets names them): their consumers get the events a second time. Without it, a replay into a live target is refused (400 on confirm).
+             * @default false
+             */
+            confirm: boolean;
         };
         /**
          * @description What a restart request does, shaped like Kafka Connect's KIP-745 answer: the
@@ -2479,6 +2533,27 @@ export interface components {
             topic: string;
             partition: number;
             offset: number;
+        };
+        /** @description A target a run writes into (:class:`console.services.runs.RunTarget`). */
+        RunTarget: {
+            /** @description A bus's rule; null: the sink. */
+            rule: string | null;
+            /** @description The sink plugin: kafka, http, jdbc, files, preview. */
+            type: string;
+            /** @description Its topic, request URL (no query), table or path. */
+            where: string;
+            /** @description Others read it (all but the console's live tail). */
+            live: boolean;
+            /** @description How a run's events are marked there, or 'not marked'. */
+            marked: string;
+            /** @description The words the confirmation names it with. */
+            name: string;
+        };
+        /** @description What a replay or redrive of the channel would write into now. */
+        RunTargets: {
+            targets: components["schemas"]["RunTarget"][];
+            /** @description How many of them are live (need confirm). */
+            live: number;
         };
         /** @description ``[start, end)``: RFC 3339 times. */
         RunWindowRequest: {
@@ -4413,6 +4488,36 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+        };
+    };
+    channels_replays_targets_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunTargets"];
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
         };

@@ -1,6 +1,7 @@
 import { useDeadLetter } from "../api/deadLetterHooks";
 import { fmtTime } from "../ui/format";
 import { pretty } from "./deadLetters";
+import { redrivenText } from "./runs";
 
 /** One dead letter in full: the error, where it failed, where it came from, the event. */
 export function DeadLetterDetail({ name, id, onClose }: { name: string; id: string; onClose: () => void }) {
@@ -49,6 +50,10 @@ export function DeadLetterDetail({ name, id, onClose }: { name: string; id: stri
             <dd>{d.time ? fmtTime(d.time) : "—"}</dd>
             <dt>Stored</dt>
             <dd data-testid="dead-letter-location">{storedAt(d.location)}</dd>
+            <dt>Redriven</dt>
+            <dd data-testid="dead-letter-redriven">
+              {d.redriven ? redrivenText(d.redriven) : "never (a letter that fails again is a new dead letter)"}
+            </dd>
             <dt>Event id</dt>
             <dd>{d.event_id ?? "— (never became an event)"}</dd>
           </dl>

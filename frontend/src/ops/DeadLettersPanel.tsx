@@ -7,6 +7,8 @@ import { fmtNumber, fmtTime } from "../ui/format";
 import { useCan } from "../ui/permissions";
 import { DeadLetterDetail } from "./DeadLetterDetail";
 import { DEAD_LETTERS_PAGE, NO_FILTERS, opensDeadLetters, redriveBody, type DeadLetterFilters } from "./deadLetters";
+import { RunConfirm } from "./RunConfirm";
+import { redrivenAgainWarning, redrivenText } from "./runs";
 
 /** A channel's dead letters: filter, inspect one, select some or all, redrive them. */
 export function DeadLettersPanel({ name }: { name: string }) {
@@ -16,6 +18,7 @@ export function DeadLettersPanel({ name }: { name: string }) {
   const [open, setOpen] = useState<string | null>(null);
   const [result, setResult] = useState<RedriveResult | null>(null);
   const [failure, setFailure] = useState("");
+  const [asked, setAsked] = useState<"all" | string[] | null>(null);
   const list = useDeadLetters(name, filters, page);
   const redrive = useRedrive(name);
   const operate = useCan("operate");
@@ -44,21 +47,28 @@ export function DeadLettersPanel({ name }: { name: string }) {
   const pageIds = rows.filter((r) => r.redrivable).map((r) => r.id);
   const allOnPage = pageIds.length > 0 && pageIds.every((id) => selected.includes(id));
 
-  const send = (selection: "all" | string[]) => {
-    const count = selection === "all" ? (body?.count ?? 0) : selection.length;
-    const what = selection === "all" ? `all ${fmtNumber(count)} dead letters matching the filters` : `${count} dead letter(s)`;
-    if (!window.confirm(`Redrive ${what} of ${name}? Their original records go through the channel's current spec again.`))
-      return;
+  const ask = (selection: "all" | string[]) => {
     setFailure("");
     setResult(null);
+    setAsked(selection);
+  };
+  const send = (selection: "all" | string[]) => {
     redrive.mutate(redriveBody(selection, filters), {
       onSuccess: (answer) => {
         setResult(answer);
         setSelected([]);
       },
       onError: (error) => setFailure(error.message),
+      onSettled: () => setAsked(null),
     });
   };
+  const askedCount = asked === "all" ? (body?.count ?? 0) : (asked?.length ?? 0);
+  const askedWhat =
+    asked === "all"
+      ? `Redrive all ${fmtNumber(askedCount)} dead letters matching the filters of ${name}`
+      : `Redrive ${askedCount} dead letter(s) of ${name}`;
+  // Letters redriven already (on this page: a redrive of "all" may hold others too).
+  const askedMarks = rows.filter((row) => asked === "all" || asked?.includes(row.id)).map((row) => row.redriven);
   const canRedrive = operate.allowed && !redrive.isPending;
 
   return (
@@ -98,14 +108,25 @@ export function DeadLettersPanel({ name }: { name: string }) {
           {body?.scan.limit_reached ? ` (the newest ${fmtNumber(body.scan.limit)} looked at)` : ""}
         </p>
         <div className="head-actions">
-          <button type="button" className="primary" disabled={!canRedrive || selected.length === 0} title={operate.reason || undefined} onClick={() => send(selected)}>
+          <button type="button" className="primary" disabled={!canRedrive || selected.length === 0} title={operate.reason || undefined} onClick={() => ask(selected)}>
             Redrive selected ({selected.length})
           </button>
-          <button type="button" disabled={!canRedrive || !body?.count} title={operate.reason || undefined} onClick={() => send("all")}>
+          <button type="button" disabled={!canRedrive || !body?.count} title={operate.reason || undefined} onClick={() => ask("all")}>
             Redrive all matching
           </button>
         </div>
       </div>
+      {asked !== null && (
+        <RunConfirm
+          name={name}
+          verb="redrive"
+          what={`${askedWhat}? Their original records go through the channel's current spec again.`}
+          warning={redrivenAgainWarning(askedMarks)}
+          pending={redrive.isPending}
+          onConfirm={() => send(asked)}
+          onCancel={() => setAsked(null)}
+        />
+      )}
       <div role="status" className="small" data-testid="redrive-result">
         {result && (
           <p className="ok">
@@ -148,7 +169,12 @@ export function DeadLettersPanel({ name }: { name: string }) {
                 <td className="small">
                   {row.origin.topic ?? "—"}/{row.origin.partition ?? "—"}/{row.origin.offset ?? "—"}
                 </td>
-                <td className="small ellipsis" title={row.message}>{row.message}</td>
+                <td className="small ellipsis" title={row.message}>
+                  {row.message}
+                  {row.redriven && (
+                    <div className="redriven-mark" data-testid="redriven-mark">{redrivenText(row.redriven)}</div>
+                  )}
+                </td>
               </tr>
             ))}
             {body && rows.length === 0 && (

@@ -4,13 +4,14 @@ import { useState } from "react";
 import { api, ApiError } from "../api/client";
 import { POLL_MS } from "../api/hooks";
 import type { ChannelRun as ApiChannelRun } from "../api/types";
-import { fmtNumber, fmtTime } from "../ui/format";
+import { fmtTime } from "../ui/format";
 import { useCan } from "../ui/permissions";
+import { RunConfirm } from "./RunConfirm";
+import { FINAL_RUN_STATES, runPercent, runProgressText } from "./runs";
 
 type ChannelRun = ApiChannelRun;
 type RunPage = { count: number; results: ChannelRun[] };
 
-const FINAL = new Set(["SUCCEEDED", "FAILED", "CANCELLED"]);
 
 /** A datetime-local input's value (local time, minutes) for a Date. */
 function localInput(date: Date): string {
@@ -32,6 +33,7 @@ export function ReplayPanel({ name }: { name: string }) {
   const [start, setStart] = useState(localInput(new Date(now.getTime() - 3_600_000)));
   const [end, setEnd] = useState(localInput(now));
   const [errors, setErrors] = useState<Record<string, string>>({});
+  const [confirming, setConfirming] = useState(false);
   const refresh = () => void client.invalidateQueries({ queryKey: ["replays", name] });
   const startRun = useMutation({
     mutationFn: () =>
@@ -39,16 +41,21 @@ export function ReplayPanel({ name }: { name: string }) {
         method: "POST",
         body: JSON.stringify({
           window: { start: new Date(start).toISOString(), end: new Date(end).toISOString() },
+          // Sent only from the confirmation, which named the live targets first.
+          confirm: true,
         }),
       }),
     onSuccess: () => setErrors({}),
+    onSettled: () => {
+      setConfirming(false);
+      refresh();
+    },
     onError: (error) => {
       if (error instanceof ApiError) {
         const fields = Object.entries(error.fieldErrors()).map(([field, messages]) => [field, messages.join(" ")]);
         setErrors(fields.length > 0 ? Object.fromEntries(fields) : { "": error.message });
       } else setErrors({ "": String(error) });
     },
-    onSettled: refresh,
   });
   const cancel = useMutation({
     mutationFn: (id: string) => api<ChannelRun>(`${base}${id}/`, { method: "DELETE" }),
@@ -61,8 +68,11 @@ export function ReplayPanel({ name }: { name: string }) {
     <section className="panel" aria-labelledby="replays-title" data-testid="replays">
       <h2 id="replays-title">Replays</h2>
       <p className="small muted">
-        Read a window of the source again through the current spec, beside the live channel. Replayed events
-        carry the CloudEvents extension <code>sluicereplay</code>.
+        Read a window of the source again through the current spec, beside the live channel, into the same
+        targets: their consumers get those events a second time. Each replayed event is marked{" "}
+        <code>sluicereplay</code> (the run id) and <code>sluicerun</code> (<code>replay</code>): as CloudEvents
+        extension attributes, or as headers where a sink writes the data alone. Before it starts, you see which
+        targets it writes into and how each marks the events.
       </p>
       <div className="row">
         <label>
@@ -88,13 +98,23 @@ export function ReplayPanel({ name }: { name: string }) {
         <button
           type="button"
           className="btn"
-          disabled={disabled}
+          disabled={disabled || confirming}
           title={operate.allowed ? undefined : operate.reason}
-          onClick={() => startRun.mutate()}
+          onClick={() => setConfirming(true)}
         >
-          Replay
+          Replay…
         </button>
       </div>
+      {confirming && (
+        <RunConfirm
+          name={name}
+          verb="replay"
+          what={`Replay of ${fmtTime(new Date(start).toISOString())} – ${fmtTime(new Date(end).toISOString())}`}
+          pending={startRun.isPending}
+          onConfirm={() => startRun.mutate()}
+          onCancel={() => setConfirming(false)}
+        />
+      )}
       {Object.entries(errors).map(([field, message]) => (
         <p key={field} className="error small" role="alert">
           {field ? `${field}: ` : ""}
@@ -107,7 +127,6 @@ export function ReplayPanel({ name }: { name: string }) {
             <th>Kind</th>
             <th>State</th>
             <th>Window</th>
-            <th className="num">Read / expected</th>
             <th>Progress</th>
             <th />
           </tr>
@@ -125,16 +144,14 @@ export function ReplayPanel({ name }: { name: string }) {
                   ? `${fmtTime(run.window.start)} – ${fmtTime(run.window.end)}`
                   : run.topic || "by offsets"}
               </td>
-              <td className="num">
-                {fmtNumber(run.events_read)} / {run.expected === null ? "…" : fmtNumber(run.expected)}
-                <div className="small muted">{fmtNumber(run.events_written)} written</div>
+              <td>
+                <progress max={100} value={runPercent(run)} aria-label={`Progress of run ${run.id}`} />{" "}
+                <span className="small" data-testid="run-progress">
+                  {runProgressText(run, run.kind)}
+                </span>
               </td>
               <td>
-                <progress max={1} value={run.progress} aria-label={`Progress of run ${run.id}`} />{" "}
-                {Math.round(run.progress * 100)}%
-              </td>
-              <td>
-                {!FINAL.has(run.state) && (
+                {!FINAL_RUN_STATES.has(run.state) && (
                   <button
                     type="button"
                     className="btn"
@@ -149,7 +166,7 @@ export function ReplayPanel({ name }: { name: string }) {
           ))}
           {!runs.isPending && rows.length === 0 && (
             <tr>
-              <td colSpan={6} className="muted small">
+              <td colSpan={5} className="muted small">
                 No replays yet.
               </td>
             </tr>

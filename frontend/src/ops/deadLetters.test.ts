@@ -27,8 +27,15 @@ describe("dead-letter view logic", () => {
   });
 
   it("redrives the selected ids, or all matching the filters", () => {
-    expect(redriveBody(["kafka:dl:0:1"], { ...NO_FILTERS, stage: "x" })).toEqual({ ids: ["kafka:dl:0:1"] });
-    expect(redriveBody("all", { ...NO_FILTERS, stage: "source" })).toEqual({ all: true, stage: "source" });
+    expect(redriveBody(["kafka:dl:0:1"], { ...NO_FILTERS, stage: "x" })).toEqual({
+      ids: ["kafka:dl:0:1"],
+      confirm: true,
+    });
+    expect(redriveBody("all", { ...NO_FILTERS, stage: "source" })).toEqual({
+      all: true,
+      stage: "source",
+      confirm: true,
+    });
   });
 
   it("knows the deep link to the dead letters", () => {

@@ -45,12 +45,15 @@ export function deadLettersPath(name: string, filters: DeadLetterFilters, page: 
   return `channels/${encodeURIComponent(name)}/dead-letters/?${search.toString()}`;
 }
 
-export type RedriveBody = { ids: string[] } | ({ all: true } & Record<string, string | boolean>);
+export type RedriveBody =
+  | { ids: string[]; confirm: true }
+  | ({ all: true; confirm: true } & Record<string, string | boolean>);
 
-/** What to send back: the selected ids, or every dead letter matching the filters. */
+/** What to send back: the selected ids, or every dead letter matching the filters. Sent only
+ * from the confirmation that named the live targets: `confirm: true` says the user saw them. */
 export function redriveBody(selection: "all" | string[], filters: DeadLetterFilters): RedriveBody {
-  if (selection === "all") return { all: true, ...filterParams(filters) };
-  return { ids: [...selection] };
+  if (selection === "all") return { all: true, ...filterParams(filters), confirm: true };
+  return { ids: [...selection], confirm: true };
 }
 
 /** Whether the page was opened on its dead letters (`#/channels/<name>/dead-letters`). */

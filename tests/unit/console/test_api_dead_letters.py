@@ -86,9 +86,10 @@ def runs(monkeypatch):
     calls: list[dict] = []
     module = types.ModuleType("console.services.runs")
 
-    def start_redrive(channel, *, topic, start_offsets, end_offsets, count, actor):
+    def start_redrive(channel, *, topic, start_offsets, end_offsets, count, actor, dead_letter_ids):
         calls.append(
             {
+                "dead_letter_ids": dead_letter_ids,
                 "channel": channel.name,
                 "topic": topic,
                 "start_offsets": start_offsets,
@@ -225,7 +226,9 @@ def test_redrive_writes_exactly_the_selected_originals_with_their_origin(
     ids = [f"kafka:{shop}:0:6", f"kafka:{shop}:0:3"]
     start = redrive_end(kafka_bootstrap)
 
-    response = api.post("/api/v1/channels/shop/dead-letters/redrive", {"ids": ids}, format="json")
+    response = api.post(
+        "/api/v1/channels/shop/dead-letters/redrive", {"confirm": True, "ids": ids}, format="json"
+    )
 
     assert response.status_code == 202, response.content
     body = response.json()
@@ -245,6 +248,7 @@ def test_redrive_writes_exactly_the_selected_originals_with_their_origin(
     }
     assert runs == [
         {
+            "dead_letter_ids": ids,
             "channel": "shop",
             "topic": "sluice-redrive.shop",
             "start_offsets": {0: start},
@@ -254,7 +258,11 @@ def test_redrive_writes_exactly_the_selected_originals_with_their_origin(
         }
     ]
     audit = AuditEvent.objects.get(action="channel.dead_letters.redrive")
-    assert (audit.object_id, audit.outcome, audit.changes) == ("shop", 202, {"ids": ids})
+    assert (audit.object_id, audit.outcome, audit.changes) == (
+        "shop",
+        202,
+        {"ids": ids, "confirm": True},
+    )
     assert scraped_redriven() == {"shop": 2.0}
 
 
@@ -262,7 +270,7 @@ def test_redrive_all_that_match_a_filter(api, shop, runs, kafka_bootstrap):
     start = redrive_end(kafka_bootstrap)
     response = api.post(
         "/api/v1/channels/shop/dead-letters/redrive",
-        {"all": True, "error_class": "CastError", "until": "2026-11-26T10:05:00Z"},
+        {"all": True, "error_class": "CastError", "until": "2026-11-26T10:05:00Z", "confirm": True},
         format="json",
     )
 
@@ -281,7 +289,9 @@ def test_without_redrive_runs_nothing_is_written_and_503_says_why(
     start = redrive_end(kafka_bootstrap)
 
     response = api.post(
-        "/api/v1/channels/shop/dead-letters/redrive", {"ids": [f"kafka:{shop}:0:1"]}, format="json"
+        "/api/v1/channels/shop/dead-letters/redrive",
+        {"confirm": True, "ids": [f"kafka:{shop}:0:1"]},
+        format="json",
     )
 
     assert response.status_code == 503
@@ -301,7 +311,9 @@ def test_without_redrive_runs_nothing_is_written_and_503_says_why(
     ],
 )
 def test_a_redrive_of_nothing_is_refused(api, shop, runs, body, field):
-    response = api.post("/api/v1/channels/shop/dead-letters/redrive", body, format="json")
+    response = api.post(
+        "/api/v1/channels/shop/dead-letters/redrive", {**body, "confirm": True}, format="json"
+    )
 
     assert response.status_code == 400, response.content
     assert field in response.json()
@@ -314,7 +326,9 @@ def test_viewers_see_dead_letters_but_only_operators_redrive(shop, runs, django_
     viewer = client_for("viewer", django_user_model)
     assert viewer.get("/api/v1/channels/shop/dead-letters/").status_code == 200
     refused = viewer.post(
-        "/api/v1/channels/shop/dead-letters/redrive", {"ids": [f"kafka:{shop}:0:1"]}, format="json"
+        "/api/v1/channels/shop/dead-letters/redrive",
+        {"confirm": True, "ids": [f"kafka:{shop}:0:1"]},
+        format="json",
     )
     assert refused.status_code == 403
     assert "operator role" in refused.json()["detail"]
@@ -361,7 +375,9 @@ def test_a_selection_is_read_in_one_pass_and_names_what_it_skipped(
         "files:part-0.txt:0",  # another target's
     ]
 
-    response = api.post("/api/v1/channels/shop/dead-letters/redrive", {"ids": ids}, format="json")
+    response = api.post(
+        "/api/v1/channels/shop/dead-letters/redrive", {"confirm": True, "ids": ids}, format="json"
+    )
 
     assert response.status_code == 202, response.content
     assert response.json()["skipped"] == {i: "no such dead letter" for i in ids[3:]}
@@ -376,7 +392,9 @@ def test_a_redrive_hands_its_records_to_a_redrive_run(api, shop, kafka_bootstrap
 
     start = redrive_end(kafka_bootstrap)
     ids = [f"kafka:{shop}:0:3", f"kafka:{shop}:0:6"]
-    response = api.post("/api/v1/channels/shop/dead-letters/redrive", {"ids": ids}, format="json")
+    response = api.post(
+        "/api/v1/channels/shop/dead-letters/redrive", {"confirm": True, "ids": ids}, format="json"
+    )
 
     assert response.status_code == 202, response.content
     body = response.json()
@@ -386,3 +404,43 @@ def test_a_redrive_hands_its_records_to_a_redrive_run(api, shop, kafka_bootstrap
     assert run.start_offsets == {"sluice-redrive.shop": {"0": start}}
     assert run.end_offsets == {"sluice-redrive.shop": {"0": start + 2}}
     assert run.created_by == "user:alice"
+
+
+def test_a_redrive_into_live_targets_must_be_confirmed_and_writes_nothing_before(
+    api, shop, kafka_bootstrap
+):
+    start = redrive_end(kafka_bootstrap)
+    body = {"ids": [f"kafka:{shop}:0:3"]}
+
+    response = api.post("/api/v1/channels/shop/dead-letters/redrive", body, format="json")
+
+    assert response.status_code == 400, response.content
+    (message,) = response.json()["confirm"]
+    assert "kafka topic big-orders" in message and "confirm: true" in message
+    assert redrive_end(kafka_bootstrap) == start, "nothing written before the confirmation"
+
+
+def test_redriven_letters_are_marked_with_the_run_and_its_outcome(api, shop, kafka_bootstrap):
+    from console.models import ChannelRun
+
+    ids = [f"kafka:{shop}:0:3", f"kafka:{shop}:0:6"]
+    before = page(api)["results"]
+    assert all(letter["redriven"] is None for letter in before)
+
+    response = api.post(
+        "/api/v1/channels/shop/dead-letters/redrive", {"ids": ids, "confirm": True}, format="json"
+    )
+    assert response.status_code == 202, response.content
+    run = ChannelRun.objects.get(id=response.json()["run"]["id"])
+    assert sorted(run.dead_letter_ids) == sorted(ids)
+    ChannelRun.objects.filter(pk=run.pk).update(
+        state="FAILED", events_read=2, events_written=1, events_failed=1
+    )
+
+    marked = {letter["id"]: letter["redriven"] for letter in page(api)["results"]}
+    assert {i for i, mark in marked.items() if mark} == set(ids)
+    mark = marked[ids[0]]
+    assert mark["run"] == str(run.id) and mark["by"] == "user:alice"
+    assert mark["state"] == "FAILED" and mark["outcome"] == "1 failed again, 1 written"
+    detail = api.get(f"/api/v1/channels/shop/dead-letters/{ids[1]}/").json()
+    assert detail["redriven"]["run"] == str(run.id)

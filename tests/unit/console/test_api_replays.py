@@ -3,6 +3,7 @@ auditing, and the dead-letter redrive's hand-off (``console.services.runs.start_
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -24,8 +25,9 @@ def iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-def window(start: datetime, end: datetime) -> dict:
-    return {"window": {"start": iso(start), "end": iso(end)}}
+def window(start: datetime, end: datetime, confirm: bool = True) -> dict:
+    """A replay request of ``[start, end)``, confirmed unless said otherwise."""
+    return {"window": {"start": iso(start), "end": iso(end)}, "confirm": confirm}
 
 
 NOW = datetime.now(UTC)
@@ -77,7 +79,9 @@ def test_a_window_in_the_future_is_a_400(api, spec):
 def test_a_missing_window_field_is_keyed_by_its_path(api, spec):
     create(api, spec)
     response = api.post(
-        f"{CHANNELS}orders/replays/", {"window": {"start": iso(NOW)}}, format="json"
+        f"{CHANNELS}orders/replays/",
+        {"window": {"start": iso(NOW)}, "confirm": True},
+        format="json",
     )
     assert response.status_code == 400
     assert list(response.json()) == ["window.end"]
@@ -121,6 +125,7 @@ def test_offsets_name_topics_the_channel_reads(api, spec):
     body = {
         "start_offsets": [{"topic": "other", "partition": 0, "offset": 0}],
         "end_offsets": [{"topic": "other", "partition": 0, "offset": 5}],
+        "confirm": True,
     }
     response = api.post(f"{CHANNELS}orders/replays/", body, format="json")
     assert response.status_code == 400
@@ -138,6 +143,7 @@ def test_explicit_offsets_give_the_expected_count(api, spec):
             {"topic": "orders", "partition": 0, "offset": 15},
             {"topic": "orders", "partition": 1, "offset": 3},
         ],
+        "confirm": True,
     }
     response = api.post(f"{CHANNELS}orders/replays/", body, format="json")
     assert response.status_code == 201, response.content
@@ -210,3 +216,91 @@ def test_start_redrive_records_exactly_the_given_offsets(api, spec, user):
         runs.start_redrive(
             channel, topic=topic, start_offsets={0: 4}, end_offsets={0: 3}, count=0, actor=user
         )
+
+
+def test_a_replay_into_live_targets_is_refused_unless_confirmed_naming_them(api, spec):
+    create(api, spec)
+    response = api.post(
+        f"{CHANNELS}orders/replays/",
+        window(NOW - timedelta(hours=1), NOW, confirm=False),
+        format="json",
+    )
+    assert response.status_code == 400
+    (message,) = response.json()["confirm"]
+    assert "live targets" in message and "kafka topic big-orders" in message
+    assert "confirm: true" in message
+    assert not ChannelRun.objects.exists()
+
+    confirmed = api.post(
+        f"{CHANNELS}orders/replays/", window(NOW - timedelta(hours=1), NOW), format="json"
+    )
+    assert confirmed.status_code == 201, confirmed.content
+    assert [t["name"] for t in confirmed.json()["targets"]] == ["kafka topic big-orders"]
+
+
+def test_a_replay_into_the_live_tail_alone_needs_no_confirmation(api):
+    create(
+        api,
+        {
+            "source": {"type": "http", "config": {}},
+            "transforms": [],
+            "sink": {"type": "preview", "config": {}},
+        },
+        name="hooks",
+    )
+    body = window(NOW - timedelta(hours=1), NOW, confirm=False)
+    assert api.post(f"{CHANNELS}hooks/replays/", body, format="json").status_code == 201
+
+
+def test_targets_name_each_bus_rules_targets_and_how_they_mark_a_run(api):
+    from tests.unit.console.test_api_buses import bus, http_sink, kafka_sink
+
+    spec = bus(
+        {
+            "name": "eu",
+            "pattern": {"data": {"region": ["eu"]}},
+            "sinks": [kafka_sink("eu"), http_sink("PW-1")],
+        }
+    )
+    create(api, spec, name="orders-bus")
+    body = api.get(f"{CHANNELS}orders-bus/replays/targets").json()
+    assert body["live"] == 2
+    kafka, http = body["targets"]
+    assert kafka["rule"] == "eu" and kafka["type"] == "kafka"
+    assert kafka["name"] == f"rule eu: kafka {kafka['where']}"
+    assert http["type"] == "http" and "PW-1" not in json.dumps(body)
+    assert api.get(f"{CHANNELS}nope/replays/targets").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("sink", "where", "marked"),
+    [
+        ({"type": "kafka", "config": {"topic": "out"}}, "topic out", "record headers sluicereplay"),
+        (
+            {"type": "kafka", "config": {"topic": "out", "format": "cloudevents"}},
+            "topic out",
+            "CloudEvents extension attributes sluicereplay",
+        ),
+        (
+            {"type": "kafka", "config": {"topic": "out", "format": "cloudevents-binary"}},
+            "topic out",
+            "record headers ce_sluicereplay and ce_sluicerun",
+        ),
+        (
+            {"type": "http", "config": {"url": "https://h.example/x?key=SECRET", "body": "data"}},
+            "POST https://h.example/x?…",
+            "request headers sluicereplay",
+        ),
+        (
+            {"type": "jdbc", "config": {"table": "orders", "content": "data"}},
+            "table orders",
+            "not marked: only the data is stored (rows are upserted by event id",
+        ),
+        ({"type": "jdbc", "config": {"table": "orders"}}, "table orders", "members sluicereplay"),
+        ({"type": "files", "config": {"path": "/data/out"}}, "/data/out", "not marked"),
+    ],
+)
+def test_each_sink_says_how_it_marks_a_runs_events(sink, where, marked):
+    target = runs.target_of(sink)
+    assert target.where == where and target.live
+    assert target.marked.startswith(marked)

@@ -69,6 +69,7 @@ RULES = {
     ("channel-replay-list", "get"): "view",
     ("channel-replay-list", "post"): "operate",
     ("channel-replay-detail", "get"): "view",
+    ("channel-replay-targets", "get"): "view",
     ("channel-replay-detail", "delete"): "operate",
     ("channel-lifecycle-list", "get"): "view",
     ("channel-revision-list", "get"): "view",

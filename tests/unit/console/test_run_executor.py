@@ -14,7 +14,7 @@ from console import services
 from console.choices import WorkerState
 from console.models import Channel, ChannelRun, Worker
 from console.services import runs
-from console.services.run_executor import execute_runs
+from console.services.run_executor import execute_runs, run_outcome
 from runtime_adapter.base import ConnectorStatus, SourceOffset, TaskStatus
 from runtime_adapter.states import State, TargetState
 
@@ -49,7 +49,7 @@ def test_a_window_runs_to_success_with_progress_and_is_removed(channel, runtime,
         [SourceOffset("orders", 0, 10), SourceOffset("orders", 1, 0)],
         [SourceOffset("orders", 0, 20), SourceOffset("orders", 1, 10)],
     )
-    run = runs.start_replay(channel, window_start=START, window_end=END, user=user)
+    run = runs.start_replay(channel, window_start=START, window_end=END, user=user, confirm=True)
     assert run.state == "PENDING" and run.expected is None
 
     assert execute_runs() == 1
@@ -102,7 +102,7 @@ def test_a_window_without_events_succeeds_at_once(channel, runtime, user):
         [SourceOffset("orders", 0, 7)],
         [SourceOffset("orders", 0, 7)],
     )
-    run = runs.start_replay(channel, window_start=START, window_end=END, user=user)
+    run = runs.start_replay(channel, window_start=START, window_end=END, user=user, confirm=True)
     execute_runs()
     run.refresh_from_db()
     assert run.state == "SUCCEEDED" and run.expected == 0 and not run.runtime_id
@@ -115,6 +115,7 @@ def test_a_failed_run_is_failed_with_its_error_line(channel, runtime, user):
         start_offsets=[{"topic": "orders", "partition": 0, "offset": 0}],
         end_offsets=[{"topic": "orders", "partition": 0, "offset": 4}],
         user=user,
+        confirm=True,
     )
     execute_runs()
     run.refresh_from_db()
@@ -132,6 +133,7 @@ def test_a_cancelled_run_is_stopped_then_removed(channel, runtime, user):
         start_offsets=[{"topic": "orders", "partition": 0, "offset": 0}],
         end_offsets=[{"topic": "orders", "partition": 0, "offset": 4}],
         user=user,
+        confirm=True,
     )
     execute_runs()
     run.refresh_from_db()
@@ -156,6 +158,7 @@ def test_a_pending_run_waits_for_a_live_worker_and_a_cancelled_one_never_starts(
         start_offsets=[{"topic": "orders", "partition": 0, "offset": 0}],
         end_offsets=[{"topic": "orders", "partition": 0, "offset": 4}],
         user=user,
+        confirm=True,
     )
     assert execute_runs() == 0
     run.refresh_from_db()
@@ -164,6 +167,46 @@ def test_a_pending_run_waits_for_a_live_worker_and_a_cancelled_one_never_starts(
     Worker.objects.update(state=WorkerState.ALIVE)
     execute_runs()
     assert not runtime.deployments or all(".run-" not in c for c in runtime.deployments)
+
+
+def test_a_redrive_whose_letters_fail_again_is_failed_with_the_counts(channel, runtime, user):
+    topic = runs.redrive_topic(channel)
+    run = runs.start_redrive(
+        channel,
+        topic=topic,
+        start_offsets={0: 3},
+        end_offsets={0: 5},
+        count=2,
+        actor=user,
+        dead_letter_ids=["kafka:dlq:0:7", "kafka:dlq:0:8"],
+    )
+    execute_runs()
+    run.refresh_from_db()
+    assert run.dead_letter_ids == ["kafka:dlq:0:7", "kafka:dlq:0:8"]
+    tasks = [TaskStatus(0, State.STOPPED, "w1", topic=topic, partition=0, offset=5)]
+    sink = {"stage": "sink", "index": None, "type": "kafka", "in": 1, "out": 1, "failed": 0}
+    runtime.statuses[run.runtime_id] = ConnectorStatus(
+        run.runtime_id,
+        State.STOPPED,
+        "w1",
+        tasks=tasks,
+        stages=[sink],
+        finished=True,
+        dead_letters=1,
+    )
+    execute_runs()
+    run.refresh_from_db()
+    assert run.state == "FAILED", "a letter that failed again is no success"
+    assert (run.events_read, run.events_written, run.events_failed) == (2, 1, 1)
+    assert run.error.startswith("1 of 2 redriven events failed again: they are new dead letters")
+
+
+def test_run_outcome_says_what_went_through():
+    assert run_outcome("replay", 300, 0) == ("SUCCEEDED", "")
+    state, error = run_outcome("replay", 300, 3)
+    assert state == "FAILED" and error.startswith("3 of 300 replayed events failed")
+    state, error = run_outcome("redrive", 1, 1)
+    assert state == "FAILED" and error.startswith("1 of 1 redriven event failed again")
 
 
 def test_a_redrive_runs_over_its_topic(channel, runtime, user):
@@ -187,7 +230,7 @@ def test_deleting_the_channel_removes_its_running_run_from_the_runtime(channel, 
         [SourceOffset("orders", 0, 0)],
         [SourceOffset("orders", 0, 5)],
     )
-    run = runs.start_replay(channel, window_start=START, window_end=END, user=user)
+    run = runs.start_replay(channel, window_start=START, window_end=END, user=user, confirm=True)
     execute_runs()
     run.refresh_from_db()
     assert run.state == "RUNNING" and run.runtime_id in runtime.deployments
@@ -202,6 +245,7 @@ def test_deleting_the_channel_removes_its_running_run_from_the_runtime(channel, 
 REPLAY_OFFSETS = {
     "start_offsets": [{"topic": "orders", "partition": 0, "offset": 0}],
     "end_offsets": [{"topic": "orders", "partition": 0, "offset": 4}],
+    "confirm": True,
 }
 
 

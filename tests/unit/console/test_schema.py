@@ -34,6 +34,7 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/channels/{name}/offsets/mirrormaker2",
         "/api/v1/channels/{name}/replays/",
         "/api/v1/channels/{name}/replays/{id}/",
+        "/api/v1/channels/{name}/replays/targets",
         "/api/v1/channels/{name}/dead-letters/",
         "/api/v1/channels/{name}/dead-letters/{letter_id}/",
         "/api/v1/channels/{name}/dead-letters/redrive",

@@ -307,6 +307,22 @@ def test_data_body_is_the_data_only(spark: SparkSession) -> None:
 
 
 @spark_test
+def test_a_data_body_carries_a_runs_marks_as_headers(spark: SparkSession) -> None:
+    # The body is the data alone: a replayed or redriven event's marks would be lost with
+    # its extensions, so they go as headers; a live event gets none.
+    marks = {"sluicereplay": "run-7", "sluicerun": "replay"}
+    batch = events(spark, event_row(0, extensions=marks), event_row(1))
+    with RecordingServer() as server:
+        assert deliver_http(batch, sink(server.url, body="data")).count() == 0
+
+    by_body = {json.loads(r.body)["n"]: r for r in server.requests}
+    assert by_body[0].header("sluicereplay") == "run-7"
+    assert by_body[0].header("sluicerun") == "replay"
+    assert by_body[0].header("Content-Type") == "application/json"
+    assert by_body[1].header("sluicereplay") is None
+
+
+@spark_test
 def test_binary_body_puts_attributes_into_ce_headers(spark: SparkSession) -> None:
     json_event = event_row(
         0,

@@ -115,3 +115,37 @@ def test_a_kafka_to_kafka_channel_keeps_each_record_s_key(spark: Any) -> None:
     by_field = KafkaSinkConfig(bootstrap_servers="h:1", topic="out", key_field="data.n")
     keys = [row.key for row in events_to_kafka_records(events, by_field).collect()]
     assert keys == [b"1", b"2"]
+
+
+BINARY_SINK = KafkaSinkConfig(
+    bootstrap_servers="localhost:9092", topic="out", format="cloudevents-binary"
+)
+
+
+def _headers(row: Any) -> dict[str, bytes]:
+    return {header.key: header.value for header in row.headers}
+
+
+def test_a_runs_events_carry_its_marks_in_every_format(events: DataFrame) -> None:
+    # The data-only format would drop the extensions with the rest of the event: a replayed
+    # event gets them as headers; the CloudEvents formats carry them as extension attributes.
+    from pipelines.runs import tag_events
+    from pipelines.spec.runs import RunBounds
+
+    replayed = tag_events(events, RunBounds(run_id="run-7", kind="redrive"))
+
+    live = {row.key: _headers(row) for row in events_to_kafka_records(events, JSON_SINK).collect()}
+    assert live[b"e-1"] == {"content-type": b"application/json"}
+    as_json = {
+        row.key: _headers(row) for row in events_to_kafka_records(replayed, JSON_SINK).collect()
+    }
+    assert as_json[b"e-1"] == {
+        "content-type": b"application/json",
+        "sluicereplay": b"run-7",
+        "sluicerun": b"redrive",
+    }
+    structured = events_to_kafka_records(replayed, CE_SINK).collect()
+    assert {json.loads(row.value)["sluicereplay"] for row in structured} == {"run-7"}
+    assert {json.loads(row.value)["sluicerun"] for row in structured} == {"redrive"}
+    binary = [_headers(row) for row in events_to_kafka_records(replayed, BINARY_SINK).collect()]
+    assert {(h["ce_sluicereplay"], h["ce_sluicerun"]) for h in binary} == {(b"run-7", b"redrive")}

@@ -11,7 +11,7 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from pipelines.runs import bound_records, tag_events
+from pipelines.runs import bound_records, run_batch_limit, tag_events
 from pipelines.sources.kafka import kafka_records_to_events
 from pipelines.spec.configs import KafkaSourceConfig
 from pipelines.spec.runs import RunBounds, run_progress
@@ -59,6 +59,15 @@ def test_progress_counts_offsets_done_within_each_partition() -> None:
 
 
 @pytest.mark.spark
+def test_a_run_reads_its_window_in_steps_so_its_progress_moves() -> None:
+    # One batch of the whole window said "0 of 300 read" until it was all done.
+    assert run_batch_limit(300) == 100
+    assert run_batch_limit(50_000) == 5_000
+    assert run_batch_limit(40) == 40  # never more than the window
+    assert run_batch_limit(0) == 1
+    assert run_batch_limit(50_000, configured=1_000) == 1_000  # nor the source's own limit
+
+
 def test_a_run_has_reached_its_end_when_every_read_partition_has() -> None:
     run = bounds()
     assert not run.reached({})
