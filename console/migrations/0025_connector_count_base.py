@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('console', '0023_capacity_moves'),
+        ('console', '0024_run_targets_and_outcomes'),
     ]
 
     operations = [
