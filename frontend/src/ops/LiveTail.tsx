@@ -73,7 +73,7 @@ export function LiveTail({ name }: { name: string }) {
         )}
         {points.length > 0 && (
           <button type="button" onClick={togglePause} aria-pressed={paused} data-testid="tail-pause">
-            {paused ? "Resume" : "Pause"}
+            {paused ? "Resume tail" : "Pause tail"}
           </button>
         )}
         <span className="small muted" role="status" data-testid="tail-status">

@@ -117,7 +117,7 @@ describe("Kafka records in the tail", () => {
   it("says what the tail is doing and what the button will do", () => {
     expect(tailStatus(false, 0)).toBe("Reading every 2 s, newest first.");
     expect(tailStatus(false, 1)).toBe("Held while an event is open: new events are not put above it.");
-    expect(tailStatus(true, 1)).toBe("Paused: not reading new events. Resume reads them again.");
+    expect(tailStatus(true, 1)).toBe("Paused: not reading new events. Resume tail reads them again.");
     expect(waitingLabel(1)).toBe("1 new event — show");
     expect(waitingLabel(12)).toBe("12 new events — show");
   });

@@ -143,7 +143,7 @@ function recordTimeValue(record: TailRecordLike): number {
 
 /** The words for what the tail is doing, said before the user reads the rows. */
 export function tailStatus(paused: boolean, open: number): string {
-  if (paused) return "Paused: not reading new events. Resume reads them again.";
+  if (paused) return "Paused: not reading new events. Resume tail reads them again.";
   if (open > 0) return "Held while an event is open: new events are not put above it.";
   return "Reading every 2 s, newest first.";
 }
