@@ -26,7 +26,7 @@ export function LiveTail({ name }: { name: string }) {
   const tail = useTail(name, at, !paused, TAIL_ROWS);
   const answer = tail.data;
   const latest = answer?.records ?? [];
-  const { rows, waiting } = tailView(latest, frozen);
+  const { rows, waiting, atLeast } = tailView(latest, frozen);
 
   /** Hold the rows as they are now (a row opened, or paused); let go when neither holds. */
   const hold = (holding: boolean) => setFrozen(holding ? (frozen ?? rows) : null);
@@ -60,7 +60,7 @@ export function LiveTail({ name }: { name: string }) {
       <div className="tail-head">
         <h2>Live tail</h2>
         {points.length > 0 && (
-          <label className="small">
+          <label className="small tail-pick">
             Events at{" "}
             <select value={at ?? current?.id ?? ""} onChange={(e) => pick(e.target.value)} data-testid="tail-point">
               {points.map((p) => (
@@ -102,7 +102,7 @@ export function LiveTail({ name }: { name: string }) {
       )}
       {waiting > 0 && (
         <button type="button" className="tail-waiting" onClick={showWaiting} data-testid="tail-waiting">
-          {waitingLabel(waiting)}
+          {waitingLabel(waiting, atLeast)}
         </button>
       )}
       <div className="tail" data-testid="live-tail" tabIndex={0} role="region" aria-label="Newest events, newest first">

@@ -101,7 +101,7 @@ describe("Kafka records in the tail", () => {
 
   it("shows the newest rows while nothing holds them", () => {
     const latest = [at(3, 3), at(2, 2), at(1, 1)];
-    expect(tailView(latest, null, 2)).toEqual({ rows: [at(3, 3), at(2, 2)], waiting: 0 });
+    expect(tailView(latest, null, 2)).toEqual({ rows: [at(3, 3), at(2, 2)], waiting: 0, atLeast: false });
   });
 
   it("keeps the rows in place while held and counts the newer ones waiting", () => {
@@ -110,8 +110,11 @@ describe("Kafka records in the tail", () => {
     const view = tailView(latest, frozen);
     expect(view.rows).toBe(frozen);
     expect(view.waiting).toBe(3);
+    expect(view.atLeast).toBe(false);
     // Older records that left the server's window are not "new".
     expect(tailView([at(2, 2), at(0, 0)], frozen).waiting).toBe(0);
+    // A whole read of new records: more may have come than one read returns.
+    expect(tailView([at(5, 5), at(4, 4)], frozen, 2)).toEqual({ rows: frozen, waiting: 2, atLeast: true });
   });
 
   it("says what the tail is doing and what the button will do", () => {
@@ -120,5 +123,6 @@ describe("Kafka records in the tail", () => {
     expect(tailStatus(true, 1)).toBe("Paused: not reading new events. Resume tail reads them again.");
     expect(waitingLabel(1)).toBe("1 new event — show");
     expect(waitingLabel(12)).toBe("12 new events — show");
+    expect(waitingLabel(50, true)).toBe("50 or more new events — show the newest 50");
   });
 });

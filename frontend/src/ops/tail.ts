@@ -128,12 +128,13 @@ export function tailView<R extends TailRecordLike>(
   latest: readonly R[],
   frozen: readonly R[] | null,
   max = TAIL_ROWS,
-): { rows: readonly R[]; waiting: number } {
-  if (frozen === null) return { rows: latest.slice(0, max), waiting: 0 };
+): { rows: readonly R[]; waiting: number; atLeast: boolean } {
+  if (frozen === null) return { rows: latest.slice(0, max), waiting: 0, atLeast: false };
   const shown = new Set(frozen.map(recordId));
   const newest = frozen[0] ? recordTimeValue(frozen[0]) : -Infinity;
   const waiting = latest.filter((r) => !shown.has(recordId(r)) && recordTimeValue(r) >= newest).length;
-  return { rows: frozen, waiting };
+  // Every record of a full read is new: more may have come than one read returns.
+  return { rows: frozen, waiting, atLeast: waiting > 0 && waiting >= max && waiting === latest.length };
 }
 
 function recordTimeValue(record: TailRecordLike): number {
@@ -148,7 +149,9 @@ export function tailStatus(paused: boolean, open: number): string {
   return "Reading every 2 s, newest first.";
 }
 
-/** The button that brings the held-back events in: "3 new events — show". */
-export function waitingLabel(waiting: number): string {
+/** The button that brings the held-back events in: "3 new events — show" ("50 or more" when
+ * a whole read is new, so more may have come). */
+export function waitingLabel(waiting: number, atLeast = false): string {
+  if (atLeast) return `${waiting} or more new events — show the newest ${waiting}`;
   return `${waiting === 1 ? "1 new event" : `${waiting} new events`} — show`;
 }
