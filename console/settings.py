@@ -312,6 +312,7 @@ SPECTACULAR_SETTINGS = {
         "SubjectTypeEnum": "console.choices.SubjectType",
         "PluginKindEnum": "console.choices.PluginKind",
         "LevelEnum": "console.services.health.LEVELS",
+        "TailTextEncodingEnum": "console.api.channels.tail.TEXT_ENCODINGS",
     },
 }
 

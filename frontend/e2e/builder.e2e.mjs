@@ -10,7 +10,9 @@
 //
 // E2E_FLOW=generator: generator → filter → preview (the live tail shows the output).
 // E2E_FLOW=kafka: Kafka source (E2E_KAFKA, topic E2E_TOPIC_IN, from the earliest offset) →
-//   filter → Kafka sink (topic E2E_TOPIC_OUT); the caller keeps producing to E2E_TOPIC_IN.
+//   filter → Kafka sink (topic E2E_TOPIC_OUT); the caller keeps producing to E2E_TOPIC_IN. The
+//   live tail shows the sink topic's records near the top, holds an opened row, pauses
+//   (tail-kafka-1440.png, tail-kafka-1024.png).
 // Environment: SLUICE_URL, SLUICE_USER, SLUICE_PASSWORD, E2E_ARTIFACTS, E2E_CHANNEL,
 // CHROMIUM (default /usr/bin/chromium), E2E_BUILDER_ONLY=1 to stop after saving.
 import { mkdirSync } from "node:fs";
@@ -85,6 +87,75 @@ async function checkA11y(label) {
 }
 
 const stateBadge = () => page.locator("h1 [data-testid=state-badge]");
+
+/** The Kafka → Kafka channel's live tail: near the top, on the sink topic's records, an opened
+ * row held in place while newer events wait behind a button, Pause stops the reading. */
+async function checkTail() {
+  step("the live tail shows the sink topic's events near the top");
+  const check = (ok, what) => {
+    if (!ok) throw new Error(`FAILED: ${what}`);
+    step(`ok: ${what}`);
+  };
+  const rows = page.getByTestId("tail-row");
+  await rows.first().waitFor({ timeout: RUN_TIMEOUT });
+  check((await page.getByTestId("tail-point").inputValue()) === "sink", "the tail opens on the sink");
+  const location = (await page.getByTestId("tail-location").textContent()) ?? "";
+  check(location === `Kafka topic ${topicOut} on ${kafka}`, `it says where it reads: ${location}`);
+  const first = rows.first().locator("summary");
+  const line = await first.innerText();
+  check(/^\d\d:\d\d:\d\d\.\d{3}\s+p0 #\d+\s+(key=\S+\s+)?.*region=eu-/.test(line), `a row: time, partition/offset, fields: ${line}`);
+  const tailBox = await page.getByRole("region", { name: "Live tail", exact: true }).boundingBox();
+  const pipelineBox = await page.getByRole("region", { name: "Pipeline", exact: true }).boundingBox();
+  check(tailBox.y < pipelineBox.y && tailBox.y < 700, `the tail is near the top (y ${Math.round(tailBox.y)} px)`);
+  check(
+    Math.abs(tailBox.width - pipelineBox.width) < 2 && tailBox.width > 1000,
+    `the tail is full width, as the Pipeline (${Math.round(tailBox.width)} px)`,
+  );
+
+  step("an opened row stays in place while newer events wait");
+  await first.click();
+  await page.getByTestId("tail-waiting").waitFor({ timeout: 60_000 });
+  check((await rows.first().locator("summary").innerText()) === line, "the opened row is still the first");
+  check(await rows.first().evaluate((el) => el.open), "and still open");
+  const held = (await page.getByTestId("tail-status").textContent()) ?? "";
+  check(held.startsWith("Held while an event is open"), `the tail says it is held: ${held}`);
+  const pretty = await rows.first().locator("pre").innerText();
+  check(pretty.split("\n").length > 2 && pretty.includes('"region"'), "the opened row shows the value in full");
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(artifacts, `tail-${flow}-1440.png`) });
+  await page.setViewportSize({ width: 1024, height: 900 });
+  await page.screenshot({ path: join(artifacts, `tail-${flow}-1024.png`) });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  // How long a look takes, polled beside a running channel (the server reads Kafka each time).
+  const took = [];
+  const timed = (request) => {
+    if (request.url().includes(`/channels/${channel}/tail`)) took.push(Math.round(request.timing().responseEnd));
+  };
+  page.on("requestfinished", timed);
+  await page.waitForTimeout(6500);
+  page.off("requestfinished", timed);
+  step(`tail reads took ${took.join(", ")} ms`);
+  const waiting = (await page.getByTestId("tail-waiting").textContent()) ?? "";
+  await page.getByTestId("tail-waiting").click();
+  check((await rows.first().locator("summary").innerText()) !== line, `"${waiting}" brings the newer events in`);
+
+  step("Pause tail stops the reading");
+  // Close what is open (the opened row may have left the newest 50 with the newer events).
+  for (const open of await page.locator("[data-testid=tail-row][open] > summary").all()) await open.click();
+  await page.getByRole("button", { name: "Pause tail" }).click();
+  await page.getByTestId("tail-status").filter({ hasText: "Paused: not reading new events." }).waitFor();
+  let reads = 0;
+  const count = (request) => {
+    if (request.url().includes(`/channels/${channel}/tail`)) reads += 1;
+  };
+  page.on("request", count);
+  await page.waitForTimeout(5000);
+  page.off("request", count);
+  check(reads === 0, `no reads while paused (${reads})`);
+  await page.getByRole("button", { name: "Resume tail" }).click();
+  await page.getByTestId("tail-status").filter({ hasText: "Reading every 2 s" }).waitFor();
+}
 
 async function waitForState(state) {
   await page.waitForFunction(
@@ -176,6 +247,8 @@ try {
     );
     const rate = await page.getByTestId("events-per-second").textContent();
     step(`events/s = ${rate}`);
+
+    if (flow === "kafka") await checkTail();
 
     step("the read-only canvas counts events per stage");
     await page.waitForFunction(

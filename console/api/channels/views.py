@@ -53,6 +53,7 @@ from console.api.channels.serializers import (
     RevisionSerializer,
     TargetStateSerializer,
 )
+from console.api.channels.tail import ChannelTailSerializer, TailQuerySerializer, tail_body
 from console.api.pagination import LimitOffsetPagination
 from console.api.responses import (
     CONFLICT,
@@ -64,6 +65,7 @@ from console.api.responses import (
 from console.models import Channel
 from console.selectors import channels as selectors
 from console.selectors import reporting
+from console.selectors import tail as tails
 from console.selectors.deploys import deploy_plan
 from console.selectors.specs import SECRET_CHANGED_MARKER
 from console.services.channels import UNCHANGED
@@ -131,6 +133,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         "retrieve": permissions.seeing(),
         "status": permissions.seeing(),
         "preview": permissions.seeing(what="channel output"),
+        "tail": permissions.seeing(what="channel output"),
         "create": permissions.CREATE,
         "update": permissions.CHANGE,
         "partial_update": permissions.CHANGE,
@@ -372,6 +375,40 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         query.is_valid(raise_exception=True)
         events = services.channel_preview(channel, query.validated_data["limit"])
         return Response(ChannelPreviewSerializer({"name": channel.name, "events": events}).data)
+
+    @extend_schema(
+        operation_id="channels_tail",
+        summary="Live tail: the newest events where a channel's events are",
+        description=(
+            "The newest records at one of the channel's points, newest first: `source` (a "
+            "Kafka source's topics, an HTTP source's ingest topic), `sink` (a Kafka sink's "
+            "topic, a Preview sink's kept events), `rule:<name>` (a bus rule's Kafka target) "
+            "and `dead-letters` (a Kafka dead-letter topic), from the revision the channel "
+            "runs. `points` lists the channel's points. Kafka is read by assigning partitions "
+            "at their end minus `limit` (no consumer group joins or commits: nobody's offsets "
+            "move), within about 3 s: a broker that does not answer in time gives `state` "
+            "`unreachable`. Values are parsed as JSON when they are JSON and cut at 16 KiB "
+            "(`truncated`). A point the channel does not have is a 400 naming its points."
+        ),
+        parameters=[TailQuerySerializer],
+        responses={200: ChannelTailSerializer, 400: QUERY_ERRORS, 404: NOT_FOUND},
+    )
+    @action(detail=True, methods=["get"])
+    def tail(self, request: Request, name: str) -> Response:
+        channel = get_object_or_404(Channel, name=name)
+        query = TailQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        points = tails.tail_points(tails.running_spec(channel))
+        try:
+            point = tails.find_point(points, query.validated_data.get("at"))
+        except tails.UnknownTailPoint as exc:
+            raise ValidationError({"at": [str(exc)]}) from exc
+        found = (
+            tails.read_tail(point, channel=channel, limit=query.validated_data["limit"])
+            if point is not None
+            else None
+        )
+        return Response(ChannelTailSerializer(tail_body(channel.name, points, found)).data)
 
     def _respond(self, channel: Channel, code: int) -> Response:
         fresh = self.get_queryset().get(pk=channel.pk)

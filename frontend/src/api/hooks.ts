@@ -13,6 +13,7 @@ import type {
   ChannelRequest,
   ChannelSpec,
   ChannelStatus,
+  ChannelTail,
   Cluster,
   DeployPlan,
   EventPatternResult,
@@ -101,6 +102,20 @@ export function usePreview(name: string, enabled: boolean, poll = true) {
       ),
     refetchInterval: poll ? POLL_MS : false,
     enabled,
+  });
+}
+
+/** The live tail at point ``at`` (the channel's default point when undefined), the newest
+ * ``limit`` records; polled every 2 s while ``poll`` (not while paused, nor while the browser
+ * tab is hidden: TanStack Query polls in the foreground only). */
+export function useTail(name: string, at: string | undefined, poll: boolean, limit = 50) {
+  const query = new URLSearchParams({ limit: String(limit), ...(at ? { at } : {}) });
+  return useQuery({
+    queryKey: ["tail", name, at ?? "", limit],
+    queryFn: () => api<ChannelTail>(`channels/${encodeURIComponent(name)}/tail?${query}`),
+    refetchInterval: poll ? POLL_MS : false,
+    // Paused means no reading at all, also when the window gets the focus back.
+    refetchOnWindowFocus: poll,
   });
 }
 

@@ -640,6 +640,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{name}/tail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live tail: the newest events where a channel's events are
+         * @description The newest records at one of the channel's points, newest first: `source` (a Kafka source's topics, an HTTP source's ingest topic), `sink` (a Kafka sink's topic, a Preview sink's kept events), `rule:<name>` (a bus rule's Kafka target) and `dead-letters` (a Kafka dead-letter topic), from the revision the channel runs. `points` lists the channel's points. Kafka is read by assigning partitions at their end minus `limit` (no consumer group joins or commits: nobody's offsets move), within about 3 s: a broker that does not answer in time gives `state` `unreachable`. Values are parsed as JSON when they are JSON and cut at 16 KiB (`truncated`). A point the channel does not have is a 400 naming its points.
+         */
+        get: operations["channels_tail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/bulk": {
         parameters: {
             query?: never;
@@ -1452,6 +1472,38 @@ export interface components {
             /** @description The channel's health summary: score, level and why (GET /health/ for all). */
             readonly health: components["schemas"]["Health"];
         };
+        /** @description One look at a channel's events where they are. */
+        ChannelTail: {
+            name: string;
+            points: components["schemas"]["TailPoint"][];
+            /** @description The point read; null when none. */
+            point: components["schemas"]["TailPoint"] | null;
+            /**
+             * @description `ok`; `unreachable`: Kafka (or the runtime) did not answer within a few seconds, so nothing is known about the events now; `unreadable`: the console cannot read this point (see `note`); `none`: the channel has no point to read.
+             *
+             *     * `ok` - ok
+             *     * `unreachable` - unreachable
+             *     * `unreadable` - unreadable
+             *     * `none` - none
+             */
+            state: components["schemas"]["ChannelTailStateEnum"];
+            /** @description What needs saying about this look, else empty. */
+            note: string;
+            /** @description Newest first. */
+            records: components["schemas"]["TailRecord"][];
+            /** @description False when not every partition could be read to its end in time. */
+            complete: boolean;
+            /** Format: date-time */
+            read_at: string | null;
+        };
+        /**
+         * @description * `ok` - ok
+         *     * `unreachable` - unreachable
+         *     * `unreadable` - unreadable
+         *     * `none` - none
+         * @enum {string}
+         */
+        ChannelTailStateEnum: "ok" | "unreachable" | "unreadable" | "none";
         Cluster: {
             runtime_workers: components["schemas"]["ClusterRuntimeWorker"][];
             spark: components["schemas"]["SparkCluster"];
@@ -2761,6 +2813,60 @@ export interface components {
          * @enum {string}
          */
         SubjectTypeEnum: "channel" | "connector" | "task" | "worker";
+        TailHeader: {
+            name: string;
+            value: string | null;
+            /**
+             * @description `base64` when not UTF-8.
+             *
+             *     * `text` - text
+             *     * `base64` - base64
+             *     * `null` - null
+             */
+            encoding: components["schemas"]["TailTextEncodingEnum"];
+        };
+        TailPoint: {
+            /** @description The value of `at` that reads here. */
+            id: string;
+            label: string;
+            kind: components["schemas"]["TailPointKindEnum"];
+            /** @description Where the events are, in words. */
+            location: string;
+            readable: boolean;
+            /** @description Why the point cannot be read, when it cannot. */
+            note: string;
+        };
+        /**
+         * @description * `kafka` - kafka
+         *     * `preview` - preview
+         * @enum {string}
+         */
+        TailPointKindEnum: "kafka" | "preview";
+        TailRecord: {
+            /** @description Null for a Preview sink's event. */
+            topic: string | null;
+            partition: number | null;
+            offset: number | null;
+            /** @description The record's timestamp (RFC 3339, UTC), when it has one. */
+            timestamp: string | null;
+            key: string | null;
+            key_encoding: components["schemas"]["TailTextEncodingEnum"];
+            headers: components["schemas"]["TailHeader"][];
+            /** @description Parsed as JSON when it is JSON, else its text (base64 when not UTF-8). */
+            value: unknown;
+            value_encoding: components["schemas"]["ValueEncodingEnum"];
+            /** @description The value (or key) was longer than the tail shows (16 KiB) and was cut. */
+            truncated: boolean;
+            /** @description The value's length in bytes, before any cut. */
+            size: number;
+        };
+        /**
+         * @description * `text` - text
+         *     * `base64` - base64
+         *     * `null` - null
+         * @enum {string}
+         */
+        TailTextEncodingEnum: "text" | "base64" | "null";
         /**
          * @description The answer to start, stop, pause and resume: what was asked for (the change shows up
          *     in status).
@@ -2824,6 +2930,14 @@ export interface components {
          * @enum {string}
          */
         TypeEnum: "never" | "on-failure";
+        /**
+         * @description * `json` - json
+         *     * `text` - text
+         *     * `base64` - base64
+         *     * `null` - null
+         * @enum {string}
+         */
+        ValueEncodingEnum: "json" | "text" | "base64" | "null";
         /**
          * @description * `matched` - matched
          *     * `no_match` - no_match
@@ -4854,6 +4968,52 @@ export interface operations {
             };
             /** @description The runtime is unavailable; nothing changed. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    channels_tail: {
+        parameters: {
+            query?: {
+                /** @description Where to read: `source`, `sink`, `rule:<name>` (`rule:<name>:<n>` for a rule's n-th sink when it has several Kafka targets) or `dead-letters`; the answer's `points` lists the channel's. Default: the sink (a bus: its first rule target), else the source. */
+                at?: string;
+                /** @description How many records, newest first (1-200, default 50). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelTail"];
+                };
+            };
+            /** @description A query parameter is invalid; each key is a parameter, with its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string[];
+                    };
+                };
+            };
+            /** @description No channel has this name. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -130,6 +130,10 @@ export type Cluster = Schemas["Cluster"];
 export type Me = Schemas["Me"];
 /** The live tail of a channel's output (GET /channels/{name}/preview). */
 export type ChannelPreview = Schemas["ChannelPreview"];
+/** One look at a channel's events where they are (GET /channels/{name}/tail). */
+export type ChannelTail = Schemas["ChannelTail"];
+export type TailPoint = Schemas["TailPoint"];
+export type TailRecord = Schemas["TailRecord"];
 /** The answer to POST plugins/{kind}/{type}/validate (200 valid; 400 not, or 200 with ?invalid_status=200). */
 export type StageValidation = Schemas["PluginConfigValid"] | Schemas["PluginConfigInvalid"];
 export type EventPatternResult = Schemas["EventPatternResult"];

@@ -1,7 +1,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 
-import { isNotFound, useChannel, useChannelStatus, useLifecycle, usePreview } from "../api/hooks";
+import { isNotFound, useChannel, useChannelStatus, useLifecycle } from "../api/hooks";
 import { href } from "../router";
 import { StateBadge } from "../ui/StateBadge";
 import { Time } from "../ui/Time";
@@ -25,15 +25,16 @@ import { DeleteChannelButton } from "./DeleteChannelButton";
 import { HistoryPanel } from "./HistoryCharts";
 import { IngestPanel } from "./IngestPanel";
 import { LabelsPanel } from "./LabelsPanel";
+import { LiveTail } from "./LiveTail";
 import { OffsetsPanel } from "./OffsetsPanel";
 import { PipelineCanvas } from "./PipelineCanvas";
 import { ReplayPanel } from "./ReplayPanel";
 import { RestartPolicyPanel } from "./RestartPolicyPanel";
 import { RevisionsPanel } from "./RevisionsPanel";
 import { RulesPanel } from "./RulesPanel";
-import { prettyEvent, tailSummary } from "./tail";
 
-/** One channel at work: status, tasks, throughput, lifecycle, failure trace, live tail; a
+/** One channel at work: status, its newest events near the top (live tail), throughput,
+ * tasks, lifecycle, failure trace; a
  * plain not-found page (no buttons, no polling) for a name no channel has. */
 export function ChannelPage({ name }: { name: string }) {
   const channel = useChannel(name);
@@ -58,7 +59,6 @@ function ChannelView({ name }: { name: string }) {
   const status = useChannelStatus(name);
   const [messages, setMessages] = useState<string[]>([]);
   const s = status.data;
-  const hasPreview = channel.data?.spec.sink?.type === "preview";
   useDeadLettersFollowCount(name, s?.dead_letters);
 
   return (
@@ -145,6 +145,8 @@ function ChannelView({ name }: { name: string }) {
         />
       </div>
 
+      <LiveTail name={name} />
+
       <section className="panel" aria-label="Pipeline">
         <h2>Pipeline</h2>
         {channel.data && <PipelineCanvas spec={channel.data.spec} status={s} />}
@@ -222,17 +224,7 @@ function ChannelView({ name }: { name: string }) {
       {channel.data?.spec.source.type === "http" && <IngestPanel channel={channel.data} />}
       {["kafka", "http"].includes(channel.data?.spec.source.type ?? "") && <ReplayPanel name={name} />}
 
-      <div className="two-col">
-        <Lifecycle name={name} />
-        <section className="panel" aria-label="Live tail">
-          <h2>Live tail</h2>
-          {hasPreview ? (
-            <LiveTail name={name} />
-          ) : (
-            <p className="muted small">The live tail shows the newest output of channels whose sink is Preview.</p>
-          )}
-        </section>
-      </div>
+      <Lifecycle name={name} />
     </div>
   );
 }
@@ -287,21 +279,5 @@ function Lifecycle({ name }: { name: string }) {
         ))}
       </ol>
     </section>
-  );
-}
-
-function LiveTail({ name }: { name: string }) {
-  const preview = usePreview(name, true);
-  const events = preview.data ?? [];
-  return (
-    <div className="tail" data-testid="live-tail" tabIndex={0} role="region" aria-label="Newest output events">
-      {events.length === 0 && <p className="muted small">No events yet.</p>}
-      {events.map((event, index) => (
-        <details key={String(event.id ?? index)} className="tail-row" data-testid="tail-row">
-          <summary className="tail-summary">{tailSummary(event)}</summary>
-          <pre className="tail-event">{prettyEvent(event)}</pre>
-        </details>
-      ))}
-    </div>
   );
 }
