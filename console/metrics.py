@@ -249,7 +249,7 @@ class SluiceCollector:
             rate = events_per_second(channel["connector__stage_metrics"], task_rates[name])
             events.add_metric([name], (rate or 0.0) if running and known else 0.0)
             lag.add_metric([name], lags[name])
-            dead_letters.add_metric([name], channel["connector__dead_letters"] or 0)
+            dead_letters.add_metric([name], _all_dead_letters(channel))
             retries.add_metric([name], channel["connector__sink_retries"] or 0)
             judged = silent.get(name, reporting.REPORTING)
             shown = reporting.shown(channel["connector__state"], judged)
@@ -342,6 +342,7 @@ def _channels() -> list[Mapping[str, Any]]:
             "target_state",
             "connector__state",
             "connector__dead_letters",
+            "connector__run_dead_letters",
             "connector__sink_retries",
             "connector__rule_metrics",
             "connector__stage_metrics",
@@ -402,7 +403,7 @@ def channel_health(
         state=channel["connector__state"],
         target_state=channel["target_state"],
         stage_metrics=channel["connector__stage_metrics"],
-        dead_letters=channel["connector__dead_letters"],
+        dead_letters=_all_dead_letters(channel),
         restarts=channel["connector__restart_attempts"],
         state_changed_at=channel["connector__state_changed_at"],
         last_status_at=channel["connector__last_status_at"],
@@ -445,6 +446,13 @@ def _health_metrics(
         score.add_metric([name], assessed.score)
         _add_enum(level, [name], health.LEVELS, assessed.level)
     yield from (score, level)
+
+
+def _all_dead_letters(channel: Mapping[str, Any]) -> int:
+    """The channel's drivers' dead letters and its runs' (``Connector.all_dead_letters``)."""
+    return int(channel["connector__dead_letters"] or 0) + int(
+        channel["connector__run_dead_letters"] or 0
+    )
 
 
 def _number(value: Any) -> float:

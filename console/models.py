@@ -360,6 +360,12 @@ class Connector(models.Model):
         'channel): [{"rule": name, "matched": n, "delivered": n, "failed": n, '
         '"matched_per_second": x, "delivered_per_second": x, "targets": [...]}, ...].',
     )
+    run_dead_letters = models.PositiveBigIntegerField(
+        default=0,
+        help_text="Dead letters the channel's replays and redrives made (their events that "
+        "failed), counted by their own connectors: the channel's count is dead_letters plus "
+        "these (console.services.run_executor.count_run_dead_letters).",
+    )
     count_base = models.JSONField(
         default=dict,
         blank=True,
@@ -376,6 +382,12 @@ class Connector(models.Model):
     dead_letters = models.BigIntegerField(
         default=0, help_text="Events the runtime sent to the dead-letter target (or skipped)."
     )
+
+    @property
+    def all_dead_letters(self) -> int:
+        """Its drivers' dead letters and its runs': what its dead-letter list holds."""
+        return int(self.dead_letters) + int(self.run_dead_letters)
+
     sink_retries = models.BigIntegerField(
         default=0,
         help_text="Sink writes the runtime retried under a sink's retry policy.",

@@ -42,6 +42,7 @@ _FIELDS = (
     "connector__stage_metrics",
     "connector__rule_metrics",
     "connector__dead_letters",
+    "connector__run_dead_letters",
     "connector__restart_attempts",
     "connector__state_changed_at",
     "connector__last_status_at",
@@ -119,7 +120,7 @@ def level_of(
         state=row["connector__state"] if deployed else None,
         target_state=row["target_state"],
         stage_metrics=row["connector__stage_metrics"] if deployed else None,
-        dead_letters=row["connector__dead_letters"] if deployed else 0,
+        dead_letters=_all_dead_letters(row) if deployed else 0,
         restarts=row["connector__restart_attempts"] if deployed else 0,
         state_changed_at=row["connector__state_changed_at"],
         last_status_at=row["connector__last_status_at"],
@@ -130,3 +131,8 @@ def level_of(
         rule_metrics=row["connector__rule_metrics"] if deployed else None,
         recent_failures=recent_failures,
     ).level
+
+
+def _all_dead_letters(row: dict[str, Any]) -> int:
+    """The channel's drivers' dead letters and its runs' (``Connector.all_dead_letters``)."""
+    return int(row["connector__dead_letters"] or 0) + int(row["connector__run_dead_letters"] or 0)

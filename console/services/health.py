@@ -321,7 +321,7 @@ def of_channel(
         state=connector.state,
         target_state=channel.target_state,
         stage_metrics=connector.stage_metrics,
-        dead_letters=connector.dead_letters,
+        dead_letters=connector.all_dead_letters,
         restarts=connector.restart_attempts,
         state_changed_at=connector.state_changed_at,
         last_status_at=connector.last_status_at,

@@ -34,6 +34,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from console.choices import FINAL_RUN_STATES, RunState, WorkerService, WorkerState
@@ -322,8 +323,19 @@ def _follow(
         ChannelRun.objects.filter(pk=run.pk, state=RunState.RUNNING).update(
             **{name: getattr(run, name) for name in fields}
         )
+        if "events_failed" in fields:
+            count_run_dead_letters(run.channel_id)
         return 1
     return 0
+
+
+def count_run_dead_letters(channel_id: int) -> None:
+    """The channel's dead letters from its runs (the events its replays and redrives failed)
+    onto its connector (:attr:`Connector.run_dead_letters`), summed again from the runs: the
+    channel's dead-letter count is its own driver's plus these, as its dead-letter list,
+    which holds both, says."""
+    total = ChannelRun.objects.filter(channel_id=channel_id).aggregate(n=Sum("events_failed"))
+    Connector.objects.filter(channel_id=channel_id).update(run_dead_letters=total["n"] or 0)
 
 
 def run_outcome(kind: str, read: int, failed: int) -> tuple[RunState, str]:
@@ -370,6 +382,8 @@ def _finish(
     if updated:
         for name, value in values.items():
             setattr(run, name, value)
+        if failed:
+            count_run_dead_letters(run.channel_id)
         logger.info("%s %s of channel %s: %s %s", run.kind, run.id, run.channel.name, state, error)
     return updated
 

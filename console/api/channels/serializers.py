@@ -575,11 +575,12 @@ class ChannelStatusSerializer(serializers.ModelSerializer):
     )
     last_status_at = serializers.DateTimeField(source="connector.last_status_at", allow_null=True)
     dead_letters = serializers.IntegerField(
-        source="connector.dead_letters",
+        source="connector.all_dead_letters",
         allow_null=True,
         help_text=(
             "Events that failed a stage under errors.tolerance 'all' and went to the "
-            "dead-letter target (or were skipped), since the channel was first started."
+            "dead-letter target (or were skipped), since the channel was first started, its "
+            "replays' and redrives' included: what its dead-letter list holds."
         ),
     )
     tasks = serializers.SerializerMethodField()

@@ -1457,7 +1457,7 @@ export interface components {
              * @description The latest report's promise: its reporter rewrites it at least this often (seconds); null when it made none (a final state).
              */
             readonly report_interval: number | null;
-            /** @description Events that failed a stage under errors.tolerance 'all' and went to the dead-letter target (or were skipped), since the channel was first started. */
+            /** @description Events that failed a stage under errors.tolerance 'all' and went to the dead-letter target (or were skipped), since the channel was first started, its replays' and redrives' included: what its dead-letter list holds. */
             dead_letters: number | null;
             readonly tasks: components["schemas"]["Task"][];
             /**

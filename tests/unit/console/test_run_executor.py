@@ -12,7 +12,7 @@ import pytest
 
 from console import services
 from console.choices import WorkerState
-from console.models import Channel, ChannelRun, Worker
+from console.models import Channel, ChannelRun, Connector, Worker
 from console.services import runs
 from console.services.run_executor import execute_runs, run_outcome
 from runtime_adapter.base import ConnectorStatus, SourceOffset, TaskStatus
@@ -169,7 +169,8 @@ def test_a_pending_run_waits_for_a_live_worker_and_a_cancelled_one_never_starts(
     assert not runtime.deployments or all(".run-" not in c for c in runtime.deployments)
 
 
-def test_a_redrive_whose_letters_fail_again_is_failed_with_the_counts(channel, runtime, user):
+def test_a_redrive_whose_letters_fail_again_is_failed_with_the_counts(channel, runtime, user, api):
+    Connector.objects.create(channel=channel, runtime_id=channel.name)  # it ran before
     topic = runs.redrive_topic(channel)
     run = runs.start_redrive(
         channel,
@@ -199,6 +200,11 @@ def test_a_redrive_whose_letters_fail_again_is_failed_with_the_counts(channel, r
     assert run.state == "FAILED", "a letter that failed again is no success"
     assert (run.events_read, run.events_written, run.events_failed) == (2, 1, 1)
     assert run.error.startswith("1 of 2 redriven events failed again: they are new dead letters")
+    # The channel counts the new letter as its dead-letter list shows it: its own and its runs'.
+    connector = Connector.objects.get(channel=channel)
+    assert (connector.dead_letters, connector.run_dead_letters) == (0, 1)
+    answer = api.get(f"/api/v1/channels/{channel.name}/status").json()
+    assert answer["dead_letters"] == 1
 
 
 def test_run_outcome_says_what_went_through():
