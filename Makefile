@@ -38,13 +38,15 @@ $(DEPS_STAMP): pyproject.toml | system-run
 jars: ## Kafka broker, MirrorMaker 2 and Spark Kafka connector jars from Maven Central, Sluice's Spark functions (cached)
 	@bash scripts/fetch-jars.sh
 
-# `make run`'s jars: the broker's (no venv needed: fetched while the venv installs), then
-# the Spark connector and Sluice's functions (built against the venv's pyspark).
-.PHONY: jars-broker jars-spark
+# `make run`'s jars: the broker's and Sluice's Spark functions need no venv (fetched and built
+# while it installs); the Spark connector's list is what the venv's pyspark lacks.
+.PHONY: jars-broker jars-functions jars-spark
 jars-broker: | system-run
 	@bash scripts/fetch-jars.sh kafka
-jars-spark: $(DEPS_STAMP) | jars-broker
-	@bash scripts/fetch-jars.sh spark-kafka sluice-spark
+jars-functions: | jars-broker
+	@bash scripts/fetch-jars.sh sluice-spark
+jars-spark: $(DEPS_STAMP) | jars-functions
+	@bash scripts/fetch-jars.sh spark-kafka
 
 frontend: ## Build the browser console into frontend/dist (npm ci when the lock file changed)
 	@bash scripts/frontend.sh
@@ -63,7 +65,7 @@ api-types: $(DEPS_STAMP) ## Regenerate the console's TypeScript API types from t
 # The steps that do not depend on each other run side by side (make -j): the venv, the jars
 # and the console's build. A cold first run on a fresh machine is about a minute and a half.
 .PHONY: run-install
-run-install: system-run $(DEPS_STAMP) jars-broker jars-spark frontend
+run-install: system-run $(DEPS_STAMP) jars-broker jars-functions jars-spark frontend
 
 run: ## Start the whole embedded stack on 127.0.0.1, installing what is missing (Ctrl-C stops it all)
 	@$(MAKE) --no-print-directory -j4 --output-sync=line run-install

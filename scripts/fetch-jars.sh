@@ -365,14 +365,16 @@ fetch_spark_kafka() {
 # ---------------------------------------------------------------------------------------------
 # Sluice's Spark functions: the Maven module spark/ (pom.xml) built against the Spark version
 # pyspark ships: compile (-Werror), JUnit tests, google-java-format check, jar.
+# The Spark version is pyproject.toml's pyspark pin (pyspark's version is Spark's): the build needs
+# no venv, so `make run` builds it while the venv installs.
 build_sluice_spark() {
-  local target="$JARS_DIR/sluice-spark" module="$ROOT/spark" pj sv key start tmp
+  local target="$JARS_DIR/sluice-spark" module="$ROOT/spark" sv key start tmp
   local -a sources
-  find_spark sluice-spark; pj=$PJ sv=$SV
+  sv="$(sed -n 's/^ *"pyspark==\([0-9][0-9.]*\)".*/\1/p' "$ROOT/pyproject.toml" | head -n1)"
+  if [[ -z "$sv" ]]; then find_spark sluice-spark; sv=$SV; fi
   mapfile -t sources < <(find "$module/src" -type f | sort)
   (( ${#sources[@]} > 0 )) || die "sluice-spark: no sources in ${module#"$ROOT"/}/src"
-  key="$( { echo "sluice-spark $sv $pj"; printf '%s\n' "${sources[@]#"$module"/}"
-            find "$pj" -maxdepth 1 -name '*.jar' -printf '%f\n' | sort; } \
+  key="$( { echo "sluice-spark $sv"; printf '%s\n' "${sources[@]#"$module"/}"; } \
           | files_key "$SELF" "$ROOT/scripts/_lib.sh" "$module/pom.xml" "$MAVEN_SETTINGS" "${sources[@]}")"
   up_to_date sluice-spark "$target" "$key" "for Spark $sv" && return
   command -v javac >/dev/null || die "sluice-spark: javac not found (a Java 17 JDK is needed: scripts/ensure-system.sh)"
@@ -390,7 +392,7 @@ build_sluice_spark() {
   [[ -f "$tmp/target/sluice-spark-functions-$sv.jar" ]] \
     || die "sluice-spark: Maven made no sluice-spark-functions-$sv.jar (full log: $MVN_LOG)"
   cp "$tmp/target/sluice-spark-functions-$sv.jar" "$tmp/out/"
-  { echo "$key"; echo "# Sluice Spark functions for Spark $sv ($pj), built $(date -u +%FT%TZ) by scripts/fetch-jars.sh (mvn verify)"; } >"$tmp/out/.stamp"
+  { echo "$key"; echo "# Sluice Spark functions for Spark $sv, built $(date -u +%FT%TZ) by scripts/fetch-jars.sh (mvn verify)"; } >"$tmp/out/.stamp"
   install_dir "$tmp/out" "$target"
   log "sluice-spark: done in $(elapsed "$start"): $(summary "$target") in .cache/jars/sluice-spark"
 }
