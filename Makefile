@@ -8,8 +8,10 @@ VENV   ?= .venv
 SYSTEM_PYTHON := $(shell /usr/bin/python3 -c 'import sys; assert sys.version_info >= (3, 11); print(sys.executable)' 2>/dev/null)
 PYTHON ?= $(or $(SYSTEM_PYTHON),python3)
 PY     := $(VENV)/bin/python
-# The venv is rebuilt whenever the pinned dependencies or the interpreter change.
-DEPS_STAMP := $(VENV)/.deps-$(shell (cat pyproject.toml; echo $(PYTHON)) | sha1sum | cut -c1-12)
+# The venv is rebuilt whenever the pinned dependencies or the interpreter change. uv installs
+# them (about twice as fast as pip on a fresh machine: parallel downloads; the same pins).
+UV_VERSION := 0.13.9
+DEPS_STAMP := $(VENV)/.deps-$(shell (cat pyproject.toml; echo $(PYTHON) $(UV_VERSION)) | sha1sum | cut -c1-12)
 
 .PHONY: help install system jars frontend run test fault-test lint unit integration e2e bench bench-wire bench-control bench-discovery bench-density bench-fleet bench-drain bench-group bench-faults compose-test clean distclean
 
@@ -31,8 +33,8 @@ $(DEPS_STAMP): pyproject.toml | system-run
 	@if [ -x $(PY) ] && [ "$$($(PY) -c 'import os, sys; print(os.path.realpath(sys._base_executable))')" != "$$($(PYTHON) -c 'import os, sys; print(os.path.realpath(sys.executable))')" ]; then \
 	  echo "==> the venv was made with another Python: rebuilding it with $(PYTHON)"; rm -rf $(VENV); fi
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install -q --upgrade pip
-	@$(PY) -m pip install -q -e ".[dev]"
+	@$(PY) -m pip install -q --disable-pip-version-check "uv==$(UV_VERSION)"
+	@$(VENV)/bin/uv pip install -q --python $(PY) -e ".[dev]"
 	@rm -f $(VENV)/.deps-* && touch $@
 
 jars: ## Kafka broker, MirrorMaker 2 and Spark Kafka connector jars from Maven Central, Sluice's Spark functions (cached)
