@@ -41,13 +41,14 @@ jars: ## Kafka broker, MirrorMaker 2 and Spark Kafka connector jars from Maven C
 	@bash scripts/fetch-jars.sh
 
 # `make run`'s jars: the broker's and Sluice's Spark functions need no venv (fetched and built
-# while it installs); the Spark connector's list is what the venv's pyspark lacks.
+# while it installs; the functions without their JUnit tests, which `make test` runs); the Spark
+# connector's list is what the venv's pyspark lacks.
 .PHONY: jars-broker jars-functions jars-spark
 jars-broker: | system-run
 	@bash scripts/fetch-jars.sh kafka
 jars-functions: | jars-broker
-	@bash scripts/fetch-jars.sh sluice-spark
-jars-spark: $(DEPS_STAMP) | jars-functions
+	@bash scripts/fetch-jars.sh --no-tests sluice-spark
+jars-spark: $(DEPS_STAMP)
 	@bash scripts/fetch-jars.sh spark-kafka
 
 frontend: ## Build the browser console into frontend/dist (npm ci when the lock file changed)
@@ -66,12 +67,16 @@ api-types: $(DEPS_STAMP) ## Regenerate the console's TypeScript API types from t
 
 # The steps that do not depend on each other run side by side (make -j): the venv, the jars
 # and the console's build. A cold first run on a fresh machine is about a minute and a half.
-.PHONY: run-install
-run-install: system-run $(DEPS_STAMP) jars-broker jars-functions jars-spark frontend
+# The database is prepared (migrations, the console's static files, the admin, the demo) while
+# the jars build.
+.PHONY: run-install run-db
+run-db: $(DEPS_STAMP) frontend
+	@bash scripts/run.sh --prepare
+run-install: system-run $(DEPS_STAMP) jars-broker jars-functions jars-spark frontend run-db
 
 run: ## Start the whole embedded stack on 127.0.0.1, installing what is missing (Ctrl-C stops it all)
 	@$(MAKE) --no-print-directory -j4 --output-sync=line run-install
-	@bash scripts/run.sh
+	@SLUICE_PREPARED=1 bash scripts/run.sh
 
 test: install ## Install what is missing, start what the tests need, run every check
 	@bash scripts/test.sh

@@ -16,8 +16,11 @@
 #                             migration test (tests/integration/test_mirrormaker2.py)
 #                             -> java -cp '.cache/jars/connect-mirror/*' org.apache.kafka.connect.mirror.MirrorMaker
 #
-# Usage: scripts/fetch-jars.sh [--force] [kafka|spark-kafka|sluice-spark|connect-mirror|all ...]
+# Usage: scripts/fetch-jars.sh [--force] [--no-tests] [kafka|spark-kafka|sluice-spark|connect-mirror|all ...]
 #        scripts/fetch-jars.sh --print-spark-jars     # fetch if needed, print comma-separated jar paths
+#
+# --no-tests (make run): sluice-spark is packaged without its JUnit tests and format check unless a
+# verified jar is there already; the next run without it (make test) builds and verifies it again.
 #
 # Idempotent: each target dir holds a .stamp keyed on the POMs, this script and (spark-kafka) the
 # pyspark jar listing; when it matches the run is instant. --force refetches (and makes Maven
@@ -40,11 +43,13 @@ TOKEN_PROVIDER_FALLBACK_VERSION=4.0.0
 
 FORCE=0
 PRINT_SPARK_JARS=0
+NO_TESTS=0
 TARGETS=()
 for arg in "$@"; do
   case "$arg" in
     --force|-f) FORCE=1 ;;
     --print-spark-jars) PRINT_SPARK_JARS=1 ;;
+    --no-tests) NO_TESTS=1 ;;
     kafka|spark-kafka|sluice-spark|connect-mirror) TARGETS+=("$arg") ;;
     all) TARGETS+=(kafka spark-kafka sluice-spark connect-mirror) ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$SELF"; exit 0 ;;
@@ -376,14 +381,24 @@ build_sluice_spark() {
   (( ${#sources[@]} > 0 )) || die "sluice-spark: no sources in ${module#"$ROOT"/}/src"
   key="$( { echo "sluice-spark $sv"; printf '%s\n' "${sources[@]#"$module"/}"; } \
           | files_key "$SELF" "$ROOT/scripts/_lib.sh" "$module/pom.xml" "$MAVEN_SETTINGS" "${sources[@]}")"
-  up_to_date sluice-spark "$target" "$key" "for Spark $sv" && return
+  local wanted="$key" kind="mvn verify"
+  local -a goal=(verify)
+  if (( NO_TESTS )); then  # make run: a verified jar will do, else one packaged without tests
+    if (( ! FORCE )) && stamp_ok "$target" "$key"; then
+      log "sluice-spark: up to date for Spark $sv ($(summary "$target") in ${target#"$ROOT"/})"
+      return
+    fi
+    wanted="$key package-only" kind="mvn package, no tests"
+    goal=(package -DskipTests -Dspotless.check.skip=true)
+  fi
+  up_to_date sluice-spark "$target" "$wanted" "for Spark $sv" && return
   command -v javac >/dev/null || die "sluice-spark: javac not found (a Java 17 JDK is needed: scripts/ensure-system.sh)"
   start=$(now_ms)
-  log "sluice-spark: building spark/ with Maven against Spark $sv (compile, JUnit, format check; first run downloads ~90 MB into ~/.m2) ..."
+  log "sluice-spark: building spark/ with Maven against Spark $sv ($kind; first run downloads ~90 MB into ~/.m2) ..."
   new_tmp sluice-spark; tmp=$TMP
   mkdir -p "$tmp/out"
   MVN_LOG="$JARS_DIR/sluice-spark-mvn.log"   # outside $tmp: kept for reading after a failure
-  if ! run_mvn -f "$module/pom.xml" -Dspark.version="$sv" -Dsluice.build.directory="$tmp/target" verify; then
+  if ! run_mvn -f "$module/pom.xml" -Dspark.version="$sv" -Dsluice.build.directory="$tmp/target" "${goal[@]}"; then
     show_mvn_errors 40
     die "sluice-spark: mvn verify failed on spark/ against Spark $sv (full log: ${MVN_LOG#"$ROOT"/};" \
         "tests alone: mvn -f spark/pom.xml test; formatting: mvn -f spark/pom.xml spotless:apply)"
@@ -392,7 +407,7 @@ build_sluice_spark() {
   [[ -f "$tmp/target/sluice-spark-functions-$sv.jar" ]] \
     || die "sluice-spark: Maven made no sluice-spark-functions-$sv.jar (full log: $MVN_LOG)"
   cp "$tmp/target/sluice-spark-functions-$sv.jar" "$tmp/out/"
-  { echo "$key"; echo "# Sluice Spark functions for Spark $sv, built $(date -u +%FT%TZ) by scripts/fetch-jars.sh (mvn verify)"; } >"$tmp/out/.stamp"
+  { echo "$wanted"; echo "# Sluice Spark functions for Spark $sv, built $(date -u +%FT%TZ) by scripts/fetch-jars.sh ($kind)"; } >"$tmp/out/.stamp"
   install_dir "$tmp/out" "$target"
   log "sluice-spark: done in $(elapsed "$start"): $(summary "$target") in .cache/jars/sluice-spark"
 }

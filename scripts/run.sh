@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # Start the embedded Sluice stack in the foreground under honcho (Procfile).
 # Ctrl-C stops every process it started. Called by `make run` after `make install`.
+# Usage: scripts/run.sh [--prepare]
+#   --prepare  only prepare the database (migrations, static files, the admin, the demo) and
+#              exit: `make run` does it while the jars build, then runs this script with
+#              SLUICE_PREPARED=1, which skips that step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+prepare_only=0
+case "${1:-}" in
+  --prepare) prepare_only=1 ;;
+  "") ;;
+  *) echo "unknown argument '$1' (scripts/run.sh [--prepare])" >&2; exit 2 ;;
+esac
 
 export SLUICE_VAR_DIR="${SLUICE_VAR_DIR:-$PWD/var}"
 export SLUICE_PORT="${SLUICE_PORT:-8000}"
@@ -32,11 +42,23 @@ if (echo >"/dev/tcp/127.0.0.1/$SLUICE_PORT") 2>/dev/null; then
   exit 1
 fi
 
-echo "Preparing the database…"
-$PY manage.py migrate --noinput -v 0
-$PY manage.py collectstatic --noinput -v 0
-admin_note="$($PY manage.py ensure_admin)"
-if [[ "${SLUICE_SEED_DEMO:-true}" == "true" ]]; then $PY manage.py seed_demo; fi
+# What ensure_admin says on a first run (the admin's password) waits here, readable by root
+# alone, when the database was prepared beforehand (--prepare), for the ready banner.
+note_file="$SLUICE_VAR_DIR/.admin-note"
+if [[ "${SLUICE_PREPARED:-}" == "1" ]]; then
+  admin_note="$(cat "$note_file" 2>/dev/null || true)"
+  rm -f "$note_file"
+else
+  echo "Preparing the database…"
+  $PY manage.py migrate --noinput -v 0
+  $PY manage.py collectstatic --noinput -v 0
+  admin_note="$($PY manage.py ensure_admin)"
+  if [[ "${SLUICE_SEED_DEMO:-true}" == "true" ]]; then $PY manage.py seed_demo; fi
+  if (( prepare_only )); then
+    (umask 077; printf '%s' "$admin_note" >"$note_file")
+    exit 0
+  fi
+fi
 
 # Least privilege: started as root, the runtime worker (and so every Spark driver) drops to
 # the unprivileged user sluice (made by scripts/ensure-system.sh), if it can reach this checkout.
