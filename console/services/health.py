@@ -165,7 +165,10 @@ def assess(signals: Signals) -> Health:
     elif s.state == "FAILED":
         fire(60, "critical", "The channel FAILED.")
     elif starting:
-        reasons.append(f"Starting ({s.state}, {s.seconds_since_success:.0f} s).")
+        # No ticking count of seconds: the same health twice in a row reads the same.
+        reasons.append(
+            f"Starting ({s.state}): a warning if not RUNNING within {STARTING_GRACE_SECONDS:.0f} s."
+        )
     elif s.target_state == "RUNNING" and s.state != "RUNNING":
         fire(20, "warning", f"Asked to run but {s.state or 'not placed'}.")
     if s.recent_failures >= RECENT_FAILURES_CRITICAL:

@@ -261,7 +261,7 @@ def test_a_channel_starting_is_not_a_warning_until_its_start_takes_too_long():
     assert (health.score, health.level, health.reasons) == (
         100,
         "ok",
-        ["Starting (UNASSIGNED, 4 s)."],
+        ["Starting (UNASSIGNED): a warning if not RUNNING within 90 s."],
     )
     late = assess(Signals(state="UNASSIGNED", target_state="RUNNING", seconds_since_success=95))
     assert late.level == "warning" and late.reasons[0] == "Asked to run but UNASSIGNED."
