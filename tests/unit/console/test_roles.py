@@ -54,6 +54,7 @@ RULES = {
     ("channel-bulk", "post"): "operate",  # a stop here; delete needs editor (test_api_fleet)
     ("channel-status", "get"): "view",
     ("channel-preview", "get"): "view",
+    ("channel-tail", "get"): "view",
     ("channel-events", "post"): "ingest",
     ("channel-ingest-token", "get"): "view",
     ("channel-ingest-token", "post"): "edit",
