@@ -757,6 +757,18 @@ class HostedConnector:
             self.router = None
         if query is not None and query.isActive:
             query.stop()
+        if query is not None:
+            self.count_last_batches(query)
+
+    def count_last_batches(self, query: Any) -> None:
+        """Fold in the batches the query ran since the last poll (up to half a second of
+        them), so that a stopped channel's counts and offsets are its last ones."""
+        try:
+            for progress in progress_after(query, self.stage_totals.batch_id):
+                self.stage_totals.fold(progress)
+                self.tracker.update(progress)
+        except Exception as exc:  # counting never stands in the way of a stop
+            log.info("the last batches of %s were not counted: %s", self.connector_id, exc)
 
     def collect_progress(self) -> dict[str, Any] | None:
         progress = progress_dict(self.query.lastProgress) if self.query is not None else None

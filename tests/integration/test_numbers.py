@@ -215,9 +215,11 @@ def test_every_number_the_console_shows_is_true(stack: Stack, channels: Channels
     stopped = channels.status(generator)
     assert stopped["events_per_second"] is None
     assert metrics(stack)[("sluice_channel_events_per_second", generator)] == 0
+    # Its counts against what its sink topic holds: a batch the stop cut short may have
+    # written records it never counted (Kafka's sink is at least once).
     written = records_in(kafka, gen_out)
-    assert stage(stopped, "sink")["out"] == written, (stopped["stages"], written)
-    assert stage(stopped, "source")["in"] == written
+    near(stage(stopped, "sink")["out"], written, "the sink's count against its topic")
+    near(stage(stopped, "source")["in"], written, "the source's count against the sink topic")
 
     # -- nothing flows: 0 after two windows, not the last batch's rate ------------------------
     time.sleep(max(0.0, drained_at + 2 * WINDOW - time.monotonic()))
