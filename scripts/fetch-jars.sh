@@ -371,11 +371,15 @@ fetch_spark_kafka() {
 # Sluice's Spark functions: the Maven module spark/ (pom.xml) built against the Spark version
 # pyspark ships: compile (-Werror), JUnit tests, google-java-format check, jar.
 # The Spark version is pyproject.toml's pyspark pin (pyspark's version is Spark's): the build needs
-# no venv, so `make run` builds it while the venv installs.
+# no venv, so `make run` builds it while the venv installs. Without pyproject.toml (the image's jar
+# stage), pyspark's jars tell it (PYSPARK_JARS_DIR).
 build_sluice_spark() {
   local target="$JARS_DIR/sluice-spark" module="$ROOT/spark" sv key start tmp
   local -a sources
-  sv="$(sed -n 's/^ *"pyspark==\([0-9][0-9.]*\)".*/\1/p' "$ROOT/pyproject.toml" | head -n1)"
+  sv=""
+  if [[ -f "$ROOT/pyproject.toml" ]]; then  # (an image's build stage may copy only spark/)
+    sv="$(sed -n 's/^ *"pyspark==\([0-9][0-9.]*\)".*/\1/p' "$ROOT/pyproject.toml" | head -n1)"
+  fi
   if [[ -z "$sv" ]]; then find_spark sluice-spark; sv=$SV; fi
   mapfile -t sources < <(find "$module/src" -type f | sort)
   (( ${#sources[@]} > 0 )) || die "sluice-spark: no sources in ${module#"$ROOT"/}/src"
