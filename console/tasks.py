@@ -33,16 +33,17 @@ def collect_discovered() -> None:
         logger.info("schema discovery: %s changed shape (version %s)", channel, version)
 
 
-def refresh_lag() -> None:
-    """The stopped channels' lag from the brokers' end offsets (every few passes); never fails
-    the reconcile pass."""
-    try:
+@shared_task(name="console.tasks.refresh_lag", ignore_result=True)
+def refresh_lag() -> int:
+    """The stopped channels' lag from their brokers' end offsets (beat, every 10 s), one
+    refresh at a time, beside the control loop; the number of tasks changed."""
+    with single_flight("refresh-lag", 60.0) as acquired:
+        if not acquired:
+            return 0
         changed = refresh_parked_lag()
-    except Exception:  # a broker's trouble must not stop the control loop
-        logger.exception("could not refresh the stopped channels' lag")
-        return
     if changed:
         logger.info("lag of stopped channels: %d tasks refreshed", changed)
+    return changed
 
 
 def reconcile_lock_ttl() -> float:
@@ -68,7 +69,6 @@ def reconcile() -> dict[str, Any] | None:
                 report = services.reconcile(token=token)
             execute_runs()
             collect_discovered()
-            refresh_lag()
     except (RuntimeUnavailable, redis.RedisError) as exc:  # the lock is the console's Redis
         logger.warning("reconcile skipped: runtime unavailable: %s", exc)
         if report is None:  # no pass looked: that time does not count against the workers

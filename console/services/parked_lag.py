@@ -5,16 +5,19 @@ partition's end offset: its tasks' lag. Once no driver runs it (its connector ST
 UNASSIGNED, its tasks parked by the control loop), nothing reports, and the records written
 since would go unseen: a stopped channel with 150 unread records showed a lag of 0.
 
-So, at most every :data:`REFRESH_SECONDS`, :func:`refresh_parked_lag` reads for each such
-channel with a Kafka-backed source where its next start reads (its checkpoint, a pending
-offset change laid over it, as :func:`console.services.offsets.channel_offsets` shows them)
-and each partition's end offset now, and writes them into its tasks: ``lag = end - next``,
-``rows_per_second = 0`` (nothing flows). Every reader (the status, the channels list,
-``/metrics``, the history scraped from it) reads those rows: one truth.
+So :func:`refresh_parked_lag` (a Celery task every 10 s, beside the control loop: see
+``console.schedule``) reads for each such channel with a Kafka-backed source where its next
+start reads (its checkpoint, a pending offset change laid over it, as
+:func:`console.services.offsets.channel_offsets` shows them) and each partition's end offset
+now, and writes them into its tasks: ``lag = end - next``, ``rows_per_second = 0`` (nothing
+flows). Every reader (the status, the channels list, ``/metrics``, the history scraped from it)
+reads those rows: one truth.
 
-A channel whose checkpoint or brokers cannot be read keeps what its tasks showed and is
-logged; the next refresh tries again. A channel that never committed a batch has no next
-offset yet (its ``starting_offsets`` decides at its start): it is left as it is.
+One refresh spends at most :data:`BUDGET_SECONDS` (the channels take turns across refreshes).
+A channel whose checkpoint or brokers cannot be read keeps what its tasks showed, is logged and
+is left alone for :data:`BACKOFF_SECONDS`: its brokers being down costs the others little. A
+channel that never committed a batch has no next offset yet (its ``starting_offsets`` decides
+at its start): it is left as it is.
 """
 
 from __future__ import annotations
@@ -33,35 +36,41 @@ from runtime_adapter.base import OffsetsError, RuntimeUnavailable
 
 logger = logging.getLogger(__name__)
 
-REFRESH_SECONDS = 10.0
-"""How often the parked channels' end offsets are read (one broker round trip per channel)."""
 MAX_CHANNELS = 200
-"""The most channels one refresh reads; the ones read longest ago go first."""
+"""The most channels one refresh reads; they take turns."""
+BUDGET_SECONDS = 5.0
+"""The time one refresh may spend reading brokers; the rest wait for the next one."""
+BACKOFF_SECONDS = 60.0
+"""How long a channel whose brokers or checkpoint could not be read is left alone."""
 PARKED_STATES = (ConnectorState.STOPPED, ConnectorState.UNASSIGNED)
 
 #: An end offset is what a far-future time finds (Kafka's offsets_for_times answers the end).
 _FAR_FUTURE_MS = 32503680000000
 
-_next_refresh = 0.0
 _cursor = 0
+_failed_until: dict[int, float] = {}
 
 
-def refresh_parked_lag(*, force: bool = False) -> int:
-    """Refresh the parked channels' lag if :data:`REFRESH_SECONDS` passed since the last
-    refresh (or ``force``); the number of tasks changed."""
-    global _next_refresh
-    now = time.monotonic()
-    if not force and now < _next_refresh:
-        return 0
-    _next_refresh = now + REFRESH_SECONDS
+def refresh_parked_lag(*, clock: Any = time.monotonic) -> int:
+    """Refresh the parked channels' lag within :data:`BUDGET_SECONDS`; the number of tasks
+    changed."""
+    started = clock()
     changed = 0
     for channel in _parked_channels():
+        if clock() - started > BUDGET_SECONDS:
+            break
+        if _failed_until.get(channel.pk, 0.0) > clock():
+            continue
         try:
             changed += _refresh(channel)
-        except (RuntimeUnavailable, OffsetsError) as exc:
-            logger.info("lag of stopped channel %s not refreshed: %s", channel.name, exc)
-        except Exception:  # a channel's bad source must not stop the others' refresh
-            logger.exception("lag of stopped channel %s not refreshed", channel.name)
+        except Exception as exc:  # one channel's source must not stop the others' refresh
+            _failed_until[channel.pk] = clock() + BACKOFF_SECONDS
+            if isinstance(exc, (RuntimeUnavailable, OffsetsError)):
+                logger.info("lag of stopped channel %s not refreshed: %s", channel.name, exc)
+            else:
+                logger.exception("lag of stopped channel %s not refreshed", channel.name)
+        else:
+            _failed_until.pop(channel.pk, None)
     return changed
 
 

@@ -8,6 +8,7 @@ from console.choices import ConnectorState
 from console.models import Connector, Task
 from console.services import parked_lag
 from runtime_adapter.base import ConnectorOffsets, OffsetChange, SourceOffset
+from tests.support.clock import ManualClock
 
 pytestmark = pytest.mark.django_db
 
@@ -49,11 +50,11 @@ def test_a_stopped_channels_lag_is_read_from_the_end_offsets(api, spec, runtime)
     )
     # 150 records written since it stopped.
     runtime.windows[END] = ([], [SourceOffset("orders", 0, 140), SourceOffset("orders", 1, 60)])
-    assert parked_lag.refresh_parked_lag(force=True) == 2
+    assert parked_lag.refresh_parked_lag() == 2
     assert tasks() == [(40, 140, 100, 0.0), (10, 60, 50, 0.0)]
     assert status_lag(api) == 150
     # Nothing new: nothing written again.
-    assert parked_lag.refresh_parked_lag(force=True) == 0
+    assert parked_lag.refresh_parked_lag() == 0
 
 
 def test_a_pending_offset_change_is_where_the_lag_counts_from(api, spec, runtime):
@@ -61,7 +62,7 @@ def test_a_pending_offset_change_is_where_the_lag_counts_from(api, spec, runtime
     runtime.checkpoints["orders"] = ConnectorOffsets([SourceOffset("orders", 0, 40)], batch_id=3)
     runtime.offset_changes["orders"] = OffsetChange("offsets", [SourceOffset("orders", 0, 100)])
     runtime.windows[END] = ([], [SourceOffset("orders", 0, 140), SourceOffset("orders", 1, 12)])
-    parked_lag.refresh_parked_lag(force=True)
+    parked_lag.refresh_parked_lag()
     assert tasks() == [(100, 140, 40, 0.0), (10, 12, 2, 0.0)]
 
 
@@ -69,20 +70,32 @@ def test_a_running_channel_and_an_unreadable_one_are_left_alone(api, spec, runti
     stopped_with_tasks(api, spec, state=ConnectorState.RUNNING)
     runtime.checkpoints["orders"] = ConnectorOffsets([SourceOffset("orders", 0, 40)], batch_id=3)
     runtime.windows[END] = ([], [SourceOffset("orders", 0, 140)])
-    assert parked_lag.refresh_parked_lag(force=True) == 0
+    assert parked_lag.refresh_parked_lag() == 0
     Connector.objects.update(state=ConnectorState.STOPPED)
     runtime.unavailable = ConnectionError("the runtime is down")
-    assert parked_lag.refresh_parked_lag(force=True) == 0  # logged; tried again next time
+    clock = ManualClock()
+    assert parked_lag.refresh_parked_lag(clock=clock) == 0  # logged; tried again later
     assert tasks() == [(40, 40, 0, 3.0), (10, 12, 2, 3.0)]
+    # Back, it is left alone for the backoff, then read again.
+    runtime.unavailable = None
+    clock.now += parked_lag.BACKOFF_SECONDS / 2
+    assert parked_lag.refresh_parked_lag(clock=clock) == 0
+    clock.now += parked_lag.BACKOFF_SECONDS
+    assert parked_lag.refresh_parked_lag(clock=clock) == 2
 
 
-def test_refreshes_are_spaced(api, spec, runtime):
+def test_a_refresh_stops_at_its_budget_and_the_next_goes_on(api, spec, runtime):
     stopped_with_tasks(api, spec)
     runtime.checkpoints["orders"] = ConnectorOffsets([SourceOffset("orders", 0, 40)], batch_id=3)
     runtime.windows[END] = ([], [SourceOffset("orders", 0, 41)])
-    assert parked_lag.refresh_parked_lag(force=True) == 2
-    runtime.windows[END] = ([], [SourceOffset("orders", 0, 45)])
-    assert parked_lag.refresh_parked_lag() == 0  # within REFRESH_SECONDS of the last one
+    clock = ManualClock()
+
+    def slow() -> float:  # each look at the clock finds the budget spent
+        clock.now += parked_lag.BUDGET_SECONDS + 1
+        return clock.now
+
+    assert parked_lag.refresh_parked_lag(clock=slow) == 0
+    assert parked_lag.refresh_parked_lag() == 2
 
 
 def status_lag(api) -> int:

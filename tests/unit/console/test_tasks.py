@@ -53,6 +53,13 @@ def test_beat_runs_reconcile_every_interval_and_drops_stale_runs():
     assert beat_schedule(settings.SLUICE_RECONCILE_INTERVAL) == settings.CELERY_BEAT_SCHEDULE
 
 
+def test_beat_refreshes_the_stopped_channels_lag_beside_the_loop():
+    entry = beat_schedule(2.0)["refresh-stopped-lag"]
+
+    assert entry["task"] == "console.tasks.refresh_lag"
+    assert entry["schedule"] == entry["options"]["expires"] == 10.0
+
+
 def test_the_celery_app_knows_the_task():
     app.loader.import_default_modules()
 
