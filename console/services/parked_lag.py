@@ -55,6 +55,8 @@ def refresh_parked_lag(*, clock: Any = time.monotonic) -> int:
     """Refresh the parked channels' lag within :data:`BUDGET_SECONDS`; the number of tasks
     changed."""
     started = clock()
+    for pk in [pk for pk, until in _failed_until.items() if until <= started]:
+        del _failed_until[pk]  # (a deleted channel's entry goes too)
     changed = 0
     for channel in _parked_channels():
         if clock() - started > BUDGET_SECONDS:

@@ -25,6 +25,7 @@ import requests
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests.e2e.conftest import NodeScript
 from tests.support.processes import REPO_ROOT, wait_until
 from tests.support.stack import Stack
 
@@ -244,7 +245,7 @@ def test_an_editor_issues_an_ingestion_token_in_the_browser(
 
 @pytest.mark.timeout(300)
 def test_a_schema_registered_and_labels_edited_in_the_browser(
-    stack: Stack, browser_tools: dict[str, str], shots: Path
+    stack: Stack, node_script: NodeScript, shots: Path
 ) -> None:
     """The Schemas page's "Register a schema" form (a new subject, then an invalid, an
     incompatible and a compatible new version) and the channel page's labels editor, each
@@ -260,27 +261,14 @@ def test_a_schema_registered_and_labels_edited_in_the_browser(
     }
     created = http.post(f"{stack.api}/channels/", json={"name": channel, "spec": spec}, timeout=30)
     assert created.status_code == 201, created.text
-    env = {
-        **os.environ,
-        "SLUICE_URL": stack.base_url,
-        "SLUICE_USER": "admin",
-        "SLUICE_PASSWORD": stack.env["SLUICE_ADMIN_PASSWORD"],
-        "E2E_ARTIFACTS": str(shots),
-        "E2E_CHANNEL": channel,
-        "E2E_SUBJECT": subject,
-        "CHROMIUM": browser_tools["chromium"],
-    }
-    result = subprocess.run(
-        [browser_tools["node"], str(REPO_ROOT / "frontend" / "e2e" / "schemas-labels.e2e.mjs")],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
+    node_script(
+        "schemas-labels.e2e.mjs",
+        shots,
         timeout=240,
-        check=False,
+        E2E_ARTIFACTS=str(shots),
+        E2E_CHANNEL=channel,
+        E2E_SUBJECT=subject,
     )
-    (shots / "e2e-schemas-labels.log").write_text(result.stdout + result.stderr, encoding="utf-8")
-    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
 
     versions = http.get(f"{stack.api}/schemas/{subject}/versions", timeout=10).json()
     assert [(v["version"], v["created_by"]) for v in versions] == [(1, "admin"), (2, "admin")]
