@@ -114,8 +114,14 @@ async function checkTail() {
 
   step("an opened row stays in place while newer events wait");
   await first.click();
+  // A poll may have put newer rows on top between reading the first row and the click: the row
+  // under test is the one the click opened.
+  const opened = page.locator("[data-testid=tail-row][open]");
+  await opened.first().waitFor({ timeout: 10_000 });
+  check((await opened.count()) === 1, "one row is open");
+  const openedLine = await opened.first().locator("summary").innerText();
   await page.getByTestId("tail-waiting").waitFor({ timeout: 60_000 });
-  check((await rows.first().locator("summary").innerText()) === line, "the opened row is still the first");
+  check((await rows.first().locator("summary").innerText()) === openedLine, "the opened row is still the first");
   check(await rows.first().evaluate((el) => el.open), "and still open");
   const held = (await page.getByTestId("tail-status").textContent()) ?? "";
   check(held.startsWith("Held while an event is open"), `the tail says it is held: ${held}`);

@@ -36,6 +36,19 @@ def mask_secrets(text: str, secrets: list[str]) -> str:
     return mask_known_secrets(text, secrets)
 
 
+# The JVM errors Spark's executor answers by exiting the JVM (``Utils.isFatalError``: a
+# ``VirtualMachineError``), after it has failed the task: the query may end with the error a
+# moment before the driver's JVM does. Spark's own ``SparkOutOfMemoryError`` is not one.
+_JVM_FATAL = re.compile(
+    r"(?<![\w.])java\.lang\.(OutOfMemoryError|StackOverflowError|InternalError|UnknownError)\b"
+)
+
+
+def fatal_to_the_jvm(text: str) -> bool:
+    """Whether a query's failure is one that ends its driver's JVM too."""
+    return _JVM_FATAL.search(text) is not None
+
+
 def summarize_failure(text: str) -> str:
     """The one line an operator needs first, taken from a long Spark/Java trace."""
     for pattern in _SUMMARY_PATTERNS:

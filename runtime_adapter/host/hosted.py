@@ -45,6 +45,7 @@ from runtime_adapter.checkpoint import checkpoint_dir
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.failures import (
     decrypted_spec,
+    fatal_to_the_jvm,
     format_trace,
     mask_secrets,
     summarize_failure,
@@ -91,6 +92,9 @@ STOP_TIMEOUT_MS = 30_000
 """How long stopping a query may take before Spark gives up on its batch (a stuck sink must
 not hold its thread, and its driver's shutdown, forever)."""
 PAUSED_LAG_SECONDS = 10.0
+# How long a query that failed with an error fatal to the JVM (out of memory) waits for its
+# driver's JVM to exit before it reports its failure itself (the JVM did not go, after all).
+JVM_EXIT_WAIT = 30.0
 """How often a paused connector reads its source's end offsets (no batch reports them)."""
 SESSION_SQL_OPTIONS = {"spark.sql.constraintPropagation.enabled": "false"}
 """Spark SQL options of every channel's session. Spark optimizes a streaming query's whole
@@ -341,6 +345,15 @@ class HostedConnector:
             finally:
                 self.close()
 
+    def jvm_ends(self, within: float) -> bool:
+        """Whether the driver's JVM stops answering within ``within`` seconds."""
+        deadline = time.monotonic() + within
+        while self.jvm_alive():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.5)
+        return True
+
     def jvm_alive(self) -> bool:
         """Whether the driver's JVM still answers (a py4j round trip)."""
         if self.base_spark is None:
@@ -482,6 +495,12 @@ class HostedConnector:
             error = self.query.exception()
             if error is not None:
                 detail = str(error)
+                if fatal_to_the_jvm(detail) and self.jvm_ends(JVM_EXIT_WAIT):
+                    # Spark fails the task, then exits the JVM: the worker reports the driver's
+                    # end with its log, and names the connector whose task ended it (a shared
+                    # driver's neighbours are placed again, not failed).
+                    log.error("connector %s ended its driver's JVM: %s", self.connector_id, detail)
+                    return 1
                 self.report(State.FAILED, format_trace(summarize_failure(detail), detail))
                 return 1
             progress = self.collect_progress()

@@ -47,3 +47,60 @@ def test_a_failure_is_reported_unless_the_jvm_is_gone(monkeypatch, jvm_answers, 
     hosted.run()
     assert [status.state for status in store.reported] == reported
     assert hosted.done.is_set()
+
+
+OOM = (
+    "Job aborted due to stage failure: Task 0 in stage 111.0 failed 1 times, most recent "
+    "failure: Lost task 0.0 in stage 111.0 (TID 184) (localhost executor driver): "
+    "java.lang.OutOfMemoryError: Java heap space"
+)
+
+
+@pytest.mark.parametrize(
+    ("error", "jvm_goes_after", "reported"),
+    [
+        # Spark fails the task, then exits the JVM: the worker reports it, naming the culprit.
+        (OOM, 2, []),
+        # The JVM stayed up after all: the connector's failure is its own to report.
+        (OOM, None, [State.FAILED]),
+        # Spark's own out-of-memory error is an ordinary failure: the JVM lives on.
+        (
+            "org.apache.spark.memory.SparkOutOfMemoryError: Unable to acquire 64 bytes",
+            2,
+            [State.FAILED],
+        ),
+    ],
+)
+def test_a_query_failure_fatal_to_the_jvm_is_left_to_the_worker(
+    monkeypatch, error, jvm_goes_after, reported
+):
+    import runtime_adapter.host.hosted as hosted_module
+
+    monkeypatch.setattr(hosted_module, "JVM_EXIT_WAIT", 3.0)
+    monkeypatch.setattr(hosted_module.time, "sleep", lambda _s: None)
+    store = ReportingStore()
+    calls = {"n": 0}
+
+    def now() -> int:
+        calls["n"] += 1
+        if jvm_goes_after is not None and calls["n"] > jvm_goes_after:
+            raise ConnectionRefusedError("py4j: the gateway is gone")
+        return 1
+
+    jvm = SimpleNamespace(
+        java=SimpleNamespace(lang=SimpleNamespace(System=SimpleNamespace(currentTimeMillis=now)))
+    )
+    hosted = HostedConnector(
+        store,  # type: ignore[arg-type]
+        RuntimeConfig.from_env(),
+        connector_id="c1",
+        worker_id="w1",
+        generation=0,
+        placement=Placement(0, 1, 1.0),
+        spark=SimpleNamespace(sparkContext=SimpleNamespace(_jvm=jvm)),
+    )
+    hosted.prepared = True
+    hosted.query = SimpleNamespace(isActive=False, exception=lambda: error)
+    deployment = Deployment("c1", "c1", 1, {}, TargetState.RUNNING, worker_id="w1")
+    assert hosted.step(deployment) == 1
+    assert [status.state for status in store.reported] == reported
