@@ -393,7 +393,7 @@ def test_metrics_export_the_history_series(spec, settings, redis_url) -> None:
 
 
 def test_reconcile_takes_the_batch_duration_from_the_progress_report() -> None:
-    from console.services.reconcile import _batch_seconds
+    from console.services.reconcile.observe import _batch_seconds
 
     assert _batch_seconds({"durationMs": {"triggerExecution": 1250}}, None) == 1.25
     assert _batch_seconds({"batchId": 3}, 0.5) == 0.5  # a report without durations keeps it

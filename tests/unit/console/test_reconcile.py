@@ -14,7 +14,7 @@ from runtime_adapter.states import State
 pytestmark = pytest.mark.django_db
 
 # The module (console.services.reconcile is also the name of its entry point).
-reconcile_module = importlib.import_module("console.services.reconcile")
+reconcile_module = importlib.import_module("console.services.reconcile.loop")
 
 NOW = 1_700_000_000.0
 
