@@ -15,9 +15,8 @@ from console.schemas.base import (
     SCHEMA_TYPES,
     InvalidSchema,
     ParsedSchema,
-    check_compatibility,
-    parse_schema,
 )
+from console.schemas.formats import check_compatibility, parse_schema
 
 __all__ = [
     "COMPATIBILITY_LEVELS",

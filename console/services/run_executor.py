@@ -42,7 +42,7 @@ from console.crypto import decrypt_spec
 from console.models import Channel, ChannelRun, Connector, Revision, Worker
 from console.runtime import get_runtime
 from console.services.ingest import with_ingest_fields
-from console.services.reconcile import summarize_trace
+from console.services.reconcile.state import summarize_trace
 from pipelines.spec.runs import RunBounds, run_progress
 from runtime_adapter import states as runtime_states
 from runtime_adapter.base import (

@@ -34,7 +34,8 @@ from console.api.exceptions import exception_handler as console_exception_handle
 from console.api.parsers import StrictJSONParser
 from console.api.schema_registry.runtime_auth import RuntimeTokenAuthentication
 from console.models import SubjectVersion
-from console.schemas.base import AVRO, JSON, SCHEMA_TYPES, check_compatibility
+from console.schemas.base import AVRO, JSON, SCHEMA_TYPES
+from console.schemas.formats import check_compatibility
 from console.selectors import schemas as selectors
 from console.services import schemas as services
 from console.services.errors import RegistryError
