@@ -47,7 +47,10 @@ export function ChannelsPage() {
       <Welcome channels={rows} loading={page.isPending || count > rows.length} />
       <div className="section-head">
         <h1>
-          Channels <span className="muted small" data-testid="channel-count">{count.toLocaleString("en")}</span>
+          Channels{" "}
+          <span className="muted small" data-testid="channel-count">
+            {count.toLocaleString("en")}
+          </span>
         </h1>
         {edit.allowed ? (
           <a className="button primary" href={href({ page: "build", name: null })}>

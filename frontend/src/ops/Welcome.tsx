@@ -16,14 +16,14 @@ export function Welcome({ channels, loading }: { channels: Channel[]; loading: b
     <section className="welcome" aria-label="Getting started">
       <h2>Welcome to Sluice</h2>
       <p>
-        A channel moves events from one <strong>source</strong> through a chain of{" "}
-        <strong>transforms</strong> to one <strong>sink</strong>, running on Spark.
+        A channel moves events from one <strong>source</strong> through a chain of <strong>transforms</strong> to one{" "}
+        <strong>sink</strong>, running on Spark.
       </p>
       <ol>
         {demo ? (
           <li>
-            Start the demo channel <strong>{demo.name}</strong>: it generates orders, keeps EU orders
-            over 100 and shows them in a live tail.{" "}
+            Start the demo channel <strong>{demo.name}</strong>: it generates orders, keeps EU orders over 100 and shows
+            them in a live tail.{" "}
             <button
               type="button"
               className="primary"
@@ -47,18 +47,17 @@ export function Welcome({ channels, loading }: { channels: Channel[]; loading: b
           </li>
         ) : null}
         <li>
-          Or build your own: drag a source, transforms and a sink onto the canvas, connect them,
-          save and start. <a href={href({ page: "build", name: null })}>Open the builder</a>
+          Or build your own: drag a source, transforms and a sink onto the canvas, connect them, save and start.{" "}
+          <a href={href({ page: "build", name: null })}>Open the builder</a>
         </li>
         <li>
-          Then watch it on its channel page: state, events per second, lag, tasks, revisions and
-          offsets. <a href={href({ page: "workers" })}>Workers</a> shows where channels run.
+          Then watch it on its channel page: state, events per second, lag, tasks, revisions and offsets.{" "}
+          <a href={href({ page: "workers" })}>Workers</a> shows where channels run.
         </li>
       </ol>
       {(!operate.allowed || !edit.allowed) && (
         <p className="small muted">
-          You can look at everything.{" "}
-          {!edit.allowed && "Building and saving channels needs the editor role. "}
+          You can look at everything. {!edit.allowed && "Building and saving channels needs the editor role. "}
           {!operate.allowed && "Starting and stopping them needs the operator role. "}
           Ask an administrator for a role you need.
         </p>

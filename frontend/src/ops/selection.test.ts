@@ -117,7 +117,15 @@ describe("a selection belongs to its list", () => {
 
 describe("the API's enums as the filters' options", () => {
   it("lists every shown state, most in need of attention first", () => {
-    expect(SHOWN_STATES).toEqual(["FAILED", "NOT_REPORTING", "RESTARTING", "UNASSIGNED", "PAUSED", "RUNNING", "STOPPED"]);
+    expect(SHOWN_STATES).toEqual([
+      "FAILED",
+      "NOT_REPORTING",
+      "RESTARTING",
+      "UNASSIGNED",
+      "PAUSED",
+      "RUNNING",
+      "STOPPED",
+    ]);
   });
 
   it("lists health levels worst first and the target states in lifecycle order", () => {
