@@ -4,7 +4,8 @@
 #   node_modules remembers the lock file's hash); `npm run build` only when a source is newer
 #   than the last build. Packages come from the npm registry; nothing else is downloaded.
 # Usage: scripts/frontend.sh [--check]   --check also runs the API types' drift check
-#   (scripts/api-types.sh --check: needs the venv), tsc --noEmit, ESLint and Vitest.
+#   (scripts/api-types.sh --check: needs the venv), tsc --noEmit, ESLint, Prettier's check
+#   (npm run format fixes what it finds) and Vitest.
 set -euo pipefail
 # shellcheck source=scripts/_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/_lib.sh"
@@ -41,6 +42,8 @@ if [[ "${1:-}" == "--check" ]]; then
   npx --no-install tsc --noEmit
   log "eslint"
   npm run --silent lint
+  log "prettier (npm run format fixes what it reports)"
+  npm run --silent format:check
   log "vitest"
   npx --no-install vitest run --reporter=dot
 fi

@@ -114,7 +114,7 @@ lint-imports
 step "mypy (types)"
 mypy  # the packages and the strict settings of [tool.mypy] in pyproject.toml
 
-step "console frontend (build, tsc, ESLint, Vitest)"
+step "console frontend (build, tsc, ESLint, Prettier, Vitest)"
 bash scripts/frontend.sh --check
 touch "$frontend_built"
 

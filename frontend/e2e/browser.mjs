@@ -43,7 +43,10 @@ export async function axeViolations(page, reportPath) {
   // injected <script> would be blocked, as it should be).
   if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(readFileSync(AXE, "utf8"));
   const result = await page.evaluate(() =>
-    window.axe.run(document, { resultTypes: ["violations"], runOnly: ["wcag2a", "wcag2aa", "wcag21aa", "best-practice"] }),
+    window.axe.run(document, {
+      resultTypes: ["violations"],
+      runOnly: ["wcag2a", "wcag2aa", "wcag21aa", "best-practice"],
+    }),
   );
   const report = result.violations.map((v) => ({
     id: v.id,

@@ -69,7 +69,10 @@ const FLOWS = {
       await page.getByLabel("Starting offsets").fill("earliest");
       await page.getByText("Security (SASL / TLS): none, plaintext").waitFor();
       if (await page.getByLabel("SASL mechanism").isVisible()) throw new Error("SASL fields shown");
-      await page.getByTestId("node-source-kafka").filter({ hasText: `kafka · ${topicIn}` }).waitFor();
+      await page
+        .getByTestId("node-source-kafka")
+        .filter({ hasText: `kafka · ${topicIn}` })
+        .waitFor();
     },
     async addSink() {
       await addStage("sink", "kafka", "kafka", 590, 160);
@@ -103,7 +106,10 @@ async function checkTail() {
   check(location === `Kafka topic ${topicOut} on ${kafka}`, `it says where it reads: ${location}`);
   const first = rows.first().locator("summary");
   const line = await first.innerText();
-  check(/^\d\d:\d\d:\d\d\.\d{3}\s+p0 #\d+\s+(key=\S+\s+)?.*region=eu-/.test(line), `a row: time, partition/offset, fields: ${line}`);
+  check(
+    /^\d\d:\d\d:\d\d\.\d{3}\s+p0 #\d+\s+(key=\S+\s+)?.*region=eu-/.test(line),
+    `a row: time, partition/offset, fields: ${line}`,
+  );
   const tailBox = await page.getByRole("region", { name: "Live tail", exact: true }).boundingBox();
   const pipelineBox = await page.getByRole("region", { name: "Pipeline", exact: true }).boundingBox();
   check(tailBox.y < pipelineBox.y && tailBox.y < 700, `the tail is near the top (y ${Math.round(tailBox.y)} px)`);
@@ -195,7 +201,11 @@ try {
   step("the empty filter is invalid: the server says so as we go");
   await selectNode("transform-filter");
   await page.locator("[data-testid=node-transform-filter].invalid").waitFor();
-  await page.locator(".config-panel").getByText(/pattern needs a field|field required/).first().waitFor();
+  await page
+    .locator(".config-panel")
+    .getByText(/pattern needs a field|field required/)
+    .first()
+    .waitFor();
 
   step("a mistyped operator is refused on save, marked on the filter's field");
   await page.getByLabel("Channel name").fill(channel);
@@ -212,7 +222,10 @@ try {
   await page.getByTestId("pattern-result").filter({ hasText: "No match" }).waitFor();
   await page.getByLabel("Pick a sample event").selectOption({ label: "Order (the demo generator's)" });
   await page.getByRole("button", { name: "Test pattern" }).click();
-  await page.getByTestId("pattern-result").filter({ hasText: /^Match$/ }).waitFor();
+  await page
+    .getByTestId("pattern-result")
+    .filter({ hasText: /^Match$/ })
+    .waitFor();
   if (flow === "generator") {
     step("available-now is refused on the generator source's node (it has no end); back to micro-batch");
     await page.locator(".react-flow__pane").click({ position: { x: 20, y: 20 } });
@@ -221,7 +234,11 @@ try {
     await page.getByTestId("save-message").filter({ hasText: "Not saved" }).waitFor();
     await page.locator("[data-testid=node-source-generator].invalid").waitFor();
     await selectNode("source-generator");
-    await page.locator(".config-panel").getByText(/no end for available-now/).first().waitFor();
+    await page
+      .locator(".config-panel")
+      .getByText(/no end for available-now/)
+      .first()
+      .waitFor();
     await page.locator(".react-flow__pane").click({ position: { x: 20, y: 20 } });
     await page.getByLabel("Execution mode").selectOption("micro-batch");
     await page.getByLabel("Isolation").selectOption("shared");
@@ -238,7 +255,10 @@ try {
     await page.getByRole("heading", { name: channel }).waitFor();
     await page.getByRole("button", { name: "Start", exact: true }).click();
     await waitForState("RUNNING");
-    await page.getByTestId("driver").filter({ hasText: /^Driver \S+/ }).waitFor({ timeout: RUN_TIMEOUT });
+    await page
+      .getByTestId("driver")
+      .filter({ hasText: /^Driver \S+/ })
+      .waitFor({ timeout: RUN_TIMEOUT });
     step(`${await page.getByTestId("driver").textContent()}`);
 
     step("events are counted");
@@ -349,7 +369,11 @@ try {
 } catch (error) {
   await page.screenshot({ path: join(artifacts, `failure-${flow}.png`), fullPage: true }).catch(() => {});
   console.error(`[e2e] FAILED: ${error?.stack ?? error}`);
-  console.error(`[e2e] state badge: ${await stateBadge().textContent().catch(() => "?")}`);
+  console.error(
+    `[e2e] state badge: ${await stateBadge()
+      .textContent()
+      .catch(() => "?")}`,
+  );
   process.exitCode = 1;
 } finally {
   await browser.close();

@@ -76,19 +76,28 @@ try {
 
   step("a second filter drawn from the source is a second branch: the EU filter stays linked");
   await addStage(page, "transform", "filter", "filter", 300, 330, 1);
-  await connect(page, "source-generator", page.locator('.react-flow__node:has([data-testid="node-transform-filter"])').nth(1));
+  await connect(
+    page,
+    "source-generator",
+    page.locator('.react-flow__node:has([data-testid="node-transform-filter"])').nth(1),
+  );
   await canvasNode(page, "rule-default").waitFor();
   await canvasNode(page, "rule-rule-1").waitFor();
   // generator → each rule, default → EU filter → preview, rule-1 → the new filter.
   await page.waitForFunction(() => document.querySelectorAll(".react-flow__edge").length === 5);
   // Undo the fork and the new filter (its form's edits may be steps of their own too).
   const drawn = () =>
-    page.evaluate(() => [document.querySelectorAll(".react-flow__node").length, document.querySelectorAll(".react-flow__edge").length]);
+    page.evaluate(() => [
+      document.querySelectorAll(".react-flow__node").length,
+      document.querySelectorAll(".react-flow__edge").length,
+    ]);
   for (let clicks = 0; clicks < 6 && (await drawn()).join() !== "3,2"; clicks++) {
     await page.getByRole("button", { name: "Undo" }).click();
   }
   await page.waitForFunction(
-    () => document.querySelectorAll(".react-flow__node").length === 3 && document.querySelectorAll(".react-flow__edge").length === 2,
+    () =>
+      document.querySelectorAll(".react-flow__node").length === 3 &&
+      document.querySelectorAll(".react-flow__edge").length === 2,
   );
   step(`undone: ${(await drawn()).join(" nodes, ")} edges`);
 
@@ -114,7 +123,9 @@ try {
   await page.getByTestId("save-message").filter({ hasText: "Not saved" }).waitFor();
   await page.locator("[data-testid=node-sink-preview].invalid").waitFor();
   await selectNode(page, "sink-preview");
-  await panel().getByText(/a rule cannot send to it/).waitFor();
+  await panel()
+    .getByText(/a rule cannot send to it/)
+    .waitFor();
 
   step("replace it with a files sink, dropped where it stood");
   const spot = await canvasNode(page, "sink-preview").boundingBox();
@@ -153,15 +164,22 @@ try {
     return answer.json();
   }, channel);
   const rules = saved.spec.rules ?? [];
-  const summary = rules.map((r) => `${r.name}: ${JSON.stringify(r.pattern)} → ${r.sinks.map((s) => s.type).join(", ")}`);
+  const summary = rules.map(
+    (r) => `${r.name}: ${JSON.stringify(r.pattern)} → ${r.sinks.map((s) => s.type).join(", ")}`,
+  );
   step(`saved rules: ${summary.join(" | ")}`);
-  if (rules.length !== 2 || "sink" in saved.spec) throw new Error(`expected a bus with two rules: ${JSON.stringify(saved.spec)}`);
-  if (rules[0].transforms?.[0]?.type !== "filter") throw new Error(`the default rule lost its EU filter: ${JSON.stringify(rules[0])}`);
+  if (rules.length !== 2 || "sink" in saved.spec)
+    throw new Error(`expected a bus with two rules: ${JSON.stringify(saved.spec)}`);
+  if (rules[0].transforms?.[0]?.type !== "filter")
+    throw new Error(`the default rule lost its EU filter: ${JSON.stringify(rules[0])}`);
   if (JSON.stringify(rules[1].pattern) !== JSON.stringify(JSON.parse(PATTERN)))
     throw new Error(`the pattern was not saved: ${JSON.stringify(rules[1])}`);
 
   step("export the bus as JSON");
-  const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export" }).click()]);
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("button", { name: "Export" }).click(),
+  ]);
   const exported = JSON.parse(readFileSync(await download.path(), "utf8"));
   if ((exported.spec.rules ?? []).map((r) => r.name).join(",") !== "default,big-orders")
     throw new Error(`export: ${JSON.stringify(exported)}`);
@@ -203,7 +221,10 @@ try {
     );
     const rows = await page.getByTestId("rules-table").locator("tbody tr").allInnerTexts();
     step(`rules: ${rows.map((r) => r.replace(/\s+/g, " ")).join(" | ")}`);
-    await page.locator(".mini-canvas [data-testid=node-rule-big-orders] .stage-detail").filter({ hasText: "matched" }).waitFor();
+    await page
+      .locator(".mini-canvas [data-testid=node-rule-big-orders] .stage-detail")
+      .filter({ hasText: "matched" })
+      .waitFor();
     const stages = await page.evaluate(async (name) => {
       const answer = await fetch(`/api/v1/channels/${name}/status`, { credentials: "same-origin" });
       const body = await answer.json();

@@ -30,7 +30,10 @@ export async function connect(page, fromNode, toNode) {
     // moment before deciding the drag missed, or a retry would draw a second edge.
     const drawn = await page
       .waitForFunction((n) => document.querySelectorAll(".react-flow__edge").length > n, before, { timeout: 2000 })
-      .then(() => true, () => false);
+      .then(
+        () => true,
+        () => false,
+      );
     if (drawn) return;
   }
   throw new Error(`could not connect ${fromNode} to ${toNode}`);

@@ -79,7 +79,10 @@ try {
   const replays = page.getByTestId("replays");
   await replays.getByRole("button", { name: "Replay…" }).click();
   const replayConfirm = replays.getByTestId("run-confirm");
-  await replayConfirm.getByRole("list", { name: "Targets it writes into" }).getByText(`kafka topic ${sinkTopic}`).waitFor();
+  await replayConfirm
+    .getByRole("list", { name: "Targets it writes into" })
+    .getByText(`kafka topic ${sinkTopic}`)
+    .waitFor();
   await replayConfirm.getByRole("button", { name: "Replay into 1 live target" }).waitFor();
   await replays.screenshot({ path: join(artifacts, "replay-confirm.png") });
   await replayConfirm.getByRole("button", { name: "Back" }).click();

@@ -125,7 +125,10 @@ try {
   check((await page.getByTestId("channel-name").inputValue()) === chain, "Undo brings the name and canvas back");
 
   // -- a saved channel's name is fixed and says so; its export imports as a copy ---------------
-  check((await page.getByTestId("channel-name").getAttribute("readonly")) !== null, "a saved channel's name is read-only");
+  check(
+    (await page.getByTestId("channel-name").getAttribute("readonly")) !== null,
+    "a saved channel's name is read-only",
+  );
   await page.getByTestId("channel-name-fixed").filter({ hasText: "Import as a copy" }).waitFor();
   const prompts = [];
   const answerDialogs = async (dialog) => {
@@ -133,10 +136,19 @@ try {
     await dialog.accept(dialog.type() === "prompt" ? dialog.defaultValue() : undefined);
   };
   page.on("dialog", answerDialogs);
-  await page.getByLabel("Import channel JSON").setInputFiles({ ...file, buffer: Buffer.from(JSON.stringify({ ...JSON.parse(file.buffer.toString()), name: chain })) });
-  await page.waitForFunction((name) => document.querySelector("[data-testid=channel-name]")?.value === `${name}-copy`, chain);
+  await page.getByLabel("Import channel JSON").setInputFiles({
+    ...file,
+    buffer: Buffer.from(JSON.stringify({ ...JSON.parse(file.buffer.toString()), name: chain })),
+  });
+  await page.waitForFunction(
+    (name) => document.querySelector("[data-testid=channel-name]")?.value === `${name}-copy`,
+    chain,
+  );
   page.off("dialog", answerDialogs);
-  check(prompts.length === 1 && prompts[0].includes(`A channel named “${chain}” exists`), "importing under a taken name asks for a copy's name");
+  check(
+    prompts.length === 1 && prompts[0].includes(`A channel named “${chain}” exists`),
+    "importing under a taken name asks for a copy's name",
+  );
   check((await page.getByTestId("channel-name").getAttribute("readonly")) === null, "the copy's name can be typed");
   await page.getByRole("button", { name: "Undo" }).click();
   await page.waitForFunction((name) => document.querySelector("[data-testid=channel-name]")?.value === name, chain);
@@ -174,7 +186,9 @@ try {
   await page.getByTestId("audit-channel").fill("");
   await page.getByTestId("audit-action").selectOption("channel.create");
   await page.waitForFunction(() =>
-    [...document.querySelectorAll("[data-testid=audit-row] td:nth-child(3)")].every((td) => td.textContent === "channel.create"),
+    [...document.querySelectorAll("[data-testid=audit-row] td:nth-child(3)")].every(
+      (td) => td.textContent === "channel.create",
+    ),
   );
   await page.getByTestId("audit-row").first().getByRole("button").click();
   await page.locator(".audit-detail pre").waitFor();
@@ -206,7 +220,10 @@ try {
   const pretty = await page.getByTestId("tail-row").first().locator("pre").innerText();
   check(pretty.split("\n").length > 2, "an opened row shows the event pretty-printed");
   await page.waitForFunction(
-    () => [...document.querySelectorAll(".mini-canvas .stage-count")].some((el) => /^[0-9.]+[KMB]? in$/.test(el.textContent ?? "")),
+    () =>
+      [...document.querySelectorAll(".mini-canvas .stage-count")].some((el) =>
+        /^[0-9.]+[KMB]? in$/.test(el.textContent ?? ""),
+      ),
     null,
     { timeout: RUN_TIMEOUT },
   );
@@ -219,19 +236,32 @@ try {
     }),
   );
   step(`counters: ${JSON.stringify(counters)}`);
-  check(counters.every((c) => c.px >= 11), "per-stage counters are at least 11 px on screen");
-  check(counters.every((c) => c.lines === 1), "no counter wraps");
+  check(
+    counters.every((c) => c.px >= 11),
+    "per-stage counters are at least 11 px on screen",
+  );
+  check(
+    counters.every((c) => c.lines === 1),
+    "no counter wraps",
+  );
   await page.getByTestId("live-tail").scrollIntoViewIfNeeded();
   await shot("channel-running");
   await page.waitForFunction(
-    (end) => [...document.querySelectorAll("section[aria-label=Tasks] tbody tr td:nth-child(4)")].some((td) => td.textContent === String(end)),
+    (end) =>
+      [...document.querySelectorAll("section[aria-label=Tasks] tbody tr td:nth-child(4)")].some(
+        (td) => td.textContent === String(end),
+      ),
     events,
     { timeout: RUN_TIMEOUT },
   );
   await page.getByRole("button", { name: "Stop", exact: true }).click();
-  await page.waitForFunction(() => document.querySelector("h1 [data-testid=state-badge]")?.textContent === "STOPPED", null, {
-    timeout: 60_000,
-  });
+  await page.waitForFunction(
+    () => document.querySelector("h1 [data-testid=state-badge]")?.textContent === "STOPPED",
+    null,
+    {
+      timeout: 60_000,
+    },
+  );
   await page.waitForTimeout(2500); // a poll after the stop
   check((await page.getByTestId("events-per-second").innerText()) === "—", "a stopped channel shows no events/s");
   const revisions = await page.getByTestId("revisions").locator("tbody").innerText();
@@ -241,11 +271,14 @@ try {
   check(same.length === 0, `no "X → X" line in the timeline (${same.join("; ")})`);
   step(`timeline "stays" lines: ${timeline.split("\n").filter((line) => / stays /.test(line)).length}`);
   const noTasks = page.getByTestId("no-tasks");
-  if ((await noTasks.count()) > 0) check(/stopped/.test(await noTasks.innerText()), "the tasks line says the channel is stopped");
+  if ((await noTasks.count()) > 0)
+    check(/stopped/.test(await noTasks.innerText()), "the tasks line says the channel is stopped");
 
   // -- offsets: a success, then a refusal beside its row, the success gone -----------------------
   const input = page.getByLabel(`New offset for`).first();
-  await page.waitForFunction(() => !document.querySelector("[data-testid=offsets] input")?.disabled, null, { timeout: 30_000 });
+  await page.waitForFunction(() => !document.querySelector("[data-testid=offsets] input")?.disabled, null, {
+    timeout: 30_000,
+  });
   await input.fill("3");
   await page.getByRole("button", { name: "Set offsets", exact: true }).click();
   await page.getByTestId("offsets-message").waitFor();
@@ -254,7 +287,10 @@ try {
   await page.getByRole("button", { name: "Set offsets", exact: true }).click();
   const rowError = page.getByTestId("offsets").locator("td .error");
   await rowError.waitFor();
-  check(/Past the end of .*: its end offset is 10/.test(await rowError.innerText()), `refused beside the row: ${await rowError.innerText()}`);
+  check(
+    /Past the end of .*: its end offset is 10/.test(await rowError.innerText()),
+    `refused beside the row: ${await rowError.innerText()}`,
+  );
   check((await page.getByTestId("offsets-message").count()) === 0, "the old success message is gone");
   await page.getByTestId("offsets").scrollIntoViewIfNeeded();
   await shot("offsets-past-end");
@@ -264,13 +300,19 @@ try {
   await policy.getByTestId("policy-max_attempts").fill("3");
   await policy.getByTestId("policy-backoff_max_seconds").fill("0.5");
   await policy.getByRole("button", { name: "Save policy" }).click();
-  check(/at least backoff_initial_seconds/.test(await policy.locator("#policy-backoff_max_seconds-error").innerText()), "a cap under the first wait is refused");
+  check(
+    /at least backoff_initial_seconds/.test(await policy.locator("#policy-backoff_max_seconds-error").innerText()),
+    "a cap under the first wait is refused",
+  );
   await policy.getByTestId("policy-backoff_max_seconds").fill("30");
   await policy.getByRole("button", { name: "Save policy" }).click();
   await policy.getByTestId("policy-message").waitFor();
   await page.reload();
   await page.getByTestId("restart-policy").getByTestId("policy-max_attempts").waitFor();
-  check((await page.getByTestId("policy-max_attempts").inputValue()) === "3", "the policy is saved (3 attempts after a reload)");
+  check(
+    (await page.getByTestId("policy-max_attempts").inputValue()) === "3",
+    "the policy is saved (3 attempts after a reload)",
+  );
   await page.getByTestId("restart-policy").scrollIntoViewIfNeeded();
   await shot("channel-stopped");
 

@@ -23,7 +23,10 @@ try {
       document: { response_end: ms(nav.responseEnd), dom_interactive: ms(nav.domInteractive) },
       requests: performance
         .getEntriesByType("resource")
-        .map((r) => `${new URL(r.name).pathname.replace("/static/ui/assets/", "")}${new URL(r.name).search.slice(0, 40)} ${ms(r.startTime)}→${ms(r.responseEnd)}`),
+        .map(
+          (r) =>
+            `${new URL(r.name).pathname.replace("/static/ui/assets/", "")}${new URL(r.name).search.slice(0, 40)} ${ms(r.startTime)}→${ms(r.responseEnd)}`,
+        ),
     };
   });
   loads.sort((a, b) => a - b);

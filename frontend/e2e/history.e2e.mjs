@@ -22,8 +22,12 @@ try {
       const chart = page.getByTestId(id);
       const ticks = await chart.locator(".y-axis text").allTextContents();
       const times = await chart.locator(".x-axis text").allTextContents();
-      const drawn = await chart.locator("path.series").evaluateAll((nodes) => nodes.map((n) => n.getAttribute("d")?.length ?? 0));
-      console.log(`[e2e] ${label} ${id}: y ${ticks.join(" | ")}; x ${times.join(" | ")}; path lengths ${drawn.join(",")}`);
+      const drawn = await chart
+        .locator("path.series")
+        .evaluateAll((nodes) => nodes.map((n) => n.getAttribute("d")?.length ?? 0));
+      console.log(
+        `[e2e] ${label} ${id}: y ${ticks.join(" | ")}; x ${times.join(" | ")}; path lengths ${drawn.join(",")}`,
+      );
       if (ticks.length < 2) fail(`${id}: no value axis`);
       if (times.length < 3) fail(`${id}: no time axis`);
       if (!drawn.some((n) => n > 100)) fail(`${id}: no line drawn`);
@@ -43,14 +47,18 @@ try {
   await page.mouse.move(chartBox.x + chartBox.width * 0.6, chartBox.y + chartBox.height * 0.5);
   const readout = await page.getByTestId("history-events-readout").innerText();
   console.log(`[e2e] under the pointer: ${readout}`);
-  if (!/^\d\d:\d\d:\d\d · in [\d.]+k? events\/s · out [\d.]+k? events\/s$/.test(readout)) fail(`no hover values: ${readout}`);
+  if (!/^\d\d:\d\d:\d\d · in [\d.]+k? events\/s · out [\d.]+k? events\/s$/.test(readout))
+    fail(`no hover values: ${readout}`);
   if ((await page.getByTestId("chart-hover").count()) !== 1) fail("no marker under the pointer");
   await page.getByTestId("history-events").screenshot({ path: `${out}/history-hover.png` });
 
   // A window shorter than the hour: 15 minutes, a point every 10 s.
   await page.getByRole("button", { name: "15m", exact: true }).click();
   await page.getByText("one point every 10 s").waitFor();
-  await page.getByRole("group", { name: "Window" }).locator('button[aria-pressed="true"]', { hasText: "15m" }).waitFor();
+  await page
+    .getByRole("group", { name: "Window" })
+    .locator('button[aria-pressed="true"]', { hasText: "15m" })
+    .waitFor();
   await checkCharts("15m");
   await page.getByTestId("history-events").screenshot({ path: `${out}/history-15m.png` });
 

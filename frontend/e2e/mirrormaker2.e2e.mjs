@@ -36,9 +36,9 @@ try {
   await wizard.getByRole("button", { name: "Next: review offsets" }).click();
   const preview = wizard.getByTestId("mm2-preview");
   await preview.waitFor();
-  const rows = await preview.locator("tbody tr").evaluateAll((trs) =>
-    trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent.trim())),
-  );
+  const rows = await preview
+    .locator("tbody tr")
+    .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent.trim())));
   console.log(`[e2e] take-over review: ${JSON.stringify(rows)}`);
   for (const [partition, offset] of Object.entries(last)) {
     const row = rows.find((r) => r[1] === String(partition));
@@ -52,7 +52,12 @@ try {
   console.log(`[e2e] take-over: ${await result.textContent()}`);
   // The panel's table shows the new (pending) position.
   for (const [partition, offset] of Object.entries(last)) {
-    const cell = page.getByTestId("offsets").locator("table").first().locator("tbody tr").filter({ hasText: String(offset + 1) });
+    const cell = page
+      .getByTestId("offsets")
+      .locator("table")
+      .first()
+      .locator("tbody tr")
+      .filter({ hasText: String(offset + 1) });
     if ((await cell.count()) === 0) fail(`the panel does not show ${offset + 1} for partition ${partition}`);
   }
   await page.getByTestId("offsets").screenshot({ path: `${out}/mm2-wizard-taken-over.png` });

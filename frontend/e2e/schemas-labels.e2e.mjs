@@ -66,7 +66,8 @@ try {
   await page.getByRole("button", { name: "Register a new version" }).click();
   await page.getByRole("heading", { name: `Register a new version of ${subject}` }).waitFor();
   const text = form.getByLabel("Schema", { exact: true });
-  if (JSON.parse(await text.inputValue()).name !== "Order") throw new Error("the latest version's text is not the start");
+  if (JSON.parse(await text.inputValue()).name !== "Order")
+    throw new Error("the latest version's text is not the start");
   await text.fill('{"type": "record", "name": ');
   await form.getByRole("button", { name: "Check compatibility" }).click();
   await form.locator("#register-schema-note.error").waitFor();
@@ -78,8 +79,13 @@ try {
   step("an incompatible version is said before and refused after, in the registry's words");
   await text.fill(JSON.stringify(BREAKING, null, 2));
   await form.getByRole("button", { name: "Check compatibility" }).click();
-  await status.getByText(`Not compatible with ${subject}'s versions under BACKWARD: registering will be refused.`).waitFor();
-  await status.getByRole("list", { name: "Incompatibilities" }).getByText(/READER_FIELD_MISSING_DEFAULT_VALUE/).waitFor();
+  await status
+    .getByText(`Not compatible with ${subject}'s versions under BACKWARD: registering will be refused.`)
+    .waitFor();
+  await status
+    .getByRole("list", { name: "Incompatibilities" })
+    .getByText(/READER_FIELD_MISSING_DEFAULT_VALUE/)
+    .waitFor();
   await form.getByRole("button", { name: "Register", exact: true }).click();
   const refused = page.getByTestId("register-refused");
   await refused.getByText(/Not registered: .* compatibility level BACKWARD refuses this schema/).waitFor();
@@ -89,7 +95,9 @@ try {
   step("a compatible version: said to become version 2, then registered");
   await text.fill(JSON.stringify(V2, null, 2));
   await form.getByRole("button", { name: "Check compatibility" }).click();
-  await status.getByText(`Compatible with ${subject}'s versions under BACKWARD: this schema will be version 2.`).waitFor();
+  await status
+    .getByText(`Compatible with ${subject}'s versions under BACKWARD: this schema will be version 2.`)
+    .waitFor();
   await form.getByRole("button", { name: "Register", exact: true }).click();
   await status.getByText(new RegExp(`Registered ${subject} version 2`)).waitFor();
   await page.getByRole("table", { name: "Versions" }).getByRole("cell", { name: "2", exact: true }).first().waitFor();
@@ -107,12 +115,18 @@ try {
   await labels.getByRole("button", { name: "Add a label" }).click();
   await labels.getByLabel("Label 2 key").fill("tier");
   await labels.getByLabel("Label 2 value").fill("gold plated");
-  await labels.locator("#label-1-error").getByText(/A label value must be empty or/).waitFor();
+  await labels
+    .locator("#label-1-error")
+    .getByText(/A label value must be empty or/)
+    .waitFor();
   await labels.locator("#label-1-error").scrollIntoViewIfNeeded();
   await shots("channel-labels-invalid");
   await labels.getByLabel("Label 2 value").fill("");
   await labels.getByTestId("labels-change").getByText("Saving adds team=payments, tier.").waitFor();
-  await labels.getByTestId("labels-change").getByText(/saving makes no new revision/).waitFor();
+  await labels
+    .getByTestId("labels-change")
+    .getByText(/saving makes no new revision/)
+    .waitFor();
   await labels.scrollIntoViewIfNeeded();
   await shots("channel-labels-edit");
   await labels.getByRole("button", { name: "Save labels" }).click();

@@ -25,7 +25,11 @@ try {
   await pick.locator(`option[value="${subject}"]`).waitFor({ state: "attached" });
   await pick.selectOption(subject);
 
-  const expected = { "transform-filter": "data.custmer", "transform-sql": "data.regoin", "sink-kafka": "data.customer.nmae" };
+  const expected = {
+    "transform-filter": "data.custmer",
+    "transform-sql": "data.regoin",
+    "sink-kafka": "data.customer.nmae",
+  };
   for (const [node, field] of Object.entries(expected)) {
     const warning = canvasNode(page, node).getByTestId("unknown-field-warning");
     await warning.waitFor();

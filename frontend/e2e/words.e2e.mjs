@@ -50,7 +50,9 @@ try {
   await sleep(5000); // long enough for two status polls, were any running
   const about = apiCalls.filter((c) => c.url.includes("does-not-exist"));
   const notFound = apiCalls.filter((c) => c.status === 404);
-  console.log(`[e2e] unknown channel: ${apiCalls.length} API requests, ${notFound.length} 404: ${apiCalls.map((c) => `${c.status} ${c.url}`).join(", ")}`);
+  console.log(
+    `[e2e] unknown channel: ${apiCalls.length} API requests, ${notFound.length} 404: ${apiCalls.map((c) => `${c.status} ${c.url}`).join(", ")}`,
+  );
   if (about.length !== 1) fail(`an unknown channel's page asked ${about.length} times about it`);
   if (notFound.length !== 1) fail(`${notFound.length} requests answered 404 (one expected)`);
 
@@ -96,7 +98,11 @@ try {
   await page.getByTestId("bulk-delete").click();
   for (let i = 0; i < 20 && !question; i++) await sleep(100);
   console.log(`[e2e] bulk delete asks: ${question}`);
-  if (!question.startsWith("Delete 2 channels:") || !question.includes(`"${running}"`) || !question.includes(`"${stopped}"`))
+  if (
+    !question.startsWith("Delete 2 channels:") ||
+    !question.includes(`"${running}"`) ||
+    !question.includes(`"${stopped}"`)
+  )
     fail(`bulk delete's question does not name both channels: ${question}`);
 
   // -- the channel page at both widths; a paused channel offers Resume, not Start ----------------------
@@ -118,11 +124,15 @@ try {
   await actions.getByRole("button", { name: "Pause", exact: true }).click();
   const start = actions.getByRole("button", { name: "Start", exact: true });
   const resume = actions.getByRole("button", { name: "Resume", exact: true });
-  await page.waitForFunction(
-    () => [...document.querySelectorAll('[aria-label="Channel actions"] button')].some((b) => b.textContent === "Resume" && !b.disabled),
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll('[aria-label="Channel actions"] button')].some(
+      (b) => b.textContent === "Resume" && !b.disabled,
+    ),
   );
   const startTitle = await start.getAttribute("title");
-  console.log(`[e2e] paused: Start disabled ${await start.isDisabled()}, title "${startTitle}"; Resume enabled ${await resume.isEnabled()}`);
+  console.log(
+    `[e2e] paused: Start disabled ${await start.isDisabled()}, title "${startTitle}"; Resume enabled ${await resume.isEnabled()}`,
+  );
   if (!(await start.isDisabled())) fail("Start is enabled on a paused channel");
   if (!/Resume/.test(startTitle ?? "")) fail(`Start's tooltip does not say why: ${startTitle}`);
   await page.getByText("Desired state", { exact: true }).waitFor();
@@ -151,7 +161,9 @@ try {
   await page.locator(".stage-node.kind-source.invalid").waitFor({ timeout: 10_000 });
   await sleep(1000);
   const checks = apiCalls.filter((c) => c.url.includes("/validate"));
-  console.log(`[e2e] typing: ${checks.length} checks (${checks.map((c) => c.status).join(",")}), console errors: ${JSON.stringify(consoleErrors)}`);
+  console.log(
+    `[e2e] typing: ${checks.length} checks (${checks.map((c) => c.status).join(",")}), console errors: ${JSON.stringify(consoleErrors)}`,
+  );
   if (checks.length === 0) fail("typing asked the server for no check");
   if (checks.some((c) => c.status >= 400)) fail("a check while typing answered an error status");
   if (consoleErrors.length > 0) fail(`typing logged console errors: ${consoleErrors.join(" | ")}`);

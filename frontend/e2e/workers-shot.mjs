@@ -49,9 +49,9 @@ try {
     await page.screenshot({ path: shot, fullPage: true });
   }
   const seen = await badge.textContent();
-  const buttons = await row.getByRole("button").evaluateAll((nodes) =>
-    nodes.map((n) => `${n.textContent}${n.disabled ? " (disabled)" : ""}`),
-  );
+  const buttons = await row
+    .getByRole("button")
+    .evaluateAll((nodes) => nodes.map((n) => `${n.textContent}${n.disabled ? " (disabled)" : ""}`));
   let filtered;
   if (mode === "drain") {
     // The service filter (?service=): the drained worker leaves "In service", back under "All".

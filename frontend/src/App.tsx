@@ -25,7 +25,10 @@ export function App() {
           Sluice
         </a>
         <nav aria-label="Main">
-          <a href={href({ page: "channels" })} aria-current={route.page === "channels" || route.page === "channel" ? "page" : undefined}>
+          <a
+            href={href({ page: "channels" })}
+            aria-current={route.page === "channels" || route.page === "channel" ? "page" : undefined}
+          >
             Channels
           </a>
           <a href={href({ page: "build", name: null })} aria-current={route.page === "build" ? "page" : undefined}>
@@ -34,7 +37,10 @@ export function App() {
           <a href={href({ page: "workers" })} aria-current={route.page === "workers" ? "page" : undefined}>
             Workers
           </a>
-          <a href={href({ page: "schemas", subject: null })} aria-current={route.page === "schemas" ? "page" : undefined}>
+          <a
+            href={href({ page: "schemas", subject: null })}
+            aria-current={route.page === "schemas" ? "page" : undefined}
+          >
             Schemas
           </a>
           <a href={href({ page: "audit" })} aria-current={route.page === "audit" ? "page" : undefined}>

@@ -21,6 +21,7 @@ from console.choices import (
     SubjectType,
     TargetState,
 )
+from console.demo import DEMO_CHANNEL
 from console.models import Channel, LifecycleEvent, Revision, Task
 from console.selectors import reporting, specs
 from console.selectors.rates import events_per_second
@@ -227,6 +228,12 @@ class ChannelSerializer(serializers.ModelSerializer):
             "again to deploy the latest."
         )
     )
+    demo = serializers.SerializerMethodField(
+        help_text=(
+            "true for the demo channel `make run` seeds (console.demo): the console offers a "
+            "new user to start it."
+        )
+    )
     created_by = serializers.CharField(
         source="created_by.username", read_only=True, allow_null=True
     )
@@ -266,6 +273,7 @@ class ChannelSerializer(serializers.ModelSerializer):
             "revision",
             "deployed_revision",
             "drift",
+            "demo",
             "restart_policy",
             "ingest_token",
             "ingest_rate_limit",
@@ -278,6 +286,9 @@ class ChannelSerializer(serializers.ModelSerializer):
 
     def get_drift(self, channel: Channel) -> bool:
         return has_drift(channel)
+
+    def get_demo(self, channel: Channel) -> bool:
+        return channel.name == DEMO_CHANNEL
 
     def validate_name(self, value: str) -> str:
         if self.instance is not None and value != self.instance.name:

@@ -40,7 +40,6 @@ export function usePlugins() {
   });
 }
 
-
 /** Whether an error is the API's 404 (the thing asked for does not exist). */
 export function isNotFound(error: unknown): boolean {
   return error instanceof ApiError && error.status === 404;
@@ -86,8 +85,7 @@ export function useChannelStatus(name: string, enabled = true) {
 export function useLifecycle(name: string) {
   return useQuery({
     queryKey: ["lifecycle", name],
-    queryFn: () =>
-      listItems<LifecycleEvent>(`channels/${encodeURIComponent(name)}/lifecycle/`, RECENT_LIMIT),
+    queryFn: () => listItems<LifecycleEvent>(`channels/${encodeURIComponent(name)}/lifecycle/`, RECENT_LIMIT),
     refetchInterval: POLL_MS,
   });
 }
@@ -97,9 +95,7 @@ export function usePreview(name: string, enabled: boolean, poll = true) {
   return useQuery({
     queryKey: ["preview", name],
     queryFn: () =>
-      api<ChannelPreview>(`channels/${encodeURIComponent(name)}/preview?limit=20`).then(
-        (answer) => answer.events,
-      ),
+      api<ChannelPreview>(`channels/${encodeURIComponent(name)}/preview?limit=20`).then((answer) => answer.events),
     refetchInterval: poll ? POLL_MS : false,
     enabled,
   });

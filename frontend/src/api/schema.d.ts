@@ -1197,6 +1197,8 @@ export interface components {
             readonly deployed_revision: number | null;
             /** @description true when the deployed revision is not the latest saved one: start the channel again to deploy the latest. */
             readonly drift: boolean;
+            /** @description true for the demo channel `make run` seeds (console.demo): the console offers a new user to start it. */
+            readonly demo: boolean;
             /** @description What the control loop does when the connector fails. Left out on create: the defaults; on PATCH only the keys given change. */
             restart_policy?: components["schemas"]["RestartPolicy"];
             /** @description Whether the channel has an ingestion token for POST …/events (http source) and its prefix; issue one with POST …/ingest-token. */
@@ -1292,6 +1294,8 @@ export interface components {
             readonly deployed_revision: number | null;
             /** @description true when the deployed revision is not the latest saved one: start the channel again to deploy the latest. */
             readonly drift: boolean;
+            /** @description true for the demo channel `make run` seeds (console.demo): the console offers a new user to start it. */
+            readonly demo: boolean;
             /** @description What the control loop does when the connector fails. Left out on create: the defaults; on PATCH only the keys given change. */
             restart_policy?: components["schemas"]["RestartPolicy"];
             /** @description Whether the channel has an ingestion token for POST …/events (http source) and its prefix; issue one with POST …/ingest-token. */

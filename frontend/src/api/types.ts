@@ -79,6 +79,8 @@ export type ConnectorState = Schemas["ConnectorStateEnum"];
 /** The state as shown: the last observed one, or NOT_REPORTING once its reports stopped. */
 export type ShownState = Schemas["ShownStateEnum"];
 export type TargetState = Schemas["TargetStateEnum"];
+/** A channel's health level (`status.health.level`, the list's `health` filter). */
+export type HealthLevel = Schemas["LevelEnum"];
 
 /**
  * Every field is in every answer, but the schema marks the writable ones that may be left out

@@ -10,7 +10,9 @@ function serveVerdict(valid: boolean): string[] {
   vi.stubGlobal("fetch", async (url: string) => {
     asked.push(url);
     const answer200 = new URL(url, "http://console.test").searchParams.get("invalid_status") === "200";
-    const body = valid ? { valid: true, config: {} } : { valid: false, errors: { "config.topics": ["field required"] } };
+    const body = valid
+      ? { valid: true, config: {} }
+      : { valid: false, errors: { "config.topics": ["field required"] } };
     return new Response(JSON.stringify(body), { status: valid || answer200 ? 200 : 400 });
   });
   return asked;

@@ -19,9 +19,7 @@ export function AuditPage() {
   useEffect(() => {
     const timer = window.setTimeout(
       () =>
-        setFilters((f) =>
-          f.channel === typed.channel && f.user === typed.user ? f : { ...f, ...typed, offset: 0 },
-        ),
+        setFilters((f) => (f.channel === typed.channel && f.user === typed.user ? f : { ...f, ...typed, offset: 0 })),
       300,
     );
     return () => window.clearTimeout(timer);
@@ -34,12 +32,15 @@ export function AuditPage() {
     <div className="stack audit-page">
       <div className="section-head">
         <h1>
-          Audit trail <span className="muted small" data-testid="audit-count">{count.toLocaleString("en")}</span>
+          Audit trail{" "}
+          <span className="muted small" data-testid="audit-count">
+            {count.toLocaleString("en")}
+          </span>
         </h1>
       </div>
       <p className="small muted">
-        Every change and operation made through the API, the console and the admin (refused ones
-        included), and every sign-in: who, what, when, from where and the outcome. Newest first.
+        Every change and operation made through the API, the console and the admin (refused ones included), and every
+        sign-in: who, what, when, from where and the outcome. Newest first.
       </p>
       <div className="audit-filters" role="search">
         <input
@@ -91,7 +92,11 @@ export function AuditPage() {
         <tbody>
           {rows.map((event) => (
             <Fragment key={event.id}>
-              <AuditRow event={event} open={open === event.id} onToggle={() => setOpen(open === event.id ? null : event.id)} />
+              <AuditRow
+                event={event}
+                open={open === event.id}
+                onToggle={() => setOpen(open === event.id ? null : event.id)}
+              />
               {open === event.id && (
                 <tr className="audit-detail">
                   <td colSpan={6}>
@@ -100,7 +105,9 @@ export function AuditPage() {
                       <dd>{event.user_agent || "—"}</dd>
                       <dt>Request body (secrets redacted)</dt>
                       <dd>
-                        <pre className="tail-event">{event.changes === null ? "—" : JSON.stringify(event.changes, null, 2)}</pre>
+                        <pre className="tail-event">
+                          {event.changes === null ? "—" : JSON.stringify(event.changes, null, 2)}
+                        </pre>
                       </dd>
                     </dl>
                   </td>
@@ -111,7 +118,9 @@ export function AuditPage() {
           {!page.isPending && rows.length === 0 && (
             <tr>
               <td colSpan={6} className="muted">
-                {filters.channel || filters.user || filters.action ? "Nothing matches these filters." : "Nothing recorded yet."}
+                {filters.channel || filters.user || filters.action
+                  ? "Nothing matches these filters."
+                  : "Nothing recorded yet."}
               </td>
             </tr>
           )}

@@ -8,7 +8,13 @@ describe("the audit page's query", () => {
   });
 
   it("filters by channel, user and action, as the API names them", () => {
-    const path = auditPath({ channel: " eu-orders ", user: "alice", action: "channel.offsets.", limit: 50, offset: 100 });
+    const path = auditPath({
+      channel: " eu-orders ",
+      user: "alice",
+      action: "channel.offsets.",
+      limit: 50,
+      offset: 100,
+    });
     const params = new URLSearchParams(path.split("?")[1]);
     expect(Object.fromEntries(params)).toEqual({
       object_type: "channel",

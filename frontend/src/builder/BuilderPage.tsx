@@ -144,7 +144,12 @@ function BuilderPalette({ open, onToggle }: { open: boolean; onToggle: () => voi
   if (!open) {
     return (
       <nav className="palette-rail" aria-label="Stages">
-        <button type="button" aria-expanded={false} onClick={toggle} title="Show the stages to add (sources, transforms, sinks, rules)">
+        <button
+          type="button"
+          aria-expanded={false}
+          onClick={toggle}
+          title="Show the stages to add (sources, transforms, sinks, rules)"
+        >
           <span aria-hidden="true">▸</span> Stages
         </button>
       </nav>

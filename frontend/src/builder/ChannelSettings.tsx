@@ -33,11 +33,10 @@ export function ChannelSettings({ otherErrors }: { otherErrors: Record<string, s
     <div className="config-panel">
       <h2>Channel</h2>
       <p className="small muted">
-        Select a stage to edit its settings. Drag stages from the left, connect each output (right
-        dot) to the next stage's input (left dot). Connecting a transform of the same chain
-        reorders it; a second link out of the source or a shared transform (to a sink or a new
-        transform) keeps the first and makes the channel a bus: each branch a rule with its own
-        pattern.
+        Select a stage to edit its settings. Drag stages from the left, connect each output (right dot) to the next
+        stage's input (left dot). Connecting a transform of the same chain reorders it; a second link out of the source
+        or a shared transform (to a sink or a new transform) keeps the first and makes the channel a bus: each branch a
+        rule with its own pattern.
       </p>
       <label className="field">
         <span>Description</span>
@@ -57,7 +56,11 @@ export function ChannelSettings({ otherErrors }: { otherErrors: Record<string, s
           </select>
         </label>
         <label className="check">
-          <input type="checkbox" checked={policy.log} onChange={(e) => setPolicy({ ...policy, log: e.target.checked })} />
+          <input
+            type="checkbox"
+            checked={policy.log}
+            onChange={(e) => setPolicy({ ...policy, log: e.target.checked })}
+          />
           Log bad events
         </label>
         <label className="field">
@@ -88,14 +91,14 @@ export function ChannelSettings({ otherErrors }: { otherErrors: Record<string, s
         )}
         {policyErrors.length > 0 && (
           <div role="alert">
-<ul className="error small">
-            {policyErrors.map(([path, messages]) => (
-              <li key={path}>
-                {path}: {messages.join(" ")}
-              </li>
-            ))}
-          </ul>
-</div>
+            <ul className="error small">
+              {policyErrors.map(([path, messages]) => (
+                <li key={path}>
+                  {path}: {messages.join(" ")}
+                </li>
+              ))}
+            </ul>
+          </div>
         )}
       </fieldset>
 

@@ -23,7 +23,13 @@ export function Palette({ onAdd, onHide }: { onAdd: (item: PaletteItem) => void;
   return (
     <aside className="palette" aria-label="Stages">
       {onHide && (
-        <button type="button" className="link small palette-hide" aria-expanded={true} onClick={onHide} title="Fold the stages away: more room for the canvas">
+        <button
+          type="button"
+          className="link small palette-hide"
+          aria-expanded={true}
+          onClick={onHide}
+          title="Fold the stages away: more room for the canvas"
+        >
           <span aria-hidden="true">◂</span> Hide stages
         </button>
       )}

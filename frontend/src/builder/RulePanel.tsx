@@ -27,9 +27,9 @@ export function RulePanel({ nodeId }: { nodeId: string }) {
         </button>
       </div>
       <p className="small muted">
-        The events this rule&apos;s pattern matches (after the shared transforms) go through the
-        stages after it to each of its sinks: draw more sinks from its last stage to send to several.
-        An event goes to every enabled rule it matches.
+        The events this rule&apos;s pattern matches (after the shared transforms) go through the stages after it to each
+        of its sinks: draw more sinks from its last stage to send to several. An event goes to every enabled rule it
+        matches.
       </p>
       <StageProblems messages={ownErrors} />
       <NextStage nodeId={nodeId} />

@@ -65,9 +65,9 @@ export function RulesBench() {
     <section className="bench" aria-label="Rules test bench">
       <h3>Which rules match?</h3>
       <p className="small muted">
-        Every enabled rule whose pattern the event matches gets it, then the filters of the rule's
-        own branch are tried on it in order. A branch whose event would pass through another
-        transform (it runs only in Spark) is not decided here. The canvas marks the decided ones.
+        Every enabled rule whose pattern the event matches gets it, then the filters of the rule's own branch are tried
+        on it in order. A branch whose event would pass through another transform (it runs only in Spark) is not decided
+        here. The canvas marks the decided ones.
       </p>
       <SampleEventFields
         text={text}

@@ -5,8 +5,7 @@ import type { FieldProps } from "@rjsf/utils";
 export function securityInUse(value: unknown, defaults: Record<string, unknown> = {}): boolean {
   if (!value || typeof value !== "object") return false;
   return Object.entries(value as Record<string, unknown>).some(
-    ([key, v]) =>
-      v !== undefined && v !== null && v !== "" && v !== (key in defaults ? defaults[key] : "PLAINTEXT"),
+    ([key, v]) => v !== undefined && v !== null && v !== "" && v !== (key in defaults ? defaults[key] : "PLAINTEXT"),
   );
 }
 

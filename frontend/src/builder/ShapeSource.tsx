@@ -13,7 +13,11 @@ export function ShapeSource() {
       <legend>Shape of the events</legend>
       <label className="field">
         <span>Field names come from</span>
-        <select value={shape.subject} onChange={(e) => pickSubject(name, e.target.value)} aria-label="Shape of the events">
+        <select
+          value={shape.subject}
+          onChange={(e) => pickSubject(name, e.target.value)}
+          aria-label="Shape of the events"
+        >
           <option value="">the channel&apos;s discovered schema</option>
           {(subjects.data ?? []).map((s) => (
             <option key={s.name} value={s.name}>

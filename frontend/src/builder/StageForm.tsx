@@ -37,10 +37,7 @@ export function StageForm({ plugin, config, errors, onChange, idPrefix, stageTyp
     delete simple.description;
     return simple as RJSFSchema;
   }, [plugin]);
-  const uiSchema = useMemo(
-    () => ({ ...uiSchemaFor(schema), "ui:submitButtonOptions": { norender: true } }),
-    [schema],
-  );
+  const uiSchema = useMemo(() => ({ ...uiSchemaFor(schema), "ui:submitButtonOptions": { norender: true } }), [schema]);
   const extraErrors = useMemo(() => toFormErrors(errors ?? {}), [errors]);
   const insertAs: InsertAs =
     stageType === "filter" || stageType === "rule"

@@ -18,7 +18,11 @@ describe("parseChannelFile", () => {
 
   it("reads a bare spec", () => {
     const file = parseChannelFile(
-      JSON.stringify({ source: { type: "generator", config: {} }, transforms: [], sink: { type: "preview", config: {} } }),
+      JSON.stringify({
+        source: { type: "generator", config: {} },
+        transforms: [],
+        sink: { type: "preview", config: {} },
+      }),
     );
     expect(file.name).toBe("");
     expect(file.spec.source.type).toBe("generator");
@@ -38,9 +42,16 @@ describe("parseChannelFile", () => {
   it("reads an exported bus", () => {
     const rules = [
       { name: "big", pattern: { data: { amount: [{ numeric: [">", 100] }] } }, sinks: [{ type: "kafka", config: {} }] },
-      { name: "all", enabled: false, transforms: [{ type: "mask", config: {} }], sinks: [{ type: "files", config: {} }] },
+      {
+        name: "all",
+        enabled: false,
+        transforms: [{ type: "mask", config: {} }],
+        sinks: [{ type: "files", config: {} }],
+      },
     ];
-    const file = parseChannelFile(JSON.stringify({ name: "bus", spec: { source: { type: "kafka", config: {} }, rules } }));
+    const file = parseChannelFile(
+      JSON.stringify({ name: "bus", spec: { source: { type: "kafka", config: {} }, rules } }),
+    );
     expect(file.spec.sink).toBeUndefined();
     expect(file.spec.rules?.map((r) => [r.name, r.transforms?.length, r.sinks.length])).toEqual([
       ["big", 0, 1],
@@ -49,7 +60,8 @@ describe("parseChannelFile", () => {
   });
 
   it("explains what is wrong with a bus", () => {
-    const file = (spec: unknown) => JSON.stringify({ spec: { source: { type: "kafka", config: {} }, ...(spec as object) } });
+    const file = (spec: unknown) =>
+      JSON.stringify({ spec: { source: { type: "kafka", config: {} }, ...(spec as object) } });
     expect(() => parseChannelFile(file({ rules: [] }))).toThrow(/at least one rule/);
     expect(() => parseChannelFile(file({ rules: [{ sinks: [] }] }))).toThrow(/rules\[0\] needs a name/);
     expect(() => parseChannelFile(file({ rules: [{ name: "a", sinks: [] }] }))).toThrow(/list of sinks/);
@@ -72,7 +84,10 @@ describe("splitList", () => {
 });
 
 describe("chooseImportName", () => {
-  const existing = (...names: string[]) => (name: string) => Promise.resolve(names.includes(name));
+  const existing =
+    (...names: string[]) =>
+    (name: string) =>
+      Promise.resolve(names.includes(name));
 
   it("keeps a name no channel has, without asking", async () => {
     const ask = vi.fn();
@@ -89,7 +104,10 @@ describe("chooseImportName", () => {
   });
 
   it("replaces the channel when its own name is kept, and cancels on null", async () => {
-    expect(await chooseImportName("orders", existing("orders"), () => "orders")).toEqual({ name: "orders", exists: true });
+    expect(await chooseImportName("orders", existing("orders"), () => "orders")).toEqual({
+      name: "orders",
+      exists: true,
+    });
     expect(await chooseImportName("orders", existing("orders"), () => null)).toBeNull();
   });
 
@@ -105,7 +123,11 @@ describe("chooseImportName", () => {
 describe("copyNames", () => {
   it("counts up and keeps within 63 characters", () => {
     const names = copyNames("orders");
-    expect([names.next().value, names.next().value, names.next().value]).toEqual(["orders-copy", "orders-copy-2", "orders-copy-3"]);
+    expect([names.next().value, names.next().value, names.next().value]).toEqual([
+      "orders-copy",
+      "orders-copy-2",
+      "orders-copy-3",
+    ]);
     const long = copyNames("a".repeat(63)).next().value!;
     expect(long).toHaveLength(63);
     expect(long.endsWith("-copy")).toBe(true);

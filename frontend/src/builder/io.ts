@@ -41,8 +41,7 @@ export function parseChannelFile(text: string): ChannelFile {
 function readRules(rules: unknown[]): Rule[] {
   if (rules.length === 0) throw new Error("A bus needs at least one rule.");
   return rules.map((rule, index) => {
-    if (!isPlainObject(rule) || typeof rule.name !== "string")
-      throw new Error(`rules[${index}] needs a name.`);
+    if (!isPlainObject(rule) || typeof rule.name !== "string") throw new Error(`rules[${index}] needs a name.`);
     if (!Array.isArray(rule.sinks) || rule.sinks.length === 0 || !rule.sinks.every(isPlainObject))
       throw new Error(`rules[${index}] (${rule.name}) needs a list of sinks.`);
     const transforms = Array.isArray(rule.transforms) ? rule.transforms : [];

@@ -24,7 +24,10 @@ export function pluginIndex(plugins: Plugin[] | undefined): Map<string, Plugin> 
 }
 
 /** Plugins whose type, title or description mention every word of the query. */
-export function searchPlugins<T extends Pick<Plugin, "type" | "title" | "description">>(plugins: T[], query: string): T[] {
+export function searchPlugins<T extends Pick<Plugin, "type" | "title" | "description">>(
+  plugins: T[],
+  query: string,
+): T[] {
   const words = query.toLowerCase().split(/\s+/).filter(Boolean);
   return plugins.filter((p) => {
     const text = `${p.type} ${p.title} ${p.description}`.toLowerCase();

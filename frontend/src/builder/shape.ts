@@ -163,7 +163,8 @@ export function unknownFields(paths: string[], known: FieldPath[]): string[] {
     for (let i = parts.length - 1; i > 0; i--) {
       const parent = index.get(parts.slice(0, i).join("."));
       if (parent === undefined) continue;
-      const open = parent.length === 0 || (parent.includes("object") && !hasChildren(known, parts.slice(0, i).join(".")));
+      const open =
+        parent.length === 0 || (parent.includes("object") && !hasChildren(known, parts.slice(0, i).join(".")));
       return !open;
     }
     return true;
@@ -181,7 +182,8 @@ export function sampleFromSchema(schema: JsonSchema): unknown {
     if (Array.isArray(node.examples) && node.examples.length) return node.examples[0];
     if (Array.isArray(node.enum) && node.enum.length) return node.enum[0];
     const branch = ["anyOf", "oneOf"].map((b) => node[b]).find(Array.isArray) as unknown[] | undefined;
-    if (branch && branch.length) return value(branch.find((o) => isObject(o) && o.type !== "null") ?? branch[0], key, depth + 1);
+    if (branch && branch.length)
+      return value(branch.find((o) => isObject(o) && o.type !== "null") ?? branch[0], key, depth + 1);
     const kinds = typesOf(node);
     const kind = kinds.find((k) => k !== "null") ?? kinds[0] ?? (isObject(node.properties) ? "object" : "null");
     switch (kind) {

@@ -147,7 +147,11 @@ describe("builder store", () => {
       ["rule", { name: "default", enabled: true }],
       ["rule", { name: "rule-1", enabled: true }],
     ]);
-    state.setConfig(rules[1]!.id, { name: "big", enabled: true, pattern: { data: { amount: [{ numeric: [">", 100] }] } } });
+    state.setConfig(rules[1]!.id, {
+      name: "big",
+      enabled: true,
+      pattern: { data: { amount: [{ numeric: [">", 100] }] } },
+    });
     const result = spec();
     expect(result.ok && result.spec.rules?.map((r) => [r.name, r.pattern, r.sinks.map((x) => x.type)])).toEqual([
       ["default", null, ["kafka"]],

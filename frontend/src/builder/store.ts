@@ -97,7 +97,9 @@ const CONFIG_UNDO_GROUP_MS = 1500;
 
 function snapshot(state: Snapshot & Meta, withMeta = false): Snapshot {
   const canvas = { nodes: state.nodes, edges: state.edges, errors: state.errors, runtime: state.runtime };
-  return withMeta ? { ...canvas, meta: { name: state.name, description: state.description, exists: state.exists } } : canvas;
+  return withMeta
+    ? { ...canvas, meta: { name: state.name, description: state.description, exists: state.exists } }
+    : canvas;
 }
 
 /** A snapshot as state to restore: its meta, when it has one, spread out. */
@@ -171,7 +173,12 @@ export const useBuilder = create<BuilderState>()((set, get) => {
         .map((n) => ruleName(n.data.config));
       const node: StageNode =
         kind === "rule"
-          ? { id, type: "rule", position, data: { kind, type: "rule", config: ruleConfig({ name: newRuleName(names) }) } }
+          ? {
+              id,
+              type: "rule",
+              position,
+              data: { kind, type: "rule", config: ruleConfig({ name: newRuleName(names) }) },
+            }
           : { id, type: "stage", position, data: { kind, type, config: {} } };
       change({ nodes: [...get().nodes, node], nextId: get().nextId + 1, selectedId: id });
       return id;
@@ -297,8 +304,7 @@ export const useBuilder = create<BuilderState>()((set, get) => {
         return { nodeErrors };
       }),
 
-    checkpoint: () =>
-      set((state) => ({ past: [...state.past, snapshot(state)].slice(-HISTORY), future: [] })),
+    checkpoint: () => set((state) => ({ past: [...state.past, snapshot(state)].slice(-HISTORY), future: [] })),
 
     undo: () =>
       set((state) => {

@@ -15,7 +15,11 @@ function chain() {
   return { a, b, c };
 }
 
-const pairs = () => useBuilder.getState().edges.map((e) => `${e.source}>${e.target}`).sort();
+const pairs = () =>
+  useBuilder
+    .getState()
+    .edges.map((e) => `${e.source}>${e.target}`)
+    .sort();
 
 describe("deleting a stage", () => {
   beforeEach(() => useBuilder.getState().load(null));
@@ -37,7 +41,10 @@ describe("deleting a stage", () => {
   it("is one undo step", () => {
     const { a, b, c } = chain();
     const before = pairs();
-    useBuilder.getState().deleteElements([b], useBuilder.getState().edges.map((e) => e.id));
+    useBuilder.getState().deleteElements(
+      [b],
+      useBuilder.getState().edges.map((e) => e.id),
+    );
     useBuilder.getState().undo();
     expect(useBuilder.getState().nodes.map((n) => n.id)).toEqual([a, b, c]);
     expect(pairs()).toEqual(before);
@@ -118,7 +125,14 @@ describe("connecting a stage that already feeds one", () => {
     expect(rules.map((n) => n.data.config.name)).toEqual(["default", "rule-1"]);
     // Every stage is still connected: source → rule → filter → sink, twice.
     expect(pairs()).toEqual(
-      [`n1>${rules[0]!.id}`, `${rules[0]!.id}>n2`, "n2>n3", `n1>${rules[1]!.id}`, `${rules[1]!.id}>${usFilter}`, `${usFilter}>${usSink}`].sort(),
+      [
+        `n1>${rules[0]!.id}`,
+        `${rules[0]!.id}>n2`,
+        "n2>n3",
+        `n1>${rules[1]!.id}`,
+        `${rules[1]!.id}>${usFilter}`,
+        `${usFilter}>${usSink}`,
+      ].sort(),
     );
     const result = graphToSpec(state.nodes, state.edges);
     expect(result.ok && result.spec.rules?.map((r) => [r.name, r.transforms?.length, r.sinks[0]!.type])).toEqual([
@@ -167,7 +181,11 @@ describe("a saved channel's name", () => {
   });
 
   it("is fixed after an import that replaces a channel, free after an import as a copy", () => {
-    const spec = { source: { type: "generator", config: {} }, transforms: [], sink: { type: "preview", config: {} } } as unknown as ChannelSpec;
+    const spec = {
+      source: { type: "generator", config: {} },
+      transforms: [],
+      sink: { type: "preview", config: {} },
+    } as unknown as ChannelSpec;
     useBuilder.getState().importChannel({ name: "orders", description: "", spec }, true);
     useBuilder.getState().setMeta({ name: "orders-2" });
     expect(useBuilder.getState().name).toBe("orders");

@@ -21,7 +21,6 @@ export type ChannelDiscovery = Omit<components["schemas"]["ChannelDiscovery"], "
   schema: JsonSchema | null;
 };
 
-
 export function useDiscovery(name: string, enabled: boolean, poll = false) {
   return useQuery({
     queryKey: ["discovery", name],
@@ -100,7 +99,14 @@ export function useShape(): Shape {
     if (subject && picked.data) {
       const schema = asEventSchema(picked.data.schema);
       const { messages, message: of } = picked.data;
-      return { origin: of ? `${subject} (${of})` : subject, schema, fields: fieldPaths(schema), subject, messages, message: of };
+      return {
+        origin: of ? `${subject} (${of})` : subject,
+        schema,
+        fields: fieldPaths(schema),
+        subject,
+        messages,
+        message: of,
+      };
     }
     const none = { subject, messages: [], message: "" };
     const schema = discovery.data?.schema ?? null;

@@ -23,8 +23,7 @@ export function useStageValidation(): void {
       const rules = nodes.filter((n) => n.data.kind === "rule");
       for (const node of nodes) {
         const { kind, type, config } = node.data;
-        const others =
-          kind === "rule" ? rules.filter((r) => r.id !== node.id).map((r) => ruleName(r.data.config)) : [];
+        const others = kind === "rule" ? rules.filter((r) => r.id !== node.id).map((r) => ruleName(r.data.config)) : [];
         const key = JSON.stringify([kind, type, config, others]);
         if (checked.current.get(node.id) === key) continue;
         checked.current.set(node.id, key);

@@ -72,8 +72,7 @@ export function analyzeGraph(nodes: GraphNode[], edges: GraphEdge[]): Analysis {
     const shared: string[] = [];
     const fork = chain(source, shared);
     const heads = next(fork);
-    if (heads.length === 0)
-      return fail("Connect the chain from the source through to the sink.", [fork]);
+    if (heads.length === 0) return fail("Connect the chain from the source through to the sink.", [fork]);
     const branches: Branch[] = [];
     for (const head of heads) {
       visit(head);

@@ -182,8 +182,7 @@ describe("a bus on the canvas", () => {
 });
 
 describe("drawing branches", () => {
-  const linear = () =>
-    specToGraph({ source, transforms: [{ type: "filter", config: {} }], sink: kafka("first") });
+  const linear = () => specToGraph({ source, transforms: [{ type: "filter", config: {} }], sink: kafka("first") });
 
   it("a second sink drawn from the end of the chain forks it into two rules", () => {
     const { nodes, edges } = linear(); // n1 → n2 (filter) → n3 (sink)
@@ -218,7 +217,13 @@ describe("drawing branches", () => {
   });
 
   it("re-drawing a transform of the chain reorders it; a new transform forks", () => {
-    const nodes = [node("s", "source"), node("a", "transform"), node("b", "transform"), node("z", "sink"), node("n", "transform")];
+    const nodes = [
+      node("s", "source"),
+      node("a", "transform"),
+      node("b", "transform"),
+      node("z", "sink"),
+      node("n", "transform"),
+    ];
     const edges = [edge("s", "a"), edge("a", "b"), edge("b", "z")];
     const pairs = (list: GraphEdge[]) => list.map((e) => `${e.source}>${e.target}`).sort();
     expect(connectionKind(nodes, edges, "s", "b")).toBe("move");
@@ -271,8 +276,21 @@ describe("drawing branches", () => {
     expect(checkGraph(nodes, [edge("s", "r"), edge("r", "q"), edge("q", "z")])).toEqual([
       { message: "A rule starts right after the source or the shared transforms.", nodeIds: ["q"] },
     ]);
-    const forkInRule = [node("s", "source"), node("r", "rule", "rule", { name: "a" }), node("t", "transform"), node("u", "transform"), node("z", "sink"), node("y", "sink")];
-    const problems = checkGraph(forkInRule, [edge("s", "r"), edge("r", "t"), edge("r", "z"), edge("t", "y"), edge("r", "u")]);
+    const forkInRule = [
+      node("s", "source"),
+      node("r", "rule", "rule", { name: "a" }),
+      node("t", "transform"),
+      node("u", "transform"),
+      node("z", "sink"),
+      node("y", "sink"),
+    ];
+    const problems = checkGraph(forkInRule, [
+      edge("s", "r"),
+      edge("r", "t"),
+      edge("r", "z"),
+      edge("t", "y"),
+      edge("r", "u"),
+    ]);
     expect(problems[0]!.nodeIds).toEqual(["r"]);
     expect(checkGraph([node("s", "source"), node("r", "rule"), node("z", "sink")], [edge("s", "r")])).toEqual([
       { message: "Connect each branch through to a sink.", nodeIds: ["r"] },
@@ -291,7 +309,9 @@ describe("rule helpers", () => {
 
   it("sums a pattern up in a line", () => {
     expect(patternSummary(null)).toBe("every event");
-    expect(patternSummary({ data: { amount: [1], region: ["eu"], x: [1] } })).toBe("matches data.amount, data.region +1");
+    expect(patternSummary({ data: { amount: [1], region: ["eu"], x: [1] } })).toBe(
+      "matches data.amount, data.region +1",
+    );
     expect(patternSummary({ $or: [] })).toBe("matches $or");
     expect(patternSummary([1])).toBe("pattern (not an object)");
   });
@@ -307,7 +327,9 @@ describe("rule helpers", () => {
       ["everything", null, false],
     ]);
     // The rule's own transforms go too: the server decides its filters, and stops at the rest.
-    expect(sent[0]!.transforms).toEqual(back.spec.rules[0]!.transforms!.map((t) => ({ type: t.type, config: t.config })));
+    expect(sent[0]!.transforms).toEqual(
+      back.spec.rules[0]!.transforms!.map((t) => ({ type: t.type, config: t.config })),
+    );
     const answer = {
       results: [
         {
@@ -318,8 +340,22 @@ describe("rule helpers", () => {
           stage: "transforms[0]",
           reason: "Its pattern matches, but its transform 1 (input_transformer) runs only in Spark.",
         },
-        { rule: "eu", matched: false, verdict: "no_match" as const, pattern_matched: false, stage: "", reason: "Its pattern does not match the event." },
-        { rule: "everything", matched: false, verdict: "disabled" as const, pattern_matched: false, stage: "", reason: "The rule is disabled: it gets no events." },
+        {
+          rule: "eu",
+          matched: false,
+          verdict: "no_match" as const,
+          pattern_matched: false,
+          stage: "",
+          reason: "Its pattern does not match the event.",
+        },
+        {
+          rule: "everything",
+          matched: false,
+          verdict: "disabled" as const,
+          pattern_matched: false,
+          stage: "",
+          reason: "The rule is disabled: it gets no events.",
+        },
       ],
     };
     const rows = ruleTestRows(back.spec.rules, answer, back.stages);
@@ -335,7 +371,9 @@ describe("rule helpers", () => {
   it("never says more than the server: a rule the answer leaves out is not decided", () => {
     const rules = [rule("default", [kafka("eu")]), rule("rule-1", [kafka("us")])];
     const answer = {
-      results: [{ rule: "rule-1", matched: true, verdict: "matched" as const, pattern_matched: true, stage: "", reason: "" }],
+      results: [
+        { rule: "rule-1", matched: true, verdict: "matched" as const, pattern_matched: true, stage: "", reason: "" },
+      ],
     };
     const rows = ruleTestRows(rules, answer, { "rules[0]": "n3", "rules[1]": "n6" });
     expect(rows.map((r) => [r.rule, r.matched, r.verdict])).toEqual([

@@ -27,8 +27,7 @@ export const RULE_SCHEMA: JsonSchema = {
     },
     pattern: {
       title: "Event pattern",
-      description:
-        "An EventBridge event pattern over the event after the shared transforms; empty: every event.",
+      description: "An EventBridge event pattern over the event after the shared transforms; empty: every event.",
       examples: [{ data: { amount: [{ numeric: [">", 100] }] } }],
     },
     description: { type: "string", title: "Description" },
@@ -44,7 +43,12 @@ export function ruleConfig(rule: Pick<Rule, "name" | "description" | "enabled" |
 }
 
 /** The rule a rule node (or, with config null, a branch without one) and its stages make. */
-export function toRule(config: Record<string, unknown> | null, name: string, transforms: Stage[], sinks: Stage[]): Rule {
+export function toRule(
+  config: Record<string, unknown> | null,
+  name: string,
+  transforms: Stage[],
+  sinks: Stage[],
+): Rule {
   return {
     name,
     description: typeof config?.description === "string" ? config.description : "",
@@ -145,7 +149,13 @@ export function ruleTestRows(rules: Rule[], answer: RuleTestAnswer, stages: Reco
     const found = byName.get(r.name);
     const nodeId = stages[`rules[${i}]`];
     if (!found)
-      return { rule: r.name, nodeId, matched: null, verdict: "undecided", reason: "The test gave no answer for this rule." };
+      return {
+        rule: r.name,
+        nodeId,
+        matched: null,
+        verdict: "undecided",
+        reason: "The test gave no answer for this rule.",
+      };
     return {
       rule: r.name,
       nodeId,

@@ -1,13 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import {
-  DEFAULT_RUNTIME,
-  intervalHint,
-  parseInterval,
-  runtimeErrors,
-  runtimeOf,
-  withMode,
-} from "./runtime";
+import { DEFAULT_RUNTIME, intervalHint, parseInterval, runtimeErrors, runtimeOf, withMode } from "./runtime";
 
 describe("runtimeOf", () => {
   it("gives the defaults for a spec saved before runtime options existed", () => {

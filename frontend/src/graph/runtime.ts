@@ -62,7 +62,8 @@ export function parseInterval(text: string): number | null | undefined {
 /** What the interval means in ``mode``, for the field's hint. */
 export function intervalHint(mode: ExecutionMode): string {
   if (mode === "available-now") return "available-now runs without an interval.";
-  if (mode === "real-time") return "How often progress is checkpointed: at least 5 s (empty: every 300 s). Each checkpoint pauses events for about half a second.";
+  if (mode === "real-time")
+    return "How often progress is checkpointed: at least 5 s (empty: every 300 s). Each checkpoint pauses events for about half a second.";
   return "Start a batch at most this often (empty: as soon as the previous one ends and events wait).";
 }
 

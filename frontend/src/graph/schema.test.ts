@@ -25,7 +25,10 @@ const kafkaLike = {
     topics: { anyOf: [{ type: "array", items: { type: "string" } }, { type: "null" }], default: null },
     template: { $ref: "#/$defs/Missing" },
     start: {
-      anyOf: [{ enum: ["earliest", "latest"], type: "string" }, { type: "object", properties: { t: { type: "integer" } } }],
+      anyOf: [
+        { enum: ["earliest", "latest"], type: "string" },
+        { type: "object", properties: { t: { type: "integer" } } },
+      ],
       default: "latest",
       title: "Start",
     },
@@ -57,9 +60,7 @@ describe("uiSchemaFor", () => {
     expect(ui["ui:order"]).toEqual(["topic", "bootstrap", "security", "pattern", "topics", "template", "start"]);
     expect(ui.start).toEqual({ "ui:field": "json", "ui:label": false });
     expect(ui.topics).toEqual({ "ui:field": "stringList", "ui:label": false });
-    expect((ui.security as Record<string, Record<string, string>>).password!["ui:widget"]).toBe(
-      "password",
-    );
+    expect((ui.security as Record<string, Record<string, string>>).password!["ui:widget"]).toBe("password");
     expect(ui.pattern).toEqual({ "ui:field": "json", "ui:label": false });
     expect(ui.template).toEqual({ "ui:field": "json", "ui:label": false });
   });

@@ -91,7 +91,10 @@ describe("specToGraph / graphToSpec", () => {
   it("never prefills secrets", () => {
     const withSecret: ChannelSpec = {
       ...spec,
-      sink: { type: "jdbc", config: { url: "sqlite:///x.db", password: SECRET_MARKER, nested: { token: SECRET_MARKER, keep: 1 } } },
+      sink: {
+        type: "jdbc",
+        config: { url: "sqlite:///x.db", password: SECRET_MARKER, nested: { token: SECRET_MARKER, keep: 1 } },
+      },
     };
     const { nodes } = specToGraph(withSecret);
     expect(nodes[3]!.data.config).toEqual({ url: "sqlite:///x.db", nested: { keep: 1 } });
@@ -135,13 +138,18 @@ describe("checkGraph", () => {
       { id: "3", source: "t", target: "z" },
       { id: "4", source: "u", target: "z" },
     ];
-    expect(checkGraph(nodes, twoInputs)[0]).toEqual({ message: "A stage reads from exactly one stage.", nodeIds: ["z"] });
+    expect(checkGraph(nodes, twoInputs)[0]).toEqual({
+      message: "A stage reads from exactly one stage.",
+      nodeIds: ["z"],
+    });
     const loop = [
       { id: "1", source: "a", target: "z" },
       { id: "2", source: "t", target: "u" },
       { id: "3", source: "u", target: "t" },
     ];
-    expect(checkGraph(nodes, loop)).toEqual([{ message: "Some stages are not connected to the chain.", nodeIds: ["t", "u"] }]);
+    expect(checkGraph(nodes, loop)).toEqual([
+      { message: "Some stages are not connected to the chain.", nodeIds: ["t", "u"] },
+    ]);
   });
 });
 
@@ -200,8 +208,14 @@ describe("server errors", () => {
     expect(parseErrorPath("spec.rules[2].pattern")).toEqual({ stage: "rules[2]", field: "pattern" });
     expect(parseErrorPath("spec.rules[2].name")).toEqual({ stage: "rules[2]", field: "name" });
     expect(parseErrorPath("spec.rules[2].sinks")).toEqual({ stage: "rules[2]", field: "" });
-    expect(parseErrorPath("spec.rules[2].transforms[0].config.x")).toEqual({ stage: "rules[2].transforms[0]", field: "x" });
-    expect(parseErrorPath("spec.rules[2].sinks[1].config.topic")).toEqual({ stage: "rules[2].sinks[1]", field: "topic" });
+    expect(parseErrorPath("spec.rules[2].transforms[0].config.x")).toEqual({
+      stage: "rules[2].transforms[0]",
+      field: "x",
+    });
+    expect(parseErrorPath("spec.rules[2].sinks[1].config.topic")).toEqual({
+      stage: "rules[2].sinks[1]",
+      field: "topic",
+    });
     expect(parseErrorPath("spec.rules[0].sinks[0].type")).toEqual({ stage: "rules[0].sinks[0]", field: "" });
     expect(parseErrorPath("spec.rules")).toEqual({ stage: null, field: "rules" });
   });

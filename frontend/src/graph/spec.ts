@@ -14,7 +14,15 @@ import { edgeId, NODE_SPACING, ROW_SPACING, type GraphEdge, type GraphNode, type
 import { isPlainObject } from "./util";
 
 export { alignErrorPath, errorsByNode, parseErrorPath, toFormErrors, type ErrorTarget } from "./errors";
-export { edgeId, NODE_SPACING, type GraphEdge, type GraphNode, type GraphProblem, type NodeKind, type StageData } from "./types";
+export {
+  edgeId,
+  NODE_SPACING,
+  type GraphEdge,
+  type GraphNode,
+  type GraphProblem,
+  type NodeKind,
+  type StageData,
+} from "./types";
 export { isPlainObject } from "./util";
 
 export const SECRET_MARKER = "__sluice_secret__";
@@ -47,7 +55,13 @@ export function specToGraph(spec: ChannelSpec): { nodes: GraphNode[]; edges: Gra
 
   const rules = spec.rules ?? [];
   const rows = rules.map((rule) => Math.max(1, rule.sinks.length));
-  const middle = (Math.max(1, rows.reduce((a, b) => a + b, 0)) - 1) / 2;
+  const middle =
+    (Math.max(
+      1,
+      rows.reduce((a, b) => a + b, 0),
+    ) -
+      1) /
+    2;
   let last = add("source", "source", spec.source, 0, middle);
   spec.transforms.forEach((stage, index) => {
     const id = add(`transforms[${index}]`, "transform", stage, index + 1, middle);
@@ -71,7 +85,9 @@ export function specToGraph(spec: ChannelSpec): { nodes: GraphNode[]; edges: Gra
       link(previous, id);
       previous = id;
     });
-    rule.sinks.forEach((stage, s) => link(previous, add(`rules[${r}].sinks[${s}]`, "sink", stage, sinkColumn, top + s)));
+    rule.sinks.forEach((stage, s) =>
+      link(previous, add(`rules[${r}].sinks[${s}]`, "sink", stage, sinkColumn, top + s)),
+    );
     top += rows[r]!;
   });
   return { nodes, edges, stages };
@@ -83,9 +99,7 @@ export function checkGraph(nodes: GraphNode[], edges: GraphEdge[]): GraphProblem
   return analysis.ok ? [] : analysis.problems;
 }
 
-export type ToSpec =
-  | { ok: true; spec: ChannelSpec; stages: StagePaths }
-  | { ok: false; problems: GraphProblem[] };
+export type ToSpec = { ok: true; spec: ChannelSpec; stages: StagePaths } | { ok: false; problems: GraphProblem[] };
 
 /**
  * The spec the canvas describes, or why it describes none. One branch without a rule node is a
@@ -253,9 +267,17 @@ export function insertRuleNodes(
     outNodes = outNodes.map((n) =>
       moved.has(n.id) ? { ...n, position: { x: n.position.x + NODE_SPACING, y: n.position.y } } : n,
     );
-    outNodes.push({ id, type: "rule", position: { ...at }, data: { kind: "rule", type: "rule", config: ruleConfig({ name }) } });
+    outNodes.push({
+      id,
+      type: "rule",
+      position: { ...at },
+      data: { kind: "rule", type: "rule", config: ruleConfig({ name }) },
+    });
     outEdges = outEdges.filter((e) => !(e.source === fork && e.target === head));
-    outEdges.push({ id: edgeId(fork, id), source: fork, target: id }, { id: edgeId(id, head), source: id, target: head });
+    outEdges.push(
+      { id: edgeId(fork, id), source: fork, target: id },
+      { id: edgeId(id, head), source: id, target: head },
+    );
   }
   return { nodes: outNodes, edges: outEdges };
 }
@@ -271,8 +293,7 @@ export function removeNode(
   const kept = edges.filter((e) => e.source !== id && e.target !== id);
   const rest = nodes.filter((n) => n.id !== id);
   for (const target of after) {
-    if (before && canConnect(nodes, before, target))
-      kept.push({ id: edgeId(before, target), source: before, target });
+    if (before && canConnect(nodes, before, target)) kept.push({ id: edgeId(before, target), source: before, target });
   }
   return { nodes: rest, edges: kept };
 }

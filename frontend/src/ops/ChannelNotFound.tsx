@@ -11,8 +11,8 @@ export function ChannelNotFound({ name }: { name: string }) {
       </p>
       <h1 id="not-found-title">No channel named “{name}”</h1>
       <p>
-        There is no channel with this name: it may have been deleted, or the link or name is
-        mistyped. Channel names are lower-case letters, digits, “-” and “_”.
+        There is no channel with this name: it may have been deleted, or the link or name is mistyped. Channel names are
+        lower-case letters, digits, “-” and “_”.
       </p>
       <p className="row">
         <a className="button primary" href={href({ page: "channels" })}>

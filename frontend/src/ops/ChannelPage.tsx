@@ -107,7 +107,11 @@ function ChannelView({ name }: { name: string }) {
           <p className="muted small">{channel.data?.description}</p>
         </div>
         <div className="head-actions">
-          <ActionButtons names={[name]} targets={[s?.target_state ?? channel.data?.target_state]} onDone={setMessages} />
+          <ActionButtons
+            names={[name]}
+            targets={[s?.target_state ?? channel.data?.target_state]}
+            onDone={setMessages}
+          />
           <a className="button" href={href({ page: "build", name })}>
             Edit in builder
           </a>
@@ -127,7 +131,11 @@ function ChannelView({ name }: { name: string }) {
       <DeployBar name={name} status={s} />
 
       <div className="cards">
-        <Card label="Desired state" value={s?.target_state ?? "—"} title="What was asked for (Start, Pause, Stop); State is what runs now." />
+        <Card
+          label="Desired state"
+          value={s?.target_state ?? "—"}
+          title="What was asked for (Start, Pause, Stop); State is what runs now."
+        />
         <Card label="Events/s" value={fmtNumber(liveEventsPerSecond(s), 1)} testId="events-per-second" />
         <Card label="Lag" value={fmtNumber(totalLag(s))} />
         <Card
@@ -214,7 +222,12 @@ function ChannelView({ name }: { name: string }) {
       <DiscoveryPanel name={name} />
 
       <div className="two-col">
-        <RevisionsPanel name={name} running={runningRevision(s)} lastRan={lastRanRevision(s)} latest={s?.latest_revision ?? null} />
+        <RevisionsPanel
+          name={name}
+          running={runningRevision(s)}
+          lastRan={lastRanRevision(s)}
+          latest={s?.latest_revision ?? null}
+        />
         <OffsetsPanel name={name} status={s} />
       </div>
 

@@ -86,20 +86,43 @@ export function DeadLettersPanel({ name }: { name: string }) {
         </p>
       )}
       <div className="filters" role="group" aria-label="Dead-letter filters">
-        <FacetSelect label="Error class" value={filters.error_class} options={facets.error_class} onChange={(v) => change("error_class", v)} />
+        <FacetSelect
+          label="Error class"
+          value={filters.error_class}
+          options={facets.error_class}
+          onChange={(v) => change("error_class", v)}
+        />
         <FacetSelect label="Stage" value={filters.stage} options={facets.stage} onChange={(v) => change("stage", v)} />
         {(facets.rule ?? []).length > 0 && (
           <FacetSelect label="Rule" value={filters.rule} options={facets.rule} onChange={(v) => change("rule", v)} />
         )}
         <label>
-          From <input type="datetime-local" aria-label="From" value={filters.since} onChange={(e) => change("since", e.target.value)} />
+          From{" "}
+          <input
+            type="datetime-local"
+            aria-label="From"
+            value={filters.since}
+            onChange={(e) => change("since", e.target.value)}
+          />
         </label>
         <label>
-          To <input type="datetime-local" aria-label="To" value={filters.until} onChange={(e) => change("until", e.target.value)} />
+          To{" "}
+          <input
+            type="datetime-local"
+            aria-label="To"
+            value={filters.until}
+            onChange={(e) => change("until", e.target.value)}
+          />
         </label>
         <label>
           Message{" "}
-          <input type="search" aria-label="Message contains" placeholder="contains…" value={filters.q} onChange={(e) => change("q", e.target.value)} />
+          <input
+            type="search"
+            aria-label="Message contains"
+            placeholder="contains…"
+            value={filters.q}
+            onChange={(e) => change("q", e.target.value)}
+          />
         </label>
       </div>
       <div className="panel-head">
@@ -108,10 +131,21 @@ export function DeadLettersPanel({ name }: { name: string }) {
           {body?.scan.limit_reached ? ` (the newest ${fmtNumber(body.scan.limit)} looked at)` : ""}
         </p>
         <div className="head-actions">
-          <button type="button" className="primary" disabled={!canRedrive || selected.length === 0} title={operate.reason || undefined} onClick={() => ask(selected)}>
+          <button
+            type="button"
+            className="primary"
+            disabled={!canRedrive || selected.length === 0}
+            title={operate.reason || undefined}
+            onClick={() => ask(selected)}
+          >
             Redrive selected ({selected.length})
           </button>
-          <button type="button" disabled={!canRedrive || !body?.count} title={operate.reason || undefined} onClick={() => ask("all")}>
+          <button
+            type="button"
+            disabled={!canRedrive || !body?.count}
+            title={operate.reason || undefined}
+            onClick={() => ask("all")}
+          >
             Redrive all matching
           </button>
         </div>
@@ -142,8 +176,18 @@ export function DeadLettersPanel({ name }: { name: string }) {
           <thead>
             <tr>
               <th>
-                <input type="checkbox" aria-label="Select every dead letter on this page" checked={allOnPage}
-                  onChange={() => setSelected(allOnPage ? selected.filter((id) => !pageIds.includes(id)) : [...new Set([...selected, ...pageIds])])} />
+                <input
+                  type="checkbox"
+                  aria-label="Select every dead letter on this page"
+                  checked={allOnPage}
+                  onChange={() =>
+                    setSelected(
+                      allOnPage
+                        ? selected.filter((id) => !pageIds.includes(id))
+                        : [...new Set([...selected, ...pageIds])],
+                    )
+                  }
+                />
               </th>
               <th>Time</th>
               <th>Error</th>
@@ -156,12 +200,22 @@ export function DeadLettersPanel({ name }: { name: string }) {
             {rows.map((row) => (
               <tr key={row.id} className={open === row.id ? "selected" : undefined}>
                 <td>
-                  <input type="checkbox" aria-label={`Select dead letter ${row.id}`} disabled={!row.redrivable}
-                    checked={selected.includes(row.id)} onChange={() => toggle(row.id)} />
+                  <input
+                    type="checkbox"
+                    aria-label={`Select dead letter ${row.id}`}
+                    disabled={!row.redrivable}
+                    checked={selected.includes(row.id)}
+                    onChange={() => toggle(row.id)}
+                  />
                 </td>
                 <td className="small">{row.time ? fmtTime(row.time) : "—"}</td>
                 <td>
-                  <button type="button" className="link" onClick={() => setOpen(row.id)} aria-label={`Inspect dead letter ${row.id}`}>
+                  <button
+                    type="button"
+                    className="link"
+                    onClick={() => setOpen(row.id)}
+                    aria-label={`Inspect dead letter ${row.id}`}
+                  >
                     {row.error_class}
                   </button>
                 </td>
@@ -172,23 +226,33 @@ export function DeadLettersPanel({ name }: { name: string }) {
                 <td className="small ellipsis" title={row.message}>
                   {row.message}
                   {row.redriven && (
-                    <div className="redriven-mark" data-testid="redriven-mark">{redrivenText(row.redriven)}</div>
+                    <div className="redriven-mark" data-testid="redriven-mark">
+                      {redrivenText(row.redriven)}
+                    </div>
                   )}
                 </td>
               </tr>
             ))}
             {body && rows.length === 0 && (
               <tr>
-                <td colSpan={6} className="muted">No dead letters{body.target.readable ? " match" : ""}.</td>
+                <td colSpan={6} className="muted">
+                  No dead letters{body.target.readable ? " match" : ""}.
+                </td>
               </tr>
             )}
           </tbody>
         </table>
       </div>
       <div className="pager">
-        <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>Newer</button>
-        <span className="small muted">Page {page + 1} of {Math.max(1, Math.ceil((body?.count ?? 0) / DEAD_LETTERS_PAGE))}</span>
-        <button type="button" disabled={!body?.next} onClick={() => setPage(page + 1)}>Older</button>
+        <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
+          Newer
+        </button>
+        <span className="small muted">
+          Page {page + 1} of {Math.max(1, Math.ceil((body?.count ?? 0) / DEAD_LETTERS_PAGE))}
+        </span>
+        <button type="button" disabled={!body?.next} onClick={() => setPage(page + 1)}>
+          Older
+        </button>
       </div>
       {open && <DeadLetterDetail name={name} id={open} onClose={() => setOpen(null)} />}
     </section>
@@ -202,7 +266,9 @@ function FacetSelect(props: { label: string; value: string; options?: string[]; 
       <select aria-label={props.label} value={props.value} onChange={(e) => props.onChange(e.target.value)}>
         <option value="">any</option>
         {(props.options ?? []).map((option) => (
-          <option key={option} value={option}>{option}</option>
+          <option key={option} value={option}>
+            {option}
+          </option>
         ))}
       </select>
     </label>

@@ -34,11 +34,10 @@ export function DiscoveryPanel({ name }: { name: string }) {
         Infer the schema of this channel&apos;s events from samples of its live traffic
       </label>
       <p className="small muted">
-        Sampled beside the query every 30 s (a Kafka source: the last record of each partition; files: the first
-        records of the newest files; a generator: events made from its config); fields are united and types widened
-        across samples. Each change of
-        shape is a new version of the registry subject <code>{d?.subject ?? `${name}-discovered`}</code>. Turning it on
-        or off restarts a running channel&apos;s query.
+        Sampled beside the query every 30 s (a Kafka source: the last record of each partition; files: the first records
+        of the newest files; a generator: events made from its config); fields are united and types widened across
+        samples. Each change of shape is a new version of the registry subject{" "}
+        <code>{d?.subject ?? `${name}-discovered`}</code>. Turning it on or off restarts a running channel&apos;s query.
       </p>
       {toggle.isError && <p className="error small">{String(toggle.error)}</p>}
       {d && d.fields.length > 0 ? (

@@ -11,8 +11,8 @@ export function DriversSection({ cluster }: { cluster: Cluster }) {
       <h2 id="drivers-title">Spark drivers</h2>
       <p className="muted small">
         Each runtime worker keeps a few long-lived Spark drivers. A shared driver runs many channels' queries side by
-        side, each with its own checkpoint and scheduler pool, up to its capacity; a dedicated one runs a single
-        channel (runtime isolation <code>dedicated</code> in its spec). A driver that dies fails only its own channels.
+        side, each with its own checkpoint and scheduler pool, up to its capacity; a dedicated one runs a single channel
+        (runtime isolation <code>dedicated</code> in its spec). A driver that dies fails only its own channels.
       </p>
       {workers.length === 0 && <p className="muted small">No runtime worker has reported yet.</p>}
       {workers.map((worker) => (

@@ -59,7 +59,13 @@ export function FleetActions({
             key={action}
             type="button"
             data-testid={`bulk-${action}`}
-            className={action === "start" || action === "resume" ? "primary" : action === "stop" || action === "delete" ? "danger" : ""}
+            className={
+              action === "start" || action === "resume"
+                ? "primary"
+                : action === "stop" || action === "delete"
+                  ? "danger"
+                  : ""
+            }
             disabled={busy || !can.allowed || size === 0 || !sensible}
             title={can.reason || undefined}
             onClick={() => void run(action)}

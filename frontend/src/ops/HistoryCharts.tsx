@@ -125,14 +125,24 @@ export function HistoryChart({
           {timeTicks(start, end, 6, offset).map((t) => (
             <g key={t}>
               <line x1={x(t)} x2={x(t)} y1={H - BOTTOM} y2={H - BOTTOM + 4} className="axis" />
-              <text x={x(t)} y={H - 8} textAnchor={x(t) > W - RIGHT - 40 ? "end" : x(t) < LEFT + 30 ? "start" : "middle"} className="tick">
+              <text
+                x={x(t)}
+                y={H - 8}
+                textAnchor={x(t) > W - RIGHT - 40 ? "end" : x(t) < LEFT + 30 ? "start" : "middle"}
+                className="tick"
+              >
                 {timeLabel(t, span)}
               </text>
             </g>
           ))}
         </g>
         {lines.map((l, i) => (
-          <path key={l.label} d={linePath(l.points, x, y)} className="series" style={{ stroke: COLORS[i % COLORS.length] }} />
+          <path
+            key={l.label}
+            d={linePath(l.points, x, y)}
+            className="series"
+            style={{ stroke: COLORS[i % COLORS.length] }}
+          />
         ))}
         {hoverT !== null && hoverT !== undefined && (
           <g className="hover" data-testid="chart-hover">
@@ -210,7 +220,13 @@ export function HistoryPanel({ name }: { name: string }) {
         <h2>History</h2>
         <div role="group" aria-label="Window" className="window-picker">
           {WINDOWS.map((w) => (
-            <button key={w} type="button" className={w === window ? "button primary" : "button"} aria-pressed={w === window} onClick={() => setWindow(w)}>
+            <button
+              key={w}
+              type="button"
+              className={w === window ? "button primary" : "button"}
+              aria-pressed={w === window}
+              onClick={() => setWindow(w)}
+            >
               {w}
             </button>
           ))}
@@ -224,7 +240,8 @@ export function HistoryPanel({ name }: { name: string }) {
       {data && (
         <>
           <p className="small muted">
-            Kept on the server, one point every {stepText(data.step)}; refreshed every {shortWindow(window) ? "10 s" : "minute"}.
+            Kept on the server, one point every {stepText(data.step)}; refreshed every{" "}
+            {shortWindow(window) ? "10 s" : "minute"}.
           </p>
           <div className="history-grid">
             {charts.map((chart) => (

@@ -24,7 +24,10 @@ export function IngestPanel({ channel }: { channel: Channel }) {
     setError(e instanceof Error ? e.message : String(e));
   };
   const onIssue = () => {
-    if (token?.exists && !window.confirm(`Rotate the token of ${channel.name}? Producers using the old one are refused from now on.`))
+    if (
+      token?.exists &&
+      !window.confirm(`Rotate the token of ${channel.name}? Producers using the old one are refused from now on.`)
+    )
       return;
     setError("");
     admin.issue.mutate(undefined, {
@@ -36,7 +39,8 @@ export function IngestPanel({ channel }: { channel: Channel }) {
     });
   };
   const onRevoke = () => {
-    if (!window.confirm(`Revoke the token of ${channel.name}? Producers are refused until a new one is issued.`)) return;
+    if (!window.confirm(`Revoke the token of ${channel.name}? Producers are refused until a new one is issued.`))
+      return;
     setError("");
     admin.revoke.mutate(undefined, {
       onSuccess: () => {

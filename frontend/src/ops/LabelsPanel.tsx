@@ -23,7 +23,10 @@ export function LabelsPanel({ channel }: { channel: Channel }) {
   const [message, setMessage] = useState("");
   const save = useMutation({
     mutationFn: (labels: Record<string, string>) =>
-      api<Channel>(`channels/${encodeURIComponent(channel.name)}/`, { method: "PATCH", body: JSON.stringify({ labels }) }),
+      api<Channel>(`channels/${encodeURIComponent(channel.name)}/`, {
+        method: "PATCH",
+        body: JSON.stringify({ labels }),
+      }),
     onSuccess: (answer) => {
       client.setQueryData(["channel", answer.name], answer);
       void client.invalidateQueries({ queryKey: ["channels"] });
@@ -78,7 +81,9 @@ export function LabelsPanel({ channel }: { channel: Channel }) {
       {!editing && (
         <p className="small">
           {Object.keys(saved).length === 0 ? (
-            <span className="muted">No labels. Labels such as team=payments find and select channels in the channel list.</span>
+            <span className="muted">
+              No labels. Labels such as team=payments find and select channels in the channel list.
+            </span>
           ) : (
             <span className="labels" data-testid="labels-saved">
               {rowsOf(saved).map(({ key, value }) => (
@@ -99,8 +104,8 @@ export function LabelsPanel({ channel }: { channel: Channel }) {
           }}
         >
           <p className="small muted">
-            Keys are a name, or a DNS prefix, a / and a name (app.kubernetes.io/part-of); names and values are at most 63
-            letters, digits, -, _ or ., beginning and ending with a letter or digit. A value may be empty.
+            Keys are a name, or a DNS prefix, a / and a name (app.kubernetes.io/part-of); names and values are at most
+            63 letters, digits, -, _ or ., beginning and ending with a letter or digit. A value may be empty.
           </p>
           {rows.map((row, i) => {
             const problem = errors[String(i)];
@@ -158,8 +163,8 @@ export function LabelsPanel({ channel }: { channel: Channel }) {
             </button>
           </div>
           <p className="small" data-testid="labels-change">
-            {change || "No change yet."} Labels are not part of the spec: saving makes no new revision and does not touch
-            the running connector.
+            {change || "No change yet."} Labels are not part of the spec: saving makes no new revision and does not
+            touch the running connector.
           </p>
           <div className="row">
             <button type="submit" className="primary" disabled={save.isPending || invalid || change === ""}>

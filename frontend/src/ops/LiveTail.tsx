@@ -133,13 +133,16 @@ function TailRow({
   const where = recordWhere(record);
   const key = recordKey(record);
   return (
-    <details className="tail-row" data-testid="tail-row" open={open} onToggle={(e) => onToggle(id, e.currentTarget.open)}>
+    <details
+      className="tail-row"
+      data-testid="tail-row"
+      open={open}
+      onToggle={(e) => onToggle(id, e.currentTarget.open)}
+    >
       <summary className="tail-summary">
         {/* The spaces keep the parts apart when the row is copied or read aloud. */}
-        <span className="tail-time">{recordTime(record)}</span>{" "}
-        {where && <span className="tail-pos">{where}</span>}{" "}
-        {key && <span className="tail-key">{key}</span>}{" "}
-        <span className="tail-value">{recordSummary(record)}</span>
+        <span className="tail-time">{recordTime(record)}</span> {where && <span className="tail-pos">{where}</span>}{" "}
+        {key && <span className="tail-key">{key}</span>} <span className="tail-value">{recordSummary(record)}</span>
       </summary>
       {record.headers.length > 0 && (
         <dl className="tail-headers small">

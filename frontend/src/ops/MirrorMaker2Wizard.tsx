@@ -37,7 +37,15 @@ function query(body: MirrorMaker2Request): string {
  * The offsets panel's MirrorMaker 2 wizard: 1. which way and where MM2 keeps its offsets,
  * 2. review MM2's offsets next to the channel's (what the move sets), 3. apply.
  */
-export function MirrorMaker2Wizard({ name, enabled, disabledReason }: { name: string; enabled: boolean; disabledReason: string }) {
+export function MirrorMaker2Wizard({
+  name,
+  enabled,
+  disabledReason,
+}: {
+  name: string;
+  enabled: boolean;
+  disabledReason: string;
+}) {
   const client = useQueryClient();
   const [step, setStep] = useState<Step>("closed");
   const [direction, setDirection] = useState<Direction>("takeover");
@@ -141,14 +149,24 @@ export function MirrorMaker2Wizard({ name, enabled, disabledReason }: { name: st
       <div className="mm2" data-testid="mm2-wizard">
         <h3>MirrorMaker 2</h3>
         <p className="small muted">
-          Take over replication from MirrorMaker 2 (the channel resumes right after the last records MM2 copied), or hand it
-          back (MM2 resumes where the channel stopped). Stop MirrorMaker 2 first.
+          Take over replication from MirrorMaker 2 (the channel resumes right after the last records MM2 copied), or
+          hand it back (MM2 resumes where the channel stopped). Stop MirrorMaker 2 first.
         </p>
         <div className="row">
-          <button type="button" onClick={() => open("takeover")} disabled={!enabled} title={disabledReason || undefined}>
+          <button
+            type="button"
+            onClick={() => open("takeover")}
+            disabled={!enabled}
+            title={disabledReason || undefined}
+          >
             {TITLES.takeover}…
           </button>
-          <button type="button" onClick={() => open("handback")} disabled={!enabled} title={disabledReason || undefined}>
+          <button
+            type="button"
+            onClick={() => open("handback")}
+            disabled={!enabled}
+            title={disabledReason || undefined}
+          >
             {TITLES.handback}…
           </button>
         </div>
@@ -160,13 +178,24 @@ export function MirrorMaker2Wizard({ name, enabled, disabledReason }: { name: st
   return (
     <div className="mm2" data-testid="mm2-wizard" role="group" aria-labelledby="mm2-title">
       <h3 id="mm2-title">
-        {TITLES[direction]} <span className="muted small">step {step === "where" ? 1 : step === "review" ? 2 : 3} of 3</span>
+        {TITLES[direction]}{" "}
+        <span className="muted small">step {step === "where" ? 1 : step === "review" ? 2 : 3} of 3</span>
       </h3>
       {step === "where" && (
         <>
           <p className="small muted">Where MirrorMaker 2 keeps its source offsets (its Kafka Connect offsets topic).</p>
-          {field("source_alias", "Source cluster alias", "e.g. us-east", "The source's alias in mm2.properties (the a of a->b.enabled).")}
-          {field("offsets_topic", "Offsets topic", defaultOffsetsTopic(form.source_alias), "Leave blank for MM2's default.")}
+          {field(
+            "source_alias",
+            "Source cluster alias",
+            "e.g. us-east",
+            "The source's alias in mm2.properties (the a of a->b.enabled).",
+          )}
+          {field(
+            "offsets_topic",
+            "Offsets topic",
+            defaultOffsetsTopic(form.source_alias),
+            "Leave blank for MM2's default.",
+          )}
           {field(
             "bootstrap_servers",
             "Brokers of MM2's target cluster",
@@ -198,7 +227,9 @@ export function MirrorMaker2Wizard({ name, enabled, disabledReason }: { name: st
                 <th className="num">Partition</th>
                 <th className="num">MM2 last copied</th>
                 <th className="num">Channel next offset</th>
-                <th className="num">{direction === "takeover" ? "Channel next offset after" : "MM2 last copied after"}</th>
+                <th className="num">
+                  {direction === "takeover" ? "Channel next offset after" : "MM2 last copied after"}
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -223,7 +254,12 @@ export function MirrorMaker2Wizard({ name, enabled, disabledReason }: { name: st
             </tbody>
           </table>
           <div className="row">
-            <button type="button" className="primary" onClick={() => void onApply()} disabled={busy || !enabled || rows.length === 0}>
+            <button
+              type="button"
+              className="primary"
+              onClick={() => void onApply()}
+              disabled={busy || !enabled || rows.length === 0}
+            >
               {direction === "takeover" ? "Take over" : "Hand back"}
             </button>
             <button type="button" onClick={() => setStep("where")}>

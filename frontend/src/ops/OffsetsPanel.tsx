@@ -51,7 +51,8 @@ export function OffsetsPanel({ name, status }: { name: string; status: ChannelSt
   };
 
   const onReset = () => {
-    if (!window.confirm(`Reset the offsets of ${name}? Its next start begins from the source's starting offsets.`)) return;
+    if (!window.confirm(`Reset the offsets of ${name}? Its next start begins from the source's starting offsets.`))
+      return;
     setErrors({});
     setMessage("");
     change.mutate(
@@ -63,15 +64,17 @@ export function OffsetsPanel({ name, status }: { name: string; status: ChannelSt
   return (
     <section className="panel" aria-labelledby="offsets-title" data-testid="offsets">
       <h2 id="offsets-title">Offsets</h2>
-      <p className="small muted">
-        The next offset the channel reads from each source partition, from its checkpoint.
-      </p>
+      <p className="small muted">The next offset the channel reads from each source partition, from its checkpoint.</p>
       {offsets.error && (
         <p className="error small" role="alert">
           Could not read the offsets: {offsets.error.message}
         </p>
       )}
-      {offsets.data?.note && <p className="small note" data-testid="offsets-note">{offsets.data.note}</p>}
+      {offsets.data?.note && (
+        <p className="small note" data-testid="offsets-note">
+          {offsets.data.note}
+        </p>
+      )}
       <table className="table">
         <thead>
           <tr>
@@ -121,10 +124,21 @@ export function OffsetsPanel({ name, status }: { name: string; status: ChannelSt
         </tbody>
       </table>
       <div className="row offsets-actions">
-        <button type="button" onClick={onApply} disabled={!enabled || rows.length === 0} title={disabledReason || undefined}>
+        <button
+          type="button"
+          onClick={onApply}
+          disabled={!enabled || rows.length === 0}
+          title={disabledReason || undefined}
+        >
           Set offsets
         </button>
-        <button type="button" className="danger" onClick={onReset} disabled={!enabled} title={disabledReason || undefined}>
+        <button
+          type="button"
+          className="danger"
+          onClick={onReset}
+          disabled={!enabled}
+          title={disabledReason || undefined}
+        >
           Reset offsets
         </button>
       </div>

@@ -12,7 +12,6 @@ import { FINAL_RUN_STATES, runPercent, runProgressText } from "./runs";
 type ChannelRun = ApiChannelRun;
 type RunPage = { count: number; results: ChannelRun[] };
 
-
 /** A datetime-local input's value (local time, minutes) for a Date. */
 function localInput(date: Date): string {
   const shifted = new Date(date.getTime() - date.getTimezoneOffset() * 60_000);
@@ -68,11 +67,11 @@ export function ReplayPanel({ name }: { name: string }) {
     <section className="panel" aria-labelledby="replays-title" data-testid="replays">
       <h2 id="replays-title">Replays</h2>
       <p className="small muted">
-        Read a window of the source again through the current spec, beside the live channel, into the same
-        targets: their consumers get those events a second time. Each replayed event is marked{" "}
-        <code>sluicereplay</code> (the run id) and <code>sluicerun</code> (<code>replay</code>): as CloudEvents
-        extension attributes, or as headers where a sink writes the data alone. Before it starts, you see which
-        targets it writes into and how each marks the events.
+        Read a window of the source again through the current spec, beside the live channel, into the same targets:
+        their consumers get those events a second time. Each replayed event is marked <code>sluicereplay</code> (the run
+        id) and <code>sluicerun</code> (<code>replay</code>): as CloudEvents extension attributes, or as headers where a
+        sink writes the data alone. Before it starts, you see which targets it writes into and how each marks the
+        events.
       </p>
       <div className="row">
         <label>
@@ -140,9 +139,7 @@ export function ReplayPanel({ name }: { name: string }) {
                 {run.state === "FAILED" && run.error && <div className="small muted">{run.error}</div>}
               </td>
               <td className="small">
-                {run.window
-                  ? `${fmtTime(run.window.start)} – ${fmtTime(run.window.end)}`
-                  : run.topic || "by offsets"}
+                {run.window ? `${fmtTime(run.window.start)} – ${fmtTime(run.window.end)}` : run.topic || "by offsets"}
               </td>
               <td>
                 <progress max={100} value={runPercent(run)} aria-label={`Progress of run ${run.id}`} />{" "}

@@ -4,7 +4,14 @@ import { useState } from "react";
 import { api, ApiError } from "../api/client";
 import type { Channel } from "../api/types";
 import { useCan } from "../ui/permissions";
-import { buildPolicy, describePolicy, draftOf, type PolicyDraft, policyErrors, type RestartPolicy } from "./restartPolicy";
+import {
+  buildPolicy,
+  describePolicy,
+  draftOf,
+  type PolicyDraft,
+  policyErrors,
+  type RestartPolicy,
+} from "./restartPolicy";
 
 /** The channel's restart policy, read by everyone and changed by editors (PATCH
  * /channels/{name}/ with restart_policy; the server checks the role and the limits). */

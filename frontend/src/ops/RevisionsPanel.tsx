@@ -23,8 +23,7 @@ export function RevisionsPanel({
   const [chosen, setChosen] = useState<[number, number] | null>(null);
   const pair = chosen ?? defaultPair(list, running);
   const byNumber = new Map(list.map((r) => [r.number, r]));
-  const label = (n: number) =>
-    `Revision ${n}${n === running ? " (running)" : ""}${n === latest ? " (latest)" : ""}`;
+  const label = (n: number) => `Revision ${n}${n === running ? " (running)" : ""}${n === latest ? " (latest)" : ""}`;
 
   return (
     <section className="panel" aria-labelledby="revisions-title" data-testid="revisions">
@@ -111,10 +110,7 @@ export function RevisionsPanel({
 }
 
 function SpecDiff({ before, after }: { before?: Revision; after?: Revision }) {
-  const lines = useMemo(
-    () => (before && after ? diffSpecs(before.spec, after.spec) : []),
-    [before, after],
-  );
+  const lines = useMemo(() => (before && after ? diffSpecs(before.spec, after.spec) : []), [before, after]);
   if (!before || !after) return null;
   const { added, removed } = summarize(lines);
   return (

@@ -41,7 +41,9 @@ export function RulesPanel({ spec, status }: { spec: ChannelSpec; status?: Chann
                     {rule.sinks
                       .map((sink, s) => {
                         const target = c?.targets?.find((t) => t.sink === `rules[${index}].sinks[${s}]`);
-                        const tally = target ? `: ${fmtNumber(target.delivered)} delivered, ${fmtNumber(target.failed)} failed` : "";
+                        const tally = target
+                          ? `: ${fmtNumber(target.delivered)} delivered, ${fmtNumber(target.failed)} failed`
+                          : "";
                         return `${sink.type}${tally}`;
                       })
                       .join("; ")}
@@ -52,7 +54,9 @@ export function RulesPanel({ spec, status }: { spec: ChannelSpec; status?: Chann
           </tbody>
         </table>
       </div>
-      {!status?.rules?.length && <p className="muted small">No counts yet: they appear once the bus has run a batch.</p>}
+      {!status?.rules?.length && (
+        <p className="muted small">No counts yet: they appear once the bus has run a batch.</p>
+      )}
     </section>
   );
 }

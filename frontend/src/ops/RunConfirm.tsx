@@ -55,12 +55,7 @@ export function RunConfirm(props: {
         </>
       )}
       <div className="head-actions">
-        <button
-          type="button"
-          className="primary"
-          disabled={!targets.data || props.pending}
-          onClick={props.onConfirm}
-        >
+        <button type="button" className="primary" disabled={!targets.data || props.pending} onClick={props.onConfirm}>
           {confirmButton(props.verb, list)}
         </button>
         <button type="button" onClick={props.onCancel}>

@@ -26,12 +26,11 @@ export function WorkersPage() {
       <section className="stack" aria-labelledby="runtime-workers-title">
         <h2 id="runtime-workers-title">Runtime workers</h2>
         <p className="muted small">
-          Each worker runs a few long-lived Spark drivers that host its channels, and heartbeats every few
-          seconds; one silent past the session timeout is declared dead and its channels move to another.
-          Drain a worker to take it out of service: its channels move to the other live workers, each
-          resuming from its checkpoint, and it gets no new ones until it is back in service. A dead
-          worker can be forgotten. A real-time channel holds one core per source partition: one whose
-          worker has too few free moves to a worker that has them.
+          Each worker runs a few long-lived Spark drivers that host its channels, and heartbeats every few seconds; one
+          silent past the session timeout is declared dead and its channels move to another. Drain a worker to take it
+          out of service: its channels move to the other live workers, each resuming from its checkpoint, and it gets no
+          new ones until it is back in service. A dead worker can be forgotten. A real-time channel holds one core per
+          source partition: one whose worker has too few free moves to a worker that has them.
         </p>
         <label className="small service-filter">
           Service{" "}
@@ -232,8 +231,7 @@ function SparkCluster({ cluster }: { cluster: Cluster }) {
                     <ul className="plain small">
                       {c.executors.map((e) => (
                         <li key={e.id}>
-                          {e.id} @ {e.host}: {e.cores} cores, {e.active_tasks} / {e.completed_tasks} /{" "}
-                          {e.failed_tasks}
+                          {e.id} @ {e.host}: {e.cores} cores, {e.active_tasks} / {e.completed_tasks} / {e.failed_tasks}
                         </li>
                       ))}
                     </ul>

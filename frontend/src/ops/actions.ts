@@ -9,11 +9,17 @@ import type { ChannelAction, TargetState } from "../api/types";
 export function unavailableReason(action: ChannelAction, target: TargetState | undefined): string {
   switch (action) {
     case "start":
-      if (target === "RUNNING") return "It is already meant to run (Restart runs it again; Deploy puts a saved revision to work).";
-      if (target === "PAUSED") return "It is paused: Resume runs it again where it stopped (Deploy puts a saved revision to work).";
+      if (target === "RUNNING")
+        return "It is already meant to run (Restart runs it again; Deploy puts a saved revision to work).";
+      if (target === "PAUSED")
+        return "It is paused: Resume runs it again where it stopped (Deploy puts a saved revision to work).";
       return "";
     case "pause":
-      return target === "RUNNING" ? "" : target === "PAUSED" ? "It is already paused." : "Only a running channel can be paused.";
+      return target === "RUNNING"
+        ? ""
+        : target === "PAUSED"
+          ? "It is already paused."
+          : "Only a running channel can be paused.";
     case "resume":
       return target === "PAUSED" ? "" : "Only a paused channel can be resumed.";
     case "restart":

@@ -16,7 +16,14 @@ import {
 const task = (rows: number) => ({ id: 0, state: "RUNNING", rows_per_second: rows, lag: 0 });
 
 function status(state: string, target: string, extra: Record<string, unknown> = {}): ChannelStatus {
-  return { state, target_state: target, tasks: [], revision: 1, latest_revision: 1, ...extra } as unknown as ChannelStatus;
+  return {
+    state,
+    target_state: target,
+    tasks: [],
+    revision: 1,
+    latest_revision: 1,
+    ...extra,
+  } as unknown as ChannelStatus;
 }
 
 describe("the channel page's words about a status", () => {

@@ -65,8 +65,7 @@ export function lifecycleLine(event: LifecycleEvent, channel: string): { subject
   const subject = `${event.subject_type}${event.subject_id !== channel ? ` ${event.subject_id}` : ""}`;
   if (event.from_state && event.from_state === event.to_state && event.to_state === "UNASSIGNED")
     return { subject, change: "UNASSIGNED until a worker reports it" };
-  if (event.from_state && event.from_state === event.to_state)
-    return { subject, change: `stays ${event.to_state}` };
+  if (event.from_state && event.from_state === event.to_state) return { subject, change: `stays ${event.to_state}` };
   return { subject, change: `${event.from_state || "∅"} → ${event.to_state || "∅"}` };
 }
 
@@ -80,8 +79,7 @@ export function offsetsBlockedReason(status: ChannelStatus | undefined): string 
   if (!status) return "Reading the channel's state…";
   if (isStopped(status)) return "";
   const { state, target_state: target } = status;
-  if (target === "STOPPED")
-    return `Offsets can change once the channel has stopped (it is stopping: ${state}).`;
+  if (target === "STOPPED") return `Offsets can change once the channel has stopped (it is stopping: ${state}).`;
   if (state === "STOPPED" || state === "UNASSIGNED")
     return `Offsets can change only while the channel is stopped: it is starting (target ${target}); stop it first.`;
   return `Offsets can change only while the channel is stopped (it is ${state}): stop it first.`;

@@ -1,13 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import {
-  deadLettersPath,
-  filterParams,
-  NO_FILTERS,
-  opensDeadLetters,
-  pretty,
-  redriveBody,
-} from "./deadLetters";
+import { deadLettersPath, filterParams, NO_FILTERS, opensDeadLetters, pretty, redriveBody } from "./deadLetters";
 
 describe("dead-letter view logic", () => {
   it("sends only the filters that are set, times in UTC", () => {

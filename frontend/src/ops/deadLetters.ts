@@ -46,8 +46,7 @@ export function deadLettersPath(name: string, filters: DeadLetterFilters, page: 
 }
 
 export type RedriveBody =
-  | { ids: string[]; confirm: true }
-  | ({ all: true; confirm: true } & Record<string, string | boolean>);
+  { ids: string[]; confirm: true } | ({ all: true; confirm: true } & Record<string, string | boolean>);
 
 /** What to send back: the selected ids, or every dead letter matching the filters. Sent only
  * from the confirmation that named the live targets: `confirm: true` says the user saw them. */

@@ -26,7 +26,9 @@ describe("the deploy path", () => {
 
   it("says which revision runs and which is saved", () => {
     expect(revisionLine(plan({}))).toBe("Runs revision 1; revision 2 is saved and not deployed yet.");
-    expect(revisionLine(plan({ state: "FAILED" }))).toBe("Failed on revision 1; revision 2 is saved and not deployed yet.");
+    expect(revisionLine(plan({ state: "FAILED" }))).toBe(
+      "Failed on revision 1; revision 2 is saved and not deployed yet.",
+    );
     expect(revisionLine(plan({ target_state: "STOPPED", state: "STOPPED" }))).toMatch(/^Last ran revision 1;/);
     expect(revisionLine(plan({ running_revision: 2, state: "FAILED" }))).toBe("Revision 2 failed.");
     expect(revisionLine(plan({ running_revision: null }))).toBe("Revision 2 saved; never deployed.");

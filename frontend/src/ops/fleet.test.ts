@@ -39,7 +39,9 @@ describe("the fleet list's requests", () => {
 
   it("turns the filters into the bulk endpoint's filter (no paging, no ordering)", () => {
     expect(bulkFilter(DEFAULT_PARAMS)).toEqual({ all: true });
-    expect(bulkFilter({ ...DEFAULT_PARAMS, states: ["RUNNING"], labels: "team=ads", ordering: "name", offset: 50 })).toEqual({
+    expect(
+      bulkFilter({ ...DEFAULT_PARAMS, states: ["RUNNING"], labels: "team=ads", ordering: "name", offset: 50 }),
+    ).toEqual({
       state: ["RUNNING"],
       label: ["team=ads"],
     });
@@ -111,7 +113,9 @@ describe("the bulk delete's question", () => {
   });
 
   it("names a few channels, then says how many more", () => {
-    expect(deleteConfirmText(["a", "b", "c"], 3)).toMatch(/^Delete 3 channels: "a", "b" and "c"\? Their connectors stop/);
+    expect(deleteConfirmText(["a", "b", "c"], 3)).toMatch(
+      /^Delete 3 channels: "a", "b" and "c"\? Their connectors stop/,
+    );
     const seven = ["a", "b", "c", "d", "e", "f", "g"];
     expect(deleteConfirmText(seven, 7)).toMatch(/^Delete 7 channels: "a", "b", "c", "d", "e" and 2 more\?/);
   });

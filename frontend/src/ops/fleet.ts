@@ -8,7 +8,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
 import { api, post } from "../api/client";
-import type { ChannelWithStatus, Page } from "../api/types";
+import type { ChannelWithStatus, HealthLevel, Page, ShownState } from "../api/types";
 
 export const POLL_MS = 2000;
 export const PAGE_SIZES = [50, 100, 200] as const;
@@ -18,8 +18,8 @@ export type BulkAction = "start" | "stop" | "pause" | "resume" | "restart" | "de
 
 export interface FleetParams {
   search: string;
-  states: string[];
-  healths: string[];
+  states: ShownState[];
+  healths: HealthLevel[];
   /** `key=value` or `key` selectors, as typed (see parseLabels). */
   labels: string;
   /** `name`, `-name`, … ; empty: the server's order (failures first, then by name). */
@@ -57,6 +57,16 @@ export function listPath(params: FleetParams): string {
   query.set("limit", String(params.limit));
   query.set("offset", String(params.offset));
   return `channels/?${query.toString()}`;
+}
+
+/** Which list `params` shows, whatever its page: a selection belongs to one (./selection). */
+export function listKey(params: FleetParams): string {
+  return listPath({ ...params, offset: 0 });
+}
+
+/** Whether `params` filters nothing out (the empty list then means no channel at all). */
+export function unfiltered(params: FleetParams): boolean {
+  return !params.search && !params.states.length && !params.healths.length && !params.labels;
 }
 
 /** The filter part of `params` as the bulk endpoint's `filter` (every matching channel). With

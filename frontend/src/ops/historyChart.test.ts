@@ -60,7 +60,13 @@ describe("linePath", () => {
       [20, null],
       [30, 4],
     ];
-    expect(linePath(points, (t) => t, (v) => v)).toBe("M0.0,1.0L10.0,2.0M30.0,4.0");
+    expect(
+      linePath(
+        points,
+        (t) => t,
+        (v) => v,
+      ),
+    ).toBe("M0.0,1.0L10.0,2.0M30.0,4.0");
   });
 });
 
@@ -101,7 +107,13 @@ describe("HistoryChart", () => {
 
   it("says so when the window has no samples", () => {
     const html = renderToStaticMarkup(
-      createElement(HistoryChart, { title: "Lag", unit: "records", start: 0, end: 3600, lines: [{ label: "lag", points: [] }] }),
+      createElement(HistoryChart, {
+        title: "Lag",
+        unit: "records",
+        start: 0,
+        end: 3600,
+        lines: [{ label: "lag", points: [] }],
+      }),
     );
     expect(html).toContain("No samples in this window");
   });
@@ -140,7 +152,12 @@ describe("historyCharts", () => {
 
   it("draws events in/out, lag, dead letters per step and batch duration on the answer's timestamps", () => {
     const charts = historyCharts(answer([]));
-    expect(charts.map((c) => c.testId)).toEqual(["history-events", "history-lag", "history-dead-letters", "history-batch"]);
+    expect(charts.map((c) => c.testId)).toEqual([
+      "history-events",
+      "history-lag",
+      "history-dead-letters",
+      "history-batch",
+    ]);
     const [events, , dead] = charts;
     expect(events?.lines.map((l) => l.label)).toEqual(["in", "out"]);
     expect(events?.lines[1]?.points).toEqual([
@@ -203,7 +220,10 @@ describe("hover values", () => {
     ];
     const at = new Date(start * 1000 + 10_000);
     const hms = [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":");
-    expect(hoverReadout(lines, 1, "events/s", 3600)).toEqual({ time: hms, values: ["in 1.5 events/s", "out 0.5 events/s"] });
+    expect(hoverReadout(lines, 1, "events/s", 3600)).toEqual({
+      time: hms,
+      values: ["in 1.5 events/s", "out 0.5 events/s"],
+    });
     expect(hoverReadout(lines, 2, "events/s", 3600)?.values).toEqual(["in no sample", "out no sample"]);
     expect(hoverReadout(lines, -1, "events/s", 3600)).toBeNull();
     expect(pointTime(start, 7 * 86400)).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);

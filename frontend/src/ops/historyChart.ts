@@ -70,12 +70,25 @@ export function historyCharts(data: History): ChartSpec[] {
       title: "Dead letters",
       unit: `events per ${stepText(data.step)}`,
       tickUnit: "",
-      lines: [line("channel", dead?.values), ...(dead?.stages ?? []).filter((s) => s.values.some((v) => v)).map((s) => line(s.name, s.values))],
+      lines: [
+        line("channel", dead?.values),
+        ...(dead?.stages ?? []).filter((s) => s.values.some((v) => v)).map((s) => line(s.name, s.values)),
+      ],
     },
-    { testId: "history-batch", title: "Batch duration", unit: "s", lines: [line("longest batch", values("batch_duration")?.values)] },
+    {
+      testId: "history-batch",
+      title: "Batch duration",
+      unit: "s",
+      lines: [line("longest batch", values("batch_duration")?.values)],
+    },
   ];
   if (rules.length > 0) {
-    charts.push({ testId: "history-rules", title: "Matched per rule", unit: "events/s", lines: rules.map((r) => line(r.name, r.values)) });
+    charts.push({
+      testId: "history-rules",
+      title: "Matched per rule",
+      unit: "events/s",
+      lines: rules.map((r) => line(r.name, r.values)),
+    });
   }
   return charts;
 }
@@ -98,7 +111,23 @@ export function niceTicks(max: number, count = 4): number[] {
   return ticks;
 }
 
-const TIME_STEPS = [30, 60, 120, 180, 300, 600, 1800, 3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400];
+const TIME_STEPS = [
+  30,
+  60,
+  120,
+  180,
+  300,
+  600,
+  1800,
+  3600,
+  2 * 3600,
+  3 * 3600,
+  6 * 3600,
+  12 * 3600,
+  86400,
+  2 * 86400,
+  7 * 86400,
+];
 
 /** Time ticks (unix seconds) on round minutes/hours/days, about ``count`` of them. */
 export function timeTicks(start: number, end: number, count = 6, offsetSeconds = 0): number[] {
@@ -146,7 +175,12 @@ export function nearestIndex(points: Point[], t: number): number {
 
 /** What the chart says under the pointer: the point's time and each line's value there
  * ("no sample" where the store has none). */
-export function hoverReadout(lines: Line[], index: number, unit: string, span: number): { time: string; values: string[] } | null {
+export function hoverReadout(
+  lines: Line[],
+  index: number,
+  unit: string,
+  span: number,
+): { time: string; values: string[] } | null {
   const first = lines.find((l) => l.points[index] !== undefined);
   if (index < 0 || !first) return null;
   const time = pointTime(first.points[index]![0], span);
@@ -162,7 +196,11 @@ export function valueLabel(v: number, unit: string): string {
   if (unit === "s" && v < 1 && v > 0) return `${Number((v * 1000).toPrecision(3))} ms`;
   const abs = Math.abs(v);
   const text =
-    abs >= 1e6 ? `${Number((v / 1e6).toPrecision(3))}M` : abs >= 1e3 ? `${Number((v / 1e3).toPrecision(3))}k` : `${Number(v.toPrecision(3))}`;
+    abs >= 1e6
+      ? `${Number((v / 1e6).toPrecision(3))}M`
+      : abs >= 1e3
+        ? `${Number((v / 1e3).toPrecision(3))}k`
+        : `${Number(v.toPrecision(3))}`;
   return `${text} ${unit}`;
 }
 

@@ -6,7 +6,8 @@ export type RateLimitDraft = { ok: true; limit: number | null } | { ok: false; e
 export function parseRateLimit(text: string): RateLimitDraft {
   const trimmed = text.trim();
   if (trimmed === "") return { ok: true, limit: null };
-  if (!/^\d+$/.test(trimmed)) return { ok: false, error: "A whole number of events per second, or empty for the default." };
+  if (!/^\d+$/.test(trimmed))
+    return { ok: false, error: "A whole number of events per second, or empty for the default." };
   const limit = Number(trimmed);
   if (limit < 1) return { ok: false, error: "At least 1 event per second (empty for the default)." };
   return { ok: true, limit };

@@ -30,7 +30,9 @@ export function keyError(key: string): string | null {
   const name = slash >= 0 ? key.slice(slash + 1) : key;
   if (
     slash >= 0 &&
-    (!prefix || prefix.length > PREFIX_MAX || !prefix.split(".").every((part) => DNS_LABEL.test(part) && part.length <= 63))
+    (!prefix ||
+      prefix.length > PREFIX_MAX ||
+      !prefix.split(".").every((part) => DNS_LABEL.test(part) && part.length <= 63))
   )
     return "The prefix before '/' must be a DNS subdomain: lower-case letters, digits, '-' and '.', at most 253 characters.";
   if (!name || name.length > NAME_MAX || !NAME.test(name)) return `A label key's name must be ${NAME_RULE}.`;
@@ -80,7 +82,9 @@ export function serverErrorsByRow(rows: LabelRow[], fieldErrors: Record<string, 
     if (!path.startsWith("labels.")) continue;
     const key = path.slice("labels.".length);
     const index = rows.findIndex((r) => r.key.trim() === key);
-    (out[index >= 0 ? String(index) : ""] ??= []).push(...(index >= 0 ? messages : messages.map((m) => `${key}: ${m}`)));
+    (out[index >= 0 ? String(index) : ""] ??= []).push(
+      ...(index >= 0 ? messages : messages.map((m) => `${key}: ${m}`)),
+    );
   }
   return out;
 }

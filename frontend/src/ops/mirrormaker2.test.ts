@@ -23,7 +23,8 @@ describe("buildMirrorRequest", () => {
   it("refuses what the server's allow-lists refuse, on each field", () => {
     const built = buildMirrorRequest(form("a.b", "__consumer_offsets", "no-port"));
     expect(built.ok).toBe(false);
-    if (!built.ok) expect(Object.keys(built.errors).sort()).toEqual(["bootstrap_servers", "offsets_topic", "source_alias"]);
+    if (!built.ok)
+      expect(Object.keys(built.errors).sort()).toEqual(["bootstrap_servers", "offsets_topic", "source_alias"]);
     expect(buildMirrorRequest(form("")).ok).toBe(false);
     expect(buildMirrorRequest(form("a", "a/b")).ok).toBe(false);
   });

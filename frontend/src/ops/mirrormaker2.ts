@@ -21,8 +21,7 @@ const TOPIC = /^[A-Za-z0-9._-]{1,249}$/;
 const BROKERS = /^[A-Za-z0-9.-]+:\d{1,5}(,[A-Za-z0-9.-]+:\d{1,5})*$/;
 
 export type BuiltRequest =
-  | { ok: true; body: MirrorMaker2Request }
-  | { ok: false; errors: Partial<Record<MirrorField | "", string>> };
+  { ok: true; body: MirrorMaker2Request } | { ok: false; errors: Partial<Record<MirrorField | "", string>> };
 
 /** The request for what was typed (blank optional fields left out: the server's defaults). */
 export function buildMirrorRequest(form: MirrorForm): BuiltRequest {
@@ -84,7 +83,8 @@ export function previewRows(preview: MirrorPreview, direction: Direction): Previ
     }
     return found;
   };
-  for (const item of preview.mirrormaker2) row(item.partition.topic, item.partition.partition).mirror = item.offset.offset;
+  for (const item of preview.mirrormaker2)
+    row(item.partition.topic, item.partition.partition).mirror = item.offset.offset;
   for (const item of preview.channel) row(item.partition.topic, item.partition.partition).channel = item.offset.offset;
   for (const found of rows.values()) {
     if (direction === "takeover") found.after = found.mirror !== null ? found.mirror + 1 : found.channel;

@@ -14,15 +14,32 @@ describe("the restart policy form", () => {
   });
 
   it("puts each problem under its field, with the server's limits", () => {
-    const built = buildPolicy({ type: "on-failure", max_attempts: "2.5", backoff_initial_seconds: "10", backoff_max_seconds: "5" });
+    const built = buildPolicy({
+      type: "on-failure",
+      max_attempts: "2.5",
+      backoff_initial_seconds: "10",
+      backoff_max_seconds: "5",
+    });
     expect(built).toEqual({
       ok: false,
-      errors: { max_attempts: "A whole number.", backoff_max_seconds: "Must be at least backoff_initial_seconds (10)." },
+      errors: {
+        max_attempts: "A whole number.",
+        backoff_max_seconds: "Must be at least backoff_initial_seconds (10).",
+      },
     });
-    const limits = buildPolicy({ type: "on-failure", max_attempts: "0", backoff_initial_seconds: "", backoff_max_seconds: "1e9" });
+    const limits = buildPolicy({
+      type: "on-failure",
+      max_attempts: "0",
+      backoff_initial_seconds: "",
+      backoff_max_seconds: "1e9",
+    });
     expect(limits).toEqual({
       ok: false,
-      errors: { max_attempts: "From 1 to 1000.", backoff_initial_seconds: "A number.", backoff_max_seconds: "From 0.1 to 86400." },
+      errors: {
+        max_attempts: "From 1 to 1000.",
+        backoff_initial_seconds: "A number.",
+        backoff_max_seconds: "From 0.1 to 86400.",
+      },
     });
   });
 

@@ -68,6 +68,8 @@ export function policyErrors(fieldErrors: Record<string, string[]>): Record<stri
 /** One line: how the policy behaves ("never", or the attempts and the waits). */
 export function describePolicy(policy: RestartPolicy): string {
   if (policy.type === "never") return "A FAILED channel stays FAILED until someone restarts it.";
-  const waits = [1, 2, 3].map((n) => Math.min(policy.backoff_initial_seconds * 2 ** (n - 1), policy.backoff_max_seconds));
+  const waits = [1, 2, 3].map((n) =>
+    Math.min(policy.backoff_initial_seconds * 2 ** (n - 1), policy.backoff_max_seconds),
+  );
   return `Restarted up to ${policy.max_attempts} time(s) in a row, waiting ${waits.join(", ")} s… (at most ${policy.backoff_max_seconds} s).`;
 }

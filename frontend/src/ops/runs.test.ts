@@ -26,9 +26,13 @@ const run = { state: "RUNNING", expected: 300, events_read: 0, events_written: 0
 describe("replay and redrive logic", () => {
   it("names the live targets before writing into them", () => {
     expect(liveTargets([kafka, tail])).toEqual([kafka]);
-    expect(confirmLead("replay", [kafka, tail])).toMatch(/^This replay writes the window's events again into 1 live target\./);
+    expect(confirmLead("replay", [kafka, tail])).toMatch(
+      /^This replay writes the window's events again into 1 live target\./,
+    );
     expect(confirmLead("redrive", [kafka, { ...kafka, name: "b" }])).toContain("into 2 live targets");
-    expect(confirmLead("replay", [tail])).toBe("This replay writes the window's events only into the console's live tail.");
+    expect(confirmLead("replay", [tail])).toBe(
+      "This replay writes the window's events only into the console's live tail.",
+    );
     expect(confirmButton("replay", [kafka])).toBe("Replay into 1 live target");
     expect(confirmButton("redrive", [kafka, kafka])).toBe("Redrive into 2 live targets");
     expect(confirmButton("replay", [tail])).toBe("Replay now");

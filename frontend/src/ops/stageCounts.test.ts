@@ -33,7 +33,9 @@ describe("stage counts on the read-only canvas", () => {
   });
 
   it("says what a filter dropped and what failed", () => {
-    expect(stageLine(counts({ in: 10_000, out: 1_667, failed: 3 }))).toBe("10K in · 1.7K out · 3 failed · 8.3K dropped");
+    expect(stageLine(counts({ in: 10_000, out: 1_667, failed: 3 }))).toBe(
+      "10K in · 1.7K out · 3 failed · 8.3K dropped",
+    );
     expect(stageLine(counts({ stage: "source", index: null, in: 12, out: 12 }))).toBe("12 in · 12 out");
   });
 
@@ -56,10 +58,22 @@ describe("rule counts on the read-only canvas", () => {
     transforms: [],
     rules: [
       { name: "big", pattern: { data: { amount: [{ numeric: [">", 100] }] } }, sinks: [{ type: "kafka", config: {} }] },
-      { name: "all", sinks: [{ type: "kafka", config: {} }, { type: "files", config: {} }] },
+      {
+        name: "all",
+        sinks: [
+          { type: "kafka", config: {} },
+          { type: "files", config: {} },
+        ],
+      },
     ],
   };
-  const rule = (over: Partial<RuleCounts>): RuleCounts => ({ rule: "big", matched: 0, delivered: 0, failed: 0, ...over });
+  const rule = (over: Partial<RuleCounts>): RuleCounts => ({
+    rule: "big",
+    matched: 0,
+    delivered: 0,
+    failed: 0,
+    ...over,
+  });
 
   it("puts each rule's counts on its rule node and each target's on its sink", () => {
     const { stages } = specToGraph(bus); // n1 source, n2 big, n3 its sink, n4 all, n5 n6 its sinks

@@ -79,16 +79,32 @@ describe("Kafka records in the tail", () => {
   });
 
   it("says what a record without a key, time, offset or value is", () => {
-    const bare = { ...base, topic: null, partition: null, offset: null, timestamp: null, key: null, key_encoding: "null" };
+    const bare = {
+      ...base,
+      topic: null,
+      partition: null,
+      offset: null,
+      timestamp: null,
+      key: null,
+      key_encoding: "null",
+    };
     expect([recordTime(bare), recordWhere(bare), recordKey(bare)]).toEqual(["—", "", ""]);
     expect(recordId(bare)).toBe('event:{"region":"eu-west","seq":9}');
     expect(recordKey({ ...base, key: "//4=", key_encoding: "base64" })).toBe("key=(binary)");
     expect(recordSummary({ ...base, value: null, value_encoding: "null" })).toBe("(no value: a tombstone)");
-    expect(recordSummary({ ...base, value: "/wAB", value_encoding: "base64", size: 3 })).toBe("(binary value, 3 bytes)");
+    expect(recordSummary({ ...base, value: "/wAB", value_encoding: "base64", size: 3 })).toBe(
+      "(binary value, 3 bytes)",
+    );
   });
 
   it("shows a text value on one line and in full once opened, saying when it was cut", () => {
-    const text = { ...base, value: `first line\nsecond ${"y".repeat(200)}`, value_encoding: "text", truncated: true, size: 20_000 };
+    const text = {
+      ...base,
+      value: `first line\nsecond ${"y".repeat(200)}`,
+      value_encoding: "text",
+      truncated: true,
+      size: 20_000,
+    };
     const line = recordSummary(text);
     expect(line).not.toContain("\n");
     expect(line.startsWith("first line second yyy")).toBe(true);

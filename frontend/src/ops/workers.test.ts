@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 
 import { workersPath } from "../api/workerHooks";
-import { actionMessage, capacityCells, confirmation, SERVICE_FILTERS, serviceLabel, takersFor, workerButtons } from "./workers";
+import {
+  actionMessage,
+  capacityCells,
+  confirmation,
+  SERVICE_FILTERS,
+  serviceLabel,
+  takersFor,
+  workerButtons,
+} from "./workers";
 
 const alive = { worker_id: "w1", state: "ALIVE", service: "IN_SERVICE" };
 

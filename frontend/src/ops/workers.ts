@@ -60,10 +60,7 @@ export function workerButtons(worker: WorkerLike, denied: string): ActionButton[
 }
 
 /** The other live workers in service, which would take a drained worker's channels. */
-export function takersFor(
-  workerId: string,
-  all: { worker_id: string; state: string; service: string }[],
-): string[] {
+export function takersFor(workerId: string, all: { worker_id: string; state: string; service: string }[]): string[] {
   return all
     .filter((w) => w.worker_id !== workerId && w.state === "ALIVE" && w.service === "IN_SERVICE")
     .map((w) => w.worker_id);

@@ -86,7 +86,9 @@ export function RegisterSchemaForm(props: {
   const said = checked ? checkSentence(checked) : null;
   return (
     <section className="register-schema" aria-labelledby="register-title">
-      <h2 id="register-title">{props.newVersion ? `Register a new version of ${draft.subject}` : "Register a schema"}</h2>
+      <h2 id="register-title">
+        {props.newVersion ? `Register a new version of ${draft.subject}` : "Register a schema"}
+      </h2>
       <p className="muted small">
         Registering stores the schema as the subject's next version, after the check its compatibility level makes
         against the versions it has (the rules of <code>/schema-registry/</code>). A version cannot be edited
@@ -141,7 +143,12 @@ export function RegisterSchemaForm(props: {
             ))}
           </select>
         </Field>
-        <Field id="register-schema" label="Schema" error={failure.fields.schema} hint="Checked by the registry's own parser when you check or register.">
+        <Field
+          id="register-schema"
+          label="Schema"
+          error={failure.fields.schema}
+          hint="Checked by the registry's own parser when you check or register."
+        >
           <textarea
             id="register-schema"
             rows={14}
@@ -188,7 +195,8 @@ export function RegisterSchemaForm(props: {
       {failure.incompatible && (
         <div role="alert" data-testid="register-refused">
           <p className="small error">
-            ✗ Not registered: {draft.subject}'s compatibility level {failure.incompatible.compatibility} refuses this schema.
+            ✗ Not registered: {draft.subject}'s compatibility level {failure.incompatible.compatibility} refuses this
+            schema.
           </p>
           <Problems problems={failure.incompatible.problems} />
           <p className="small muted">
@@ -218,7 +226,13 @@ function Problems({ problems }: { problems: string[] }) {
 }
 
 /** A labelled control with its server error (or its hint) right under it. */
-function Field(props: { id: string; label: string; error: string[] | undefined; hint: string; children: React.ReactNode }) {
+function Field(props: {
+  id: string;
+  label: string;
+  error: string[] | undefined;
+  hint: string;
+  children: React.ReactNode;
+}) {
   return (
     <div className="field">
       <label htmlFor={props.id}>{props.label}</label>

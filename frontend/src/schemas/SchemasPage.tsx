@@ -25,7 +25,10 @@ export function SchemasPage({ subject }: { subject: string | null }) {
   const subjects = useSchemaSubjects();
   const list = subjects.data ?? [];
   const edit = useCan("edit");
-  const canRegister = { allowed: edit.allowed, reason: edit.allowed ? "" : "Needs the editor role (register schemas)." };
+  const canRegister = {
+    allowed: edit.allowed,
+    reason: edit.allowed ? "" : "Needs the editor role (register schemas).",
+  };
   const [opened, setOpened] = useState<Opened | null>(null);
   const open = (initial: Draft, newVersion: boolean) => setOpened({ initial, newVersion, key: Date.now() });
   return (
@@ -233,7 +236,11 @@ function VersionSelect(props: {
   return (
     <label className="small">
       {props.label}{" "}
-      <select value={props.value ?? ""} onChange={(e) => props.onChange(Number(e.target.value))} aria-label={props.label}>
+      <select
+        value={props.value ?? ""}
+        onChange={(e) => props.onChange(Number(e.target.value))}
+        aria-label={props.label}
+      >
         {props.versions.map((v) => (
           <option key={v.version} value={v.version}>
             {v.version}

@@ -25,7 +25,12 @@ describe("the register form's words", () => {
     expect(checkSentence({ ...check, registered_version: 2, next_version: null }).text).toBe(
       "orders-value already has this schema as version 2: registering it again changes nothing.",
     );
-    const refused = checkSentence({ ...check, compatible: false, next_version: null, problems: ["READER_FIELD_MISSING_DEFAULT_VALUE …"] });
+    const refused = checkSentence({
+      ...check,
+      compatible: false,
+      next_version: null,
+      problems: ["READER_FIELD_MISSING_DEFAULT_VALUE …"],
+    });
     expect(refused).toEqual({
       accepted: false,
       text: "Not compatible with orders-value's versions under BACKWARD: registering will be refused.",
@@ -53,7 +58,10 @@ describe("the register form's words", () => {
   it("puts a 400's messages at their fields and the rest apart", () => {
     const error = new ApiError(
       400,
-      { schema: ["Invalid schema: Expecting value: line 1 column 2"], "references[0].version": ["This field is required."] },
+      {
+        schema: ["Invalid schema: Expecting value: line 1 column 2"],
+        "references[0].version": ["This field is required."],
+      },
       "HTTP 400",
     );
     expect(registrationFailure(error)).toEqual({
@@ -70,9 +78,9 @@ describe("the register form's words", () => {
       problems: ["READER_FIELD_MISSING_DEFAULT_VALUE: region"],
     };
     expect(registrationFailure(new ApiError(409, body, "x"))).toEqual({ fields: {}, incompatible: body, other: [] });
-    expect(registrationFailure(new ApiError(403, { detail: "You need the editor role" }, "You need the editor role")).other).toEqual([
-      "You need the editor role",
-    ]);
+    expect(
+      registrationFailure(new ApiError(403, { detail: "You need the editor role" }, "You need the editor role")).other,
+    ).toEqual(["You need the editor role"]);
     expect(registrationFailure(new Error("network down")).other).toEqual(["network down"]);
   });
 

@@ -53,3 +53,18 @@ def test_seed_demo_updates_an_old_seeded_description_but_not_a_users(db):
     Channel.objects.filter(name=DEMO_CHANNEL).update(description="My own words.")
     call_command("seed_demo")
     assert Channel.objects.get(name=DEMO_CHANNEL).description == "My own words."
+
+
+def test_the_api_marks_the_demo_channel_so_the_console_need_not_know_its_name(db, api, spec):
+    """The channels page offers to start the channel marked ``demo``, whatever its name."""
+    api.post("/api/v1/channels/", {"name": "mine", "spec": spec}, format="json")
+    call_command("seed_demo", "--always")
+
+    listed = api.get("/api/v1/channels/", {"expand": "status"}).json()["results"]
+    one = api.get(f"/api/v1/channels/{DEMO_CHANNEL}/").json()
+
+    assert {channel["name"]: channel["demo"] for channel in listed} == {
+        DEMO_CHANNEL: True,
+        "mine": False,
+    }
+    assert one["demo"] is True
