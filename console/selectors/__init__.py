@@ -2,7 +2,7 @@
 
 Nothing here changes state (that is :mod:`console.services`, which may call these); a view
 calls a selector to read and a service to change. Selectors never import services
-(an import-linter contract), except the errors they raise (:mod:`console.services.errors`).
+(an import-linter contract); the errors both raise are in :mod:`console.errors`.
 
 * :mod:`.channels` - channels for the lists, their revisions, lifecycle events and token state;
 * :mod:`.audit_trail` - the audit trail, newest first;

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from console.crypto import decrypt_spec, plain_secret_values
-from console.services.errors import InvalidSpec
+from console.errors import InvalidSpec
 from pipelines.spec import (
     PLUGIN_KINDS,
     Plugin,

@@ -44,6 +44,7 @@ from console.choices import (
     WorkerState,
 )
 from console.crypto import decrypt_spec, encrypt_spec
+from console.errors import InvalidTransition, runtime_errors
 from console.models import Channel, ChannelRun, Connector, Revision, Worker
 from console.runtime import get_runtime
 from console.selectors.deploys import DeployPlan, deploy_plan
@@ -51,7 +52,6 @@ from console.selectors.specs import normalize_spec
 from console.services import channel_health
 from console.services.deployments import channel_deployment
 from console.services.discovery import discovers
-from console.services.errors import InvalidTransition, runtime_errors
 from console.services.ingest import (
     HTTP_SOURCE,
     IngestUnavailable,

@@ -21,11 +21,12 @@ from console.choices import (
     SubjectType,
     TargetState,
 )
+from console.errors import InvalidSpec
 from console.models import Channel, LifecycleEvent, Revision, Task
 from console.selectors import reporting, specs
 from console.selectors.rates import events_per_second
 from console.selectors.specs import SECRET_CHANGED_MARKER, SECRET_MARKER
-from console.services import InvalidSpec, health, history
+from console.services import health, history
 from console.services.restart_policy import RestartPolicy
 
 

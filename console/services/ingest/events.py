@@ -21,8 +21,8 @@ from typing import Any
 
 from django.conf import settings
 
+from console.errors import RuntimeUnavailable, ServiceError
 from console.models import Channel
-from console.services.errors import RuntimeUnavailable, ServiceError
 from console.services.ingest import rate
 from console.services.ingest.cloudevents import (
     BadRequest,
