@@ -47,9 +47,9 @@ from console.models import (
     Worker,
 )
 from console.selectors import reporting
+from console.selectors.restart_policy import MODEL_FIELDS as POLICY_FIELDS
 from console.selectors.specs import normalize_spec, redact_spec
 from console.services import workers as worker_services
-from console.services.restart_policy import MODEL_FIELDS as POLICY_FIELDS
 from console.strict_json import StrictJSONError, loads_strict
 
 #: Badge colours by state (connector, task, target and worker states share one palette).

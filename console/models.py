@@ -84,7 +84,7 @@ class Channel(models.Model):
         related_name="+",
     )
     # The restart policy: what the control loop does when the connector FAILS
-    # (see console.services.restart_policy).
+    # (see console.selectors.restart_policy).
     restart_policy = models.CharField(
         max_length=16, choices=RestartPolicyType.choices, default=RestartPolicyType.ON_FAILURE
     )

@@ -23,11 +23,10 @@ from console.choices import (
 )
 from console.errors import InvalidSpec
 from console.models import Channel, LifecycleEvent, Revision, Task
-from console.selectors import reporting, specs
+from console.selectors import health, history, reporting, specs
 from console.selectors.rates import events_per_second
+from console.selectors.restart_policy import RestartPolicy
 from console.selectors.specs import SECRET_CHANGED_MARKER, SECRET_MARKER
-from console.services import health, history
-from console.services.restart_policy import RestartPolicy
 
 
 @extend_schema_field(OpenApiTypes.OBJECT)
@@ -113,7 +112,7 @@ _DEFAULT_POLICY = RestartPolicy()
 
 
 class RestartPolicySerializer(serializers.Serializer):
-    """A channel's restart policy; see :mod:`console.services.restart_policy`."""
+    """A channel's restart policy; see :mod:`console.selectors.restart_policy`."""
 
     type = serializers.ChoiceField(
         choices=RestartPolicyType.choices,
@@ -466,7 +465,7 @@ class RuleCountsSerializer(serializers.Serializer):
 
 
 class HealthSerializer(serializers.Serializer):
-    """A channel's health summary (:mod:`console.services.health`)."""
+    """A channel's health summary (:mod:`console.selectors.health`)."""
 
     score = serializers.IntegerField(help_text="100 healthy (or stopped on purpose) down to 0.")
     level = serializers.ChoiceField(
