@@ -191,12 +191,12 @@ class ChannelForm(forms.ModelForm):
     def clean_spec(self):
         spec = self.cleaned_data["spec"]
         try:
-            normalize_spec(spec, stored=self.stored_spec)
+            # Normalised here, once: the service takes it as it is.
+            return normalize_spec(spec, stored=self.stored_spec)
         except errors.InvalidSpec as exc:
             raise ValidationError(
                 [f"{path or '(spec)'}: {'; '.join(msgs)}" for path, msgs in exc.errors.items()]
             ) from exc
-        return spec
 
     def restart_policy(self) -> dict:
         """The policy fields that were filled in, keyed as the services take them."""

@@ -35,7 +35,9 @@ class SpecField(serializers.JSONField):
 
     Secrets never leave: each one reads as the marker, and a marker (or a secret left out)
     written back keeps the stored secret. Validation errors are raised keyed by their path
-    inside the spec; the channel serializer prefixes them with ``spec.``.
+    inside the spec; the channel serializer prefixes them with ``spec.``. What is written
+    comes out normalised (:class:`~console.selectors.specs.NormalizedSpec`), which the
+    service takes as it is: the spec is validated once per write.
     """
 
     def get_attribute(self, instance: Channel) -> Any:
@@ -52,10 +54,9 @@ class SpecField(serializers.JSONField):
         instance = getattr(self.parent, "instance", None)
         stored = self.get_attribute(instance) if isinstance(instance, Channel) else None
         try:
-            specs.normalize_spec(data, stored=stored)
+            return specs.normalize_spec(data, stored=stored)
         except InvalidSpec as exc:
             raise serializers.ValidationError(exc.errors) from exc
-        return data
 
 
 def latest_revision_number(channel: Channel) -> int | None:
