@@ -110,7 +110,7 @@ def main() -> None:
     from django.conf import settings
     from django.core.management import call_command
 
-    from console.services import history
+    from console.selectors import history
     from tests.support.processes import start_victoriametrics
 
     data = Path(tempfile.mkdtemp(prefix="sluice-bench-vm-"))

@@ -27,7 +27,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from console import permissions, services
+from console import errors, permissions, services
 from console.choices import (
     HOSTED_TARGETS,
     ConnectorState,
@@ -47,9 +47,9 @@ from console.models import (
     Worker,
 )
 from console.selectors import reporting
+from console.selectors.restart_policy import MODEL_FIELDS as POLICY_FIELDS
 from console.selectors.specs import normalize_spec, redact_spec
 from console.services import workers as worker_services
-from console.services.restart_policy import MODEL_FIELDS as POLICY_FIELDS
 from console.strict_json import StrictJSONError, loads_strict
 
 #: Badge colours by state (connector, task, target and worker states share one palette).
@@ -191,12 +191,12 @@ class ChannelForm(forms.ModelForm):
     def clean_spec(self):
         spec = self.cleaned_data["spec"]
         try:
-            normalize_spec(spec, stored=self.stored_spec)
-        except services.InvalidSpec as exc:
+            # Normalised here, once: the service takes it as it is.
+            return normalize_spec(spec, stored=self.stored_spec)
+        except errors.InvalidSpec as exc:
             raise ValidationError(
                 [f"{path or '(spec)'}: {'; '.join(msgs)}" for path, msgs in exc.errors.items()]
             ) from exc
-        return spec
 
     def restart_policy(self) -> dict:
         """The policy fields that were filled in, keyed as the services take them."""
@@ -393,10 +393,10 @@ class ChannelAdmin(admin.ModelAdmin):
         """Call the service; a refusal or an unreachable runtime becomes a message."""
         try:
             result = op.call(channel, user=request.user)
-        except services.InvalidTransition as exc:
+        except errors.InvalidTransition as exc:
             self.message_user(request, f"{channel.name}: {exc}", messages.WARNING)
             return False
-        except services.RuntimeUnavailable as exc:
+        except errors.RuntimeUnavailable as exc:
             self.message_user(request, f"{channel.name}: {exc}", messages.ERROR)
             return False
         if isinstance(result, services.RestartPlan) and not result.restarting:
@@ -619,9 +619,9 @@ class WorkerAdmin(ReadOnlyAdmin):
         for worker in list(queryset):
             try:
                 worker_services.forget_worker(worker.worker_id, user=cast(User, request.user))
-            except services.InvalidTransition as exc:
+            except errors.InvalidTransition as exc:
                 self.message_user(request, f"{exc}.", messages.WARNING)
-            except services.RuntimeUnavailable as exc:
+            except errors.RuntimeUnavailable as exc:
                 self.message_user(request, f"{worker.worker_id}: {exc}", messages.ERROR)
             else:
                 self.message_user(request, f"Forgot {worker.worker_id}.", messages.SUCCESS)

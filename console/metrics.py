@@ -38,7 +38,7 @@ Metrics (labels in braces):
   (``<prefix>:metrics:redriven``, a field per channel) so every web process adds to it;
 * ``sluice_channel_health_score{channel}`` (0..100) and
   ``sluice_channel_health_level{channel,level}`` (``idle``, ``ok``, ``warning``,
-  ``critical``: 1 for the current one) — see :mod:`console.services.health`;
+  ``critical``: 1 for the current one) — see :mod:`console.selectors.health`;
 * the history's series (events in/out per channel and per stage, batch duration) — see
   :mod:`console.metrics_history`;
 * ``sluice_workers{state}`` — runtime workers ALIVE / DEAD;
@@ -75,9 +75,8 @@ from console import locks
 from console.choices import ConnectorState, ShownState, TargetState, WorkerService, WorkerState
 from console.metrics_history import history_metrics
 from console.models import Channel, Task, Worker
-from console.selectors import reporting
+from console.selectors import health, history, reporting
 from console.selectors.rates import events_per_second
-from console.services import health, history
 
 logger = logging.getLogger(__name__)
 

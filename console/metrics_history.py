@@ -1,4 +1,4 @@
-"""The series ``/metrics`` adds for the channels' history (:mod:`console.services.history`):
+"""The series ``/metrics`` adds for the channels' history (:mod:`console.selectors.history`):
 events in and out per channel and per stage, and the latest micro-batch's duration.
 
 * ``sluice_channel_events_in_total{channel}`` — events the source read, and

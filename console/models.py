@@ -84,7 +84,7 @@ class Channel(models.Model):
         related_name="+",
     )
     # The restart policy: what the control loop does when the connector FAILS
-    # (see console.services.restart_policy).
+    # (see console.selectors.restart_policy).
     restart_policy = models.CharField(
         max_length=16, choices=RestartPolicyType.choices, default=RestartPolicyType.ON_FAILURE
     )
@@ -151,7 +151,7 @@ class Channel(models.Model):
         default="idle",
         editable=False,
         help_text=(
-            "The health level (console.services.health.LEVELS) as of the control loop's last "
+            "The health level (console.selectors.health.LEVELS) as of the control loop's last "
             "pass or the channel's last target change: what the fleet list filters and sorts by."
         ),
     )

@@ -311,7 +311,7 @@ SPECTACULAR_SETTINGS = {
         "WorkerStateEnum": "console.choices.WorkerState",
         "SubjectTypeEnum": "console.choices.SubjectType",
         "PluginKindEnum": "console.choices.PluginKind",
-        "LevelEnum": "console.services.health.LEVELS",
+        "LevelEnum": "console.selectors.health.LEVELS",
         "TailTextEncodingEnum": "console.api.channels.tail.TEXT_ENCODINGS",
     },
 }

@@ -18,16 +18,14 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from console.errors import InvalidSpec, InvalidTransition, RuntimeUnavailable
 from console.services import (
     IngestBadRequest,
     IngestTooLarge,
     IngestUnavailable,
     InvalidOffsets,
-    InvalidSpec,
-    InvalidTransition,
     NotAnHttpChannel,
     OffsetsNotSupported,
-    RuntimeUnavailable,
 )
 from console.services.runs import InvalidRun
 from console.services.workers import WorkerNotFound

@@ -12,10 +12,10 @@ import time
 from dataclasses import dataclass, field
 
 from console.choices import ShownState, WorkerService, WorkerState
+from console.errors import runtime_errors
 from console.models import Connector, Worker
 from console.runtime import get_runtime
 from console.selectors import reporting
-from console.services.errors import runtime_errors
 from runtime_adapter.base import DriverInfo, ExecutorInfo, SparkCluster, WorkerInfo
 
 

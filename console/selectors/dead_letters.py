@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from console.crypto import decrypt_spec
+from console.errors import runtime_errors
 from console.models import Channel, Revision
-from console.services.errors import runtime_errors
 from pipelines.spec.configs.jdbc import JdbcSinkConfig
 from pipelines.spec.paths import PathNotAllowed, resolve_files_location
 from runtime_adapter import dead_letters as store
@@ -157,7 +157,7 @@ def list_dead_letters(
     channel: Channel, filters: DeadLetterFilters, *, scan_limit: int = SCAN_LIMIT
 ) -> DeadLetterScan:
     """The channel's dead letters that match ``filters``, newest first (see the module
-    docstring). Raises :class:`~console.services.errors.RuntimeUnavailable` when Kafka does
+    docstring). Raises :class:`~console.errors.RuntimeUnavailable` when Kafka does
     not answer."""
     target = dead_letter_target(channel)
     if not target.readable:

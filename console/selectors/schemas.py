@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from console.errors import RegistryError
 from console.models import RegistryConfig, RegistrySchema, Subject, SubjectVersion
 from console.schemas.base import DEFAULT_COMPATIBILITY, InvalidSchema
 from console.schemas.shape import Shape, shape_of
-from console.services.errors import RegistryError
 
 
 def subject_not_found(name: str) -> RegistryError:

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from console.crypto import decrypt_spec, plain_secret_values
-from console.services.errors import InvalidSpec
+from console.errors import InvalidSpec
 from pipelines.spec import (
     PLUGIN_KINDS,
     Plugin,
@@ -50,6 +50,7 @@ __all__ = [
     "SECRET_CHANGED_MARKER",
     "SECRET_MARKER",
     "AmbiguousPluginType",
+    "NormalizedSpec",
     "PatternError",
     "Plugin",
     "RuleRoute",
@@ -78,7 +79,27 @@ RULE_NAME = re.compile(RULE_NAME_PATTERN.removesuffix("$") + r"\Z")
 """A rule's name, whole (``$`` would let a trailing newline through)."""
 
 
-def normalize_spec(data: Any, stored: Mapping[str, Any] | None = None) -> dict[str, Any]:
+class NormalizedSpec(dict[str, Any]):
+    """A spec :func:`normalize_spec` returned: its normalised JSON form (this dict), with
+    the spec as it was sent (``sent``) and the stored spec its secrets were merged from
+    (``stored``, plaintext; ``None`` for a new channel).
+
+    A write validates its spec where it reads the request (the API's serializer, the
+    admin's form) and hands this to the service, whose own :func:`normalize_spec` then
+    returns it as it is instead of validating it again. Against another stored spec (a
+    revision saved in between, under the service's lock) it is normalised again from
+    ``sent``, so a secret kept by its marker is always the latest one.
+    """
+
+    def __init__(
+        self, normalized: Mapping[str, Any], *, sent: Any, stored: Mapping[str, Any] | None
+    ) -> None:
+        super().__init__(normalized)
+        self.sent = sent
+        self.stored = stored
+
+
+def normalize_spec(data: Any, stored: Mapping[str, Any] | None = None) -> NormalizedSpec:
     """Validate ``data`` as a channel spec and return its normalised JSON form.
 
     The result is what a revision stores: defaults filled in, so two specs that mean the
@@ -87,19 +108,27 @@ def normalize_spec(data: Any, stored: Mapping[str, Any] | None = None) -> dict[s
     channel). The result holds plaintext secrets: encrypt it before saving
     (:func:`console.crypto.encrypt_spec`). Raises :class:`InvalidSpec` with per-field
     errors, none of which quotes a secret.
+
+    ``data`` already normalised against the same ``stored`` (a :class:`NormalizedSpec`) is
+    returned as it is: a spec is validated once per write.
     """
     if stored is not None:
         stored = decrypt_spec(stored)
+    if isinstance(data, NormalizedSpec):
+        if data.stored == stored:
+            return data
+        data = data.sent
     try:
         merged = merge_secrets(data, stored)
         _refuse_encrypted_values(merged)
-        return validate_spec(merged).model_dump(mode="json")
+        normalized = validate_spec(merged).model_dump(mode="json")
     except SpecError as exc:
         hidden = secret_values(data) if isinstance(data, Mapping) else []
         if stored is not None:
             hidden += secret_values(stored)
         # Not chained: the SpecError's own message may quote a secret, and tracebacks get logged.
         raise InvalidSpec(_scrubbed(exc.errors, hidden)) from None
+    return NormalizedSpec(normalized, sent=data, stored=stored)
 
 
 def redact_spec(spec: Any) -> Any:

@@ -29,9 +29,9 @@ from typing import Any, cast
 from django.conf import settings
 
 from console.crypto import decrypt_spec
+from console.errors import RuntimeUnavailable, runtime_errors
 from console.models import Channel, Connector, Revision
 from console.runtime import get_runtime
-from console.services.errors import RuntimeUnavailable, runtime_errors
 from runtime_adapter import tail as reader
 from runtime_adapter.kafka import BrokerUnreachable, ingest_topic, security_settings
 

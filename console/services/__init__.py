@@ -2,7 +2,8 @@
 
 API views, admin actions, management commands and Celery tasks all call these
 functions (Kafka Connect's ``Herder`` boundary); none of them writes models directly.
-What only reads is in :mod:`console.selectors`. HTTP ingestion is :mod:`.ingest`.
+What only reads is in :mod:`console.selectors`; the errors both raise are in
+:mod:`console.errors`. HTTP ingestion is :mod:`.ingest`.
 """
 
 from console.services.channels import (
@@ -17,12 +18,6 @@ from console.services.channels import (
     start_channel,
     stop_channel,
     update_channel,
-)
-from console.services.errors import (
-    InvalidSpec,
-    InvalidTransition,
-    RuntimeUnavailable,
-    ServiceError,
 )
 from console.services.ingest import (
     IngestBadRequest,
@@ -49,14 +44,10 @@ __all__ = [
     "IngestTooLarge",
     "IngestUnavailable",
     "InvalidOffsets",
-    "InvalidSpec",
-    "InvalidTransition",
     "NotAnHttpChannel",
     "OffsetsNotSupported",
     "ReconcileReport",
     "RestartPlan",
-    "RuntimeUnavailable",
-    "ServiceError",
     "actor_for",
     "alter_channel_offsets",
     "channel_offsets",

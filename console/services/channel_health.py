@@ -1,7 +1,7 @@
 """Each channel's health level, kept in the database (``Channel.health_level``, indexed) so
 the fleet list filters and sorts 10,000 channels by health in SQL.
 
-The level is :mod:`console.services.health`'s (the same rules as the channel's own
+The level is :mod:`console.selectors.health`'s (the same rules as the channel's own
 ``status.health``), assessed from what the control plane recorded. The control loop
 refreshes it (:func:`refresh_after_pass`) for the channels whose connector changed state in
 the pass (a FAILED channel is listed as critical a pass later) and, every
@@ -28,8 +28,7 @@ from typing import Any
 from django.db.models import Sum
 
 from console.models import Channel, Task
-from console.selectors import reporting
-from console.services import health, history
+from console.selectors import health, history, reporting
 from console.services.bulk import update_rows
 
 _FIELDS = (

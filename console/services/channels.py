@@ -44,14 +44,15 @@ from console.choices import (
     WorkerState,
 )
 from console.crypto import decrypt_spec, encrypt_spec
+from console.errors import InvalidTransition, runtime_errors
 from console.models import Channel, ChannelRun, Connector, Revision, Worker
 from console.runtime import get_runtime
 from console.selectors.deploys import DeployPlan, deploy_plan
+from console.selectors.restart_policy import RestartPolicy
 from console.selectors.specs import normalize_spec
 from console.services import channel_health
 from console.services.deployments import channel_deployment
 from console.services.discovery import discovers
-from console.services.errors import InvalidTransition, runtime_errors
 from console.services.ingest import (
     HTTP_SOURCE,
     IngestUnavailable,
@@ -59,7 +60,6 @@ from console.services.ingest import (
     ensure_ingest_topic,
 )
 from console.services.lifecycle import actor_for, record, record_channel
-from console.services.restart_policy import RestartPolicy
 from runtime_adapter import base as runtime_base
 from runtime_adapter import states as runtime_states
 

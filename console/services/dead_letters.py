@@ -27,6 +27,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 
 from console import metrics
+from console.errors import ServiceError, runtime_errors
 from console.models import Channel, Revision
 from console.selectors.dead_letters import (
     SCAN_LIMIT,
@@ -34,7 +35,6 @@ from console.selectors.dead_letters import (
     get_dead_letters,
     list_dead_letters,
 )
-from console.services.errors import ServiceError, runtime_errors
 from console.services.ingest.kafka import get_ingest_kafka
 from runtime_adapter import dead_letters as store
 from runtime_adapter.dead_letters import DeadLetter, OutgoingRecord

@@ -26,10 +26,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from console.choices import HOSTED_TARGETS
+from console.errors import runtime_errors
 from console.models import Channel, ChannelDiscovery, Connector, Subject
 from console.runtime import get_runtime
 from console.services.deployments import channel_deployment
-from console.services.errors import runtime_errors
 from console.services.lifecycle import record_channel
 from console.services.schemas import Candidate, register
 from pipelines.spec import shapes as inference

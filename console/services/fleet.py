@@ -26,14 +26,14 @@ from django.db import transaction
 from django.db.models import Max
 
 from console.choices import ConnectorState
-from console.models import AuditEvent, Channel, Connector, Revision
-from console.services import channels as channel_services
-from console.services import fleet_batch
-from console.services.errors import (
+from console.errors import (
     InvalidTransition,
     RuntimeUnavailable,
     ServiceError,
 )
+from console.models import AuditEvent, Channel, Connector, Revision
+from console.services import channels as channel_services
+from console.services import fleet_batch
 
 ACTIONS = ("start", "stop", "pause", "resume", "restart", "delete")
 #: The most channels one bulk request acts on.

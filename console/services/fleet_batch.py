@@ -38,6 +38,7 @@ from console.choices import (
     WorkerState,
 )
 from console.crypto import decrypt_spec, plain_secret_values
+from console.errors import RuntimeUnavailable, runtime_errors
 from console.models import (
     Channel,
     ChannelDiscovery,
@@ -52,7 +53,6 @@ from console.runtime import get_runtime
 from console.services import channel_health
 from console.services.bulk import update_rows
 from console.services.deployments import channel_deployment
-from console.services.errors import RuntimeUnavailable, runtime_errors
 from console.services.ingest import HTTP_SOURCE, ensure_ingest_topic
 from console.services.lifecycle import actor_for, lifecycle_event
 from runtime_adapter import states as runtime_states

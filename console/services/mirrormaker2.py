@@ -26,9 +26,9 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from console.errors import InvalidTransition
 from console.models import Channel
 from console.runtime import get_runtime
-from console.services.errors import InvalidTransition
 from console.services.lifecycle import actor_for, record_channel
 from console.services.offsets import COPIED
 from console.services.offsets_common import (

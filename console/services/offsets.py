@@ -31,9 +31,9 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from console.errors import InvalidTransition
 from console.models import Channel
 from console.runtime import get_runtime
-from console.services.errors import InvalidTransition
 from console.services.lifecycle import actor_for
 from console.services.offsets_common import (
     KAFKA_BACKED_SOURCES as KAFKA_BACKED_SOURCES,

@@ -9,9 +9,9 @@ from typing import Any, cast
 
 from console.choices import ConnectorState, TargetState
 from console.crypto import decrypt_spec
+from console.errors import InvalidTransition, ServiceError, runtime_errors
 from console.models import Channel, Connector, Revision
 from console.runtime import get_runtime
-from console.services.errors import InvalidTransition, ServiceError, runtime_errors
 from console.services.ingest import with_ingest_fields
 from console.services.lifecycle import record_channel
 from runtime_adapter.base import OffsetChange, SourceOffset

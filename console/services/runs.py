@@ -31,8 +31,8 @@ from django.utils import timezone
 
 from console.choices import FINAL_RUN_STATES, RunKind, RunState
 from console.crypto import decrypt_spec
+from console.errors import InvalidTransition, ServiceError
 from console.models import Channel, ChannelRun, Revision
-from console.services.errors import InvalidTransition, ServiceError
 from console.services.ingest import with_ingest_fields
 from console.services.lifecycle import actor_for as _user_actor
 from pipelines.http_client import display_url

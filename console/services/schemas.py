@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Max
 
+from console.errors import RegistryError
 from console.models import RegistryConfig, RegistrySchema, Subject, SubjectVersion
 from console.schemas import (
     COMPATIBILITY_LEVELS,
@@ -25,7 +26,6 @@ from console.schemas import (
 )
 from console.schemas.base import SCHEMA_TYPES
 from console.selectors import schemas as selectors
-from console.services.errors import RegistryError
 
 
 @dataclass(frozen=True)

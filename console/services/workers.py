@@ -30,9 +30,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from console.choices import HOSTED_TARGETS, SubjectType, WorkerService, WorkerState
+from console.errors import InvalidTransition, ServiceError, runtime_errors
 from console.models import Connector, Worker
 from console.runtime import get_runtime
-from console.services.errors import InvalidTransition, ServiceError, runtime_errors
 from console.services.lifecycle import actor_for, record
 
 
@@ -104,7 +104,7 @@ def forget_worker(worker_id: str, *, user: User | None = None) -> None:
     the API's 409): liveness is the control loop's own observation, never the worker host's
     clock against this one. One the control loop never saw may be forgotten (if it runs, it
     registers again at its next heartbeat). Raises :class:`WorkerNotFound`,
-    :class:`~console.services.errors.RuntimeUnavailable`."""
+    :class:`~console.errors.RuntimeUnavailable`."""
     runtime = get_runtime()
     with runtime_errors("forget worker"):
         info = next((i for i in runtime.workers() if i.worker_id == worker_id), None)

@@ -28,7 +28,8 @@ from console.api.exceptions import flatten_errors
 from console.api.parsers import StrictJSONParser
 from console.audit import client_address
 from console.choices import ShownState, TargetState
-from console.services import fleet, health
+from console.selectors import health
+from console.services import fleet
 
 MAX_SEARCH = 200
 MAX_VALUES = 100

@@ -35,9 +35,8 @@ from django.db.models.lookups import Exact, IsNull
 
 from console.choices import ConnectorState, ShownState
 from console.models import Channel
-from console.selectors import reporting
+from console.selectors import health, reporting
 from console.selectors.channels import channels
-from console.services import health
 
 #: Observed states from the most to the least in need of attention (``?ordering=state``).
 STATE_RANK = (

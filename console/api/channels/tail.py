@@ -8,7 +8,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from console.api.channels.serializers import PreviewLimitField
+from console.api.channels.serializers.operations import PreviewLimitField
 from console.selectors.tail import DEFAULT_LIMIT, MAX_LIMIT, TailAnswer, TailPoint
 
 TEXT_ENCODINGS = ["text", "base64", "null"]

@@ -37,21 +37,25 @@ from console.api.channels.schema import (
     SECRETS_UNREADABLE,
     SPEC_ERRORS,
 )
-from console.api.channels.serializers import (
-    ChannelListItemSerializer,
+from console.api.channels.serializers.channel import ChannelSerializer
+from console.api.channels.serializers.operations import (
     ChannelPreviewSerializer,
-    ChannelSerializer,
-    ChannelStatusSerializer,
-    ChannelWithStatusSerializer,
     DeployPlanSerializer,
-    LifecycleEventSerializer,
     PreviewQuerySerializer,
     RestartAnswerSerializer,
     RestartQuerySerializer,
+    TargetStateSerializer,
+)
+from console.api.channels.serializers.revisions import (
+    LifecycleEventSerializer,
     RevisionDiffQuerySerializer,
     RevisionDiffSerializer,
     RevisionSerializer,
-    TargetStateSerializer,
+)
+from console.api.channels.serializers.status import (
+    ChannelListItemSerializer,
+    ChannelStatusSerializer,
+    ChannelWithStatusSerializer,
 )
 from console.api.channels.tail import ChannelTailSerializer, TailQuerySerializer, tail_body
 from console.api.pagination import LimitOffsetPagination

@@ -35,7 +35,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console import permissions, services
-from console.api.channels.serializers import ChannelSerializer
+from console.api.channels.serializers.channel import ChannelSerializer
 from console.api.exceptions import exception_handler as console_exception_handler
 from console.api.exceptions import flatten_errors
 from console.api.parsers import StrictJSONError, loads_strict

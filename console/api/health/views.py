@@ -11,11 +11,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from console import permissions
-from console.api.channels.serializers import ChannelHealthSerializer
+from console.api.channels.serializers.status import ChannelHealthSerializer
 from console.api.responses import QUERY_ERRORS
-from console.selectors import reporting
+from console.selectors import health, history, reporting
 from console.selectors.channels import channels_with_status
-from console.services import health, history
 
 ORDERINGS = ("health", "-health", "name", "-name", "score", "-score")
 

@@ -1,5 +1,5 @@
 """``channels/{name}/history/``: a channel's metrics over time, from the time-series store
-(:mod:`console.services.history`)."""
+(:mod:`console.selectors.history`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from console import permissions
 from console.api.exceptions import ServiceUnavailable
 from console.api.responses import NOT_FOUND, QUERY_ERRORS, ErrorDetailSerializer
 from console.models import Channel
-from console.services import history
+from console.selectors import history
 
 MAX_SERIES = len(history.SERIES)
 

@@ -36,8 +36,8 @@ from console.api.parsers import JSONSyntaxError, StrictJSONError, loads_strict
 from console.api.responses import NOT_FOUND
 from console.models import Channel
 from console.selectors.channels import ingest_token_state
+from console.selectors.cloudevents import is_json_media_type
 from console.services.ingest import ACCEPTED, REJECTED, IngestReport, http_source_config, tokens
-from console.services.ingest.cloudevents import is_json_media_type
 from console.services.ingest.rate import IngestRateLimited
 
 

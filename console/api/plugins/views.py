@@ -48,8 +48,8 @@ from console.api.plugins.serializers import (
     RulesTestResultSerializer,
     RulesTestSerializer,
 )
+from console.errors import InvalidSpec
 from console.selectors import specs
-from console.services import InvalidSpec
 
 CATALOGUE = permissions.seeing(what="the plugin catalogue")
 """Checking a config changes nothing: any role may, as it may read the catalogue."""

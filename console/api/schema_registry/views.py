@@ -33,12 +33,12 @@ from console import permissions
 from console.api.exceptions import exception_handler as console_exception_handler
 from console.api.parsers import StrictJSONParser
 from console.api.schema_registry.runtime_auth import RuntimeTokenAuthentication
+from console.errors import RegistryError
 from console.models import SubjectVersion
 from console.schemas.base import AVRO, JSON, SCHEMA_TYPES
 from console.schemas.formats import check_compatibility
 from console.selectors import schemas as selectors
 from console.services import schemas as services
-from console.services.errors import RegistryError
 
 MEDIA_TYPE = "application/vnd.schemaregistry.v1+json"
 

@@ -37,11 +37,11 @@ from console.api.schemas.serializers import (
     SubjectShapeSerializer,
     VersionSerializer,
 )
+from console.errors import RegistryError
 from console.models import SubjectVersion
 from console.schemas import check_compatibility
 from console.selectors import schemas as selectors
 from console.services import schemas as services
-from console.services.errors import RegistryError
 
 SEE = permissions.SEE_SCHEMAS
 NAME = OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH, description="Subject.")

@@ -21,16 +21,16 @@ from typing import Any
 
 from django.conf import settings
 
+from console.errors import RuntimeUnavailable, ServiceError
 from console.models import Channel
-from console.services.errors import RuntimeUnavailable, ServiceError
-from console.services.ingest import rate
-from console.services.ingest.cloudevents import (
+from console.selectors.cloudevents import (
     BadRequest,
     PlainDefaults,
     UnsupportedMediaType,
     encode,
     parse_request,
 )
+from console.services.ingest import rate
 from console.services.ingest.kafka import INGEST_UNAVAILABLE_ERRORS, get_ingest_kafka
 from runtime_adapter.kafka import ingest_topic
 

@@ -24,8 +24,8 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 from console import locks
+from console.errors import ServiceError
 from console.models import Channel
-from console.services.errors import ServiceError
 
 logger = logging.getLogger(__name__)
 

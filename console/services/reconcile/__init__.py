@@ -47,7 +47,7 @@ missed or repeated pass does no harm. A pass
    a report read again keeps its date, a status gone from the runtime keeps the deadline.
    The pass records, once each way, that a connector turned NOT_REPORTING (from its stored
    state, which stays the last observed) and that it reports again;
-5. applies each channel's restart policy (:mod:`console.services.restart_policy`): a FAILED
+5. applies each channel's restart policy (:mod:`console.selectors.restart_policy`): a FAILED
    connector whose policy allows it and whose backoff has passed is restarted (a new
    generation, state RESTARTING, reason ``automatic restart 2/5 after failure: <error
    line>``); when the attempts are used up that is recorded once, as the connector turns

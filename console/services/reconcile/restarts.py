@@ -10,12 +10,12 @@ from console.choices import (
 from console.models import (
     Connector,
 )
+from console.selectors.restart_policy import RestartPolicy
 from console.services.reconcile.state import (
     _MAX_REASON,
     PassState,
     summarize_trace,
 )
-from console.services.restart_policy import RestartPolicy
 
 
 class Restarting(PassState):

@@ -1801,7 +1801,7 @@ export interface components {
             /** @description What was written, MM2's form: the LAST record copied (-1: none yet). */
             offsets: components["schemas"]["MirrorOffset"][];
         };
-        /** @description A channel's health summary (:mod:`console.services.health`). */
+        /** @description A channel's health summary (:mod:`console.selectors.health`). */
         Health: {
             /** @description 100 healthy (or stopped on purpose) down to 0. */
             score: number;
@@ -2403,7 +2403,7 @@ export interface components {
             state: components["schemas"]["ConnectorStateEnum"];
             worker_id: string | null;
         };
-        /** @description A channel's restart policy; see :mod:`console.services.restart_policy`. */
+        /** @description A channel's restart policy; see :mod:`console.selectors.restart_policy`. */
         RestartPolicy: {
             /**
              * @description never: a FAILED connector stays FAILED until restarted; on-failure: the control loop restarts it with exponential backoff, at most max_attempts times in a row.
@@ -2431,7 +2431,7 @@ export interface components {
              */
             backoff_max_seconds: number;
         };
-        /** @description A channel's restart policy; see :mod:`console.services.restart_policy`. */
+        /** @description A channel's restart policy; see :mod:`console.selectors.restart_policy`. */
         RestartPolicyRequest: {
             /**
              * @description never: a FAILED connector stays FAILED until restarted; on-failure: the control loop restarts it with exponential backoff, at most max_attempts times in a row.

@@ -18,7 +18,7 @@ from console import services
 from console.models import Channel, Revision
 from console.permissions import grant_role
 from console.runtime import set_runtime
-from console.services.ingest.cloudevents import rfc3339_utc
+from console.selectors.cloudevents import rfc3339_utc
 from console.services.ingest.rate import bucket_key
 from console.services.ingest.tokens import issue_ingest_token, revoke_ingest_token
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.services.ingest.cloudevents import (
+from console.selectors.cloudevents import (
     BadRequest,
     PlainDefaults,
     UnsupportedMediaType,

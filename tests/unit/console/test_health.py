@@ -1,4 +1,4 @@
-"""Channel health: the rules of :mod:`console.services.health` and its ``/metrics`` series."""
+"""Channel health: the rules of :mod:`console.selectors.health` and its ``/metrics`` series."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from console import locks, metrics, services
 from console.choices import ConnectorState
 from console.models import Connector, Task, Worker
 from console.runtime import set_runtime
-from console.services.health import Signals, assess, signals_from_stages, sort_key
+from console.selectors.health import Signals, assess, signals_from_stages, sort_key
 
 
 def running(**kwargs) -> Signals:
@@ -226,7 +226,7 @@ def test_the_health_api_needs_the_right_to_view_channels(django_user_model):
 
 @pytest.mark.django_db
 def test_a_bus_s_rule_failures_and_dead_letters_count_against_it():
-    from console.services.health import from_record
+    from console.selectors.health import from_record
 
     stages = [{"stage": "source", "in": 300, "out": 300, "failed": 0}]
     rules = [
@@ -271,7 +271,7 @@ def test_a_channel_starting_is_not_a_warning_until_its_start_takes_too_long():
 def test_recent_failures_are_counted_from_the_connector_s_failed_transitions(spec):
     from console.choices import SubjectType
     from console.models import Channel, LifecycleEvent
-    from console.services.health import recent_failures
+    from console.selectors.health import recent_failures
 
     channel = services.create_channel(name="flaky", spec=spec)
     now = timezone.now()

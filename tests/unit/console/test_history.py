@@ -13,7 +13,7 @@ import pytest
 
 from console import services
 from console.models import Channel
-from console.services import history
+from console.selectors import history
 from tests.support.processes import free_port
 
 pytestmark = pytest.mark.django_db

@@ -14,8 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from console import metrics, services
 from console.choices import ConnectorState, ShownState, TargetState
 from console.models import Channel, Connector, LifecycleEvent
-from console.selectors import reporting
-from console.services import channel_health, health
+from console.selectors import health, reporting
+from console.services import channel_health
 from runtime_adapter.base import TaskStatus
 from runtime_adapter.states import State
 

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from console import services
 from console.choices import ConnectorState, RestartPolicyType, SubjectType
 from console.models import Channel, Connector, LifecycleEvent
-from console.services.restart_policy import RestartPolicy
+from console.selectors.restart_policy import RestartPolicy
 from runtime_adapter.states import State
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from console import services
+from console import errors, services
 from console.crypto import decrypt_spec
 from console.models import Channel, Revision
 from console.permissions import EDITOR, OPERATOR, grant_role
@@ -223,7 +223,7 @@ def test_the_service_refuses_it_whoever_calls(owner):
     spec = {"source": SOURCE, "sink": set_field({"sink": sink}, field, evil)["sink"]}
     spec["sink"]["config"]["password"] = SECRET_MARKER
 
-    with pytest.raises(services.InvalidSpec) as raised:
+    with pytest.raises(errors.InvalidSpec) as raised:
         services.update_channel(channel, spec=spec)
 
     assert list(raised.value.errors) == ["sink.config.password"]

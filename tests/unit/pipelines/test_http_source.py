@@ -44,7 +44,7 @@ def test_without_the_fields_sluice_fills_in_it_says_so() -> None:
 def test_events_written_by_the_console_come_back_unchanged(
     kafka_records: Callable[..., Any],
 ) -> None:
-    # Exactly what console.services.ingest.cloudevents.encode writes (time normalised to UTC).
+    # Exactly what console.selectors.cloudevents.encode writes (time normalised to UTC).
     written = {
         "specversion": "1.0",
         "id": "bin-1",

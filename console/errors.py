@@ -1,7 +1,9 @@
-"""Errors the services raise; the API maps each to an HTTP status.
+"""Errors the services and the selectors raise on purpose; the API maps each to an HTTP
+status (:mod:`console.api.exceptions`), the admin to a message.
 
-:func:`runtime_errors` is the one place the runtime adapter's errors
-(:mod:`runtime_adapter.base`) become the services' own.
+A module of its own below both layers, so a selector raises them without importing the
+services. :func:`runtime_errors` is the one place the runtime adapter's errors
+(:mod:`runtime_adapter.base`) become the console's own.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ logger = logging.getLogger(__name__)
 
 
 class ServiceError(Exception):
-    """Base class of every error a service raises on purpose."""
+    """Base class of every error a service or a selector raises on purpose."""
 
 
 class InvalidSpec(ServiceError):
