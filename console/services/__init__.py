@@ -6,7 +6,6 @@ What only reads is in :mod:`console.selectors`. HTTP ingestion is :mod:`.ingest`
 """
 
 from console.services.channels import (
-    RestartPlan,
     channel_preview,
     create_channel,
     delete_channel,
@@ -42,6 +41,7 @@ from console.services.offsets import (
     reset_channel_offsets,
 )
 from console.services.reconcile import ReconcileReport, note_runtime_unreadable, reconcile
+from console.services.restarts import RestartPlan
 
 __all__ = [
     "ChannelOffsets",

@@ -11,8 +11,8 @@ import redis
 from console import services
 from console.choices import ConnectorState, RunKind, RunState, SubjectType, WorkerState
 from console.models import Channel, ChannelRun, Connector, LifecycleEvent, Worker
-from console.services import fleet_batch
 from console.services import resend as resend_module
+from console.services import starts
 from console.services.run_executor import execute_runs
 from runtime_adapter.base import ConnectorStatus, Deployment
 from runtime_adapter.spark import SparkRuntime
@@ -181,7 +181,7 @@ def resend_round_trips(clock: Clock, spec: dict, channels: int) -> int:
     names = [f"c{index}" for index in range(channels)]
     for name in names:
         services.create_channel(name=name, spec=spec)
-    fleet_batch.start(list(Channel.objects.filter(name__in=names)), None)
+    starts.start(list(Channel.objects.filter(name__in=names)), "system")
     clock.heartbeat("w1", "w2")
     clock.reconcile()
     assert len(desired(clock.runtime)) == channels
