@@ -10,15 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from console.choices import (
-    ConnectorState,
-    TargetState,
-)
-from console.models import (
-    Channel,
-    Connector,
-    Task,
-)
+from console.choices import ConnectorState, TargetState
+from console.models import Channel, Connector, Task
 from console.services import channel_health
 from console.services.bulk import update_rows
 from console.services.transitions import (
@@ -29,8 +22,6 @@ from console.services.transitions import (
     restart_many,
     secrets_of,
 )
-
-# -- restart -------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -8,38 +8,20 @@ A start of one channel (:func:`console.services.channels.start_channel`), of a n
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Q
 
-from console.choices import (
-    HOSTED_TARGETS,
-    ConnectorState,
-    TargetState,
-    WorkerService,
-    WorkerState,
-)
+from console.choices import HOSTED_TARGETS, ConnectorState, TargetState, WorkerService, WorkerState
 from console.crypto import decrypt_spec, plain_secret_values
-from console.models import (
-    Channel,
-    ChannelDiscovery,
-    Connector,
-    Revision,
-    Worker,
-)
+from console.models import Channel, ChannelDiscovery, Connector, Revision, Worker
 from console.runtime import get_runtime
 from console.services import channel_health
 from console.services.bulk import update_rows
 from console.services.deployments import deployment_for
-from console.services.errors import (
-    RuntimeUnavailable,
-)
-from console.services.ingest import (
-    HTTP_SOURCE,
-    ensure_ingest_topic,
-)
+from console.services.errors import RuntimeUnavailable
+from console.services.ingest import HTTP_SOURCE, ensure_ingest_topic
 from console.services.transitions import (
     Answer,
     Batch,
@@ -50,11 +32,6 @@ from console.services.transitions import (
     unavailable,
 )
 from runtime_adapter.base import Deployment
-
-logger = logging.getLogger(__name__)
-
-
-# -- start (and deploy) --------------------------------------------------------------------------
 
 
 def start(channels: Sequence[Channel], actor: str) -> dict[str, Answer]:

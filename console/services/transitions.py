@@ -32,18 +32,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from console.choices import (
-    SubjectType,
-    TargetState,
-)
+from console.choices import SubjectType, TargetState
 from console.crypto import plain_secret_values
-from console.models import (
-    Channel,
-    ChannelRun,
-    Connector,
-    LifecycleEvent,
-    Revision,
-)
+from console.models import Channel, ChannelRun, Connector, LifecycleEvent, Revision
 from console.runtime import get_runtime
 from console.services import channel_health
 from console.services.errors import (
@@ -52,11 +43,7 @@ from console.services.errors import (
     ServiceError,
     runtime_errors,
 )
-from console.services.ingest import (
-    HTTP_SOURCE,
-    IngestUnavailable,
-    drop_ingest_topic,
-)
+from console.services.ingest import HTTP_SOURCE, IngestUnavailable, drop_ingest_topic
 from console.services.lifecycle import lifecycle_event
 from runtime_adapter import states as runtime_states
 from runtime_adapter.base import Deployment
