@@ -130,6 +130,20 @@ class SimulatedRuntime:
     def delete(self, connector_id: str) -> None:
         self.assigned.pop(connector_id, None)
 
+    def deploy_many(self, deployments: list[Any]) -> None:
+        for deployment in deployments:
+            self.deploy(deployment)
+
+    def set_target_states(self, connector_ids: list[str], target_state: Any) -> None:
+        pass
+
+    def restart_many(self, connector_ids: list[str]) -> dict[str, int]:
+        return {connector_id: self.restart(connector_id) for connector_id in connector_ids}
+
+    def delete_many(self, connector_ids: list[str]) -> None:
+        for connector_id in connector_ids:
+            self.delete(connector_id)
+
     def workers(self) -> list[Any]:
         now = time.time()
         return [replace(info, last_heartbeat=now) for info in self.worker_infos]

@@ -469,6 +469,21 @@ class RuntimeAdapter(Protocol):
         """Stop the connector and forget it, its checkpoint removed where the adapter
         can reach it."""
 
+    # -- the same calls for many connectors (a bulk action; a runtime without a batch call of
+    # its own loops over the single one) ----------------------------------------------------
+
+    def deploy_many(self, deployments: list[Deployment]) -> None:
+        """:meth:`deploy` for each of ``deployments``."""
+
+    def set_target_states(self, connector_ids: list[str], target_state: TargetState) -> None:
+        """:meth:`set_target_state` for each of ``connector_ids``."""
+
+    def restart_many(self, connector_ids: list[str]) -> dict[str, int]:
+        """:meth:`restart` for each of ``connector_ids``; the new generation of each."""
+
+    def delete_many(self, connector_ids: list[str]) -> None:
+        """:meth:`delete` for each of ``connector_ids``."""
+
     def status(self, connector_ids: Iterable[str]) -> dict[str, ConnectorStatus]:
         """Observed status of many connectors in one call; unknown ids are absent."""
 

@@ -7,7 +7,6 @@ What only reads is in :mod:`console.selectors`; the errors both raise are in
 """
 
 from console.services.channels import (
-    RestartPlan,
     channel_preview,
     create_channel,
     delete_channel,
@@ -37,6 +36,7 @@ from console.services.offsets import (
     reset_channel_offsets,
 )
 from console.services.reconcile import ReconcileReport, note_runtime_unreadable, reconcile
+from console.services.restarts import RestartPlan
 
 __all__ = [
     "ChannelOffsets",

@@ -29,7 +29,7 @@ from console.choices import HOSTED_TARGETS
 from console.errors import runtime_errors
 from console.models import Channel, ChannelDiscovery, Connector, Subject
 from console.runtime import get_runtime
-from console.services.deployments import channel_deployment
+from console.services.deployments import deployment_for
 from console.services.lifecycle import record_channel
 from console.services.schemas import Candidate, register
 from pipelines.spec import shapes as inference
@@ -97,14 +97,8 @@ def _redeploy(channel: Channel, connector: Connector, enabled: bool) -> None:
     revision = connector.revision
     assert revision is not None
     runtime = get_runtime()
-    worker = connector.worker
-    deployment = channel_deployment(
-        channel,
-        connector,
-        revision,
-        target=channel.target_state,
-        worker_id=worker.worker_id if worker is not None else None,
-        discovery=enabled,
+    deployment = deployment_for(
+        channel, connector, revision, target=channel.target_state, discovery=enabled
     )
     with runtime_errors("deploy"):
         runtime.deploy(deployment)

@@ -1,55 +1,44 @@
 """Bulk lifecycle: one request, many channels, one result per channel.
 
 :func:`bulk_lifecycle` applies a lifecycle action (start, stop, pause, resume, restart,
-delete) to many channels. Each action runs set-based (:mod:`console.services.fleet_batch`):
-the same decisions as the single-channel services of :mod:`.channels` make one channel at a
-time (the same rules and refusals, lifecycle events, connector writes and runtime calls), in
-one transaction with a few statements and one runtime call per kind of call, whatever the
-number of channels. A channel that cannot (409: a channel cannot be paused from STOPPED,
-404: no such channel) is reported with the reason and the others go on; when the runtime
-cannot be reached nothing is saved and the channels that needed it are answered 503, as
-their own endpoints would have been. The audit trail gets one row per channel
-(``channel.<action>``, ``via`` ``bulk``), written together at the end.
-
-``batched=False`` runs the single services one channel after the other instead (the
-reference the set-based path is tested against).
+delete) to many channels through the one lifecycle path (:mod:`console.services.transitions`),
+whose single-channel services are the list of one: the same rules and refusals, lifecycle
+events, connector writes and runtime calls, in one transaction with a few statements and
+one runtime call per kind of call, whatever the number of channels. A channel that cannot
+(409: a channel cannot be paused from STOPPED, 404: no such channel) is reported with the
+reason and the others go on; when the runtime cannot be reached nothing is saved and the
+channels that needed it are answered 503, as their own endpoints would have been. The audit
+trail gets one row per channel (``channel.<action>``, ``via`` ``bulk``), written together at
+the end.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
 
 from django.contrib.auth.models import User
-from django.db import transaction
 from django.db.models import Max
 
 from console.choices import ConnectorState
-from console.errors import (
-    InvalidTransition,
-    RuntimeUnavailable,
-    ServiceError,
-)
 from console.models import AuditEvent, Channel, Connector, Revision
-from console.services import channels as channel_services
-from console.services import fleet_batch
+from console.services import restarts, starts, transitions
+from console.services.lifecycle import actor_for
+from console.services.transitions import Answer
 
-ACTIONS = ("start", "stop", "pause", "resume", "restart", "delete")
+_ACTIONS: dict[str, Callable[[Sequence[Channel], str], dict[str, Answer]]] = {
+    "start": starts.start,
+    "stop": transitions.stop,
+    "pause": transitions.pause,
+    "resume": transitions.resume,
+    "restart": restarts.restart,
+    "delete": transitions.delete,
+}
+ACTIONS = tuple(_ACTIONS)
 #: The most channels one bulk request acts on.
 MAX_BULK = 5000
 
-_SERVICES: dict[str, Callable[..., Any]] = {
-    "start": channel_services.start_channel,
-    "stop": channel_services.stop_channel,
-    "pause": channel_services.pause_channel,
-    "resume": channel_services.resume_channel,
-    "restart": channel_services.restart_channel,
-    "delete": channel_services.delete_channel,
-}
-
-
-_MISSING = fleet_batch.Answer(404, "No channel has this name.")
+_MISSING = Answer(404, "No channel has this name.")
 
 
 @dataclass(frozen=True)
@@ -74,14 +63,11 @@ def bulk_lifecycle(
     via: str = "bulk",
     remote_addr: str | None = None,
     user_agent: str = "",
-    batched: bool = True,
 ) -> list[BulkResult]:
     """Apply ``action`` to each channel of ``names`` (in that order, each once); one
-    :class:`BulkResult` per name, a missing channel included (404). ``batched=False``: one
-    single-channel service call per channel (see the module docstring)."""
-    if action not in _SERVICES:
+    :class:`BulkResult` per name, a missing channel included (404)."""
+    if action not in _ACTIONS:
         raise ValueError(f"unknown action {action!r}")
-    service = _SERVICES[action]
     by_name = {
         channel.name: channel
         for channel in Channel.objects.filter(name__in=list(names)).only(
@@ -90,29 +76,22 @@ def bulk_lifecycle(
     }
     ordered = list(dict.fromkeys(names))
     already = _already_there(action, list(by_name.values()))
-    results: list[BulkResult] = []
-    if batched:
-        found = [by_name[name] for name in ordered if name in by_name]
-        answers = fleet_batch.ACTIONS[action](found, user)
-        for name in ordered:
-            answer = answers.get(name, _MISSING)
-            results.append(
-                BulkResult(
-                    name,
-                    answer.status < 300,
-                    answer.status,
-                    answer.error,
-                    answer.target_state,
-                )
+    found = [by_name[name] for name in ordered if name in by_name]
+    answers = _ACTIONS[action](found, actor_for(user))
+    results = []
+    for name in ordered:
+        answer = answers.get(name, _MISSING)
+        ok = answer.status < 300
+        results.append(
+            BulkResult(
+                name,
+                ok,
+                answer.status,
+                answer.error,
+                answer.target_state,
+                changed=ok and name not in already,
             )
-    else:
-        for name in ordered:
-            channel = by_name.get(name)
-            if channel is None:
-                results.append(BulkResult(name, False, 404, _MISSING.error))
-                continue
-            results.append(_one(service, action, channel, user))
-    results = [replace(r, changed=r.ok and r.name not in already) for r in results]
+        )
     _audit(action, results, user, via, remote_addr, user_agent)
     return results
 
@@ -144,26 +123,6 @@ def _already_there(action: str, channels: list[Channel]) -> set[str]:
         if deployed == latest.get(connector.channel_id) and not failed and not connector.finished:
             settled.add(connector.channel.name)
     return settled
-
-
-def _one(
-    service: Callable[..., Any], action: str, channel: Channel, user: User | None
-) -> BulkResult:
-    try:
-        with transaction.atomic():
-            service(channel, user=user)
-    except InvalidTransition as exc:
-        return BulkResult(channel.name, False, 409, str(exc))
-    except RuntimeUnavailable as exc:
-        return BulkResult(channel.name, False, 503, str(exc) or "The runtime is unavailable.")
-    except Channel.DoesNotExist:  # deleted meanwhile
-        return BulkResult(channel.name, False, 404, "No channel has this name.")
-    except ServiceError as exc:
-        return BulkResult(channel.name, False, 409, str(exc))
-    if action == "delete":
-        return BulkResult(channel.name, True, 204)
-    target = {"start": "RUNNING", "stop": "STOPPED", "pause": "PAUSED", "resume": "RUNNING"}
-    return BulkResult(channel.name, True, 202, target_state=target.get(action))
 
 
 def _audit(

@@ -19,7 +19,7 @@ it holds, against the database's count:
   fleet while nothing is lost. A count that differs only because the runtime holds extra
   connectors (left by a delete it did not hear of) is looked into once, not every pass.
 
-A re-sent connector is what its last deploy sent (:func:`channel_deployment`,
+A re-sent connector is what its last deploy sent (:func:`deployment_for`,
 :func:`run_deployment`) with the console's generation, never 0: a driver's report is
 accepted only at the generation the store holds. Its counters kept only in the runtime
 (dead letters, sink retries: ``HINCRBY`` totals) go on from the totals the console last read
@@ -42,7 +42,7 @@ from datetime import datetime
 
 from console.choices import RunState, SubjectType
 from console.models import ChannelDiscovery, ChannelRun, Connector, LifecycleEvent
-from console.services.deployments import channel_deployment
+from console.services.deployments import deployment_for
 from console.services.lifecycle import RECONCILE_ACTOR, lifecycle_event
 from runtime_adapter.base import Restoration, RuntimeAdapter
 
@@ -89,7 +89,7 @@ def resend_lost(
     every = connectors()
     held = runtime.desired_connectors()
     lost = [c for c in every if c.runtime_id not in held]
-    restorations = _connector_restorations(every if emptied else lost)
+    restorations = _connector_restorations(every if emptied else lost, live)
     runs = _run_restorations(set() if emptied else held, every, live)
     runtime.restore(restorations + runs)
     if emptied:
@@ -106,9 +106,10 @@ def resend_lost(
     return resent
 
 
-def _connector_restorations(connectors: list[Connector]) -> list[Restoration]:
-    """The channels' ``connectors`` as their last deploy sent them (a fixed number of
-    queries: the channels that discover their schema are few, read whole, not by id)."""
+def _connector_restorations(connectors: list[Connector], live: set[str]) -> list[Restoration]:
+    """The channels' ``connectors`` as their last deploy sent them, hosted by their worker
+    when it is in ``live`` (a fixed number of queries: the channels that discover their
+    schema are few, read whole, not by id)."""
     if not connectors:
         return []
     discovering = set(
@@ -120,13 +121,13 @@ def _connector_restorations(connectors: list[Connector]) -> list[Restoration]:
             logger.warning("connector %s has no deployed revision to re-send", connector)
             continue
         channel = connector.channel
-        deployment = channel_deployment(
+        deployment = deployment_for(
             channel,
             connector,
             connector.revision,
             target=channel.target_state,
-            worker_id=connector.worker_id,
             discovery=channel.pk in discovering,
+            live=live,
         )
         restorations.append(
             Restoration(

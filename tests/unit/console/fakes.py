@@ -139,6 +139,24 @@ class FakeRuntime:
         for table in (self.deployments, self.assignments, self.targets, self.statuses):
             table.pop(connector_id, None)
 
+    # The batch calls loop over the single ones: each connector's calls are recorded as its
+    # single call would record them.
+
+    def deploy_many(self, deployments: list[Deployment]) -> None:
+        for deployment in deployments:
+            self.deploy(deployment)
+
+    def set_target_states(self, connector_ids: list[str], target_state: TargetState) -> None:
+        for connector_id in connector_ids:
+            self.set_target_state(connector_id, target_state)
+
+    def restart_many(self, connector_ids: list[str]) -> dict[str, int]:
+        return {connector_id: self.restart(connector_id) for connector_id in connector_ids}
+
+    def delete_many(self, connector_ids: list[str]) -> None:
+        for connector_id in connector_ids:
+            self.delete(connector_id)
+
     def status(self, connector_ids: Iterable[str]) -> dict[str, ConnectorStatus]:
         self.status_calls += 1
         self._fail_if_unavailable()

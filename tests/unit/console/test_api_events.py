@@ -19,6 +19,7 @@ from console.models import Channel, Revision
 from console.permissions import grant_role
 from console.runtime import set_runtime
 from console.selectors.cloudevents import rfc3339_utc
+from console.services.fleet import bulk_lifecycle
 from console.services.ingest.rate import bucket_key
 from console.services.ingest.tokens import issue_ingest_token, revoke_ingest_token
 
@@ -672,3 +673,19 @@ def test_a_channel_deleted_while_kafka_is_away_is_deleted_and_its_topic_goes_lat
     ingest_kafka.unreachable = False
     services.create_channel(name="web-orders", spec=http_spec(), user=user)
     assert TOPIC in ingest_kafka.topics and written(ingest_kafka) == []
+
+
+def test_a_bulk_delete_takes_the_ingest_topics_as_a_single_delete_does(user, ingest_kafka):
+    """One lifecycle path: the channels a bulk request deletes lose their ingest topics as
+    one deleted alone does (the bulk delete once left them behind)."""
+    services.create_channel(name="web-orders", spec=http_spec(), user=user)
+    services.create_channel(name="web-clicks", spec=http_spec(), user=user)
+    services.create_channel(name="web-kept", spec=http_spec(), user=user)
+    assert {TOPIC, "sluice.ingest.web-clicks"} <= ingest_kafka.topics
+
+    results = bulk_lifecycle("delete", ["web-orders", "web-clicks", "nope"], user=user)
+
+    assert [r.status for r in results] == [204, 204, 404]
+    assert TOPIC not in ingest_kafka.topics
+    assert "sluice.ingest.web-clicks" not in ingest_kafka.topics
+    assert "sluice.ingest.web-kept" in ingest_kafka.topics

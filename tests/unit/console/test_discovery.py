@@ -11,7 +11,14 @@ from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from console.models import AuditEvent, ChannelDiscovery, LifecycleEvent, SubjectVersion
+from console.models import (
+    AuditEvent,
+    ChannelDiscovery,
+    Connector,
+    LifecycleEvent,
+    SubjectVersion,
+    Worker,
+)
 from console.permissions import grant_role
 from console.services.discovery import collect_samples
 from console.tasks import collect_discovered
@@ -59,6 +66,26 @@ def test_discovery_is_off_until_turned_on_and_then_deployed_with_it(api, spec, r
     assert api.post(f"{CHANNELS}orders/stop").status_code == 202
     assert api.post(f"{CHANNELS}orders/start").status_code == 202
     assert runtime.deployments["orders"].discovery is True
+
+
+@pytest.mark.parametrize("state", ["ALIVE", "DEAD"])
+def test_the_re_deploy_names_the_worker_a_start_would_name(api, spec, runtime, state):
+    """Turning discovery on re-deploys the connector as a start of it would
+    (:func:`console.services.deployments.deployment_for`): on its worker while that worker
+    is alive, on none once it is dead (the control loop places it on a live one), never
+    on a worker that cannot run it."""
+    Worker.objects.create(worker_id="w1", state="ALIVE")
+    started(api, spec)
+    assert runtime.deployments["orders"].worker_id == "w1"
+    Worker.objects.filter(worker_id="w1").update(state=state)
+
+    assert (
+        api.put(f"{CHANNELS}orders/discovery", {"enabled": True}, format="json").status_code == 200
+    )
+
+    assert runtime.deployments["orders"].discovery is True
+    assert runtime.deployments["orders"].worker_id == ("w1" if state == "ALIVE" else None)
+    assert Connector.objects.get(channel__name="orders").worker_id == "w1"  # the loop moves it
 
 
 def test_a_stopped_channel_is_not_restarted_and_bad_bodies_are_refused(api, spec, runtime):

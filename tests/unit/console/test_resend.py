@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import pytest
 import redis
+from django.utils import timezone
 
 from console import services
 from console.choices import ConnectorState, RunKind, RunState, SubjectType, WorkerState
 from console.models import Channel, ChannelRun, Connector, LifecycleEvent, Worker
-from console.services import fleet_batch
 from console.services import resend as resend_module
+from console.services import starts
 from console.services.run_executor import execute_runs
 from runtime_adapter.base import ConnectorStatus, Deployment
 from runtime_adapter.spark import SparkRuntime
@@ -181,7 +182,7 @@ def resend_round_trips(clock: Clock, spec: dict, channels: int) -> int:
     names = [f"c{index}" for index in range(channels)]
     for name in names:
         services.create_channel(name=name, spec=spec)
-    fleet_batch.start(list(Channel.objects.filter(name__in=names)), None)
+    starts.start(list(Channel.objects.filter(name__in=names)), "system")
     clock.heartbeat("w1", "w2")
     clock.reconcile()
     assert len(desired(clock.runtime)) == channels
@@ -330,3 +331,25 @@ def test_totals_lost_alone_are_kept_not_shown_going_backwards(clock, spec):
 
     assert report.resent == 0
     assert totals("a") == (7, 3)
+
+
+def test_a_connector_whose_worker_is_not_live_is_re_sent_with_none(runtime, spec):
+    """The re-send names a connector's worker as a start does
+    (:func:`console.services.deployments.deployment_for`): only a worker the pass counts
+    live; the pass's placement then gives the others a live one."""
+    Worker.objects.create(worker_id="w1", state=WorkerState.ALIVE)
+    for name in ("on-live", "on-dead"):
+        services.start_channel(services.create_channel(name=name, spec=spec))
+    Worker.objects.create(worker_id="w2", state=WorkerState.DEAD)
+    Connector.objects.filter(runtime_id="on-dead").update(worker="w2")
+    runtime.deployments.clear()  # the runtime lost it all (no epoch token either)
+
+    resend_module.resend_lost(
+        runtime,
+        lambda: list(Connector.objects.select_related("channel", "revision")),
+        {"w1"},
+        timezone.now(),
+    )
+
+    assert runtime.deployments["on-live"].worker_id == "w1"
+    assert runtime.deployments["on-dead"].worker_id is None

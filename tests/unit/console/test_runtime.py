@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from console.runtime import get_runtime, set_runtime
+from runtime_adapter.base import RuntimeAdapter
+from tests.unit.console.fakes import FakeRuntime
 
 
 class Recorder:
@@ -45,3 +47,9 @@ def test_a_test_can_swap_the_runtime(settings, runtime):
     set_runtime(replacement)
 
     assert get_runtime() is replacement
+
+
+def test_the_fake_runtime_the_console_tests_use_is_a_runtime_adapter():
+    """Every call of the protocol, its ``*_many`` calls included, so a service that calls one
+    is tested against the fake as it runs against the real runtime."""
+    assert isinstance(FakeRuntime(), RuntimeAdapter)
