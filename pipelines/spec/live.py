@@ -9,15 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from pipelines.kafka_options import kafka_sink_options
-from pipelines.spec.channel import (
-    ChannelSpec,
-    SpecError,
-    StageSpec,
-    parse_stage_config,
-    validate_spec,
-)
+from pipelines.spec.channel import ChannelSpec, SpecError, StageSpec
 from pipelines.spec.configs.kafka import KafkaSinkConfig
 from pipelines.spec.configs.retry import SinkRetry
+from pipelines.spec.validation import parse_stage_config, validate_spec
 
 RETRIED_SINKS = frozenset({"kafka", "jdbc", "files"})
 """Sinks whose micro-batch write is retried by the channel as their ``retry`` policy says
