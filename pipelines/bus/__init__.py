@@ -2,21 +2,21 @@
 
 A bus whose enabled rules all go to Kafka, with no transforms of their own, one write's
 settings and ``errors.tolerance: none`` (:func:`pipelines.spec.live.compiled_into_query`) is
-compiled into the streaming query itself (:func:`pipelines.bus.kafka.compiled_kafka_writer`): the
-routing below is part of the query's plan and the write is Spark's streaming Kafka sink - no
-``foreachBatch``; its rules change by a restart from the checkpoint. Every other bus is routed batch
-by batch:
+compiled into the streaming query itself (:func:`pipelines.bus.kafka.compiled_kafka_writer`):
+the routing below is part of the query's plan and the write is Spark's streaming Kafka sink -
+no ``foreachBatch``; its rules change by a restart from the checkpoint. Every other bus is
+routed batch by batch:
 
 The source is read and parsed once and the shared ``transforms`` run once (the streaming
 part of the query, as for a linear channel). Each micro-batch then goes through a
-:class:`~pipelines.bus.router.BusRouter` (``foreachBatch``), which turns it into *deliveries*: one
-row per (event, target) it goes to, tagged with the target's place (``__sluice_target``) and its
-rule's (``__sluice_rule``):
+:class:`~pipelines.bus.router.BusRouter` (``foreachBatch``), which turns it into
+*deliveries*: one row per (event, target) it goes to, tagged with the target's place
+(``__sluice_target``) and its rule's (``__sluice_rule``):
 
 * a rule without transforms of its own is routed by one ``explode`` over every such rule's
-  native pattern predicate (:func:`~pipelines.bus.plan.routing_column`: ``array(CASE WHEN <pattern>
-  THEN <target> END, ...)``): every pattern is evaluated on the same parsed event in one pass,
-  in generated code, no Python on the per-event path;
+  native pattern predicate (:func:`~pipelines.bus.plan.routing_column`: ``array(CASE WHEN
+  <pattern> THEN <target> END, ...)``): every pattern is evaluated on the same parsed event
+  in one pass, in generated code, no Python on the per-event path;
 * a rule with transforms selects its events with its predicate, runs its transforms (the
   same transform builders as a linear channel; failures are labelled
   ``rules[1].transforms[0] (cast)``) and fans them out to its targets.
@@ -50,9 +50,9 @@ fails (a target down), become dead letters with ``rule`` and ``target`` (the sin
 ``rules[1].sinks[0]``) in their context; the other targets keep delivering.
 
 Per-rule counts of each batch go to ``on_rule_counts(batch_id, counts)`` (see
-:meth:`BusRouter.rule_counts`). :meth:`BusRouter.replace` swaps the rules used from the
-next batch on, without restarting the query (:func:`pipelines.spec.live.live_change` says when it
-can).
+:meth:`~pipelines.bus.batch.BatchRun.rule_counts`). :meth:`BusRouter.replace` swaps the rules
+used from the next batch on, without restarting the query
+(:func:`pipelines.spec.live.live_change` says when it can).
 """
 
 from pipelines.bus.batch import BatchRun, BusDeliveryError

@@ -39,9 +39,10 @@ def group_key(config: KafkaSinkConfig) -> str:
 def compiled_into_query(spec: ChannelSpec) -> bool:
     """Whether a bus runs compiled into its streaming query
     (:func:`pipelines.bus.kafka.compiled_kafka_writer`): ``errors.tolerance: none``, and every
-    enabled rule has no transforms of its own and only Kafka targets that one write serves (the same
-    serialization, producer settings, and no retry policy). Such a bus's routing and its Kafka write
-    are part of the query's plan: a rule change restarts the query (from its checkpoint)."""
+    enabled rule has no transforms of its own and only Kafka targets that one write serves
+    (the same serialization, producer settings, and no retry policy). Such a bus's routing
+    and its Kafka write are part of the query's plan: a rule change restarts the query (from
+    its checkpoint)."""
     if not spec.is_bus or spec.errors.tolerance != "none":
         return False
     active = [rule for rule in spec.rules or [] if rule.enabled]
