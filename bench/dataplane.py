@@ -54,7 +54,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from bench.mirror import Drain, run_mm2, run_spark_pass
 from bench.workload import make_event, selected
-from pipelines.builder import REAL_TIME_CHECKPOINT_SECONDS
+from pipelines.query import REAL_TIME_CHECKPOINT_SECONDS
 from tests.support.processes import REPO_ROOT, start_kafka
 
 PARTITIONS = 2

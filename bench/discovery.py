@@ -43,7 +43,6 @@ from bench.stage_counts import bench_query
 from bench.stages import SINK, SOURCE, Timing, jvm_cpu_seconds, records, session, time_write
 from bench.workload import PATTERN, make_event
 from pipelines import builder
-from pipelines.builder import build_events
 from pipelines.discovery import (
     KAFKA_SAMPLE_PARTITIONS,
     SAMPLE_SECONDS,
@@ -53,6 +52,7 @@ from pipelines.discovery import (
     newest_files,
 )
 from pipelines.errors import capturing_failed_events
+from pipelines.query import build_events
 from pipelines.sources.kafka import kafka_records_to_events
 from pipelines.spec import parse_stage_config, validate_spec
 from pipelines.spec.paths import FILES_ROOTS_ENV

@@ -97,7 +97,7 @@ def sluice_spec(args: argparse.Namespace) -> dict:
         "transforms": transforms,
         "sink": {"type": "kafka", "config": sink},
     }
-    if args.real_time:  # the channel's own execution mode (pipelines.builder.with_trigger)
+    if args.real_time:  # the channel's own execution mode (pipelines.query.with_trigger)
         spec["runtime"] = {"mode": "real-time", "interval_seconds": args.real_time}
     return spec
 

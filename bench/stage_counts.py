@@ -4,7 +4,7 @@
 
 The whole bench query as :mod:`pipelines` builds it (Kafka-shaped records → events → filter
 → CloudEvents Kafka records, ``errors.tolerance: none``), once without and once with the
-observe a channel needs at its error gate (:func:`pipelines.builder.observe_stages`: the rows
+observe a channel needs at its error gate (:func:`pipelines.stage_metrics.observe_stages`: the rows
 and failures per stage) when its sink does not report the rows it wrote or it runs under
 ``errors.tolerance: all``. The bench channel itself, Kafka to Kafka under ``none``, is
 counted from its progress alone (``numInputRows``, ``sink.numOutputRows``): no observe, no
@@ -24,12 +24,13 @@ from pyspark.sql import functions as F
 
 from bench.stages import SINK, SOURCE, Timing, records, session, time_write
 from bench.workload import PATTERN
-from pipelines.builder import StagePoint, apply_transforms, observe_stages
 from pipelines.errors import capturing_failed_events, fail_fast, failing_stage
+from pipelines.query import apply_transforms
 from pipelines.sinks import SINK_CHECKS
 from pipelines.sinks.kafka import events_to_kafka_records
 from pipelines.sources.kafka import kafka_records_to_events
 from pipelines.spec import StageSpec
+from pipelines.stage_metrics import StagePoint, observe_stages
 
 POINTS = [
     StagePoint(0, "source", None, "kafka", "source"),

@@ -33,8 +33,8 @@ from pyspark.sql import functions as F
 
 from bench import spark_job
 from bench.workload import EVENT_BYTES, PATTERN, REGIONS, STATUSES
-from pipelines.builder import apply_transforms
 from pipelines.errors import capturing_failed_events, fail_fast, failing_stage
+from pipelines.query import apply_transforms
 from pipelines.sinks import SINK_CHECKS
 from pipelines.sinks.kafka import events_to_kafka_records
 from pipelines.sources.kafka import kafka_records_to_events

@@ -122,7 +122,7 @@ def kafka_samples(
     progress) of at most :data:`KAFKA_SAMPLE_PARTITIONS` partitions of a Kafka-backed
     channel's source, read as a batch and parsed by the source (the channel's brokers,
     security and format), in the events' JSON form; failed ones left out."""
-    from pipelines.builder import run_kafka_config
+    from pipelines.query import run_kafka_config
     from pipelines.sources import SOURCES
     from pipelines.sources.kafka import kafka_source_options
     from pipelines.spec import parse_stage_config

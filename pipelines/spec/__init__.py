@@ -4,13 +4,7 @@ The console imports this package to validate specs and serve the catalogue witho
 Spark; the driver reads the same models to build the query (``pipelines.builder``).
 """
 
-from pipelines.spec.channel import (
-    ChannelSpec,
-    SpecError,
-    StageSpec,
-    parse_stage_config,
-    validate_spec,
-)
+from pipelines.spec.channel import ChannelSpec, SpecError, StageSpec
 from pipelines.spec.plugins import (
     PLUGIN_KINDS,
     PLUGINS,
@@ -21,6 +15,7 @@ from pipelines.spec.plugins import (
     plugin_types,
     plugins,
 )
+from pipelines.spec.validation import parse_stage_config, validate_spec
 
 __all__ = [
     "PLUGINS",

@@ -9,15 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from pipelines.kafka_options import kafka_sink_options
-from pipelines.spec.channel import (
-    ChannelSpec,
-    SpecError,
-    StageSpec,
-    parse_stage_config,
-    validate_spec,
-)
+from pipelines.spec.channel import ChannelSpec, SpecError, StageSpec
 from pipelines.spec.configs.kafka import KafkaSinkConfig
 from pipelines.spec.configs.retry import SinkRetry
+from pipelines.spec.validation import parse_stage_config, validate_spec
 
 RETRIED_SINKS = frozenset({"kafka", "jdbc", "files"})
 """Sinks whose micro-batch write is retried by the channel as their ``retry`` policy says
@@ -42,11 +37,12 @@ def group_key(config: KafkaSinkConfig) -> str:
 
 
 def compiled_into_query(spec: ChannelSpec) -> bool:
-    """Whether a bus runs compiled into its streaming query (:func:`compiled_kafka_writer`):
-    ``errors.tolerance: none``, and every enabled rule has no transforms of its own and only
-    Kafka targets that one write serves (the same serialization, producer settings, and no
-    retry policy). Such a bus's routing and its Kafka write are part of the query's plan: a
-    rule change restarts the query (from its checkpoint)."""
+    """Whether a bus runs compiled into its streaming query
+    (:func:`pipelines.bus.kafka.compiled_kafka_writer`): ``errors.tolerance: none``, and every
+    enabled rule has no transforms of its own and only Kafka targets that one write serves
+    (the same serialization, producer settings, and no retry policy). Such a bus's routing
+    and its Kafka write are part of the query's plan: a rule change restarts the query (from
+    its checkpoint)."""
     if not spec.is_bus or spec.errors.tolerance != "none":
         return False
     active = [rule for rule in spec.rules or [] if rule.enabled]

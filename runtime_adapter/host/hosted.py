@@ -599,8 +599,9 @@ class HostedConnector:
 
     def start_query(self, deployment: Deployment) -> bool:
         """Start the query; False (with the reason reported) while a source topic is missing."""
-        from pipelines.builder import build_stream, stage_points
+        from pipelines.builder import build_stream
         from pipelines.spec import validate_spec
+        from pipelines.stage_metrics import stage_points
 
         spark = self.session()
         checkpoint = checkpoint_dir(self.config.checkpoint_root, deployment.checkpoint_key)

@@ -179,7 +179,7 @@ class StageTotals:
     """Per-stage event counts summed over the micro-batches this driver ran.
 
     Each batch reports its counts in its progress (``observedMetrics``, see
-    :func:`pipelines.builder.stage_counts`); they are added up once per batch (by batch id,
+    :func:`pipelines.stage_metrics.stage_counts`); they are added up once per batch (by batch id,
     per run of the query). Their rates are the counts of the last :data:`RATE_WINDOW_SECONDS`
     over that window (:meth:`stages`): not a batch's own, which swings with the batch's
     timing and stays when batches stop. They live as long as the driver: a restarted driver
@@ -221,7 +221,7 @@ class StageTotals:
 
     def fold(self, progress: dict[str, Any]) -> bool:
         """Add one progress report's counts; True when it was a batch not counted before."""
-        from pipelines.builder import stage_counts
+        from pipelines.stage_metrics import stage_counts
 
         batch_id = progress.get("batchId", -1)
         if not progress.get("numInputRows"):

@@ -21,13 +21,8 @@ from console.api.parsers import StrictJSONError, loads_strict
 from console.models import Channel
 from console.runtime import set_runtime
 from console.services.ingest.tokens import issue_ingest_token
-from pipelines.spec.channel import (
-    MAX_SPEC_BYTES,
-    MAX_STAGE_CONFIG_BYTES,
-    MAX_TRANSFORMS,
-    SpecError,
-    validate_spec,
-)
+from pipelines.spec.channel import MAX_SPEC_BYTES, MAX_STAGE_CONFIG_BYTES, MAX_TRANSFORMS, SpecError
+from pipelines.spec.validation import validate_spec
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
 import pipelines.builder as builder
-from pipelines.builder import build_stream, query_name
+import pipelines.query as plumbing
+from pipelines.builder import build_stream
+from pipelines.query import query_name
 from pipelines.sinks import SINKS
 from pipelines.sinks.kafka import events_to_kafka_records
 from pipelines.sources import SOURCES, Source
@@ -78,7 +80,7 @@ def test_channel_runs_end_to_end(
         return records.writeStream.format("parquet").option("path", str(outbox))
 
     monkeypatch.setattr(
-        builder, "SOURCES", {"kafka": Source(read_lines_as_kafka, kafka_records_to_events)}
+        plumbing, "SOURCES", {"kafka": Source(read_lines_as_kafka, kafka_records_to_events)}
     )
     monkeypatch.setattr(builder, "SINKS", {"kafka": write_to_files})
     checkpoint = tmp_path / "checkpoint"

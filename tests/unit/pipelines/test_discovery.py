@@ -192,11 +192,11 @@ def test_discovery_leaves_the_query_alone(spark: SparkSession, tmp_path: Path) -
     """The query is built without knowing whether discovery is on: no observe in it."""
     import inspect
 
-    from pipelines import builder
+    from pipelines import builder, query
 
     assert "discovery" not in inspect.signature(builder.build_stream).parameters
-    assert "discovery" not in inspect.signature(builder.build_events).parameters
+    assert "discovery" not in inspect.signature(query.build_events).parameters
     inbox = tmp_path / "in"
     inbox.mkdir()
-    events = builder.build_events(spark, _files_spec(inbox))
+    events = query.build_events(spark, _files_spec(inbox))
     assert "CollectMetrics" not in events._jdf.queryExecution().analyzed().toString()

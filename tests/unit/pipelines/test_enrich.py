@@ -15,9 +15,10 @@ import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
-from pipelines.builder import apply_transforms, build_stream
+from pipelines.builder import build_stream
 from pipelines.errors import dead_letters_of, fail_fast
 from pipelines.net import ENRICH_ALLOW_ENV
+from pipelines.query import apply_transforms
 from pipelines.spec import StageSpec, validate_spec
 from pipelines.spec.configs.enrich import EnrichConfig
 from pipelines.transforms.enrich import enrich_events

@@ -10,8 +10,8 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.testing import assertDataFrameEqual
 
-from pipelines.builder import apply_transforms
 from pipelines.cloudevents import EVENT_COLUMNS
+from pipelines.query import apply_transforms
 from pipelines.spec import StageSpec
 from pipelines.spec.configs.fields import (
     CastConfig,

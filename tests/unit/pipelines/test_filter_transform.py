@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.testing import assertDataFrameEqual
 
-from pipelines.builder import apply_transforms
+from pipelines.query import apply_transforms
 from pipelines.sources.kafka import kafka_records_to_events
 from pipelines.spec import StageSpec
 from pipelines.spec.configs import FilterConfig, KafkaSourceConfig

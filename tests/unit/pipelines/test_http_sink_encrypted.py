@@ -11,8 +11,9 @@ from pyspark.sql import SparkSession
 
 from pipelines.sinks.http import deliver_http
 from pipelines.spec import validate_spec
-from pipelines.spec.channel import StageSpec, parse_stage_config
+from pipelines.spec.channel import StageSpec
 from pipelines.spec.secrets import SecretBox, encrypt_secrets
+from pipelines.spec.validation import parse_stage_config
 from runtime_adapter.host.failures import decrypted_spec
 from tests.support.http_server import RecordingServer
 from tests.unit.pipelines.test_http_sink import event_row, events

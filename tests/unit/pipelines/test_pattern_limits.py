@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pipelines.spec.channel import SpecError, validate_spec
+from pipelines.spec.channel import SpecError
 from pipelines.spec.patterns import PatternError, compile_pattern, validate_pattern
 from pipelines.spec.patterns.limits import (
     MAX_COMPILED_MATCHERS,
@@ -21,6 +21,7 @@ from pipelines.spec.patterns.limits import (
     MAX_WILDCARD_STARS,
     MAX_WILDCARDS,
 )
+from pipelines.spec.validation import validate_spec
 
 
 def problems(pattern: Any) -> list[tuple[str, str]]:

@@ -8,7 +8,7 @@ import re
 import pytest
 from pyspark.sql import functions as F
 
-from pipelines.builder import apply_transforms
+from pipelines.query import apply_transforms
 from pipelines.sinks.kafka import events_to_kafka_records
 from pipelines.sources.kafka import kafka_records_to_events
 from pipelines.spec import StageSpec

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pipelines.builder import with_trigger
+from pipelines.query import with_trigger
 from pipelines.spec import SpecError, validate_spec
 from pipelines.spec.channel import RuntimeOptions
 

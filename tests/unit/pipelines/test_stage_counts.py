@@ -1,7 +1,7 @@
 """Per-stage event counts: observed in the same pass as the data, read from a query's progress.
 
 Real streaming queries from a files source into a files sink; each micro-batch reports,
-per stage, the events that came in, went out and failed (``pipelines.builder.stage_counts``).
+per stage, the events that came in, went out and failed (``pipelines.stage_metrics.stage_counts``).
 """
 
 from __future__ import annotations
@@ -13,14 +13,9 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from pipelines.builder import (
-    STAGE_METRICS,
-    StagePoint,
-    build_stream,
-    stage_counts,
-    stage_points,
-)
+from pipelines.builder import build_stream
 from pipelines.spec import validate_spec
+from pipelines.stage_metrics import STAGE_METRICS, StagePoint, stage_counts, stage_points
 
 # n=1 and n=0 are dropped by the filter, n=2 is unreadable (the source fails it), n=3 fails
 # the cast; n=4 and n=5 reach the sink.
@@ -173,12 +168,13 @@ def test_counting_keeps_the_plan_compiled_and_parses_once(spark: SparkSession) -
     """
     from pyspark.sql import functions as F
 
-    from pipelines.builder import apply_transforms, observe_stages
     from pipelines.errors import capturing_failed_events, fail_fast, failing_stage
+    from pipelines.query import apply_transforms
     from pipelines.sinks.kafka import events_to_kafka_records
     from pipelines.sources.kafka import kafka_records_to_events
     from pipelines.spec import StageSpec
     from pipelines.spec.configs import KafkaSinkConfig, KafkaSourceConfig
+    from pipelines.stage_metrics import observe_stages
 
     records = spark.createDataFrame(
         [("t", 0, 1, b'{"amount": 150, "region": "eu-west"}')],

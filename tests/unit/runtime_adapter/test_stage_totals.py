@@ -25,7 +25,7 @@ SPEC = {
 
 
 def points() -> list[Any]:
-    from pipelines.builder import stage_points
+    from pipelines.stage_metrics import stage_points
 
     return stage_points(SPEC)
 
@@ -213,7 +213,7 @@ def test_stage_counts_can_be_switched_off(monkeypatch, value, enabled) -> None:
 def test_a_channel_counted_from_its_progress_alone() -> None:
     """kafka → filter → kafka under tolerance none has no observes: records read and the
     sink's rows written tell every stage's counts."""
-    from pipelines.builder import stage_points
+    from pipelines.stage_metrics import stage_points
 
     spec = {
         "source": {"type": "kafka", "config": {"bootstrap_servers": "k:1", "topics": ["in"]}},

@@ -1,50 +1,29 @@
-"""Compile event patterns into native Spark predicates (no Python UDF on the per-event path).
-
-A pattern is first compiled by :mod:`pipelines.spec.patterns` into rules. The semantics are
-those of the pure-Python evaluator (aws/event-ruler's array-consistent matching); the
-conformance vectors run through every path. Predicates are generated as SQL text and parsed
-once with ``F.expr``: building them call by call through py4j is hundreds of times slower.
-
-With Sluice's Spark functions (:mod:`pipelines.native`, the default when the session has
-them) a pattern is one small expression (:func:`native_pattern_sql`): an OR over its rules
-of an AND over each rule's top-level fields of one ``matches(<field>, '<steps>')`` call,
-which decides the steps below that field in Java (``EventPatterns.java``), in generated
-code. Spark re-optimizes a streaming query's plan on every micro-batch, so a small
-expression tree matters as much as a fast one.
-
-Without them, each rule becomes a Spark SQL boolean expression over VARIANT values
-(``try_variant_get``, ``schema_of_variant`` and higher-order array functions).
-
-How a rule is decided, on both paths (equivalent to ``pipelines.spec.patterns.evaluator``):
-steps are grouped by their first path segment and evaluated on that child node. A node is
-*crushed* into the list of its non-array values (arrays of arrays are flattened up to
-:data:`MAX_ARRAY_NESTING` levels). The absence steps that come before the node's first value
-step must hold in every element ("no leaf anywhere below"); the remaining steps must all hold
-inside one element (in SQL ``exists(elements, e -> ...)``), which is what keeps matched
-fields in the same array element.
-
-Generated predicates never evaluate to NULL, so ``NOT`` and ``filter`` behave as booleans.
-Literals are emitted so that no setting of ``spark.sql.parser.escapedStringLiterals`` or
-``spark.sql.ansi.doubleQuotedIdentifiers`` changes their meaning.
+"""Patterns as Spark SQL built-in expressions only (for a session without Sluice's
+functions): each rule a boolean expression over VARIANT values (``try_variant_get``,
+``schema_of_variant`` and higher-order array functions), with a lambda-free fast path for
+values that are not arrays (:func:`pattern_sql`) and a quick predicate that decides most
+events in generated code (:func:`quick_pattern_sql`).
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import re
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
-
 from pipelines import native
-from pipelines.plan import computed_once
-from pipelines.spec.patterns import CompiledPattern, FieldPath, Rule, Step, compile_pattern
+from pipelines.patterns.steps import (
+    ChildAccessor,
+    RelativeSteps,
+    all_of,
+    any_of,
+    by_first_key,
+    rule_steps,
+)
+from pipelines.spec.patterns import CompiledPattern, FieldPath, Rule, Step
 from pipelines.spec.patterns.ip import IPV4_REGEX, IPV6_REGEX
 from pipelines.spec.patterns.matchers import (
     AnythingBut,
@@ -70,273 +49,10 @@ and everything inside arrays, go through the general lambda-based path)."""
 FAST_PATH_MAX_SQL = 50_000
 """Above this many characters of SQL, a pattern is compiled without the fast path."""
 
-ChildAccessor = Callable[[str], str]
-"""Returns SQL for the VARIANT value of an event's top-level field (NULL when absent)."""
-
-_EVENT_VARIANT = "__sluice_event"
-_QUICK = "__sluice_quick_match"
 _UNDECIDED = "CAST(NULL AS BOOLEAN)"
 _BINDING_PREFIX = "__sluice_q"
-_ICU_CASE_MAPPINGS = "spark.sql.icu.caseMappings.enabled"
 _COLUMN = re.compile(r"`[^`]*`")
 _NUMBER_KINDS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT', 'FLOAT', 'DOUBLE')"  # and DECIMAL(p,s)
-_RelativeSteps = Sequence[tuple[FieldPath, Step]]
-
-
-def filter_events(df: DataFrame, pattern: Any, *, native_reads: bool | None = None) -> DataFrame:
-    """Return the rows of ``df`` whose string column ``event`` holds JSON matching ``pattern``.
-
-    ``event`` is a whole event document (for Sluice events, the CloudEvents JSON form). Rows
-    whose ``event`` is NULL, not valid JSON or not a JSON object never match; the columns of
-    ``df`` are returned unchanged. Raises ``PatternError`` when the pattern is invalid.
-    ``native_reads``: see :func:`filter_by_pattern` (by default, when the session has them).
-    """
-    root = f"`{_EVENT_VARIANT}`"
-    with_root = df.withColumn(_EVENT_VARIANT, F.try_parse_json(F.col("event")))
-    native_matching = use_native_matching(df.sparkSession, native_reads)
-    if native_matching:
-        is_object = F.expr(f"coalesce({native.kind(root)} = 'OBJECT', false)")
-        child = partial(native.field, root)
-    else:
-        is_object = F.expr(f"try_variant_get({root}, '$', 'struct<>') IS NOT NULL")
-        child = partial(variant_child, root)
-    matched = filter_by_pattern(
-        with_root, pattern, child, lambda c: is_object & c, native_reads=native_matching
-    )
-    return matched.drop(_EVENT_VARIANT)
-
-
-def filter_by_pattern(
-    df: DataFrame,
-    pattern: Any,
-    child: ChildAccessor,
-    condition: Callable[[Column], Column] = lambda matched: matched,
-    *,
-    native_reads: bool | None = None,
-) -> DataFrame:
-    """Rows of ``df`` for which ``condition(matched)`` holds, ``matched`` being the never-NULL
-    predicate of ``pattern`` (see :func:`pattern_predicate`); the columns are unchanged.
-    Raises ``PatternError`` when the pattern is invalid.
-
-    ``condition`` must treat ``matched`` as a boolean (AND, OR, coalesce) and be lambda-free.
-
-    With Sluice's Spark functions (``native_reads`` None: when the session has them, see
-    :func:`use_native_matching`; True: required; False: never) the plan is one filter whose
-    condition is ``condition`` of :func:`native_pattern_sql`, evaluated in generated code.
-
-    Without them, most rows are still decided in generated code: lambdas (needed for arrays
-    only) make Spark interpret the whole operator they are in, so a first filter applies the
-    quick, lambda-free form of the predicate (:func:`quick_pattern_sql`, built-in
-    expressions), computed once per row; only the rows it keeps or cannot decide reach the
-    second, interpreted filter, which evaluates the full predicate for the undecided ones.
-    """
-    compiled = compile_pattern(pattern)
-    if use_native_matching(df.sparkSession, native_reads):
-        return df.filter(condition(F.expr(native_pattern_sql(compiled, child))))
-    full = F.expr(pattern_sql(compiled, child))
-    quick_predicate = quick_pattern_sql(compiled, child)
-    if quick_predicate is None:
-        return df.filter(condition(full))
-    decided = df
-    for name, sql in quick_predicate.bindings.items():
-        decided = decided.withColumn(name, F.expr(sql))
-    quick = F.col(_QUICK)
-    decided = decided.withColumn(_QUICK, computed_once(F.expr(quick_predicate.sql)))
-    # The partition-id term is non-deterministic (and always true): it keeps the optimizer
-    # from merging the two filters into one interpreted filter.
-    always = F.spark_partition_id() >= 0
-    maybe = decided.filter(condition(F.coalesce(quick, F.lit(True))) & always)
-    matched = maybe.filter(condition(F.coalesce(quick, full)))
-    return matched.drop(_QUICK, *quick_predicate.bindings)
-
-
-def use_native_matching(spark: SparkSession, native_reads: bool | None) -> bool:
-    """Whether a filter in ``spark`` uses Sluice's ``matches`` (see :func:`filter_by_pattern`
-    for ``native_reads``): when the session has Sluice's functions and lower-cases text as
-    ``matches`` does, with ICU case mappings (``spark.sql.icu.caseMappings.enabled``, true
-    unless changed; a session without them filters with built-in expressions, whose
-    ``lower`` then follows that setting). RuntimeError when required and not possible.
-    """
-    if native_reads is False:
-        return False
-    if not native.native_functions(spark):
-        if native_reads:
-            raise RuntimeError("Sluice's Spark functions are not available in this session")
-        return False
-    # PySpark declares get() -> str | None; with a default given it returns a str.
-    icu_case_mappings = spark.conf.get(_ICU_CASE_MAPPINGS, "true")
-    if icu_case_mappings is None or icu_case_mappings.strip().lower() != "true":
-        if native_reads:
-            raise RuntimeError(f"Sluice's pattern matcher needs {_ICU_CASE_MAPPINGS}=true")
-        return False
-    return True
-
-
-def pattern_predicate(
-    pattern: Any, child: ChildAccessor, *, native_matching: bool = False
-) -> Column:
-    """Compile ``pattern`` into a never-NULL boolean Column.
-
-    ``child(key)`` returns SQL for the VARIANT value of the event's top-level field ``key``
-    (NULL when absent), so events may be one VARIANT column or typed columns.
-    ``native_matching``: the small form of :func:`native_pattern_sql` (the session must
-    have Sluice's functions, :func:`use_native_matching`); by default built-in expressions
-    only (:func:`pattern_sql`, with lambdas: Spark interprets the operator holding it).
-    Raises ``PatternError`` when the pattern is invalid.
-    """
-    compiled = compile_pattern(pattern)
-    if native_matching:
-        return F.expr(native_pattern_sql(compiled, child))
-    return F.expr(pattern_sql(compiled, child))
-
-
-def native_pattern_sql(compiled: CompiledPattern, child: ChildAccessor) -> str:
-    """SQL of a compiled pattern's predicate with Sluice's ``matches`` function: an OR over
-    the rules of an AND over each rule's top-level fields (in the order the evaluator takes
-    them) of ``matches(child(key), '<steps_json of the field's steps>')``. Never NULL.
-
-    The expression grows with the number of rules times fields, not with the matchers:
-    those are in the literals, which Spark's optimizer does not look into.
-    """
-    return _any(
-        [
-            _all(
-                [
-                    native.matches(child(key), steps_json(group))
-                    for key, group in _by_first_key(_rule_steps(rule)).items()
-                ]
-            )
-            for rule in compiled.rules
-        ]
-    )
-
-
-def steps_json(steps: _RelativeSteps) -> str:
-    """The JSON text ``matches`` takes for ``steps`` (paths relative to the node it tests):
-    an array of ``{"path": [keys], "absent": true}`` or ``{"path": [keys], "matchers":
-    [matcher, ...]}`` in order, each matcher a one-member object (see ``_MATCHER_JSON`` and
-    ``EventPatterns.java``), e.g. ``[{"path":["amount"],"matchers":[{"numeric":[100.0,false,
-    null,false]}]}]``. ASCII only, so any text passes through SQL literals and py4j."""
-    document = [
-        {"path": list(path), "absent": True}
-        if step.absent
-        else {"path": list(path), "matchers": [_matcher_json(m) for m in step.matchers]}
-        for path, step in steps
-    ]
-    return json.dumps(document, separators=(",", ":"), allow_nan=False)
-
-
-@dataclass(frozen=True)
-class RoutePlan:
-    """One ``route`` call of a bus's routing (:func:`route_plans`): the top-level member it
-    reads and the routes JSON it takes."""
-
-    member: str
-    routes: str
-
-
-_EXACT = (ExactString, ExactNumber, ExactLiteral)
-
-
-def route_plans(
-    patterns: Sequence[tuple[CompiledPattern, Sequence[int]]],
-) -> tuple[list[RoutePlan], list[int]]:
-    """A bus's routing with Sluice's ``route`` function: the rules (each a compiled pattern
-    and its targets) whose alternatives all test one top-level member, grouped by that
-    member into one call each, and the positions of the other rules (which the caller
-    decides with their predicates).
-
-    Each alternative is an entry with its steps below the member (as :func:`steps_json`
-    writes them) and, when one of its steps has only exact values (strings, numbers, JSON
-    literals), that step as its *key*: the path most of the member's entries key on, so
-    that one index serves them (``Routes.java``). 100 rules ``{"data": {"bucket": [i]}}``
-    become one call that reads ``data.bucket`` once and looks its value up.
-    """
-    members: dict[str, list[tuple[int, list[_RelativeSteps]]]] = {}
-    rest: list[int] = []
-    for position, (compiled, _) in enumerate(patterns):
-        grouped = [_by_first_key(_rule_steps(rule)) for rule in compiled.rules]
-        keys = {key for groups in grouped for key in groups}
-        if len(keys) != 1 or any(len(groups) != 1 for groups in grouped):
-            rest.append(position)
-            continue
-        (member,) = keys
-        below: list[_RelativeSteps] = [groups[member] for groups in grouped]
-        members.setdefault(member, []).append((position, below))
-    plans = []
-    for member, rules in members.items():
-        paths = Counter(
-            path
-            for _, alternatives in rules
-            for steps in alternatives
-            for path in {path for path, step in steps if _is_exact(step)}
-        )
-        entries = []
-        for number, (position, alternatives) in enumerate(rules):
-            for steps in alternatives:
-                entry: dict[str, Any] = {
-                    "rule": number,
-                    "targets": list(patterns[position][1]),
-                    "steps": json.loads(steps_json(steps)),
-                }
-                keyed = [(path, step) for path, step in steps if _is_exact(step)]
-                if keyed:
-                    key_path, key_step = max(keyed, key=lambda item: paths[item[0]])
-                    entry["key"] = {
-                        "path": list(key_path),
-                        "values": [_matcher_json(m) for m in key_step.matchers],
-                    }
-                entries.append(entry)
-        routes = {"rules": len(rules), "entries": entries}
-        plans.append(RoutePlan(member, json.dumps(routes, separators=(",", ":"), allow_nan=False)))
-    return plans, rest
-
-
-def _is_exact(step: Step) -> bool:
-    return (
-        not step.absent
-        and bool(step.matchers)
-        and all(isinstance(m, _EXACT) for m in step.matchers)
-    )
-
-
-def _rule_steps(rule: Rule) -> list[tuple[FieldPath, Step]]:
-    return [(step.path, step) for step in rule.steps]
-
-
-def _by_first_key(steps: _RelativeSteps) -> dict[str, list[tuple[FieldPath, Step]]]:
-    """The steps with a path, grouped by its first key (in order of first appearance), with
-    their paths relative to that key."""
-    groups: dict[str, list[tuple[FieldPath, Step]]] = {}
-    for path, step in steps:
-        if path:
-            groups.setdefault(path[0], []).append((path[1:], step))
-    return groups
-
-
-def _matcher_json(matcher: Matcher) -> dict[str, Any]:
-    return _MATCHER_JSON[type(matcher)](matcher)
-
-
-def _affix_json(matcher: Prefix | Suffix) -> dict[str, Any]:
-    name = "prefix" if isinstance(matcher, Prefix) else "suffix"
-    return {f"{name}-ignore-case" if matcher.ignore_case else name: matcher.value}
-
-
-_MATCHER_JSON: dict[type[Matcher], Callable[[Any], dict[str, Any]]] = {
-    ExactString: lambda m: {"string": m.value},
-    ExactNumber: lambda m: {"number": float(m.value)},
-    ExactLiteral: lambda m: {"literal": m.value},
-    IpRange: lambda m: {"ip": [m.low.key, m.high.key]},
-    Prefix: _affix_json,
-    Suffix: _affix_json,
-    EqualsIgnoreCase: lambda m: {"equals-ignore-case": m.value},
-    Wildcard: lambda m: {"wildcard": list(m.segments)},
-    NumericRange: lambda m: {"numeric": [m.lower, m.lower_inclusive, m.upper, m.upper_inclusive]},
-    AnythingBut: lambda m: {"anything-but": [_matcher_json(x) for x in m.excluded]},
-    Exists: lambda m: {"exists": True},
-}
-"""Matcher type -> its JSON for ``matches``. Every matcher of ``pipelines.spec.patterns``."""
 
 
 def pattern_sql(compiled: CompiledPattern, child: ChildAccessor) -> str:
@@ -345,10 +61,10 @@ def pattern_sql(compiled: CompiledPattern, child: ChildAccessor) -> str:
     Large patterns (many ``$or`` alternatives) are compiled without the fast path, which
     roughly triples the text, to keep Spark's analysis time and memory reasonable.
     """
-    sql = _any([_Compiler(child, FAST_PATH_LEVELS).rule(rule) for rule in compiled.rules])
+    sql = any_of([_Compiler(child, FAST_PATH_LEVELS).rule(rule) for rule in compiled.rules])
     if len(sql) <= FAST_PATH_MAX_SQL:
         return sql
-    return _any([_Compiler(child, 0).rule(rule) for rule in compiled.rules])
+    return any_of([_Compiler(child, 0).rule(rule) for rule in compiled.rules])
 
 
 @dataclass(frozen=True)
@@ -377,11 +93,12 @@ def quick_pattern_sql(
     must have them, :func:`pipelines.native.native_functions`): a member with ``field``, a
     string's text with ``text``, a number with ``number``, and a value's kind mostly from
     those two (``schema_of_variant`` only for values that are neither). (A session with
-    them filters with :func:`native_pattern_sql` instead: :func:`filter_by_pattern` uses
-    the quick predicate with built-in reads only.)
+    them filters with :func:`~pipelines.patterns.native_sql.native_pattern_sql` instead:
+    :func:`~pipelines.patterns.filters.filter_by_pattern` uses the quick predicate with
+    built-in reads only.)
     """
     compiler = _Compiler(child, FAST_PATH_LEVELS, quick=True, native_reads=native_reads)
-    sql = _any([compiler.rule(rule) for rule in compiled.rules])
+    sql = any_of([compiler.rule(rule) for rule in compiled.rules])
     if len(sql) > FAST_PATH_MAX_SQL:
         return None
     return QuickPredicate(sql, {name: value for value, name in compiler.bindings.items()})
@@ -397,14 +114,6 @@ def variant_child(node: str, key: str) -> str:
         fields = f"try_variant_get({node}, '$', 'map<string,variant>')"
         return f"try_element_at({fields}, {sql_string(key)})"
     return f"try_variant_get({node}, {sql_string(path)}, 'variant')"
-
-
-def _all(conditions: Sequence[str]) -> str:
-    return "(" + " AND ".join(conditions) + ")" if conditions else "true"
-
-
-def _any(conditions: Sequence[str]) -> str:
-    return "(" + " OR ".join(conditions) + ")" if conditions else "false"
 
 
 @dataclass(frozen=True)
@@ -473,22 +182,21 @@ class _Compiler:
         return f"__v{next(self._names)}"
 
     def rule(self, rule: Rule) -> str:
-        steps = _rule_steps(rule)
+        steps = rule_steps(rule)
         scope = _Scope(lambdas=False, fast_levels=self._fast_path_levels)
         return self._element_steps(self._child, None, steps, scope)
 
     def _element_steps(
-        self, child: ChildAccessor, element: str | None, steps: _RelativeSteps, scope: _Scope
+        self, child: ChildAccessor, element: str | None, steps: RelativeSteps, scope: _Scope
     ) -> str:
         """Steps that hold inside one element: leaf steps on it, the others per child key."""
         conditions = [self._leaf_step(element, step, scope) for path, step in steps if not path]
         conditions.extend(
-            self._node_steps(child(key), group, scope)
-            for key, group in _by_first_key(steps).items()
+            self._node_steps(child(key), group, scope) for key, group in by_first_key(steps).items()
         )
-        return _all(conditions)
+        return all_of(conditions)
 
-    def _node_steps(self, node: str, steps: _RelativeSteps, scope: _Scope) -> str:
+    def _node_steps(self, node: str, steps: RelativeSteps, scope: _Scope) -> str:
         """Steps below one node. Non-array nodes (the common case) take a lambda-free path."""
         first_value = next((i for i, (_, s) in enumerate(steps) if not s.absent), len(steps))
         absent, pinned = steps[:first_value], steps[first_value:]
@@ -508,16 +216,16 @@ class _Compiler:
         return f"CASE WHEN {is_array} THEN {array_steps} ELSE {value_steps} END"
 
     def _value_node_steps(
-        self, node: str, absent: _RelativeSteps, pinned: _RelativeSteps, scope: _Scope
+        self, node: str, absent: RelativeSteps, pinned: RelativeSteps, scope: _Scope
     ) -> str:
         conditions = [f"NOT {self._value_has_leaf(node, path, scope)}" for path, _ in absent]
         if pinned:
             child = partial(self.child_of, node)
             conditions.append(self._element_steps(child, node, pinned, scope))
-        return _all(conditions)
+        return all_of(conditions)
 
     def _array_node_steps(
-        self, node: str, absent: _RelativeSteps, pinned: _RelativeSteps, scope: _Scope
+        self, node: str, absent: RelativeSteps, pinned: RelativeSteps, scope: _Scope
     ) -> str:
         if not absent:  # the usual case: no need to bind the crushed elements
             return self._pinned_in_some_element(self._crush(node), pinned, scope)
@@ -528,9 +236,9 @@ class _Compiler:
         if pinned:
             conditions.append(self._pinned_in_some_element(elements, pinned, scope))
         # Bind the crushed elements once: exists over a one-element array is a "let".
-        return f"exists(array({self._crush(node)}), {elements} -> {_all(conditions)})"
+        return f"exists(array({self._crush(node)}), {elements} -> {all_of(conditions)})"
 
-    def _pinned_in_some_element(self, elements: str, pinned: _RelativeSteps, scope: _Scope) -> str:
+    def _pinned_in_some_element(self, elements: str, pinned: RelativeSteps, scope: _Scope) -> str:
         e = self.var()
         body = self._element_steps(partial(variant_child, e), e, pinned, scope)
         return f"exists({elements}, {e} -> {body})"
@@ -593,11 +301,11 @@ class _Compiler:
         strings = [m.value for m in matchers if isinstance(m, ExactString)]
         others = [self.matcher(m, value, kind) for m in matchers if not isinstance(m, ExactString)]
         if len(strings) < 2:
-            return _any([self.matcher(m, value, kind) for m in matchers])
+            return any_of([self.matcher(m, value, kind) for m in matchers])
         listed = ", ".join(sql_string(text) for text in strings)
         text = self.text(value)
         in_strings = f"coalesce(({kind} = 'STRING' AND {text} IN ({listed})), false)"
-        return _any([in_strings, *others])
+        return any_of([in_strings, *others])
 
     def matcher(self, matcher: Matcher, value: str, kind: str) -> str:
         """Never-NULL SQL accepting the leaf ``value`` whose ``schema_of_variant`` is ``kind``."""
@@ -710,7 +418,7 @@ def wildcard_sql(segments: Sequence[str], text: str) -> str:
         conditions.append(f"{end} + {len(last)} <= char_length({text}) + 1")
     elif first and last:
         conditions.append(f"char_length({text}) >= {len(first) + len(last)}")
-    return _all(conditions)
+    return all_of(conditions)
 
 
 def _numeric_range(compiler: _Compiler, matcher: NumericRange, value: str, kind: str) -> str:
@@ -726,7 +434,7 @@ def _numeric_range(compiler: _Compiler, matcher: NumericRange, value: str, kind:
         below = f"{number} < double('inf')"
     else:
         below = f"{number} {'<=' if matcher.upper_inclusive else '<'} {sql_double(matcher.upper)}"
-    return _all([_is_number(kind), above, below])
+    return all_of([_is_number(kind), above, below])
 
 
 def _anything_but(compiler: _Compiler, matcher: AnythingBut, value: str, kind: str) -> str:
