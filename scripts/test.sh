@@ -23,7 +23,9 @@
 # and console parts run ([tool.coverage] in pyproject.toml; not the drivers, workers and
 # stacks tests start, not the integration and browser tests, whose code runs in those). Each
 # part writes its own data file; they are combined at the end into
-# test-artifacts/coverage/ (html/, coverage.json) and a table per package is printed.
+# test-artifacts/coverage/ (html/, coverage.json) and a table per package is printed. Tracing
+# costs the traced parts' Python about half again its CPU time (docs/development.md#coverage);
+# SLUICE_COVERAGE=0 runs without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -42,6 +44,7 @@ coverage_dir="$artifacts/coverage"
 # pytest's arguments that trace a part's own process (into its COVERAGE_FILE; the reports
 # are written once, from every part's data, at the end)
 covered=(--cov --cov-report=)
+[[ "${SLUICE_COVERAGE:-1}" != 0 ]] || covered=()
 
 part_names=() part_pids=()
 # run_part NAME COMMAND...: start a part of the suite in the background, output to its log.
@@ -176,7 +179,7 @@ coverage_report() {
     coverage json -q --data-file="$data" -o "$coverage_dir/coverage.json" &&
     python scripts/coverage_summary.py "$coverage_dir/coverage.json" | tee "$coverage_dir/summary.md"
 }
-if [[ $# -eq 0 ]]; then
+if [[ $# -eq 0 && ${#covered[@]} -gt 0 ]]; then
   step "coverage (line and branch of the unit and console parts; report: ${coverage_dir#"$PWD"/}/html/index.html)"
   coverage_report || echo "no coverage report: see the output above" >&2
 fi
