@@ -37,7 +37,9 @@ step() {
 }
 
 pytest_pid=""
-stop_pytest() { [[ -n "$pytest_pid" ]] && kill -INT -- "-$pytest_pid" 2>/dev/null || true; }
+# A failed step stops the unit tests: SIGTERM (a background job of a script ignores SIGINT),
+# with nothing to clean up (they started no service).
+stop_pytest() { [[ -n "$pytest_pid" ]] && kill -TERM -- "-$pytest_pid" 2>/dev/null || true; }
 trap 'stop_pytest; wait; rm -rf "$SLUICE_VAR_DIR"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
