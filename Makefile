@@ -1,4 +1,5 @@
-# Sluice — the two commands a newcomer needs: `make run` and `make test`.
+# Sluice — the two commands a newcomer needs: `make run` and `make test` (`make check`, the
+# fast tier, before each commit).
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -13,7 +14,7 @@ PY     := $(VENV)/bin/python
 UV_VERSION := 0.13.9
 DEPS_STAMP := $(VENV)/.deps-$(shell (cat pyproject.toml; echo $(PYTHON) $(UV_VERSION)) | sha1sum | cut -c1-12)
 
-.PHONY: help install system jars frontend run test fault-test lint unit integration e2e bench bench-wire bench-control bench-discovery bench-density bench-fleet bench-drain bench-group bench-faults compose-test clean distclean
+.PHONY: help install system jars frontend run check test fault-test lint unit integration e2e bench bench-wire bench-control bench-discovery bench-density bench-fleet bench-drain bench-group bench-faults compose-test clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -77,6 +78,9 @@ run-install: system-run $(DEPS_STAMP) jars-broker jars-functions jars-spark fron
 run: ## Start the whole embedded stack on 127.0.0.1, installing what is missing (Ctrl-C stops it all)
 	@$(MAKE) --no-print-directory -j4 --output-sync=line run-install
 	@SLUICE_PREPARED=1 bash scripts/run.sh
+
+check: $(DEPS_STAMP) ## The fast tier, before each commit: lint, types, the unit tests that need no service (in parallel), Vitest; nothing started
+	@bash scripts/check.sh
 
 test: install ## Install what is missing, start what the tests need, run every check
 	@bash scripts/test.sh

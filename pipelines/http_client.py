@@ -29,7 +29,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
@@ -88,22 +88,31 @@ class CallResult:
 
 class RateLimiter:
     """Spaces calls at least ``1 / per_second`` apart (no burst); no limit when ``None``.
-    Thread-safe."""
+    Thread-safe. ``clock`` and ``sleep`` are the limiter's time (a monotonic clock and a
+    sleep on it): a test gives one it moves by hand, to check the spacing exactly."""
 
-    def __init__(self, per_second: float | None) -> None:
+    def __init__(
+        self,
+        per_second: float | None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self._interval = 0.0 if per_second is None else 1.0 / per_second
-        self._next = time.monotonic()
+        self._clock = clock
+        self._sleep = sleep
+        self._next = clock()
         self._lock = threading.Lock()
 
     def wait(self) -> None:
         if not self._interval:
             return
         with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             start = max(now, self._next)
             self._next = start + self._interval
         if start > now:
-            time.sleep(start - now)
+            self._sleep(start - now)
 
 
 class HttpCaller:

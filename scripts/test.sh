@@ -18,6 +18,14 @@
 # three stacks of Spark drivers at once (integration, browser, a world of their own) are
 # slower than two.
 # Together they are the whole suite. With arguments, one pytest runs them here, as asked.
+#
+# Coverage (the whole run only): line and branch, of the code the test processes of the unit
+# and console parts run ([tool.coverage] in pyproject.toml; not the drivers, workers and
+# stacks tests start, not the integration and browser tests, whose code runs in those). Each
+# part writes its own data file; they are combined at the end into
+# test-artifacts/coverage/ (html/, coverage.json) and a table per package is printed. Tracing
+# costs the traced parts' Python about half again its CPU time (docs/development.md#coverage);
+# SLUICE_COVERAGE=0 runs without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -31,6 +39,12 @@ artifacts="${SLUICE_TEST_ARTIFACTS:-$PWD/test-artifacts}"
 mkdir -p "$artifacts"
 
 step() { printf '\n== %s\n' "$*"; }
+
+coverage_dir="$artifacts/coverage"
+# pytest's arguments that trace a part's own process (into its COVERAGE_FILE; the reports
+# are written once, from every part's data, at the end)
+covered=(--cov --cov-report=)
+[[ "${SLUICE_COVERAGE:-1}" != 0 ]] || covered=()
 
 part_names=() part_pids=()
 # run_part NAME COMMAND...: start a part of the suite in the background, output to its log.
@@ -83,7 +97,8 @@ console_on_postgres() (
     exit 1
   fi
   DATABASE_URL="postgres://sluice@127.0.0.1:${pg_port}/postgres" \
-    python -m pytest tests/unit/console -p no:cacheprovider --durations=15
+    COVERAGE_FILE="$coverage_dir/.coverage.console" \
+    python -m pytest tests/unit/console -p no:cacheprovider --durations=15 "${covered[@]}"
 )
 
 # The unit tests (they need nothing the static checks make: they start first), then the
@@ -92,7 +107,8 @@ console_on_postgres() (
 frontend_built="$SLUICE_VAR_DIR/frontend-built"
 unit_then_browser() {
   local rc=0
-  python -m pytest tests/unit --ignore=tests/unit/console --durations=25 || rc=$?
+  COVERAGE_FILE="$coverage_dir/.coverage.unit" \
+    python -m pytest tests/unit --ignore=tests/unit/console --durations=25 "${covered[@]}" || rc=$?
   printf '\n== the browser tests (tests/e2e)\n'
   while [[ ! -e "$frontend_built" ]]; do sleep 2; done
   python -m pytest tests/e2e --durations=15 || rc=$?
@@ -100,6 +116,7 @@ unit_then_browser() {
 }
 
 if [[ $# -eq 0 ]]; then
+  rm -rf "$coverage_dir" && mkdir -p "$coverage_dir"
   step "pytest (the unit part starts now, the others after the static checks)"
   run_part unit unit_then_browser
 fi
@@ -152,6 +169,19 @@ else
     step "FAILED: pytest part $name, its log (${artifacts#"$PWD"/}/pytest-$name.log):"
     cat "$artifacts/pytest-$name.log"
   done
+fi
+
+# coverage_report: combine the parts' data, write the reports, print the table per package.
+coverage_report() {
+  local data="$coverage_dir/.coverage"
+  coverage combine -q --data-file="$data" "$coverage_dir" &&
+    coverage html -q --data-file="$data" -d "$coverage_dir/html" &&
+    coverage json -q --data-file="$data" -o "$coverage_dir/coverage.json" &&
+    python scripts/coverage_summary.py "$coverage_dir/coverage.json" | tee "$coverage_dir/summary.md"
+}
+if [[ $# -eq 0 && ${#covered[@]} -gt 0 ]]; then
+  step "coverage (line and branch of the unit and console parts; report: ${coverage_dir#"$PWD"/}/html/index.html)"
+  coverage_report || echo "no coverage report: see the output above" >&2
 fi
 
 printf '\nmake test took %ss\n' "$(( $(date +%s) - started ))"

@@ -1,4 +1,5 @@
-"""Session fixtures: real Redis and (for integration tests) a real Kafka broker."""
+"""Session fixtures: real Redis and (for integration tests) a real Kafka broker; the markers
+saying which tests need a service, and ``--no-services`` (``make check``) that runs the others."""
 
 from __future__ import annotations
 
@@ -12,14 +13,64 @@ import pytest
 
 from pipelines.spec.paths import FILES_ROOTS_ENV
 from tests.support.processes import (
+    NO_SERVICES_ENV,
     REPO_ROOT,
     start_kafka,
     start_postgres,
     start_redis,
     start_victoriametrics,
 )
+from tests.support.spark import refuse_spark_jvms
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+SERVICE_FIXTURES = {
+    "redis_url": "redis",
+    "kafka_bootstrap": "kafka",
+    "postgres_url": "postgres",
+    "history_store": "history_store",
+    "spark": "spark",
+}
+"""The fixtures that start a service, and the marker a test using one (itself or through
+another fixture) is given: what a test needs is read from what it asks for, never kept by hand."""
+
+SERVICE_MARKERS = ("integration", "compose", "faults", *SERVICE_FIXTURES.values())
+"""Markers of tests that need a service: ``--no-services`` leaves them out."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--no-services",
+        action="store_true",
+        help="run only the tests that need no service (no Redis, Kafka, PostgreSQL, "
+        "VictoriaMetrics or Spark JVM; make check): a test that tries to start one fails at once",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--no-services"):
+        os.environ[NO_SERVICES_ENV] = "1"
+        refuse_spark_jvms()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with the services its fixtures start; with ``--no-services``, deselect
+    every test marked as needing one (``-m`` still narrows what is left)."""
+    for item in items:
+        for fixture, marker in SERVICE_FIXTURES.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(marker)
+    if not config.getoption("--no-services"):
+        return
+    kept = [item for item in items if not needs_a_service(item)]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if needs_a_service(item)])
+        items[:] = kept
+
+
+def needs_a_service(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(marker) for marker in SERVICE_MARKERS)
 
 
 @pytest.fixture(scope="session", autouse=True)

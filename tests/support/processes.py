@@ -14,6 +14,24 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
+NO_SERVICES_ENV = "SLUICE_TEST_NO_SERVICES"
+"""Set (by pytest's ``--no-services``, ``make check``) when the run may start no service."""
+
+
+def refuse_without_services(what: str) -> None:
+    """Fail the calling test at once when the run starts no service (``make check``): a test
+    that needs ``what`` but carries no marker saying so fails with this message instead of
+    waiting for a port that never opens."""
+    if os.environ.get(NO_SERVICES_ENV):
+        import pytest
+
+        pytest.fail(
+            f"this test needs {what}, and this run starts no service (make check, "
+            "pytest --no-services): use the fixture that starts it (tests/conftest.py) or mark "
+            "the test with what it needs ([tool.pytest.ini_options] markers in pyproject.toml)",
+            pytrace=False,
+        )
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
@@ -76,6 +94,7 @@ class Service:
 def start_service(
     name: str, command: Sequence[str], log_dir: Path, env: dict[str, str] | None = None
 ) -> Service:
+    refuse_without_services(name)
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"{name}.log"
     with log_path.open("ab") as log_file:

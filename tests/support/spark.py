@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from runtime_adapter.config import RuntimeConfig
+from tests.support.processes import refuse_without_services
 
 
 def spark_jars() -> str:
@@ -29,6 +30,7 @@ def run_driver_script(script: str, *args: str, timeout: float = 300) -> Any:
 
     import pytest
 
+    refuse_without_services("a Spark driver (a JVM)")
     if not any(RuntimeConfig.from_env().functions_dir.glob("*.jar")):
         pytest.fail("Sluice's Spark functions are missing (make jars)")
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
@@ -63,3 +65,15 @@ def local_spark() -> Any:
     # py4j logs at INFO when its sockets close, after pytest has closed the log streams.
     logging.getLogger("py4j").setLevel(logging.WARNING)
     return session
+
+
+def refuse_spark_jvms() -> None:
+    """Make every Spark JVM this process would start fail its test at once (pytest's
+    ``--no-services``): a test that builds a SparkSession by any path, not only through the
+    ``spark`` fixture, is caught before the JVM's start-up seconds."""
+    import pyspark.core.context
+
+    def refused(*args: object, **kwargs: object) -> Any:
+        refuse_without_services("a Spark JVM")
+
+    pyspark.core.context.launch_gateway = refused  # type: ignore[assignment]

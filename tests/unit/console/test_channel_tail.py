@@ -270,7 +270,9 @@ def test_a_broker_that_does_not_answer_is_unreachable_soon(api):
     started = time.monotonic()
     body = api.get(f"{CHANNELS}down/tail?at=sink").json()
 
-    assert time.monotonic() - started < reader.TIMEOUT + 3
+    # within the reader's timeout, not librdkafka's own (a minute): a bound between the two
+    # that a busy machine cannot stretch the first past
+    assert time.monotonic() - started < reader.TIMEOUT + 20
     assert (body["state"], body["records"], body["complete"]) == ("unreachable", [], False)
     assert body["note"].startswith(f"Kafka did not answer: Kafka broker(s) 127.0.0.1:{port}")
 

@@ -297,9 +297,10 @@ def test_requests_in_flight_stay_within_max_concurrency() -> None:
         results = run(enricher(server.url, max_concurrency=3), [f'"{i}"' for i in range(9)])
         elapsed = time.monotonic() - started
     assert all(r and r.answer == "{}" for r in results)
+    # at most three at once, and more than one (not nine one after the other): counted, where
+    # a busy machine cannot blur it; three rounds of a 0.5 s answer take 1.5 s at least
     assert 2 <= peak[0] <= 3
-    # three rounds of three, not nine one after the other (4.5 s); room for a busy machine
-    assert 1.4 < elapsed < 4.0
+    assert elapsed >= 1.5
 
 
 def test_a_slow_answer_times_out_and_fails_after_the_retries() -> None:

@@ -62,7 +62,9 @@ def test_the_issue_wildcard_attack_is_filtered_at_once(
 
     assert kept == {i for i, event in enumerate(ATTACK_EVENTS) if matches(pattern, event)}
     assert kept == {1, 2}
-    assert elapsed < 30  # a second or two; the regex took hours
+    # a second or two (the JVM's work: this process's CPU time would not see it); the regex
+    # took hours: a bound far from both that a busy machine cannot stretch the first past
+    assert elapsed < 120
 
 
 @pytest.mark.parametrize(

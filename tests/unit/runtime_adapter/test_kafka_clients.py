@@ -130,8 +130,10 @@ def test_a_commit_never_waits_for_a_coordinator_that_is_away() -> None:
     committer.close(timeout=0.5)
     closed = time.monotonic() - started
 
-    assert handed_over < 1.0, f"commit() waited {handed_over:.1f} s"
-    assert closed < 3.0, f"close() waited {closed:.1f} s past its timeout"
+    # A wait for the coordinator is 45 s; the calls themselves, milliseconds: bounds well
+    # apart from both, that a busy machine cannot stretch the calls past.
+    assert handed_over < 15, f"commit() waited {handed_over:.1f} s"
+    assert closed < 20, f"close() waited {closed:.1f} s past its timeout"
     assert not committer.idle()  # still trying, on its own thread
 
 

@@ -89,6 +89,7 @@ def test_a_redis_outage_is_runtime_unavailable_from_every_call(redis_down, call)
     assert str(raised.value) == str(cause)  # the console's 503 quotes it as before
 
 
+@pytest.mark.redis  # it starts a Redis of its own, to stop it
 def test_a_redis_that_goes_down_is_runtime_unavailable(tmp_path: Path, artifacts_dir: Path):
     """A store that answered and then stops (its client's connections already open)."""
     service, url = start_redis(tmp_path / "redis", artifacts_dir)

@@ -75,7 +75,9 @@ def test_a_slow_sample_never_holds_up_the_loop_and_is_cancelled_at_close(spark: 
     for batch in range(5):
         connector.sample_source({"batchId": batch})
     waited = time.monotonic() - asked
-    assert waited < 1.0, f"the loop waited {waited:.1f} s for a sample"
+    # a sample takes 120 s, five calls that hand it over milliseconds: a quarter of the
+    # sample's time is far from both (a busy machine cannot stretch the calls past it)
+    assert waited < 30, f"the loop waited {waited:.1f} s for a sample"
     assert sampler.started.wait(30)
     assert sampler.calls == 1  # one sample at a time
 
