@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fast tier (make check), run before each commit: ruff, the import contracts, mypy,
-# Django's checks, the console's tsc, ESLint and Vitest, and the unit tests that need no
+# Django's checks, the console's tsc, ESLint, Prettier and Vitest, and the unit tests that need no
 # service (pytest --no-services, on every core with pytest-xdist). Nothing is started: no
 # Redis, Kafka, PostgreSQL, VictoriaMetrics or Spark JVM. A test that needs one is left out
 # by its marker (tests/conftest.py gives each test the markers of the services its fixtures
@@ -59,10 +59,13 @@ step "import-linter (layer contracts)" lint-imports
 step "mypy (types)" mypy
 step "Django system checks and migrations" bash -c \
   'python manage.py check --fail-level WARNING && python manage.py makemigrations --check --dry-run'
-# The console's packages (npm ci) on a fresh clone; nothing to do once they are there.
-[[ -d frontend/node_modules ]] || step "console: packages and build" bash scripts/frontend.sh
+# The console's packages (npm ci) on a fresh clone or after the lock file changed (the stamp
+# scripts/frontend.sh leaves in node_modules); nothing to do once they are there.
+lock_stamp="frontend/node_modules/.sluice-lock-$(sha1sum frontend/package-lock.json | cut -c1-12)"
+[[ -e "$lock_stamp" ]] || step "console: packages and build" bash scripts/frontend.sh
 step "console: tsc --noEmit" bash -c 'cd frontend && npx --no-install tsc --noEmit'
 step "console: ESLint" bash -c 'cd frontend && npm run --silent lint'
+step "console: Prettier" bash -c 'cd frontend && npm run --silent format:check'
 step "console: Vitest" bash -c 'cd frontend && npx --no-install vitest run --reporter=dot'
 
 printf '\n== unit tests without services (waiting for them)\n'
