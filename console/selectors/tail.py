@@ -230,6 +230,20 @@ def record_view(record: reader.TailRecord) -> dict[str, Any]:
     }
 
 
+def channel_preview(channel: Channel, limit: int = 50) -> list[dict[str, Any]]:
+    """The newest events the channel's ``preview`` sink kept, newest first.
+
+    Empty for a channel that was never started. Raises :class:`RuntimeUnavailable` when the
+    runtime cannot be reached.
+    """
+    connector = Connector.objects.filter(channel=channel).only("runtime_id").first()
+    if connector is None:
+        return []
+    runtime = get_runtime()
+    with runtime_errors("preview"):
+        return runtime.preview(connector.runtime_id, limit)
+
+
 def _read_preview(point: TailPoint, channel: Channel, limit: int, now: datetime) -> TailAnswer:
     connector = Connector.objects.filter(channel=channel).only("runtime_id").first()
     if connector is None:

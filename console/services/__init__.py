@@ -7,7 +7,6 @@ What only reads is in :mod:`console.selectors`; the errors both raise are in
 """
 
 from console.services.channels import (
-    channel_preview,
     create_channel,
     delete_channel,
     deploy_channel,
@@ -51,7 +50,6 @@ __all__ = [
     "actor_for",
     "alter_channel_offsets",
     "channel_offsets",
-    "channel_preview",
     "copy_channel_offsets",
     "create_channel",
     "delete_channel",

@@ -40,7 +40,6 @@ from console.choices import TargetState
 from console.crypto import decrypt_spec, encrypt_spec
 from console.errors import runtime_errors
 from console.models import Channel, Connector, Revision
-from console.runtime import get_runtime
 from console.selectors.deploys import DeployPlan, deploy_plan
 from console.selectors.restart_policy import RestartPolicy
 from console.selectors.specs import normalize_spec
@@ -301,18 +300,6 @@ def restart_channel(
         only_failed=only_failed,
     )
     return cast(RestartPlan, plan)
-
-
-def channel_preview(channel: Channel, limit: int = 50) -> list[dict[str, Any]]:
-    """The newest events the channel's ``preview`` sink kept, newest first.
-
-    Empty for a channel that was never started. Reads only; raises
-    :class:`RuntimeUnavailable` when the runtime cannot be reached.
-    """
-    connector = Connector.objects.filter(channel=channel).only("runtime_id").first()
-    if connector is None:
-        return []
-    return _call_runtime(get_runtime().preview, connector.runtime_id, limit)
 
 
 # -- helpers -----------------------------------------------------------------------------------

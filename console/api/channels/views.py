@@ -377,7 +377,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         channel = get_object_or_404(Channel, name=name)
         query = PreviewQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        events = services.channel_preview(channel, query.validated_data["limit"])
+        events = tails.channel_preview(channel, query.validated_data["limit"])
         return Response(ChannelPreviewSerializer({"name": channel.name, "events": events}).data)
 
     @extend_schema(
