@@ -133,13 +133,16 @@ function TailRow({
   const where = recordWhere(record);
   const key = recordKey(record);
   return (
-    <details
-      className="tail-row"
-      data-testid="tail-row"
-      open={open}
-      onToggle={(e) => onToggle(id, e.currentTarget.open)}
-    >
-      <summary className="tail-summary">
+    <details className="tail-row" data-testid="tail-row" open={open}>
+      {/* Opened and closed here, not by the browser: its toggle event comes a moment later, when
+          newer rows may have arrived above this one; the click holds the rows as they are shown. */}
+      <summary
+        className="tail-summary"
+        onClick={(e) => {
+          e.preventDefault();
+          onToggle(id, !open);
+        }}
+      >
         {/* The spaces keep the parts apart when the row is copied or read aloud. */}
         <span className="tail-time">{recordTime(record)}</span> {where && <span className="tail-pos">{where}</span>}{" "}
         {key && <span className="tail-key">{key}</span>} <span className="tail-value">{recordSummary(record)}</span>
