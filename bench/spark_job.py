@@ -84,6 +84,8 @@ def sluice_spec(args: argparse.Namespace) -> dict:
     }
     if args.max_offsets:
         source["max_events_per_trigger"] = args.max_offsets
+    if args.source_prop:
+        source["properties"] = dict(prop.split("=", 1) for prop in args.source_prop)
     sink = {
         "bootstrap_servers": args.bootstrap,
         "topic": args.sink,
@@ -118,6 +120,9 @@ def plain_source(spark: SparkSession, args: argparse.Namespace) -> DataFrame:
     )
     if args.max_offsets:
         reader = reader.option("maxOffsetsPerTrigger", str(args.max_offsets))
+    for prop in args.source_prop or ():
+        key, value = prop.split("=", 1)
+        reader = reader.option(key, value)
     return reader.load()
 
 
@@ -223,6 +228,7 @@ def main() -> None:
     parser.add_argument("--source-format", help="sluice modes: the Kafka source's format")
     parser.add_argument("--sink-format", help="sluice modes: the Kafka sink's format")
     parser.add_argument("--sink-prop", action="append", help="kafka.NAME=VALUE for the sink")
+    parser.add_argument("--source-prop", action="append", help="kafka.NAME=VALUE for the source")
     parser.add_argument("--max-offsets", type=int, help="maxOffsetsPerTrigger")
     parser.add_argument("--poll", action="store_true", help="poll the query like the driver")
     parser.add_argument(

@@ -37,9 +37,11 @@ channel: the filter then uses built-in expressions only, with the same results.
 
 from __future__ import annotations
 
+import json as json_module
 import logging
 import os
 import threading
+from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -134,6 +136,16 @@ def parse(value: str, *, allow_duplicate_keys: bool, validate_unicode: bool) -> 
     return f"{PREFIX}parse({value}, {flags})"
 
 
+def parse_pruned(
+    value: str, paths: str, *, allow_duplicate_keys: bool, validate_unicode: bool
+) -> str:
+    """SQL: :func:`parse` of ``value`` keeping only the members on ``paths`` (JSON text: an
+    array of member-name arrays): NULL exactly when :func:`parse` is, the members on the
+    paths as it gives them (``PrunedParseFunction.java``)."""
+    flags = f"{str(allow_duplicate_keys).lower()}, {str(validate_unicode).lower()}"
+    return f"{PREFIX}parse_pruned({value}, {sql_string(paths)}, {flags})"
+
+
 def json(value: str, zone: str) -> str:
     """SQL: ``to_json(value)`` of a VARIANT (``zone``: the session time zone)."""
     return f"{PREFIX}json({value}, {sql_string(zone)})"
@@ -189,15 +201,28 @@ def try_parse_json(df: DataFrame, column: str) -> Column:
     spark = df.sparkSession
     if not native_functions(spark):
         return F.try_parse_json(column)
-    return F.expr(
-        parse(
-            sql_column(column),
-            allow_duplicate_keys=_conf_flag(spark, "spark.sql.variant.allowDuplicateKeys", False),
-            validate_unicode=_conf_flag(
-                spark, "spark.sql.variant.validateUnicodeInJsonParsing", True
-            ),
-        )
-    )
+    return F.expr(parse(sql_column(column), **_parse_settings(spark)))
+
+
+def try_parse_json_pruned(df: DataFrame, column: str, paths: Sequence[Sequence[str]]) -> Column:
+    """:func:`try_parse_json` of ``df``'s string column ``column`` keeping only the members
+    on ``paths`` (:func:`parse_pruned`): for a filter that reads nothing else, before the
+    whole value is parsed for the events it keeps. Needs Sluice's functions in the session
+    (RuntimeError without them)."""
+    if not native_functions(df.sparkSession):
+        raise RuntimeError("a pruned parse needs Sluice's Spark functions in the session")
+    text = json_module.dumps([list(path) for path in paths], separators=(",", ":"))
+    return F.expr(parse_pruned(sql_column(column), text, **_parse_settings(df.sparkSession)))
+
+
+def _parse_settings(spark: SparkSession) -> dict[str, bool]:
+    """The session's settings :func:`parse` follows, as ``try_parse_json`` follows them."""
+    return {
+        "allow_duplicate_keys": _conf_flag(spark, "spark.sql.variant.allowDuplicateKeys", False),
+        "validate_unicode": _conf_flag(
+            spark, "spark.sql.variant.validateUnicodeInJsonParsing", True
+        ),
+    }
 
 
 def to_json(df: DataFrame, column: str) -> Column:

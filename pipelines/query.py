@@ -7,6 +7,7 @@ query's name. It imports neither of them: both build on it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
@@ -15,17 +16,21 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from pipelines.errors import failing_stage
+from pipelines.patterns import use_native_matching
+from pipelines.patterns.steps import member_paths
 from pipelines.retry import RetriedWrite, sink_dead_letters
 from pipelines.runs import RunBounds, read_run_records, tag_events
 from pipelines.sinks import BATCH_SINKS
 from pipelines.sinks.preview import PreviewPublisher
 from pipelines.sources import SOURCES
 from pipelines.sources.http import ingest_kafka_config
+from pipelines.sources.kafka import kafka_records_to_events, parse_deferred_data
 from pipelines.spec import ChannelSpec, StageSpec, parse_stage_config
 from pipelines.spec.channel import RuntimeOptions
-from pipelines.spec.configs import KafkaSourceConfig
+from pipelines.spec.configs import FilterConfig, KafkaSourceConfig
 from pipelines.spec.configs.http import HttpSourceConfig
 from pipelines.spec.live import retry_policy
+from pipelines.spec.patterns import FieldPath
 from pipelines.stage_metrics import observe_rows, transform_point
 from pipelines.transforms import TRANSFORMS
 
@@ -92,12 +97,17 @@ def build_events(
     """
     source = plugin_implementation(SOURCES, "source", spec.source)
     config = parse_stage_config("source", spec.source)
+    deferred = deferred_parse(spark, spec)
     with failing_stage("source"):
         if run is None:
             records = source.read(spark, config)
         else:
             records = read_run_records(spark, run_kafka_config(spec.source.type, config), run)
-        events = source.to_events(records, config)
+        if deferred is None:
+            events = source.to_events(records, config)
+        else:
+            assert isinstance(config, KafkaSourceConfig)  # deferred_parse: a Kafka source
+            events = kafka_records_to_events(records, config, data_paths=deferred.paths)
     if not keep_payload:
         events = events.withColumn("origin_payload", F.lit(None).cast("string"))
     events = apply_transforms(
@@ -105,8 +115,49 @@ def build_events(
         spec.transforms,
         count_stages=count_stages,
         rows_are_events=spec.source.type in SOURCES_READING_EVENTS,
+        parse_data_before=None if deferred is None else deferred.filters,
     )
     return events if run is None else tag_events(events, run)
+
+
+@dataclass(frozen=True)
+class DeferredParse:
+    """Filters first, then the whole data: the leading ``filters`` of a channel read only
+    ``paths`` below ``data``, so its JSON source parses each record's data pruned to them
+    (all of it checked) and the whole data only of the events they keep (see
+    :func:`pipelines.sources.kafka.kafka_records_to_events`). With the benchmark's pattern
+    (3 fields, 14 % kept) parsing was about 40 % of the query's CPU."""
+
+    filters: int
+    paths: list[FieldPath]
+
+
+def deferred_parse(spark: SparkSession, spec: ChannelSpec) -> DeferredParse | None:
+    """How a channel's data is parsed after its leading filters, when it can be: a Kafka
+    source in ``format: json``, filters first, none testing ``data`` itself (a step on the
+    whole value needs all of it) and Sluice's functions in the session (its matcher decides
+    the pruned value as the whole one). None otherwise: parsed whole at the source."""
+    if spec.source.type != "kafka":
+        return None
+    config = parse_stage_config("source", spec.source)
+    assert isinstance(config, KafkaSourceConfig)
+    if config.format != "json":
+        return None
+    paths: list[FieldPath] = []
+    filters = 0
+    for stage in spec.transforms:
+        if stage.type != "filter":
+            break
+        filter_config = parse_stage_config("transform", stage)
+        assert isinstance(filter_config, FilterConfig)
+        found = member_paths(filter_config.pattern, "data")
+        if found is None:
+            return None
+        paths += [path for path in found if path not in paths]
+        filters += 1
+    if filters == 0 or not use_native_matching(spark, None):
+        return None
+    return DeferredParse(filters, paths)
 
 
 def run_kafka_config(source_type: str, config: Any) -> KafkaSourceConfig:
@@ -125,14 +176,19 @@ def apply_transforms(
     *,
     count_stages: bool = False,
     rows_are_events: bool = True,
+    parse_data_before: int | None = None,
 ) -> DataFrame:
     """Apply transform stages in order (a pure DataFrame function); a failure gets the
     stage's place and type, e.g. ``transforms[2] (cast)``. With ``count_stages`` the rows
     reaching each dropping transform are counted (:func:`pipelines.stage_metrics.observe_rows`)
     — but the first's when ``rows_are_events`` (the source reads one event per row): it gets
-    every row read, the batch's ``numInputRows``."""
+    every row read, the batch's ``numInputRows``. ``parse_data_before``: the events' data
+    was pruned (:class:`DeferredParse`) and is parsed whole before that transform (or after
+    the last)."""
     dropped_before = not rows_are_events
     for index, stage in enumerate(transforms):
+        if index == parse_data_before:
+            events = parse_deferred_data(events)
         point = transform_point(index, stage)
         if count_stages and point.drops and dropped_before:
             events = observe_rows(events, point)
@@ -140,6 +196,8 @@ def apply_transforms(
         transform = plugin_implementation(TRANSFORMS, "transform", stage)
         with failing_stage(point.label):
             events = transform(events, parse_stage_config("transform", stage))
+    if parse_data_before is not None and parse_data_before >= len(transforms):
+        events = parse_deferred_data(events)
     return events
 
 

@@ -6,8 +6,9 @@ the accessor of an event's members, and the SQL conjunction and disjunction of c
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from pipelines.spec.patterns import FieldPath, Rule, Step
+from pipelines.spec.patterns import FieldPath, Rule, Step, compile_pattern
 
 ChildAccessor = Callable[[str], str]
 """Returns SQL for the VARIANT value of an event's top-level field (NULL when absent)."""
@@ -38,3 +39,18 @@ def all_of(conditions: Sequence[str]) -> str:
 def any_of(conditions: Sequence[str]) -> str:
     """SQL true when some condition holds (``false`` for none)."""
     return "(" + " OR ".join(conditions) + ")" if conditions else "false"
+
+
+def member_paths(pattern: Any, member: str) -> list[FieldPath] | None:
+    """The paths below the top-level ``member`` that ``pattern``'s steps read (relative to it,
+    in order of first appearance, without repeats): all a matcher needs to find there. None
+    when a step tests the member itself (its whole value is needed). Raises ``PatternError``
+    when the pattern is invalid."""
+    paths: list[FieldPath] = []
+    for rule in compile_pattern(pattern).rules:
+        for path, _ in by_first_key(rule_steps(rule)).get(member, []):
+            if not path:
+                return None
+            if path not in paths:
+                paths.append(path)
+    return paths

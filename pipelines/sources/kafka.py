@@ -37,12 +37,14 @@ Records with a NULL value (tombstones) carry no event and are skipped, except in
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipelines import native
 from pipelines.cloudevents import (
+    EVENT_COLUMNS,
     JSON_CONTENT_TYPE,
     OPTIONAL_STRING_ATTRIBUTES,
     PARTITION_KEY,
@@ -84,6 +86,15 @@ REQUEST_TIMEOUT_MS = 10_000
 timeout shorter than the request timeout (30 s by default)."""
 
 
+FETCH_DEFAULTS = {"kafka.max.poll.records": "10000", "kafka.max.partition.fetch.bytes": "2097152"}
+"""How the source's consumers fetch unless a channel sets its own. Spark's Kafka reader asks
+the broker for the partition's first and last offsets after every ``poll`` (two round trips
+each time, the prefetched records discarded); with Kafka's 500 records a poll that was 2,000
+polls per million events and partition, about 15 % of a draining channel's CPU (JFR, the
+data-plane benchmark). Polls of up to 10,000 records from fetches of up to 2 MiB a partition
+(Kafka's default: 1 MiB) make that a few hundred."""
+
+
 def offsets_timeouts(properties: dict[str, str]) -> dict[str, str]:
     """The timeouts Sluice sets for the source's Kafka clients, given the channel's own
     properties: none that the channel sets, and an API timeout never shorter than the
@@ -111,6 +122,7 @@ def kafka_source_options(config: KafkaSourceConfig) -> dict[str, str]:
     options = {
         "kafka.bootstrap.servers": config.bootstrap_servers,
         **offsets_timeouts(config.properties),
+        **FETCH_DEFAULTS,
     }
     if config.topics is not None:
         options["subscribe"] = ",".join(config.topics)
@@ -136,11 +148,22 @@ def read_kafka(spark: SparkSession, config: KafkaSourceConfig) -> DataFrame:
     return spark.readStream.format("kafka").options(**kafka_source_options(config)).load()
 
 
-def kafka_records_to_events(records: DataFrame, config: KafkaSourceConfig) -> DataFrame:
+def kafka_records_to_events(
+    records: DataFrame,
+    config: KafkaSourceConfig,
+    *,
+    data_paths: Sequence[Sequence[str]] | None = None,
+) -> DataFrame:
     """Turn Kafka records into events (:data:`pipelines.cloudevents.EVENT_SCHEMA`).
 
     Skips tombstones; the resulting DataFrame fails, when evaluated, on the first record
     that cannot be read (see the module docstring).
+
+    ``data_paths`` (``format: json`` only; the session must have Sluice's functions): the
+    events' ``data`` holds only the members on those paths (checked as a whole all the
+    same: a record that is not valid JSON fails as without them), for filters that read
+    nothing else, and the record's text follows in :data:`DEFERRED_TEXT` until
+    :func:`parse_deferred_data` parses the whole data of the events the filters kept.
     """
     if config.format == "cloudevents-binary":
         return binary_records_to_events(records)
@@ -151,17 +174,40 @@ def kafka_records_to_events(records: DataFrame, config: KafkaSourceConfig) -> Da
         return structured_records_to_events(records)
     if config.format == "raw":
         return raw_records_to_events(records)
-    return json_records_to_events(records)
+    return json_records_to_events(records, data_paths)
 
 
-def json_records_to_events(records: DataFrame) -> DataFrame:
-    """Wrap records whose value is plain JSON into events (``format: json``)."""
+DEFERRED_TEXT = "_sluice_data_text"
+"""The record's text, carried beside events whose ``data`` is pruned (see
+:func:`kafka_records_to_events`) until :func:`parse_deferred_data`."""
+
+
+def json_records_to_events(
+    records: DataFrame, data_paths: Sequence[Sequence[str]] | None = None
+) -> DataFrame:
+    """Wrap records whose value is plain JSON into events (``format: json``); with
+    ``data_paths``, their data pruned (see :func:`kafka_records_to_events`)."""
     origin = _with_origin(records)
-    parsed = origin.withColumn("data", computed_once(native.try_parse_json(origin, "_text")))
+    if data_paths is None:
+        data = native.try_parse_json(origin, "_text")
+    else:
+        data = native.try_parse_json_pruned(origin, "_text", data_paths)
+    parsed = origin.withColumn("data", computed_once(data))
     checked = _fail_on_problem(
         parsed, F.when(F.col("data").isNull(), F.lit("value is not valid JSON"))
     )
-    return _wrapped(checked, JSON_CONTENT_TYPE)
+    if data_paths is None:
+        return _wrapped(checked, JSON_CONTENT_TYPE)
+    return _wrapped(
+        checked.withColumn(DEFERRED_TEXT, F.col("_text")), JSON_CONTENT_TYPE, DEFERRED_TEXT
+    )
+
+
+def parse_deferred_data(events: DataFrame) -> DataFrame:
+    """Events whose data was pruned (see :func:`kafka_records_to_events`) with their whole
+    data, parsed from :data:`DEFERRED_TEXT` (then dropped): once per event that reaches it."""
+    data = computed_once(native.try_parse_json(events, DEFERRED_TEXT))
+    return events.withColumn("data", data).drop(DEFERRED_TEXT)
 
 
 def wire_records_to_events(records: DataFrame, config: KafkaSourceConfig) -> DataFrame:
@@ -229,8 +275,9 @@ def raw_records_to_events(records: DataFrame) -> DataFrame:
     return _wrapped(with_text, RAW_CONTENT_TYPE)
 
 
-def _wrapped(records: DataFrame, content_type: str) -> DataFrame:
-    """Events around ``data``, identified by where each record came from."""
+def _wrapped(records: DataFrame, content_type: str, *carried: str) -> DataFrame:
+    """Events around ``data``, identified by where each record came from (then the
+    ``carried`` columns of ``records``)."""
     events = records.select(
         F.concat_ws("/", "origin_topic", "origin_partition", "origin_offset").alias("id"),
         F.concat(F.lit("kafka://"), F.col("origin_topic")).alias("source"),
@@ -248,8 +295,9 @@ def _wrapped(records: DataFrame, content_type: str) -> DataFrame:
         "origin_timestamp",
         "origin_payload",
         "failure",
+        *carried,
     )
-    return select_event_columns(events)
+    return select_event_columns(events) if not carried else events.select(*EVENT_COLUMNS, *carried)
 
 
 def structured_records_to_events(records: DataFrame, *, keep_key: bool = True) -> DataFrame:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pipelines.kafka_options import jaas_config, kafka_sink_options, security_options
-from pipelines.sources.kafka import kafka_source_options
+from pipelines.sources.kafka import FETCH_DEFAULTS, kafka_source_options
 from pipelines.spec import SpecError, StageSpec, parse_stage_config
 from pipelines.spec.configs import JdbcSinkConfig, KafkaSinkConfig, KafkaSourceConfig
 from pipelines.spec.configs.kafka import KafkaSecurity
@@ -174,6 +174,7 @@ def test_source_options_topics_and_defaults() -> None:
         "kafka.request.timeout.ms": "10000",
         "subscribe": "orders,refunds",
         "startingOffsets": "latest",
+        **FETCH_DEFAULTS,
     }
 
 
@@ -199,6 +200,7 @@ def test_source_options_pattern_offsets_rate_and_headers() -> None:
         "includeHeaders": "true",
         "kafka.request.timeout.ms": "5000",
         "kafka.group.id": "mine",
+        **FETCH_DEFAULTS,
     }
     assert json.loads(options["startingOffsets"]) == {"orders-eu": {"0": 12, "1": -2}}
 
@@ -376,3 +378,10 @@ def test_jdbc_config_errors_name_the_field(config: dict[str, Any], path: str, me
     found = errors("sink", "jdbc", config)
     assert message in " ".join(found[path]), found
     assert "pw" not in json.dumps(found)
+
+
+def test_the_channels_own_fetch_sizes_win() -> None:
+    assert FETCH_DEFAULTS["kafka.max.poll.records"] == "10000"  # Kafka's is 500
+    mine = {"kafka.max.poll.records": "200", "kafka.max.partition.fetch.bytes": "65536"}
+    options = kafka_source_options(source(topics=["t"], properties=mine))
+    assert {key: options[key] for key in mine} == mine

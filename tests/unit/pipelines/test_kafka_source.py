@@ -15,7 +15,12 @@ from pyspark.testing import assertDataFrameEqual
 from pipelines.cloudevents import EVENT_COLUMNS, event_json, time_text
 from pipelines.errors import fail_fast, failed_or
 from pipelines.sources import SOURCES
-from pipelines.sources.kafka import kafka_records_to_events, kafka_source_options, read_kafka
+from pipelines.sources.kafka import (
+    FETCH_DEFAULTS,
+    kafka_records_to_events,
+    kafka_source_options,
+    read_kafka,
+)
 from pipelines.spec.configs import KafkaSourceConfig
 from tests.unit.pipelines.conftest import RECORD_TIME, RECORD_TIME_TEXT
 from tests.unit.pipelines.event_rows import failures
@@ -44,6 +49,7 @@ def test_source_options_and_registry() -> None:
         "kafka.request.timeout.ms": "10000",
         "subscribe": "orders,refunds",
         "startingOffsets": "latest",
+        **FETCH_DEFAULTS,
     }
     assert SOURCES["kafka"].read is read_kafka
     assert SOURCES["kafka"].to_events is kafka_records_to_events

@@ -29,6 +29,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *   <li>{@code number(v VARIANT) -> DOUBLE}: {@link NumberFunction}
  *   <li>{@code parse(text STRING, allowDuplicateKeys BOOLEAN, validateUnicode BOOLEAN) -> VARIANT}:
  *       {@link ParseFunction}
+ *   <li>{@code parse_pruned(text STRING, paths STRING, allowDuplicateKeys BOOLEAN, validateUnicode
+ *       BOOLEAN) -> VARIANT}: {@link PrunedParseFunction}
  *   <li>{@code json(v VARIANT, zone STRING) -> STRING}: {@link JsonFunction}
  *   <li>{@code kind(v VARIANT) -> STRING}: {@link KindFunction}
  *   <li>{@code envelope(data VARIANT, zone STRING, datacontenttype, dataschema, id, source,
@@ -65,6 +67,7 @@ public final class VariantFunctions implements FunctionCatalog {
       Identifier.of(namespace, "text"),
       Identifier.of(namespace, "number"),
       Identifier.of(namespace, "parse"),
+      Identifier.of(namespace, "parse_pruned"),
       Identifier.of(namespace, "json"),
       Identifier.of(namespace, "kind"),
       Identifier.of(namespace, "envelope"),
@@ -88,6 +91,8 @@ public final class VariantFunctions implements FunctionCatalog {
         return new NumberFunction();
       case "parse":
         return new ParseFunction();
+      case "parse_pruned":
+        return new PrunedParseFunction();
       case "json":
         return new JsonFunction();
       case "kind":
