@@ -147,8 +147,8 @@ def run_peer(
     timeout: float = 300,
 ) -> Drain:
     """One drain of ``source`` (``events`` records, ``expected`` of them selected) by ``peer``
-    into ``sink`` (made by the caller); rates counted in the source's events."""
-    fetch_peer_jars()
+    into ``sink`` (made by the caller); rates counted in the source's events. The jars are
+    the caller's to fetch first (:func:`fetch_peer_jars`), outside every timed run."""
     command = peer_command(peer, "--bootstrap", bootstrap, "--source", source, "--sink", sink)
     with tempfile.TemporaryFile("w+") as out:
         launched = time.perf_counter()
@@ -176,6 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     from bench.dataplane import create_topic  # the bench's own helper (it imports this module)
 
     expected = args.expected
+    fetch_peer_jars()
     sink = f"out-{args.peer}-{uuid.uuid4().hex[:6]}"
     create_topic(args.bootstrap, sink, 1)
     drain = run_peer(

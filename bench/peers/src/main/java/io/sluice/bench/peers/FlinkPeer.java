@@ -1,6 +1,5 @@
 package io.sluice.bench.peers;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -66,7 +65,7 @@ public final class FlinkPeer {
     Configuration conf = new Configuration();
     conf.set(PipelineOptions.OBJECT_REUSE, true);
     if (options.checkpointSeconds() > 0) {
-      Path dir = Files.createTempDirectory("sluice-bench-flink-checkpoints-");
+      Path dir = ScratchDir.create("sluice-bench-flink-checkpoints-");
       conf.set(
           CheckpointingOptions.CHECKPOINTING_INTERVAL,
           Duration.ofSeconds(options.checkpointSeconds()));

@@ -2,6 +2,7 @@ package io.sluice.bench.peers;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 import java.util.UUID;
@@ -44,7 +45,13 @@ public final class KafkaStreamsPeer {
             running.countDown();
           }
         });
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> streams.close()));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  streams.close(Duration.ofSeconds(30));
+                  ScratchDir.delete(stateDir);
+                }));
     streams.start();
     if (!options.timed()) {
       return; // the stream threads run on until SIGTERM (the shutdown hook closes them)
