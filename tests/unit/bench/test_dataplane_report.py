@@ -111,3 +111,27 @@ def test_a_report_without_peers_leaves_their_lines_out() -> None:
     text = report(r)
     assert "Flink" not in text
     assert "filter → CloudEvents" not in text
+
+
+def test_drains_rotate_note_a_failed_run_and_keep_the_others(monkeypatch) -> None:
+    from bench import dataplane
+
+    calls: list[str] = []
+
+    def fake_drain(key, args, bootstrap, source, events, expected):
+        calls.append(key)
+        if key == "kstreams" and calls.count(key) == 1:
+            raise RuntimeError("broker went away")
+        return drain(100_000, 50_000)
+
+    monkeypatch.setattr(dataplane, "drain_once", fake_drain)
+    monkeypatch.setattr(dataplane, "fetch_peer_jars", lambda: None)
+    monkeypatch.setattr(dataplane, "end_offsets_total", lambda bootstrap, topic: 1_000_000)
+    args = parse_args(["--contenders", "sluice-2,flink,kstreams", "--repeat", "2"])
+    r = Results(events=1_000_000, event_bytes=500, expected_out=140_000)
+    dataplane.measure_drains(args, r, "b:1", "bench-in")
+
+    assert calls == ["sluice-2", "flink", "kstreams", "flink", "kstreams", "sluice-2"]
+    assert [len(r.drains[key].runs) for key in ("sluice-2", "flink", "kstreams")] == [2, 2, 1]
+    assert any("run 1 of kstreams failed: broker went away" in note for note in r.notes)
+    assert set(r.settings) == {"sluice-2", "flink", "kstreams"}
