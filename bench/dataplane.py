@@ -362,8 +362,8 @@ def report(results: Results) -> str:
         *throughput_table(results.throughput),
         *passthrough_table(results.passthrough),
         *latency_table(results.latency),
-        "",
-        "ratios",
+    ]
+    ratios = [
         *throughput_ratios(results),
         *peer_ratios(results),
         *passthrough_ratios(results.passthrough),
@@ -371,9 +371,11 @@ def report(results: Results) -> str:
         *[f"  note: {note}" for note in results.notes],
     ]
     if results.spark_conf:
-        lines.append(
+        ratios.append(
             f"  Spark options set in every Spark contender: {' '.join(results.spark_conf)}"
         )
+    if ratios:
+        lines += ["", "ratios", *ratios]
     if results.settings:
         lines += ["", "settings", *(f"  {key}: {text}" for key, text in results.settings.items())]
     return "\n".join(lines)
