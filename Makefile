@@ -107,7 +107,7 @@ e2e: install ## Only the browser tests (headless Chromium against the running st
 compose-test: ## Build the image, run docker/compose.yaml on Docker, test a channel through a killed worker
 	@bash scripts/compose-test.sh
 
-bench: install ## Data-plane benchmark (Sluice vs plain PySpark, a Python loop, Kafka's tools), then bus, wire and discovery
+bench: install ## Data-plane benchmark (Sluice vs plain PySpark, Flink, Kafka Streams, a Python loop, Kafka's tools), then bus, wire and discovery
 	@.venv/bin/python -m bench.dataplane $(BENCH_ARGS)
 
 bench-wire: install ## Wire formats: Kafka (Avro or Protobuf, registry) → filter → Kafka (same) vs the JSON channel

@@ -6,6 +6,9 @@ for the run; the work is Kafka → filter (numeric, prefix and anything-but) →
 
 * **Sluice** - the query :mod:`pipelines` builds from a channel spec, on 1 and on 2 cores;
 * **(a) plain PySpark** - the same work written by hand (2 cores);
+* **peers** (:mod:`bench.peers`) - the same work in Apache Flink (DataStream, local
+  mini-cluster, parallelism 2) and in Kafka Streams (2 stream threads), each as shipped and
+  with its durable setting (Flink checkpointing every 10 s, Kafka Streams exactly-once);
 * **(b) Python loop** - confluent-kafka consume → filter → wrap → produce (bounded);
 * **(c) Kafka's limit** - Kafka's own producer and consumer performance tools;
 * **pass-through** (:mod:`bench.mirror`) - Kafka → Kafka with no transform: MirrorMaker 2
@@ -14,21 +17,26 @@ for the run; the work is Kafka → filter (numeric, prefix and anything-but) →
   (the floor of Structured Streaming), each timed from the first record it wrote to the last
   (``--only mirror`` runs these alone).
 
-Throughput drains a backlog; latency (p50, p99, from produce timestamp to sink timestamp)
+Throughput drains a backlog. Sluice, plain PySpark and the peers are timed alike, from
+outside (:func:`bench.mirror.watch_drain`): events read per second from the first record
+written to the sink to the last, events per CPU-second of the contender's process tree over
+that window, its peak resident memory, and its start-up (launch to first record) apart.
+Latency (p50, p99, from produce timestamp to sink timestamp)
 is taken from events produced at a steady rate while each contender runs continuously:
 Sluice as the bench runs it, Sluice polled from Python every 0.5 s in a session set up as a
 runtime driver sets up a channel's, Sluice in Spark's real-time mode as the runtime drives
 it (``runtime.mode: real-time`` with its default checkpoint interval, measured for a whole
 interval so that one checkpoint falls inside; p99.9 and the maximum show that checkpoint's
-pause), plain PySpark and the loop. The first ``--latency-warmup`` seconds of paced events are the
-warm-up (the first batches generate and compile their code, the JIT has not run): their
-p99 is shown apart and the steady state after them is what p50 and p99 measure. Each
-contender runs ``--latency-repeat`` times (3), median run by p99 reported with the range.
-Kafka's perf tools run first (the consumer's pass also brings the topic into the page cache
-for everyone); each Spark contender then runs ``--repeat`` times (3), in rounds whose order
-rotates so that no contender always goes first, and its median run is reported (a single
-run on this 2-core machine varies by ±10 %).
-Prints a table with the figures and the ratios, and writes them to ``bench-results/``.
+pause), plain PySpark, Flink, Kafka Streams and the loop. The first ``--latency-warmup``
+seconds of paced events are the warm-up (the first batches generate and compile their code,
+the JIT has not run): their p99 is shown apart and the steady state after them is what p50 and
+p99 measure. Each contender runs ``--latency-repeat`` times (3), median run by p99 reported
+with the range. Kafka's perf tools run first (the consumer's pass also brings the topic into
+the page cache for everyone); each Spark contender and peer then runs ``--repeat`` times (3),
+in rounds whose order rotates so that no contender always goes first, and its median run is
+reported (a single run on this 2-core machine varies by ±10 %).
+Prints a table with the figures, each contender's settings and the ratios, and writes them to
+``bench-results/``; ``--only peers`` runs Flink, Kafka Streams and Sluice on 2 cores alone.
 """
 
 from __future__ import annotations
@@ -52,7 +60,8 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bench.mirror import Drain, run_mm2, run_spark_pass
+from bench.mirror import Drain, counting_input, run_mm2, run_spark_pass
+from bench.peers import PEERS, fetch_peer_jars, latency_command, run_peer
 from bench.workload import make_event, selected
 from pipelines.query import REAL_TIME_CHECKPOINT_SECONDS
 from tests.support.processes import REPO_ROOT, start_kafka
@@ -94,7 +103,8 @@ class Latency:
 
 @dataclass
 class PassThrough:
-    """A pass-through contender's runs (:class:`bench.mirror.Drain`); the median by rate."""
+    """A drained contender's runs (:class:`bench.mirror.Drain`): a pass-through, or one doing
+    the bench's work (``Results.drains``); the median by rate."""
 
     name: str
     runs: list[Drain] = field(default_factory=list)
@@ -111,7 +121,12 @@ class Results:
     event_bytes: int
     expected_out: int
     throughput: dict[str, Throughput] = field(default_factory=dict)
+    """The loop and Kafka's perf tools, each timed its own way."""
+    drains: dict[str, PassThrough] = field(default_factory=dict)
+    """Sluice, plain PySpark and the peers doing the bench's work, timed alike."""
     passthrough: dict[str, PassThrough] = field(default_factory=dict)
+    settings: dict[str, str] = field(default_factory=dict)
+    """Each measured contender's settings, printed beside its figures."""
     latency: dict[str, Latency] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     spark_conf: list[str] = field(default_factory=list)
@@ -227,25 +242,6 @@ def conf_args(spark_conf: list[str]) -> list[str]:
     return [arg for setting in spark_conf for arg in ("--conf", setting)]
 
 
-def spark_throughput(
-    mode: str, cores: int, bootstrap: str, source: str, spark_conf: list[str]
-) -> Throughput:
-    label = f"{mode}-{cores}"
-    data, sink = run_contender(
-        "bench.spark_job",
-        bootstrap,
-        source,
-        label,
-        *("--mode", mode, "--cores", str(cores)),
-        *conf_args(spark_conf),
-    )
-    if "error" in data:
-        raise RuntimeError(f"{mode} on {cores} cores failed: {data['error']}")
-    events = end_offsets_total(bootstrap, source)
-    name = f"{'Sluice' if mode == 'sluice' else '(a) plain PySpark'}, {cores} core(s)"
-    return Throughput(name, events, data["seconds"], end_offsets_total(bootstrap, sink))
-
-
 def loop_throughput(bootstrap: str, source: str, limit: int) -> Throughput:
     limits = ("--max-events", str(limit), "--max-seconds", "300")
     data, _ = run_contender("bench.loop", bootstrap, source, "loop", *limits)
@@ -358,45 +354,103 @@ def kafka_perf(bootstrap: str, source: str, events: int) -> list[Throughput]:
 
 
 def report(results: Results) -> str:
-    t = results.throughput
     lines = [
         "",
         f"Data-plane benchmark: {results.events:,} JSON events of ~{results.event_bytes} bytes, "
         f"{PARTITIONS} partitions, {os.cpu_count()} cores; {results.expected_out:,} selected",
-        "",
-        f"{'contender':<34}{'events':>12}{'seconds':>10}{'events/s':>12}{'out':>11}"
-        "   runs (events/s)",
+        *drains_table(results.drains),
+        *throughput_table(results.throughput),
+        *passthrough_table(results.passthrough),
+        *latency_table(results.latency),
     ]
-    order = [*(key for key, _, _ in SPARK_RUNS), "loop", "kafka-producer", "kafka-consumer"]
-    for row in sorted(t.values(), key=lambda r: order.index(_key_of(t, r))):
-        out = f"{row.events_out:,}" if row.events_out is not None else "-"
-        runs = " ".join(f"{row.events / r:,.0f}" for r in row.runs) if len(row.runs) > 1 else ""
-        lines.append(
-            f"{row.name:<34}{row.events:>12,}{row.seconds:>10.1f}{row.rate:>12,.0f}{out:>11}"
-            f"   {runs}".rstrip()
+    ratios = [
+        *throughput_ratios(results),
+        *peer_ratios(results),
+        *passthrough_ratios(results.passthrough),
+        *latency_ratios(results.latency),
+        *[f"  note: {note}" for note in results.notes],
+    ]
+    if results.spark_conf:
+        ratios.append(
+            f"  Spark options set in every Spark contender: {' '.join(results.spark_conf)}"
         )
-    p = results.passthrough
-    if p:
-        lines += [
-            "",
-            f"{'pass-through (Kafka → Kafka)':<34}{'events':>12}{'drain s':>10}{'events/s':>12}"
-            f"{'ev/CPU s':>11}{'start s':>9}   runs (events/s)",
-        ]
-        for row in p.values():
-            run = row.median
-            runs = " ".join(f"{r.rate:,.0f}" for r in row.runs) if len(row.runs) > 1 else ""
-            lines.append(
-                f"{row.name:<34}{run.events:>12,}{run.drain:>10.1f}{run.rate:>12,.0f}"
-                f"{run.cpu_rate:>11,.0f}{run.startup:>9.1f}   {runs}".rstrip()
-            )
-    if results.latency:
-        lines += [
-            "",
-            f"{'latency (paced, steady state)':<34}{'samples':>12}{'p50 ms':>10}{'p99 ms':>12}"
-            f"{'p99.9 ms':>10}{'max ms':>9}{'warm-up p99':>13}   batch ms  rows/batch"
-            "   runs p50/p99",
-        ]
-    for row in results.latency.values():
+    if ratios:
+        lines += ["", "ratios", *ratios]
+    if results.settings:
+        lines += ["", "settings", *(f"  {key}: {text}" for key, text in results.settings.items())]
+    return "\n".join(lines)
+
+
+def mib(size: int) -> str:
+    return f"{size / 2**20:,.0f}" if size else "-"
+
+
+def drains_table(drains: dict[str, PassThrough]) -> list[str]:
+    """Kafka → filter → CloudEvents → Kafka: Sluice, plain PySpark and the peers, drained."""
+    if not drains:
+        return []
+    lines = [
+        "",
+        f"{'Kafka → filter → CloudEvents → Kafka':<38}{'events/s':>10}{'ev/CPU s':>10}"
+        f"{'peak RSS MiB':>14}{'start-up s':>12}{'out':>10}   runs (events/s)",
+    ]
+    for key in sorted(drains, key=DRAIN_ORDER.index):
+        row = drains[key]
+        run = row.median
+        runs = " ".join(f"{r.rate:,.0f}" for r in row.runs) if len(row.runs) > 1 else ""
+        lines.append(
+            f"{row.name:<38}{run.rate:>10,.0f}{run.cpu_rate:>10,.0f}{mib(run.peak_rss):>14}"
+            f"{run.startup:>12.1f}{run.written:>10,}   {runs}".rstrip()
+        )
+    return lines
+
+
+def throughput_table(table: dict[str, Throughput]) -> list[str]:
+    """The loop and Kafka's perf tools, each timed its own way (events over their seconds)."""
+    if not table:
+        return []
+    lines = [
+        "",
+        f"{'timed by themselves':<38}{'events':>10}{'seconds':>10}{'events/s':>14}{'out':>12}",
+    ]
+    order = ["loop", "kafka-producer", "kafka-consumer"]
+    for key in sorted(table, key=order.index):
+        row = table[key]
+        out = f"{row.events_out:,}" if row.events_out is not None else "-"
+        lines.append(
+            f"{row.name:<38}{row.events:>10,}{row.seconds:>10.1f}{row.rate:>14,.0f}{out:>12}"
+        )
+    return lines
+
+
+def passthrough_table(p: dict[str, PassThrough]) -> list[str]:
+    if not p:
+        return []
+    lines = [
+        "",
+        f"{'pass-through (Kafka → Kafka)':<38}{'events/s':>10}{'ev/CPU s':>10}"
+        f"{'peak RSS MiB':>14}{'start-up s':>12}{'drain s':>10}   runs (events/s)",
+    ]
+    for row in p.values():
+        run = row.median
+        runs = " ".join(f"{r.rate:,.0f}" for r in row.runs) if len(row.runs) > 1 else ""
+        lines.append(
+            f"{row.name:<38}{run.rate:>10,.0f}{run.cpu_rate:>10,.0f}{mib(run.peak_rss):>14}"
+            f"{run.startup:>12.1f}{run.drain:>10.1f}   {runs}".rstrip()
+        )
+    return lines
+
+
+def latency_table(latency: dict[str, Latency]) -> list[str]:
+    if not latency:
+        return []
+    lines = [
+        "",
+        f"{'latency (paced, steady state)':<38}{'samples':>8}{'p50 ms':>10}{'p99 ms':>12}"
+        f"{'p99.9 ms':>10}{'max ms':>9}{'warm-up p99':>13}   batch ms  rows/batch"
+        "   runs p50/p99",
+    ]
+    for row in latency.values():
         batch = row.batches.get("triggerExecution")
         rows = row.batches.get("rows")
         batch_text = (
@@ -405,36 +459,58 @@ def report(results: Results) -> str:
         runs = " ".join(f"{a:.0f}/{b:.0f}" for a, b in row.runs) if len(row.runs) > 1 else ""
         warm = f"{row.warmup_p99_ms:>13,.0f}" if row.warmup_p99_ms is not None else f"{'-':>13}"
         lines.append(
-            f"{row.name:<34}{row.samples:>12,}{row.p50_ms:>10.0f}{row.p99_ms:>12.0f}"
+            f"{row.name:<38}{row.samples:>8,}{row.p50_ms:>10.0f}{row.p99_ms:>12.0f}"
             f"{row.p999_ms:>10.0f}{row.max_ms:>9.0f}{warm}"
             f"{batch_text}   {runs}".rstrip()
         )
+    return lines
 
-    def ratio(a: str, b: str, target: str = "") -> str:
-        if a not in t or b not in t:
-            return f"  {a} / {b}: not measured"
-        value = t[a].rate / t[b].rate
-        return f"  {t[a].name} / {t[b].name}: {value:.2f}x {target}".rstrip()
 
-    throughput_ratios = [
-        ratio("sluice-2", "plain-2", "(target >= 0.9x)"),
-        ratio("sluice-2", "loop", "(target >= 3x)"),
-        ratio("sluice-2", "kafka-consumer", "(share of the broker's consume limit)"),
-        ratio("sluice-2", "sluice-1", "(2 cores vs 1)"),
-    ]
-    lines += [
-        "",
-        "ratios (events/s)",
-        *(throughput_ratios if t else []),
-        *passthrough_ratios(p),
-        *latency_ratios(results.latency),
-        *[f"  note: {note}" for note in results.notes],
-    ]
-    if results.spark_conf:
-        lines.append(
-            f"  Spark options set in every Spark contender: {' '.join(results.spark_conf)}"
-        )
-    return "\n".join(lines)
+def rate_of(results: Results, key: str) -> tuple[str, float] | None:
+    """(name, events/s) of a contender, drained or timed by itself; None if not measured."""
+    if key in results.drains:
+        return results.drains[key].name, results.drains[key].median.rate
+    if key in results.throughput:
+        return results.throughput[key].name, results.throughput[key].rate
+    return None
+
+
+def throughput_ratios(results: Results) -> list[str]:
+    lines = []
+    for a, b, target in (
+        ("sluice-2", "plain-2", "(target >= 0.9x)"),
+        ("sluice-2", "loop", "(target >= 3x)"),
+        ("sluice-2", "kafka-consumer", "(share of the broker's consume limit)"),
+        ("sluice-2", "sluice-1", "(2 cores vs 1)"),
+    ):
+        x, y = rate_of(results, a), rate_of(results, b)
+        if x and y:
+            lines.append(f"  {x[0]} / {y[0]}: {x[1] / y[1]:.2f}x events/s {target}")
+    return lines
+
+
+def peer_ratios(results: Results) -> list[str]:
+    """Issue 32's targets: Sluice against Flink (events/s) and Kafka Streams (events per
+    CPU-second), each also against its durable setting."""
+    d, lines = results.drains, []
+    if "sluice-2" not in d:
+        return lines
+    sluice = d["sluice-2"].median
+    for key, target in (("flink", " (target >= 1.0x)"), ("flink-ckpt", "")):
+        if key in d:
+            other = d[key].median
+            lines.append(
+                f"  {d['sluice-2'].name} / {d[key].name}: {sluice.rate / other.rate:.2f}x "
+                f"events/s{target}, {sluice.cpu_rate / other.cpu_rate:.2f}x events per CPU-second"
+            )
+    for key, target in (("kstreams", " (target >= 1.0x)"), ("kstreams-eos", "")):
+        if key in d:
+            other = d[key].median
+            lines.append(
+                f"  {d['sluice-2'].name} / {d[key].name}: {sluice.cpu_rate / other.cpu_rate:.2f}x "
+                f"events per CPU-second{target}, {sluice.rate / other.rate:.2f}x events/s"
+            )
+    return lines
 
 
 def latency_ratios(latency: dict[str, Latency]) -> list[str]:
@@ -452,6 +528,15 @@ def latency_ratios(latency: dict[str, Latency]) -> list[str]:
             f"  {row.name}: p99 {row.p99_ms:.0f} ms (target <= 50 ms), p99.9 {row.p999_ms:.0f} ms, "
             f"max {row.max_ms:.0f} ms (the pause at the checkpoint)"
         )
+        if "flink" in latency:
+            flink = latency["flink"]
+            lines.append(
+                f"  {row.name} / {flink.name}: p99 {row.p99_ms / flink.p99_ms:.2f}x "
+                "(target <= 1.0x)"
+            )
+    if "sluice-2" in latency:
+        row = latency["sluice-2"]
+        lines.append(f"  {row.name} (micro-batch): p99 {row.p99_ms:.0f} ms (target <= 200 ms)")
     return lines
 
 
@@ -467,37 +552,59 @@ def passthrough_ratios(p: dict[str, PassThrough]) -> list[str]:
     return lines
 
 
-def _key_of(table: dict[str, Throughput], row: Throughput) -> str:
-    return next(key for key, value in table.items() if value is row)
-
-
 SPARK_RUNS = (("sluice-1", "sluice", 1), ("sluice-2", "sluice", 2), ("plain-2", "plain", 2))
+SPARK_NAMES = {
+    "sluice-1": "Sluice, 1 core",
+    "sluice-2": "Sluice, 2 cores",
+    "plain-2": "(a) plain PySpark, 2 cores",
+}
+SLUICE_SETTINGS = (
+    "the query a channel builds (pipelines.builder), micro-batches (availableNow over the "
+    "backlog), offsets checkpointed every batch, Sluice's Kafka sink (linger 5 ms, batch 256 KiB), "
+    "driver memory 2g"
+)
+SPARK_SETTINGS = {
+    "sluice-1": f"local[1], {SLUICE_SETTINGS}",
+    "sluice-2": f"local[2], {SLUICE_SETTINGS}",
+    "plain-2": "local[2], written by hand (from_json with a schema, a Column filter, to_json), "
+    "availableNow, offsets checkpointed every batch, Spark's default producer (linger 0, batch "
+    "16 KiB), driver memory 2g",
+}
+DRAIN_ORDER = ["sluice-2", "sluice-1", "plain-2", *PEERS]
 PASS_RUNS = (
     ("mm2", "MirrorMaker 2 (2 tasks)"),
     ("sluice-pass", "Sluice pass-through, 2 cores"),
     ("spark-pass", "Spark key/value copy, 2 cores"),
 )
 LATENCY_ONLY = ("sluice-driver", "sluice-rtm")
+LATENCY_PEERS = ("flink", "kstreams")
+"""Peers whose latency is measured: the variants are throughput rows only (a transactional
+sink's records are stamped when written, before their commit makes them readable, so the
+sink timestamp would not show what exactly-once adds to latency)."""
 CONTENDERS = (
-    "sluice-1", "sluice-2", "plain-2", "loop", "kafka", *(key for key, _ in PASS_RUNS),
+    "sluice-1", "sluice-2", "plain-2", *PEERS, "loop", "kafka", *(key for key, _ in PASS_RUNS),
     *LATENCY_ONLY,
 )  # fmt: skip
 ONLY = {
     "mirror": {key for key, _ in PASS_RUNS},
-    "latency": {"sluice-2", "plain-2", "loop", *LATENCY_ONLY},
+    "latency": {"sluice-2", "plain-2", "loop", *LATENCY_ONLY, *LATENCY_PEERS},
+    "peers": {"sluice-2", *PEERS},
 }
 
 
 def driver_session_conf() -> list[str]:
     """The options a runtime driver sets in a hosted channel's session
-    (:mod:`runtime_adapter.host.hosted`): its ``pollingDelay`` and planning options."""
-    from runtime_adapter.host.hosted import POLLING_DELAY_MS, SESSION_SQL_OPTIONS
+    (:mod:`runtime_adapter.host.hosted`): its ``pollingDelay`` (the runtime's
+    ``idle_poll_ms``, as the environment sets it) and planning options."""
+    from runtime_adapter.config import RuntimeConfig
+    from runtime_adapter.host.hosted import SESSION_SQL_OPTIONS
 
-    options = {"spark.sql.streaming.pollingDelay": f"{POLLING_DELAY_MS}ms", **SESSION_SQL_OPTIONS}
+    polling = RuntimeConfig.from_env().idle_poll_ms
+    options = {"spark.sql.streaming.pollingDelay": f"{polling}ms", **SESSION_SQL_OPTIONS}
     return [f"{key}={value}" for key, value in options.items()]
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=int(os.environ.get("BENCH_EVENTS", 2e6)))
     parser.add_argument("--loop-events", type=int, default=300_000)
@@ -531,7 +638,8 @@ def parse_args() -> argparse.Namespace:
         "--only",
         choices=sorted(ONLY),
         help="mirror: only the pass-through contenders (MirrorMaker 2, Sluice, Spark), no "
-        "latency; latency: only the latency part",
+        "latency; latency: only the latency part; peers: Flink, Kafka Streams (each with its "
+        "durable variant) and Sluice on 2 cores, throughput and latency",
     )
     parser.add_argument(
         "--spark-conf",
@@ -540,7 +648,7 @@ def parse_args() -> argparse.Namespace:
         metavar="spark.NAME=VALUE",
         help="a Spark SQL option set in every Spark contender's session (repeatable)",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     args.chosen = set(args.contenders.split(","))
     unknown = args.chosen - set(CONTENDERS)
     if unknown:
@@ -559,27 +667,83 @@ def measure_throughput(args: argparse.Namespace, results: Results, bootstrap: st
     if "kafka" in args.chosen:
         print("running Kafka's perf tools …", flush=True)
         t["kafka-producer"], t["kafka-consumer"] = kafka_perf(bootstrap, source, args.events)
-    spark_runs = [run for run in SPARK_RUNS if run[0] in args.chosen]
-    measured: dict[str, list[Throughput]] = {key: [] for key, _, _ in spark_runs}
-    for round_ in range(max(args.repeat, 1)):
-        shift = round_ % max(len(spark_runs), 1)  # rotate: no contender always goes first
-        for key, mode, cores in spark_runs[shift:] + spark_runs[:shift]:
-            print(f"running {key} (run {round_ + 1} of {args.repeat}) …", flush=True)
-            run = spark_throughput(mode, cores, bootstrap, source, args.spark_conf)
-            measured[key].append(run)
-            if run.events_out != results.expected_out:
-                results.notes.append(
-                    f"{key} wrote {run.events_out:,}, expected {results.expected_out:,}"
-                )
-    for key, runs in measured.items():
-        median = statistics.median_low(sorted(r.seconds for r in runs))
-        chosen = next(r for r in runs if r.seconds == median)
-        chosen.runs = [r.seconds for r in runs]
-        t[key] = chosen
+    measure_drains(args, results, bootstrap, source)
     measure_passthrough(args, results, bootstrap, source)
     if "loop" in args.chosen:
         print("running the Python loop …", flush=True)
         t["loop"] = loop_throughput(bootstrap, source, min(args.loop_events, args.events))
+
+
+def measure_drains(args: argparse.Namespace, results: Results, bootstrap: str, source: str) -> None:
+    """Sluice, plain PySpark and the peers doing the bench's work on the backlog, ``--repeat``
+    rounds whose order rotates, each timed from outside the same way (:func:`drain_once`). A
+    failed run is noted and leaves its contender's other runs."""
+    keys = [key for key in DRAIN_ORDER if key in args.chosen]
+    if not keys:
+        return
+    if any(key in PEERS for key in keys):
+        fetch_peer_jars()  # built once, before the first timed run
+    for key in keys:
+        name = SPARK_NAMES[key] if key in SPARK_NAMES else PEERS[key].name
+        results.drains[key] = PassThrough(name)
+        results.settings[key] = settings_of(key)
+    events = end_offsets_total(bootstrap, source)
+    for round_ in range(max(args.repeat, 1)):
+        shift = round_ % len(keys)  # rotate: no contender always goes first
+        for key in keys[shift:] + keys[:shift]:
+            print(f"running {key} (run {round_ + 1} of {args.repeat}) …", flush=True)
+            try:
+                drain = drain_once(key, args, bootstrap, source, events, results.expected_out)
+            except RuntimeError as exc:
+                print(f"  failed: {exc}", flush=True)
+                results.notes.append(f"run {round_ + 1} of {key} failed: {str(exc)[:300]}")
+                continue
+            if drain.written != results.expected_out and not transactional(key):
+                results.notes.append(
+                    f"{key} wrote {drain.written:,}, expected {results.expected_out:,}"
+                )
+            results.drains[key].runs.append(drain)
+    for key in keys:
+        if not results.drains[key].runs:
+            del results.drains[key]
+
+
+def transactional(key: str) -> bool:
+    """Whether ``key`` writes in transactions: its sink's end offsets then count a commit
+    marker after each transaction, so it is drained when they reach the events expected, a
+    few dozen records (under 0.1 %) before its last, and writes more offsets than events."""
+    return key in PEERS and PEERS[key].transactional
+
+
+def settings_of(key: str) -> str:
+    """What the report prints beside a Spark contender's or a peer's figures."""
+    return SPARK_SETTINGS[key] if key in SPARK_SETTINGS else PEERS[key].settings
+
+
+def drain_once(
+    key: str, args: argparse.Namespace, bootstrap: str, source: str, events: int, expected: int
+) -> Drain:
+    """One run of ``key`` into a new 1-partition sink topic, timed by
+    :func:`bench.mirror.watch_drain` until the ``expected`` selected events are there."""
+    sink = f"out-{key}-{uuid.uuid4().hex[:6]}"
+    create_topic(bootstrap, sink, 1)
+    timeout = max(300.0, events / 2_000)
+    if key in PEERS:
+        return run_peer(
+            PEERS[key], bootstrap, source, sink, events=events, expected=expected, timeout=timeout
+        )
+    mode, cores = next((mode, cores) for k, mode, cores in SPARK_RUNS if k == key)
+    drain, _ = run_spark_pass(
+        bootstrap,
+        source,
+        sink,
+        expected,
+        mode=mode,
+        cores=cores,
+        extra=tuple(conf_args(args.spark_conf)),
+        timeout=timeout,
+    )
+    return counting_input(drain, events)
 
 
 def measure_passthrough(
@@ -650,9 +814,18 @@ def measure_latency(args: argparse.Namespace, results: Results, bootstrap: str) 
             spark_job("sluice-rtm", "sluice", "--real-time", str(interval), *driver_like),
         ),
         ("plain-2", "(a) plain PySpark, 2 cores", spark_job("plain-2", "plain")),
+        *(
+            (key, PEERS[key].name, latency_command(PEERS[key], 5 + warmup + seconds[key] + 10))
+            for key in LATENCY_PEERS
+        ),
         ("loop", "(b) Python loop", python_module("bench.loop", *loop_limits)),
     ]
     runs = [run for run in runs if run[0] in args.chosen]
+    if any(key in PEERS for key, _, _ in runs):
+        fetch_peer_jars()
+    for key, _, _ in runs:
+        if key in SPARK_SETTINGS or key in PEERS:
+            results.settings.setdefault(key, settings_of(key))
     measured: dict[str, list[Latency]] = {key: [] for key, _, _ in runs}
     repeat = max(args.latency_repeat, 1)
     for round_ in range(repeat):

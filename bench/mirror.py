@@ -34,11 +34,12 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+from bench.proctree import PeakRss
 from tests.support.processes import REPO_ROOT
 
 MM2_JARS = REPO_ROOT / ".cache" / "jars" / "connect-mirror"
@@ -60,6 +61,12 @@ class Drain:
     cpu: float = 0.0
     """CPU seconds (user + system) the contender's processes used from the first record
     written to the last: less swayed by other load on the machine than ``drain``."""
+    peak_rss: int = 0
+    """The most resident memory (bytes) of the contender's process tree from its launch to
+    its last record written (:class:`bench.proctree.PeakRss`)."""
+    written: int = 0
+    """Records in the target topic; ``events`` is what the rates count: the same for a copy,
+    the source's events for a filter (:func:`counting_input`)."""
 
     @property
     def rate(self) -> float:
@@ -69,6 +76,13 @@ class Drain:
     def cpu_rate(self) -> float:
         """Events per CPU second while draining."""
         return self.events / self.cpu if self.cpu else 0.0
+
+
+def counting_input(drain: Drain, events: int) -> Drain:
+    """``drain`` with its rates counted in the ``events`` read from the source: a contender
+    that filters writes fewer records than it reads, and its rate is of the events it read
+    (the drain window is still the first record written to the last)."""
+    return replace(drain, events=events)
 
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -185,8 +199,10 @@ def watch_drain(
     launched: float,
 ) -> Drain:
     """Poll ``target`` until it holds ``expected`` records (or ``timeout``, or the process
-    ends); the first and last times it grew, from ``launched`` (``perf_counter``)."""
+    ends); the first and last times it grew, from ``launched`` (``perf_counter``), and the
+    process tree's peak resident memory meanwhile."""
     offsets = EndOffsets(bootstrap)
+    memory = PeakRss(process.pid).start()
     first = last = None
     count = 0
     cpu_first = cpu_last = 0.0
@@ -208,6 +224,7 @@ def watch_drain(
             time.sleep(POLL_SECONDS)
     finally:
         offsets.close()
+        peak_rss = memory.stop()
     if first is None or last is None or count < expected:
         raise RuntimeError(f"{target}: {count:,} of {expected:,} records in {timeout:.0f}s")
     return Drain(
@@ -216,6 +233,8 @@ def watch_drain(
         drain=last - first,
         startup=first - launched,
         cpu=cpu_last - cpu_first,
+        peak_rss=peak_rss,
+        written=count,
     )
 
 
@@ -264,7 +283,8 @@ def run_spark_pass(
     extra: tuple[str, ...] = (),
     timeout: float = 300,
 ) -> tuple[Drain, dict]:
-    """One Spark pass-through run (``bench.spark_job``) into ``sink`` (made by the caller)."""
+    """One Spark run (``bench.spark_job``, any ``mode``) into ``sink`` (made by the caller),
+    timed until it holds ``expected`` records."""
     command = [
         sys.executable,
         "-m",

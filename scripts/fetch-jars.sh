@@ -15,8 +15,14 @@
 #                             classpath of its own; for `make bench` (bench/mirror.py) and the MM2
 #                             migration test (tests/integration/test_mirrormaker2.py)
 #                             -> java -cp '.cache/jars/connect-mirror/*' org.apache.kafka.connect.mirror.MirrorMaker
+#   .cache/jars/bench-peers/  the data-plane benchmark's peers (the Maven module bench/peers/: the
+#                             bench channel's work in Flink 2.2.1 and in Kafka Streams 4.3.1), built
+#                             by `mvn verify` (JUnit tests and format check included) with their
+#                             runtime classpath; only for `make bench` (bench/peers.py), never part
+#                             of the default targets or `all`
+#                             -> java -cp '.cache/jars/bench-peers/*' io.sluice.bench.peers.FlinkPeer ...
 #
-# Usage: scripts/fetch-jars.sh [--force] [--no-tests] [kafka|spark-kafka|sluice-spark|connect-mirror|all ...]
+# Usage: scripts/fetch-jars.sh [--force] [--no-tests] [kafka|spark-kafka|sluice-spark|connect-mirror|bench-peers|all ...]
 #        scripts/fetch-jars.sh --print-spark-jars     # fetch if needed, print comma-separated jar paths
 #
 # --no-tests (make run): sluice-spark is packaged without its JUnit tests and format check unless a
@@ -50,7 +56,7 @@ for arg in "$@"; do
     --force|-f) FORCE=1 ;;
     --print-spark-jars) PRINT_SPARK_JARS=1 ;;
     --no-tests) NO_TESTS=1 ;;
-    kafka|spark-kafka|sluice-spark|connect-mirror) TARGETS+=("$arg") ;;
+    kafka|spark-kafka|sluice-spark|connect-mirror|bench-peers) TARGETS+=("$arg") ;;
     all) TARGETS+=(kafka spark-kafka sluice-spark connect-mirror) ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$SELF"; exit 0 ;;
     *) die "unknown argument '$arg' (try --help)" ;;
@@ -417,6 +423,43 @@ build_sluice_spark() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# The benchmark's peers: the Maven module bench/peers/ (Flink and Kafka Streams doing the bench
+# channel's work), built and verified, its jar beside the runtime classpath Maven copies to
+# target/classpath/ (the module's own versions: Flink, the Kafka connector, Kafka Streams at the
+# broker's Kafka version, Jackson, log4j2).
+build_bench_peers() {
+  local target="$JARS_DIR/bench-peers" module="$ROOT/bench/peers" key start tmp
+  local -a sources
+  mapfile -t sources < <(find "$module/src" -type f | sort)
+  (( ${#sources[@]} > 0 )) || die "bench-peers: no sources in ${module#"$ROOT"/}/src"
+  key="$( { echo "bench-peers"; printf '%s\n' "${sources[@]#"$module"/}"; } \
+          | files_key "$SELF" "$ROOT/scripts/_lib.sh" "$module/pom.xml" "$MAVEN_SETTINGS" "${sources[@]}")"
+  up_to_date bench-peers "$target" "$key" && return
+  command -v javac >/dev/null || die "bench-peers: javac not found (a Java 17 JDK is needed: scripts/ensure-system.sh)"
+  start=$(now_ms)
+  log "bench-peers: building bench/peers/ with Maven (mvn verify; first run downloads ~160 MB into ~/.m2) ..."
+  new_tmp bench-peers; tmp=$TMP
+  MVN_LOG="$JARS_DIR/bench-peers-mvn.log"   # outside $tmp: kept for reading after a failure
+  if ! run_mvn -f "$module/pom.xml" -Dpeers.build.directory="$tmp/target" verify; then
+    show_mvn_errors 40
+    die "bench-peers: mvn verify failed on bench/peers/ (full log: ${MVN_LOG#"$ROOT"/};" \
+        "tests alone: mvn -f bench/peers/pom.xml test; formatting: mvn -f bench/peers/pom.xml spotless:apply)"
+  fi
+  rm -f "$MVN_LOG"
+  local must
+  for must in target/sluice-bench-peers-1.jar target/classpath/flink-runtime-*.jar \
+              target/classpath/flink-connector-kafka-*.jar target/classpath/kafka-streams-*.jar \
+              target/classpath/log4j-slf4j-impl-*.jar; do
+    compgen -G "$tmp/$must" >/dev/null || die "bench-peers: expected $must in the Maven output, not found"
+  done
+  mv "$tmp/target/classpath" "$tmp/out"
+  cp "$tmp/target/sluice-bench-peers-1.jar" "$tmp/out/"
+  { echo "$key"; echo "# Sluice benchmark peers (Flink, Kafka Streams), built $(date -u +%FT%TZ) by scripts/fetch-jars.sh"; } >"$tmp/out/.stamp"
+  install_dir "$tmp/out" "$target"
+  log "bench-peers: done in $(elapsed "$start"): $(summary "$target") in .cache/jars/bench-peers"
+}
+
+# ---------------------------------------------------------------------------------------------
 mkdir -p "$JARS_DIR"
 declare -A done_targets=()
 for t in "${TARGETS[@]}"; do
@@ -427,6 +470,7 @@ for t in "${TARGETS[@]}"; do
     spark-kafka) fetch_spark_kafka ;;
     sluice-spark) build_sluice_spark ;;
     connect-mirror) fetch_connect_mirror ;;
+    bench-peers) build_bench_peers ;;
   esac
 done
 
