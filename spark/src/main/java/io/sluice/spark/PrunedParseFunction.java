@@ -3,6 +3,7 @@ package io.sluice.spark;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.sluice.spark.variant.JsonInput;
+import io.sluice.spark.variant.JsonScan;
 import io.sluice.spark.variant.PathTree;
 import java.io.IOException;
 import java.lang.invoke.MethodHandle;
@@ -73,10 +74,22 @@ public final class PrunedParseFunction extends SimpleFunction<VariantVal> {
     }
     PathTree tree = PathTree.compiled(paths);
     byte[] bytes = JsonInput.utf8Bytes(text);
-    if (tree.keepsAll()
-        || bytes == null
-        || bytes.length > WHOLE_ABOVE_BYTES
-        || (validateUnicode && mayHoldLoneSurrogates(bytes))) {
+    if (tree.keepsAll() || bytes == null || bytes.length > WHOLE_ABOVE_BYTES) {
+      return ParseFunction.invoke(text, allowDuplicateKeys, validateUnicode);
+    }
+    if (plainAscii(bytes)) {
+      int[] members = JsonScan.topMembers(bytes, !allowDuplicateKeys);
+      if (members == JsonScan.INVALID) {
+        return null;
+      }
+      if (members != JsonScan.UNSURE) {
+        VariantVal leaves = leaves(bytes, members, tree, allowDuplicateKeys);
+        return leaves != null
+            ? leaves
+            : ParseFunction.invoke(kept(bytes, members, tree), allowDuplicateKeys, false);
+      }
+    }
+    if (validateUnicode && mayHoldLoneSurrogates(bytes)) {
       return ParseFunction.invoke(text, allowDuplicateKeys, validateUnicode);
     }
     try (JsonParser parser = JsonInput.FACTORY.createParser(bytes, 0, bytes.length)) {
@@ -91,6 +104,154 @@ public final class PrunedParseFunction extends SimpleFunction<VariantVal> {
     } catch (IOException | RuntimeException e) {
       return null; // as parse: any failure (syntax, duplicate, size limit) is NULL
     }
+  }
+
+  /**
+   * The object of the top-level {@code members} ({@link JsonScan#topMembers}) that a path starts
+   * at, their text as it is (each value whole: a reader following a path below it finds what the
+   * whole document holds there), as JSON text to parse.
+   */
+  private static UTF8String kept(byte[] bytes, int[] members, PathTree tree) {
+    byte[] out = new byte[bytes.length + 2];
+    int length = 0;
+    out[length++] = '{';
+    for (int i = 0; i < members.length; i += 2) {
+      if (tree.startsAt(bytes, members[i])) {
+        if (length > 1) {
+          out[length++] = ',';
+        }
+        int size = members[i + 1] - members[i];
+        System.arraycopy(bytes, members[i], out, length, size);
+        length += size;
+      }
+    }
+    out[length++] = '}';
+    return UTF8String.fromBytes(out, 0, length);
+  }
+
+  /**
+   * The object of the top-level {@code members} a path starts at, written straight from their text
+   * when each value is a leaf (a string, number or literal), as {@code parse} writes it; null when
+   * one is an object or an array ({@link #kept} then).
+   */
+  private static VariantVal leaves(
+      byte[] bytes, int[] members, PathTree tree, boolean allowDuplicateKeys) {
+    VariantBuilder builder = null;
+    ArrayList<VariantBuilder.FieldEntry> fields = null;
+    for (int i = 0; i < members.length; i += 2) {
+      int start = members[i];
+      if (!tree.startsAt(bytes, start)) {
+        continue;
+      }
+      int nameEnd = start + 1;
+      while (bytes[nameEnd] != '"') {
+        nameEnd++;
+      }
+      int value = nameEnd + 1;
+      while (bytes[value] != ':') {
+        value++;
+      }
+      value++;
+      while (bytes[value] == ' '
+          || bytes[value] == '\n'
+          || bytes[value] == '\r'
+          || bytes[value] == '\t') {
+        value++;
+      }
+      if (bytes[value] == '{' || bytes[value] == '[') {
+        return null;
+      }
+      if (builder == null) {
+        builder = new VariantBuilder(allowDuplicateKeys, false);
+        fields = new ArrayList<>();
+      }
+      String name = ascii(bytes, start + 1, nameEnd);
+      fields.add(new VariantBuilder.FieldEntry(name, builder.addKey(name), builder.getWritePos()));
+      leaf(builder, bytes, value, members[i + 1]);
+    }
+    if (builder == null) {
+      builder = new VariantBuilder(allowDuplicateKeys, false);
+      fields = new ArrayList<>();
+    }
+    builder.finishWritingObject(0, fields);
+    Variant v = builder.result();
+    return new VariantVal(v.getValue(), v.getMetadata());
+  }
+
+  /** Appends the JSON leaf {@code bytes[start, end)} (valid, ASCII) as {@code parse} does. */
+  static void leaf(VariantBuilder builder, byte[] bytes, int start, int end) {
+    switch (bytes[start]) {
+      case '"':
+        builder.appendString(ascii(bytes, start + 1, end - 1)); // no escapes
+        return;
+      case 't':
+        builder.appendBoolean(true);
+        return;
+      case 'f':
+        builder.appendBoolean(false);
+        return;
+      case 'n':
+        builder.appendNull();
+        return;
+      default:
+        number(builder, ascii(bytes, start, end));
+    }
+  }
+
+  /**
+   * A number as {@code parse} writes it: an integer that fits a long as a long; else, without an
+   * exponent, a decimal of at most 38 digits and scale 38; else a double ({@code VariantBuilder}'s
+   * {@code buildJson} and {@code tryParseDecimal}).
+   */
+  static void number(VariantBuilder builder, String text) {
+    boolean integer = true;
+    boolean exponent = false;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == '.') {
+        integer = false;
+      } else if (c == 'e' || c == 'E') {
+        integer = false;
+        exponent = true;
+      }
+    }
+    if (integer) {
+      try {
+        builder.appendLong(Long.parseLong(text));
+        return;
+      } catch (NumberFormatException e) {
+        // beyond a long: as a decimal or a double, as below
+      }
+    }
+    if (!exponent) {
+      java.math.BigDecimal decimal = new java.math.BigDecimal(text);
+      if (decimal.scale() <= 38 && decimal.precision() <= 38) {
+        builder.appendDecimal(decimal);
+        return;
+      }
+    }
+    builder.appendDouble(Double.parseDouble(text));
+  }
+
+  private static String ascii(byte[] bytes, int from, int to) {
+    return new String(bytes, from, to - from, java.nio.charset.StandardCharsets.ISO_8859_1);
+  }
+
+  /** Whether every byte is ASCII and none is a backslash: what {@link JsonScan} covers. */
+  static boolean plainAscii(byte[] bytes) {
+    int i = 0;
+    for (; i + Long.BYTES <= bytes.length; i += Long.BYTES) {
+      long word = (long) LONGS.get(bytes, i);
+      if ((word & HIGHS) != 0 || hasByte(word, '\\')) {
+        return false;
+      }
+    }
+    for (; i < bytes.length; i++) {
+      if (bytes[i] < 0 || bytes[i] == '\\') {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

@@ -70,8 +70,13 @@ class PrunedParseTest {
       value = {
         // document | paths | the pruned document
         "{\"amount\":150.5,\"note\":\"xx\",\"region\":\"eu-1\"} | [[\"amount\"]] | {\"amount\":150.5}",
-        "{\"a\":{\"b\":1,\"c\":2},\"d\":3} | [[\"a\",\"b\"]] | {\"a\":{\"b\":1}}",
-        "{\"a\":[{\"b\":1,\"c\":2},{\"c\":3},5]} | [[\"a\",\"b\"]] | {\"a\":[{\"b\":1},{},5]}",
+        // ASCII without escapes (JsonScan): the members a path starts at, whole
+        "{\"a\":{\"b\":1,\"c\":2},\"d\":3} | [[\"a\",\"b\"]] | {\"a\":{\"b\":1,\"c\":2}}",
+        "{\"a\":[{\"b\":1,\"c\":2},{\"c\":3},5]} | [[\"a\",\"b\"]] | {\"a\":[{\"b\":1,\"c\":2},{\"c\":3},5]}",
+        " {\"a\" : 1 , \"b\":[2]}  trailing text is not read | [[\"a\"]] | {\"a\":1}",
+        // other documents (Jackson): pruned below the top level too
+        "{\"a\":{\"b\":1,\"c\":\"é\"},\"d\":3} | [[\"a\",\"b\"]] | {\"a\":{\"b\":1}}",
+        "{\"a\":[{\"b\":1,\"c\":2},{\"c\":\"é\"},5]} | [[\"a\",\"b\"]] | {\"a\":[{\"b\":1},{},5]}",
         "{\"a\":{\"b\":[1,{\"z\":2}]},\"d\":3} | [[\"a\"]] | {\"a\":{\"b\":[1,{\"z\":2}]}}",
         "{\"a\":1,\"b\":{\"x\":[1,2]}} | [[]] | {\"a\":1,\"b\":{\"x\":[1,2]}}",
         "{\"a\":1} | [] | {}",
@@ -170,10 +175,18 @@ class PrunedParseTest {
     };
     int nulls = 0;
     int pruned = 0;
-    for (int i = 0; i < 10_000; i++) {
+    int scanned = 0;
+    for (int i = 0; i < 20_000; i++) {
+      boolean plain = i % 2 == 0; // half in what JsonScan decides (ASCII, no escapes)
       StringBuilder doc = new StringBuilder();
-      value(random, doc, 0);
-      String text = random.nextInt(5) == 0 ? mangle(random, doc.toString()) : doc.toString();
+      value(random, doc, 0, plain);
+      String text = random.nextInt(5) == 0 ? mangle(random, doc.toString(), plain) : doc.toString();
+      byte[] bytes = utf8(text);
+      if (PrunedParseFunction.plainAscii(bytes)
+          && io.sluice.spark.variant.JsonScan.topMembers(bytes, true)
+              != io.sluice.spark.variant.JsonScan.UNSURE) {
+        scanned += 1;
+      }
       boolean allowDuplicates = random.nextInt(4) == 0;
       boolean validateUnicode = random.nextInt(4) != 0;
       VariantVal whole = whole(text, allowDuplicates, validateUnicode);
@@ -187,35 +200,44 @@ class PrunedParseTest {
         // What a reader following the paths finds is the same; the rest may be kept (a document
         // parsed whole, on the slow path) or not.
         PathTree tree = PathTree.compile(paths);
-        String expected = prunedJson(new Variant(whole.getValue(), whole.getMetadata()), tree);
+        Variant full = new Variant(whole.getValue(), whole.getMetadata());
+        String expected = prunedJson(full, tree);
         String found = prunedJson(new Variant(part.getValue(), part.getMetadata()), tree);
         assertEquals(expected, found, () -> text + " with " + paths);
-        if (fastPath(text, validateUnicode)) {
-          assertEquals(expected, part.toString(), () -> "pruned: " + text + " with " + paths);
+        if (fastPath(text, validateUnicode)
+            && !tree.keepsAll()
+            && full.getType() == org.apache.spark.types.variant.VariantUtil.Type.OBJECT) {
+          // pruned: no top-level member a path does not start at
+          Variant kept = new Variant(part.getValue(), part.getMetadata());
+          for (int m = 0; m < kept.objectSize(); m++) {
+            String key = kept.getFieldAtIndex(m).key;
+            assertNotNull(tree.child(key), () -> "kept " + key + ": " + text + " with " + paths);
+          }
           pruned += 1;
         }
       }
       nulls += whole == null ? 1 : 0;
     }
-    assertTrue(nulls > 500 && nulls < 5_000, "malformed documents: " + nulls);
-    assertTrue(pruned > 5_000, "documents pruned: " + pruned);
+    assertTrue(nulls > 1_000 && nulls < 10_000, "malformed documents: " + nulls);
+    assertTrue(pruned > 10_000, "documents pruned: " + pruned);
+    assertTrue(scanned > 5_000, "documents JsonScan decided: " + scanned);
   }
 
   private static boolean fastPath(String text, boolean validateUnicode) {
     return !(validateUnicode && PrunedParseFunction.mayHoldLoneSurrogates(utf8(text)));
   }
 
-  /** The reference: {@code v} pruned to {@code tree}, as JSON text (members in key order). */
+  /**
+   * The reference: {@code v} pruned to {@code tree}, as JSON text (members in key order) whose
+   * leaves carry their VARIANT type (a decimal and a double of the same value differ).
+   */
   private static String prunedJson(Variant v, PathTree tree) {
-    if (tree.keepsAll()) {
-      return v.toJson(ZoneOffset.UTC);
-    }
     switch (v.getType()) {
       case OBJECT:
         List<String> members = new ArrayList<>();
         for (int i = 0; i < v.objectSize(); i++) {
           Variant.ObjectField field = v.getFieldAtIndex(i);
-          PathTree child = tree.child(field.key);
+          PathTree child = tree.keepsAll() ? tree : tree.child(field.key);
           if (child != null) {
             members.add(quoted(field.key) + ":" + prunedJson(field.value, child));
           }
@@ -228,7 +250,7 @@ class PrunedParseTest {
         }
         return "[" + String.join(",", elements) + "]";
       default:
-        return v.toJson(ZoneOffset.UTC);
+        return v.getType() + ":" + v.toJson(ZoneOffset.UTC);
     }
   }
 
@@ -245,53 +267,103 @@ class PrunedParseTest {
     "0", "-1", "150.5", "1e3", "12345678901234567890123456789", "-0.0", "1E400", "3.14159"
   };
 
-  private static void value(Random random, StringBuilder out, int depth) {
+  private static final String[] PLAIN_KEYS = {"a", "b", "c", "note", "A", ""};
+  private static final String[] PLAIN_STRINGS = {"", "x", "eu-west-1", "a b", "\t", "\u007f"};
+  private static final String[] PLAIN_NUMBERS = {
+    "0",
+    "-0",
+    "-1",
+    "150.5",
+    "1e3",
+    "2E+2",
+    "3e-1",
+    "1.5e3",
+    "123456789012345678901234567890",
+    "01",
+    "1.",
+    "-",
+    "1e",
+    ".5",
+    "+1",
+    "0x1",
+    "1.5.2"
+  };
+  private static final String[] PLAIN_LITERALS = {
+    "true", "false", "null", "tru", "truex", "nul", "nullx", "true_", "false$", "True"
+  };
+  private static final String[] SPACE = {"", "", "", " ", "\n", "\t", "\r", " \n "};
+
+  private static void value(Random random, StringBuilder out, int depth, boolean plain) {
     int kind = random.nextInt(depth >= 4 ? 4 : 7);
+    if (plain && depth == 0) {
+      kind = random.nextInt(10) == 0 ? random.nextInt(7) : 4; // mostly objects at the root
+    }
     switch (kind) {
       case 0:
-        out.append('"').append(STRINGS[random.nextInt(STRINGS.length)]).append('"');
+        String[] strings = plain ? PLAIN_STRINGS : STRINGS;
+        out.append('"').append(strings[random.nextInt(strings.length)]).append('"');
         break;
       case 1:
-        out.append(NUMBERS[random.nextInt(NUMBERS.length)]);
+        String[] numbers = plain ? PLAIN_NUMBERS : NUMBERS;
+        out.append(numbers[random.nextInt(numbers.length)]);
         break;
       case 2:
-        out.append(random.nextBoolean() ? "true" : "false");
+        out.append(
+            plain
+                ? PLAIN_LITERALS[random.nextInt(PLAIN_LITERALS.length)]
+                : random.nextBoolean() ? "true" : "false");
         break;
       case 3:
         out.append("null");
         break;
       case 4:
       case 5:
-        out.append('{');
+        out.append('{').append(space(random, plain));
         int members = random.nextInt(5);
+        String[] keys = plain ? PLAIN_KEYS : KEYS;
         for (int i = 0; i < members; i++) {
-          out.append(i == 0 ? "" : ",").append('"').append(KEYS[random.nextInt(KEYS.length)]);
-          out.append("\":");
-          value(random, out, depth + 1);
+          out.append(i == 0 ? "" : ",").append(space(random, plain));
+          out.append('"').append(keys[random.nextInt(keys.length)]).append('"');
+          out.append(space(random, plain)).append(':').append(space(random, plain));
+          value(random, out, depth + 1, plain);
+          out.append(space(random, plain));
         }
         out.append('}');
+        if (plain && depth == 0 && random.nextInt(10) == 0) {
+          out.append(random.nextBoolean() ? " x" : "}"); // after the root: never read
+        }
         break;
       default:
-        out.append('[');
+        out.append('[').append(space(random, plain));
         int elements = random.nextInt(4);
         for (int i = 0; i < elements; i++) {
-          out.append(i == 0 ? "" : ",");
-          value(random, out, depth + 1);
+          out.append(i == 0 ? "" : ",").append(space(random, plain));
+          value(random, out, depth + 1, plain);
+          out.append(space(random, plain));
         }
         out.append(']');
     }
+  }
+
+  private static String space(Random random, boolean plain) {
+    return plain ? SPACE[random.nextInt(SPACE.length)] : "";
   }
 
   private static final String[] DAMAGE = {
     "{", "}", "[", "]", ",", ":", "\"", "\\", "x", " ", "\ud7ff"
   };
 
-  private static String mangle(Random random, String text) {
+  private static final String[] PLAIN_DAMAGE = {
+    "{", "}", "[", "]", ",", ":", "\"", "x", " ", "\u0001", "\n", "0", "-", "e", "."
+  };
+
+  private static String mangle(Random random, String text, boolean plain) {
     if (text.isEmpty() || random.nextInt(4) == 0) {
       return text.substring(0, random.nextInt(text.length() + 1));
     }
+    String[] damage = plain ? PLAIN_DAMAGE : DAMAGE;
     int at = random.nextInt(text.length());
-    return text.substring(0, at) + DAMAGE[random.nextInt(DAMAGE.length)] + text.substring(at + 1);
+    return text.substring(0, at) + damage[random.nextInt(damage.length)] + text.substring(at + 1);
   }
 
   private static byte[] utf8(String text) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sluice.spark.patterns.LiteralCache;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.spark.unsafe.types.UTF8String;
@@ -24,6 +25,9 @@ public final class PathTree {
   private final Map<String, PathTree> children = new HashMap<>();
   private boolean keepsAll;
 
+  /** The children's names in UTF-8 (made on first use; the same array from any thread). */
+  private volatile byte[][] names;
+
   private PathTree() {}
 
   /** Whether the whole value here is kept (a path ends here). */
@@ -34,6 +38,25 @@ public final class PathTree {
   /** The subtree below member {@code name}; null when no path goes through it. */
   public PathTree child(String name) {
     return children.get(name);
+  }
+
+  /**
+   * Whether a path starts at the object member whose name's opening quote is at {@code start} in
+   * {@code json} (a name without escapes: its bytes are its text).
+   */
+  public boolean startsAt(byte[] json, int start) {
+    if (names == null) {
+      names =
+          children.keySet().stream()
+              .map(k -> k.getBytes(StandardCharsets.UTF_8))
+              .toArray(byte[][]::new);
+    }
+    for (byte[] name : names) {
+      if (JsonScan.nameIs(json, start, name)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The tree of {@code paths} (JSON text), once per distinct literal ({@link LiteralCache}). */
