@@ -392,6 +392,7 @@ def drains_table(drains: dict[str, PassThrough]) -> list[str]:
     lines = [
         "",
         f"{'Kafka → filter → CloudEvents → Kafka':<38}{'events/s':>10}{'ev/CPU s':>10}"
+        f"{'2nd half/s':>12}{'ev/CPU s':>10}"
         f"{'peak RSS MiB':>14}{'start-up s':>12}{'out':>10}   runs (events/s)",
     ]
     for key in sorted(drains, key=DRAIN_ORDER.index):
@@ -399,7 +400,8 @@ def drains_table(drains: dict[str, PassThrough]) -> list[str]:
         run = row.median
         runs = " ".join(f"{r.rate:,.0f}" for r in row.runs) if len(row.runs) > 1 else ""
         lines.append(
-            f"{row.name:<38}{run.rate:>10,.0f}{run.cpu_rate:>10,.0f}{mib(run.peak_rss):>14}"
+            f"{row.name:<38}{run.rate:>10,.0f}{run.cpu_rate:>10,.0f}"
+            f"{run.steady_rate:>12,.0f}{run.steady_cpu_rate:>10,.0f}{mib(run.peak_rss):>14}"
             f"{run.startup:>12.1f}{run.written:>10,}   {runs}".rstrip()
         )
     return lines
@@ -509,6 +511,14 @@ def peer_ratios(results: Results) -> list[str]:
             lines.append(
                 f"  {d['sluice-2'].name} / {d[key].name}: {sluice.cpu_rate / other.cpu_rate:.2f}x "
                 f"events per CPU-second{target}, {sluice.rate / other.rate:.2f}x events/s"
+            )
+    for key in ("flink", "kstreams"):
+        if key in d and sluice.second_half and d[key].median.second_half:
+            other = d[key].median
+            lines.append(
+                f"  second half (warm): {d['sluice-2'].name} / {d[key].name}: "
+                f"{sluice.steady_rate / other.steady_rate:.2f}x events/s, "
+                f"{sluice.steady_cpu_rate / other.steady_cpu_rate:.2f}x events per CPU-second"
             )
     return lines
 

@@ -67,6 +67,12 @@ class Drain:
     written: int = 0
     """Records in the target topic; ``events`` is what the rates count: the same for a copy,
     the source's events for a filter (:func:`counting_input`)."""
+    second_half: float = 0.0
+    """Seconds from the moment the target held half its records to the last: the drain's
+    second half, once the JIT has compiled the hot code and the caches are warm (a long-lived
+    pipeline's steady state; a cold JVM's first seconds go largely to its JIT compiler)."""
+    second_half_cpu: float = 0.0
+    """CPU seconds of the process tree over :attr:`second_half`."""
 
     @property
     def rate(self) -> float:
@@ -76,6 +82,16 @@ class Drain:
     def cpu_rate(self) -> float:
         """Events per CPU second while draining."""
         return self.events / self.cpu if self.cpu else 0.0
+
+    @property
+    def steady_rate(self) -> float:
+        """Events per second over the drain's second half."""
+        return self.events / 2 / self.second_half if self.second_half else 0.0
+
+    @property
+    def steady_cpu_rate(self) -> float:
+        """Events per CPU second over the drain's second half."""
+        return self.events / 2 / self.second_half_cpu if self.second_half_cpu else 0.0
 
 
 def counting_input(drain: Drain, events: int) -> Drain:
@@ -203,9 +219,9 @@ def watch_drain(
     process tree's peak resident memory meanwhile."""
     offsets = EndOffsets(bootstrap)
     memory = PeakRss(process.pid).start()
-    first = last = None
+    first = last = half = None
     count = 0
-    cpu_first = cpu_last = 0.0
+    cpu_first = cpu_last = cpu_half = 0.0
     try:
         while time.perf_counter() - launched < timeout:
             now_count = offsets.total(target) or 0
@@ -214,6 +230,8 @@ def watch_drain(
                 cpu = tree_cpu(process.pid)
                 if first is None:
                     first, cpu_first = now, cpu
+                if half is None and now_count >= expected / 2:
+                    half, cpu_half = now, cpu
                 last, count, cpu_last = now, now_count, cpu
             if count >= expected:
                 break
@@ -235,6 +253,8 @@ def watch_drain(
         cpu=cpu_last - cpu_first,
         peak_rss=peak_rss,
         written=count,
+        second_half=last - half if half is not None else 0.0,
+        second_half_cpu=cpu_last - cpu_half if half is not None else 0.0,
     )
 
 

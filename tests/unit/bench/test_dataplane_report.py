@@ -70,11 +70,12 @@ def test_latency_only_keeps_the_latency_peers() -> None:
 def test_the_drain_table_shows_rates_cpu_memory_start_up_and_runs() -> None:
     lines = report(results()).splitlines()
     header = next(line for line in lines if line.startswith("Kafka → filter → CloudEvents"))
-    for column in ("events/s", "ev/CPU s", "peak RSS MiB", "start-up s", "runs"):
+    for column in ("events/s", "ev/CPU s", "2nd half/s", "peak RSS MiB", "start-up s", "runs"):
         assert column in header
     flink = next(line for line in lines if line.startswith("Flink 2.2.1, parallelism 2  "))
     # the median run by rate (180,000 events/s), its CPU rate and memory, then every run
-    assert flink.split()[4:8] == ["180,000", "105,000", "500", "3.0"]
+    # (the second half's rates are 0: not measured in these runs)
+    assert flink.split()[4:10] == ["180,000", "105,000", "0", "0", "500", "3.0"]
     assert flink.endswith("150,000 200,000 180,000")
     sluice = next(line for line in lines if line.startswith("Sluice, 2 cores  "))
     assert "850" in sluice.split()
@@ -135,3 +136,24 @@ def test_drains_rotate_note_a_failed_run_and_keep_the_others(monkeypatch) -> Non
     assert [len(r.drains[key].runs) for key in ("sluice-2", "flink", "kstreams")] == [2, 2, 1]
     assert any("run 1 of kstreams failed: broker went away" in note for note in r.notes)
     assert set(r.settings) == {"sluice-2", "flink", "kstreams"}
+
+
+def test_the_second_half_of_a_drain_is_its_warm_rate() -> None:
+    cold = drain(100_000, 60_000)
+    warm = Drain(**{**cold.__dict__, "second_half": 2.0, "second_half_cpu": 2.5})
+    assert warm.steady_rate == 250_000  # 500,000 events in 2 s
+    assert warm.steady_cpu_rate == 200_000
+    assert cold.steady_rate == 0.0  # not measured
+
+    r = results()
+    r.drains["sluice-2"].runs[0] = warm
+    flink = r.drains["flink"]
+    flink.runs = [
+        Drain(**{**run.__dict__, "second_half": 1.0, "second_half_cpu": 2.0}) for run in flink.runs
+    ]
+    text = report(r)
+    assert "2nd half/s" in text
+    assert (
+        "second half (warm): Sluice, 2 cores / Flink 2.2.1, parallelism 2: 0.50x events/s, "
+        "0.80x events per CPU-second" in text
+    )
