@@ -338,10 +338,13 @@ def main() -> None:
     parser.add_argument("--events", type=int, required=True)
     parser.add_argument("--tasks", type=int, default=2)
     args = parser.parse_args()
-    drain = run_mm2(args.bootstrap, args.source, args.events, tasks=args.tasks)
-    print(
-        json.dumps({**drain.__dict__, "rate": drain.rate, "cpu_rate": drain.cpu_rate}), flush=True
-    )
+    print_drain(run_mm2(args.bootstrap, args.source, args.events, tasks=args.tasks))
+
+
+def print_drain(drain: Drain) -> None:
+    """One drain as the JSON line a command-line run prints, with its rates."""
+    rates = {"rate": drain.rate, "cpu_rate": drain.cpu_rate, "steady_rate": drain.steady_rate}
+    print(json.dumps({**drain.__dict__, **rates}), flush=True)
 
 
 if __name__ == "__main__":

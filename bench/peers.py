@@ -30,7 +30,6 @@ and prints JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
@@ -40,7 +39,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from bench.mirror import Drain, counting_input, stop, watch_drain
+from bench.mirror import Drain, counting_input, print_drain, stop, watch_drain
 from tests.support.processes import REPO_ROOT
 
 PEERS_JARS = REPO_ROOT / ".cache" / "jars" / "bench-peers"
@@ -179,11 +178,15 @@ def main(argv: list[str] | None = None) -> None:
     fetch_peer_jars()
     sink = f"out-{args.peer}-{uuid.uuid4().hex[:6]}"
     create_topic(args.bootstrap, sink, 1)
-    drain = run_peer(
-        PEERS[args.peer], args.bootstrap, args.source, sink, events=args.events, expected=expected
-    )
-    print(
-        json.dumps({**drain.__dict__, "rate": drain.rate, "cpu_rate": drain.cpu_rate}), flush=True
+    print_drain(
+        run_peer(
+            PEERS[args.peer],
+            args.bootstrap,
+            args.source,
+            sink,
+            events=args.events,
+            expected=expected,
+        )
     )
 
 

@@ -100,16 +100,34 @@ public final class JsonScan {
     }
   }
 
+  private static final int EMPTY = 0;
+  private static final int HAS_CONTENT = 1;
+  private static final int TOO_DEEP = 2;
+
+  /**
+   * Steps into the container at {@code pos}, {@code depth} levels deep: {@link #EMPTY} (and past
+   * its {@code close}), {@link #HAS_CONTENT} (at its first member or element) or {@link #TOO_DEEP}
+   * (given up).
+   */
+  private int open(int depth, char close) {
+    if (depth > MAX_DEPTH) {
+      giveUp();
+      return TOO_DEEP;
+    }
+    pos++; // '{' or '['
+    skipSpace();
+    if (pos < n && b[pos] == close) {
+      pos++;
+      return EMPTY;
+    }
+    return HAS_CONTENT;
+  }
+
   /** An object at {@code pos} ('{'), {@code depth} levels deep; false: invalid or unsure. */
   private boolean object(int depth) {
-    if (depth > MAX_DEPTH) {
-      return giveUp();
-    }
-    pos++; // '{'
-    skipSpace();
-    if (pos < n && b[pos] == '}') {
-      pos++;
-      return true;
+    int opened = open(depth, '}');
+    if (opened != HAS_CONTENT) {
+      return opened == EMPTY;
     }
     int[] names = refuseDuplicates ? new int[8] : null; // name starts and ends, for repeats
     int count = 0;
@@ -176,14 +194,9 @@ public final class JsonScan {
   }
 
   private boolean array(int depth) {
-    if (depth > MAX_DEPTH) {
-      return giveUp();
-    }
-    pos++; // '['
-    skipSpace();
-    if (pos < n && b[pos] == ']') {
-      pos++;
-      return true;
+    int opened = open(depth, ']');
+    if (opened != HAS_CONTENT) {
+      return opened == EMPTY;
     }
     while (true) {
       if (!value(depth)) {
