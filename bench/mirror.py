@@ -170,14 +170,19 @@ def mm2_command(properties: Path) -> list[str]:
     ]
 
 
-def fetch_mm2_jars() -> None:
-    """``scripts/fetch-jars.sh connect-mirror``: instant when its stamp is current."""
+def fetch_jars(target: str) -> None:
+    """``scripts/fetch-jars.sh TARGET``: instant when its stamp is current."""
     subprocess.run(
-        ["bash", str(REPO_ROOT / "scripts" / "fetch-jars.sh"), "connect-mirror"],
+        ["bash", str(REPO_ROOT / "scripts" / "fetch-jars.sh"), target],
         cwd=REPO_ROOT,
         check=True,
         stdout=subprocess.DEVNULL,
     )
+
+
+def fetch_mm2_jars() -> None:
+    """MirrorMaker 2's classpath (``connect-mirror``)."""
+    fetch_jars("connect-mirror")
 
 
 class EndOffsets:

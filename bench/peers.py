@@ -39,7 +39,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from bench.mirror import Drain, counting_input, print_drain, stop, watch_drain
+from bench.mirror import Drain, counting_input, fetch_jars, print_drain, stop, watch_drain
 from tests.support.processes import REPO_ROOT
 
 PEERS_JARS = REPO_ROOT / ".cache" / "jars" / "bench-peers"
@@ -107,13 +107,8 @@ PEERS = {
 
 
 def fetch_peer_jars() -> None:
-    """``scripts/fetch-jars.sh bench-peers``: instant when its stamp is current."""
-    subprocess.run(
-        ["bash", str(REPO_ROOT / "scripts" / "fetch-jars.sh"), "bench-peers"],
-        cwd=REPO_ROOT,
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+    """The peers' classpath (``bench-peers``), built the first time."""
+    fetch_jars("bench-peers")
 
 
 def peer_command(peer: Peer, *args: str) -> list[str]:

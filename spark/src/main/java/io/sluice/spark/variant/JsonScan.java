@@ -168,20 +168,32 @@ public final class JsonScan {
       if (depth == 1) {
         addMember(nameStart, pos);
       }
-      skipSpace();
-      if (pos >= n) {
-        return false;
+      int after = after('}');
+      if (after != MORE) {
+        return after == CLOSED;
       }
-      if (b[pos] == '}') {
-        pos++;
-        return true;
-      }
-      if (b[pos] != ',') {
-        return false;
-      }
-      pos++;
-      skipSpace();
     }
+  }
+
+  private static final int CLOSED = 0;
+  private static final int MORE = 1;
+  private static final int BROKEN = 2;
+
+  /**
+   * What follows a member or an element: the container's {@code close} ({@link #CLOSED}, past it),
+   * a comma ({@link #MORE}, at the next one) or anything else ({@link #BROKEN}: invalid).
+   */
+  private int after(char close) {
+    skipSpace();
+    if (pos >= n || (b[pos] != close && b[pos] != ',')) {
+      return BROKEN;
+    }
+    pos++;
+    if (b[pos - 1] == close) {
+      return CLOSED;
+    }
+    skipSpace();
+    return MORE;
   }
 
   private void addMember(int start, int end) {
@@ -202,19 +214,10 @@ public final class JsonScan {
       if (!value(depth)) {
         return false;
       }
-      skipSpace();
-      if (pos >= n) {
-        return false;
+      int after = after(']');
+      if (after != MORE) {
+        return after == CLOSED;
       }
-      if (b[pos] == ']') {
-        pos++;
-        return true;
-      }
-      if (b[pos] != ',') {
-        return false;
-      }
-      pos++;
-      skipSpace();
     }
   }
 
