@@ -5,6 +5,7 @@ the fenced writes of real relays are read in test_group_placement.py."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -60,15 +61,17 @@ class Writer:
         self.producer.flush(10)
 
 
-def read_all(feed: StatusFeedReader, cursor):
-    """Read until a read finds nothing more (the first one may end before every partition
-    answered)."""
+def read_all(feed: StatusFeedReader, cursor, want: int = 0):
+    """Read until ``want`` news came and a read finds nothing more (the first one may end
+    before every partition answered; on a busy machine a read's 2 s may pass before the
+    broker's answer: more reads, for at most a minute)."""
     news, vouches = [], []
+    give_up = time.monotonic() + 60
     while True:
         batch = feed.read(cursor, budget=2.0)
         news += batch.news
         vouches += batch.vouches
-        if cursor == batch.cursor:
+        if cursor == batch.cursor and (len(news) >= want or time.monotonic() > give_up):
             return news, vouches, cursor
         cursor = batch.cursor
 
@@ -79,7 +82,7 @@ def test_the_feed_reads_news_and_vouches_from_a_cursor_on(config: GroupConfig) -
     writer.status("b", "RUNNING", 3)
     writer.vouch("w1", ["a", "b"], 3)
     feed = StatusFeedReader(config)
-    news, vouches, cursor = read_all(feed, None)
+    news, vouches, cursor = read_all(feed, None, want=2)
     assert {n.connector_id: n.status.state for n in news if n.status} == {
         "a": State.RUNNING,
         "b": State.RUNNING,
@@ -91,16 +94,16 @@ def test_the_feed_reads_news_and_vouches_from_a_cursor_on(config: GroupConfig) -
 
     writer.status("a", "PAUSED", 3)
     writer.status("b", "RUNNING", 3, reporting=False)
-    news, _, after = read_all(feed, cursor)
+    news, _, after = read_all(feed, cursor, want=2)
     assert [(n.connector_id, n.status.state, n.reporting) for n in news if n.status] == [
         ("a", State.PAUSED, True),
         ("b", State.RUNNING, False),
     ]
 
     # Another process's reader, or this one asked again from an older cursor: positioned anew.
-    again, _, _ = read_all(StatusFeedReader(config), cursor)
+    again, _, _ = read_all(StatusFeedReader(config), cursor, want=2)
     assert [n.connector_id for n in again] == ["a", "b"]
-    replay, _, _ = read_all(feed, cursor)
+    replay, _, _ = read_all(feed, cursor, want=2)
     assert [n.connector_id for n in replay] == ["a", "b"]
     assert read_all(feed, after)[0] == []
 
@@ -142,7 +145,7 @@ def test_a_stale_generation_an_unreadable_record_and_a_tombstone(config: GroupCo
     writer.raw("a", b"{not json", slot=slot_of("a", SLOTS))
     writer.status("c", "RUNNING", 5)
     writer.raw("c", None, slot=slot_of("c", SLOTS))  # the runtime forgot c
-    news, _, _ = read_all(StatusFeedReader(config), None)
+    news, _, _ = read_all(StatusFeedReader(config), None, want=3)
     by_id = [(n.connector_id, n.status.state if n.status else None) for n in news]
     assert ("a", State.FAILED) not in by_id
     assert by_id.count(("a", State.RUNNING)) == 1
