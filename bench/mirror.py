@@ -297,6 +297,37 @@ def run_mm2(bootstrap: str, source: str, expected: int, *, tasks: int = 2, timeo
             shutil.rmtree(workdir, ignore_errors=True)
 
 
+def drain_command(
+    command: list[str],
+    bootstrap: str,
+    sink: str,
+    expected: int,
+    timeout: float,
+    what: str,
+    *,
+    wait: bool = False,
+) -> tuple[Drain, str]:
+    """Launch ``command`` and time it filling ``sink`` with ``expected`` records
+    (:func:`watch_drain`); then (``wait``) let it end by itself, and stop it. Returns the drain
+    and what the process printed; a failure names ``what`` with the end of its output."""
+    with tempfile.TemporaryFile("w+") as out:
+        launched = time.perf_counter()
+        process = subprocess.Popen(
+            command, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, text=True
+        )
+        try:
+            drain = watch_drain(process, bootstrap, sink, expected, timeout, launched)
+            if wait:
+                process.wait(timeout)
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            out.seek(0)
+            raise RuntimeError(f"{what}: {exc}\n{out.read()[-3000:]}") from None
+        finally:
+            stop(process)
+        out.seek(0)
+        return drain, out.read()
+
+
 def run_spark_pass(
     bootstrap: str,
     source: str,
@@ -318,21 +349,8 @@ def run_spark_pass(
         *("--bootstrap", bootstrap, "--source", source, "--sink", sink),
         *extra,
     ]
-    with tempfile.TemporaryFile("w+") as out:
-        launched = time.perf_counter()
-        process = subprocess.Popen(
-            command, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, text=True
-        )
-        try:
-            drain = watch_drain(process, bootstrap, sink, expected, timeout, launched)
-            process.wait(timeout)
-        except (RuntimeError, subprocess.TimeoutExpired) as exc:
-            out.seek(0)
-            raise RuntimeError(f"{mode}: {exc}\n{out.read()[-3000:]}") from None
-        finally:
-            stop(process)
-        out.seek(0)
-        lines = [line for line in out.read().splitlines() if line.startswith("{")]
+    drain, output = drain_command(command, bootstrap, sink, expected, timeout, mode, wait=True)
+    lines = [line for line in output.splitlines() if line.startswith("{")]
     return drain, (json.loads(lines[-1]) if lines else {})
 
 

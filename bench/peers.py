@@ -32,14 +32,11 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import subprocess
 import sys
-import tempfile
-import time
 import uuid
 from dataclasses import dataclass
 
-from bench.mirror import Drain, counting_input, fetch_jars, print_drain, stop, watch_drain
+from bench.mirror import Drain, counting_input, drain_command, fetch_jars, print_drain
 from tests.support.processes import REPO_ROOT
 
 PEERS_JARS = REPO_ROOT / ".cache" / "jars" / "bench-peers"
@@ -144,18 +141,7 @@ def run_peer(
     into ``sink`` (made by the caller); rates counted in the source's events. The jars are
     the caller's to fetch first (:func:`fetch_peer_jars`), outside every timed run."""
     command = peer_command(peer, "--bootstrap", bootstrap, "--source", source, "--sink", sink)
-    with tempfile.TemporaryFile("w+") as out:
-        launched = time.perf_counter()
-        process = subprocess.Popen(
-            command, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, text=True
-        )
-        try:
-            drain = watch_drain(process, bootstrap, sink, expected, timeout, launched)
-        except RuntimeError as exc:
-            out.seek(0)
-            raise RuntimeError(f"{peer.name}: {exc}\n{out.read()[-3000:]}") from None
-        finally:
-            stop(process)
+    drain, _ = drain_command(command, bootstrap, sink, expected, timeout, peer.name)
     return counting_input(drain, events)
 
 

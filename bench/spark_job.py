@@ -21,6 +21,7 @@ JSON line then carries the batches' median ``durationMs`` and input rows (``batc
 every S seconds; for ``sluice`` modes through the channel's ``runtime.mode: real-time``)
 instead of back-to-back micro-batches. ``--conf spark.NAME=VALUE`` sets a session option.
 ``--sink-prop kafka.linger.ms=5`` (repeatable) adds Kafka producer options to the sink,
+``--source-prop kafka.max.poll.records=500`` consumer options to the source,
 ``--max-offsets`` sets ``maxOffsetsPerTrigger``, ``--explain`` prints the physical plan.
 """
 
