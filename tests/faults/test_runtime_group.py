@@ -123,11 +123,12 @@ def balanced(members: list[GroupMember], counts: list[int]) -> bool:
     return sorted(len(o) for o in owned) == sorted(counts) and every == set(range(SLOTS))
 
 
-def told(listener: RecordingListener, slots: frozenset[int]) -> None:
-    """Wait for ``listener`` to have been told of ``slots``: a member owns a slot a moment
-    before its listener hears of it (the assignment callback tells it last)."""
+def told(listener: RecordingListener, slots: frozenset[int], after: float = float("-inf")) -> None:
+    """Wait for ``listener`` to have been told of ``slots`` (after the monotonic instant
+    ``after``): a member owns a slot a moment before its listener hears of it (the
+    assignment callback tells it last)."""
     wait_until(
-        lambda: all(listener.first("assigned", slot) is not None for slot in slots),
+        lambda: all(listener.first("assigned", slot, after=after) is not None for slot in slots),
         10,
         0.05,
         f"the listener told of slots {sorted(slots)}",
@@ -282,10 +283,10 @@ def test_a_member_cut_from_the_broker_fences_itself_before_its_session_expires(
         wait_until(lambda: len(members[1].owned()) == SLOTS, 60, 0.05, "w2 owning every slot")
     finally:
         broker.proxy.up()
-    told(other, held)
+    told(other, held, after=cut_at)
     slot = min(held)
     fenced = cut.first("stopped", slot, "fenced")
-    taken = other.first("assigned", slot)
+    taken = other.first("assigned", slot, after=cut_at)
     assert fenced is not None and taken is not None
     print(
         f"\ncut at 0: fenced at {fenced.at - cut_at:.2f} s, slots taken over at "
@@ -381,9 +382,11 @@ def test_a_member_that_leaves_hands_its_slots_over_at_once_after_stopping_them(
     members[0].close()  # a drain: leave the group
     wait_until(lambda: len(members[1].owned()) == SLOTS, 30, 0.05, "w2 owning every slot")
     handed_over = time.monotonic() - left_at
-    told(staying, held)
+    # w2 may have owned every slot once already, had it joined the group first.
+    told(staying, held, after=left_at)
     for slot in held:
-        stopped, given = leaving.first("stopped", slot, "closed"), staying.first("assigned", slot)
+        stopped = leaving.first("stopped", slot, "closed")
+        given = staying.first("assigned", slot, after=left_at)
         assert stopped is not None and given is not None and stopped.at < given.at
     print(f"\nleave: {len(held)} slots owned by w2 {handed_over:.2f} s after w1 left")
     assert handed_over < SESSION  # no session timeout to wait for

@@ -99,13 +99,20 @@ class RecordingListener:
                 self.deployments.pop(connector_id)
         self._step("stopped", slots, str(reason))
 
-    def first(self, kind: str, slot: int, detail: str | None = None) -> Step | None:
+    def first(
+        self, kind: str, slot: int, detail: str | None = None, after: float = float("-inf")
+    ) -> Step | None:
+        """The first step of ``kind`` naming ``slot`` (and ``detail``, if given) recorded
+        after the monotonic instant ``after``."""
         with self.lock:
             return next(
                 (
                     s
                     for s in self.steps
-                    if s.kind == kind and slot in s.slots and detail in (None, s.detail)
+                    if s.kind == kind
+                    and slot in s.slots
+                    and detail in (None, s.detail)
+                    and s.at > after
                 ),
                 None,
             )
