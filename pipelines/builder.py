@@ -1,5 +1,6 @@
 """Build a linear channel's Structured Streaming query: source -> CloudEvents -> transforms ->
-error gate -> sink (and dead-letter sink). A bus is handed to :mod:`pipelines.bus`; both build
+error gate -> sink (and dead-letter sink); a channel that only copies Kafka records reads no
+events (:mod:`pipelines.passthrough`). A bus is handed to :mod:`pipelines.bus`; both build
 on the query plumbing of :mod:`pipelines.query`."""
 
 from __future__ import annotations
@@ -14,6 +15,13 @@ from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from pipelines.bus import build_bus_stream
 from pipelines.errors import ErrorRouter, capturing_failed_events, fail_fast, failing_stage
+from pipelines.passthrough import (
+    copy_batch_writer,
+    copy_writer,
+    pass_through_rows,
+    passes_through,
+    select_copies,
+)
 from pipelines.query import (
     RetryCounter,
     batch_writer,
@@ -97,15 +105,19 @@ def build_stream(
     sink = spec.the_sink
     sink_config = parse_stage_config("sink", sink)
     check = SINK_CHECKS.get(sink.type)
+    copying = run is None and passes_through(spark, spec)  # records as they are: no events
     with capturing_failed_events(tolerant):  # only dead letters need the failed event
-        events = build_events(
-            spark,
-            spec,
-            keep_payload=tolerant,
-            count_stages=count_stages,
-            run=run,
-        )
-        if check is not None:
+        if copying:
+            events = pass_through_rows(spark, spec, keep_payload=tolerant)
+        else:
+            events = build_events(
+                spark,
+                spec,
+                keep_payload=tolerant,
+                count_stages=count_stages,
+                run=run,
+            )
+        if check is not None and not copying:  # a copy's topic is the configured one
             with failing_stage("sink"):
                 events = check(events, sink_config)
         if count_stages and observes_gate(spec):  # before the gate: foreachBatch gets it
@@ -113,7 +125,9 @@ def build_stream(
     publisher = None
     if isinstance(sink_config, PreviewSinkConfig):  # the one sink that hands events back
         publisher = preview_publisher or preview_buffer(channel, sink_config.max_events).publish
-    if not tolerant and retry_policy(sink, sink_config) is not None:
+    if not tolerant and copying:
+        writer = copy_writer(events, spec)
+    elif not tolerant and retry_policy(sink, sink_config) is not None:
         strict = StrictRetriedSink(batch_writer(sink, None, channel=channel, on_retries=on_retries))
         writer = fail_fast(events).writeStream.foreachBatch(strict).outputMode("append")
     elif not tolerant:
@@ -126,8 +140,12 @@ def build_stream(
         dead_letter_sink = spec.errors.dead_letter
         router = ErrorRouter(
             channel=channel,
-            write_sink=batch_writer(
-                sink, publisher, channel=channel, on_retries=on_retries, tolerant=True
+            write_sink=(
+                copy_batch_writer(spec)
+                if copying
+                else batch_writer(
+                    sink, publisher, channel=channel, on_retries=on_retries, tolerant=True
+                )
             ),
             write_dead_letters=(
                 batch_writer(
@@ -145,6 +163,7 @@ def build_stream(
             log=spec.errors.log,
             on_dead_letters=on_dead_letters,
             check_batch=schema_watch(spec.source),
+            select_good=select_copies(spec) if copying else None,
         )
         writer = events.writeStream.foreachBatch(router).outputMode("append")
     writer = with_trigger(writer, spec.runtime)

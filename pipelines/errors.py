@@ -289,8 +289,12 @@ class ErrorRouter:
         on_dead_letters: Callable[[int], None] | None = None,
         write_empty: bool = False,
         check_batch: Callable[[DataFrame], None] | None = None,
+        select_good: Callable[[DataFrame], DataFrame] | None = None,
     ) -> None:
         self.channel = channel
+        self.select_good = select_good
+        """The columns the sink's writer takes of the batch's healthy rows (default: the
+        event columns; a pass-through's writer takes the records as they are)."""
         self.check_batch = check_batch
         """Run on each (cached) batch before anything is written; raising fails the batch
         (e.g. :class:`pipelines.wire.NewSchemaVersions`: the query must be built again)."""
@@ -307,7 +311,9 @@ class ErrorRouter:
         try:
             if self.check_batch is not None:
                 self.check_batch(batch)
-            good = select_event_columns(batch.filter(F.col("failure").isNull()))
+            healthy = batch.filter(F.col("failure").isNull())
+            select = self.select_good or select_event_columns
+            good = select(healthy)
             rejected = self.write_sink(good, batch_id)
             dead = dead_letters_of(batch)
             if rejected is not None:  # may carry ``attempts`` (a retried sink's)

@@ -146,6 +146,13 @@ def parse_pruned(
     return f"{PREFIX}parse_pruned({value}, {sql_string(paths)}, {flags})"
 
 
+def json_valid(value: str, *, allow_duplicate_keys: bool, validate_unicode: bool) -> str:
+    """SQL: whether :func:`parse` gives ``value`` a value (false when it is NULL), without
+    building one (``JsonValidFunction.java``)."""
+    flags = f"{str(allow_duplicate_keys).lower()}, {str(validate_unicode).lower()}"
+    return f"{PREFIX}json_valid({value}, {flags})"
+
+
 def json(value: str, zone: str) -> str:
     """SQL: ``to_json(value)`` of a VARIANT (``zone``: the session time zone)."""
     return f"{PREFIX}json({value}, {sql_string(zone)})"
@@ -213,6 +220,14 @@ def try_parse_json_pruned(df: DataFrame, column: str, paths: Sequence[Sequence[s
         raise RuntimeError("a pruned parse needs Sluice's Spark functions in the session")
     text = json_module.dumps([list(path) for path in paths], separators=(",", ":"))
     return F.expr(parse_pruned(sql_column(column), text, **_parse_settings(df.sparkSession)))
+
+
+def is_valid_json(df: DataFrame, column: str) -> Column:
+    """Whether :func:`try_parse_json` gives ``df``'s string column ``column`` a value, checked
+    without building one (:func:`json_valid`) when the session has Sluice's functions."""
+    if not native_functions(df.sparkSession):
+        return F.try_parse_json(column).isNotNull()
+    return F.expr(json_valid(sql_column(column), **_parse_settings(df.sparkSession)))
 
 
 def _parse_settings(spark: SparkSession) -> dict[str, bool]:

@@ -153,6 +153,62 @@ def mark_bad_topics(events: DataFrame, config: KafkaSinkConfig) -> DataFrame:
     return mark_failures(events, checks)
 
 
+TIMESTAMP_HEADER = "sluice.record.timestamp"
+"""The header in which a copied record's timestamp (epoch milliseconds) reaches the producer,
+whose :data:`RECORD_TIMESTAMP_INTERCEPTOR` sets it and drops the header: Spark's Kafka sink
+has no timestamp column. Reserved: a record's own header of that name is dropped too."""
+RECORD_TIMESTAMP_INTERCEPTOR = "io.sluice.spark.kafka.RecordTimestampInterceptor"
+
+
+def copied_records(rows: DataFrame, config: KafkaSinkConfig) -> DataFrame:
+    """Rows for Spark's Kafka sink from records read as they are
+    (:func:`pipelines.sources.kafka.json_records_checked`): a pass-through's copy.
+
+    The value and key are the record's bytes (a record without a key gets its event id, as
+    in the event path); the headers are the record's, plus ``content-type:
+    application/json`` when it has none of that name, plus the record's timestamp for the
+    producer (:data:`TIMESTAMP_HEADER`, written with :func:`copy_options`). The topic is the
+    configured one (a pass-through has no ``topic_field``)."""
+    located = F.concat_ws("/", "origin_topic", "origin_partition", "origin_offset")
+    key = F.coalesce(F.col("key"), located.cast("binary"))
+    stamp = _header(TIMESTAMP_HEADER, F.unix_millis("timestamp").cast("string"))
+    content_type = _header(CONTENT_TYPE_HEADER, F.lit(JSON_CONTENT_TYPE))
+    own = F.col("headers")
+    typed = F.exists(own, lambda header: F.lower(header["key"]) == F.lit(CONTENT_TYPE_HEADER))
+    # Most records carry no headers: those never reach the lambda (evaluated row by row).
+    headers = (
+        F.when(own.isNull() | (F.size(own) == 0), F.array(content_type, stamp))
+        .when(typed, F.concat(own, F.array(stamp)))
+        .otherwise(F.concat(own, F.array(content_type, stamp)))
+    )
+    return rows.select(
+        F.lit(config.topic).alias("topic"),
+        key.alias("key"),
+        F.col("value"),
+        headers.alias("headers"),
+    )
+
+
+def copy_options(config: KafkaSinkConfig) -> dict[str, str]:
+    """:func:`~pipelines.kafka_options.kafka_sink_options` with the producer interceptor that
+    gives each copied record its timestamp (:data:`TIMESTAMP_HEADER`); a channel cannot set
+    interceptors of its own (refused by the config)."""
+    return {
+        **kafka_sink_options(config),
+        "kafka.interceptor.classes": RECORD_TIMESTAMP_INTERCEPTOR,
+    }
+
+
+def write_kafka_copies(records: DataFrame, config: KafkaSinkConfig) -> DataStreamWriter:
+    """A streaming writer of :func:`copied_records` (append mode)."""
+    return records.writeStream.format("kafka").options(**copy_options(config)).outputMode("append")
+
+
+def write_kafka_copies_batch(records: DataFrame, config: KafkaSinkConfig, batch_id: int) -> None:
+    """Write one micro-batch of :func:`copied_records` (from ``foreachBatch``)."""
+    records.write.format("kafka").options(**copy_options(config)).save()
+
+
 def write_kafka(events: DataFrame, config: KafkaSinkConfig) -> DataStreamWriter:
     """A streaming writer of the events to their topics (append mode)."""
     records = events_to_kafka_records(events, config)

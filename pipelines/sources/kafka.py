@@ -110,7 +110,7 @@ def offsets_timeouts(properties: dict[str, str]) -> dict[str, str]:
     }
 
 
-def kafka_source_options(config: KafkaSourceConfig) -> dict[str, str]:
+def kafka_source_options(config: KafkaSourceConfig, *, headers: bool = False) -> dict[str, str]:
     """The options given to Spark's Kafka source (``format("kafka")``).
 
     Starting offsets map to ``startingOffsets`` (``earliest``, ``latest`` or the per-partition
@@ -138,14 +138,53 @@ def kafka_source_options(config: KafkaSourceConfig) -> dict[str, str]:
         options["startingOffsets"] = start
     if config.max_events_per_trigger is not None:
         options["maxOffsetsPerTrigger"] = str(config.max_events_per_trigger)
-    if config.format == "cloudevents-binary":
+    if config.format == "cloudevents-binary" or headers:
         options["includeHeaders"] = "true"
     return {**options, **security_options(config.security), **config.properties}
 
 
-def read_kafka(spark: SparkSession, config: KafkaSourceConfig) -> DataFrame:
-    """Streaming DataFrame of the raw records of the configured topics."""
-    return spark.readStream.format("kafka").options(**kafka_source_options(config)).load()
+def read_kafka(
+    spark: SparkSession, config: KafkaSourceConfig, *, headers: bool = False
+) -> DataFrame:
+    """Streaming DataFrame of the raw records of the configured topics (with their
+    ``headers`` when asked, or when the format reads them)."""
+    options = kafka_source_options(config, headers=headers)
+    return spark.readStream.format("kafka").options(**options).load()
+
+
+def json_records_checked(records: DataFrame, *, keep_payload: bool) -> DataFrame:
+    """Records of a ``format: json`` source checked but never parsed, for a channel that
+    writes them as they are (a pass-through, :func:`pipelines.passthrough.passes_through`):
+    Spark's ``key``, ``value``, ``headers`` and ``timestamp`` with ``failure`` set on each
+    record whose value is not valid JSON (the failure :func:`kafka_records_to_events` gives
+    it, checked by :func:`pipelines.native.is_valid_json` without building the value),
+    ``origin_*`` and, for failed records only, ``id`` (as an event's) and, with
+    ``keep_payload``, ``origin_payload``: what a dead letter needs. Tombstones are skipped,
+    as in the event path."""
+    present = records.filter(F.col("value").isNotNull())
+    rows = present.select(
+        "key",
+        "value",
+        "headers",
+        "timestamp",
+        F.col("topic").alias("origin_topic"),
+        F.col("partition").alias("origin_partition"),
+        F.col("offset").alias("origin_offset"),
+        F.col("timestamp").alias("origin_timestamp"),
+        F.col("value").cast("string").alias("_text"),
+        no_failure().alias("failure"),
+    )
+    valid = native.is_valid_json(rows, "_text")
+    checked = _fail_on_problem(rows, F.when(~valid, F.lit("value is not valid JSON")))
+    failed = F.col("failure").isNotNull()
+    payload = F.col("_text") if keep_payload else F.lit(None).cast("string")
+    return checked.select(
+        "*",
+        F.when(failed, F.concat_ws("/", "origin_topic", "origin_partition", "origin_offset")).alias(
+            "id"
+        ),
+        F.when(failed, payload).alias("origin_payload"),
+    ).drop("_text")
 
 
 def kafka_records_to_events(

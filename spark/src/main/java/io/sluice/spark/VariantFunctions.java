@@ -31,6 +31,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *       {@link ParseFunction}
  *   <li>{@code parse_pruned(text STRING, paths STRING, allowDuplicateKeys BOOLEAN, validateUnicode
  *       BOOLEAN) -> VARIANT}: {@link PrunedParseFunction}
+ *   <li>{@code json_valid(text STRING, allowDuplicateKeys BOOLEAN, validateUnicode BOOLEAN) ->
+ *       BOOLEAN}: {@link JsonValidFunction}
  *   <li>{@code json(v VARIANT, zone STRING) -> STRING}: {@link JsonFunction}
  *   <li>{@code kind(v VARIANT) -> STRING}: {@link KindFunction}
  *   <li>{@code envelope(data VARIANT, zone STRING, datacontenttype, dataschema, id, source,
@@ -68,6 +70,7 @@ public final class VariantFunctions implements FunctionCatalog {
       Identifier.of(namespace, "number"),
       Identifier.of(namespace, "parse"),
       Identifier.of(namespace, "parse_pruned"),
+      Identifier.of(namespace, "json_valid"),
       Identifier.of(namespace, "json"),
       Identifier.of(namespace, "kind"),
       Identifier.of(namespace, "envelope"),
@@ -93,6 +96,8 @@ public final class VariantFunctions implements FunctionCatalog {
         return new ParseFunction();
       case "parse_pruned":
         return new PrunedParseFunction();
+      case "json_valid":
+        return new JsonValidFunction();
       case "json":
         return new JsonFunction();
       case "kind":

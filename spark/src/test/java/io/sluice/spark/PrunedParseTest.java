@@ -43,6 +43,16 @@ class PrunedParseTest {
     }
   }
 
+  /** {@code json_valid}; the same for the duplicate-key error of the parse it falls back to. */
+  private static boolean valid(String text, boolean allowDuplicates, boolean validateUnicode) {
+    try {
+      return JsonValidFunction.invoke(
+          text == null ? null : s(text), allowDuplicates, validateUnicode);
+    } catch (NoClassDefFoundError e) {
+      return false;
+    }
+  }
+
   /**
    * {@code parse_pruned}; the same for the duplicate-key error of the whole parse it falls back to.
    */
@@ -108,6 +118,21 @@ class PrunedParseTest {
   void isNullWhereParseIsNull(String document) {
     assertNull(whole(document, false, true), document);
     assertNull(pruned(document, "[[\"a\"]]"), document);
+    assertFalse(valid(document, false, true), document);
+  }
+
+  @Test
+  void jsonValidIsWhetherParseGivesAValue() {
+    for (String document : new String[] {"{\"a\":1}", "[1,{\"b\":\"é\\n\"}]", "3", "\"x\""}) {
+      assertTrue(valid(document, false, true), document);
+    }
+    assertFalse(valid(null, false, true));
+    String dup = "{\"a\":1,\"a\":2}";
+    assertFalse(valid(dup, false, true));
+    assertTrue(valid(dup, true, true));
+    String lone = "{\"a\":\"\\ud800\"}";
+    assertFalse(valid(lone, false, true));
+    assertTrue(valid(lone, false, false));
   }
 
   @Test
@@ -190,6 +215,10 @@ class PrunedParseTest {
       boolean allowDuplicates = random.nextInt(4) == 0;
       boolean validateUnicode = random.nextInt(4) != 0;
       VariantVal whole = whole(text, allowDuplicates, validateUnicode);
+      assertEquals(
+          whole != null,
+          valid(text, allowDuplicates, validateUnicode),
+          () -> "json_valid: " + text);
       for (String paths : pathSets) {
         VariantVal part = pruned(text, paths, allowDuplicates, validateUnicode);
         if (whole == null) {
