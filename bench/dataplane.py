@@ -570,15 +570,15 @@ SPARK_NAMES = {
 }
 SLUICE_SETTINGS = (
     "the query a channel builds (pipelines.builder), micro-batches (availableNow over the "
-    "backlog), offsets checkpointed every batch, Sluice's Kafka sink (linger 5 ms, batch 256 KiB), "
-    "driver memory 2g"
+    "backlog), offsets checkpointed every batch (Sluice's checkpoint file manager), Sluice's Kafka "
+    "sink (linger 5 ms, batch 256 KiB), driver memory 2g"
 )
 SPARK_SETTINGS = {
     "sluice-1": f"local[1], {SLUICE_SETTINGS}",
     "sluice-2": f"local[2], {SLUICE_SETTINGS}",
     "plain-2": "local[2], written by hand (from_json with a schema, a Column filter, to_json), "
-    "availableNow, offsets checkpointed every batch, Spark's default producer (linger 0, batch "
-    "16 KiB), driver memory 2g",
+    "availableNow, offsets checkpointed every batch (Spark's checkpoint file manager), Spark's "
+    "default producer (linger 0, batch 16 KiB), driver memory 2g",
 }
 DRAIN_ORDER = ["sluice-2", "sluice-1", "plain-2", *PEERS]
 PASS_RUNS = (
@@ -605,12 +605,18 @@ ONLY = {
 def driver_session_conf() -> list[str]:
     """The options a runtime driver sets in a hosted channel's session
     (:mod:`runtime_adapter.host.hosted`): its ``pollingDelay`` (the runtime's
-    ``idle_poll_ms``, as the environment sets it) and planning options."""
+    ``idle_poll_ms``, as the environment sets it), planning options and checkpoint file
+    manager."""
+    from pipelines.native import CHECKPOINT_FILE_MANAGER
     from runtime_adapter.config import RuntimeConfig
     from runtime_adapter.host.hosted import SESSION_SQL_OPTIONS
 
     polling = RuntimeConfig.from_env().idle_poll_ms
-    options = {"spark.sql.streaming.pollingDelay": f"{polling}ms", **SESSION_SQL_OPTIONS}
+    options = {
+        "spark.sql.streaming.pollingDelay": f"{polling}ms",
+        **SESSION_SQL_OPTIONS,
+        "spark.sql.streaming.checkpointFileManagerClass": CHECKPOINT_FILE_MANAGER,
+    }
     return [f"{key}={value}" for key, value in options.items()]
 
 

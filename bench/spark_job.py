@@ -42,6 +42,7 @@ from pyspark.sql import types as T
 
 from bench.workload import PATTERN
 from pipelines.builder import build_stream
+from pipelines.native import checkpoint_options
 from pipelines.spec import validate_spec
 from runtime_adapter.config import RuntimeConfig
 
@@ -106,6 +107,8 @@ def sluice_spec(args: argparse.Namespace) -> dict:
 
 
 def sluice_writer(spark: SparkSession, args: argparse.Namespace, checkpoint: str):
+    for key, value in checkpoint_options(spark).items():  # as a channel's session has them
+        spark.conf.set(key, value)
     spec = validate_spec(sluice_spec(args))
     return build_stream(
         spark, spec, channel="bench", checkpoint_dir=checkpoint, count_stages=args.count_stages

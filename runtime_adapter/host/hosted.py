@@ -579,6 +579,7 @@ class HostedConnector:
     def session(self) -> Any:
         """The connector's own SparkSession over the driver's SparkContext, hardened."""
         if self.spark is None:
+            from pipelines.native import checkpoint_options
             from pipelines.sql_guard import harden_session
 
             if self.base_spark is None:
@@ -591,7 +592,7 @@ class HostedConnector:
             # channel; a busy query never waits: the next batch starts when events are there.
             session.conf.set("spark.sql.streaming.pollingDelay", f"{self.config.idle_poll_ms}ms")
             session.conf.set("spark.sql.streaming.stopTimeout", str(STOP_TIMEOUT_MS))
-            for key, value in SESSION_SQL_OPTIONS.items():
+            for key, value in {**SESSION_SQL_OPTIONS, **checkpoint_options(session)}.items():
                 session.conf.set(key, value)
             self.spark = session
             self.application_id = session.sparkContext.applicationId
