@@ -36,7 +36,8 @@ the page cache for everyone); each Spark contender and peer then runs ``--repeat
 in rounds whose order rotates so that no contender always goes first, and its median run is
 reported (a single run on this 2-core machine varies by ±10 %).
 Prints a table with the figures, each contender's settings and the ratios, and writes them to
-``bench-results/``; ``--only peers`` runs Flink, Kafka Streams and Sluice on 2 cores alone.
+``bench-results/``; ``--only peers`` runs Flink, Kafka Streams and Sluice on 2 cores alone
+(Sluice drained in micro-batch and in real-time mode, and its real-time latency).
 """
 
 from __future__ import annotations
@@ -495,6 +496,15 @@ def peer_ratios(results: Results) -> list[str]:
     """Issue 32's targets: Sluice against Flink (events/s) and Kafka Streams (events per
     CPU-second), each also against its durable setting."""
     d, lines = results.drains, []
+    if "sluice-rt-2" in d:  # when each mode wins: real-time against micro-batch and the peers
+        rt = d["sluice-rt-2"].median
+        for key in ("sluice-2", "flink", "kstreams"):
+            if key in d:
+                other = d[key].median
+                lines.append(
+                    f"  {d['sluice-rt-2'].name} / {d[key].name}: {rt.rate / other.rate:.2f}x "
+                    f"events/s, {rt.cpu_rate / other.cpu_rate:.2f}x events per CPU-second"
+                )
     if "sluice-2" not in d:
         return lines
     sluice = d["sluice-2"].median
@@ -562,10 +572,19 @@ def passthrough_ratios(p: dict[str, PassThrough]) -> list[str]:
     return lines
 
 
-SPARK_RUNS = (("sluice-1", "sluice", 1), ("sluice-2", "sluice", 2), ("plain-2", "plain", 2))
+SPARK_RUNS = (
+    ("sluice-1", "sluice", 1),
+    ("sluice-2", "sluice", 2),
+    ("sluice-rt-2", "sluice", 2),
+    ("plain-2", "plain", 2),
+)
+REAL_TIME_DRAINS = {"sluice-rt-2"}
+"""Drained in real-time mode (the channel's ``runtime.mode``, checkpointing every 300 s, the
+default): the query runs until the watcher has seen every event, then is stopped."""
 SPARK_NAMES = {
     "sluice-1": "Sluice, 1 core",
     "sluice-2": "Sluice, 2 cores",
+    "sluice-rt-2": "Sluice, real-time mode, 2 cores",
     "plain-2": "(a) plain PySpark, 2 cores",
 }
 SLUICE_SETTINGS = (
@@ -576,11 +595,13 @@ SLUICE_SETTINGS = (
 SPARK_SETTINGS = {
     "sluice-1": f"local[1], {SLUICE_SETTINGS}",
     "sluice-2": f"local[2], {SLUICE_SETTINGS}",
+    "sluice-rt-2": "local[2], the query a channel builds in real-time mode (checkpoint every "
+    "300 s), Sluice's Kafka sink (linger 5 ms, batch 256 KiB), driver memory 2g",
     "plain-2": "local[2], written by hand (from_json with a schema, a Column filter, to_json), "
     "availableNow, offsets checkpointed every batch (Spark's checkpoint file manager), Spark's "
     "default producer (linger 0, batch 16 KiB), driver memory 2g",
 }
-DRAIN_ORDER = ["sluice-2", "sluice-1", "plain-2", *PEERS]
+DRAIN_ORDER = ["sluice-2", "sluice-rt-2", "sluice-1", "plain-2", *PEERS]
 PASS_RUNS = (
     ("mm2", "MirrorMaker 2 (2 tasks)"),
     ("sluice-pass", "Sluice pass-through, 2 cores"),
@@ -592,13 +613,13 @@ LATENCY_PEERS = ("flink", "kstreams")
 sink's records are stamped when written, before their commit makes them readable, so the
 sink timestamp would not show what exactly-once adds to latency)."""
 CONTENDERS = (
-    "sluice-1", "sluice-2", "plain-2", *PEERS, "loop", "kafka", *(key for key, _ in PASS_RUNS),
-    *LATENCY_ONLY,
+    "sluice-1", "sluice-2", "sluice-rt-2", "plain-2", *PEERS, "loop", "kafka",
+    *(key for key, _ in PASS_RUNS), *LATENCY_ONLY,
 )  # fmt: skip
 ONLY = {
     "mirror": {key for key, _ in PASS_RUNS},
     "latency": {"sluice-2", "plain-2", "loop", *LATENCY_ONLY, *LATENCY_PEERS},
-    "peers": {"sluice-2", *PEERS},
+    "peers": {"sluice-2", "sluice-rt-2", "sluice-rtm", *PEERS},
 }
 
 
@@ -655,7 +676,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         choices=sorted(ONLY),
         help="mirror: only the pass-through contenders (MirrorMaker 2, Sluice, Spark), no "
         "latency; latency: only the latency part; peers: Flink, Kafka Streams (each with its "
-        "durable variant) and Sluice on 2 cores, throughput and latency",
+        "durable variant) and Sluice on 2 cores in micro-batch and real-time mode, throughput "
+        "and latency",
     )
     parser.add_argument(
         "--spark-conf",
@@ -749,6 +771,8 @@ def drain_once(
             PEERS[key], bootstrap, source, sink, events=events, expected=expected, timeout=timeout
         )
     mode, cores = next((mode, cores) for k, mode, cores in SPARK_RUNS if k == key)
+    real_time = key in REAL_TIME_DRAINS
+    extra = ("--real-time", "300", "--latency-seconds", str(timeout)) if real_time else ()
     drain, _ = run_spark_pass(
         bootstrap,
         source,
@@ -756,8 +780,9 @@ def drain_once(
         expected,
         mode=mode,
         cores=cores,
-        extra=tuple(conf_args(args.spark_conf)),
+        extra=(*extra, *conf_args(args.spark_conf)),
         timeout=timeout,
+        wait=not real_time,  # a real-time query never ends by itself
     )
     return counting_input(drain, events)
 

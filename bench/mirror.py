@@ -338,9 +338,11 @@ def run_spark_pass(
     cores: int = 2,
     extra: tuple[str, ...] = (),
     timeout: float = 300,
+    wait: bool = True,
 ) -> tuple[Drain, dict]:
     """One Spark run (``bench.spark_job``, any ``mode``) into ``sink`` (made by the caller),
-    timed until it holds ``expected`` records."""
+    timed until it holds ``expected`` records; then (``wait``) let it end by itself, and stop
+    it."""
     command = [
         sys.executable,
         "-m",
@@ -349,7 +351,7 @@ def run_spark_pass(
         *("--bootstrap", bootstrap, "--source", source, "--sink", sink),
         *extra,
     ]
-    drain, output = drain_command(command, bootstrap, sink, expected, timeout, mode, wait=True)
+    drain, output = drain_command(command, bootstrap, sink, expected, timeout, mode, wait=wait)
     lines = [line for line in output.splitlines() if line.startswith("{")]
     return drain, (json.loads(lines[-1]) if lines else {})
 

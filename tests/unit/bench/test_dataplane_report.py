@@ -48,7 +48,9 @@ def results() -> Results:
 
 def test_only_peers_runs_the_peers_and_sluice_on_two_cores_with_latency() -> None:
     args = parse_args(["--only", "peers"])
-    assert args.chosen == {"sluice-2", "flink", "flink-ckpt", "kstreams", "kstreams-eos"}
+    peers = {"flink", "flink-ckpt", "kstreams", "kstreams-eos"}
+    # Sluice in both modes: drained (micro-batch, real-time) and paced (real-time's latency)
+    assert args.chosen == {"sluice-2", "sluice-rt-2", "sluice-rtm", *peers}
     assert not args.skip_throughput
     assert not args.skip_latency
 
