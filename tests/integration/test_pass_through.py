@@ -21,6 +21,7 @@ from pipelines.sinks.kafka import TIMESTAMP_HEADER
 from pipelines.spec import validate_spec
 from tests.integration.test_kafka_plugins import consume, new_topic, produce
 from tests.support.spark import local_spark
+from tests.support.specs import kafka_passthrough
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -35,18 +36,7 @@ OLD = 1_717_228_800_000  # 2024-06-01T08:00:00Z: a timestamp the copy must keep
 
 
 def channel(bootstrap: str, source: str, sink: str, **more: Any) -> dict[str, Any]:
-    spec = {
-        "source": {
-            "type": "kafka",
-            "config": {
-                "bootstrap_servers": bootstrap,
-                "topics": [source],
-                "starting_offsets": "earliest",
-            },
-        },
-        "sink": {"type": "kafka", "config": {"bootstrap_servers": bootstrap, "topic": sink}},
-    }
-    return {**spec, **more}
+    return {**kafka_passthrough(bootstrap, source, sink, sink_format="json"), **more}
 
 
 def run_channel(spark: SparkSession, spec: dict[str, Any], checkpoint: Path) -> Any:

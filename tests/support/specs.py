@@ -5,8 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 
-def kafka_passthrough(bootstrap: str, source: str, sink: str) -> dict[str, Any]:
-    """Kafka (plain JSON, from the earliest offset) → no transforms → Kafka (CloudEvents)."""
+def kafka_passthrough(
+    bootstrap: str, source: str, sink: str, sink_format: str = "cloudevents"
+) -> dict[str, Any]:
+    """Kafka (plain JSON, from the earliest offset) → no transforms → Kafka (CloudEvents, or
+    ``sink_format``: with ``json`` the channel copies records as they are,
+    :mod:`pipelines.passthrough`)."""
     return {
         "source": {
             "type": "kafka",
@@ -20,6 +24,6 @@ def kafka_passthrough(bootstrap: str, source: str, sink: str) -> dict[str, Any]:
         "transforms": [],
         "sink": {
             "type": "kafka",
-            "config": {"bootstrap_servers": bootstrap, "topic": sink, "format": "cloudevents"},
+            "config": {"bootstrap_servers": bootstrap, "topic": sink, "format": sink_format},
         },
     }
