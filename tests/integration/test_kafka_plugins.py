@@ -25,7 +25,7 @@ from pipelines.sinks.jdbc import upsert_rows, write_jdbc
 from pipelines.sinks.kafka import write_kafka
 from pipelines.sources.kafka import kafka_records_to_events, read_kafka
 from pipelines.spec.configs import JdbcSinkConfig, KafkaSinkConfig, KafkaSourceConfig
-from tests.support.spark import local_spark
+from tests.support.spark import local_spark, run_available_now
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -99,15 +99,6 @@ def read_events(spark: SparkSession, config: KafkaSourceConfig, tmp_path: Path) 
     return [json.loads(row.j) for row in rows]
 
 
-def run(writer: Any, checkpoint: Path) -> Any:
-    query = writer.option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start()
-    try:
-        assert query.awaitTermination(120), "the query did not finish"
-    finally:
-        query.stop()
-    return query
-
-
 def stream(spark: SparkSession, config: KafkaSourceConfig) -> DataFrame:
     return kafka_records_to_events(read_kafka(spark, config), config)
 
@@ -156,7 +147,7 @@ def test_binary_cloudevents_in_and_out(
         format="cloudevents-binary",
         key_field="data.customer",
     )
-    run(write_kafka(stream(spark, source), sink), tmp_path / "sink")
+    run_available_now(write_kafka(stream(spark, source), sink), tmp_path / "sink")
     [record] = consume(kafka_bootstrap, sink_topic, 1)
     assert record.key() == b"c-9"
     assert json.loads(record.value()) == {"customer": "c-9", "total": 5}
@@ -177,7 +168,7 @@ def test_raw_records_and_structured_output(
     sink = KafkaSinkConfig(
         bootstrap_servers=kafka_bootstrap, topic=sink_topic, format="cloudevents"
     )
-    run(write_kafka(stream(spark, source), sink), tmp_path / "sink")
+    run_available_now(write_kafka(stream(spark, source), sink), tmp_path / "sink")
 
     records = consume(kafka_bootstrap, sink_topic, 2)
     assert [record.key() for record in records] == [
@@ -244,7 +235,7 @@ def test_max_events_per_trigger_bounds_each_micro_batch(
         max_events_per_trigger=2,
     )
     sink = KafkaSinkConfig(bootstrap_servers=kafka_bootstrap, topic=out)
-    query = run(write_kafka(stream(spark, source), sink), tmp_path / "sink")
+    query = run_available_now(write_kafka(stream(spark, source), sink), tmp_path / "sink")
     rows = [progress["numInputRows"] for progress in query.recentProgress]
     assert [n for n in rows if n] == [2, 2, 1]
 
@@ -272,7 +263,7 @@ def test_key_and_topic_from_fields_and_extensions(
         topic_field="data.to",
         key_field="data.customer",
     )
-    run(write_kafka(stream(spark, source), sink), tmp_path / "sink")
+    run_available_now(write_kafka(stream(spark, source), sink), tmp_path / "sink")
 
     assert [
         (r.key(), json.loads(r.value())["customer"]) for r in consume(kafka_bootstrap, eu, 1)
@@ -330,8 +321,8 @@ def test_jdbc_sink_streams_from_kafka_and_a_replay_writes_no_duplicate(
     sqlite = JdbcSinkConfig(url=f"sqlite:///{tmp_path}/events.db", content="data")
     postgres = JdbcSinkConfig(url=postgres_url, table=f"t_{uuid.uuid4().hex[:8]}")
     for attempt in ("first", "replay"):  # a new checkpoint re-reads every record
-        run(write_jdbc(stream(spark, source), sqlite), tmp_path / f"sqlite-{attempt}")
-        run(write_jdbc(stream(spark, source), postgres), tmp_path / f"pg-{attempt}")
+        run_available_now(write_jdbc(stream(spark, source), sqlite), tmp_path / f"sqlite-{attempt}")
+        run_available_now(write_jdbc(stream(spark, source), postgres), tmp_path / f"pg-{attempt}")
 
     with sqlite3.connect(tmp_path / "events.db") as connection:
         rows = connection.execute("SELECT id, data FROM events ORDER BY id").fetchall()

@@ -77,3 +77,14 @@ def refuse_spark_jvms() -> None:
         refuse_without_services("a Spark JVM")
 
     pyspark.core.context.launch_gateway = refused  # type: ignore[assignment]
+
+
+def run_available_now(writer: Any, checkpoint: Any) -> Any:
+    """Start ``writer`` with its checkpoint in ``checkpoint`` and ``availableNow``: it reads
+    what its source holds and stops by itself (within two minutes, or the test fails)."""
+    query = writer.option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start()
+    try:
+        assert query.awaitTermination(120), "the query did not finish"
+    finally:
+        query.stop()
+    return query

@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from pipelines.native import CHECKPOINT_FILE_MANAGER, checkpoint_options
-from tests.support.spark import local_spark
+from tests.support.spark import local_spark, run_available_now
 
 pytestmark = pytest.mark.spark
 
@@ -36,18 +36,12 @@ def run_once(spark: SparkSession, source: Path, checkpoint: Path) -> int:
     """Run a query over the files once (from the checkpoint); the rows it read."""
     schema = T.StructType([T.StructField("n", T.LongType())])
     read: list[int] = []
-    query = (
+    writer = (
         spark.readStream.schema(schema)
         .json(str(source))
         .writeStream.foreachBatch(lambda batch, _: read.append(batch.count()))
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
     )
-    try:
-        assert query.awaitTermination(120), "the query did not finish"
-    finally:
-        query.stop()
+    run_available_now(writer, checkpoint)
     return sum(read)
 
 
