@@ -29,10 +29,12 @@ from pipelines.query import (
     plugin_implementation,
     query_name,
     with_trigger,
+    writes_data_as_read,
 )
 from pipelines.runs import RunBounds
 from pipelines.sinks import SINK_CHECKS, SINKS
 from pipelines.sinks.preview import PreviewPublisher, preview_buffer
+from pipelines.sources.kafka import DEFERRED_TEXT
 from pipelines.spec import ChannelSpec, StageSpec, parse_stage_config, validate_spec
 from pipelines.spec.configs import KafkaSourceConfig
 from pipelines.spec.configs.files import FilesSinkConfig
@@ -106,6 +108,7 @@ def build_stream(
     sink_config = parse_stage_config("sink", sink)
     check = SINK_CHECKS.get(sink.type)
     copying = run is None and passes_through(spark, spec)  # records as they are: no events
+    as_read = not copying and writes_data_as_read(spark, spec, run)  # data as its record's text
     with capturing_failed_events(tolerant):  # only dead letters need the failed event
         if copying:
             events = pass_through_rows(spark, spec, keep_payload=tolerant)
@@ -116,6 +119,7 @@ def build_stream(
                 keep_payload=tolerant,
                 count_stages=count_stages,
                 run=run,
+                data_as_read=as_read,
             )
         if check is not None and not copying:  # a copy's topic is the configured one
             with failing_stage("sink"):
@@ -163,11 +167,19 @@ def build_stream(
             log=spec.errors.log,
             on_dead_letters=on_dead_letters,
             check_batch=schema_watch(spec.source),
-            select_good=select_copies(spec) if copying else None,
+            select_good=select_copies(spec) if copying else (with_data_text if as_read else None),
         )
         writer = events.writeStream.foreachBatch(router).outputMode("append")
     writer = with_trigger(writer, spec.runtime)
     return writer.option("checkpointLocation", checkpoint_dir).queryName(query_name(channel))
+
+
+def with_data_text(healthy: DataFrame) -> DataFrame:
+    """What the error gate hands the sink of a channel that writes its data as read: the
+    events and their records' text (:func:`pipelines.query.writes_data_as_read`)."""
+    from pipelines.cloudevents import EVENT_COLUMNS
+
+    return healthy.select(*EVENT_COLUMNS, DEFERRED_TEXT)
 
 
 def record_empty_batches(

@@ -39,14 +39,16 @@ from pipelines.cloudevents import (
     STRUCTURED_CONTENT_TYPE,
     attribute_sql,
     binary_data_sql,
+    data_text,
     event_json,
+    event_json_of_text,
     time_text_sql,
     variant_text_sql,
 )
 from pipelines.errors import mark_failures
 from pipelines.kafka_options import kafka_sink_options
 from pipelines.plan import computed_once
-from pipelines.sources.kafka import JSON_MEDIA_TYPE
+from pipelines.sources.kafka import DEFERRED_TEXT, JSON_MEDIA_TYPE
 from pipelines.spec.configs import KafkaSinkConfig
 from pipelines.spec.configs.schema_registry import WIRE_FORMATS, default_subject
 from pipelines.spec.runs import RUN_MARKERS
@@ -73,7 +75,9 @@ def events_to_kafka_records(
 
     Events whose topic is not a legal name are failed before (:func:`mark_bad_topics`).
     ``topic`` overrides :func:`record_topic` (a bus writes several targets' rows at once,
-    each with its own target's topic).
+    each with its own target's topic). Events that still carry their record's text
+    (:data:`pipelines.sources.kafka.DEFERRED_TEXT`, in formats ``cloudevents`` and ``json``
+    only) are written with it as their data (:func:`pipelines.query.writes_data_as_read`).
     """
     if config.format in WIRE_FORMATS:
         writer = sink_wire_writer(events.sparkSession, config)
@@ -85,10 +89,18 @@ def events_to_kafka_records(
     elif config.format == "cloudevents-binary":
         value, headers = F.expr(_BINARY_VALUE_SQL), F.expr(_binary_headers_sql())
     elif config.format == "cloudevents":
-        value = event_json(native.json_zone(events))
+        zone = native.json_zone(events)
+        if DEFERRED_TEXT in events.columns:  # data as read (pipelines.query.writes_data_as_read)
+            assert zone is not None, "data as read needs Sluice's functions"
+            value = event_json_of_text(F.col(DEFERRED_TEXT), zone)
+        else:
+            value = event_json(zone)
         headers = F.array(_header(CONTENT_TYPE_HEADER, F.lit(STRUCTURED_CONTENT_TYPE)))
     else:
-        value = native.to_json(events, "data")
+        if DEFERRED_TEXT in events.columns:
+            value = data_text(F.col(DEFERRED_TEXT))
+        else:
+            value = native.to_json(events, "data")
         headers = _with_run_marks(F.array(_header(CONTENT_TYPE_HEADER, F.lit(JSON_CONTENT_TYPE))))
     key = F.coalesce(*_field_text(config.key_field), _text(PARTITION_KEY), F.col("id"))
     records = events.select(

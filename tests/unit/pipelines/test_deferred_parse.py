@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipelines.patterns.steps import member_paths
-from pipelines.query import DeferredParse, apply_transforms, deferred_parse
+from pipelines.query import DeferredParse, apply_transforms, deferred_parse, writes_data_as_read
 from pipelines.sinks.kafka import events_to_kafka_records
 from pipelines.sources.kafka import DEFERRED_TEXT, kafka_records_to_events
 from pipelines.spec import StageSpec, validate_spec
@@ -137,3 +137,80 @@ def test_filters_only_parse_whole_data_at_the_end(
     assert DEFERRED_TEXT not in events.columns
     (row,) = events.select(F.to_json("data").alias("data")).collect()
     assert '"x":[1]' in row["data"]  # the whole data, not the pruned one
+
+
+AS_READ = [
+    b'  {"region": "eu-west", "amount": 1e3, "customer": {"tier": "gold"}, "x": [{"b": null}]}\n',
+    b'{"amount":150.50,"region":"eu-west","customer":{"tier":"gold"},"note":"\\u00e9 \\"q\\""}',
+    b'{"amount": 150, "region": "eu-west", "customer": {"tier": "gold"}, "note": "caf\xc3\xa9"}',
+    b'{"amount": 150, "region": "us-east", "customer": {"tier": "gold"}}',
+    b'{"amount": 150, "region": "eu-west", "customer": {"tier": "gold"}, "a": {"b": 1, "b": 2}}',
+    b"not json",
+]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("sink_format", ["cloudevents", "json"])
+def test_data_as_read_is_the_same_json_as_the_data_parsed_and_written_again(
+    spark: SparkSession, kafka_records: Callable[..., Any], sink_format: str
+) -> None:
+    import json
+
+    sink = KafkaSinkConfig(bootstrap_servers="x:1", topic="out", format=sink_format)
+    rows = [("t", 0, offset, value, b"k") for offset, value in enumerate(AS_READ)]
+    records = kafka_records(rows)  # keyed: a partitionkey extension, the sorted members' path
+    stages = [StageSpec(type="filter", config={"pattern": PATTERN})]
+    whole = apply_transforms(kafka_records_to_events(records, SOURCE), stages)
+    paths = member_paths(PATTERN, "data")
+    as_read = apply_transforms(kafka_records_to_events(records, SOURCE, data_paths=paths), stages)
+    assert DEFERRED_TEXT in as_read.columns
+
+    def values(events: DataFrame) -> list[str]:
+        rows = events_to_kafka_records(events.where(F.col("failure").isNull()), sink).select(
+            F.col("value").cast("string")
+        )
+        return sorted(row[0] for row in rows.collect())
+
+    expected, got = values(whole), values(as_read)
+    assert len(got) == 3  # gold, in eu, over 100; the duplicate member and "not json" fail
+    assert sorted(json.dumps(json.loads(t), sort_keys=True) for t in got) == sorted(
+        json.dumps(json.loads(t), sort_keys=True) for t in expected
+    )
+    assert failures(as_read) == failures(whole)
+    texts = [record.decode().strip() for record in AS_READ[:3]]
+    if sink_format == "json":
+        assert got == sorted(texts)
+    else:  # the record's text in place of the data, the rest as the event path writes it
+        written_by_id = {json.loads(t)["id"]: t for t in expected}
+        for offset, record in enumerate(texts):
+            rest = written_by_id[f"t/0/{offset}"]
+            rest = rest[rest.index('"datacontenttype"') :]
+            assert f'{{"data":{record},{rest}' in got
+    text = events_to_kafka_records(as_read, sink)._jdf.queryExecution().executedPlan().toString()
+    assert "io.sluice.spark.ParseFunction.invoke" not in text  # no event parsed whole
+
+
+def test_which_channels_write_their_data_as_read(spark: SparkSession) -> None:
+    def sink(**config: Any) -> dict[str, Any]:
+        return {"type": "kafka", "config": {"bootstrap_servers": "x:1", "topic": "o", **config}}
+
+    def channel(*transforms: dict[str, Any], **sink_config: Any) -> Any:
+        source = {"bootstrap_servers": "x:1", "topics": ["t"], "format": "json"}
+        return validate_spec(
+            {
+                "source": {"type": "kafka", "config": source},
+                "transforms": list(transforms),
+                "sink": sink(**sink_config),
+            }
+        )
+
+    assert writes_data_as_read(spark, channel(FILTER), None)
+    assert writes_data_as_read(spark, channel(FILTER, MORE, format="json"), None)
+    assert not writes_data_as_read(spark, channel(FILTER, CAST), None)  # the data changes
+    assert not writes_data_as_read(spark, channel(), None)  # nothing pruned: a pass-through
+    assert not writes_data_as_read(spark, channel(FILTER, format="cloudevents-binary"), None)
+    assert not writes_data_as_read(spark, channel(FILTER, format="avro"), None)
+    assert not writes_data_as_read(spark, channel(FILTER, key_field="data.region"), None)
+    assert not writes_data_as_read(spark, channel(FILTER, topic_field="data.region"), None)
+    retried = {"retry": {"attempts": 3}}
+    assert not writes_data_as_read(spark, channel(FILTER, **retried), None)
