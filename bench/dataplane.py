@@ -393,16 +393,17 @@ def drains_table(drains: dict[str, PassThrough]) -> list[str]:
     lines = [
         "",
         f"{'Kafka → filter → CloudEvents → Kafka':<38}{'events/s':>10}{'ev/CPU s':>10}"
-        f"{'2nd half/s':>12}{'ev/CPU s':>10}"
+        f"{'2nd half/s':>12}{'ev/CPU s':>10}{'JIT CPU':>9}"
         f"{'peak RSS MiB':>14}{'start-up s':>12}{'out':>10}   runs (events/s)",
     ]
     for key in sorted(drains, key=DRAIN_ORDER.index):
         row = drains[key]
         run = row.median
         runs = " ".join(f"{r.rate:,.0f}" for r in row.runs) if len(row.runs) > 1 else ""
+        jit = f"{run.jit_share:.0%}" if run.jit_cpu else "-"
         lines.append(
             f"{row.name:<38}{run.rate:>10,.0f}{run.cpu_rate:>10,.0f}"
-            f"{run.steady_rate:>12,.0f}{run.steady_cpu_rate:>10,.0f}{mib(run.peak_rss):>14}"
+            f"{run.steady_rate:>12,.0f}{run.steady_cpu_rate:>10,.0f}{jit:>9}{mib(run.peak_rss):>14}"
             f"{run.startup:>12.1f}{run.written:>10,}   {runs}".rstrip()
         )
     return lines

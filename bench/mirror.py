@@ -73,6 +73,8 @@ class Drain:
     pipeline's steady state; a cold JVM's first seconds go largely to its JIT compiler)."""
     second_half_cpu: float = 0.0
     """CPU seconds of the process tree over :attr:`second_half`."""
+    jit_cpu: float = 0.0
+    """CPU seconds of the JVMs' JIT compiler threads within :attr:`cpu` (:func:`tree_cpu`)."""
 
     @property
     def rate(self) -> float:
@@ -82,6 +84,11 @@ class Drain:
     def cpu_rate(self) -> float:
         """Events per CPU second while draining."""
         return self.events / self.cpu if self.cpu else 0.0
+
+    @property
+    def jit_share(self) -> float:
+        """The share of the drain's CPU that went to compiling code (a cold JVM's JIT)."""
+        return self.jit_cpu / self.cpu if self.cpu else 0.0
 
     @property
     def steady_rate(self) -> float:
@@ -104,8 +111,27 @@ def counting_input(drain: Drain, events: int) -> Drain:
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
+JIT_THREADS = ("C1 CompilerThre", "C2 CompilerThre")
+"""How HotSpot's JIT compiler threads are named in ``/proc`` (``comm``, cut at 15 bytes)."""
+
+
+def _stat_fields(text: str) -> tuple[str, list[str]]:
+    """``(comm, the fields after it)`` of a ``/proc/.../stat`` line."""
+    return text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
+
+
+def _cpu_seconds(fields: list[str]) -> float:
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
+
+
 def tree_cpu(root: int) -> float:
     """CPU seconds (user + system) used so far by ``root`` and every process under it."""
+    return tree_cpu_and_jit(root)[0]
+
+
+def tree_cpu_and_jit(root: int) -> tuple[float, float]:
+    """CPU seconds used so far by ``root`` and every process under it, and of that the JIT
+    compiler threads' (:data:`JIT_THREADS`) of the JVMs among them."""
     parents: dict[int, int] = {}
     used: dict[int, float] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -113,16 +139,30 @@ def tree_cpu(root: int) -> float:
             text = stat.read_text()
         except OSError:  # gone meanwhile
             continue
-        fields = text[text.rindex(")") + 2 :].split()
+        _, fields = _stat_fields(text)
         pid = int(stat.parent.name)
         parents[pid] = int(fields[1])
-        used[pid] = (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
-    total, todo = 0.0, [root]
+        used[pid] = _cpu_seconds(fields)
+    total, jit, todo = 0.0, 0.0, [root]
     while todo:
         pid = todo.pop()
         total += used.get(pid, 0.0)
+        jit += _jit_cpu(pid)
         todo.extend(child for child, parent in parents.items() if parent == pid)
-    return total
+    return total, jit
+
+
+def _jit_cpu(pid: int) -> float:
+    """CPU seconds of ``pid``'s JIT compiler threads (0 for a process that is not a JVM)."""
+    jit = 0.0
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        try:
+            comm, fields = _stat_fields(stat.read_text())
+        except OSError:
+            continue
+        if comm.startswith(JIT_THREADS):
+            jit += _cpu_seconds(fields)
+    return jit
 
 
 def mm2_properties(bootstrap: str, topic: str, alias: str, tasks: int) -> str:
@@ -226,18 +266,18 @@ def watch_drain(
     memory = PeakRss(process.pid).start()
     first = last = half = None
     count = 0
-    cpu_first = cpu_last = cpu_half = 0.0
+    cpu_first = cpu_last = cpu_half = jit_first = jit_last = 0.0
     try:
         while time.perf_counter() - launched < timeout:
             now_count = offsets.total(target) or 0
             now = time.perf_counter()
             if now_count > count:
-                cpu = tree_cpu(process.pid)
+                cpu, jit = tree_cpu_and_jit(process.pid)
                 if first is None:
-                    first, cpu_first = now, cpu
+                    first, cpu_first, jit_first = now, cpu, jit
                 if half is None and now_count >= expected / 2:
                     half, cpu_half = now, cpu
-                last, count, cpu_last = now, now_count, cpu
+                last, count, cpu_last, jit_last = now, now_count, cpu, jit
             if count >= expected:
                 break
             if process.poll() is not None and now_count == count:
@@ -260,6 +300,7 @@ def watch_drain(
         written=count,
         second_half=last - half if half is not None else 0.0,
         second_half_cpu=cpu_last - cpu_half if half is not None else 0.0,
+        jit_cpu=jit_last - jit_first,
     )
 
 

@@ -3,6 +3,8 @@ the drain table with its columns, the ratios against the peers and the settings 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from bench.dataplane import (
@@ -77,7 +79,7 @@ def test_the_drain_table_shows_rates_cpu_memory_start_up_and_runs() -> None:
     flink = next(line for line in lines if line.startswith("Flink 2.2.1, parallelism 2  "))
     # the median run by rate (180,000 events/s), its CPU rate and memory, then every run
     # (the second half's rates are 0: not measured in these runs)
-    assert flink.split()[4:10] == ["180,000", "105,000", "0", "0", "500", "3.0"]
+    assert flink.split()[4:11] == ["180,000", "105,000", "0", "0", "-", "500", "3.0"]
     assert flink.endswith("150,000 200,000 180,000")
     sluice = next(line for line in lines if line.startswith("Sluice, 2 cores  "))
     assert "850" in sluice.split()
@@ -159,3 +161,23 @@ def test_the_second_half_of_a_drain_is_its_warm_rate() -> None:
         "second half (warm): Sluice, 2 cores / Flink 2.2.1, parallelism 2: 0.50x events/s, "
         "0.80x events per CPU-second" in text
     )
+
+
+def test_the_drain_table_shows_the_share_of_cpu_the_jit_took() -> None:
+    r = results()
+    sluice = r.drains["sluice-2"].runs[0]
+    r.drains["sluice-2"].runs[0] = Drain(**{**sluice.__dict__, "jit_cpu": sluice.cpu * 0.4})
+    line = next(row for row in report(r).splitlines() if row.startswith("Sluice, 2 cores"))
+    assert "JIT CPU" in report(r)
+    assert " 40%" in line
+    assert sluice.jit_share == 0.0  # not measured
+
+
+def test_jit_threads_are_told_apart_by_name_in_proc() -> None:
+    from bench.mirror import _stat_fields, tree_cpu_and_jit
+
+    comm, fields = _stat_fields("4242 (C2 CompilerThre) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0")
+    assert comm == "C2 CompilerThre"
+    assert fields[11:13] == ["250", "50"]  # utime, stime in clock ticks
+    total, jit = tree_cpu_and_jit(os.getpid())  # a Python process: no JIT threads
+    assert total > 0 and jit == 0.0
