@@ -71,6 +71,9 @@ DRIVER_SCRIPT = Path(__file__).with_name("memory_driver.py")
 MIB = 2**20
 PARTITIONS = 2
 DRIVER_START_TIMEOUT = 180.0
+AFTER_GC = 3.0
+"""Seconds from the full GC to the RSS read after it (G1 uncommits the regions it shrank in a
+background task)."""
 CHANNEL_START_TIMEOUT = 600.0
 """For every channel of a step to be started (each a query start, one after the other)."""
 
@@ -96,6 +99,10 @@ class Footprint:
     threads: int
     """The JVM's threads (each a stack outside the heap)."""
     rss_after_gc: int = 0
+    """The tree's RSS a moment after the full GC: what G1 gave back (it shrinks the heap after
+    a full GC) no longer counts, so this varies less with when the collector last ran."""
+    jvm_rss_after_gc: int = 0
+    heap_committed_after_gc: int = 0
     python_rss: int = 0
     peak_rss: int = 0
     """Busy runs: the most resident memory of the tree while it drained."""
@@ -106,11 +113,13 @@ class Footprint:
 
 def measure(label: str, root: int, python_pid: int = 0) -> tuple[Footprint, Histogram]:
     """``root``'s tree now: RSS, then the heap as it is (``GC.heap_info``), then a full GC's
-    class histogram and the RSS after it."""
+    class histogram, and the heap and the RSS once the collector gave back what it shrank."""
     jvm = jvm_in(root)
     rss, jvm_rss = tree_total(root, processes()), process_rss(jvm)
     heap = parse_heap_info(jcmd(jvm, "GC.heap_info"))
     histogram = parse_histogram(jcmd(jvm, "GC.class_histogram"))
+    time.sleep(AFTER_GC)
+    after = parse_heap_info(jcmd(jvm, "GC.heap_info"))
     footprint = Footprint(
         label=label,
         rss=rss,
@@ -121,11 +130,50 @@ def measure(label: str, root: int, python_pid: int = 0) -> tuple[Footprint, Hist
         metaspace=heap.metaspace_committed,
         threads=process_threads(jvm),
         rss_after_gc=tree_total(root, processes()),
+        jvm_rss_after_gc=process_rss(jvm),
+        heap_committed_after_gc=after.committed,
         python_rss=process_rss(python_pid) if python_pid else 0,
         flags=parse_flags(jcmd(jvm, "VM.flags")),
         thread_names=parse_threads(jcmd(jvm, "Thread.print")),
     )
     return footprint, histogram
+
+
+MARKERS = (
+    "org.apache.spark.sql.SparkSession",
+    "org.apache.spark.sql.classic.SparkSession",
+    "org.apache.spark.sql.internal.SessionState",
+    "org.apache.spark.sql.internal.SQLConf",
+    "org.apache.spark.sql.catalyst.analysis.SimpleFunctionRegistry",
+    "org.apache.spark.sql.execution.streaming.MicroBatchExecution",
+    "org.apache.spark.sql.execution.streaming.runtime.MicroBatchExecution",
+    "org.apache.spark.sql.execution.QueryExecution",
+    "org.apache.spark.sql.execution.streaming.IncrementalExecution",
+    "org.apache.spark.sql.execution.streaming.runtime.IncrementalExecution",
+    "org.apache.spark.sql.catalyst.QueryPlanningTracker",
+    "org.apache.spark.sql.streaming.StreamingQueryProgress",
+    "org.apache.kafka.clients.admin.KafkaAdminClient",
+    "org.apache.kafka.clients.consumer.KafkaConsumer",
+    "org.apache.kafka.clients.producer.KafkaProducer",
+    "org.apache.kafka.common.metrics.KafkaMetric",
+    "org.apache.kafka.common.metrics.Sensor",
+)
+"""Classes whose instances per channel say what a channel holds: sessions, queries, their plans
+and progress reports, Kafka clients and their metrics (the names of Spark 4's packages and the
+older ones: whichever the JVM has)."""
+
+
+def markers(by_class: list[Growth]) -> dict[str, float]:
+    """Instances per channel of :data:`MARKERS` (those the histograms have)."""
+    found = {g.name: g.instances_per_channel for g in by_class}
+    return {name.rsplit(".", 1)[1]: found[name] for name in MARKERS if name in found}
+
+
+def off_heap(footprint: Footprint) -> int:
+    """The JVM's resident memory outside its heap, after the GC: metaspace, code, thread stacks,
+    the collector's own structures, native buffers (an estimate: the heap's committed regions
+    are taken as resident)."""
+    return footprint.jvm_rss_after_gc - footprint.heap_committed_after_gc
 
 
 def thread_growth(first: Footprint, last: Footprint, channels: int) -> list[tuple[str, float]]:
@@ -269,6 +317,10 @@ class Results:
     """What the first channel added to the driver with none."""
     classes: list[Growth] = field(default_factory=list)
     packages: list[Growth] = field(default_factory=list)
+    all_classes: list[Growth] = field(default_factory=list)
+    """Every class that grew (or shrank) by 256 bytes or more per channel (the JSON only)."""
+    markers: dict[str, float] = field(default_factory=dict)
+    """Instances per channel of the objects that say what a channel holds (:data:`MARKERS`)."""
     threads: list[tuple[str, float]] = field(default_factory=list)
     """The JVM's threads each channel added, by name."""
     settings: dict[str, str] = field(default_factory=dict)
@@ -282,6 +334,7 @@ class Bench:
         self.bootstrap = bootstrap
         self.results = Results(args.events, args.settle)
         self.suffix = uuid.uuid4().hex[:6]
+        self.admin: Any = None
         self.session_conf = tuple(args.session_conf)
         if self.session_conf:
             self.results.settings["sluice channels' sessions, also"] = " ".join(self.session_conf)
@@ -289,8 +342,9 @@ class Bench:
     def topics(self, names: list[tuple[str, int]]) -> None:
         from confluent_kafka.admin import AdminClient, NewTopic
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        futures = admin.create_topics([NewTopic(name, parts, 1) for name, parts in names])
+        if self.admin is None:
+            self.admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        futures = self.admin.create_topics([NewTopic(name, parts, 1) for name, parts in names])
         for future in futures.values():
             future.result(30)
 
@@ -345,7 +399,10 @@ class Bench:
                 "live_heap": [s.footprint.live_heap for s in steps],
                 "heap_committed": [s.footprint.heap_committed for s in steps],
                 "rss": [s.footprint.rss for s in steps],
-                "jvm_rss": [s.footprint.jvm_rss for s in steps],
+                "rss_after_gc": [s.footprint.rss_after_gc for s in steps],
+                "jvm_rss_after_gc": [s.footprint.jvm_rss_after_gc for s in steps],
+                "heap_committed_after_gc": [s.footprint.heap_committed_after_gc for s in steps],
+                "off_heap_after_gc": [off_heap(s.footprint) for s in steps],
                 "python_rss": [s.footprint.python_rss for s in steps],
                 "metaspace": [s.footprint.metaspace for s in steps],
                 "threads": [s.footprint.threads for s in steps],
@@ -354,7 +411,10 @@ class Bench:
                 key: slope(xs, [float(v) for v in values]) for key, values in figures.items()
             }
             low, high = steps[0].channels, steps[-1].channels
-            self.results.classes = growth(histograms[low], histograms[high], high - low)[:15]
+            by_class = growth(histograms[low], histograms[high], high - low)
+            self.results.classes = by_class[:15]
+            self.results.all_classes = [g for g in by_class if abs(g.bytes_per_channel) >= 256]
+            self.results.markers = markers(by_class)
             self.results.packages = growth(
                 histograms[low], histograms[high], high - low, by_package=True
             )[:12]
@@ -365,7 +425,7 @@ class Bench:
         if none and one:
             self.results.first_channel = {
                 key: float(getattr(one, key) - getattr(none, key))
-                for key in ("live_heap", "heap_committed", "rss", "metaspace", "threads")
+                for key in ("live_heap", "rss", "rss_after_gc", "metaspace", "threads")
             }
 
     def sluice_busy(self, source: str, expected: int) -> None:
@@ -520,12 +580,12 @@ def report(results: Results) -> str:
         f"Idle, after {results.settle:g} s settling "
         "(RSS before the forced GC; live heap: what a full GC leaves)",
         "| contender | max heap | RSS (process tree) | JVM RSS | heap committed | heap in use | "
-        "live heap after full GC | metaspace | JVM threads |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "live heap after full GC | RSS after GC | metaspace | JVM threads |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         *(
             f"| {f.label} | {max_heap(f)} | {mib(f.rss)} | {mib(f.jvm_rss)} | "
             f"{mib(f.heap_committed)} | {mib(f.heap_used)} | {mib1(f.live_heap)} | "
-            f"{mib1(f.metaspace)} | {f.threads} |"
+            f"{mib(f.rss_after_gc)} | {mib1(f.metaspace)} | {f.threads} |"
             for f in results.idle
         ),
     ]
@@ -547,12 +607,13 @@ def report(results: Results) -> str:
     lines += [
         "",
         "Channels in one shared driver (each idle, on empty topics of its own)",
-        "| channels | RSS (tree) | JVM RSS | Python RSS | heap committed | live heap | "
-        "metaspace | JVM threads |",
-        "|---|---|---|---|---|---|---|---|",
+        "| channels | RSS (tree) | heap committed | RSS after GC | JVM RSS after GC | "
+        "outside the heap | Python RSS | live heap | metaspace | JVM threads |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         *(
-            f"| {s.channels} | {mib(s.footprint.rss)} | {mib(s.footprint.jvm_rss)} | "
-            f"{mib(s.footprint.python_rss)} | {mib(s.footprint.heap_committed)} | "
+            f"| {s.channels} | {mib(s.footprint.rss)} | {mib(s.footprint.heap_committed)} | "
+            f"{mib(s.footprint.rss_after_gc)} | {mib(s.footprint.jvm_rss_after_gc)} | "
+            f"{mib(off_heap(s.footprint))} | {mib(s.footprint.python_rss)} | "
             f"{mib1(s.footprint.live_heap)} | {mib1(s.footprint.metaspace)} | "
             f"{s.footprint.threads} |"
             for s in results.steps
@@ -562,17 +623,20 @@ def report(results: Results) -> str:
     if each:
         lines += [
             "",
-            f"Each idle channel (slope over the steps with at least one): live heap "
-            f"{kib(each['live_heap'])}, heap committed {kib(each['heap_committed'])}, "
-            f"RSS {mib1(each['rss'])} (JVM {mib1(each['jvm_rss'])}, Python "
-            f"{mib1(each['python_rss'])}), metaspace {kib(each['metaspace'])}, "
-            f"{each['threads']:.1f} JVM threads",
+            "Each idle channel (slope over the steps with at least one channel):",
+            f"  live heap {kib(each['live_heap'])}; RSS after the GC "
+            f"{mib1(each['rss_after_gc'])}: the JVM {mib1(each['jvm_rss_after_gc'])} (its heap "
+            f"committed {mib1(each['heap_committed_after_gc'])}, outside the heap "
+            f"{mib1(each['off_heap_after_gc'])}), its Python {mib1(each['python_rss'])}",
+            f"  metaspace {kib(each['metaspace'])}, {each['threads']:.1f} JVM threads; RSS "
+            f"before the GC {mib1(each['rss'])} (heap committed {mib1(each['heap_committed'])}: "
+            "as the collector last sized it)",
         ]
     if first:
         lines.append(
             f"The first channel (one-off costs included): live heap {kib(first['live_heap'])}, "
-            f"RSS {mib1(first['rss'])}, metaspace {kib(first['metaspace'])}, "
-            f"{first['threads']:.0f} JVM threads"
+            f"RSS after the GC {mib1(first['rss_after_gc'])} (before {mib1(first['rss'])}), "
+            f"metaspace {kib(first['metaspace'])}, {first['threads']:.0f} JVM threads"
         )
     if results.classes:
         lines += [
@@ -591,6 +655,12 @@ def report(results: Results) -> str:
                 f"| {g.name} | {kib(g.bytes_per_channel)} | {g.instances_per_channel:,.0f} |"
                 for g in results.packages
             ),
+        ]
+    if results.markers:
+        lines += [
+            "",
+            "Objects per channel: "
+            + ", ".join(f"{name} {count:,.1f}" for name, count in results.markers.items()),
         ]
     if results.threads:
         lines += [
