@@ -140,6 +140,7 @@ def measure(label: str, root: int, python_pid: int = 0) -> tuple[Footprint, Hist
 
 
 MARKERS = (
+    "org.apache.hadoop.conf.Configuration",
     "org.apache.spark.sql.SparkSession",
     "org.apache.spark.sql.classic.SparkSession",
     "org.apache.spark.sql.internal.SessionState",
@@ -159,7 +160,8 @@ MARKERS = (
     "org.apache.kafka.common.metrics.Sensor",
 )
 """Classes whose instances per channel say what a channel holds: sessions, queries, their plans
-and progress reports, Kafka clients and their metrics (the names of Spark 4's packages and the
+and progress reports, Hadoop configurations (a copy holds every Hadoop default: a thousand
+entries in two maps), Kafka clients and their metrics (the names of Spark 4's packages and the
 older ones: whichever the JVM has)."""
 
 
@@ -239,7 +241,7 @@ class SluiceDriver:
         """Waits until its SparkSession is up."""
         self.python_pid = self.wait(-1, 0, DRIVER_START_TIMEOUT).get("python_pid", 0)
 
-    def host(self, channels: list[dict[str, str]], timeout: float = CHANNEL_START_TIMEOUT) -> None:
+    def host(self, channels: list[dict[str, Any]], timeout: float = CHANNEL_START_TIMEOUT) -> None:
         """Has it run ``channels`` (those it runs already and new ones); returns once they
         all run."""
         from bench.memory_driver import write_json
@@ -318,7 +320,7 @@ class Results:
     classes: list[Growth] = field(default_factory=list)
     packages: list[Growth] = field(default_factory=list)
     all_classes: list[Growth] = field(default_factory=list)
-    """Every class that grew (or shrank) by 256 bytes or more per channel (the JSON only)."""
+    """Every class that grew (or shrank) by 64 bytes or more per channel (the JSON only)."""
     markers: dict[str, float] = field(default_factory=dict)
     """Instances per channel of the objects that say what a channel holds (:data:`MARKERS`)."""
     threads: list[tuple[str, float]] = field(default_factory=list)
@@ -348,9 +350,12 @@ class Bench:
         for future in futures.values():
             future.result(30)
 
-    def channel(self, name: str) -> dict[str, str]:
-        """A new idle channel on empty topics of its own."""
+    def channel(self, name: str) -> dict[str, Any]:
+        """A new idle channel on empty topics of its own (``--sessions-only``: its session
+        alone)."""
         cid = f"{name}-{self.suffix}"
+        if self.args.sessions_only:
+            return {"id": cid, "session_only": True}
         source, sink = f"{cid}-in", f"{cid}-out"
         self.topics([(source, PARTITIONS), (sink, 1)])
         return {"id": cid, "source": source, "sink": sink}
@@ -365,7 +370,7 @@ class Bench:
         histograms: dict[int, Histogram] = {}
         try:
             driver.ready()
-            channels: list[dict[str, str]] = []
+            channels: list[dict[str, Any]] = []
             for count in self.args.steps:
                 while len(channels) < count:
                     channels.append(self.channel(f"idle-{len(channels)}"))
@@ -377,7 +382,8 @@ class Bench:
                     flush=True,
                 )
                 self.settle()
-                label = f"Sluice shared driver, {count} idle channel{'s' * (count != 1)}"
+                unit = "channel session" if self.args.sessions_only else "idle channel"
+                label = f"Sluice shared driver, {count} {unit}{'s' * (count != 1)}"
                 footprint, histogram = measure(label, driver.process.pid, driver.python_pid)
                 print(f"  {short(footprint)}", flush=True)
                 histograms[count] = histogram
@@ -413,7 +419,7 @@ class Bench:
             low, high = steps[0].channels, steps[-1].channels
             by_class = growth(histograms[low], histograms[high], high - low)
             self.results.classes = by_class[:15]
-            self.results.all_classes = [g for g in by_class if abs(g.bytes_per_channel) >= 256]
+            self.results.all_classes = [g for g in by_class if abs(g.bytes_per_channel) >= 64]
             self.results.markers = markers(by_class)
             self.results.packages = growth(
                 histograms[low], histograms[high], high - low, by_package=True
@@ -696,12 +702,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="spark.NAME=VALUE set in each Sluice channel's session too (an experiment)",
     )
     parser.add_argument(
+        "--sessions-only",
+        action="store_true",
+        help="the steps host each channel's session without its query: what a session costs",
+    )
+    parser.add_argument(
         "--fill-progress",
         action="store_true",
         help="every idle trigger reports progress (noDataProgressEventInterval=0): each query's "
         "recent progress is full within a minute, as an idle channel's is after ~17 minutes",
     )
     args = parser.parse_args(argv)
+    if args.sessions_only:  # a look at the steps' sessions: nothing else is measured
+        args.skip_busy = args.skip_peers = True
     if args.fill_progress:
         args.session_conf.append("spark.sql.streaming.noDataProgressEventInterval=0")
     if args.quick:

@@ -45,17 +45,15 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 class Channel:
-    """One hosted bench channel: its query, committer and progress-reading thread."""
+    """One hosted bench channel: its session, query, committer and progress-reading thread (or
+    its session alone, ``"session_only"``: what the session costs apart from the query)."""
 
-    def __init__(self, spark: Any, config: Any, channel: dict[str, str], args: Any) -> None:
-        from bench.spark_job import sluice_spec
-        from pipelines.builder import build_stream
-        from pipelines.spec import validate_spec
+    def __init__(self, spark: Any, config: Any, channel: dict[str, Any], args: Any) -> None:
         from runtime_adapter.host.hosted import HostedConnector
         from runtime_adapter.kafka import GroupCommitter, consumer_group
 
         cid = channel["id"]
-        hosted = HostedConnector(
+        self.hosted = HostedConnector(
             None,  # type: ignore[arg-type]  # no store: its session is all that is used
             config,
             connector_id=cid,
@@ -63,37 +61,23 @@ class Channel:
             generation=1,
             spark=spark,
         )
-        session = hosted.session()
+        session = self.hosted.session()
         for setting in args.session_conf or ():  # an experiment's (bench.memory --session-conf)
             key, value = setting.split("=", 1)
             session.conf.set(key, value)
-        spec_args = argparse.Namespace(
-            mode="sluice",
-            bootstrap=args.bootstrap,
-            source=channel["source"],
-            sink=channel["sink"],
-            source_format=None,
-            sink_format=None,
-            max_offsets=None,
-            source_prop=None,
-            sink_prop=None,
-            real_time=None,
-        )
-        spec = validate_spec(sluice_spec(spec_args))
-        writer = build_stream(
-            session,
-            spec,
-            channel=cid,
-            checkpoint_dir=str(Path(args.checkpoints) / cid),
-            count_stages=config.stage_counts,
-        )
-        session.sparkContext.setLocalProperty("spark.scheduler.pool", cid)
-        self.hosted = hosted
-        self.query = writer.start()
-        self.committer = GroupCommitter(args.bootstrap, consumer_group(cid))
+        self.query: Any = None
+        self.committer: Any = None
         self.stop = threading.Event()
+        if channel.get("session_only"):
+            return
+        self.query = start_query(session, config, channel, args)
+        self.committer = GroupCommitter(args.bootstrap, consumer_group(cid))
         self.thread = threading.Thread(target=self.poll, name=f"connector-{cid}", daemon=True)
         self.thread.start()
+
+    @property
+    def active(self) -> bool:
+        return self.query is None or bool(self.query.isActive)
 
     def poll(self) -> None:
         """What a hosted connector's thread reads while its query runs."""
@@ -111,9 +95,40 @@ class Channel:
     def close(self) -> None:
         self.stop.set()
         try:
-            self.query.stop()
+            if self.query is not None:
+                self.query.stop()
         finally:
-            self.committer.close(1.0)
+            if self.committer is not None:
+                self.committer.close(1.0)
+
+
+def start_query(session: Any, config: Any, channel: dict[str, Any], args: Any) -> Any:
+    """The bench channel's query in ``session``, started in a scheduler pool of its own."""
+    from bench.spark_job import sluice_spec
+    from pipelines.builder import build_stream
+    from pipelines.spec import validate_spec
+
+    spec_args = argparse.Namespace(
+        mode="sluice",
+        bootstrap=args.bootstrap,
+        source=channel["source"],
+        sink=channel["sink"],
+        source_format=None,
+        sink_format=None,
+        max_offsets=None,
+        source_prop=None,
+        sink_prop=None,
+        real_time=None,
+    )
+    writer = build_stream(
+        session,
+        validate_spec(sluice_spec(spec_args)),
+        channel=channel["id"],
+        checkpoint_dir=str(Path(args.checkpoints) / channel["id"]),
+        count_stages=config.stage_counts,
+    )
+    session.sparkContext.setLocalProperty("spark.scheduler.pool", channel["id"])
+    return writer.start()
 
 
 def start_spark(config: Any) -> Any:
@@ -150,7 +165,7 @@ def serve(args: argparse.Namespace, stopping: threading.Event) -> None:
                     for channel in want["channels"]:
                         if channel["id"] not in channels:
                             channels[channel["id"]] = Channel(spark, config, channel, args)
-                    active = sum(1 for c in channels.values() if c.query.isActive)
+                    active = sum(1 for c in channels.values() if c.active)
                     write_json(control / "have.json", {"step": want["step"], "active": active})
                 except Exception:
                     write_json(control / "have.json", {"error": traceback.format_exc()[-4000:]})
