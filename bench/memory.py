@@ -25,9 +25,14 @@ other; every process it starts is stopped, also on error):
    first channel's one-off cost, the difference between 0 and 1, is shown apart), and where it
    goes is the classes and packages whose live bytes grew most per channel between those steps.
 
-Prints a table and saves it with the histograms' top classes in ``bench-results/memory-*``
-(``.txt``, ``.json``). ``--quick`` is a short run (200,000 events, 10 s settles, steps 0 1 5
-10); ``--skip-busy`` and ``--skip-peers`` leave parts out. About 8 minutes by default.
+Prints a table and saves it with the histograms' largest classes in ``bench-results/memory-*``
+(``.txt``, ``.json``). About 7 minutes by default. ``--quick`` is a short run (200,000 events,
+10 s settles, steps 0 1 5 10); ``--skip-busy`` and ``--skip-peers`` leave parts out.
+Experiments: ``--fill-progress`` (every idle trigger reports its progress: each query holds
+Spark's 100 recent reports within a minute), ``--sessions-only`` (the steps host each channel's
+session without its query), ``--busy-max-per-trigger N`` (the busy channel drains in batches of
+N: what a driver busy for a while keeps), ``--session-conf`` and ``--driver-conf``
+(``spark.NAME=VALUE`` in each channel's session, on the driver's command line).
 """
 
 from __future__ import annotations
@@ -197,7 +202,12 @@ class SluiceDriver:
     :meth:`host` names (its files in ``work/name``)."""
 
     def __init__(
-        self, work: Path, bootstrap: str, name: str, session_conf: tuple[str, ...] = ()
+        self,
+        work: Path,
+        bootstrap: str,
+        name: str,
+        session_conf: tuple[str, ...] = (),
+        driver_conf: tuple[str, ...] = (),
     ) -> None:
         from runtime_adapter.config import RuntimeConfig
         from runtime_adapter.host.worker import DRIVER_SCRIPT as RUNTIME_DRIVER
@@ -215,6 +225,7 @@ class SluiceDriver:
             f"bench.{name}", "shared", config.channels_per_driver, f"sluice-bench-{name}"
         )
         submit = command[: command.index(str(RUNTIME_DRIVER))]
+        submit += [arg for setting in driver_conf for arg in ("--conf", setting)]
         self.settings = " ".join(submit[1:])
         self.command = [
             *submit,
@@ -298,6 +309,12 @@ def start_peer(key: str, bootstrap: str, source: str, sink: str, log_path: Path)
 # -- the run -------------------------------------------------------------------------------------
 
 
+def largest(histogram: Histogram, count: int = 20) -> list[tuple[str, int, int]]:
+    """The ``count`` classes with the most live bytes: (name, instances, bytes)."""
+    ordered = sorted(histogram.classes.items(), key=lambda item: -item[1][1])[:count]
+    return [(name, instances, size) for name, (instances, size) in ordered]
+
+
 @dataclass
 class Step:
     channels: int
@@ -312,6 +329,8 @@ class Results:
     settle: float
     idle: list[Footprint] = field(default_factory=list)
     busy: list[Footprint] = field(default_factory=list)
+    busy_classes: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
+    """Each busy run's largest classes once drained (the JSON only)."""
     steps: list[Step] = field(default_factory=list)
     per_channel: dict[str, float] = field(default_factory=dict)
     """Slopes over the steps with at least one channel: bytes (or threads) per channel."""
@@ -338,8 +357,15 @@ class Bench:
         self.suffix = uuid.uuid4().hex[:6]
         self.admin: Any = None
         self.session_conf = tuple(args.session_conf)
+        self.driver_conf = tuple(args.driver_conf)
         if self.session_conf:
             self.results.settings["sluice channels' sessions, also"] = " ".join(self.session_conf)
+        if self.driver_conf:
+            self.results.settings["sluice drivers, also"] = " ".join(self.driver_conf)
+        if args.busy_max_per_trigger:
+            self.results.settings["sluice busy channel"] = (
+                f"max_events_per_trigger {args.busy_max_per_trigger:,}"
+            )
 
     def topics(self, names: list[tuple[str, int]]) -> None:
         from confluent_kafka.admin import AdminClient, NewTopic
@@ -365,7 +391,9 @@ class Bench:
 
     def sluice_steps(self) -> None:
         """Idle footprint with none and one channel, and the heap per channel (one driver)."""
-        driver = SluiceDriver(self.work, self.bootstrap, "sluice-idle", self.session_conf)
+        driver = SluiceDriver(
+            self.work, self.bootstrap, "sluice-idle", self.session_conf, self.driver_conf
+        )
         self.results.settings["sluice"] = driver.settings
         histograms: dict[int, Histogram] = {}
         try:
@@ -387,10 +415,7 @@ class Bench:
                 footprint, histogram = measure(label, driver.process.pid, driver.python_pid)
                 print(f"  {short(footprint)}", flush=True)
                 histograms[count] = histogram
-                top = sorted(histogram.classes.items(), key=lambda item: -item[1][1])[:20]
-                self.results.steps.append(
-                    Step(count, footprint, [(name, n, size) for name, (n, size) in top])
-                )
+                self.results.steps.append(Step(count, footprint, largest(histogram)))
                 if count <= 1:
                     self.results.idle.append(footprint)
         finally:
@@ -437,20 +462,24 @@ class Bench:
     def sluice_busy(self, source: str, expected: int) -> None:
         from bench.mirror import watch_drain
 
-        driver = SluiceDriver(self.work, self.bootstrap, "sluice-busy", self.session_conf)
+        driver = SluiceDriver(
+            self.work, self.bootstrap, "sluice-busy", self.session_conf, self.driver_conf
+        )
         try:
             driver.ready()
             sink = f"out-sluice-{self.suffix}"
             self.topics([(sink, 1)])
             launched = time.perf_counter()
-            channel = {"id": f"busy-{self.suffix}", "source": source, "sink": sink}
+            channel: dict[str, Any] = {"id": f"busy-{self.suffix}", "source": source, "sink": sink}
+            if self.args.busy_max_per_trigger:  # many batches: what a long-busy driver keeps
+                channel["max_events_per_trigger"] = self.args.busy_max_per_trigger
             # The channel starts (host returns) before it has drained: the drain is watched.
             driver.host([channel])
             drain = watch_drain(
                 driver.process, self.bootstrap, sink, expected, self.timeout(), launched
             )
             time.sleep(2)  # its last batch committed
-            footprint, _ = measure(
+            footprint, histogram = measure(
                 "Sluice shared driver, 1 channel", driver.process.pid, driver.python_pid
             )
         finally:
@@ -458,6 +487,7 @@ class Bench:
         footprint.peak_rss = drain.peak_rss
         footprint.events_per_second = self.args.events / drain.drain if drain.drain else 0.0
         self.results.busy.append(footprint)
+        self.results.busy_classes[footprint.label] = largest(histogram, 40)
         print(f"  {short(footprint)}", flush=True)
 
     def timeout(self) -> float:
@@ -493,7 +523,7 @@ class Bench:
         try:
             drain = watch_drain(process, self.bootstrap, sink, expected, self.timeout(), launched)
             time.sleep(2)
-            footprint, _ = measure(f"{PEERS[key].name}, drained", process.pid)
+            footprint, histogram = measure(f"{PEERS[key].name}, drained", process.pid)
         except RuntimeError as exc:
             raise RuntimeError(f"{key}: {exc}\n{log_path.read_text()[-2000:]}") from None
         finally:
@@ -501,6 +531,7 @@ class Bench:
         footprint.peak_rss = drain.peak_rss
         footprint.events_per_second = self.args.events / drain.drain if drain.drain else 0.0
         self.results.busy.append(footprint)
+        self.results.busy_classes[footprint.label] = largest(histogram, 40)
         print(f"  {short(footprint)}", flush=True)
 
 
@@ -700,6 +731,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="append",
         default=[],
         help="spark.NAME=VALUE set in each Sluice channel's session too (an experiment)",
+    )
+    parser.add_argument(
+        "--driver-conf",
+        action="append",
+        default=[],
+        help="spark.NAME=VALUE added to the Sluice drivers' spark-submit (an experiment)",
+    )
+    parser.add_argument(
+        "--busy-max-per-trigger",
+        type=int,
+        help="the busy Sluice channel's max_events_per_trigger (default: none, as a channel's: "
+        "the backlog in one batch); small, the drain runs many batches",
     )
     parser.add_argument(
         "--sessions-only",

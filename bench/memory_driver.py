@@ -16,9 +16,11 @@ in the Python process) and a thread reading its progress every
 reports and the placement files (the Python side of the runtime's bookkeeping).
 
 It is driven through files in ``--control``: the bench writes ``want.json``
-(``{"step": N, "channels": [{"id", "source", "sink"}, ...]}``, every channel to run by then),
-the driver starts those not running yet and writes ``have.json`` (``{"step": N, "active":
-K}``, or ``{"error": ...}``). ``{"stop": true}`` ends it (so does SIGTERM).
+(``{"step": N, "channels": [{"id", "source", "sink"}, ...]}``, every channel to run by then; a
+channel may also say ``"max_events_per_trigger"``, or ``"session_only": true`` for its session
+without a query), the driver starts those not running yet and writes ``have.json``
+(``{"step": N, "active": K}``, or ``{"error": ...}``). ``{"stop": true}`` ends it (so does
+SIGTERM). ``--session-conf spark.NAME=VALUE`` (repeatable) is set in each channel's session.
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ def start_query(session: Any, config: Any, channel: dict[str, Any], args: Any) -
         sink=channel["sink"],
         source_format=None,
         sink_format=None,
-        max_offsets=None,
+        max_offsets=channel.get("max_events_per_trigger"),
         source_prop=None,
         sink_prop=None,
         real_time=None,
