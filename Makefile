@@ -14,7 +14,7 @@ PY     := $(VENV)/bin/python
 UV_VERSION := 0.13.9
 DEPS_STAMP := $(VENV)/.deps-$(shell (cat pyproject.toml; echo $(PYTHON) $(UV_VERSION)) | sha1sum | cut -c1-12)
 
-.PHONY: help install system jars frontend run check test fault-test lint unit integration e2e bench bench-wire bench-control bench-discovery bench-density bench-fleet bench-drain bench-group bench-faults compose-test clean distclean
+.PHONY: help install system jars frontend run check test fault-test lint unit integration e2e bench bench-wire bench-control bench-discovery bench-density bench-memory bench-fleet bench-drain bench-group bench-faults compose-test clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -133,6 +133,9 @@ bench-discovery: install ## Schema discovery's sampling on vs off on the bench q
 
 bench-density: install ## Channels per host: 10, 50, 100 idle channels' deploy time, CPU and memory
 	@.venv/bin/python -m bench.density $(BENCH_ARGS)
+
+bench-memory: install ## Memory: a shared driver idle and busy vs Flink and Kafka Streams; heap per channel and where it goes
+	@.venv/bin/python -m bench.memory $(BENCH_ARGS)
 
 clean: ## Remove runtime data (var/: database, Kafka and Redis data, checkpoints, logs)
 	rm -rf var test-artifacts bench-results build/site
