@@ -73,6 +73,13 @@ def test_local_default_keeps_everything_on_the_loopback(monkeypatch):
     assert cfg.master_ui_urls() == []
     # One pool per connector's jobs, shared fairly; the driver knows who it is.
     assert confs["spark.scheduler.mode"] == "FAIR"
+    # Its status store keeps few SQL executions, jobs and stages (nothing reads them).
+    for name in (
+        "spark.sql.ui.retainedExecutions",
+        "spark.ui.retainedJobs",
+        "spark.ui.retainedStages",
+    ):
+        assert confs[name] == "50"
     assert command[-12:] == [
         "--driver-id",
         "w1.d1",
