@@ -66,7 +66,9 @@ def pass_through_rows(spark: SparkSession, spec: ChannelSpec, *, keep_payload: b
     source = parse_stage_config("source", spec.source)
     assert isinstance(source, KafkaSourceConfig)
     with failing_stage("source"):
-        records = read_kafka(spark, source, headers=True)
+        records = read_kafka(
+            spark, source, headers=True, real_time=spec.runtime.mode == "real-time"
+        )
         return json_records_checked(records, keep_payload=keep_payload)
 
 

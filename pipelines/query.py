@@ -105,7 +105,7 @@ def build_events(
         raise ValueError("data as read needs a channel whose transforms are pruned filters")
     with failing_stage("source"):
         if run is None:
-            records = source.read(spark, config)
+            records = source.read(spark, config, real_time=spec.runtime.mode == "real-time")
         else:
             records = read_run_records(spark, run_kafka_config(spec.source.type, config), run)
         if deferred is None:

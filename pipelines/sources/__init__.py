@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 
 from pipelines.sources.files import file_records_to_events, read_files
 from pipelines.sources.generator import read_generator, ticks_to_events
@@ -24,7 +24,9 @@ from pipelines.sources.kafka import kafka_records_to_events, read_kafka
 class Source:
     """How to read one source type and turn what it reads into events."""
 
-    read: Callable[[SparkSession, Any], DataFrame]
+    read: Callable[..., DataFrame]
+    """``(spark, config, *, real_time=False)``: the streaming DataFrame of what it reads, for a
+    query in real-time mode when ``real_time``."""
     to_events: Callable[[DataFrame, Any], DataFrame]
 
 

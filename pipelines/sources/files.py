@@ -69,8 +69,11 @@ def files_source_options(config: FilesSourceConfig) -> dict[str, str]:
     return options
 
 
-def read_files(spark: SparkSession, config: FilesSourceConfig) -> DataFrame:
-    """Streaming DataFrame of the raw file records (see the module docstring)."""
+def read_files(
+    spark: SparkSession, config: FilesSourceConfig, *, real_time: bool = False
+) -> DataFrame:
+    """Streaming DataFrame of the raw file records (see the module docstring); read alike in
+    every mode (``real_time`` is refused for this source at validation)."""
     location = recheck_files_location(config.path, "files source")
     reader = spark.readStream.options(**files_source_options(config))
     if config.format != "parquet":

@@ -41,8 +41,11 @@ Piece = tuple[bool, str]
 """A piece of generated JSON text: ``(True, literal text)`` or ``(False, SQL expression)``."""
 
 
-def read_generator(spark: SparkSession, config: GeneratorSourceConfig) -> DataFrame:
-    """Streaming DataFrame of ticks (``timestamp``, ``value``) at ``config.rate`` per second."""
+def read_generator(
+    spark: SparkSession, config: GeneratorSourceConfig, *, real_time: bool = False
+) -> DataFrame:
+    """Streaming DataFrame of ticks (``timestamp``, ``value``) at ``config.rate`` per second;
+    read alike in every mode."""
     return spark.readStream.format("rate").option("rowsPerSecond", config.rate).load()
 
 

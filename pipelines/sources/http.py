@@ -38,9 +38,12 @@ def ingest_kafka_config(config: HttpSourceConfig) -> KafkaSourceConfig:
     )
 
 
-def read_http(spark: SparkSession, config: HttpSourceConfig) -> DataFrame:
-    """Streaming DataFrame of the raw records of the ingest topic."""
-    return read_kafka(spark, ingest_kafka_config(config))
+def read_http(
+    spark: SparkSession, config: HttpSourceConfig, *, real_time: bool = False
+) -> DataFrame:
+    """Streaming DataFrame of the raw records of the ingest topic (see
+    :func:`pipelines.sources.kafka.read_kafka`)."""
+    return read_kafka(spark, ingest_kafka_config(config), real_time=real_time)
 
 
 def http_records_to_events(records: DataFrame, config: HttpSourceConfig) -> DataFrame:

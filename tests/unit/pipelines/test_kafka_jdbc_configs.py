@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pipelines.kafka_options import jaas_config, kafka_sink_options, security_options
-from pipelines.sources.kafka import FETCH_DEFAULTS, kafka_source_options
+from pipelines.sources.kafka import FETCH_DEFAULTS, MICRO_BATCH_FETCH, kafka_source_options
 from pipelines.spec import SpecError, StageSpec, parse_stage_config
 from pipelines.spec.configs import JdbcSinkConfig, KafkaSinkConfig, KafkaSourceConfig
 from pipelines.spec.configs.kafka import KafkaSecurity
@@ -175,6 +175,7 @@ def test_source_options_topics_and_defaults() -> None:
         "subscribe": "orders,refunds",
         "startingOffsets": "latest",
         **FETCH_DEFAULTS,
+        **MICRO_BATCH_FETCH,
     }
 
 
@@ -201,6 +202,7 @@ def test_source_options_pattern_offsets_rate_and_headers() -> None:
         "kafka.request.timeout.ms": "5000",
         "kafka.group.id": "mine",
         **FETCH_DEFAULTS,
+        **MICRO_BATCH_FETCH,
     }
     assert json.loads(options["startingOffsets"]) == {"orders-eu": {"0": 12, "1": -2}}
 
@@ -385,3 +387,14 @@ def test_the_channels_own_fetch_sizes_win() -> None:
     mine = {"kafka.max.poll.records": "200", "kafka.max.partition.fetch.bytes": "65536"}
     options = kafka_source_options(source(topics=["t"], properties=mine))
     assert {key: options[key] for key in mine} == mine
+
+
+def test_micro_batches_fetch_without_waiting_at_the_broker_real_time_mode_waits() -> None:
+    config = source(topics=["t"])
+    assert kafka_source_options(config)["kafka.fetch.max.wait.ms"] == "0"
+    assert "kafka.fetch.max.wait.ms" not in kafka_source_options(config, real_time=True)
+    mine = {"kafka.fetch.max.wait.ms": "100"}  # the channel's own wins
+    assert (
+        kafka_source_options(source(topics=["t"], properties=mine))["kafka.fetch.max.wait.ms"]
+        == "100"
+    )

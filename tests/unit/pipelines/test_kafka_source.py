@@ -17,6 +17,7 @@ from pipelines.errors import fail_fast, failed_or
 from pipelines.sources import SOURCES
 from pipelines.sources.kafka import (
     FETCH_DEFAULTS,
+    MICRO_BATCH_FETCH,
     kafka_records_to_events,
     kafka_source_options,
     read_kafka,
@@ -50,6 +51,7 @@ def test_source_options_and_registry() -> None:
         "subscribe": "orders,refunds",
         "startingOffsets": "latest",
         **FETCH_DEFAULTS,
+        **MICRO_BATCH_FETCH,
     }
     assert SOURCES["kafka"].read is read_kafka
     assert SOURCES["kafka"].to_events is kafka_records_to_events
