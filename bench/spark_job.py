@@ -107,8 +107,13 @@ def sluice_spec(args: argparse.Namespace) -> dict:
 
 
 def sluice_writer(spark: SparkSession, args: argparse.Namespace, checkpoint: str):
-    for key, value in checkpoint_options(spark).items():  # as a channel's session has them
-        spark.conf.set(key, value)
+    from runtime_adapter.host.hosted import SESSION_SQL_OPTIONS
+
+    # as a channel's session has them (runtime_adapter.host.hosted.HostedConnector.session)
+    given = {setting.split("=", 1)[0] for setting in args.conf or ()}  # --conf wins
+    for key, value in {**SESSION_SQL_OPTIONS, **checkpoint_options(spark)}.items():
+        if key not in given:
+            spark.conf.set(key, value)
     spec = validate_spec(sluice_spec(args))
     return build_stream(
         spark, spec, channel="bench", checkpoint_dir=checkpoint, count_stages=args.count_stages
