@@ -61,7 +61,9 @@ def test_channel_runs_end_to_end(
     orders = [{"offset": n, "total": total} for n, total in enumerate([50, 150, 250])]
     (inbox / "part-0.json").write_text("\n".join(json.dumps(order) for order in orders) + "\n")
 
-    def read_lines_as_kafka(session: SparkSession, config: Any) -> DataFrame:
+    def read_lines_as_kafka(
+        session: SparkSession, config: Any, *, real_time: bool = False
+    ) -> DataFrame:
         lines = session.readStream.format("text").load(str(inbox))
         return lines.select(
             F.lit(None).cast("binary").alias("key"),
