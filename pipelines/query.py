@@ -139,7 +139,7 @@ def writes_data_as_read(spark: SparkSession, spec: ChannelSpec, run: RunBounds |
     Nothing in such a channel changes the data or reads more of it than the filters' paths,
     so each kept event's data is written as the record's text (checked as JSON at the source
     all the same, its ends trimmed) instead of being parsed whole and written again, which
-    was about a third of the benchmark channel's JIT compilation and a sixth of its tasks'
+    was about a fifth of the benchmark channel's JIT compilation and a sixth of its tasks'
     CPU. What changes for a reader: the data's members keep the record's order and its
     numbers their spelling (parsed and written again, members came sorted by name and
     ``1e3`` as ``1000.0``); the value is the same JSON."""
