@@ -654,7 +654,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--latency-seconds", type=float, default=40, help="steady-state seconds measured"
     )
     parser.add_argument(
-        "--latency-warmup", type=float, default=10, help="paced seconds before the measured ones"
+        "--latency-warmup",
+        type=float,
+        default=30,
+        help="paced seconds before the measured ones (Spark's JIT needs 20-30 s at 5,000/s)",
     )
     parser.add_argument(
         "--latency-repeat", type=int, default=3, help="latency runs of each contender (median)"
