@@ -642,10 +642,23 @@ class AuditEvent(models.Model):
     remote_addr = models.GenericIPAddressField(null=True, blank=True)
     user_agent = models.CharField(max_length=512, blank=True)
     via = models.CharField(max_length=16, blank=True, help_text="api, admin, ingest or cli.")
+    team = models.ForeignKey(
+        Team,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text=(
+            "The team of the object (a channel's) when the event was recorded; empty for what "
+            "belongs to no team (a sign-in, a runtime worker): those rows only site admins see, "
+            "and each user their own."
+        ),
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
+            models.Index(fields=["team", "-created_at"], name="console_audit_team"),
             models.Index(fields=["-created_at"], name="console_audit_time"),
             models.Index(
                 fields=["object_type", "object_id", "-created_at"], name="console_audit_object"

@@ -339,3 +339,24 @@ def test_sign_in_groups_of_a_bad_shape_are_refused_and_change_nothing(
     with pytest.raises(ValueError, match=message):
         apply_sign_in_groups(alice, groups)
     assert permissions.roles_of(alice) == [VIEWER]
+
+
+def test_the_audit_trail_shows_a_team_its_own_rows_only(teams, django_user_model):
+    alice = member(django_user_model, "alice", {"a": ROLES})
+    bob = member(django_user_model, "bob", {"b": ROLES})
+    alice.post("/api/v1/channels/mine/start")
+    bob.post("/api/v1/channels/orders/start")
+    alice.post("/api/v1/channels/orders/stop")  # a 404: recorded, and shown to team b
+    bob.delete("/api/v1/channels/old/")  # deleted: its rows keep their team
+
+    def seen(client) -> set[tuple[str, str, int]]:
+        rows = client.get("/api/v1/audit/?limit=100").json()["results"]
+        return {(row["actor"], row["object_id"], row["outcome"]) for row in rows}
+
+    # her own rows and her team's; the refused one is hers (she knows what she asked)
+    assert seen(alice) == {("alice", "mine", 202), ("alice", "orders", 404)}
+    assert seen(bob) == {
+        ("bob", "orders", 202),
+        ("alice", "orders", 404),
+        ("bob", "old", 204),
+    }
