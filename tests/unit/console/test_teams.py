@@ -9,7 +9,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from console import permissions, services
-from console.models import Channel, Membership, SignInGroupRule, Team, Worker
+from console.models import Channel, Connector, Membership, SignInGroupRule, Team, Worker
 from console.permissions import EDITOR, OPERATOR, ROLES, VIEWER
 from console.services.teams import apply_sign_in_groups
 from runtime_adapter.base import ConnectorOffsets, SourceOffset
@@ -360,3 +360,28 @@ def test_the_audit_trail_shows_a_team_its_own_rows_only(teams, django_user_model
         ("alice", "orders", 404),
         ("bob", "old", 204),
     }
+
+
+def test_the_cluster_view_names_only_the_caller_s_teams_channels(teams, django_user_model, runtime):
+    runtime.heartbeat("w1")
+    for name in ("mine", "orders"):
+        services.start_channel(Channel.objects.get(name=name))
+    runtime.host_driver("w1-shared-1", "w1", ["mine", "orders"], capacity=50)
+    client = member(django_user_model, "alice", {"a": (VIEWER,)})
+
+    body = client.get("/api/v1/cluster/").json()
+
+    [worker] = body["runtime_workers"]
+    assert worker["drivers"][0]["channels"] == worker["drivers"][0]["connectors"] == ["mine"]
+    assert "orders" not in str(body)
+
+
+def test_a_runtime_worker_lists_only_the_caller_s_teams_connectors(teams, django_user_model):
+    worker = Worker.objects.get(worker_id="w1")
+    for name in ("mine", "orders"):
+        channel = Channel.objects.get(name=name)
+        Connector.objects.create(channel=channel, runtime_id=name, worker=worker)
+    client = member(django_user_model, "alice", {"a": (VIEWER,)})
+
+    assert client.get("/api/v1/workers/w1/").json()["connectors"] == ["mine"]
+    assert [w["connectors"] for w in client.get("/api/v1/workers/").json()["results"]] == [["mine"]]
