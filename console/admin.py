@@ -112,7 +112,18 @@ LIFECYCLE_OPERATIONS = {
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    """A view-only model admin: the records are written by the control loop."""
+    """A view-only model admin: the records are written by the control loop.
+
+    ``team_field`` is the lookup of a row's team (``channel__team``): a user sees only their
+    teams' rows (a site admin all); ``None`` for rows of no team (runtime workers)."""
+
+    team_field: str | None = None
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        rows = super().get_queryset(request)
+        if self.team_field is None:
+            return rows
+        return permissions.visible(rows, request.user, self.team_field)
 
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
@@ -607,6 +618,7 @@ def _button_refusal(channel: Channel, operation: str) -> str | None:
 
 @admin.register(Connector)
 class ConnectorAdmin(ReadOnlyAdmin):
+    team_field = "channel__team"
     list_display = [
         "runtime_id",
         "state_badge",
@@ -630,6 +642,7 @@ class ConnectorAdmin(ReadOnlyAdmin):
 
 @admin.register(Task)
 class TaskAdmin(ReadOnlyAdmin):
+    team_field = "connector__channel__team"
     list_display = ["__str__", "state_badge", "worker_id", "topic", "partition", "offset", "lag"]
     list_filter = ["state"]
     search_fields = ["connector__runtime_id", "topic"]
@@ -745,6 +758,7 @@ class WorkerAdmin(ReadOnlyAdmin):
 
 @admin.register(LifecycleEvent)
 class LifecycleEventAdmin(ReadOnlyAdmin):
+    team_field = "channel__team"
     list_display = [
         "created_at",
         "subject_type",
@@ -763,6 +777,14 @@ class LifecycleEventAdmin(ReadOnlyAdmin):
 class AuditEventAdmin(ReadOnlyAdmin):
     """The audit trail: view-only for everyone, superusers included (rows are never
     changed or deleted here)."""
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # a team's rows and the user's own, as the API's audit list (a site admin: all)
+        rows = super().get_queryset(request)
+        teams = permissions.visible_team_ids(request.user)
+        if teams is None:
+            return rows
+        return rows.filter(Q(team_id__in=teams) | Q(user=request.user))
 
     list_display = [
         "created_at",

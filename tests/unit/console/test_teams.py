@@ -297,6 +297,12 @@ def test_the_admin_shows_and_operates_only_the_caller_s_teams(teams, client, dja
     assert Channel.objects.get(pk=orders).target_state == "STOPPED"
     teams_page = client.get("/admin/console/team/").content.decode()
     assert ">a<" in teams_page and ">b<" not in teams_page
+    for name in ("mine", "orders"):
+        services.start_channel(Channel.objects.get(name=name))
+    for model in ("connector", "task", "lifecycleevent"):  # audit: her own rows show (API test)
+        page = client.get(f"/admin/console/{model}/")
+        assert page.status_code == 200, model
+        assert "orders" not in page.content.decode(), model
 
 
 def test_sign_in_groups_give_and_take_roles_by_the_site_s_rules(teams, django_user_model):
