@@ -209,6 +209,17 @@ class ChannelForm(forms.ModelForm):
             self.stored_spec = revision.spec if revision else None
             self.fields["spec"].initial = redact_spec(self.stored_spec)
 
+    def clean_team(self):
+        """Left empty where the user may create in one team only (ChannelAdmin.get_form):
+        that team."""
+        team = self.cleaned_data.get("team")
+        field = self.fields["team"]
+        if team is None and field.initial is not None:
+            team = Team.objects.get(pk=field.initial)
+        if team is None:
+            raise ValidationError("Choose the team of the channel.")
+        return team
+
     def clean_spec(self):
         spec = self.cleaned_data["spec"]
         try:
@@ -355,6 +366,16 @@ class ChannelAdmin(admin.ModelAdmin):
             ]
             kwargs["queryset"] = Team.objects.filter(pk__in=allowed)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def get_form(self, request: HttpRequest, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        team = form.base_fields.get("team")
+        if obj is None and team is not None:
+            allowed = list(team.queryset[:2])  # type: ignore[attr-defined]
+            if len(allowed) == 1:  # the one team the user may create in: no need to ask
+                team.initial = allowed[0].pk
+                team.required = False
+        return form
 
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return permissions.may(request.user, permissions.CHANGE_CHANNEL, obj)

@@ -391,3 +391,30 @@ def test_a_runtime_worker_lists_only_the_caller_s_teams_connectors(teams, django
 
     assert client.get("/api/v1/workers/w1/").json()["connectors"] == ["mine"]
     assert [w["connectors"] for w in client.get("/api/v1/workers/").json()["results"]] == [["mine"]]
+
+
+def test_the_admin_asks_for_the_team_only_when_there_is_a_choice(
+    teams, client, django_user_model, spec
+):
+    import json
+
+    alice = django_user_model.objects.create_user("alice", password="x", is_staff=True)
+    permissions.grant_role(alice, EDITOR, "a")
+    permissions.grant_role(alice, VIEWER, "b")
+    client.force_login(alice)
+    form = {"name": "fresh", "description": "", "spec": json.dumps(spec)}
+
+    assert client.post("/admin/console/channel/add/", form).status_code == 302
+    assert Channel.objects.get(name="fresh").team.name == "a"  # her one team for editing
+
+    permissions.grant_role(alice, EDITOR, "b")
+    refused = client.post("/admin/console/channel/add/", {**form, "name": "other"})
+    assert refused.status_code == 200 and b"This field is required." in refused.content
+    nowhere = client.post("/admin/console/channel/add/", {**form, "name": "other", "team": 0})
+    assert nowhere.status_code == 200  # not a team she may choose
+    b = teams["b"].pk
+    assert (
+        client.post("/admin/console/channel/add/", {**form, "name": "other", "team": b}).status_code
+        == 302
+    )
+    assert Channel.objects.get(name="other").team.name == "b"
