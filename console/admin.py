@@ -42,8 +42,11 @@ from console.models import (
     ChannelQuerySet,
     Connector,
     LifecycleEvent,
+    Membership,
     Revision,
+    SignInGroupRule,
     Task,
+    Team,
     Worker,
 )
 from console.selectors import reporting
@@ -109,7 +112,18 @@ LIFECYCLE_OPERATIONS = {
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    """A view-only model admin: the records are written by the control loop."""
+    """A view-only model admin: the records are written by the control loop.
+
+    ``team_field`` is the lookup of a row's team (``channel__team``): a user sees only their
+    teams' rows (a site admin all); ``None`` for rows of no team (runtime workers)."""
+
+    team_field: str | None = None
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        rows = super().get_queryset(request)
+        if self.team_field is None:
+            return rows
+        return permissions.visible(rows, request.user, self.team_field)
 
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
@@ -175,7 +189,14 @@ class ChannelForm(forms.ModelForm):
 
     class Meta:
         model = Channel
-        fields = ["name", "description", *POLICY_FIELDS.values(), "ingest_rate_limit", "labels"]
+        fields = [
+            "name",
+            "team",
+            "description",
+            *POLICY_FIELDS.values(),
+            "ingest_rate_limit",
+            "labels",
+        ]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -187,6 +208,17 @@ class ChannelForm(forms.ModelForm):
             revision = self.instance.latest_revision_obj()
             self.stored_spec = revision.spec if revision else None
             self.fields["spec"].initial = redact_spec(self.stored_spec)
+
+    def clean_team(self):
+        """Left empty where the user may create in one team only (ChannelAdmin.get_form):
+        that team."""
+        team = self.cleaned_data.get("team")
+        field = self.fields["team"]
+        if team is None and field.initial is not None:
+            team = Team.objects.get(pk=field.initial)
+        if team is None:
+            raise ValidationError("Choose the team of the channel.")
+        return team
 
     def clean_spec(self):
         spec = self.cleaned_data["spec"]
@@ -217,6 +249,83 @@ class ChannelForm(forms.ModelForm):
         super()._post_clean()  # type: ignore[misc]
 
 
+class MembershipInline(admin.TabularInline):
+    """A team's members and their roles: its team admins and site admins change them."""
+
+    model = Membership
+    fields = ["user", "role", "source", "created"]
+    readonly_fields = ["source", "created"]
+    extra = 0
+
+    def _manages(self, request: HttpRequest, obj) -> bool:
+        return obj is not None and permissions.may(request.user, permissions.MANAGE_TEAM, obj)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return True  # shown on the page of a team the user sees (TeamAdmin decides)
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._manages(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._manages(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._manages(request, obj)
+
+
+class SignInGroupRuleInline(admin.TabularInline):
+    """The sign-in groups that give roles in this team: site admins' alone."""
+
+    model = SignInGroupRule
+    fields = ["group", "role"]
+    extra = 0
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    """Teams: site admins create and remove them and set their sign-in rules; a team's
+    admins manage its members; members see their own teams only."""
+
+    list_display = ["name", "description", "created"]
+    search_fields = ["name", "description"]
+    inlines = [MembershipInline, SignInGroupRuleInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return permissions.visible(super().get_queryset(request), request.user, "pk")
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None) -> list[str]:
+        return ["name", "created"] if obj is not None else ["created"]
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser or bool(permissions.visible_team_ids(request.user))
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser or (
+            obj is not None and permissions.may(request.user, permissions.MANAGE_TEAM, obj)
+        )
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser
+
+
 @admin.register(Channel)
 class ChannelAdmin(admin.ModelAdmin):
     form = ChannelForm
@@ -245,7 +354,39 @@ class ChannelAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # Channel.objects is ChannelQuerySet.as_manager(); ModelAdmin's stub says QuerySet.
-        return cast(ChannelQuerySet, super().get_queryset(request)).with_summary()
+        # Only the user's teams' channels: another team's is not found (404), as in the API.
+        channels = cast(ChannelQuerySet, super().get_queryset(request)).with_summary()
+        return permissions.visible(channels, request.user)
+
+    def formfield_for_foreignkey(self, db_field, request: HttpRequest, **kwargs):
+        if db_field.name == "team":  # a new channel: one of the teams the user may create in
+            teams = permissions.visible(Team.objects.all(), request.user, "pk")
+            allowed = [
+                t.pk for t in teams if permissions.may(request.user, permissions.ADD_CHANNEL, t)
+            ]
+            kwargs["queryset"] = Team.objects.filter(pk__in=allowed)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def get_form(self, request: HttpRequest, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        team = form.base_fields.get("team")
+        if obj is None and team is not None:
+            allowed = list(team.queryset[:2])  # type: ignore[attr-defined]
+            if len(allowed) == 1:  # the one team the user may create in: no need to ask
+                team.initial = allowed[0].pk
+                team.required = False
+        return form
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return permissions.may(request.user, permissions.CHANGE_CHANNEL, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return permissions.may(request.user, permissions.DELETE_CHANNEL, obj)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return permissions.may(request.user, permissions.VIEW_CHANNEL, obj) or (
+            permissions.may(request.user, permissions.CHANGE_CHANNEL, obj)
+        )
 
     def get_inline_instances(self, request: HttpRequest, obj=None) -> list:
         # A new channel has no revisions yet: its spec field becomes revision 1.
@@ -259,7 +400,7 @@ class ChannelAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj=None) -> list[str]:
         fields = list(self.readonly_fields)
-        return [*fields, "name"] if obj is not None else fields
+        return [*fields, "name", "team"] if obj is not None else fields
 
     @admin.display(description="state", ordering="connector__state")
     def state(self, channel: Channel) -> str:
@@ -319,6 +460,7 @@ class ChannelAdmin(admin.ModelAdmin):
                 restart_policy=form.restart_policy(),
                 ingest_rate_limit=data.get("ingest_rate_limit"),
                 labels=data.get("labels") or {},
+                team=data["team"],
                 user=cast(User, request.user),
             )
             obj.pk = created.pk
@@ -336,8 +478,9 @@ class ChannelAdmin(admin.ModelAdmin):
     # the actions and buttons are shown, and run, only for users who have it.
 
     def has_operate_permission(self, request: HttpRequest, obj=None) -> bool:
-        """May start, stop, pause, resume and restart channels (``console.operate_channel``)."""
-        return request.user.has_perm(permissions.OPERATE_CHANNEL)
+        """May start, stop, pause, resume and restart channels (``console.operate_channel``):
+        ``obj``'s, in its team; without one, in some team."""
+        return permissions.may(request.user, permissions.OPERATE_CHANNEL, obj)
 
     def _refuse_operation(self, request: HttpRequest, operation: str) -> None:
         doing = f"{operation} channels"
@@ -381,7 +524,12 @@ class ChannelAdmin(admin.ModelAdmin):
             return
         done = []
         for channel in queryset:
-            if self._run(request, channel, op):
+            if not self.has_operate_permission(request, channel):  # another role in its team
+                reason = permissions.denial(
+                    permissions.OPERATE_CHANNEL, f"{op.name} channels", channel.team.name
+                )
+                self.message_user(request, f"{channel.name}: {reason}", messages.ERROR)
+            elif self._run(request, channel, op):
                 done.append(channel.name)
         if done:
             names = ", ".join(done)
@@ -417,7 +565,7 @@ class ChannelAdmin(admin.ModelAdmin):
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         op = LIFECYCLE_OPERATIONS.get(operation)
-        channel = get_object_or_404(Channel, pk=object_id)
+        channel = get_object_or_404(self.get_queryset(request), pk=object_id)
         if op is None or not self.has_view_permission(request, channel):
             raise PermissionDenied
         if not self.has_operate_permission(request, channel):
@@ -491,6 +639,7 @@ def _button_refusal(channel: Channel, operation: str) -> str | None:
 
 @admin.register(Connector)
 class ConnectorAdmin(ReadOnlyAdmin):
+    team_field = "channel__team"
     list_display = [
         "runtime_id",
         "state_badge",
@@ -514,6 +663,7 @@ class ConnectorAdmin(ReadOnlyAdmin):
 
 @admin.register(Task)
 class TaskAdmin(ReadOnlyAdmin):
+    team_field = "connector__channel__team"
     list_display = ["__str__", "state_badge", "worker_id", "topic", "partition", "offset", "lag"]
     list_filter = ["state"]
     search_fields = ["connector__runtime_id", "topic"]
@@ -629,6 +779,7 @@ class WorkerAdmin(ReadOnlyAdmin):
 
 @admin.register(LifecycleEvent)
 class LifecycleEventAdmin(ReadOnlyAdmin):
+    team_field = "channel__team"
     list_display = [
         "created_at",
         "subject_type",
@@ -647,6 +798,14 @@ class LifecycleEventAdmin(ReadOnlyAdmin):
 class AuditEventAdmin(ReadOnlyAdmin):
     """The audit trail: view-only for everyone, superusers included (rows are never
     changed or deleted here)."""
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # a team's rows and the user's own, as the API's audit list (a site admin: all)
+        rows = super().get_queryset(request)
+        teams = permissions.visible_team_ids(request.user)
+        if teams is None:
+            return rows
+        return rows.filter(Q(team_id__in=teams) | Q(user=request.user))
 
     list_display = [
         "created_at",

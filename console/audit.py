@@ -139,9 +139,11 @@ class AuditMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         target = audit_target(request)
+        team_before = _team_before(target)  # a channel deleted by the request loses its team
         response = self.get_response(request)
         if target is not None:
             record_audit(
+                team_id=team_before,
                 action=target.action,
                 user=getattr(request, "user", None),
                 object_type=target.object_type,
@@ -153,6 +155,12 @@ class AuditMiddleware:
                 via=target.via,
             )
         return response
+
+
+def _team_before(target: AuditTarget | None) -> int | None:
+    if target is None or target.object_type != "channel" or not target.object_id:
+        return None
+    return Channel.objects.filter(name=target.object_id).values_list("team_id", flat=True).first()
 
 
 def audit_target(request: HttpRequest) -> AuditTarget | None:

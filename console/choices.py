@@ -113,3 +113,19 @@ class RunState(models.TextChoices):
 
 #: Run states a run never leaves.
 FINAL_RUN_STATES = (RunState.SUCCEEDED, RunState.FAILED, RunState.CANCELLED)
+
+
+class TeamRole(models.TextChoices):
+    """A user's role in a team (:mod:`console.permissions` says what each grants)."""
+
+    VIEWER = "viewer", "Viewer"
+    OPERATOR = "operator", "Operator"
+    EDITOR = "editor", "Editor"
+    ADMIN = "admin", "Team admin"
+
+
+class MembershipSource(models.TextChoices):
+    """Who keeps a team membership: an admin, or the single sign-on's group rules."""
+
+    LOCAL = "local", "Given by an admin"
+    SIGN_IN = "sign-in", "From the sign-in groups"

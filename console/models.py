@@ -1,5 +1,9 @@
 """The control plane's records.
 
+Tenancy: every logical object belongs to a :class:`Team`; a user's roles are per team
+(:class:`Membership`), and a site admin's :class:`SignInGroupRule` rows turn the groups a
+single sign-on reports into memberships (:mod:`console.services.teams`).
+
 Logical: :class:`Channel` and its immutable :class:`Revision` history.
 Physical (kept current by :func:`console.services.reconcile`): :class:`Connector`,
 :class:`Task` and :class:`Worker`. Every transition lands in :class:`LifecycleEvent`.
@@ -21,11 +25,13 @@ from django.utils import timezone
 
 from console.choices import (
     ConnectorState,
+    MembershipSource,
     RestartPolicyType,
     RunKind,
     RunState,
     SubjectType,
     TargetState,
+    TeamRole,
     WorkerService,
     WorkerState,
 )
@@ -37,6 +43,19 @@ channel_name_validator = RegexValidator(
     CHANNEL_NAME_PATTERN,
     "Use 1 to 63 lower-case letters, digits, '-' or '_', starting with a letter or digit.",
 )
+
+
+TEAM_NAME_PATTERN = CHANNEL_NAME_PATTERN
+team_name_validator = RegexValidator(
+    TEAM_NAME_PATTERN,
+    "Use 1 to 63 lower-case letters, digits, '-' or '_', starting with a letter or digit.",
+)
+
+DEFAULT_TEAM = "default"
+"""The team an installation's objects went to when teams arrived (migration 0027), and the
+one an object is created in when nothing names another (a single-team installation)."""
+
+SIGN_IN_GROUP_MAX_LENGTH = 255
 
 
 DESCRIPTION_MAX_LENGTH = 2000
@@ -51,6 +70,80 @@ def new_checkpoint_key(name: str) -> str:
     return f"{name}.{secrets.token_hex(6)}"
 
 
+class Team(models.Model):
+    """A team: the owner of channels and everything they hold; users hold roles in it."""
+
+    name = models.CharField(max_length=63, unique=True, validators=[team_name_validator])
+    description = models.TextField(blank=True, max_length=2000)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        permissions = [("manage_team", "Can manage a team's members")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def default_team_id() -> int:
+    """The primary key of the ``default`` team, created when missing: the team of an object
+    created without one (the model's default; the API always names the team it chose)."""
+    team, _ = Team.objects.get_or_create(name=DEFAULT_TEAM)
+    return team.pk
+
+
+class Membership(models.Model):
+    """One role of one user in one team (a user may hold several roles in a team, as operator
+    and editor do not include each other). ``source`` says who keeps the row: an admin
+    (``local``) or the single sign-on's group rules (``sign-in``), which replace their own
+    rows at each sign-in and never touch an admin's."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_memberships"
+    )
+    role = models.CharField(max_length=16, choices=TeamRole.choices)
+    source = models.CharField(
+        max_length=16, choices=MembershipSource.choices, default=MembershipSource.LOCAL
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["team__name", "user__username", "role"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "user", "role"], name="console_membership_unique_role"
+            ),
+        ]
+        indexes = [models.Index(fields=["user", "team"], name="console_membership_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} in {self.team}"
+
+
+class SignInGroupRule(models.Model):
+    """A site admin's rule: a user whose single sign-on reports ``group`` holds ``role`` in
+    ``team`` (:func:`console.services.teams.apply_sign_in_groups`, at every sign-in)."""
+
+    group = models.CharField(
+        max_length=SIGN_IN_GROUP_MAX_LENGTH,
+        help_text="The group exactly as the identity provider's groups claim names it.",
+    )
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="sign_in_rules")
+    role = models.CharField(max_length=16, choices=TeamRole.choices)
+
+    class Meta:
+        ordering = ["group", "team__name", "role"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["group", "team", "role"], name="console_signin_rule_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.group} → {self.role} in {self.team}"
+
+
 class ChannelQuerySet(models.QuerySet):
     def with_summary(self) -> ChannelQuerySet:
         """Annotate ``latest_revision`` and ``latest_spec``; join connector and creator.
@@ -60,7 +153,7 @@ class ChannelQuerySet(models.QuerySet):
         latest = Revision.objects.filter(channel=OuterRef("pk")).order_by("-number")
         # Correlated subqueries, not ``Max`` over a join: without GROUP BY the database reads
         # them only for the rows of the page (a first page of 10,000 channels stays fast).
-        return self.select_related("connector__revision", "created_by").annotate(
+        return self.select_related("connector__revision", "created_by", "team").annotate(
             latest_revision=Subquery(latest.values("number")[:1]),
             latest_spec=Subquery(latest.values("spec")[:1], output_field=models.JSONField()),
         )
@@ -70,6 +163,9 @@ class Channel(models.Model):
     """A named, versioned event channel: source → transforms → sink."""
 
     name = models.CharField(max_length=63, unique=True, validators=[channel_name_validator])
+    team = models.ForeignKey(
+        Team, on_delete=models.PROTECT, related_name="channels", default=default_team_id
+    )
     description = models.TextField(blank=True, max_length=DESCRIPTION_MAX_LENGTH)
     target_state = models.CharField(
         max_length=16, choices=TargetState.choices, default=TargetState.STOPPED
@@ -165,6 +261,7 @@ class Channel(models.Model):
             models.Index(fields=["updated"], name="console_channel_updated"),
             models.Index(fields=["created"], name="console_channel_created"),
             models.Index(fields=["target_state", "name"], name="console_channel_target"),
+            models.Index(fields=["team", "name"], name="console_channel_team"),
         ]
         permissions = [
             (
@@ -545,10 +642,23 @@ class AuditEvent(models.Model):
     remote_addr = models.GenericIPAddressField(null=True, blank=True)
     user_agent = models.CharField(max_length=512, blank=True)
     via = models.CharField(max_length=16, blank=True, help_text="api, admin, ingest or cli.")
+    team = models.ForeignKey(
+        Team,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text=(
+            "The team of the object (a channel's) when the event was recorded; empty for what "
+            "belongs to no team (a sign-in, a runtime worker): those rows only site admins see, "
+            "and each user their own."
+        ),
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
+            models.Index(fields=["team", "-created_at"], name="console_audit_team"),
             models.Index(fields=["-created_at"], name="console_audit_time"),
             models.Index(
                 fields=["object_type", "object_id", "-created_at"], name="console_audit_object"

@@ -1,17 +1,23 @@
 """Roles and the permissions they grant, in one place, for the API, the admin and the UI.
 
-A role is a Django group whose permissions this module keeps in sync with the code
-(:func:`sync_roles`, run after every ``migrate``):
+Roles are held **per team** (:class:`console.models.Membership`); what each grants is this
+module's code, not database rows:
 
-* **viewer** sees everything: ``view_*`` on the console's models;
-* **operator** is a viewer who may also start, stop, pause, resume and restart channels
-  and change their offsets (``console.operate_channel``), and drain, return to service and
-  forget runtime workers (``console.operate_worker``);
-* **editor** is a viewer who may also create, change and delete channels.
+* **viewer** sees the team's objects: ``view_*`` on the console's models;
+* **operator** is a viewer who may also start, stop, pause, resume and restart the team's
+  channels and change their offsets (``console.operate_channel``), and drain, return to
+  service and forget runtime workers (``console.operate_worker``);
+* **editor** is a viewer who may also create, change and delete the team's channels;
+* **admin** (team admin) may do all of that and manage the team's members
+  (``console.manage_team``).
 
-Operator and editor do not include each other; a user may be in both groups. A superuser
-may do everything. Permissions, not group names, are what is checked, so a site may also
-grant single permissions to a user or to a group of its own.
+Operator and editor do not include each other; a user may hold both in a team. A superuser
+is a site admin: every team, every permission. :class:`TeamRoles`, an authentication
+backend, answers ``user.has_perm(perm)`` (in any team: may the user do this somewhere?) and
+``user.has_perm(perm, obj)`` (in the team of ``obj``). A permission granted by hand to a user
+or to a site's own Django group still counts, site-wide, for what the user can see
+(:class:`RolePermission`); what a user can see is only ever their teams' objects
+(:func:`visible_team_ids`): another team's object is a 404.
 """
 
 from __future__ import annotations
@@ -19,14 +25,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.contrib.auth.models import Group, Permission
-from django.db import transaction
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 VIEWER = "viewer"
 OPERATOR = "operator"
 EDITOR = "editor"
-ROLES = (VIEWER, OPERATOR, EDITOR)
+ADMIN = "admin"
+ROLES = (VIEWER, OPERATOR, EDITOR, ADMIN)
 
 #: The console models a viewer may see (every one the admin or the API shows).
 VIEWED_MODELS = (
@@ -55,6 +60,7 @@ DELETE_CHANNEL = "console.delete_channel"
 REGISTER_SCHEMA = "console.add_subjectversion"
 DELETE_SCHEMA = "console.delete_subjectversion"
 SET_SCHEMA_CONFIG = "console.change_registry_config"
+MANAGE_TEAM = "console.manage_team"
 
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     VIEWER: VIEW_PERMISSIONS,
@@ -64,6 +70,7 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     | {ADD_CHANNEL, CHANGE_CHANNEL, DELETE_CHANNEL, "console.add_revision"}
     | {REGISTER_SCHEMA, DELETE_SCHEMA},
 }
+ROLE_PERMISSIONS[ADMIN] = frozenset().union(*ROLE_PERMISSIONS.values()) | {MANAGE_TEAM}
 
 #: The role to name in a refusal, for each permission a role grants.
 ROLE_FOR_PERMISSION = {
@@ -75,102 +82,195 @@ ROLE_FOR_PERMISSION = {
     DELETE_CHANNEL: EDITOR,
     REGISTER_SCHEMA: EDITOR,
     DELETE_SCHEMA: EDITOR,
+    MANAGE_TEAM: ADMIN,
 }
 
 
-# -- groups -----------------------------------------------------------------------------------
+# -- roles in teams ---------------------------------------------------------------------------
+
+_CACHE = "_sluice_team_roles"
 
 
-def sync_roles(using: str = "default") -> None:
-    """Create the role groups and give each exactly the permissions listed here.
+def team_roles(user) -> dict[int, frozenset[str]]:
+    """``{team id: the user's roles there}``, read once per user object (a request's)."""
+    cached = getattr(user, _CACHE, None)
+    if cached is not None:
+        return cached
+    from console.models import Membership
 
-    Idempotent: run after every ``migrate`` (post_migrate), so a permission added to or
-    removed from a role in code reaches existing databases. Other groups are untouched.
-    """
-    from django.apps import apps
-    from django.contrib.auth.management import create_permissions
-
-    # Permissions are created by another post_migrate receiver; make sure they exist
-    # whichever receiver runs first (create_permissions is itself idempotent).
-    create_permissions(apps.get_app_config("console"), verbosity=0, using=using)
-    with transaction.atomic(using=using):
-        for role, names in ROLE_PERMISSIONS.items():
-            group, _ = Group.objects.using(using).get_or_create(name=role)
-            group.permissions.set(_permissions(names, using))
+    found: dict[int, set[str]] = {}
+    if user.is_authenticated and user.is_active:
+        for team_id, role in Membership.objects.filter(user=user).values_list("team_id", "role"):
+            found.setdefault(team_id, set()).add(role)
+    roles = {team_id: frozenset(names) for team_id, names in found.items()}
+    setattr(user, _CACHE, roles)
+    return roles
 
 
-def _permissions(names: Iterable[str], using: str) -> list[Permission]:
-    wanted = {tuple(name.split(".", 1)) for name in names}
-    found = [
-        perm
-        for perm in Permission.objects.using(using)
-        .filter(codename__in={codename for _, codename in wanted})
-        .select_related("content_type")
-        if (perm.content_type.app_label, perm.codename) in wanted
-    ]
-    missing = wanted - {(p.content_type.app_label, p.codename) for p in found}
-    if missing:
-        names = ", ".join(sorted(f"{app}.{codename}" for app, codename in missing))
-        raise LookupError(f"role permissions not in the database (run migrate): {names}")
-    return found
+def visible_team_ids(user) -> set[int] | None:
+    """The teams whose objects ``user`` may see; ``None`` for a site admin (every team)."""
+    if user.is_authenticated and user.is_active and user.is_superuser:
+        return None
+    return set(team_roles(user)) if user.is_authenticated else set()
 
 
-def grant_role(user, role: str) -> None:
-    """Put ``user`` in the group of ``role`` (created if missing). Raises ``ValueError``
-    for an unknown role."""
-    group = _role_group(role)
-    user.groups.add(group)
-    _forget_cached_permissions(user)
+def visible(queryset, user, team_field: str = "team"):
+    """``queryset`` narrowed to the teams ``user`` may see (:func:`visible_team_ids`);
+    ``team_field`` is the lookup of the rows' team (``channel__team`` for a channel's)."""
+    teams = visible_team_ids(user)
+    if teams is None:
+        return queryset
+    return queryset.filter(**{f"{team_field}__in": teams})
 
 
-def revoke_role(user, role: str) -> None:
-    """Take ``user`` out of the group of ``role``; nothing happens if they were not in it."""
-    user.groups.remove(_role_group(role))
-    _forget_cached_permissions(user)
+def may(user, perm: str, obj=None) -> bool:
+    """Whether ``user`` holds ``perm`` in the team of ``obj`` (anywhere without one), a
+    permission granted by hand counting everywhere (:func:`site_grant`)."""
+    return _may(user, perm, obj)
 
 
-def _role_group(role: str) -> Group:
+def team_of(obj) -> int | None:
+    """The id of the team ``obj`` belongs to: a team itself, anything with a ``team_id``, or
+    anything of a channel's (``channel``); ``None`` for what belongs to no team."""
+    from console.models import Team
+
+    if isinstance(obj, Team):
+        return obj.pk
+    if getattr(obj, "team_id", None) is not None:
+        return obj.team_id
+    channel = getattr(obj, "channel", None)
+    return getattr(channel, "team_id", None)
+
+
+def team_name(obj) -> str | None:
+    """The name of the team ``obj`` belongs to (:func:`team_of`)."""
+    from console.models import Team
+
+    team = team_of(obj)
+    if team is None:
+        return None
+    return Team.objects.filter(pk=team).values_list("name", flat=True).first()
+
+
+def role_permissions(roles: Iterable[str]) -> frozenset[str]:
+    """What holding ``roles`` grants."""
+    return frozenset().union(*(ROLE_PERMISSIONS.get(role, frozenset()) for role in roles))
+
+
+class TeamRoles:
+    """The authentication backend that answers permissions from a user's roles in teams
+    (``AUTHENTICATION_BACKENDS``): without an object, in any of the user's teams; with one,
+    in its team (:func:`team_of`). It authenticates nobody."""
+
+    def authenticate(self, request, **credentials):
+        return None
+
+    def get_all_permissions(self, user, obj=None) -> set[str]:
+        if not (user.is_authenticated and user.is_active):
+            return set()
+        roles = team_roles(user)
+        if obj is None:
+            held: Iterable[str] = (role for names in roles.values() for role in names)
+        else:
+            team = team_of(obj)
+            held = roles.get(team, frozenset()) if team is not None else ()
+        return set(role_permissions(held))
+
+    def has_perm(self, user, perm: str, obj=None) -> bool:
+        return perm in self.get_all_permissions(user, obj)
+
+
+def _team(team=None):
+    from console.models import Team, default_team_id
+
+    if team is None:
+        return Team.objects.get(pk=default_team_id())
+    if isinstance(team, str):
+        return Team.objects.get(name=team)
+    return team
+
+
+def grant_role(user, role: str, team=None) -> None:
+    """Give ``user`` ``role`` in ``team`` (a :class:`~console.models.Team`, its name, or the
+    ``default`` team). Raises ``ValueError`` for an unknown role."""
+    from console.models import Membership
+
+    _check_role(role)
+    Membership.objects.get_or_create(user=user, team=_team(team), role=role)
+    forget_cached_roles(user)
+
+
+def revoke_role(user, role: str, team=None) -> None:
+    """Take ``role`` in ``team`` from ``user``; nothing happens if they did not hold it."""
+    from console.models import Membership
+
+    _check_role(role)
+    Membership.objects.filter(user=user, team=_team(team), role=role).delete()
+    forget_cached_roles(user)
+
+
+def _check_role(role: str) -> None:
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}: the roles are {', '.join(ROLES)}")
-    group = Group.objects.filter(name=role).first()
-    if group is None or not group.permissions.exists():
-        sync_roles()
-        group = Group.objects.get(name=role)
-    return group
 
 
-def _forget_cached_permissions(user) -> None:
-    for cache in ("_perm_cache", "_user_perm_cache", "_group_perm_cache"):
+def forget_cached_roles(user) -> None:
+    """Drop what this user object remembers of its roles and permissions."""
+    for cache in (_CACHE, "_perm_cache", "_user_perm_cache", "_group_perm_cache"):
         user.__dict__.pop(cache, None)
 
 
-def roles_of(user) -> list[str]:
-    """The roles whose group ``user`` is in, in the order viewer, operator, editor."""
+def roles_of(user, team=None) -> list[str]:
+    """The roles ``user`` holds in ``team`` (default: in any team), in the order of
+    :data:`ROLES`."""
     if not user.is_authenticated:
         return []
-    names = set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+    roles = team_roles(user)
+    if team is None:
+        names: set[str] = set().union(*roles.values()) if roles else set()
+    else:
+        names = set(roles.get(_team(team).pk, frozenset()))
     return [role for role in ROLES if role in names]
 
 
-def capabilities(user) -> dict[str, bool]:
+def capabilities(user, obj=None) -> dict[str, bool]:
     """What ``user`` may do, as the console's buttons need it: view, operate (channels),
-    operate workers and edit."""
+    operate workers and edit; in ``obj``'s team (a team or a team's object), else anywhere."""
     if not user.is_authenticated:
         return {"view": False, "operate": False, "operate_workers": False, "edit": False}
     return {
-        "view": user.has_perm(VIEW_CHANNEL),
-        "operate": user.has_perm(OPERATE_CHANNEL),
-        "operate_workers": user.has_perm(OPERATE_WORKER),
-        "edit": user.has_perms([ADD_CHANNEL, CHANGE_CHANNEL, DELETE_CHANNEL]),
+        "view": _may(user, VIEW_CHANNEL, obj),
+        "operate": _may(user, OPERATE_CHANNEL, obj),
+        "operate_workers": _may(user, OPERATE_WORKER, obj),
+        "edit": all(
+            _may(user, perm, obj) for perm in (ADD_CHANNEL, CHANGE_CHANNEL, DELETE_CHANNEL)
+        ),
     }
 
 
-def denial(permission: str, doing: str) -> str:
-    """The refusal message: which role (and permission) ``doing`` needs."""
+def _may(user, perm: str, obj=None) -> bool:
+    """``perm`` in the team of ``obj``; for no object or one of no team (a runtime worker, the
+    site's), in any team."""
+    if obj is None or team_of(obj) is None:
+        return user.has_perm(perm)
+    return user.has_perm(perm, obj) or site_grant(user, perm)
+
+
+def site_grant(user, perm: str) -> bool:
+    """Whether ``perm`` was granted by hand to ``user`` or to a Django group of theirs (Django's
+    own permissions): such a grant holds in every team the user can see."""
+    from django.contrib.auth.backends import ModelBackend
+
+    return ModelBackend().has_perm(user, perm)
+
+
+def denial(permission: str, doing: str, team: str | None = None) -> str:
+    """The refusal message: which role (and permission) ``doing`` needs, in which team."""
+    where = f" in the team {team}" if team else ""
     role = ROLE_FOR_PERMISSION.get(permission)
     if role is None:
-        return f"You need the permission {permission} to {doing}."
-    return f"You need the {role} role ({permission}) to {doing}."
+        return f"You need the permission {permission} to {doing}{where}."
+    return f"You need the {role} role ({permission}) to {doing}{where}."
 
 
 # -- the API ----------------------------------------------------------------------------------
@@ -240,6 +340,19 @@ class RolePermission(BasePermission):
         if not need.permission or request.user.has_perm(need.permission):
             return True
         self.message = denial(need.permission, need.doing)
+        return False
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        """The permission again, in the team of ``obj`` (:func:`team_of`): a role in another
+        team does not count. The caller found ``obj`` among the objects the user may see
+        (:func:`visible_team_ids`), so a refusal here is a 403, never a hint of another
+        team's object."""
+        need = required(request, view)
+        if need is None:
+            return request.user.is_superuser
+        if not need.permission or _may(request.user, need.permission, obj):
+            return True
+        self.message = denial(need.permission, need.doing, team_name(obj))
         return False
 
 

@@ -121,6 +121,9 @@ TEMPLATES = [
 # axes_reset for everything) or by deleting the access attempt in the admin.
 AUTHENTICATION_BACKENDS = [
     "console.signin.SignInThrottle",
+    # roles per team (console.models.Membership): what a user may do, and in which team;
+    # before ModelBackend, so that the usual check costs one query (the user's memberships)
+    "console.permissions.TeamRoles",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"  # shared by every web worker

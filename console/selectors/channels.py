@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Case, QuerySet, Value, When
-from django.shortcuts import get_object_or_404
 
 from console.choices import ConnectorState
 from console.crypto import decrypt_spec
@@ -29,9 +28,8 @@ def channels_with_status() -> QuerySet[Channel]:
     return channels().prefetch_related("connector__tasks").order_by(failed_first, "name")
 
 
-def channel_revisions(name: str) -> QuerySet[Revision]:
-    """The revisions of the channel named ``name`` (404 when there is none), unordered."""
-    channel = get_object_or_404(Channel.objects.only("id"), name=name)
+def channel_revisions(channel: Channel) -> QuerySet[Revision]:
+    """The revisions of ``channel``, unordered."""
     return Revision.objects.filter(channel=channel).select_related("created_by")
 
 
@@ -46,10 +44,8 @@ def revision_changes(revision: Revision, against: Revision | None) -> list[Chang
     return spec_changes(redact(before), redact_against(after, before))
 
 
-def lifecycle_events(name: str) -> QuerySet[LifecycleEvent]:
-    """The lifecycle events of the channel named ``name`` (404 when there is none), newest
-    first."""
-    channel = get_object_or_404(Channel, name=name)
+def lifecycle_events(channel: Channel) -> QuerySet[LifecycleEvent]:
+    """The lifecycle events of ``channel``, newest first."""
     return LifecycleEvent.objects.filter(channel=channel).order_by("-created_at", "-id")
 
 

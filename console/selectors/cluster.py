@@ -9,6 +9,7 @@ what is there now. The console never talks to Spark itself.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from console.choices import ShownState, WorkerService, WorkerState
@@ -81,8 +82,14 @@ def _age(now: float, last_heartbeat: float) -> float:
     return round(max(now - last_heartbeat, 0.0), 3)
 
 
-def _driver_view(info: DriverInfo, now: float, names: dict[str, str]) -> DriverView:
-    connectors = sorted(info.connectors)
+def _kept(connectors: Iterable[str], shown: set[str] | None) -> list[str]:
+    return sorted(cid for cid in connectors if shown is None or cid in shown)
+
+
+def _driver_view(
+    info: DriverInfo, now: float, names: dict[str, str], shown: set[str] | None
+) -> DriverView:
+    connectors = _kept(info.connectors, shown)
     return DriverView(
         driver_id=info.driver_id,
         isolation=info.isolation,
@@ -103,6 +110,7 @@ def _worker_view(
     info: WorkerInfo,
     drivers: list[DriverView],
     now: float,
+    shown: set[str] | None,
     state: str = WorkerState.ALIVE,
     service: str = WorkerService.IN_SERVICE,
 ) -> RuntimeWorkerView:
@@ -115,7 +123,7 @@ def _worker_view(
         started_at=info.started_at,
         last_heartbeat=info.last_heartbeat,
         heartbeat_age=age,
-        connectors=sorted(info.connectors),
+        connectors=_kept(info.connectors, shown),
         drivers=sorted(drivers, key=lambda d: d.driver_id),
         service=service,
     )
@@ -131,32 +139,35 @@ def _shown(stored: str, judged: reporting.Reporting) -> str:
 
 def workers():
     """The runtime workers as the control loop last recorded them, with their connectors."""
-    return Worker.objects.prefetch_related("connectors")
+    return Worker.objects.prefetch_related("connectors__channel")
 
 
-def cluster_view() -> Cluster:
+def cluster_view(teams: Collection[int] | None = None) -> Cluster:
     """The runtime workers (each with its Spark drivers and the channels they host), the
     Spark cluster and the driver and executors of every deployed channel.
+
+    With ``teams`` (ids; ``None``: every team) only those teams' channels and connectors are
+    named anywhere in it: a worker or driver that also hosts another team's shows only these.
 
     Raises :class:`RuntimeUnavailable` when the runtime's store cannot be reached; a Spark
     master that does not answer is not an error here: ``spark.error`` says why.
     """
     runtime = get_runtime()
     now = time.time()
-    connectors = list(
-        Connector.objects.select_related("channel").only(
-            "runtime_id", "channel__name", *reporting.ROW_FIELDS
-        )
-    )
+    deployed = Connector.objects.select_related("channel")
+    if teams is not None:
+        deployed = deployed.filter(channel__team_id__in=list(teams))
+    connectors = list(deployed.only("runtime_id", "channel__name", *reporting.ROW_FIELDS))
     at = reporting.now()
     with runtime_errors():
         infos = runtime.workers()
         driver_infos = runtime.drivers()
         statuses = runtime.status([c.runtime_id for c in connectors]) if connectors else {}
     names = {c.runtime_id: c.channel.name for c in connectors}
+    shown = None if teams is None else set(names)  # a site admin: every connector reported
     drivers: dict[str, list[DriverView]] = {}
     for driver in driver_infos:
-        drivers.setdefault(driver.worker_id, []).append(_driver_view(driver, now, names))
+        drivers.setdefault(driver.worker_id, []).append(_driver_view(driver, now, names, shown))
     # The control loop's judgment (its own observation of the heartbeats, never this host's
     # clock against the worker's); one it has not judged yet registered: ALIVE.
     known = {w[0]: w[1:] for w in Worker.objects.values_list("worker_id", "state", "service")}
@@ -166,6 +177,7 @@ def cluster_view() -> Cluster:
                 info,
                 drivers.get(info.worker_id, []),
                 now,
+                shown,
                 *known.get(info.worker_id, (WorkerState.ALIVE, WorkerService.IN_SERVICE)),
             )
             for info in infos

@@ -19,7 +19,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 
-from console.models import AuditEvent
+from console.models import AuditEvent, Channel
 from console.selectors.specs import redact_spec
 
 logger = logging.getLogger(__name__)
@@ -58,12 +58,15 @@ def record_audit(
     user_agent: str = "",
     via: str = "",
     at: datetime | None = None,
+    team_id: int | None = None,
 ) -> AuditEvent | None:
     """Save one audit event and return it.
 
     ``user`` is kept when authenticated; ``actor`` defaults to its username (or
     ``"anonymous"``). Over-long values are cut to their columns. A failure to write is
     logged and ``None`` returned: the audit never turns a done operation into an error.
+    ``team_id`` is the object's team; left out, a channel's is looked up by its name (the row
+    is then shown to that team, :func:`console.selectors.audit_trail.audit_events_for`).
     """
     authenticated = user if user is not None and user.is_authenticated else None
     values = {
@@ -73,7 +76,10 @@ def record_audit(
         "object_id": object_id or "",
     }
     values = {key: _storable(str(value))[: _FIELD_LIMITS[key]] for key, value in values.items()}
+    if team_id is None and object_type == "channel" and object_id:
+        team_id = Channel.objects.filter(name=object_id).values_list("team_id", flat=True).first()
     event = AuditEvent(
+        team_id=team_id,
         user=authenticated,
         changes=_storable(dict(changes or {})),
         outcome=outcome,

@@ -39,7 +39,7 @@ from django.db import transaction
 from console.choices import TargetState
 from console.crypto import decrypt_spec, encrypt_spec
 from console.errors import runtime_errors
-from console.models import Channel, Connector, Revision
+from console.models import Channel, Connector, Revision, Team, default_team_id
 from console.selectors.deploys import DeployPlan, deploy_plan
 from console.selectors.restart_policy import RestartPolicy
 from console.selectors.specs import normalize_spec
@@ -70,10 +70,12 @@ def create_channel(
     restart_policy: Mapping[str, Any] | None = None,
     ingest_rate_limit: int | None = None,
     labels: Mapping[str, str] | None = None,
+    team: Team | None = None,
     user: User | None = None,
     actor: str | None = None,
 ) -> Channel:
-    """Create a channel whose revision 1 is ``spec`` (normalised).
+    """Create a channel whose revision 1 is ``spec`` (normalised), in ``team`` (default: the
+    ``default`` team; the caller checked the user may create channels there).
 
     ``target_state`` STOPPED (the default) only saves it; RUNNING or PAUSED also deploys
     revision 1 as :func:`start_channel` does (PAUSED: a warm driver, its query not started).
@@ -89,6 +91,7 @@ def create_channel(
     channel = Channel(
         name=name,
         description=description,
+        team_id=team.pk if team is not None else default_team_id(),
         created_by=user,
         target_state=target_state,
         ingest_rate_limit=ingest_rate_limit,

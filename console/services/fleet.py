@@ -14,7 +14,7 @@ the end.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
@@ -59,25 +59,38 @@ def bulk_lifecycle(
     action: str,
     names: Sequence[str],
     *,
+    teams: Collection[int] | None = None,
+    refused: Callable[[Channel], str | None] | None = None,
     user: User | None = None,
     via: str = "bulk",
     remote_addr: str | None = None,
     user_agent: str = "",
 ) -> list[BulkResult]:
     """Apply ``action`` to each channel of ``names`` (in that order, each once); one
-    :class:`BulkResult` per name, a missing channel included (404)."""
+    :class:`BulkResult` per name, a missing channel included (404).
+
+    Only channels of ``teams`` (ids; ``None``: every team) are found: another team's channel is
+    missing (404) like one that does not exist. ``refused(channel)`` says why the caller may
+    not act on a found channel (403 with that reason), or ``None``."""
     if action not in _ACTIONS:
         raise ValueError(f"unknown action {action!r}")
+    candidates = Channel.objects.filter(name__in=list(names))
+    if teams is not None:
+        candidates = candidates.filter(team_id__in=list(teams))
     by_name = {
-        channel.name: channel
-        for channel in Channel.objects.filter(name__in=list(names)).only(
-            "id", "name", "target_state"
-        )
+        channel.name: channel for channel in candidates.only("id", "name", "target_state", "team")
     }
+    denied = {}
+    if refused is not None:
+        for name, channel in list(by_name.items()):
+            reason = refused(channel)
+            if reason is not None:
+                denied[name] = Answer(403, reason)
+                del by_name[name]
     ordered = list(dict.fromkeys(names))
     already = _already_there(action, list(by_name.values()))
     found = [by_name[name] for name in ordered if name in by_name]
-    answers = _ACTIONS[action](found, actor_for(user))
+    answers = {**_ACTIONS[action](found, actor_for(user)), **denied}
     results = []
     for name in ordered:
         answer = answers.get(name, _MISSING)

@@ -30,6 +30,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import QuerySet
 
 from console.errors import InvalidTransition
 from console.models import Channel
@@ -152,13 +153,17 @@ def copy_channel_offsets(
     *,
     from_channel: str | None = None,
     from_consumer_group: str | None = None,
+    origins: QuerySet[Channel] | None = None,
     user: User | None = None,
     actor: str | None = None,
 ) -> str:
     """Give the channel the offsets of another channel (``from_channel``) or of a consumer
     group (``from_consumer_group``), exactly one, for the topics it reads, so a pipeline
     moved to it neither skips nor replays events. Partitions the origin has no offset for
-    keep their position. Returns Kafka Connect's message."""
+    keep their position. Returns Kafka Connect's message.
+
+    ``from_channel`` is looked for among ``origins`` (default: every channel; the API passes
+    the caller's teams' channels, so another team's reads as no channel of that name)."""
     if (from_channel is None) == (from_consumer_group is None):
         raise ValueError("give exactly one of from_channel and from_consumer_group")
     with transaction.atomic():
@@ -166,7 +171,7 @@ def copy_channel_offsets(
         spec = kafka_spec(channel)
         reads = topic_check(spec)
         if from_channel is not None:
-            origin, offsets = _channel_origin(channel, from_channel)
+            origin, offsets = _channel_origin(channel, from_channel, origins)
         else:
             origin = f"consumer group {from_consumer_group!r}"
             offsets = call_runtime(get_runtime().consumer_group_offsets, spec, from_consumer_group)
@@ -185,10 +190,12 @@ def copy_channel_offsets(
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _channel_origin(channel: Channel, name: str) -> tuple[str, list[SourceOffset]]:
+def _channel_origin(
+    channel: Channel, name: str, origins: QuerySet[Channel] | None
+) -> tuple[str, list[SourceOffset]]:
     if name == channel.name:
         raise InvalidOffsets({"from_channel": ["Name another channel than this one."]})
-    origin = Channel.objects.filter(name=name).first()
+    origin = (origins if origins is not None else Channel.objects.all()).filter(name=name).first()
     if origin is None:
         raise InvalidOffsets({"from_channel": [f"No channel is named {name!r}."]})
     found = call_runtime(get_runtime().offsets, connector_id(origin), origin.checkpoint_key)

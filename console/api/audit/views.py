@@ -11,7 +11,7 @@ from console.api.audit.filters import AuditEventFilter, FilterBackend
 from console.api.audit.serializers import AuditEventSerializer
 from console.api.pagination import LimitOffsetPagination
 from console.api.responses import QUERY_ERRORS
-from console.selectors.audit_trail import audit_events
+from console.selectors.audit_trail import audit_events, audit_events_for
 
 
 @extend_schema_view(
@@ -34,3 +34,6 @@ class AuditEventViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     filterset_class = AuditEventFilter
     permission_classes = [permissions.RolePermission]
     required_permissions = {"list": permissions.seeing("auditevent", "the audit trail")}
+
+    def get_queryset(self):
+        return audit_events_for(self.request.user)

@@ -4,7 +4,8 @@ channels, one result per channel)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, cast
 
 from django.contrib.auth.models import User
@@ -67,6 +68,12 @@ FILTERS = (
     ),
     _Filter("worker", "Id of the runtime worker the channel is placed on (repeatable)."),
     _Filter(
+        "team",
+        "Name of the team the channel belongs to (repeatable); a team the caller cannot see "
+        "matches nothing.",
+        max_length=63,
+    ),
+    _Filter(
         "label",
         "`key=value` (the label has this value) or `key` (the label is set); "
         "repeatable: every one must match.",
@@ -119,6 +126,9 @@ def fleet_query(params: Any) -> FleetQuery:
     workers = [value for value in params.getlist("worker") if value != ""]
     if any(len(value) > 255 for value in workers):
         errors["worker"] = ["A worker id has at most 255 characters."]
+    teams = [value for value in params.getlist("team") if value != ""]
+    if any(len(value) > 63 for value in teams):
+        errors["team"] = ["A team name has at most 63 characters."]
     selectors: list[tuple[str, str | None]] = []
     label_errors = []
     for text in params.getlist("label"):
@@ -151,7 +161,15 @@ def fleet_query(params: Any) -> FleetQuery:
         workers=workers,
         labels=selectors,
         ordering=ordering,
+        team_names=teams,
     )
+
+
+def fleet_query_for(request: Request, params: Any = None) -> FleetQuery:
+    """:func:`fleet_query` of ``params`` (default: the request's query string), kept to the
+    teams the caller may see."""
+    query = fleet_query(request.query_params if params is None else params)
+    return replace(query, teams=permissions.visible_team_ids(request.user))
 
 
 def _filter_field(f: _Filter) -> serializers.ListField:
@@ -327,10 +345,12 @@ class ChannelBulkViewSet(viewsets.GenericViewSet):
             raise PermissionDenied(permissions.denial(need.permission, need.doing))
         names = data.get("names")
         if names is None:
-            names = _filtered_names(data["filter"])
+            names = _filtered_names(request, data["filter"])
         results = fleet.bulk_lifecycle(
             data["action"],
             names,
+            teams=permissions.visible_team_ids(request.user),
+            refused=partial(_refusal, request.user, need),
             user=cast(User, request.user),
             remote_addr=client_address(request),
             user_agent=request.META.get("HTTP_USER_AGENT", ""),
@@ -347,14 +367,21 @@ class ChannelBulkViewSet(viewsets.GenericViewSet):
         return Response(BulkAnswerSerializer(answer).data, status=status.HTTP_200_OK)
 
 
-def _filtered_names(chosen: dict[str, Any]) -> list[str]:
+def _refusal(user: Any, need: permissions.Need, channel: Any) -> str | None:
+    """Why ``user`` may not act on ``channel`` (a role in its team missing), or ``None``."""
+    if permissions.may(user, need.permission, channel):
+        return None
+    return permissions.denial(need.permission, need.doing, permissions.team_name(channel))
+
+
+def _filtered_names(request: Request, chosen: dict[str, Any]) -> list[str]:
     params = QueryDict(mutable=True)
     if chosen.get("search"):
         params["search"] = chosen["search"]
     for f in FILTERS:
         params.setlist(f.name, list(chosen.get(f.name, [])))
     try:
-        query = fleet_query(params)
+        query = fleet_query_for(request, params)
     except ValidationError as exc:
         detail = exc.detail if isinstance(exc.detail, dict) else {"": exc.detail}
         raise ValidationError({f"filter.{key}": value for key, value in detail.items()}) from exc

@@ -14,7 +14,7 @@ and sorted so, even when no control-loop pass ran since (Redis or Celery down).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -74,6 +74,11 @@ class FleetQuery:
     workers: Sequence[str] = ()
     labels: Sequence[tuple[str, str | None]] = ()
     ordering: Sequence[str] = field(default_factory=tuple)
+    team_names: Sequence[str] = ()
+    """``?team=``: only these teams' channels (by name)."""
+    teams: Collection[int] | None = None
+    """The teams the caller may see (ids; ``None``: every team): another team's channel is
+    never matched, counted or listed."""
     at: datetime | None = None
     """The instant reporting is judged at (``None``: the console's clock when queried)."""
 
@@ -82,6 +87,10 @@ def matching(query: FleetQuery, base: QuerySet[Channel] | None = None) -> QueryS
     """The channels ``query``'s database filters keep (search, state, target, worker,
     labels), from ``base`` (default: every channel)."""
     queryset = base if base is not None else Channel.objects.all()
+    if query.teams is not None:
+        queryset = queryset.filter(team_id__in=list(query.teams))
+    if query.team_names:
+        queryset = queryset.filter(team__name__in=list(query.team_names))
     silent = reporting.not_reporting_q(query.at)
     if query.search:
         queryset = queryset.filter(

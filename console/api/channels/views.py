@@ -30,7 +30,7 @@ from rest_framework.response import Response
 
 from console import permissions, services
 from console.api.channels import listing
-from console.api.channels.fleet import LIST_PARAMETERS, fleet_query
+from console.api.channels.fleet import LIST_PARAMETERS, fleet_query_for
 from console.api.channels.schema import (
     CHANNEL_EXAMPLES,
     REVISION_DIFF_EXAMPLE,
@@ -66,6 +66,7 @@ from console.api.responses import (
     RUNTIME_DOWN,
     ErrorDetailSerializer,
 )
+from console.api.scoping import channel_or_404, creation_team, team_channels
 from console.models import Channel
 from console.selectors import channels as selectors
 from console.selectors import reporting
@@ -128,6 +129,10 @@ from console.services.channels import UNCHANGED
 )
 class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     queryset = selectors.channels()
+
+    def get_queryset(self):
+        return team_channels(self.request, selectors.channels())
+
     serializer_class = ChannelSerializer
     pagination_class = LimitOffsetPagination
     lookup_field = "name"
@@ -152,7 +157,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         if expand not in ("", "status"):
             raise ValidationError({"expand": ["The only expansion is 'status'."]})
         # One instant for the filters, the sorting and the rows' reporting (states, health).
-        query = replace(fleet_query(request.query_params), at=reporting.now())
+        query = replace(fleet_query_for(request), at=reporting.now())
         with_status = expand == "status"
         serializer_class = ChannelWithStatusSerializer if with_status else ChannelSerializer
         # The page's ids first (sorted and counted on narrow rows), then those channels in full.
@@ -165,10 +170,10 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     def create(self, request: Request) -> Response:
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        team = creation_team(request, data.pop("team", None), permissions.CREATE)
         # RolePermission refuses anonymous requests: request.user is a User (here and below).
-        channel = services.create_channel(
-            **serializer.validated_data, user=cast(User, request.user)
-        )
+        channel = services.create_channel(**data, team=team, user=cast(User, request.user))
         return self._respond(channel, status.HTTP_201_CREATED)
 
     def update(self, request: Request, name: str, partial: bool = False) -> Response:
@@ -354,7 +359,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     )
     @action(detail=True, methods=["get"])
     def status(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(selectors.channels(), name=name)
+        channel = channel_or_404(self, request, name, selectors.channels())
         return Response(ChannelStatusSerializer(channel).data)
 
     @extend_schema(
@@ -374,7 +379,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     )
     @action(detail=True, methods=["get"])
     def preview(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
+        channel = channel_or_404(self, request, name)
         query = PreviewQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         events = tails.channel_preview(channel, query.validated_data["limit"])
@@ -399,7 +404,7 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     )
     @action(detail=True, methods=["get"])
     def tail(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
+        channel = channel_or_404(self, request, name)
         query = TailQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         points = tails.tail_points(tails.running_spec(channel))
@@ -439,7 +444,11 @@ class LifecycleEventViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     required_permissions = {"list": permissions.seeing("lifecycleevent", "lifecycle events")}
 
     def get_queryset(self):
-        return selectors.lifecycle_events(self.kwargs["name"])
+        return selectors.lifecycle_events(
+            channel_or_404(
+                self, self.request, self.kwargs["name"], Channel.objects.only("id", "team")
+            )
+        )
 
 
 @extend_schema_view(
@@ -477,7 +486,10 @@ class RevisionViewSet(viewsets.ReadOnlyModelViewSet):
     }
 
     def get_queryset(self):
-        revisions = selectors.channel_revisions(self.kwargs["name"])
+        channel = channel_or_404(
+            self, self.request, self.kwargs["name"], Channel.objects.only("id", "team")
+        )
+        revisions = selectors.channel_revisions(channel)
         return revisions.order_by("-number") if self.action == "list" else revisions
 
     @extend_schema(

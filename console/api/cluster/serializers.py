@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from console import permissions
 from console.choices import ShownState, WorkerService, WorkerState
 from console.models import Worker
 
@@ -78,7 +79,14 @@ class WorkerSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_connectors(self, worker: Worker) -> list[str]:
-        return sorted(connector.runtime_id for connector in worker.connectors.all())
+        """The worker's connectors of the teams the caller sees (a site admin: all)."""
+        request = self.context.get("request")
+        teams = permissions.visible_team_ids(request.user) if request is not None else set()
+        return sorted(
+            connector.runtime_id
+            for connector in worker.connectors.all()
+            if teams is None or connector.channel.team_id in teams
+        )
 
 
 class DrainSerializer(serializers.Serializer):

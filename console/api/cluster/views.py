@@ -27,6 +27,7 @@ from console import permissions
 from console.api.cluster.serializers import ClusterSerializer, DrainSerializer, WorkerSerializer
 from console.api.pagination import LimitOffsetPagination
 from console.api.responses import QUERY_ERRORS, RUNTIME_DOWN, ErrorDetailSerializer
+from console.api.scoping import team_channels
 from console.choices import WorkerService
 from console.models import Worker
 from console.selectors import cluster as selectors
@@ -122,13 +123,17 @@ class WorkerViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"])
     def drain(self, request: Request, worker_id: str) -> Response:
         result = services.drain_worker(worker_id, user=cast(User, request.user))
+        mine = set(team_channels(request).filter(name__in=result.channels).values_list("name"))
         body = {
             "worker": self._fresh(worker_id),
             "changed": result.changed,
-            "channels": result.channels,
+            "channels": [name for name in result.channels if (name,) in mine],
             "takers": result.takers,
         }
-        return Response(DrainSerializer(body).data, status=status.HTTP_202_ACCEPTED)
+        return Response(
+            DrainSerializer(body, context=self.get_serializer_context()).data,
+            status=status.HTTP_202_ACCEPTED,
+        )
 
     @extend_schema(
         operation_id="workers_undrain",
@@ -144,7 +149,8 @@ class WorkerViewSet(viewsets.ReadOnlyModelViewSet):
     def undrain(self, request: Request, worker_id: str) -> Response:
         services.undrain_worker(worker_id, user=cast(User, request.user))
         return Response(
-            WorkerSerializer(self._fresh(worker_id)).data, status=status.HTTP_202_ACCEPTED
+            WorkerSerializer(self._fresh(worker_id), context=self.get_serializer_context()).data,
+            status=status.HTTP_202_ACCEPTED,
         )
 
     @extend_schema(
@@ -193,5 +199,5 @@ class ClusterView(views.APIView):
         responses={200: ClusterSerializer, 503: RUNTIME_DOWN},
     )
     def get(self, request: Request) -> Response:
-        cluster = selectors.cluster_view()
+        cluster = selectors.cluster_view(permissions.visible_team_ids(request.user))
         return Response(ClusterSerializer(cluster, context={"now": cluster.now}).data)

@@ -39,6 +39,7 @@ from console.api.channels.serializers.channel import ChannelSerializer
 from console.api.exceptions import exception_handler as console_exception_handler
 from console.api.exceptions import flatten_errors
 from console.api.parsers import StrictJSONError, loads_strict
+from console.api.scoping import creation_team, team_channels
 from console.choices import ConnectorState
 from console.models import Channel
 from console.selectors import channels as selectors
@@ -49,6 +50,8 @@ from runtime_adapter.base import SourceOffset
 
 #: The config key that carries the channel's whole spec (JSON text), in and out.
 SPEC_KEY = "sluice.spec"
+#: The config key naming the channel's team (read when a connector is created; then fixed).
+TEAM_KEY = "sluice.team"
 CONNECTOR_CLASS = "io.sluice.connect.Channel"
 VERSION = "0.1.0"
 
@@ -93,12 +96,15 @@ class ConnectView(APIView):
     def get_exception_handler(self):
         return connect_exception_handler
 
-    @staticmethod
-    def channel(name: str) -> Channel:
-        found = selectors.channels_with_status().filter(name=name).first()
-        if found is None:
+    def channel(self, name: str) -> Channel:
+        """The connector ``name`` among the caller's teams' channels (404 otherwise), once
+        their role in its team allows the request (403 otherwise)."""
+        found = team_channels(self.request, selectors.channels_with_status()).filter(name=name)
+        channel = found.first()
+        if channel is None:
             raise Http404
-        return found
+        self.check_object_permissions(self.request, channel)
+        return channel
 
 
 # -- shapes --------------------------------------------------------------------------------------
@@ -133,6 +139,7 @@ def connector_config(channel: Channel) -> dict[str, str]:
         "sluice.transforms": ",".join(str(t.get("type")) for t in spec.get("transforms", [])),
         "sluice.sink.type": ",".join(str(s.get("type")) for s in sinks if isinstance(s, dict)),
         "sluice.description": channel.description,
+        TEAM_KEY: channel.team.name,
         SPEC_KEY: json.dumps(spec, sort_keys=True),
     }
     topics = _topics_of(spec)
@@ -224,7 +231,7 @@ class ConnectorsView(ConnectView):
         unknown = set(expand) - {"status", "info"}
         if unknown:
             raise _error(400, f"Unknown expand value(s): {', '.join(sorted(unknown))}")
-        queryset = selectors.channels_with_status().order_by("name")
+        queryset = team_channels(request, selectors.channels_with_status()).order_by("name")
         if not expand:
             return Response([c.name for c in queryset])
         body: dict[str, Any] = {}
@@ -245,7 +252,7 @@ class ConnectorsView(ConnectView):
             raise _error(400, "Connector config must have a name and a config object")
         if Channel.objects.filter(name=name).exists():
             raise _error(409, f"Connector {name} already exists")
-        channel = _save(None, name, config, cast(User, request.user))
+        channel = _save(None, name, config, cast(User, request.user), request)
         fresh = self.channel(channel.name)
         return Response(connector_info(fresh), status=status.HTTP_201_CREATED)
 
@@ -268,7 +275,9 @@ def _spec_from_config(name: str, config: dict[str, Any]) -> Any:
     return raw
 
 
-def _save(channel: Channel | None, name: str, config: dict[str, Any], user: User) -> Channel:
+def _save(
+    channel: Channel | None, name: str, config: dict[str, Any], user: User, request: Request
+) -> Channel:
     spec = _spec_from_config(name, config)
     body: dict[str, Any] = {"name": name, "spec": spec}
     if "sluice.description" in config:
@@ -277,7 +286,9 @@ def _save(channel: Channel | None, name: str, config: dict[str, Any], user: User
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
     if channel is None:
-        return services.create_channel(**data, user=user)
+        data.pop("team", None)
+        team = creation_team(request, config.get(TEAM_KEY), permissions.CREATE)
+        return services.create_channel(**data, team=team, user=user)
     services.update_channel(
         channel,
         spec=data.get("spec"),
@@ -314,14 +325,15 @@ class ConfigView(ConnectView):
             raise _error(400, "The config must be a JSON object")
         if config.get("name", name) != name:
             raise _error(400, "Connector name configuration (name) must match the URL")
-        existing = Channel.objects.filter(name=name).first()
+        existing = team_channels(request).filter(name=name).first()
         user = cast(User, request.user)
         if existing is None:
             if not user.has_perm(permissions.ADD_CHANNEL):
                 raise _error(403, permissions.denial(permissions.ADD_CHANNEL, "create channels"))
-            _save(None, name, config, user)
+            _save(None, name, config, user, request)
             return Response(connector_info(self.channel(name)), status=status.HTTP_201_CREATED)
-        _save(existing, name, config, user)
+        self.check_object_permissions(request, existing)
+        _save(existing, name, config, user, request)
         return Response(connector_info(self.channel(name)))
 
 

@@ -8,7 +8,6 @@ from typing import cast
 
 from django.contrib.auth.models import User
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -36,6 +35,7 @@ from console.api.exceptions import ServiceUnavailable
 from console.api.metadata import NoSerializerMetadata
 from console.api.pagination import LimitOffsetPagination
 from console.api.responses import QUERY_ERRORS, RUNTIME_DOWN, ErrorDetailSerializer
+from console.api.scoping import channel_or_404
 from console.models import Channel
 from console.selectors.dead_letters import SCAN_LIMIT, get_dead_letter, list_dead_letters
 from console.services.dead_letters import (
@@ -87,7 +87,7 @@ class DeadLetterViewSet(viewsets.GenericViewSet):
     }
 
     def channel(self) -> Channel:
-        return get_object_or_404(Channel, name=self.kwargs["name"])
+        return channel_or_404(self, self.request, self.kwargs["name"])
 
     @extend_schema(
         operation_id="channels_dead_letters_list",

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import cast
 
 from django.contrib.auth.models import User
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, viewsets
@@ -18,7 +17,7 @@ from rest_framework.response import Response
 from console import permissions
 from console.api.metadata import NoSerializerMetadata
 from console.api.responses import NOT_FOUND, RUNTIME_DOWN
-from console.models import Channel
+from console.api.scoping import channel_or_404
 from console.services import discovery
 from console.services.lifecycle import actor_for
 
@@ -78,7 +77,7 @@ class DiscoveryViewSet(viewsets.GenericViewSet):
     )
     @action(detail=True, methods=["get"])
     def discovery(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
+        channel = channel_or_404(self, request, name)
         found = discovery.discovery_of(channel)
         return Response(ChannelDiscoverySerializer(discovery.view(found)).data)
 
@@ -101,7 +100,7 @@ class DiscoveryViewSet(viewsets.GenericViewSet):
     )
     @discovery.mapping.put
     def set_discovery(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
+        channel = channel_or_404(self, request, name)
         body = DiscoverySwitchSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         found = discovery.set_discovery(

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from console import permissions
 from console.api.channels.serializers.status import ChannelHealthSerializer
 from console.api.responses import QUERY_ERRORS
+from console.api.scoping import team_channels
 from console.selectors import health, history, reporting
 from console.selectors.channels import channels_with_status
 
@@ -56,7 +57,8 @@ class HealthView(views.APIView):
         rows: list[tuple[health.Health, dict[str, Any]]] = []
         before = history.lags_before()  # the lag trend: one query for the fleet, cached
         at = reporting.now()  # one instant for every channel's reporting
-        listed = health.attach_recent_failures(list(channels_with_status()), at=at)
+        mine = team_channels(request, channels_with_status())  # the caller's teams' only
+        listed = health.attach_recent_failures(list(mine), at=at)
         for channel in listed:
             connector = getattr(channel, "connector", None)
             assessed = health.of_channel(channel, lag_before=before.get(channel.name), at=at)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, views
 from rest_framework.exceptions import ValidationError
@@ -13,7 +12,7 @@ from rest_framework.request import Request
 from console import permissions
 from console.api.exceptions import ServiceUnavailable
 from console.api.responses import NOT_FOUND, QUERY_ERRORS, ErrorDetailSerializer
-from console.models import Channel
+from console.api.scoping import channel_or_404
 from console.selectors import history
 
 MAX_SERIES = len(history.SERIES)
@@ -127,7 +126,7 @@ class HistoryView(views.APIView):
     def get(self, request: Request, name: str) -> HttpResponse:
         query = HistoryQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        channel = get_object_or_404(Channel, name=name)
+        channel = channel_or_404(self, request, name)
         series = query.validated_data.get("series") or list(history.SERIES)
         try:
             body = history.channel_history(

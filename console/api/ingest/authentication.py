@@ -29,7 +29,7 @@ from rest_framework.parsers import BaseParser
 from rest_framework.permissions import BasePermission
 
 from console.models import Channel
-from console.permissions import OPERATE_CHANNEL, denial
+from console.permissions import OPERATE_CHANNEL, denial, may, team_name
 from console.services.ingest.tokens import token_matches
 
 TOKEN_HEADER = "X-Sluice-Token"
@@ -113,6 +113,15 @@ class CanPostEvents(BasePermission):
             denial(OPERATE_CHANNEL, "post events from the console")
             + " Producers send the channel's ingestion token instead."
         )
+        return False
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        """A console user's ``operate_channel`` must hold in the channel's team."""
+        if isinstance(request.auth, PresentedToken):
+            return True  # the channel's own token (has_permission checked it)
+        if may(request.user, OPERATE_CHANNEL, obj):
+            return True
+        self.message = denial(OPERATE_CHANNEL, "post events from the console", team_name(obj))
         return False
 
     def _token_matches(self, name: str, token: str) -> bool:

@@ -21,6 +21,7 @@ from console.api.exceptions import RequestTooLarge
 from console.api.ingest.authentication import (
     INGEST_AUTHENTICATION,
     CanPostEvents,
+    PresentedToken,
     UnreadBodyParser,
 )
 from console.api.ingest.schema import (
@@ -34,6 +35,7 @@ from console.api.ingest.serializers import IngestTokenStateSerializer, IssuedIng
 from console.api.metadata import NoSerializerMetadata
 from console.api.parsers import JSONSyntaxError, StrictJSONError, loads_strict
 from console.api.responses import NOT_FOUND
+from console.api.scoping import channel_or_404
 from console.models import Channel
 from console.selectors.channels import ingest_token_state
 from console.selectors.cloudevents import is_json_media_type
@@ -122,7 +124,10 @@ class IngestViewSet(viewsets.GenericViewSet):
         parser_classes=[UnreadBodyParser],  # the body is read raw, with its own size limit
     )
     def events(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
+        if isinstance(request.auth, PresentedToken):  # the token is this channel's: any team
+            channel = get_object_or_404(Channel, name=name)
+        else:
+            channel = channel_or_404(self, request, name)
         http_source_config(channel)  # 409 before reading the body
         body = read_body(request, settings.SLUICE_INGEST_MAX_REQUEST_BYTES)
         check_ingest_json(request, body)
@@ -146,7 +151,7 @@ class IngestViewSet(viewsets.GenericViewSet):
     )
     @action(detail=True, methods=["get"], url_path="ingest-token")
     def ingest_token(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
+        channel = channel_or_404(self, request, name)
         return Response(IngestTokenStateSerializer(ingest_token_state(channel)).data)
 
     @extend_schema(
@@ -164,7 +169,7 @@ class IngestViewSet(viewsets.GenericViewSet):
     )
     @ingest_token.mapping.post
     def issue_ingest_token(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
+        channel = channel_or_404(self, request, name)
         issued = tokens.issue_ingest_token(channel)
         code = status.HTTP_201_CREATED if issued.created else status.HTTP_200_OK
         return Response(IssuedIngestTokenSerializer(issued).data, status=code)
@@ -177,5 +182,5 @@ class IngestViewSet(viewsets.GenericViewSet):
     )
     @ingest_token.mapping.delete
     def revoke_ingest_token(self, request: Request, name: str) -> Response:
-        tokens.revoke_ingest_token(get_object_or_404(Channel, name=name))
+        tokens.revoke_ingest_token(channel_or_404(self, request, name))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -18,13 +18,32 @@ class CapabilitiesSerializer(serializers.Serializer):
     edit = serializers.BooleanField(help_text="May create, change and delete channels.")
 
 
+class TeamMembershipSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="The team.")
+    roles = serializers.ListField(
+        child=serializers.ChoiceField(choices=permissions.ROLES),
+        help_text="The user's roles in this team.",
+    )
+    can = CapabilitiesSerializer(help_text="What the user may do in this team.")
+
+
 class MeSerializer(serializers.Serializer):
     username = serializers.CharField()
     roles = serializers.ListField(
         child=serializers.ChoiceField(choices=permissions.ROLES),
-        help_text="The role groups the user is in (viewer, operator, editor).",
+        help_text="The roles the user holds in any team (viewer, operator, editor, admin).",
+    )
+    teams = TeamMembershipSerializer(
+        many=True,
+        help_text=(
+            "The teams the user sees, by name, with their roles there (a superuser: every "
+            "team, with no roles needed)."
+        ),
     )
     is_superuser = serializers.BooleanField(help_text="May do everything, whatever the roles.")
     can = CapabilitiesSerializer(
-        help_text="What the user may do, from roles and permissions (superusers: all)."
+        help_text=(
+            "What the user may do in at least one team, from roles and permissions "
+            "(superusers: all)."
+        )
     )

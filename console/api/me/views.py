@@ -10,6 +10,7 @@ from rest_framework.response import Response
 
 from console import permissions
 from console.api.me.serializers import MeSerializer
+from console.models import Team
 
 
 class MeView(views.APIView):
@@ -32,6 +33,18 @@ class MeView(views.APIView):
                 value={
                     "username": "alice",
                     "roles": ["operator"],
+                    "teams": [
+                        {
+                            "name": "payments",
+                            "roles": ["operator"],
+                            "can": {
+                                "view": True,
+                                "operate": True,
+                                "operate_workers": True,
+                                "edit": False,
+                            },
+                        }
+                    ],
                     "is_superuser": False,
                     "can": {"view": True, "operate": True, "edit": False},
                 },
@@ -43,6 +56,14 @@ class MeView(views.APIView):
         body = {
             "username": user.get_username(),
             "roles": permissions.roles_of(user),
+            "teams": [
+                {
+                    "name": team.name,
+                    "roles": permissions.roles_of(user, team),
+                    "can": permissions.capabilities(user, team),
+                }
+                for team in permissions.visible(Team.objects.all(), user, "pk")
+            ],
             "is_superuser": user.is_superuser,
             "can": permissions.capabilities(user),
         }

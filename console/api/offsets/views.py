@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import cast
 
 from django.contrib.auth.models import User
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
@@ -41,7 +40,7 @@ from console.api.offsets.serializers import (
     validated,
 )
 from console.api.responses import NOT_FOUND, RUNTIME_DOWN
-from console.models import Channel
+from console.api.scoping import channel_or_404, team_channels
 from console.services.mirrormaker2 import (
     hand_back_to_mirrormaker2,
     mirrormaker2_preview,
@@ -87,7 +86,7 @@ class OffsetsViewSet(viewsets.GenericViewSet):
     )
     @action(detail=True, methods=["get"])
     def offsets(self, request: Request, name: str) -> Response:
-        found = services.channel_offsets(get_object_or_404(Channel, name=name))
+        found = services.channel_offsets(channel_or_404(self, request, name))
         return Response(ChannelOffsetsSerializer(found).data)
 
     @extend_schema(
@@ -118,7 +117,7 @@ class OffsetsViewSet(viewsets.GenericViewSet):
     )
     @offsets.mapping.patch
     def alter_offsets(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
+        channel = channel_or_404(self, request, name)
         change = validated(OffsetsAlterSerializer, request.data)
         # RolePermission refuses anonymous requests: request.user is a User (here and below).
         message = services.alter_channel_offsets(channel, **change, user=cast(User, request.user))
@@ -136,7 +135,7 @@ class OffsetsViewSet(viewsets.GenericViewSet):
     )
     @offsets.mapping.delete
     def reset_offsets(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
+        channel = channel_or_404(self, request, name)
         return Response(
             {"message": services.reset_channel_offsets(channel, user=cast(User, request.user))}
         )
@@ -169,13 +168,15 @@ class OffsetsViewSet(viewsets.GenericViewSet):
     )
     @action(detail=True, methods=["post"], url_path="offsets/copy", url_name="offsets-copy")
     def copy_offsets(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
+        channel = channel_or_404(self, request, name)
         origin = validated(OffsetsCopyOriginSerializer, request.data)
         user = cast(User, request.user)
         if "from_mirrormaker2" in origin:
             message = take_over_from_mirrormaker2(channel, **origin["from_mirrormaker2"], user=user)
         else:
-            message = services.copy_channel_offsets(channel, **origin, user=user)
+            message = services.copy_channel_offsets(
+                channel, **origin, origins=team_channels(request), user=user
+            )
         return Response({"message": message})
 
     @extend_schema(
@@ -203,7 +204,7 @@ class OffsetsViewSet(viewsets.GenericViewSet):
         url_name="offsets-mirrormaker2",
     )
     def mirrormaker2_offsets(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
+        channel = channel_or_404(self, request, name)
         where = validated(MirrorMaker2Serializer, request.query_params.dict())
         return Response(preview_data(mirrormaker2_preview(channel, **where)))
 
@@ -224,7 +225,7 @@ class OffsetsViewSet(viewsets.GenericViewSet):
     )
     @mirrormaker2_offsets.mapping.post
     def hand_back_offsets(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
+        channel = channel_or_404(self, request, name)
         where = validated(MirrorMaker2Serializer, request.data)
         found = hand_back_to_mirrormaker2(channel, **where, user=cast(User, request.user))
         return Response(hand_back_data(found))

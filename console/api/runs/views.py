@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import cast
 
 from django.contrib.auth.models import User
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -28,7 +27,8 @@ from console.api.runs.serializers import (
     ReplayRequestSerializer,
     RunTargetsSerializer,
 )
-from console.models import Channel, ChannelRun
+from console.api.scoping import channel_or_404
+from console.models import ChannelRun
 from console.services import run_executor, runs
 
 RUN_INVALID = OpenApiResponse(
@@ -62,7 +62,8 @@ class ReplayViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
     }
 
     def get_queryset(self):
-        return ChannelRun.objects.filter(channel__name=self.kwargs["name"]).select_related(
+        runs = ChannelRun.objects.filter(channel__name=self.kwargs["name"])
+        return permissions.visible(runs, self.request.user, "channel__team").select_related(
             "channel"
         )
 
@@ -71,7 +72,7 @@ class ReplayViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
         responses={200: ChannelRunSerializer(many=True), 400: QUERY_ERRORS, 404: NOT_FOUND},
     )
     def list(self, request: Request, *args, **kwargs) -> Response:
-        get_object_or_404(Channel, name=self.kwargs["name"])
+        channel_or_404(self, self.request, self.kwargs["name"])
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         assert page is not None, "the runs are always paginated"
         run_executor.follow_now(page)  # the runtime's state now, not the last pass's
@@ -92,7 +93,7 @@ class ReplayViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
         responses={201: ChannelRunSerializer, 400: RUN_INVALID, 404: NOT_FOUND},
     )
     def create(self, request: Request, name: str) -> Response:
-        channel = get_object_or_404(Channel, name=name)
+        channel = channel_or_404(self, request, name)
         body = validated(ReplayRequestSerializer, request.data)
         window = body.get("window") or {}
         run = runs.start_replay(
@@ -117,7 +118,7 @@ class ReplayViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
     )
     @action(detail=False, methods=["get"])
     def targets(self, request: Request, name: str) -> Response:
-        targets = runs.channel_targets(get_object_or_404(Channel, name=name))
+        targets = runs.channel_targets(channel_or_404(self, request, name))
         body = {
             "targets": [target.to_json() for target in targets],
             "live": sum(1 for target in targets if target.live),

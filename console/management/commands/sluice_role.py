@@ -1,11 +1,12 @@
-"""``manage.py sluice_role``: give users roles, take them away, show who has which.
+"""``manage.py sluice_role``: give users roles in a team, take them away, show who has which.
 
-    manage.py sluice_role alice operator            # alice becomes an operator
-    manage.py sluice_role alice viewer editor       # several roles at once
-    manage.py sluice_role alice operator --remove   # alice is no longer an operator
-    manage.py sluice_role bob viewer --create       # create bob first (password printed once)
-    manage.py sluice_role alice                     # show alice's roles
-    manage.py sluice_role --list                    # every user with a role
+    manage.py sluice_role alice operator                  # operator in the default team
+    manage.py sluice_role alice viewer editor --team pay  # several roles in the team pay
+    manage.py sluice_role alice operator --remove         # no longer an operator (default team)
+    manage.py sluice_role bob viewer --create             # create bob first (password printed once)
+    manage.py sluice_role alice                           # alice's roles, team by team
+    manage.py sluice_role --list                          # every user with a role, team by team
+    manage.py sluice_role alice admin --team pay --create-team  # create the team pay first
 
 A user given a role also becomes staff, so that they can sign in to the admin too (the
 admin shows and allows what their permissions allow, as the API does).
@@ -20,19 +21,26 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from console.permissions import ROLES, grant_role, revoke_role, roles_of, sync_roles
+from console.models import DEFAULT_TEAM, Membership, Team
+from console.permissions import ROLES, grant_role, revoke_role
 
 
 class Command(BaseCommand):
     help = (
-        "Give a user roles (viewer, operator, editor), or take them away with --remove. "
-        "Without roles, show the user's roles; --list shows every user with a role."
+        "Give a user roles (viewer, operator, editor, admin) in a team, or take them away with "
+        "--remove. Without roles, show the user's roles; --list shows every user with a role."
     )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("username", nargs="?", help="The user to change or show.")
         parser.add_argument("roles", nargs="*", metavar="role", help=f"Roles: {', '.join(ROLES)}.")
         parser.add_argument("--remove", action="store_true", help="Take the roles away.")
+        parser.add_argument(
+            "--team", default=DEFAULT_TEAM, help=f"The team (default: {DEFAULT_TEAM})."
+        )
+        parser.add_argument(
+            "--create-team", action="store_true", help="Create the team if it does not exist."
+        )
         parser.add_argument(
             "--create",
             action="store_true",
@@ -46,7 +54,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, username=None, roles=(), remove=False, create=False, **options):
-        sync_roles()
         if options["list_users"]:
             self._list()
             return
@@ -61,17 +68,40 @@ class Command(BaseCommand):
             )
         with transaction.atomic():
             user = self._user(username, create=create and bool(roles))
+            team = self._team(options["team"], create=options["create_team"] and bool(roles))
             for role in roles:
                 if remove:
-                    revoke_role(user, role)
+                    revoke_role(user, role, team)
                 else:
-                    grant_role(user, role)
+                    grant_role(user, role, team)
             if roles and not remove and not user.is_staff:
                 user.is_staff = True
                 user.save(update_fields=["is_staff"])
-        shown = ", ".join(roles_of(user)) or "none"
         extra = " (superuser: may do everything)" if user.is_superuser else ""
-        self.stdout.write(f"{user.get_username()}: roles {shown}{extra}")
+        self.stdout.write(f"{user.get_username()}: roles {self._shown(user) or 'none'}{extra}")
+
+    @staticmethod
+    def _team(name: str, *, create: bool) -> Team:
+        team = Team.objects.filter(name=name).first()
+        if team is not None:
+            return team
+        if not create:
+            raise CommandError(f"No team '{name}'. Add --create-team to create it.")
+        team = Team(name=name)
+        team.full_clean()
+        team.save()
+        return team
+
+    @staticmethod
+    def _shown(user) -> str:
+        """``editor, viewer in default; admin in pay`` (roles in :data:`ROLES` order)."""
+        held: dict[str, set[str]] = {}
+        for team, role in Membership.objects.filter(user=user).values_list("team__name", "role"):
+            held.setdefault(team, set()).add(role)
+        return "; ".join(
+            f"{', '.join(r for r in ROLES if r in roles)} in {team}"
+            for team, roles in sorted(held.items())
+        )
 
     def _user(self, username: str, *, create: bool):
         User = get_user_model()
@@ -96,12 +126,6 @@ class Command(BaseCommand):
 
     def _list(self) -> None:
         User = get_user_model()
-        users = (
-            User.objects.filter(groups__name__in=ROLES)
-            .distinct()
-            .order_by(User.USERNAME_FIELD)
-            .prefetch_related("groups")
-        )
-        for user in users:
-            names = {group.name for group in user.groups.all()}
-            self.stdout.write(f"{user.get_username()}: {', '.join(r for r in ROLES if r in names)}")
+        users = User.objects.filter(team_memberships__isnull=False).distinct()
+        for user in users.order_by(User.USERNAME_FIELD):
+            self.stdout.write(f"{user.get_username()}: {self._shown(user)}")

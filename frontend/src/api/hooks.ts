@@ -262,6 +262,7 @@ export function useCluster() {
 export const EVERYONE: Me = {
   username: "",
   roles: [],
+  teams: [],
   is_superuser: false,
   can: { view: true, operate: true, operate_workers: true, edit: true },
 };

@@ -1123,6 +1123,8 @@ export interface components {
             health?: components["schemas"]["LevelEnum"][];
             /** @description Id of the runtime worker the channel is placed on (repeatable). */
             worker?: string[];
+            /** @description Name of the team the channel belongs to (repeatable); a team the caller cannot see matches nothing. */
+            team?: string[];
             /** @description `key=value` (the label has this value) or `key` (the label is set); repeatable: every one must match. */
             label?: string[];
             /** @description Must be true when nothing else narrows the filter: the action then applies to every channel (one request could otherwise stop or delete a fleet by an empty filter). */
@@ -1166,6 +1168,8 @@ export interface components {
         ChangeEnum: "added" | "removed" | "changed" | "reordered";
         Channel: {
             name: string;
+            /** @description The team the channel belongs to, by name. On create: where to create it (left out: the one team where the caller may create channels); it cannot change. */
+            team?: string;
             description?: string;
             /** @description The channel spec: source, transforms[], then sink (a linear channel) or rules[] (a bus: each rule a name, pattern, transforms[] and sinks[]); see the plugin catalogue and docs/channels.md. Secrets (config fields marked writeOnly) read as '__sluice_secret__'; send that marker back, or leave the field out, to keep the stored secret. */
             spec: {
@@ -1263,6 +1267,8 @@ export interface components {
          */
         ChannelListItem: {
             name: string;
+            /** @description The team the channel belongs to, by name. On create: where to create it (left out: the one team where the caller may create channels); it cannot change. */
+            team?: string;
             description?: string;
             /** @description The channel spec: source, transforms[], then sink (a linear channel) or rules[] (a bus: each rule a name, pattern, transforms[] and sinks[]); see the plugin catalogue and docs/channels.md. Secrets (config fields marked writeOnly) read as '__sluice_secret__'; send that marker back, or leave the field out, to keep the stored secret. */
             spec: {
@@ -1332,6 +1338,8 @@ export interface components {
         };
         ChannelRequest: {
             name: string;
+            /** @description The team the channel belongs to, by name. On create: where to create it (left out: the one team where the caller may create channels); it cannot change. */
+            team?: string;
             description?: string;
             /** @description The channel spec: source, transforms[], then sink (a linear channel) or rules[] (a bus: each rule a name, pattern, transforms[] and sinks[]); see the plugin catalogue and docs/channels.md. Secrets (config fields marked writeOnly) read as '__sluice_secret__'; send that marker back, or leave the field out, to keep the stored secret. */
             spec: {
@@ -1930,11 +1938,13 @@ export interface components {
         };
         Me: {
             username: string;
-            /** @description The role groups the user is in (viewer, operator, editor). */
+            /** @description The roles the user holds in any team (viewer, operator, editor, admin). */
             roles: components["schemas"]["RolesEnum"][];
+            /** @description The teams the user sees, by name, with their roles there (a superuser: every team, with no roles needed). */
+            teams: components["schemas"]["TeamMembership"][];
             /** @description May do everything, whatever the roles. */
             is_superuser: boolean;
-            /** @description What the user may do, from roles and permissions (superusers: all). */
+            /** @description What the user may do in at least one team, from roles and permissions (superusers: all). */
             can: components["schemas"]["Capabilities"];
         };
         /**
@@ -2172,6 +2182,8 @@ export interface components {
         };
         PatchedChannelRequest: {
             name?: string;
+            /** @description The team the channel belongs to, by name. On create: where to create it (left out: the one team where the caller may create channels); it cannot change. */
+            team?: string;
             description?: string;
             /** @description The channel spec: source, transforms[], then sink (a linear channel) or rules[] (a bus: each rule a name, pattern, transforms[] and sinks[]); see the plugin catalogue and docs/channels.md. Secrets (config fields marked writeOnly) read as '__sluice_secret__'; send that marker back, or leave the field out, to keep the stored secret. */
             spec?: {
@@ -2489,9 +2501,10 @@ export interface components {
          * @description * `viewer` - viewer
          *     * `operator` - operator
          *     * `editor` - editor
+         *     * `admin` - admin
          * @enum {string}
          */
-        RolesEnum: "viewer" | "operator" | "editor";
+        RolesEnum: "viewer" | "operator" | "editor" | "admin";
         /**
          * @description One rule of a bus: its event counts since the channel was first started (carried over
          *     its drivers: ``console.services.count_totals``), its rates as the runtime reports them.
@@ -2915,6 +2928,14 @@ export interface components {
             /** Format: date-time */
             updated?: string;
         };
+        TeamMembership: {
+            /** @description The team. */
+            name: string;
+            /** @description The user's roles in this team. */
+            roles: components["schemas"]["RolesEnum"][];
+            /** @description What the user may do in this team. */
+            can: components["schemas"]["Capabilities"];
+        };
         /**
          * @description One of a rule's own transforms as the rules test reads it: its type, and a filter's
          *     pattern (checked as the spec checks it). Other types' configs are not read: the test
@@ -3112,6 +3133,8 @@ export interface operations {
                 state?: ("FAILED" | "NOT_REPORTING" | "PAUSED" | "RESTARTING" | "RUNNING" | "STOPPED" | "UNASSIGNED")[];
                 /** @description What the user asked for (repeatable). */
                 target_state?: ("PAUSED" | "RUNNING" | "STOPPED")[];
+                /** @description Name of the team the channel belongs to (repeatable); a team the caller cannot see matches nothing. */
+                team?: string[];
                 /** @description Id of the runtime worker the channel is placed on (repeatable). */
                 worker?: string[];
             };

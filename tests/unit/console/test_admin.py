@@ -6,7 +6,7 @@ import pytest
 
 from console import services
 from console.choices import TargetState
-from console.models import Channel, Connector, LifecycleEvent
+from console.models import Channel, Connector, LifecycleEvent, Team
 
 pytestmark = pytest.mark.django_db
 
@@ -19,13 +19,15 @@ def admin_client(client, django_user_model):
 
 
 def test_adding_a_channel_in_the_admin_goes_through_the_services(admin_client, spec):
+    team = Team.objects.create(name="pay")
     response = admin_client.post(
         "/admin/console/channel/add/",
-        {"name": "orders", "description": "", "spec": json.dumps(spec)},
+        {"name": "orders", "team": team.pk, "description": "", "spec": json.dumps(spec)},
     )
 
     assert response.status_code == 302, response.content
     channel = Channel.objects.get(name="orders")
+    assert channel.team == team
     assert channel.revisions.count() == 1
     assert LifecycleEvent.objects.get().actor == "user:root"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.contrib.auth.models import Permission
 
 from console import services
 from console.choices import ConnectorState, TargetState
 from console.models import Channel, Connector, LifecycleEvent, Task, Worker
+from console.permissions import VIEWER, grant_role
 from runtime_adapter.states import TargetState as RuntimeTargetState
 
 pytestmark = pytest.mark.django_db
@@ -171,7 +171,7 @@ def test_buttons_want_post_a_known_operation_and_change_permission(
     assert admin_client.post(f"{CHANGELIST}999/lifecycle/pause/").status_code == 404
 
     viewer = django_user_model.objects.create_user("viewer", password="x", is_staff=True)
-    viewer.user_permissions.add(Permission.objects.get(codename="view_channel"))
+    grant_role(viewer, VIEWER)  # in the default team, the channels'
     client.force_login(viewer)
     page = client.get(f"{CHANGELIST}{pk}/change/").content.decode()
 

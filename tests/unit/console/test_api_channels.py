@@ -406,7 +406,7 @@ def test_listing_costs_the_same_queries_for_any_number_of_channels(
         create(api, spec, name=f"c{i}")
         api.post(f"{CHANNELS}c{i}/start")
 
-    # token, the user's permissions (own and groups': the role check), count, page
+    # token, the user's roles in teams (the role check and the teams they see), count, page
     with django_assert_max_num_queries(6):
         response = api.get(CHANNELS)
 

@@ -124,7 +124,9 @@ def test_standalone_master_workers_and_executors(api, runtime, spec):
     assert channel["executors"][1]["active_tasks"] == 2
 
 
-def test_each_runtime_worker_shows_its_drivers_and_the_channels_they_host(api, runtime, spec):
+def test_each_runtime_worker_shows_its_drivers_and_the_channels_they_host(
+    api, admin_client, runtime, spec
+):
     now = time.time()
     runtime.heartbeat("w1", at=now - 1)
     for name in ("orders", "payments", "audit"):
@@ -163,11 +165,14 @@ def test_each_runtime_worker_shows_its_drivers_and_the_channels_they_host(api, r
         "2g",
     )
     assert dedicated["application_id"] == "local-1700000000"
-    # A connector the console does not know is listed by id, not as a channel.
-    assert dedicated["connectors"] == ["audit", "deleted-long-ago"]
-    assert dedicated["channels"] == ["audit"]
+    # A connector the console does not know belongs to no team: only a site admin sees it
+    # (by id, not as a channel).
+    assert dedicated["connectors"] == dedicated["channels"] == ["audit"]
     drivers = {c["name"]: c["driver_id"] for c in body["channels"]}
     assert drivers == {"audit": "w1-dedicated-audit", "orders": "w1-shared-1"}
+    [as_admin] = admin_client.get(CLUSTER).json()["runtime_workers"]
+    assert as_admin["drivers"][0]["connectors"] == ["audit", "deleted-long-ago"]
+    assert as_admin["drivers"][0]["channels"] == ["audit"]
 
 
 def test_a_worker_without_drivers_has_an_empty_list(api, runtime):

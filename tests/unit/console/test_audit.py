@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from console import services
-from console.models import AuditEvent, Channel
+from console.models import AuditEvent, Channel, default_team_id
 from console.permissions import grant_role
 from console.services.audit_trail import MAX_CHANGES_BYTES, record_audit, redact_body
 from pipelines.spec.secrets import SECRET_MARKER
@@ -301,7 +301,9 @@ def test_sign_in_failures_sign_ins_and_sign_outs_are_recorded(client, django_use
 def test_the_audit_list_filters_by_actor_action_object_and_time(api, orders):
     api.post(f"{CHANNELS}orders/start")
     api.post(f"{CHANNELS}orders/stop")
-    old = record_audit(action="channel.start", actor="bob", object_id="billing")
+    old = record_audit(  # about a channel since deleted: the team is kept on the row
+        action="channel.start", actor="bob", object_id="billing", team_id=default_team_id()
+    )
     AuditEvent.objects.filter(pk=old.pk).update(
         created_at=timezone.now() - timezone.timedelta(days=2)
     )

@@ -8,7 +8,8 @@ import io
 import json
 
 import pytest
-from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.models import Permission
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.urls import URLPattern, reverse
 from rest_framework import views
@@ -20,7 +21,7 @@ from console import permissions, services
 from console.api import urls as api_urls
 from console.choices import TargetState
 from console.models import Channel, Worker
-from console.permissions import EDITOR, OPERATOR, ROLE_PERMISSIONS, ROLES, VIEWER
+from console.permissions import ADMIN, EDITOR, OPERATOR, ROLE_PERMISSIONS, ROLES, VIEWER
 
 pytestmark = pytest.mark.django_db
 
@@ -288,14 +289,18 @@ def test_operator_and_editor_together_can_do_both(world, django_user_model):
 
 
 def test_a_single_permission_granted_by_hand_is_honoured(world, django_user_model):
-    """Permissions, not group names, are checked: a site may compose its own groups."""
+    """Permissions, not role names, are checked: a site may compose its own groups. A grant
+    by hand holds in the teams the user sees, and sees nothing by itself."""
     user = django_user_model.objects.create_user("custom", password="s3cret-pass")
     user.user_permissions.add(Permission.objects.get(codename="operate_channel"))
     client = APIClient()
     client.force_authenticate(user)
 
-    assert client.post("/api/v1/channels/orders/start").status_code == 202
     assert client.get("/api/v1/channels/").status_code == 403  # no view permission
+    assert client.post("/api/v1/channels/orders/start").status_code == 404  # in no team of theirs
+
+    permissions.grant_role(user, VIEWER)  # in the default team, where orders is
+    assert client.post("/api/v1/channels/orders/start").status_code == 202
 
 
 # -- a view that declares nothing (e.g. one added later) -------------------------------------
@@ -367,9 +372,11 @@ def test_me_says_who_is_calling_and_what_they_may_do(django_user_model, identity
     response = client_for(identity, django_user_model).get(reverse("api:me"))
 
     assert response.status_code == 200
+    in_default = identity in ROLES or identity == "superuser"  # a superuser sees every team
     assert response.json() == {
         "username": "root" if identity == "superuser" else identity,
         "roles": roles,
+        "teams": [{"name": "default", "roles": roles, "can": can}] if in_default else [],
         "is_superuser": identity == "superuser",
         "can": can,
     }
@@ -395,43 +402,24 @@ def test_me_is_in_the_schema(anon):
     assert "200" in paths["/api/v1/me/"]["get"]["responses"]
 
 
-# -- the groups ------------------------------------------------------------------------------
+# -- what each role grants ----------------------------------------------------------------------
 
 
-def group_permissions(role: str) -> set[str]:
-    rows = Group.objects.get(name=role).permissions.values_list(
-        "content_type__app_label", "codename"
+def test_every_permission_a_role_grants_exists():
+    """Roles are code, checked by name: a misspelt permission would silently grant nothing."""
+    rows = Permission.objects.values_list("content_type__app_label", "codename")
+    existing = {f"{app}.{codename}" for app, codename in rows}
+    for role in ROLES:
+        assert ROLE_PERMISSIONS[role] <= existing, role
+
+
+def test_the_roles_grant_their_parts_and_a_team_admin_everything():
+    assert "console.operate_channel" not in ROLE_PERMISSIONS[EDITOR]
+    assert "console.add_channel" not in ROLE_PERMISSIONS[OPERATOR]
+    assert ROLE_PERMISSIONS[VIEWER] < ROLE_PERMISSIONS[OPERATOR]
+    assert ROLE_PERMISSIONS[ADMIN] == (
+        ROLE_PERMISSIONS[OPERATOR] | ROLE_PERMISSIONS[EDITOR] | {permissions.MANAGE_TEAM}
     )
-    return {f"{app}.{codename}" for app, codename in rows}
-
-
-def test_migrate_created_the_role_groups_with_their_permissions():
-    for role in ROLES:
-        assert group_permissions(role) == ROLE_PERMISSIONS[role]
-    assert "console.operate_channel" not in group_permissions(EDITOR)
-    assert "console.add_channel" not in group_permissions(OPERATOR)
-
-
-def test_sync_roles_is_idempotent_and_restores_the_code_s_sets():
-    editor = Group.objects.get(name=EDITOR)
-    editor.permissions.add(Permission.objects.get(codename="operate_channel"))
-    Group.objects.get(name=VIEWER).permissions.clear()
-
-    permissions.sync_roles()
-    permissions.sync_roles()
-
-    assert Group.objects.filter(name__in=ROLES).count() == 3
-    for role in ROLES:
-        assert group_permissions(role) == ROLE_PERMISSIONS[role]
-
-
-def test_sync_roles_runs_after_migrate():
-    Group.objects.filter(name__in=ROLES).delete()
-
-    call_command("migrate", verbosity=0)
-
-    for role in ROLES:
-        assert group_permissions(role) == ROLE_PERMISSIONS[role]
 
 
 # -- manage.py sluice_role -------------------------------------------------------------------
@@ -446,15 +434,31 @@ def sluice_role(*args: str) -> str:
 def test_sluice_role_gives_and_takes_roles(django_user_model):
     alice = django_user_model.objects.create_user("alice", password="x")
 
-    assert sluice_role("alice", "operator", "viewer") == "alice: roles viewer, operator\n"
+    assert sluice_role("alice", "operator", "viewer") == (
+        "alice: roles viewer, operator in default\n"
+    )
     alice.refresh_from_db()
     assert alice.is_staff  # may sign in to the admin, which applies the same permissions
     assert alice.has_perm("console.operate_channel")
 
-    assert sluice_role("alice", "operator", "--remove") == "alice: roles viewer\n"
+    assert sluice_role("alice", "operator", "--remove") == "alice: roles viewer in default\n"
     assert not django_user_model.objects.get(pk=alice.pk).has_perm("console.operate_channel")
-    assert sluice_role("alice") == "alice: roles viewer\n"
-    assert sluice_role("--list") == "alice: viewer\n"
+    assert sluice_role("alice") == "alice: roles viewer in default\n"
+    assert sluice_role("--list") == "alice: viewer in default\n"
+
+
+def test_sluice_role_gives_roles_in_a_named_team(django_user_model):
+    django_user_model.objects.create_user("alice", password="x")
+
+    with pytest.raises(CommandError, match=r"No team 'pay'\. Add --create-team"):
+        sluice_role("alice", "editor", "--team", "pay")
+    assert sluice_role("alice", "admin", "--team", "pay", "--create-team") == (
+        "alice: roles admin in pay\n"
+    )
+    sluice_role("alice", "viewer")
+    assert sluice_role("--list") == "alice: viewer in default; admin in pay\n"
+    with pytest.raises(ValidationError):
+        sluice_role("alice", "viewer", "--team", "Not A Name", "--create-team")
 
 
 def test_sluice_role_creates_a_user_on_request(django_user_model, monkeypatch):
@@ -465,15 +469,15 @@ def test_sluice_role_creates_a_user_on_request(django_user_model, monkeypatch):
     bob = django_user_model.objects.get(username="bob")
     assert bob.check_password("chosen-pass-123")
     assert "chosen-pass-123" not in output
-    assert output.endswith("bob: roles editor\n")
+    assert output.endswith("bob: roles editor in default\n")
 
 
 def test_sluice_role_refuses_unknown_users_and_roles(django_user_model):
     with pytest.raises(CommandError, match="No user 'ghost'"):
         sluice_role("ghost", "viewer")
     django_user_model.objects.create_user("alice", password="x")
-    with pytest.raises(CommandError, match="Unknown role\\(s\\) admin"):
-        sluice_role("alice", "admin")
+    with pytest.raises(CommandError, match="Unknown role\\(s\\) owner"):
+        sluice_role("alice", "owner")
 
 
 def test_ensure_admin_still_makes_a_superuser_who_may_do_everything(monkeypatch):
@@ -551,7 +555,7 @@ def test_admin_staff_without_a_role_sees_nothing(client, django_user_model, worl
     assert client.get(CHANGELIST).status_code == 403
     assert client.get("/admin/console/worker/").status_code == 403
     pk = Channel.objects.get(name="orders").pk
-    assert client.post(f"{CHANGELIST}{pk}/lifecycle/start/").status_code == 403
+    assert client.post(f"{CHANGELIST}{pk}/lifecycle/start/").status_code == 404  # in no team
     assert Channel.objects.get(pk=pk).target_state == TargetState.STOPPED
 
 

@@ -177,7 +177,24 @@ class LabelsField(serializers.JSONField):
         return dict(data)
 
 
+class TeamField(serializers.CharField):
+    """A team by name. Written only when a channel is created (the view finds the team among
+    the caller's, :func:`console.api.scoping.creation_team`); a channel never changes team."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_length=63, required=False, **kwargs)
+
+    def get_attribute(self, instance: Any) -> Any:
+        return instance.team.name if isinstance(instance, Channel) else None
+
+
 class ChannelSerializer(serializers.ModelSerializer):
+    team = TeamField(
+        help_text=(
+            "The team the channel belongs to, by name. On create: where to create it (left "
+            "out: the one team where the caller may create channels); it cannot change."
+        )
+    )
     spec = SpecField(
         help_text=(
             "The channel spec: source, transforms[], then sink (a linear channel) or rules[] "
@@ -260,6 +277,7 @@ class ChannelSerializer(serializers.ModelSerializer):
         model = Channel
         fields = [
             "name",
+            "team",
             "description",
             "spec",
             "target_state",
@@ -287,6 +305,11 @@ class ChannelSerializer(serializers.ModelSerializer):
     def validate_name(self, value: str) -> str:
         if self.instance is not None and value != self.instance.name:
             raise serializers.ValidationError("A channel cannot be renamed.")
+        return value
+
+    def validate_team(self, value: str) -> str:
+        if self.instance is not None and value != self.instance.team.name:
+            raise serializers.ValidationError("A channel cannot move to another team.")
         return value
 
     def validate_target_state(self, value: str) -> str:
