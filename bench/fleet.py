@@ -51,7 +51,15 @@ def populate(channels: int) -> None:
     from django.contrib.auth import get_user_model
 
     from console.crypto import encrypt_spec
-    from console.models import Channel, Connector, Revision, Task, Worker, new_checkpoint_key
+    from console.models import (
+        Channel,
+        Connector,
+        Revision,
+        Task,
+        Worker,
+        default_team_id,
+        new_checkpoint_key,
+    )
     from console.selectors.specs import normalize_spec
 
     spec = encrypt_spec(normalize_spec(CHANNEL_SPEC))
@@ -60,12 +68,14 @@ def populate(channels: int) -> None:
     user.save()
     workers = [Worker.objects.create(worker_id=w, state="ALIVE") for w in ("w1", "w2")]
     rows = []
+    team = default_team_id()  # bulk_create does not call save(), which would set it
     for n in range(channels):
         name = f"ch-{n:05d}"
         deployed = n % 5 != 4
         rows.append(
             Channel(
                 name=name,
+                team_id=team,
                 description=f"bench channel {n} for team {TEAMS[n % len(TEAMS)]}",
                 target_state="RUNNING" if deployed else "STOPPED",
                 checkpoint_key=new_checkpoint_key(name),

@@ -86,8 +86,8 @@ class Team(models.Model):
 
 
 def default_team_id() -> int:
-    """The primary key of the ``default`` team, created when missing: the team of an object
-    created without one (the model's default; the API always names the team it chose)."""
+    """The primary key of the ``default`` team, created when missing: the team of a channel
+    saved without one (:meth:`Channel.save`; the API always names the team it chose)."""
     team, _ = Team.objects.get_or_create(name=DEFAULT_TEAM)
     return team.pk
 
@@ -164,7 +164,10 @@ class Channel(models.Model):
 
     name = models.CharField(max_length=63, unique=True, validators=[channel_name_validator])
     team = models.ForeignKey(
-        Team, on_delete=models.PROTECT, related_name="channels", default=default_team_id
+        Team,
+        on_delete=models.PROTECT,
+        related_name="channels",
+        help_text="The team the channel belongs to; left empty, the default team (save()).",
     )
     description = models.TextField(blank=True, max_length=DESCRIPTION_MAX_LENGTH)
     target_state = models.CharField(
@@ -287,6 +290,8 @@ class Channel(models.Model):
     def save(self, *args, **kwargs) -> None:
         if not self.checkpoint_key:  # set once, when the channel is created
             self.checkpoint_key = new_checkpoint_key(self.name)
+        if not self.team_id:  # not a field default: it would query at every Channel()
+            self.team_id = default_team_id()
         super().save(*args, **kwargs)
 
     def latest_revision_obj(self) -> Revision | None:

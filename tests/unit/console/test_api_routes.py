@@ -9,7 +9,7 @@ from rest_framework import viewsets
 from console.api import urls as api_urls
 from console.api.pagination import MAX_LIMIT, LimitOffsetPagination
 from console.api.routers import Router
-from console.models import AuditEvent
+from console.models import AuditEvent, default_team_id
 
 pytestmark = pytest.mark.django_db
 
@@ -34,8 +34,9 @@ def test_every_list_pages_with_the_api_pagination():
 
 
 def test_a_page_holds_at_most_the_maximum(api):
+    team = default_team_id()  # the rows of the caller's team: the list shows them
     AuditEvent.objects.bulk_create(
-        AuditEvent(actor="bob", action="channel.start", object_id=f"c{n}")
+        AuditEvent(actor="bob", action="channel.start", object_id=f"c{n}", team_id=team)
         for n in range(MAX_LIMIT + 2)
     )
 
@@ -47,8 +48,10 @@ def test_a_page_holds_at_most_the_maximum(api):
 
 
 def test_the_default_page_is_50(api):
+    team = default_team_id()
     AuditEvent.objects.bulk_create(
-        AuditEvent(actor="bob", action="channel.start", object_id=f"c{n}") for n in range(60)
+        AuditEvent(actor="bob", action="channel.start", object_id=f"c{n}", team_id=team)
+        for n in range(60)
     )
 
     assert len(api.get("/api/v1/audit/").json()["results"]) == 50
