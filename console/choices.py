@@ -129,3 +129,4 @@ class MembershipSource(models.TextChoices):
 
     LOCAL = "local", "Given by an admin"
     SIGN_IN = "sign-in", "From the sign-in groups"
+    SERVICE_ACCOUNT = "service-account", "A service account's role"

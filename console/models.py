@@ -121,6 +121,42 @@ class Membership(models.Model):
         return f"{self.user} is {self.role} in {self.team}"
 
 
+class ServiceAccount(models.Model):
+    """A team's account for automation (a CI job, the CLI, Terraform): a token with one role in
+    one team and an expiry, issued by a team admin, shown once, revocable
+    (:mod:`console.services.service_accounts`). It acts through a user of its own that holds
+    the role in the team (``user``; no password, never signs in to a page), so every check and
+    audit row treats it as any member."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="service_accounts")
+    name = models.CharField(max_length=63, validators=[team_name_validator])
+    role = models.CharField(max_length=16, choices=TeamRole.choices)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="service_account"
+    )
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    token_prefix = models.CharField(max_length=16, editable=False)
+    expires_at = models.DateTimeField()
+    created = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["team__name", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="console_service_account_name"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.role} in {self.team})"
+
+
 class SignInGroupRule(models.Model):
     """A site admin's rule: a user whose single sign-on reports ``group`` holds ``role`` in
     ``team`` (:func:`console.services.teams.apply_sign_in_groups`, at every sign-in)."""

@@ -276,6 +276,8 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
+        # a team's service account: Authorization: Bearer sls_… (console/api/teams)
+        "console.api.teams.authentication.ServiceAccountAuthentication",
     ],
     # Authenticated, and the role each operation needs (console/permissions.py).
     "DEFAULT_PERMISSION_CLASSES": ["console.permissions.RolePermission"],

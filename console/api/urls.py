@@ -21,6 +21,7 @@ from console.api.plugins.views import EventPatternViewSet, PluginOfKindViewSet, 
 from console.api.routers import Router
 from console.api.runs.views import ReplayViewSet
 from console.api.schemas.views import SchemaSubjectViewSet
+from console.api.teams.views import ServiceAccountViewSet, TeamViewSet
 
 router = Router()
 router.register("channels", ChannelViewSet, basename="channel")
@@ -43,6 +44,10 @@ router.register("plugins", PluginViewSet, basename="plugin")
 router.register("plugins/<str:kind>", PluginOfKindViewSet, basename="plugin")
 router.register("event-patterns", EventPatternViewSet, basename="event-pattern")
 router.register("schemas", SchemaSubjectViewSet, basename="schema-subject")
+router.register("teams", TeamViewSet, basename="team")
+router.register(
+    "teams/<str:team>/service-accounts", ServiceAccountViewSet, basename="team-service-account"
+)
 
 app_name = "api"
 urlpatterns = [

@@ -40,6 +40,7 @@ from console.api.exceptions import exception_handler as console_exception_handle
 from console.api.exceptions import flatten_errors
 from console.api.parsers import StrictJSONError, loads_strict
 from console.api.scoping import creation_team, team_channels
+from console.api.teams.authentication import ServiceAccountAuthentication
 from console.choices import ConnectorState
 from console.models import Channel
 from console.selectors import channels as selectors
@@ -90,7 +91,12 @@ def connect_exception_handler(exc: Exception, context: dict) -> Response | None:
 
 
 class ConnectView(APIView):
-    authentication_classes = [TokenAuthentication, BasicAuthentication, SessionAuthentication]
+    authentication_classes = [
+        TokenAuthentication,
+        BasicAuthentication,
+        SessionAuthentication,
+        ServiceAccountAuthentication,
+    ]
     required_permissions: dict[str, permissions.Need] = {}
 
     def get_exception_handler(self):

@@ -33,6 +33,7 @@ ALLOWED = {
     "operate": {OPERATOR, "superuser"},
     "edit": {EDITOR, "superuser"},
     "authenticated": {"no-role", VIEWER, OPERATOR, EDITOR, "superuser"},
+    "manage": {"superuser"},  # a team admin's (test_service_accounts: the admin role)
 }
 
 #: (route name, HTTP method) → what it needs. ``ingest`` is HTTP ingestion, whose
@@ -103,6 +104,10 @@ RULES = {
     ("schema-subject-shape", "get"): "view",
     ("schema-subject-list", "post"): "edit",
     ("schema-subject-check", "post"): "view",
+    ("team-list", "get"): "authenticated",
+    ("team-service-account-list", "get"): "manage",
+    ("team-service-account-list", "post"): "manage",
+    ("team-service-account-detail", "delete"): "manage",
 }
 
 #: Path arguments naming things that exist (see the ``world`` fixture).
@@ -114,6 +119,7 @@ KWARGS = {
     "number": 1,
     "id": "00000000-0000-0000-0000-000000000000",
     "letter_id": "kafka:orders-dead:0:1",
+    "team": "default",
 }
 HTTP_METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -190,6 +196,8 @@ def body_for(name: str, method: str, spec: dict) -> dict:
         return {"from_channel": "old"}
     if name == "channel-discovery":
         return {"enabled": True}
+    if (name, method) == ("team-service-account-list", "post"):
+        return {"name": "ci", "role": "viewer"}
     if name == "channel-bulk":
         return {"action": "stop", "names": ["orders"]}
     if name == "channel-dead-letter-redrive":
@@ -218,7 +226,7 @@ def test_the_api_allows_each_role_exactly_its_part(
     else:
         assert response.status_code == 403, response.content
         detail = response.json()["detail"]
-        needed = {"view": VIEWER, "operate": OPERATOR, "edit": EDITOR}[rule]
+        needed = {"view": VIEWER, "operate": OPERATOR, "edit": EDITOR, "manage": ADMIN}[rule]
         assert f"You need the {needed} role (console." in detail
 
 

@@ -1,0 +1,127 @@
+"""``teams/``: the teams the caller sees, and ``teams/{team}/service-accounts/``: a team's
+tokens for automation (:mod:`console.services.service_accounts`).
+
+Service accounts are a team admin's (``console.manage_team`` in the team) and a site
+admin's; another team is a 404 like one that does not exist. Issuing shows the token once.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from console import permissions
+from console.api.pagination import LimitOffsetPagination
+from console.api.teams.serializers import (
+    IssuedServiceAccountSerializer,
+    IssueServiceAccountSerializer,
+    ServiceAccountSerializer,
+    TeamSerializer,
+)
+from console.models import ServiceAccount, Team
+from console.services import service_accounts
+
+TEAM_NOT_FOUND = OpenApiResponse(description="No team of the caller's has this name.")
+MANAGE = permissions.Need(permissions.MANAGE_TEAM, "manage the team's service accounts")
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="The teams the caller sees, with their roles there",
+        description="A site admin sees every team.",
+        responses={200: TeamSerializer(many=True)},
+    )
+)
+class TeamViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    serializer_class = TeamSerializer
+    pagination_class = LimitOffsetPagination
+    required_permissions = {"list": permissions.AUTHENTICATED}
+
+    def get_queryset(self):
+        return permissions.visible(Team.objects.order_by("name"), self.request.user, "pk")
+
+    def list(self, request: Request) -> Response:
+        page = self.paginate_queryset(self.get_queryset())
+        assert page is not None, "the teams are always paginated"
+        rows = [
+            {
+                "name": team.name,
+                "description": team.description,
+                "roles": permissions.roles_of(request.user, team),
+            }
+            for team in page
+        ]
+        return self.get_paginated_response(TeamSerializer(rows, many=True).data)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="A team's service accounts",
+        responses={200: ServiceAccountSerializer(many=True), 404: TEAM_NOT_FOUND},
+    ),
+    create=extend_schema(
+        summary="Issue a service account token",
+        description=(
+            "A token with one role in the team, for automation: send it as `Authorization: "
+            "Bearer sls_…`. It is in this answer only; keep it in a secret store."
+        ),
+        request=IssueServiceAccountSerializer,
+        responses={
+            201: IssuedServiceAccountSerializer,
+            400: OpenApiResponse(),
+            404: TEAM_NOT_FOUND,
+        },
+    ),
+    destroy=extend_schema(
+        summary="Revoke a service account",
+        description="Its token stops working at once.",
+        responses={204: None, 404: TEAM_NOT_FOUND},
+    ),
+)
+class ServiceAccountViewSet(
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    serializer_class = ServiceAccountSerializer
+    pagination_class = LimitOffsetPagination
+    lookup_field = "name"
+    lookup_value_converter = "str"
+    required_permissions = {"list": MANAGE, "create": MANAGE, "destroy": MANAGE}
+
+    def team(self) -> Team:
+        """The URL's team among the caller's (404 otherwise), once they may manage it (403)."""
+        teams = permissions.visible(Team.objects.all(), self.request.user, "pk")
+        team = get_object_or_404(teams, name=self.kwargs["team"])
+        self.check_object_permissions(self.request, team)
+        return team
+
+    def get_queryset(self):
+        return ServiceAccount.objects.filter(team=self.team()).select_related(
+            "team", "user", "created_by"
+        )
+
+    def create(self, request: Request, team: str) -> Response:
+        body = IssueServiceAccountSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            issued = service_accounts.issue(
+                self.team(), **body.validated_data, by=cast(User, request.user)
+            )
+        except DjangoValidationError as exc:
+            raise ValidationError(exc.message_dict) from exc
+        data = IssuedServiceAccountSerializer(issued.account).data
+        return Response({**data, "token": issued.token}, status=status.HTTP_201_CREATED)
+
+    def destroy(self, request: Request, team: str, name: str) -> Response:
+        service_accounts.revoke(self.get_object(), by=cast(User, request.user))
+        return Response(status=status.HTTP_204_NO_CONTENT)
