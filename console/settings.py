@@ -318,6 +318,7 @@ SPECTACULAR_SETTINGS = {
         "PluginKindEnum": "console.choices.PluginKind",
         "LevelEnum": "console.selectors.health.LEVELS",
         "TailTextEncodingEnum": "console.api.channels.tail.TEXT_ENCODINGS",
+        "TeamRoleEnum": "console.choices.TeamRole",
     },
 }
 

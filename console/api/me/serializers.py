@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from console import permissions
+from console.choices import TeamRole
 
 
 class CapabilitiesSerializer(serializers.Serializer):
@@ -21,7 +21,7 @@ class CapabilitiesSerializer(serializers.Serializer):
 class TeamMembershipSerializer(serializers.Serializer):
     name = serializers.CharField(help_text="The team.")
     roles = serializers.ListField(
-        child=serializers.ChoiceField(choices=permissions.ROLES),
+        child=serializers.ChoiceField(choices=TeamRole.choices),
         help_text="The user's roles in this team.",
     )
     can = CapabilitiesSerializer(help_text="What the user may do in this team.")
@@ -30,7 +30,7 @@ class TeamMembershipSerializer(serializers.Serializer):
 class MeSerializer(serializers.Serializer):
     username = serializers.CharField()
     roles = serializers.ListField(
-        child=serializers.ChoiceField(choices=permissions.ROLES),
+        child=serializers.ChoiceField(choices=TeamRole.choices),
         help_text="The roles the user holds in any team (viewer, operator, editor, admin).",
     )
     teams = TeamMembershipSerializer(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from console import permissions
+from console.choices import TeamRole
 from console.models import ServiceAccount
 from console.services.service_accounts import MAX_LIFETIME_DAYS
 
@@ -13,7 +13,7 @@ class TeamSerializer(serializers.Serializer):
     name = serializers.CharField()
     description = serializers.CharField()
     roles = serializers.ListField(
-        child=serializers.ChoiceField(choices=permissions.ROLES),
+        child=serializers.ChoiceField(choices=TeamRole.choices),
         help_text="The caller's roles in the team (a site admin may hold none).",
     )
 
@@ -43,7 +43,7 @@ class ServiceAccountSerializer(serializers.ModelSerializer):
 
 class IssueServiceAccountSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=63)
-    role = serializers.ChoiceField(choices=permissions.ROLES)
+    role = serializers.ChoiceField(choices=TeamRole.choices)
     expires_in_days = serializers.IntegerField(
         min_value=1,
         max_value=MAX_LIFETIME_DAYS,

@@ -981,6 +981,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/teams/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The teams the caller sees, with their roles there
+         * @description A site admin sees every team.
+         */
+        get: operations["teams_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team}/service-accounts/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A team's service accounts */
+        get: operations["teams_service_accounts_list"];
+        put?: never;
+        /**
+         * Issue a service account token
+         * @description A token with one role in the team, for automation: send it as `Authorization: Bearer sls_…`. It is in this answer only; keep it in a secret store.
+         */
+        post: operations["teams_service_accounts_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team}/service-accounts/{name}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a service account
+         * @description Its token stops working at once.
+         */
+        delete: operations["teams_service_accounts_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workers/": {
         parameters: {
             query?: never;
@@ -1908,6 +1969,15 @@ export interface components {
          * @enum {string}
          */
         IsolationEnum: "shared" | "dedicated";
+        IssueServiceAccountRequest: {
+            name: string;
+            role: components["schemas"]["TeamRoleEnum"];
+            /**
+             * @description How long the token works (1 to 366 days; default 90).
+             * @default 90
+             */
+            expires_in_days: number;
+        };
         /** @description A token just issued: shown this once; the console keeps only its hash. */
         IssuedIngestToken: {
             /** @description The token: send it as 'Authorization: Bearer <token>'. */
@@ -1916,6 +1986,22 @@ export interface components {
             readonly prefix: string;
             /** @description true: the channel had no token; false: the old one was replaced. */
             readonly created: boolean;
+        };
+        IssuedServiceAccount: {
+            readonly name: string;
+            readonly team: string;
+            readonly role: components["schemas"]["TeamRoleEnum"];
+            readonly username: string;
+            readonly token_prefix: string;
+            /** Format: date-time */
+            readonly expires_at: string;
+            /** Format: date-time */
+            readonly created: string;
+            readonly created_by: string | null;
+            /** Format: date-time */
+            readonly last_used_at: string | null;
+            /** @description The token, shown this once: keep it in a secret store. */
+            readonly token: string;
         };
         /**
          * @description * `idle` - idle
@@ -1939,7 +2025,7 @@ export interface components {
         Me: {
             username: string;
             /** @description The roles the user holds in any team (viewer, operator, editor, admin). */
-            roles: components["schemas"]["RolesEnum"][];
+            roles: components["schemas"]["TeamRoleEnum"][];
             /** @description The teams the user sees, by name, with their roles there (a superuser: every team, with no roles needed). */
             teams: components["schemas"]["TeamMembership"][];
             /** @description May do everything, whatever the roles. */
@@ -2135,6 +2221,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Revision"][];
         };
+        PaginatedServiceAccountList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["ServiceAccount"][];
+        };
         PaginatedSubjectList: {
             /** @example 123 */
             count: number;
@@ -2149,6 +2250,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Subject"][];
+        };
+        PaginatedTeamList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=400&limit=100
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?offset=200&limit=100
+             */
+            previous?: string | null;
+            results: components["schemas"]["Team"][];
         };
         PaginatedVersionList: {
             /** @example 123 */
@@ -2498,14 +2614,6 @@ export interface components {
             changes: components["schemas"]["SpecChange"][];
         };
         /**
-         * @description * `viewer` - viewer
-         *     * `operator` - operator
-         *     * `editor` - editor
-         *     * `admin` - admin
-         * @enum {string}
-         */
-        RolesEnum: "viewer" | "operator" | "editor" | "admin";
-        /**
          * @description One rule of a bus: its event counts since the channel was first started (carried over
          *     its drivers: ``console.services.count_totals``), its rates as the runtime reports them.
          */
@@ -2638,6 +2746,20 @@ export interface components {
          * @enum {string}
          */
         SchemaTypeEnum: "AVRO" | "JSON" | "PROTOBUF";
+        ServiceAccount: {
+            readonly name: string;
+            readonly team: string;
+            readonly role: components["schemas"]["TeamRoleEnum"];
+            readonly username: string;
+            readonly token_prefix: string;
+            /** Format: date-time */
+            readonly expires_at: string;
+            /** Format: date-time */
+            readonly created: string;
+            readonly created_by: string | null;
+            /** Format: date-time */
+            readonly last_used_at: string | null;
+        };
         /**
          * @description * `IN_SERVICE` - In service
          *     * `DRAINING` - Draining
@@ -2928,14 +3050,28 @@ export interface components {
             /** Format: date-time */
             updated?: string;
         };
+        Team: {
+            name: string;
+            description: string;
+            /** @description The caller's roles in the team (a site admin may hold none). */
+            roles: components["schemas"]["TeamRoleEnum"][];
+        };
         TeamMembership: {
             /** @description The team. */
             name: string;
             /** @description The user's roles in this team. */
-            roles: components["schemas"]["RolesEnum"][];
+            roles: components["schemas"]["TeamRoleEnum"][];
             /** @description What the user may do in this team. */
             can: components["schemas"]["Capabilities"];
         };
+        /**
+         * @description * `viewer` - Viewer
+         *     * `operator` - Operator
+         *     * `editor` - Editor
+         *     * `admin` - Team admin
+         * @enum {string}
+         */
+        TeamRoleEnum: "viewer" | "operator" | "editor" | "admin";
         /**
          * @description One of a rule's own transforms as the rules test reads it: its type, and a filter's
          *     pattern (checked as the spec checks it). Other types' configs are not read: the test
@@ -5668,6 +5804,132 @@ export interface operations {
             };
             /** @description As for registering: each problem at its field. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    teams_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page (default 50, at most 500). */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedTeamList"];
+                };
+            };
+        };
+    };
+    teams_service_accounts_list: {
+        parameters: {
+            query?: {
+                /** @description Number of results to return per page (default 50, at most 500). */
+                limit?: number;
+                /** @description The initial index from which to return the results. */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedServiceAccountList"];
+                };
+            };
+            /** @description No team of the caller's has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    teams_service_accounts_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IssueServiceAccountRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["IssueServiceAccountRequest"];
+                "multipart/form-data": components["schemas"]["IssueServiceAccountRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuedServiceAccount"];
+                };
+            };
+            /** @description No response body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No team of the caller's has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    teams_service_accounts_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No team of the caller's has this name. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
