@@ -55,7 +55,7 @@ import logging
 import math
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, cast
@@ -161,12 +161,20 @@ def read_redriven() -> dict[str, float] | None:
 
 
 class SluiceCollector:
-    """Builds every Sluice metric at scrape time (three queries and one Redis read)."""
+    """Builds every Sluice metric at scrape time (three queries and one Redis read).
+
+    With ``teams`` (ids) only those teams' channels have series, and the site's own series
+    (runtime workers, the control loop) are left out: what a team's member or service account
+    scrapes. ``None``: everything (the site's metrics token, a site admin)."""
+
+    def __init__(self, teams: Collection[int] | None = None) -> None:
+        self.teams = teams
 
     def collect(self) -> Iterator[Metric]:
         yield from self.channel_metrics()
-        yield from self.worker_metrics()
-        yield from self.reconcile_metrics()
+        if self.teams is None:
+            yield from self.worker_metrics()
+            yield from self.reconcile_metrics()
 
     def channel_metrics(self) -> Iterator[Metric]:
         events = GaugeMetricFamily(
@@ -218,7 +226,7 @@ class SluiceCollector:
             labels=["channel", "task", "topic", "partition"],
         )
         at = reporting.now()
-        channels = _channels()
+        channels = _channels(self.teams)
         silent = {
             channel["name"]: reporting.of_row(channel, at=at)
             for channel in channels
@@ -226,7 +234,7 @@ class SluiceCollector:
         }
         task_rates: dict[str, list[float | None]] = defaultdict(list)
         lags: dict[str, float] = defaultdict(float)
-        for task in _tasks():
+        for task in _tasks(self.teams):
             channel = task["connector__channel__name"]
             if task["state"] == ConnectorState.RUNNING:
                 task_rates[channel].append(task["rows_per_second"])
@@ -333,10 +341,11 @@ def _redriven_metric(channels: Iterable[Mapping[str, Any]]) -> Iterator[Metric]:
     yield redriven
 
 
-def _channels() -> list[Mapping[str, Any]]:
-    """One query: every channel with its connector's state and dead letters."""
+def _channels(teams: Collection[int] | None = None) -> list[Mapping[str, Any]]:
+    """One query: every channel (of ``teams``) with its connector's state and dead letters."""
+    rows = Channel.objects.all() if teams is None else Channel.objects.filter(team_id__in=teams)
     return list(
-        Channel.objects.order_by("name").values(
+        rows.order_by("name").values(
             "name",
             "target_state",
             "connector__state",
@@ -461,9 +470,12 @@ def _number(value: Any) -> float:
     return float(value)
 
 
-def _tasks() -> Iterable[Mapping[str, Any]]:
-    """One query: every task with its channel's name."""
-    return Task.objects.order_by("connector__channel__name", "task_id").values(
+def _tasks(teams: Collection[int] | None = None) -> Iterable[Mapping[str, Any]]:
+    """One query: every task (of ``teams``' channels) with its channel's name."""
+    rows = Task.objects.all()
+    if teams is not None:
+        rows = rows.filter(connector__channel__team_id__in=teams)
+    return rows.order_by("connector__channel__name", "task_id").values(
         "connector__channel__name",
         "task_id",
         "state",
@@ -481,9 +493,10 @@ def _add_enum(
         family.add_metric([*labels, value], 1 if value == current else 0)
 
 
-def registry() -> CollectorRegistry:
+def registry(teams: Collection[int] | None = None) -> CollectorRegistry:
     """A registry holding only Sluice's metrics (no per-process metrics of the web server,
-    which would differ from one gunicorn worker to the next)."""
+    which would differ from one gunicorn worker to the next); of ``teams`` only, if given
+    (:class:`SluiceCollector`)."""
     sluice = CollectorRegistry(auto_describe=False)
-    sluice.register(SluiceCollector())
+    sluice.register(SluiceCollector(teams))
     return sluice

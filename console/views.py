@@ -20,7 +20,9 @@ from prometheus_client.exposition import choose_encoder
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
-from console import metrics
+from console import metrics, permissions
+from console.services.service_accounts import TOKEN_PREFIX as SERVICE_TOKEN_PREFIX
+from console.services.service_accounts import account_for_token
 
 NOT_BUILT = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Sluice console not built</title></head><body style="font-family: sans-serif; margin: 3rem">
@@ -97,34 +99,52 @@ def console_app(request: HttpRequest) -> HttpResponse:
 METRICS_PERMISSION = "console.view_channel"
 
 
-def _metrics_refusal(request: HttpRequest) -> JsonResponse | None:
-    """``None`` when the request may read the metrics, else the 401 / 403 to answer."""
+def _metrics_access(request: HttpRequest) -> tuple[JsonResponse | None, set[int] | None]:
+    """The 401 / 403 to answer, or ``None`` and the teams whose channels the request may read
+    the series of (``None``: the whole site)."""
     header = request.headers.get("Authorization", "")
     scheme, _, credentials = header.partition(" ")
     user = request.user
-    if scheme.lower() == "bearer":
-        expected = settings.SLUICE_METRICS_TOKEN
-        if not expected:
-            return _unauthorized("Bearer tokens are disabled: SLUICE_METRICS_TOKEN is not set.")
-        if not hmac.compare_digest(credentials.strip().encode(), expected.encode()):
-            return _unauthorized("Invalid bearer token.")
-        return None
+    if scheme.lower() == "bearer" and credentials.strip().startswith(SERVICE_TOKEN_PREFIX):
+        account = account_for_token(credentials.strip())
+        if account is None:
+            return _unauthorized("This service account token is unknown, revoked or expired."), None
+        user = account.user
+    elif scheme.lower() == "bearer":
+        refusal = _site_token_refusal(credentials)
+        return refusal, None
     if scheme.lower() == "token":  # a user's API token, as for /api/v1/
         try:
             # Reads only the Authorization header (request.META), which an HttpRequest has.
             user, _token = TokenAuthentication().authenticate(request) or (user, None)  # type: ignore[arg-type]
         except AuthenticationFailed as exc:
-            return _unauthorized(str(exc.detail))
+            return _unauthorized(str(exc.detail)), None
     if not user.is_authenticated:
-        return _unauthorized(
-            "Authentication credentials were not provided: send "
-            "'Authorization: Bearer <SLUICE_METRICS_TOKEN>' or log in."
+        return (
+            _unauthorized(
+                "Authentication credentials were not provided: send "
+                "'Authorization: Bearer <SLUICE_METRICS_TOKEN>' or log in."
+            ),
+            None,
         )
     if not user.has_perm(METRICS_PERMISSION):
-        return JsonResponse(
-            {"detail": f"Reading metrics needs the {METRICS_PERMISSION} permission."},
-            status=403,
+        return (
+            JsonResponse(
+                {"detail": f"Reading metrics needs the {METRICS_PERMISSION} permission."},
+                status=403,
+            ),
+            None,
         )
+    return None, permissions.visible_team_ids(user)
+
+
+def _site_token_refusal(credentials: str) -> JsonResponse | None:
+    """``None`` when ``credentials`` is the site's metrics token, else the 401."""
+    expected = settings.SLUICE_METRICS_TOKEN
+    if not expected:
+        return _unauthorized("Bearer tokens are disabled: SLUICE_METRICS_TOKEN is not set.")
+    if not hmac.compare_digest(credentials.strip().encode(), expected.encode()):
+        return _unauthorized("Invalid bearer token.")
     return None
 
 
@@ -139,13 +159,15 @@ def _unauthorized(detail: str) -> JsonResponse:
 def metrics_view(request: HttpRequest) -> HttpResponse:
     """Prometheus metrics (see :mod:`console.metrics`) for a scraper or a logged-in viewer.
 
-    Accepts ``Authorization: Bearer <SLUICE_METRICS_TOKEN>`` (compared in constant time),
-    or a user with ``console.view_channel`` logged in (session) or sending their API token
-    (``Authorization: Token …``); otherwise 401 (403 for a user without the permission).
-    Speaks OpenMetrics when the scraper asks for it.
+    Accepts ``Authorization: Bearer <SLUICE_METRICS_TOKEN>`` (compared in constant time): the
+    whole site's; or, with only their teams' channels and none of the site's own series, a
+    team's service account (``Bearer sls_…``) or a user with ``console.view_channel`` logged in
+    (session) or sending their API token (``Authorization: Token …``); a site admin sees all.
+    Otherwise 401 (403 for a user without the permission). Speaks OpenMetrics when the
+    scraper asks for it.
     """
-    refusal = _metrics_refusal(request)
+    refusal, teams = _metrics_access(request)
     if refusal is not None:
         return refusal
     encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
-    return HttpResponse(encoder(metrics.registry()), content_type=content_type)
+    return HttpResponse(encoder(metrics.registry(teams)), content_type=content_type)

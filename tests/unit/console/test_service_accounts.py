@@ -157,3 +157,21 @@ def test_the_teams_list_shows_the_caller_s_teams_and_roles(teams, django_user_mo
 
     assert body["count"] == 1
     assert body["results"] == [{"name": "a", "description": "", "roles": [VIEWER, OPERATOR]}]
+
+
+def test_metrics_hold_only_the_caller_s_teams_channels(teams, client, django_user_model, settings):
+    settings.SLUICE_METRICS_TOKEN = "site-scraper-token"
+    admin = member(django_user_model, "alice", {"a": (ADMIN,)})
+    token = issue(admin, role=VIEWER)["token"]
+    client.force_login(django_user_model.objects.get(username="alice"))  # a session
+
+    as_member = client.get("/metrics").content.decode()
+    as_account = bearer(token).get("/metrics").content.decode()
+    as_site = bearer("site-scraper-token").get("/metrics").content.decode()
+
+    for scrape in (as_member, as_account):
+        assert 'sluice_channel_state{channel="mine"' in scrape
+        assert "theirs" not in scrape
+        assert "sluice_workers" not in scrape  # the site's own series: the site token's
+    assert 'channel="theirs"' in as_site and 'channel="mine"' in as_site
+    assert bearer("sls_" + "y" * 43).get("/metrics").status_code == 401
