@@ -168,13 +168,16 @@ export interface SaveChannel {
   description: string;
   spec: ChannelSpec;
   exists: boolean;
+  /** A new channel's team (empty: the server takes the user's one team); ignored on update. */
+  team?: string;
 }
 
 export function useSaveChannel() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: ({ name, description, spec, exists }: SaveChannel) => {
+    mutationFn: ({ name, description, spec, exists, team }: SaveChannel) => {
       const body: ChannelRequest = { name, description, spec };
+      if (!exists && team) body.team = team;
       return exists
         ? api<Channel>(`channels/${encodeURIComponent(name)}/`, {
             method: "PUT",

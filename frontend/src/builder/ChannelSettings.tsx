@@ -1,4 +1,4 @@
-import { usePlugins } from "../api/hooks";
+import { useMe, usePlugins } from "../api/hooks";
 import type { ErrorPolicy } from "../api/types";
 import { runtimeErrors } from "../graph/runtime";
 import { pluginIndex, pluginKey } from "./plugins";
@@ -15,7 +15,11 @@ const DEFAULT_POLICY: ErrorPolicy = { tolerance: "none", dead_letter: null, log:
  */
 export function ChannelSettings({ otherErrors }: { otherErrors: Record<string, string[]> }) {
   const description = useBuilder((s) => s.description);
+  const team = useBuilder((s) => s.team);
+  const exists = useBuilder((s) => s.exists);
   const setMeta = useBuilder((s) => s.setMeta);
+  // A new channel's team, asked only of a user who may create channels in more than one.
+  const editable = (useMe().data?.teams ?? []).filter((t) => t.can.edit).map((t) => t.name);
   const policy = useBuilder((s) => s.errors) ?? DEFAULT_POLICY;
   const setPolicy = useBuilder((s) => s.setErrorPolicy);
   const plugins = usePlugins();
@@ -38,6 +42,25 @@ export function ChannelSettings({ otherErrors }: { otherErrors: Record<string, s
         or a shared transform (to a sink or a new transform) keeps the first and makes the channel a bus: each branch a
         rule with its own pattern.
       </p>
+      {exists && team && <p className="small muted">Team: {team}</p>}
+      {!exists && editable.length > 1 && (
+        <label className="field">
+          <span>Team</span>
+          <select value={team} onChange={(e) => setMeta({ team: e.target.value })} data-testid="channel-team">
+            <option value="">Choose the team…</option>
+            {editable.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+          {(otherErrors.team ?? []).map((m) => (
+            <span key={m} className="error small">
+              {m}
+            </span>
+          ))}
+        </label>
+      )}
       <label className="field">
         <span>Description</span>
         <textarea rows={2} value={description} onChange={(e) => setMeta({ description: e.target.value })} />

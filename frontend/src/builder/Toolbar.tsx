@@ -45,7 +45,7 @@ export function BuilderToolbar({ routeName, otherErrors, onOtherErrors, onSaved 
       return;
     }
     save.mutate(
-      { name, description: state.description, spec: result.spec, exists: state.exists },
+      { name, description: state.description, spec: result.spec, exists: state.exists, team: state.team },
       {
         onSuccess: (channel) => {
           state.setNodeErrors({});
@@ -224,5 +224,5 @@ function withoutName(errors: Record<string, string[]>): Record<string, string[]>
 
 /** Whether a server error path is about a setting the channel settings panel shows. */
 function isChannelSetting(path: string): boolean {
-  return /^spec\.(errors|runtime)(\.|$)/.test(path);
+  return path === "team" || /^spec\.(errors|runtime)(\.|$)/.test(path);
 }

@@ -40,12 +40,16 @@ interface Snapshot {
 interface Meta {
   name: string;
   description: string;
+  team: string;
   exists: boolean;
 }
 
 export interface BuilderState extends Snapshot {
   name: string;
   description: string;
+  /** The channel's team: a new channel's choice (empty: the server takes the user's one team),
+   * a saved channel's own (fixed). */
+  team: string;
   /** The channel exists on the server (save is a PUT). */
   exists: boolean;
   selectedId: string | null;
@@ -59,10 +63,10 @@ export interface BuilderState extends Snapshot {
   /** The test bench's last answer: rule node id → whether the sample event matched it. */
   ruleMatches: Record<string, boolean> | null;
 
-  load: (channel: { name: string; description: string; spec: ChannelSpec } | null) => void;
-  /** Set the name and the description. A saved channel's name (``exists``) is fixed: a new
-   * name is ignored (the toolbar shows the field read-only and says so). */
-  setMeta: (meta: { name?: string; description?: string }) => void;
+  load: (channel: { name: string; description: string; spec: ChannelSpec; team?: string } | null) => void;
+  /** Set the name, the description and the team. A saved channel's name and team
+   * (``exists``) are fixed: a new one is ignored (the toolbar shows the name read-only). */
+  setMeta: (meta: { name?: string; description?: string; team?: string }) => void;
   addStage: (kind: NodeKind, type: string, position: { x: number; y: number }) => string;
   onNodesChange: (changes: NodeChange<StageNode>[]) => void;
   onEdgesChange: (changes: EdgeChange[]) => void;
@@ -98,7 +102,7 @@ const CONFIG_UNDO_GROUP_MS = 1500;
 function snapshot(state: Snapshot & Meta, withMeta = false): Snapshot {
   const canvas = { nodes: state.nodes, edges: state.edges, errors: state.errors, runtime: state.runtime };
   return withMeta
-    ? { ...canvas, meta: { name: state.name, description: state.description, exists: state.exists } }
+    ? { ...canvas, meta: { name: state.name, description: state.description, team: state.team, exists: state.exists } }
     : canvas;
 }
 
@@ -126,6 +130,7 @@ export const useBuilder = create<BuilderState>()((set, get) => {
     runtime: null,
     name: "",
     description: "",
+    team: "",
     exists: false,
     selectedId: null,
     nodeErrors: {},
@@ -145,6 +150,7 @@ export const useBuilder = create<BuilderState>()((set, get) => {
         runtime: channel?.spec.runtime ?? null,
         name: channel?.name ?? "",
         description: channel?.description ?? "",
+        team: channel?.team ?? "",
         exists: channel !== null,
         selectedId: null,
         nodeErrors: {},
@@ -160,9 +166,12 @@ export const useBuilder = create<BuilderState>()((set, get) => {
     setMeta: (meta) =>
       set((state) => {
         // A saved channel keeps its name (save is a PUT to it): a new one would save nowhere.
-        const { name, ...rest } = meta;
-        const renames = name !== undefined && name !== state.name;
-        if (renames && state.exists) return Object.keys(rest).length > 0 ? { ...rest, dirty: true } : {};
+        const { name, team, ...rest } = meta;
+        if (state.exists) {
+          // a saved channel keeps its name and team
+          const fixed = (name !== undefined && name !== state.name) || (team !== undefined && team !== state.team);
+          if (fixed) return Object.keys(rest).length > 0 ? { ...rest, dirty: true } : {};
+        }
         return { ...meta, dirty: true };
       }),
 

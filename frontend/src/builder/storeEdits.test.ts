@@ -167,6 +167,23 @@ describe("connecting a stage that already feeds one", () => {
   });
 });
 
+describe("a channel's team", () => {
+  beforeEach(() => useBuilder.getState().load(null));
+
+  it("is a new channel's choice and a saved channel's own, fixed", () => {
+    useBuilder.getState().setMeta({ team: "payments" });
+    expect(useBuilder.getState()).toMatchObject({ team: "payments", exists: false });
+    useBuilder.getState().load({
+      name: "orders",
+      description: "",
+      team: "ads",
+      spec: { source: { type: "generator", config: {} }, transforms: [], sink: { type: "preview", config: {} } },
+    });
+    useBuilder.getState().setMeta({ team: "payments", description: "typed" });
+    expect(useBuilder.getState()).toMatchObject({ team: "ads", description: "typed", exists: true });
+  });
+});
+
 describe("a saved channel's name", () => {
   beforeEach(() => useBuilder.getState().load(null));
 

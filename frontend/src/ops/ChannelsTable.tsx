@@ -1,3 +1,4 @@
+import { useMe } from "../api/hooks";
 import type { ChannelWithStatus } from "../api/types";
 import { href } from "../router";
 import { fmtNumber, totalLag } from "../ui/format";
@@ -32,6 +33,8 @@ export function ChannelsTable({
   onChange: (patch: Partial<FleetParams>) => void;
   onLabel: (selector: string) => void;
 }) {
+  // The team shows beside each name for a user who sees several (one team: it says nothing).
+  const showTeam = (useMe().data?.teams.length ?? 0) > 1;
   const header = (key: SortKey, label: string) => (
     <th aria-sort={ariaSort(params.ordering, key)}>
       <button
@@ -80,6 +83,7 @@ export function ChannelsTable({
           <ChannelRow
             key={channel.name}
             channel={channel}
+            showTeam={showTeam}
             ticked={selection.isTicked(channel.name)}
             onTick={() => selection.tick(channel.name)}
             onLabel={onLabel}
@@ -102,8 +106,10 @@ function ChannelRow({
   ticked,
   onTick,
   onLabel,
+  showTeam,
 }: {
   channel: ChannelWithStatus;
+  showTeam: boolean;
   ticked: boolean;
   onTick: () => void;
   onLabel: (selector: string) => void;
@@ -118,6 +124,11 @@ function ChannelRow({
         <a className="channel-name" href={href({ page: "channel", name: channel.name })} title={channel.name}>
           {channel.name}
         </a>
+        {showTeam && (
+          <span className="team small muted" title="Team" data-testid="channel-team">
+            {channel.team}
+          </span>
+        )}
         <LabelChips labels={channel.labels} onPick={onLabel} />
         <div className="small muted ellipsis">{channel.description}</div>
       </td>

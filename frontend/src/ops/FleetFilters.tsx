@@ -1,8 +1,9 @@
 import { HEALTH_LEVELS, SHOWN_STATES } from "../api/enums";
+import { useMe } from "../api/hooks";
 import type { FleetParams } from "./fleet";
 
 /** The list's filters: search and labels as typed (the page applies them after a pause), state
- * and health from the API's own lists, each at once. */
+ * and health from the API's own lists, each at once; the team, for a user who sees several. */
 export function FleetFilters({
   params,
   searchText,
@@ -18,6 +19,7 @@ export function FleetFilters({
   onLabelText: (text: string) => void;
   onChange: (patch: Partial<FleetParams>) => void;
 }) {
+  const teams = useMe().data?.teams ?? [];
   return (
     <div className="fleet-filters" role="search">
       <input
@@ -40,6 +42,21 @@ export function FleetFilters({
         value={params.healths}
         onChange={(healths) => onChange({ healths })}
       />
+      {teams.length > 1 && (
+        <select
+          aria-label="Team"
+          value={params.team}
+          onChange={(e) => onChange({ team: e.target.value })}
+          data-testid="fleet-team"
+        >
+          <option value="">All teams</option>
+          {teams.map((team) => (
+            <option key={team.name} value={team.name}>
+              Team: {team.name}
+            </option>
+          ))}
+        </select>
+      )}
       <input
         type="text"
         aria-label="Filter by labels (key=value or key, comma-separated)"

@@ -10,6 +10,7 @@ import {
   nextOrdering,
   parseLabels,
   rangeText,
+  unfiltered,
 } from "./fleet";
 
 describe("the fleet list's requests", () => {
@@ -45,6 +46,14 @@ describe("the fleet list's requests", () => {
       state: ["RUNNING"],
       label: ["team=ads"],
     });
+  });
+
+  it("keeps one team's channels when a team is chosen, in the list and in a bulk action", () => {
+    const params = { ...DEFAULT_PARAMS, team: "payments" };
+    expect(new URLSearchParams(listPath(params).split("?")[1]).get("team")).toBe("payments");
+    expect(bulkFilter(params)).toEqual({ team: ["payments"] });
+    expect(unfiltered(params)).toBe(false);
+    expect(unfiltered(DEFAULT_PARAMS)).toBe(true);
   });
 
   it("splits labels on commas and spaces", () => {

@@ -22,6 +22,8 @@ export interface FleetParams {
   healths: HealthLevel[];
   /** `key=value` or `key` selectors, as typed (see parseLabels). */
   labels: string;
+  /** One team's channels by its name; empty: every team the user sees. */
+  team: string;
   /** `name`, `-name`, … ; empty: the server's order (failures first, then by name). */
   ordering: string;
   limit: number;
@@ -33,6 +35,7 @@ export const DEFAULT_PARAMS: FleetParams = {
   states: [],
   healths: [],
   labels: "",
+  team: "",
   ordering: "",
   limit: 50,
   offset: 0,
@@ -53,6 +56,7 @@ export function listPath(params: FleetParams): string {
   for (const state of params.states) query.append("state", state);
   for (const health of params.healths) query.append("health", health);
   for (const label of parseLabels(params.labels)) query.append("label", label);
+  if (params.team) query.set("team", params.team);
   if (params.ordering) query.set("ordering", params.ordering);
   query.set("limit", String(params.limit));
   query.set("offset", String(params.offset));
@@ -66,7 +70,7 @@ export function listKey(params: FleetParams): string {
 
 /** Whether `params` filters nothing out (the empty list then means no channel at all). */
 export function unfiltered(params: FleetParams): boolean {
-  return !params.search && !params.states.length && !params.healths.length && !params.labels;
+  return !params.search && !params.states.length && !params.healths.length && !params.labels && !params.team;
 }
 
 /** The filter part of `params` as the bulk endpoint's `filter` (every matching channel). With
@@ -79,6 +83,7 @@ export function bulkFilter(params: FleetParams): Record<string, unknown> {
   if (params.healths.length) filter.health = params.healths;
   const labels = parseLabels(params.labels);
   if (labels.length) filter.label = labels;
+  if (params.team) filter.team = [params.team];
   if (Object.keys(filter).length === 0) filter.all = true;
   return filter;
 }
