@@ -2,6 +2,7 @@
 // (tests/e2e/test_teams_console.py makes the teams, the user and the channels):
 // * a member of two teams sees their channels with each one's team beside its name, never a
 //   third team's (the count included), and the team filter keeps one team's;
+// * a channel's Start button follows the user's role in its team (not an operator there: off);
 // * another team's channel, opened by its address, is the not-found page;
 // * the builder asks a new channel's team of a user who may create in both, offering only those.
 // Environment: SLUICE_URL, SLUICE_USER, SLUICE_PASSWORD, SHOTS, CHROMIUM, MINE (comma-separated
@@ -66,6 +67,18 @@ try {
   );
   check(JSON.stringify(await rowNames()) === JSON.stringify(kept), `team ${teams[0]} keeps ${kept.join(", ")}`);
   await shot("channels-one-team");
+
+  // -- a channel's page: its controls follow the user's roles in its team ----------------------
+  const first = names[0];
+  await page.goto(`${base}/#/channels/${first}`);
+  const start = page.getByRole("button", { name: "Start", exact: true });
+  await start.waitFor();
+  const title = await start.getAttribute("title");
+  check(
+    (await start.isDisabled()) && title.includes(`operator role in team ${mine[first]}`),
+    `Start on ${first} is disabled, saying it needs the operator role in team ${mine[first]}`,
+  );
+  await shot("channel-viewer-in-team");
 
   // -- another team's channel by its address -----------------------------------------------------
   await page.goto(`${base}/#/channels/${hidden}`);

@@ -65,7 +65,12 @@ def test_a_member_of_two_teams_sees_and_builds_in_those_teams(
     (shots / "e2e-teams.log").write_text(result.stdout + result.stderr, encoding="utf-8")
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{stack.logs()}"
     assert "all checks passed" in result.stdout
-    for shot in ("channels-two-teams", "channels-one-team", "builder-team"):
+    for shot in (
+        "channels-two-teams",
+        "channels-one-team",
+        "channel-viewer-in-team",
+        "builder-team",
+    ):
         assert (shots / f"{shot}.png").stat().st_size > 5_000
 
     for name in (*MINE, HIDDEN):

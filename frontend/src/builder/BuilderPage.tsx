@@ -10,6 +10,7 @@ import {
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from "react";
 
 import { useChannel } from "../api/hooks";
+import { ChannelTeam } from "../ui/permissions";
 import { setLeaveGuard } from "../router";
 import { canConnect, NODE_SPACING, type NodeKind } from "../graph/spec";
 import { ChannelSettings } from "./ChannelSettings";
@@ -24,10 +25,13 @@ import { useStageValidation } from "./useStageValidation";
 
 /** The drag-and-drop channel builder: palette, canvas, config panel. */
 export function BuilderPage({ name }: { name: string | null }) {
+  const channel = useChannel(name);
   return (
-    <ReactFlowProvider>
-      <Builder name={name} />
-    </ReactFlowProvider>
+    <ChannelTeam.Provider value={channel.data?.team ?? null}>
+      <ReactFlowProvider>
+        <Builder name={name} />
+      </ReactFlowProvider>
+    </ChannelTeam.Provider>
   );
 }
 

@@ -2,6 +2,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 
 import { isNotFound, useChannel, useChannelStatus, useLifecycle } from "../api/hooks";
+import { ChannelTeam } from "../ui/permissions";
 import { href } from "../router";
 import { StateBadge } from "../ui/StateBadge";
 import { Time } from "../ui/Time";
@@ -41,7 +42,11 @@ export function ChannelPage({ name }: { name: string }) {
   if (isNotFound(channel.error)) return <ChannelNotFound name={name} />;
   // Nothing else is asked for before the channel is known to exist.
   if (channel.isPending) return <p className="muted page-loading">Loading {name}…</p>;
-  return <ChannelView name={name} />;
+  return (
+    <ChannelTeam.Provider value={channel.data?.team ?? null}>
+      <ChannelView name={name} />
+    </ChannelTeam.Provider>
+  );
 }
 
 /** Reads the dead-letter list again as soon as the status counts a new dead letter. */

@@ -1,6 +1,13 @@
-/** What the signed-in user may do (GET /api/v1/me/), with the reason a control is disabled. */
+/** What the signed-in user may do (GET /api/v1/me/), with the reason a control is disabled:
+ * in the team of the channel on screen (ChannelTeam), else in any of their teams. */
+
+import { createContext, useContext } from "react";
 
 import { EVERYONE, useMe } from "../api/hooks";
+import type { Me } from "../api/types";
+
+/** The team of the channel a page shows: its controls follow the user's roles there. */
+export const ChannelTeam = createContext<string | null>(null);
 
 export type Ability = "operate" | "operate_workers" | "edit";
 
@@ -16,10 +23,19 @@ export interface Permission {
   reason: string;
 }
 
-/** Allowed while /me is loading or absent (a 404 means "all allowed"); the server still checks. */
+/** Allowed while /me is loading or absent (a 404 means "all allowed"); the server still checks.
+ * Within a ChannelTeam (a channel's page, the builder of a saved channel), the user's roles in
+ * that team; elsewhere, in any team. */
 export function useCan(ability: Ability): Permission {
   const me = useMe();
-  const can = (me.data ?? EVERYONE).can;
+  return permissionOf(me.data ?? EVERYONE, useContext(ChannelTeam), ability);
+}
+
+/** `ability` for the user `me` describes, in `team` (null: in any of their teams). */
+export function permissionOf(me: Me, team: string | null, ability: Ability): Permission {
+  const inTeam = team && !me.is_superuser ? me.teams.find((t) => t.name === team) : undefined;
+  const can = inTeam ? inTeam.can : me.can;
   const allowed = Boolean(can[ability]);
-  return { allowed, reason: allowed ? "" : NEEDS[ability] };
+  const reason = inTeam ? NEEDS[ability].replace(/ \(/, ` in team ${team} (`) : NEEDS[ability];
+  return { allowed, reason: allowed ? "" : reason };
 }
