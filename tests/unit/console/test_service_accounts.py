@@ -10,9 +10,10 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from console import permissions, services
+from console import services
 from console.models import AuditEvent, ServiceAccount, Team
 from console.permissions import ADMIN, EDITOR, OPERATOR, VIEWER
+from tests.unit.console.members import member
 
 pytestmark = pytest.mark.django_db
 
@@ -26,16 +27,6 @@ def teams(spec, runtime) -> dict[str, Team]:
     services.create_channel(name="mine", spec=spec, team=a)
     services.create_channel(name="theirs", spec=spec, team=b)
     return {"a": a, "b": b}
-
-
-def member(django_user_model, name: str, roles: dict[str, tuple[str, ...]]) -> APIClient:
-    user = django_user_model.objects.create_user(name, password="s3cret-pass")
-    for team, held in roles.items():
-        for role in held:
-            permissions.grant_role(user, role, team)
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def bearer(token: str) -> APIClient:

@@ -13,6 +13,7 @@ from console.models import Channel, Connector, Membership, SignInGroupRule, Team
 from console.permissions import EDITOR, OPERATOR, ROLES, VIEWER
 from console.services.teams import apply_sign_in_groups
 from runtime_adapter.base import ConnectorOffsets, SourceOffset
+from tests.unit.console.members import member
 from tests.unit.console.test_roles import KWARGS, ROUTES, body_for
 
 pytestmark = pytest.mark.django_db
@@ -32,16 +33,6 @@ def teams(spec, runtime) -> dict[str, Team]:
     services.create_channel(name="old", spec=spec, team=b)
     Worker.objects.create(worker_id="w1", host="host-1")
     return {"a": a, "b": b}
-
-
-def member(django_user_model, name: str, roles: dict[str, tuple[str, ...]]) -> APIClient:
-    user = django_user_model.objects.create_user(name, password="s3cret-pass")
-    for team, held in roles.items():
-        for role in held:
-            permissions.grant_role(user, role, team)
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 @pytest.mark.parametrize(
