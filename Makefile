@@ -38,7 +38,7 @@ $(DEPS_STAMP): pyproject.toml | system-run
 	@$(VENV)/bin/uv pip install -q --python $(PY) -e ".[dev]"
 	@rm -f $(VENV)/.deps-* && touch $@
 
-jars: ## Kafka broker, MirrorMaker 2 and Spark Kafka connector jars from Maven Central, Sluice's Spark functions (cached)
+jars: ## Kafka broker, MirrorMaker 2 and Spark Kafka connector jars from Maven Central, Sluice's Spark functions, the sign-in tests' Keycloak (cached)
 	@bash scripts/fetch-jars.sh
 
 # `make run`'s jars: the broker's and Sluice's Spark functions need no venv (fetched and built

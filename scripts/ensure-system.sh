@@ -12,6 +12,8 @@
 #   iproute2, iptables        (the fault suite, tests/faults: runtime hosts in network namespaces,
 #                              partitions by dropping a namespace's traffic)
 #   libfaketime               (the fault suite: a runtime host's clock skewed with LD_PRELOAD)
+#   curl                      (scripts/fetch-jars.sh keycloak downloads the sign-in tests' Keycloak;
+#                              scripts/keycloak.sh waits for it to answer)
 # With --run (make run) only what the stack itself needs: redis-server, Java, javac, Maven and
 # VictoriaMetrics; the tests' Chromium, PostgreSQL and fault-suite tools are left out.
 # Fast path: when everything is present it only checks and prints one line (no apt-get).
@@ -78,6 +80,8 @@ if (( for_tests )); then
   else
     missing+=(libfaketime)
   fi
+  # Keycloak's download and readiness check (the sign-in tests' identity provider).
+  if command -v curl >/dev/null; then have+=(curl); else missing+=(curl); fi
   # PostgreSQL server binaries: `make test` runs the console's tests on a throwaway cluster too.
   if compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null; then
     have+=(postgresql)

@@ -21,20 +21,27 @@
 #                             runtime classpath; only for `make bench` (bench/peers.py), never part
 #                             of the default targets or `all`
 #                             -> java -cp '.cache/jars/bench-peers/*' io.sluice.bench.peers.FlinkPeer ...
+#   .cache/keycloak/          Keycloak (org.keycloak:keycloak-quarkus-dist, the pinned version below),
+#                             the OpenID Connect provider the browser tests sign in with: the archive
+#                             from Maven Central checked against its pinned SHA-256, unpacked, and
+#                             built once (`kc.sh build`) so that each start skips Quarkus's build
+#                             -> scripts/keycloak.sh
 #
-# Usage: scripts/fetch-jars.sh [--force] [--no-tests] [kafka|spark-kafka|sluice-spark|connect-mirror|bench-peers|all ...]
+# Usage: scripts/fetch-jars.sh [--force] [--no-tests] [kafka|spark-kafka|sluice-spark|connect-mirror|bench-peers|keycloak|all ...]
 #        scripts/fetch-jars.sh --print-spark-jars     # fetch if needed, print comma-separated jar paths
 #
 # --no-tests (make run): sluice-spark is packaged without its JUnit tests and format check unless a
 # verified jar is there already; the next run without it (make test) builds and verifies it again.
 #
 # Idempotent: each target dir holds a .stamp keyed on the POMs, this script and (spark-kafka) the
-# pyspark jar listing; when it matches the run is instant. --force refetches (and makes Maven
+# pyspark jar listing (keycloak: on its version, checksum and build options); when it matches
+# the run is instant. --force refetches (and makes Maven
 # retry remote look-ups it has cached as failed).
 #
 # Env: MAVEN_SETTINGS   settings.xml for mvn (default scripts/jars/settings.xml: mirror * -> Central)
 #      PYSPARK_JARS_DIR pyspark's jars/ folder (default: found in .venv)
 #      MAVEN_OPTS       passed to Maven as usual (e.g. -Dmaven.repo.local=/some/m2)
+#      MAVEN_CENTRAL    the repository Keycloak's archive is downloaded from (default Maven Central)
 set -euo pipefail
 # shellcheck source=scripts/_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/_lib.sh"
@@ -46,6 +53,14 @@ MAVEN_SETTINGS="$(abs_path "${MAVEN_SETTINGS:-scripts/jars/settings.xml}")"
 # Newest spark-token-provider-kafka-0-10 whose sources are on every Central mirror we have seen;
 # only used when the exact pyspark version of that module cannot be resolved (see below).
 TOKEN_PROVIDER_FALLBACK_VERSION=4.0.0
+# Keycloak for the sign-in tests: the version and the SHA-256 of its keycloak-quarkus-dist
+# tar.gz on Maven Central (Central's own .sha1 is checked too). A new version: change both.
+KEYCLOAK_VERSION=26.7.3
+KEYCLOAK_SHA256=77657f30b7e90d70f727712ce1c967f430fd6a5e9f458d32d8c6df0635345f47
+# Its build-time options (kc.sh build): the embedded H2 database in a file, a local cache (no
+# cluster discovery on the network); scripts/keycloak.sh starts it with --optimized.
+KEYCLOAK_BUILD_OPTIONS=(--db=dev-file --cache=local)
+MAVEN_CENTRAL="${MAVEN_CENTRAL:-https://repo.maven.apache.org/maven2}"
 
 FORCE=0
 PRINT_SPARK_JARS=0
@@ -56,8 +71,8 @@ for arg in "$@"; do
     --force|-f) FORCE=1 ;;
     --print-spark-jars) PRINT_SPARK_JARS=1 ;;
     --no-tests) NO_TESTS=1 ;;
-    kafka|spark-kafka|sluice-spark|connect-mirror|bench-peers) TARGETS+=("$arg") ;;
-    all) TARGETS+=(kafka spark-kafka sluice-spark connect-mirror) ;;
+    kafka|spark-kafka|sluice-spark|connect-mirror|bench-peers|keycloak) TARGETS+=("$arg") ;;
+    all) TARGETS+=(kafka spark-kafka sluice-spark connect-mirror keycloak) ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$SELF"; exit 0 ;;
     *) die "unknown argument '$arg' (try --help)" ;;
   esac
@@ -66,7 +81,7 @@ if (( PRINT_SPARK_JARS )); then
   TARGETS=(spark-kafka sluice-spark)
   exec 3>&1 1>&2          # progress messages to stderr, the jar list alone to stdout
 elif (( ${#TARGETS[@]} == 0 )); then
-  TARGETS=(kafka spark-kafka sluice-spark connect-mirror)
+  TARGETS=(kafka spark-kafka sluice-spark connect-mirror keycloak)
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -460,6 +475,58 @@ build_bench_peers() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Keycloak, the identity provider of the sign-in tests (scripts/keycloak.sh runs it): a
+# distribution, not a Maven dependency, so the archive is fetched as it is published and
+# checked against the pinned SHA-256. Unpacked into .cache/keycloak/keycloak-<version>/ and
+# built there once with the build-time options above; each run gets a home of its own that
+# links to it (scripts/keycloak.sh), so this copy stays as built.
+fetch_keycloak() {
+  local base="$ROOT/.cache/keycloak" target key start tmp url sha1
+  target="$base/keycloak-$KEYCLOAK_VERSION"
+  key="$(printf 'keycloak %s %s %s\n' "$KEYCLOAK_VERSION" "$KEYCLOAK_SHA256" "${KEYCLOAK_BUILD_OPTIONS[*]}" | sha256sum | cut -c1-64)"
+  if (( ! FORCE )) && [[ -f "$target/.stamp" && "$(head -n1 "$target/.stamp")" == "$key" ]]; then
+    log "keycloak: up to date (Keycloak $KEYCLOAK_VERSION in ${target#"$ROOT"/})"
+    return
+  fi
+  lock_jars_dir
+  if (( ! FORCE )) && [[ -f "$target/.stamp" && "$(head -n1 "$target/.stamp")" == "$key" ]]; then
+    log "keycloak: up to date (made by a concurrent run)"
+    return
+  fi
+  command -v java >/dev/null || die "keycloak: java not found (scripts/ensure-system.sh installs it)"
+  start=$(now_ms)
+  mkdir -p "$base"
+  tmp="$(mktemp -d "$base/.tmp-keycloak.XXXXXX")"
+  TMP_DIRS+=("$tmp")
+  url="$MAVEN_CENTRAL/org/keycloak/keycloak-quarkus-dist/$KEYCLOAK_VERSION/keycloak-quarkus-dist-$KEYCLOAK_VERSION.tar.gz"
+  log "keycloak: downloading keycloak-quarkus-dist $KEYCLOAK_VERSION (~170 MB) from ${MAVEN_CENTRAL%/maven2} ..."
+  curl -fsSL --retry 3 -o "$tmp/dist.tar.gz" "$url" || die "keycloak: could not download $url"
+  echo "$KEYCLOAK_SHA256  $tmp/dist.tar.gz" | sha256sum -c --quiet - \
+    || die "keycloak: $url is not the archive pinned in scripts/fetch-jars.sh (SHA-256 differs)"
+  sha1="$(curl -fsSL --retry 3 "$url.sha1" | cut -c1-40)" || die "keycloak: could not download $url.sha1"
+  [[ "$(sha1sum "$tmp/dist.tar.gz" | cut -c1-40)" == "$sha1" ]] \
+    || die "keycloak: the archive does not match Maven Central's SHA-1 for it"
+  tar -xzf "$tmp/dist.tar.gz" -C "$tmp"
+  rm -f "$tmp/dist.tar.gz"
+  [[ -x "$tmp/keycloak-$KEYCLOAK_VERSION/bin/kc.sh" ]] || die "keycloak: no bin/kc.sh in the archive"
+  log "keycloak: kc.sh build ${KEYCLOAK_BUILD_OPTIONS[*]} (once; each start skips it) ..."
+  if ! "$tmp/keycloak-$KEYCLOAK_VERSION/bin/kc.sh" build "${KEYCLOAK_BUILD_OPTIONS[@]}" >"$tmp/build.log" 2>&1; then
+    tail -n 30 "$tmp/build.log" | sed 's/^/    /' >&2
+    die "keycloak: kc.sh build failed"
+  fi
+  # What the build leaves in data/ (temporary files) is no part of the distribution.
+  rm -rf "$tmp/keycloak-$KEYCLOAK_VERSION/data"
+  { echo "$key"
+    echo "# Keycloak $KEYCLOAK_VERSION (sha256 $KEYCLOAK_SHA256), built with ${KEYCLOAK_BUILD_OPTIONS[*]} $(date -u +%FT%TZ) by scripts/fetch-jars.sh"
+  } >"$tmp/keycloak-$KEYCLOAK_VERSION/.stamp"
+  rm -rf "$target.old"
+  [[ -e "$target" ]] && mv "$target" "$target.old"
+  mv "$tmp/keycloak-$KEYCLOAK_VERSION" "$target"
+  rm -rf "$target.old"
+  log "keycloak: done in $(elapsed "$start"): Keycloak $KEYCLOAK_VERSION in ${target#"$ROOT"/}"
+}
+
+# ---------------------------------------------------------------------------------------------
 mkdir -p "$JARS_DIR"
 declare -A done_targets=()
 for t in "${TARGETS[@]}"; do
@@ -471,6 +538,7 @@ for t in "${TARGETS[@]}"; do
     sluice-spark) build_sluice_spark ;;
     connect-mirror) fetch_connect_mirror ;;
     bench-peers) build_bench_peers ;;
+    keycloak) fetch_keycloak ;;
   esac
 done
 
