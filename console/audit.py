@@ -11,7 +11,8 @@ throttling counts failures by the same address), the user agent and ``via``.
 Not recorded: HTTP ingestion (``POST /api/v1/channels/{name}/events``, data at high
 volume, authenticated by its own token), the read-only POSTs (event-pattern test, plugin
 config validation) and sign-in forms, whose outcome the auth signals below record
-(``auth.login``, ``auth.login_failed``, ``auth.logout``) wherever the user signs in, with
+(``auth.login``, ``auth.login_failed``, ``auth.logout``) wherever the user signs in (a single
+sign-on's ``auth.login`` with its provider and the groups it asserted), with
 ``auth.lockout`` when too many failures lock a user name out from an address
 (:mod:`console.signin`).
 """
@@ -414,6 +415,9 @@ def _logged_in(sender, request=None, user=None, **kwargs) -> None:
         user=user,
         object_type="user",
         object_id=user.get_username() if user is not None else "",
+        # A single sign-on says so, with its provider and the groups it asserted
+        # (console.oidc); a password sign-in records nothing more.
+        changes=getattr(user, "sign_in_details", None) or {},
         **_request_fields(request),
     )
 

@@ -10,7 +10,7 @@ rendered from this class without a Django project.
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from runtime_adapter.config import CommaList, SluiceSettings
@@ -98,6 +98,50 @@ class ConsoleSettings(SluiceSettings):
         ge=1,
         description="How long a lockout lasts after the last failed attempt, in seconds.",
     )
+
+    # -- single sign-on (OpenID Connect, console/oidc.py) -----------------------------------
+
+    oidc_client_id: str | None = Field(
+        None, description="The console's client id at the provider (with `SLUICE_OIDC_ISSUER`)."
+    )
+    oidc_client_secret: SecretStr | None = Field(
+        None, description="The console's client secret at the provider (a confidential client)."
+    )
+    oidc_issuer: str | None = Field(
+        None,
+        # validated when unset too: it checks the client id and secret come with it
+        validate_default=True,
+        description="The OpenID Connect provider's issuer URL, e.g. "
+        "`https://keycloak.example.com/realms/acme`; its endpoints are read from "
+        "`<issuer>/.well-known/openid-configuration`. With the client id and secret it turns on "
+        "single sign-on (a *Sign in with …* button; local accounts keep working); unset: off. "
+        "https, but on loopback.",
+    )
+    oidc_scopes: str = Field(
+        "openid email profile",
+        description="The scopes asked for, space-separated; `openid` is required. Add the scope "
+        "that brings the groups claim if your provider needs one.",
+    )
+    oidc_groups_claim: str = Field(
+        "groups",
+        description="The claim (ID token or userinfo) that lists the user's groups: a list of "
+        "names, handed to the teams' sign-in rules at every sign-in. Missing: no groups.",
+    )
+    oidc_provider_name: str = Field(
+        "single sign-on",
+        max_length=60,
+        description="The provider's name on the login page's button: *Sign in with* this name.",
+    )
+    oidc_sign_algorithm: str = Field(
+        "RS256",
+        pattern=r"^(RS|ES)(256|384|512)$",
+        description="The algorithm the provider signs ID tokens with (its keys are read from "
+        "the discovery's `jwks_uri`): RS256, RS384, RS512, ES256, ES384 or ES512.",
+    )
+    oidc_timeout_seconds: float = Field(
+        10.0, gt=0, le=60, description="How long a call to the provider may take."
+    )
+
     max_request_bytes: int = Field(
         1024 * 1024,
         ge=1,
@@ -230,6 +274,47 @@ class ConsoleSettings(SluiceSettings):
         if parts.username or parts.password or parts.query or parts.fragment:
             raise ValueError("must carry no credentials, query or fragment")
         return value.rstrip("/")
+
+    @field_validator("oidc_issuer")
+    @classmethod
+    def _issuer(cls, value: str | None, info: ValidationInfo) -> str | None:
+        import ipaddress
+        from urllib.parse import urlsplit
+
+        client = [info.data.get("oidc_client_id"), info.data.get("oidc_client_secret")]
+        if value is None:
+            if any(part is not None for part in client):
+                raise ValueError("must be set with SLUICE_OIDC_CLIENT_ID and _SECRET")
+            return None
+        if not all(part is not None for part in client):
+            raise ValueError("needs SLUICE_OIDC_CLIENT_ID and SLUICE_OIDC_CLIENT_SECRET too")
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http(s) URL such as https://sso.example.com/realms/acme")
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise ValueError("must carry no credentials, query or fragment")
+        if parts.scheme == "http":
+            try:
+                loopback = ipaddress.ip_address(parts.hostname).is_loopback
+            except ValueError:
+                loopback = parts.hostname == "localhost"
+            if not loopback:
+                raise ValueError("must be https (plain http only on loopback, for tests)")
+        return value.rstrip("/")
+
+    @field_validator("oidc_scopes")
+    @classmethod
+    def _scopes(cls, value: str) -> str:
+        scopes = value.split()
+        if "openid" not in scopes:
+            raise ValueError("must include openid")
+        return " ".join(scopes)
+
+    @property
+    def oidc_enabled(self) -> bool:
+        """Single sign-on is on (the issuer's validator makes sure the client id and secret
+        are set with it)."""
+        return self.oidc_issuer is not None
 
     @field_validator("proxy_ssl_header")
     @classmethod

@@ -42,6 +42,12 @@ class InvalidTransition(ServiceError):
     channel); nothing changed. The message says why."""
 
 
+class SignOnRefused(ServiceError):
+    """A single sign-on is refused (what the identity provider said about the user is not
+    acceptable, or the provider could not be asked); nobody was signed in. The message, for
+    the user, says why and never repeats a token or a secret."""
+
+
 @contextmanager
 def runtime_errors(action: str = "") -> Iterator[None]:
     """Run runtime calls: the runtime's errors leave the block as the services' own.

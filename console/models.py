@@ -711,6 +711,36 @@ class AuditEvent(models.Model):
         return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.object_id}"
 
 
+# -- single sign-on (console/oidc.py, console/services/sign_on.py) --------------------------------
+
+
+class SignOnIdentity(models.Model):
+    """A user's identity at an OpenID Connect provider: its issuer and the subject (``sub``)
+    that provider gave them, which never changes and is never reused.
+
+    A single sign-on finds its user by this link only, never by user name or e-mail, so an
+    account at the provider cannot take over a local account that happens to share its name.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sign_on_identities"
+    )
+    issuer = models.CharField(max_length=255)
+    subject = models.CharField(max_length=255)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_sign_in_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["issuer", "subject"], name="console_sign_on_identity_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"
+
+
 # -- the schema registry (console/schemas, console/services/schemas.py) -------------------------
 
 

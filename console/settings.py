@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from csp.constants import NONCE, NONE, SELF, UNSAFE_HASHES, UNSAFE_INLINE
@@ -138,6 +139,33 @@ AXES_CLIENT_IP_CALLABLE = "console.audit.client_address"
 AXES_LOCKOUT_CALLABLE = "console.signin.lockout_response"
 # Successful sign-ins are in the audit trail (auth.login); no second log of them.
 AXES_DISABLE_ACCESS_LOG = True
+# A failure's record keeps the request's query and form, these masked: a refused single
+# sign-on's callback carries the provider's one-time code and the sign-in's state.
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "code", "state"]
+
+# -- single sign-on: OpenID Connect with the company's identity provider (console/oidc.py) -----
+
+# On when SLUICE_OIDC_ISSUER, _CLIENT_ID and _CLIENT_SECRET are set: the login page offers
+# "Sign in with <provider>", a first sign-in creates the user (linked to the provider's subject,
+# never matched by name or e-mail), every sign-in hands the user's groups to the teams' rules
+# (console.services.teams) and logging out ends the provider's session too. Local accounts keep
+# signing in with their passwords. The provider's endpoints are read from its discovery
+# document when first needed, so the console starts (and password sign-ins work) while the
+# provider is away. The backend comes after the password one: it only answers the provider's
+# callback, which the throttle above guards like every other door.
+SLUICE_OIDC = env.oidc_enabled
+SLUICE_OIDC_ISSUER = env.oidc_issuer or ""
+SLUICE_OIDC_CLIENT_ID = env.oidc_client_id or ""
+SLUICE_OIDC_CLIENT_SECRET = (
+    env.oidc_client_secret.get_secret_value() if env.oidc_client_secret else ""
+)
+SLUICE_OIDC_SCOPES = env.oidc_scopes
+SLUICE_OIDC_GROUPS_CLAIM = env.oidc_groups_claim
+SLUICE_OIDC_PROVIDER_NAME = env.oidc_provider_name
+SLUICE_OIDC_SIGN_ALGORITHM = env.oidc_sign_algorithm
+SLUICE_OIDC_TIMEOUT = env.oidc_timeout_seconds
+if SLUICE_OIDC:
+    AUTHENTICATION_BACKENDS.append("console.oidc.SignOnBackend")
 
 # -- HTTPS, cookies and security headers -------------------------------------------------------
 
@@ -198,6 +226,12 @@ _csp_directives: dict[str, object] = {
     "form-action": [SELF],
     "frame-ancestors": [NONE],
 }
+if SLUICE_OIDC:
+    # Logging out after a single sign-on posts to /logout/, which sends the browser on to the
+    # provider's end_session_endpoint (console.oidc.SignOutView): browsers hold a form's
+    # redirects to form-action too. The provider's origin is its issuer's.
+    _issuer = urlsplit(SLUICE_OIDC_ISSUER)
+    _csp_directives["form-action"] = [SELF, f"{_issuer.scheme}://{_issuer.netloc}"]
 if SLUICE_HTTPS:
     _csp_directives["upgrade-insecure-requests"] = True
 if env.csp_report_uri:

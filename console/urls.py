@@ -5,11 +5,11 @@ from __future__ import annotations
 from csp.constants import SELF, UNSAFE_INLINE
 from csp.decorators import csp_replace
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from console.views import console_app, favicon, healthz, metrics_view
+from console.oidc import SignOnCallbackView, SignOnStartView, SignOutView
+from console.views import LoginPageView, console_app, favicon, healthz, metrics_view
 
 handler404 = "console.views.not_found"
 
@@ -23,14 +23,11 @@ swagger_ui = csp_replace({"style-src": [SELF, UNSAFE_INLINE]})(
 
 urlpatterns = [
     path("", console_app, name="home"),
-    path(
-        "login/",
-        auth_views.LoginView.as_view(
-            template_name="console/login.html", redirect_authenticated_user=True
-        ),
-        name="login",
-    ),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("login/", LoginPageView.as_view(), name="login"),
+    path("logout/", SignOutView.as_view(), name="logout"),
+    # Single sign-on (console/oidc.py): 404 while SLUICE_OIDC_ISSUER is unset.
+    path("oidc/authenticate/", SignOnStartView.as_view(), name="oidc_authentication_init"),
+    path("oidc/callback/", SignOnCallbackView.as_view(), name="oidc_authentication_callback"),
     path("healthz", healthz, name="healthz"),
     path("favicon.ico", favicon, name="favicon"),
     path("metrics", metrics_view, name="metrics"),

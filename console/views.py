@@ -10,6 +10,7 @@ from csp.constants import UNSAFE_EVAL
 from csp.decorators import csp_update
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import LoginView
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
@@ -30,6 +31,21 @@ NOT_BUILT = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <p>Build it with <code>make run</code> (or <code>cd frontend &amp;&amp; npm ci &amp;&amp;
 npm run build</code>) and restart the web server. The API (<a href="/api/docs/">/api/docs/</a>)
 and the admin (<a href="/admin/">/admin/</a>) work without it.</p></body></html>"""
+
+
+class LoginPageView(LoginView):
+    """The login page: a local account's user name and password, and, when single sign-on is
+    on (``SLUICE_OIDC_ISSUER``), a *Sign in with <provider>* button (:mod:`console.oidc`)."""
+
+    template_name = "console/login.html"
+    redirect_authenticated_user = True
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["sign_on_provider"] = (
+            settings.SLUICE_OIDC_PROVIDER_NAME if settings.SLUICE_OIDC else ""
+        )
+        return context
 
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
