@@ -1,7 +1,9 @@
 """The browser tests run against the whole stack as real processes (see tests/support/stack.py).
 
 The stack here is module-scoped, so it is stopped before tests/integration starts its own:
-the two are never up at the same time on a small machine.
+the two are never up at the same time on a small machine. Its console signs in through a real
+Keycloak too (single sign-on, tests/support/keycloak.py), started first and in the background:
+the stack starts while Keycloak does, and only the sign-on tests wait for it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Protocol
 
 import pytest
 
-from tests.support.processes import REPO_ROOT
+from tests.support.keycloak import Keycloak, start_keycloak
+from tests.support.processes import REPO_ROOT, free_port
 from tests.support.stack import Stack, running_stack
 
 pytestmark = pytest.mark.integration
@@ -25,7 +28,31 @@ FRONTEND = REPO_ROOT / "frontend"
 
 
 @pytest.fixture(scope="session")
+def console_port() -> int:
+    """The browser tests' console's port, chosen before it starts: Keycloak must know it."""
+    return free_port()
+
+
+@pytest.fixture(scope="session")
+def keycloak(
+    console_port: int, tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path
+) -> Iterator[Keycloak]:
+    """Keycloak for the console's single sign-on, starting (not yet ready: wait_ready())."""
+    provider = start_keycloak(
+        tmp_path_factory.mktemp("keycloak"),
+        artifacts_dir / "e2e" / "keycloak",
+        [f"http://127.0.0.1:{console_port}"],
+    )
+    try:
+        yield provider
+    finally:
+        provider.service.stop()
+
+
+@pytest.fixture(scope="session")
 def stack(
+    keycloak: Keycloak,  # first: it starts while Redis, Kafka and the stack do
+    console_port: int,
     redis_url: str,
     kafka_bootstrap: str,
     tmp_path_factory: pytest.TempPathFactory,
@@ -40,6 +67,8 @@ def stack(
         kafka=kafka_bootstrap,
         var=tmp_path_factory.mktemp("var-e2e"),
         log_dir=artifacts_dir / "e2e" / "stack",
+        port=console_port,
+        extra_env=keycloak.console_env(),
     ) as stack:
         yield stack
 

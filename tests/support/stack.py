@@ -174,9 +174,12 @@ def running_stack(
     log_dir: Path,
     runtime_workers: int = 1,
     extra_env: dict[str, str] | None = None,
+    port: int | None = None,
 ) -> Iterator[Stack]:
     """Start web, Celery worker and beat and ``runtime_workers`` runtime workers; stop them
-    all (in reverse order) when the block ends."""
+    all (in reverse order) when the block ends. The web server listens on ``port`` (a free
+    one by default: one chosen ahead when something must know the console's address before
+    it starts, such as an identity provider's redirect URIs)."""
     env = {
         "SLUICE_VAR_DIR": str(var),
         "DATABASE_URL": f"sqlite:///{var}/sluice.sqlite3",
@@ -208,7 +211,7 @@ def running_stack(
     manage(env, "migrate", "--noinput", "-v", "0")
     manage(env, "ensure_admin")
     token = manage(env, "drf_create_token", "admin").split()[2]
-    stack = Stack(f"http://127.0.0.1:{free_port()}", token, kafka, redis_url, env, log_dir)
+    stack = Stack(f"http://127.0.0.1:{port or free_port()}", token, kafka, redis_url, env, log_dir)
     # Drivers read Sluice's own schema registry (Kafka stages in a wire format) on this web.
     env.setdefault("SLUICE_SCHEMA_REGISTRY_URL", f"{stack.base_url}/schema-registry")
     try:
