@@ -81,6 +81,7 @@ def flatmap_path_parameters(context, path_parameters):
         "kind": ["source", "transform", "sink"],
         "type": ["kafka", "files", "generator", "filter", "sql", "preview", "http"],
         "number": [1],  # every channel's first revision (its diff is against an empty spec)
+        "team": ["default"],  # the team every fuzzed channel is in
     }
     choices = {
         key: st.sampled_from([*known[key], value]) if key in known else st.just(value)
@@ -168,8 +169,8 @@ HOSTILE_BODIES = {
     "strings-3-MB": (b'{"name": "' + b"x" * 3_000_000 + b'"}', 413),
 }
 #: Path parameters that reach each view's body parsing (an existing stopped channel, the
-#: http-source one for ingestion, an unambiguous plugin type).
-HOSTILE_PATH_PARAMETERS = {"name": STOPPED, "kind": "source", "type": "filter"}
+#: http-source one for ingestion, an unambiguous plugin type, the channels' team).
+HOSTILE_PATH_PARAMETERS = {"name": STOPPED, "kind": "source", "type": "filter", "team": "default"}
 
 
 def json_operations() -> list:
