@@ -123,12 +123,6 @@ def visible(queryset, user, team_field: str = "team"):
     return queryset.filter(**{f"{team_field}__in": teams})
 
 
-def may(user, perm: str, obj=None) -> bool:
-    """Whether ``user`` holds ``perm`` in the team of ``obj`` (anywhere without one), a
-    permission granted by hand counting everywhere (:func:`site_grant`)."""
-    return _may(user, perm, obj)
-
-
 def team_of(obj) -> int | None:
     """The id of the team ``obj`` belongs to: a team itself, anything with a ``team_id``, or
     anything of a channel's (``channel``); ``None`` for what belongs to no team."""
@@ -239,18 +233,17 @@ def capabilities(user, obj=None) -> dict[str, bool]:
     if not user.is_authenticated:
         return {"view": False, "operate": False, "operate_workers": False, "edit": False}
     return {
-        "view": _may(user, VIEW_CHANNEL, obj),
-        "operate": _may(user, OPERATE_CHANNEL, obj),
-        "operate_workers": _may(user, OPERATE_WORKER, obj),
-        "edit": all(
-            _may(user, perm, obj) for perm in (ADD_CHANNEL, CHANGE_CHANNEL, DELETE_CHANNEL)
-        ),
+        "view": may(user, VIEW_CHANNEL, obj),
+        "operate": may(user, OPERATE_CHANNEL, obj),
+        "operate_workers": may(user, OPERATE_WORKER, obj),
+        "edit": all(may(user, perm, obj) for perm in (ADD_CHANNEL, CHANGE_CHANNEL, DELETE_CHANNEL)),
     }
 
 
-def _may(user, perm: str, obj=None) -> bool:
-    """``perm`` in the team of ``obj``; for no object or one of no team (a runtime worker, the
-    site's), in any team."""
+def may(user, perm: str, obj=None) -> bool:
+    """Whether ``user`` holds ``perm`` in the team of ``obj``; for no object or one of no team
+    (a runtime worker, the site's), in any team. A permission granted by hand counts in every
+    team the user sees (:func:`site_grant`)."""
     if obj is None or team_of(obj) is None:
         return user.has_perm(perm)
     return user.has_perm(perm, obj) or site_grant(user, perm)
@@ -350,7 +343,7 @@ class RolePermission(BasePermission):
         need = required(request, view)
         if need is None:
             return request.user.is_superuser
-        if not need.permission or _may(request.user, need.permission, obj):
+        if not need.permission or may(request.user, need.permission, obj):
             return True
         self.message = denial(need.permission, need.doing, team_name(obj))
         return False

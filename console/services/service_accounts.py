@@ -11,7 +11,6 @@ audit trail (``team.service_account.issue`` / ``.revoke``).
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from console import permissions
 from console.choices import MembershipSource
 from console.models import Membership, ServiceAccount, Team, team_name_validator
 from console.services.audit_trail import record_audit
+from console.services.ingest.tokens import hash_token  # the same SHA-256 of a token
 
 TOKEN_PREFIX = "sls_"
 _SHOWN_CHARS = len(TOKEN_PREFIX) + 4
@@ -42,10 +42,6 @@ class IssuedAccount:
 
     account: ServiceAccount
     token: str
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def issue(
