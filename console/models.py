@@ -77,6 +77,42 @@ class Team(models.Model):
     description = models.TextField(blank=True, max_length=2000)
     created = models.DateTimeField(auto_now_add=True)
 
+    # The team's policy, set by a site admin: what its channels may reach and how much they
+    # may hold. An empty reach entry or quota means the site's default (its allow-lists from
+    # the environment; no limit).
+    reach = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "What the team's channels may touch (console.services.team_policy): Kafka topic "
+            "prefixes, files roots, HTTP and JDBC allow-lists; a key left out is the site's "
+            "default."
+        ),
+    )
+    max_channels = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Channels the team may hold; empty: no limit."
+    )
+    max_running_channels = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Channels the team may have running (or paused) at once; empty: no limit.",
+    )
+    max_realtime_cores = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Cores the team's real-time channels may hold at once; empty: no limit.",
+    )
+    max_driver_cores = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Cores of the team's drivers on one runtime worker; empty: no limit.",
+    )
+    max_driver_memory_mib = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Memory (MiB) of the team's drivers on one runtime worker; empty: no limit.",
+    )
+
     class Meta:
         ordering = ["name"]
         permissions = [("manage_team", "Can manage a team's members")]

@@ -53,6 +53,13 @@ class Deployment:
     pending. A driver reads the change from the store only when there is one it has not
     applied yet, so a channel moved while Redis is away starts all the same. ``None``: not
     known, the store is read (the console places)."""
+    team: str = ""
+    """The team owning the channel: a worker runs a team's connectors only in drivers of
+    that team (a crash costs no other team's channel). ``""``: written before teams, the
+    site's shared drivers."""
+    policy: dict[str, Any] | None = None
+    """The team's policy as the driver enforces it (:mod:`console.services.team_policy`):
+    ``{"reach": {...}, "drivers": {...}}``; ``None``: the site's defaults."""
 
     @property
     def checkpoint_key(self) -> str:

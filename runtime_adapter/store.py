@@ -316,6 +316,10 @@ class RedisStore:
             definition["discovery"] = True
         if deployment.slot is not None:
             definition["slot"] = deployment.slot
+        if deployment.team:
+            definition["team"] = deployment.team
+        if deployment.policy is not None:
+            definition["policy"] = deployment.policy
         cid = deployment.connector_id
         queued = pipe is not None
         if pipe is None:
@@ -441,6 +445,8 @@ class RedisStore:
                 run=definition.get("run"),
                 discovery=bool(definition.get("discovery", False)),
                 slot=definition.get("slot"),
+                team=definition.get("team", ""),
+                policy=definition.get("policy"),
             )
         return result
 
@@ -485,6 +491,8 @@ class RedisStore:
                 run=definition.get("run"),
                 discovery=bool(definition.get("discovery", False)),
                 slot=definition.get("slot"),
+                team=definition.get("team", ""),
+                policy=definition.get("policy"),
             )
         return result
 

@@ -13,6 +13,7 @@ from collections.abc import Container
 from console.choices import WorkerState
 from console.models import Channel, Connector, Revision
 from console.services.ingest import with_ingest_fields
+from console.services.team_policy import policy_of
 from runtime_adapter import states as runtime_states
 from runtime_adapter.base import Deployment
 
@@ -41,6 +42,8 @@ def deployment_for(
         checkpoint=channel.checkpoint_key,
         discovery=discovery,
         slot=connector.slot,
+        team=channel.team.name,
+        policy=policy_of(channel.team),
     )
 
 

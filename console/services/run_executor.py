@@ -43,6 +43,7 @@ from console.models import Channel, ChannelRun, Connector, Revision, Worker
 from console.runtime import get_runtime
 from console.services.ingest import with_ingest_fields
 from console.services.reconcile.state import summarize_trace
+from console.services.team_policy import policy_of
 from pipelines.spec.runs import RunBounds, run_progress
 from runtime_adapter import states as runtime_states
 from runtime_adapter.base import (
@@ -108,6 +109,8 @@ def run_deployment(
         worker_id=worker,
         checkpoint=run_checkpoint(channel, run),
         run=run_bounds(run).to_json(),
+        team=channel.team.name,
+        policy=policy_of(channel.team),
     )
 
 
