@@ -78,6 +78,8 @@ try {
     (await start.isDisabled()) && title.includes(`operator role in team ${mine[first]}`),
     `Start on ${first} is disabled, saying it needs the operator role in team ${mine[first]}`,
   );
+  const header = (await page.getByTestId("channel-page-team").textContent()).trim();
+  check(header === `team ${mine[first]}`, `${first}'s page names its team in the header (${header})`);
   await shot("channel-viewer-in-team");
 
   // -- another team's channel by its address -----------------------------------------------------

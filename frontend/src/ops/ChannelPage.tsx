@@ -72,6 +72,18 @@ function ChannelView({ name }: { name: string }) {
         <div className="channel-head">
           <p className="small muted">
             <a href={href({ page: "channels" })}>Channels</a> /
+            {channel.data?.team && (
+              <>
+                {" "}
+                <span
+                  title="The channel's team: your roles there decide what you may do here"
+                  data-testid="channel-page-team"
+                >
+                  team {channel.data.team}
+                </span>{" "}
+                /
+              </>
+            )}
           </p>
           <h1>
             <span className="channel-title" title={name}>

@@ -1,7 +1,7 @@
-import { useChannelAction } from "../api/hooks";
+import { useChannelAction, useMe } from "../api/hooks";
 import type { Channel } from "../api/types";
 import { href } from "../router";
-import { useCan } from "../ui/permissions";
+import { seenTeams, useCan } from "../ui/permissions";
 
 /** The first thing a new user sees while no channel is asked to run: what to do next, starting
  * with the demo channel when the server marks one among `channels` (its `demo` flag). */
@@ -9,6 +9,7 @@ export function Welcome({ channels, loading }: { channels: Channel[]; loading: b
   const action = useChannelAction();
   const operate = useCan("operate");
   const edit = useCan("edit");
+  const seen = seenTeams(useMe().data);
   const demo = channels.find((c) => c.demo);
   const anyRunning = channels.some((c) => c.target_state !== "STOPPED");
   if (loading || anyRunning) return null;
@@ -57,7 +58,8 @@ export function Welcome({ channels, loading }: { channels: Channel[]; loading: b
       </ol>
       {(!operate.allowed || !edit.allowed) && (
         <p className="small muted">
-          You can look at everything. {!edit.allowed && "Building and saving channels needs the editor role. "}
+          {seen && `${seen} `}
+          {!edit.allowed && "Building and saving channels needs the editor role. "}
           {!operate.allowed && "Starting and stopping them needs the operator role. "}
           Ask an administrator for a role you need.
         </p>

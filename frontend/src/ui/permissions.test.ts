@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 
 import type { Me } from "../api/types";
-import { permissionOf } from "./permissions";
+import { EVERYONE } from "../api/hooks";
+import { permissionOf, seenTeams } from "./permissions";
 
 const none = { view: true, operate: false, operate_workers: false, edit: false };
 const all = { view: true, operate: true, operate_workers: true, edit: true };
@@ -36,5 +37,22 @@ describe("what a control allows", () => {
   it("lets a site admin do everything in every team", () => {
     const root: Me = { ...me, is_superuser: true, can: all, teams: [] };
     expect(permissionOf(root, "ads", "edit").allowed).toBe(true);
+  });
+});
+
+describe("which teams' channels the user sees", () => {
+  it("names the user's teams, or says a site admin sees all", () => {
+    expect(seenTeams(me)).toBe("You see the channels of teams pay and ads.");
+    expect(seenTeams({ ...me, teams: me.teams.slice(0, 1) })).toBe("You see the channels of team pay.");
+    expect(seenTeams({ ...me, teams: [...me.teams, { name: "ops", roles: ["viewer"], can: none }] })).toBe(
+      "You see the channels of teams pay, ads and ops.",
+    );
+    expect(seenTeams({ ...me, is_superuser: true })).toBe("You see every team's channels.");
+  });
+
+  it("says so when the user is in no team, and says nothing before /me answers", () => {
+    expect(seenTeams({ ...me, teams: [] })).toBe("You belong to no team yet, so there are no channels to see.");
+    expect(seenTeams(undefined)).toBeNull();
+    expect(seenTeams(EVERYONE)).toBeNull();
   });
 });

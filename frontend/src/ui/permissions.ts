@@ -39,3 +39,14 @@ export function permissionOf(me: Me, team: string | null, ability: Ability): Per
   const reason = inTeam ? NEEDS[ability].replace(/ \(/, ` in team ${team} (`) : NEEDS[ability];
   return { allowed, reason: allowed ? "" : reason };
 }
+
+/** What the user sees, in a sentence: every team's channels (a site admin), their teams', or
+ * nothing yet (no team). `null` before /me answers or where teams are off (a 404). */
+export function seenTeams(me: Me | undefined): string | null {
+  if (!me || me === EVERYONE) return null;
+  if (me.is_superuser) return "You see every team's channels.";
+  const names = me.teams.map((t) => t.name);
+  if (names.length === 0) return "You belong to no team yet, so there are no channels to see.";
+  if (names.length === 1) return `You see the channels of team ${names[0]}.`;
+  return `You see the channels of teams ${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}.`;
+}
