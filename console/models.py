@@ -58,6 +58,12 @@ one an object is created in when nothing names another (a single-team installati
 SIGN_IN_GROUP_MAX_LENGTH = 255
 
 
+CHANNEL_NAME_TAKEN = (
+    "This name is taken. Channel names are unique across the site, as bucket names are: the "
+    "runtime knows a channel by its name (its connector, topics and metrics). Choose another."
+)
+"""The refusal of a taken channel name: the same whichever team holds it (it says neither)."""
+
 DESCRIPTION_MAX_LENGTH = 2000
 """The longest channel description accepted (API and admin; a 1 MB one was saved before)."""
 
@@ -347,6 +353,12 @@ class Channel(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def unique_error_message(self, model_class, unique_check):
+        if tuple(unique_check) == ("name",):
+            # The same words whoever holds the name: never which team, nor that it is another.
+            return ValidationError(CHANNEL_NAME_TAKEN, code="unique")
+        return super().unique_error_message(model_class, unique_check)
 
     def clean(self) -> None:
         if self.restart_backoff_max_seconds < self.restart_backoff_initial_seconds:

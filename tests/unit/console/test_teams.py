@@ -9,7 +9,15 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from console import permissions, services
-from console.models import Channel, Connector, Membership, SignInGroupRule, Team, Worker
+from console.models import (
+    CHANNEL_NAME_TAKEN,
+    Channel,
+    Connector,
+    Membership,
+    SignInGroupRule,
+    Team,
+    Worker,
+)
 from console.permissions import EDITOR, OPERATOR, ROLES, VIEWER
 from console.services.teams import apply_sign_in_groups
 from runtime_adapter.base import ConnectorOffsets, SourceOffset
@@ -157,6 +165,17 @@ def test_creating_in_a_team_not_one_s_own_is_refused_and_saves_nothing(
         in (viewer_only.json()["detail"])
     )
     assert not Channel.objects.filter(name="fresh").exists()
+
+
+def test_a_name_another_team_holds_is_refused_as_one_s_own_would_be(teams, spec, django_user_model):
+    client = member(django_user_model, "alice", {"a": (EDITOR,)})
+
+    theirs = client.post("/api/v1/channels/", {"name": "orders", "spec": spec}, format="json")
+    own = client.post("/api/v1/channels/", {"name": "mine", "spec": spec}, format="json")
+
+    assert theirs.status_code == own.status_code == 400
+    assert theirs.json() == own.json() == {"name": [CHANNEL_NAME_TAKEN]}
+    assert Channel.objects.get(name="orders").team.name == "b"
 
 
 def test_a_channel_cannot_move_to_another_team(teams, spec, django_user_model):

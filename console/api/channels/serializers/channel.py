@@ -10,6 +10,7 @@ from typing import Any
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.validators import UniqueValidator
 
 from console import labels as channel_labels
 from console.api.exceptions import spec_error_paths
@@ -17,7 +18,7 @@ from console.api.ingest.serializers import IngestTokenField
 from console.choices import RestartPolicyType, ShownState, TargetState
 from console.demo import DEMO_CHANNEL
 from console.errors import InvalidSpec
-from console.models import Channel
+from console.models import CHANNEL_NAME_TAKEN, Channel, channel_name_validator
 from console.selectors import reporting, specs
 from console.selectors.restart_policy import RestartPolicy
 from console.selectors.specs import SECRET_MARKER
@@ -295,6 +296,15 @@ class ChannelSerializer(serializers.ModelSerializer):
             "created_by",
         ]
         read_only_fields = ["created", "updated"]
+        extra_kwargs = {
+            # The same refusal whichever team holds a name (never which, nor that it is another).
+            "name": {
+                "validators": [
+                    channel_name_validator,
+                    UniqueValidator(Channel.objects.all(), message=CHANNEL_NAME_TAKEN),
+                ]
+            }
+        }
 
     def get_drift(self, channel: Channel) -> bool:
         return has_drift(channel)
