@@ -20,6 +20,9 @@ from tests.support.processes import Service, free_port, start_service
 
 REALM = "sluice"
 CLIENT_ID = "sluice-console"
+#: The realm's client the tests manage users with (a service account holding realm-management's
+#: manage-users): never the console's.
+ADMIN_CLIENT = ("sluice-tests-admin", "sluice-tests-admin-secret")
 #: The realm's users: password and the groups the ID token lists for them (full paths).
 USERS = {
     "alice": ("alice-password", ["/payments-editors", "/ops-viewers"]),
@@ -67,6 +70,34 @@ class Keycloak:
                 )
             time.sleep(0.5)
         return time.monotonic() - self.started_at
+
+    def leave_group(self, username: str, group: str) -> None:
+        """Take ``username`` out of ``group`` (a full path) in the realm, as the company's
+        identity team would: through Keycloak's admin REST API."""
+        admin = f"http://127.0.0.1:{self.port}/admin/realms/{REALM}"
+        token = requests.post(
+            f"{self.issuer}/protocol/openid-connect/token",
+            data={"grant_type": "client_credentials"},
+            auth=ADMIN_CLIENT,
+            timeout=10,
+        )
+        token.raise_for_status()
+        headers = {"Authorization": f"Bearer {token.json()['access_token']}"}
+        users = requests.get(
+            f"{admin}/users",
+            params={"username": username, "exact": "true"},
+            headers=headers,
+            timeout=10,
+        )
+        users.raise_for_status()
+        (user,) = users.json()
+        groups = requests.get(f"{admin}/users/{user['id']}/groups", headers=headers, timeout=10)
+        groups.raise_for_status()
+        (held,) = [g for g in groups.json() if g["path"] == group]
+        left = requests.delete(
+            f"{admin}/users/{user['id']}/groups/{held['id']}", headers=headers, timeout=10
+        )
+        left.raise_for_status()
 
 
 def start_keycloak(data_dir: Path, log_dir: Path, console_urls: list[str]) -> Keycloak:
