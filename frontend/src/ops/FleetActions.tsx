@@ -1,7 +1,8 @@
 import { useState } from "react";
 
 import type { TargetState } from "../api/types";
-import { useCan } from "../ui/permissions";
+import { EVERYONE, useMe } from "../api/hooks";
+import { permissionIn } from "../ui/permissions";
 import { allowed } from "./actions";
 import { type BulkAction, bulkMessages, deleteConfirmText, useBulkAction } from "./fleet";
 
@@ -24,17 +25,21 @@ export function FleetActions({
   filter,
   targets,
   size,
+  teams,
   onDone,
 }: {
   names: string[] | null;
   filter: Record<string, unknown>;
   targets: (TargetState | undefined)[];
   size: number;
+  /** The selected channels' teams (`null`: all matching): the roles there decide. */
+  teams: string[] | null;
   onDone: (messages: string[]) => void;
 }) {
   const bulk = useBulkAction();
-  const operate = useCan("operate");
-  const edit = useCan("edit");
+  const me = useMe().data ?? EVERYONE;
+  const operate = permissionIn(me, teams, "operate");
+  const edit = permissionIn(me, teams, "edit");
   const [busy, setBusy] = useState(false);
   const run = async (action: BulkAction) => {
     if (action === "delete" && !window.confirm(deleteConfirmText(names, size))) return;

@@ -16,11 +16,11 @@ import {
 
 const LIST = listKey(DEFAULT_PARAMS);
 
-function channel(name: string, target_state: TargetState = "STOPPED"): Channel {
-  return { name, target_state } as Channel;
+function channel(name: string, target_state: TargetState = "STOPPED", team = "pay"): Channel {
+  return { name, target_state, team } as Channel;
 }
 
-const PAGE = [channel("a", "RUNNING"), channel("b", "PAUSED"), channel("c")];
+const PAGE = [channel("a", "RUNNING"), channel("b", "PAUSED", "ads"), channel("c")];
 
 /** The selection after `events`, one after the other, on `list`. */
 function after(events: SelectionEvent[], list = LIST, from: Selection = emptySelection(LIST)): Selection {
@@ -35,7 +35,12 @@ describe("ticking channels", () => {
       { type: "tick", name: "b" },
       { type: "tick", name: "b" },
     ]);
-    expect(bulkTarget(selection, PAGE, 120)).toEqual({ names: ["a", "c"], targets: ["RUNNING", "STOPPED"], size: 2 });
+    expect(bulkTarget(selection, PAGE, 120)).toEqual({
+      names: ["a", "c"],
+      targets: ["RUNNING", "STOPPED"],
+      size: 2,
+      teams: ["pay"], // each team once: what the actions' permissions are asked for
+    });
     expect(selectionText(selection, PAGE, 120)).toBe("2 selected");
     expect(pageTicked(selection, PAGE)).toBe(false);
   });
@@ -53,9 +58,10 @@ describe("ticking channels", () => {
     const page = after([{ type: "tickPage", names: PAGE.map((c) => c.name), checked: true }]);
     expect(pageTicked(page, PAGE)).toBe(true);
     expect(bulkTarget(page, PAGE, 3).size).toBe(3);
+    expect(bulkTarget(page, PAGE, 3).teams).toEqual(["pay", "ads"]);
 
     const none = after([{ type: "tickPage", names: [], checked: false }], LIST, page);
-    expect(bulkTarget(none, PAGE, 3)).toEqual({ names: [], targets: [], size: 0 });
+    expect(bulkTarget(none, PAGE, 3)).toEqual({ names: [], targets: [], size: 0, teams: [] });
     expect(pageTicked(emptySelection(LIST), [])).toBe(false); // an empty page is never "all ticked"
   });
 });
@@ -71,7 +77,7 @@ describe("all matching channels", () => {
 
   it("sends no names (the filter chooses), every target state, and the count", () => {
     const all = after([{ type: "allMatching" }], LIST, page);
-    expect(bulkTarget(all, PAGE, 10_000)).toEqual({ names: null, targets: TARGET_STATES, size: 10_000 });
+    expect(bulkTarget(all, PAGE, 10_000)).toEqual({ names: null, targets: TARGET_STATES, size: 10_000, teams: null });
     expect(selectionText(all, PAGE, 10_000)).toBe("All 10,000 matching selected");
     expect(offersAllMatching(all, PAGE, 10_000)).toBe(false);
   });
@@ -79,7 +85,12 @@ describe("all matching channels", () => {
   it("ends when one channel is unticked: the rest of the page stays ticked", () => {
     const all = after([{ type: "allMatching" }], LIST, page);
     const less = after([{ type: "tick", name: "b" }], LIST, all);
-    expect(bulkTarget(less, PAGE, 10_000)).toEqual({ names: ["a", "c"], targets: ["RUNNING", "STOPPED"], size: 2 });
+    expect(bulkTarget(less, PAGE, 10_000)).toEqual({
+      names: ["a", "c"],
+      targets: ["RUNNING", "STOPPED"],
+      size: 2,
+      teams: ["pay"],
+    });
   });
 });
 
@@ -101,6 +112,7 @@ describe("a selection belongs to its list", () => {
         names: ["b"],
         targets: ["PAUSED"],
         size: 1,
+        teams: ["ads"],
       });
       expect(selectionAfter(ticked, list, { type: "allMatching" }).ticked.size).toBe(0);
     }

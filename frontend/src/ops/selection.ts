@@ -32,6 +32,8 @@ export interface BulkTarget {
   names: string[] | null;
   targets: TargetState[];
   size: number;
+  /** The teams of the ticked channels, each once; `null` for "all matching" (any of the user's). */
+  teams: string[] | null;
 }
 
 export function emptySelection(list: string): Selection {
@@ -69,9 +71,14 @@ export function chosen(selection: Selection, rows: Channel[]): Channel[] {
 }
 
 export function bulkTarget(selection: Selection, rows: Channel[], count: number): BulkTarget {
-  if (selection.allMatching) return { names: null, targets: TARGET_STATES, size: count };
+  if (selection.allMatching) return { names: null, targets: TARGET_STATES, size: count, teams: null };
   const picked = chosen(selection, rows);
-  return { names: picked.map((c) => c.name), targets: picked.map((c) => c.target_state), size: picked.length };
+  return {
+    names: picked.map((c) => c.name),
+    targets: picked.map((c) => c.target_state),
+    size: picked.length,
+    teams: [...new Set(picked.flatMap((c) => (c.team ? [c.team] : [])))],
+  };
 }
 
 /** Whether the page's header box is ticked: every channel of a non-empty page is. */

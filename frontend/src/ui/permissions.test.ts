@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import type { Me } from "../api/types";
 import { EVERYONE } from "../api/hooks";
-import { permissionOf, seenTeams } from "./permissions";
+import { permissionIn, permissionOf, seenTeams } from "./permissions";
 
 const none = { view: true, operate: false, operate_workers: false, edit: false };
 const all = { view: true, operate: true, operate_workers: true, edit: true };
@@ -54,5 +54,24 @@ describe("which teams' channels the user sees", () => {
     expect(seenTeams({ ...me, teams: [] })).toBe("You belong to no team yet, so there are no channels to see.");
     expect(seenTeams(undefined)).toBeNull();
     expect(seenTeams(EVERYONE)).toBeNull();
+  });
+});
+
+describe("what a bulk action allows on channels of several teams", () => {
+  it("is allowed when the user may in any of the selection's teams (the server answers each)", () => {
+    expect(permissionIn(me, ["pay", "ads"], "operate")).toEqual({ allowed: true, reason: "" });
+    expect(permissionIn(me, ["ads"], "operate").reason).toContain("in team ads (");
+  });
+
+  it("names every team of the selection when none allows it", () => {
+    expect(permissionIn(me, ["pay", "ads"], "edit")).toEqual({
+      allowed: false,
+      reason: "Needs the editor role in teams pay and ads (create, save and delete channels).",
+    });
+  });
+
+  it("asks any of the user's teams for 'all matching' or an empty selection", () => {
+    expect(permissionIn(me, null, "operate")).toEqual(permissionOf(me, null, "operate"));
+    expect(permissionIn(me, [], "edit")).toEqual(permissionOf(me, null, "edit"));
   });
 });

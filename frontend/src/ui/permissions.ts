@@ -40,6 +40,16 @@ export function permissionOf(me: Me, team: string | null, ability: Ability): Per
   return { allowed, reason: allowed ? "" : reason };
 }
 
+/** `ability` on channels of `teams` at once (a bulk action on a selection; the server answers
+ * each channel in its own team): allowed when any of them allows it; the reason names them
+ * all when none does. `null` or no team: in any of the user's teams. */
+export function permissionIn(me: Me, teams: string[] | null, ability: Ability): Permission {
+  if (!teams || teams.length <= 1) return permissionOf(me, teams?.[0] ?? null, ability);
+  if (teams.some((team) => permissionOf(me, team, ability).allowed)) return { allowed: true, reason: "" };
+  const named = `${teams.slice(0, -1).join(", ")} and ${teams[teams.length - 1]}`;
+  return { allowed: false, reason: NEEDS[ability].replace(/ \(/, ` in teams ${named} (`) };
+}
+
 /** What the user sees, in a sentence: every team's channels (a site admin), their teams', or
  * nothing yet (no team). `null` before /me answers or where teams are off (a 404). */
 export function seenTeams(me: Me | undefined): string | null {
