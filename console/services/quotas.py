@@ -36,8 +36,14 @@ from console.models import Channel, Connector, Revision, Team
 from console.services.bulk import update_rows
 from console.services.ingest import with_ingest_fields
 
-#: The quotas this module enforces, in the order the API shows them.
-QUOTAS = ("max_channels", "max_running_channels", "max_realtime_cores")
+#: Every quota of a team, in the order the API shows them (the last two the runtime enforces).
+QUOTAS = (
+    "max_channels",
+    "max_running_channels",
+    "max_realtime_cores",
+    "max_driver_cores",
+    "max_driver_memory_mib",
+)
 
 
 def admit_new_channel(team_id: int) -> Team:
@@ -186,9 +192,26 @@ class Allowance:
         update_rows(Channel, self.counted, ["realtime_cores"])
 
 
+def set_quotas(team: Team, quotas: Mapping[str, int | None]) -> list[str]:
+    """Set the quotas ``quotas`` names (``None``: no limit) and save them; returns the names
+    of those that changed. A quota lowered below the team's use refuses nothing already held:
+    it only refuses what would take more."""
+    unknown = set(quotas) - set(QUOTAS)
+    if unknown:
+        raise ValueError(f"not quotas: {sorted(unknown)}")
+    changed = [name for name, value in quotas.items() if getattr(team, name) != value]
+    for name in changed:
+        setattr(team, name, quotas[name])
+    if changed:
+        team.full_clean(validate_unique=False)
+        team.save(update_fields=changed)
+    return changed
+
+
 def use_of(team: Team) -> dict[str, dict[str, int | None]]:
     """Each quota of ``team`` with what the team holds against it:
-    ``{"max_channels": {"limit": 20, "used": 12}, …}`` (``limit`` ``None``: no limit).
+    ``{"max_channels": {"limit": 20, "used": 12}, …}`` (``limit`` ``None``: no limit;
+    ``used`` ``None`` for the driver quotas, which each runtime worker enforces on its own).
     Real-time cores are those counted at their channels' deploys (a channel deployed while
     the team had no real-time quota is counted at the team's next start)."""
     channels = Channel.objects.filter(team=team)
@@ -198,4 +221,7 @@ def use_of(team: Team) -> dict[str, dict[str, int | None]]:
         "max_channels": {"limit": team.max_channels, "used": channels.count()},
         "max_running_channels": {"limit": team.max_running_channels, "used": hosted.count()},
         "max_realtime_cores": {"limit": team.max_realtime_cores, "used": cores},
+        # Enforced and used per runtime worker (the runtime's, not the console's to count).
+        "max_driver_cores": {"limit": team.max_driver_cores, "used": None},
+        "max_driver_memory_mib": {"limit": team.max_driver_memory_mib, "used": None},
     }
