@@ -104,7 +104,9 @@ def create_channel(
     channel.full_clean()
     actor = actor or actor_for(user)
     with transaction.atomic():
-        quotas.admit_new_channel(channel.team_id)
+        quotas.admit_new_channel(
+            channel.team_id, hosted=channel.target_state != TargetState.STOPPED
+        )
         channel.save()
         Revision.objects.create(
             channel=channel, number=1, spec=encrypt_spec(normalized), created_by=user

@@ -46,14 +46,21 @@ QUOTAS = (
 )
 
 
-def admit_new_channel(team_id: int) -> Team:
+def admit_new_channel(team_id: int, *, hosted: bool = False) -> Team:
     """Lock the team (inside the caller's transaction) and raise :class:`QuotaExceeded` when
-    one more channel would take it past ``max_channels``; returns the locked team."""
+    one more channel would take it past ``max_channels`` (and, ``hosted``: a channel created
+    RUNNING or PAUSED, past ``max_running_channels``); returns the locked team. A new
+    channel's real-time cores are checked when it is deployed (:class:`Allowance`)."""
     team = Team.objects.select_for_update().get(pk=team_id)
+    channels = Channel.objects.filter(team_id=team_id)
     if team.max_channels is not None:
-        used = Channel.objects.filter(team_id=team_id).count()
+        used = channels.count()
         if used >= team.max_channels:
             raise QuotaExceeded(team.name, "max_channels", team.max_channels, used)
+    if hosted and team.max_running_channels is not None:
+        used = channels.filter(target_state__in=HOSTED_TARGETS).count()
+        if used >= team.max_running_channels:
+            raise QuotaExceeded(team.name, "max_running_channels", team.max_running_channels, used)
     return team
 
 
