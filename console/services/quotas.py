@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Sum
 
 from console.choices import HOSTED_TARGETS
 from console.crypto import decrypt_spec
@@ -53,15 +53,25 @@ def admit_new_channel(team_id: int, *, hosted: bool = False) -> Team:
     channel's real-time cores are checked when it is deployed (:class:`Allowance`)."""
     team = Team.objects.select_for_update().get(pk=team_id)
     channels = Channel.objects.filter(team_id=team_id)
-    if team.max_channels is not None:
-        used = channels.count()
-        if used >= team.max_channels:
-            raise QuotaExceeded(team.name, "max_channels", team.max_channels, used)
+    reached = channels_quota_reached(team)
+    if reached is not None:
+        raise reached
     if hosted and team.max_running_channels is not None:
         used = channels.filter(target_state__in=HOSTED_TARGETS).count()
         if used >= team.max_running_channels:
             raise QuotaExceeded(team.name, "max_running_channels", team.max_running_channels, used)
     return team
+
+
+def channels_quota_reached(team: Team) -> QuotaExceeded | None:
+    """The refusal of one more channel in ``team`` when it holds ``max_channels`` already
+    (a form's early answer; :func:`admit_new_channel` decides under the team's lock)."""
+    if team.max_channels is None:
+        return None
+    used = Channel.objects.filter(team_id=team.pk).count()
+    if used >= team.max_channels:
+        return QuotaExceeded(team.name, "max_channels", team.max_channels, used)
+    return None
 
 
 def is_real_time(spec: Mapping[str, Any]) -> bool:
@@ -179,7 +189,11 @@ class Allowance:
         """The cores each of ``team``'s running or paused real-time channels holds; those
         deployed while the team had no quota are counted now (and kept)."""
         hosted = Channel.objects.filter(team=team, target_state__in=HOSTED_TARGETS)
-        held = dict(hosted.filter(realtime_cores__isnull=False).values_list("pk", "realtime_cores"))
+        held = {
+            pk: cores
+            for pk, cores in hosted.values_list("pk", "realtime_cores")
+            if cores is not None
+        }
         uncounted = (
             Connector.objects.filter(channel__in=hosted, channel__realtime_cores__isnull=True)
             .select_related("channel", "revision")
@@ -189,8 +203,8 @@ class Allowance:
             if connector.revision is None or not is_real_time(connector.revision.spec):
                 continue
             channel = connector.channel
-            channel.realtime_cores = count_realtime_cores(channel.name, connector.revision.spec)
-            held[channel.pk] = channel.realtime_cores
+            cores = count_realtime_cores(channel.name, connector.revision.spec)
+            channel.realtime_cores = held[channel.pk] = cores
             self.counted.append(channel)
         return held
 
@@ -223,7 +237,7 @@ def use_of(team: Team) -> dict[str, dict[str, int | None]]:
     the team had no real-time quota is counted at the team's next start)."""
     channels = Channel.objects.filter(team=team)
     hosted = channels.filter(target_state__in=HOSTED_TARGETS)
-    cores = sum(hosted.exclude(realtime_cores=None).values_list("realtime_cores", flat=True))
+    cores = hosted.aggregate(cores=Sum("realtime_cores"))["cores"] or 0
     return {
         "max_channels": {"limit": team.max_channels, "used": channels.count()},
         "max_running_channels": {"limit": team.max_running_channels, "used": hosted.count()},

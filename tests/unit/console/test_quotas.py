@@ -470,3 +470,90 @@ def test_a_quota_lowered_below_the_use_stops_nothing_held(pay, editor, site_admi
     assert editor.post(
         CHANNELS, {"name": "c", "team": "pay", "spec": spec}, "json"
     ).status_code == (429)
+
+
+# -- the admin --------------------------------------------------------------------------------
+
+
+def test_the_admin_sets_quotas_for_site_admins_only(pay, client, django_user_model):
+    root = django_user_model.objects.create_superuser("root", password="root-pass-123")
+    client.force_login(root)
+    form = client.get(f"/admin/console/team/{pay.pk}/change/")
+    assert b"<h2>Quotas</h2>" in form.content or b">Quotas<" in form.content
+    saved = client.post(
+        f"/admin/console/team/{pay.pk}/change/",
+        {
+            "description": "",
+            "reach": "{}",
+            "max_channels": "7",
+            "max_running_channels": "",
+            "max_realtime_cores": "",
+            "max_driver_cores": "",
+            "max_driver_memory_mib": "",
+            **_empty_inlines(form.content.decode()),
+        },
+    )
+    assert saved.status_code == 302, saved.content.decode()[-3000:]
+    pay.refresh_from_db()
+    assert pay.max_channels == 7
+
+    team_admin = django_user_model.objects.create_user("tia", password="x", is_staff=True)
+    from console.permissions import grant_role
+
+    grant_role(team_admin, "admin", "pay")
+    client.force_login(team_admin)
+    shown = client.get(f"/admin/console/team/{pay.pk}/change/").content.decode()
+    assert 'name="max_channels"' not in shown  # read only for a team's own admin
+
+
+def _empty_inlines(page: str) -> dict[str, str]:
+    """The management forms of the team page's inlines, with no rows changed."""
+    import re
+
+    data = {}
+    for prefix in sorted(set(re.findall(r'name="([\w-]+)-TOTAL_FORMS"', page))):
+        initial = re.search(rf'name="{prefix}-INITIAL_FORMS" value="(\d+)"', page)
+        data[f"{prefix}-TOTAL_FORMS"] = "0"
+        data[f"{prefix}-INITIAL_FORMS"] = initial.group(1) if initial else "0"
+    return data
+
+
+def test_the_admin_refuses_a_channel_past_the_quota_on_the_form(
+    pay, client, django_user_model, spec
+):
+    root = django_user_model.objects.create_superuser("root", password="root-pass-123")
+    client.force_login(root)
+    pay.max_channels = 1
+    pay.save()
+    made(pay, spec, "a")
+
+    response = client.post(
+        "/admin/console/channel/add/",
+        {"name": "b", "team": pay.pk, "description": "", "spec": json.dumps(spec)},
+    )
+
+    assert response.status_code == 200
+    assert (
+        "Team pay has reached its quota of 1 channels (max_channels)." in response.content.decode()
+    )
+    assert not Channel.objects.filter(name="b").exists()
+
+
+def test_the_admin_s_start_action_says_the_quota(pay, client, django_user_model, spec):
+    root = django_user_model.objects.create_superuser("root", password="root-pass-123")
+    client.force_login(root)
+    pay.max_running_channels = 0
+    pay.save()
+    (channel,) = made(pay, spec, "a")
+
+    page = client.post(
+        "/admin/console/channel/",
+        {"action": "start_channels", "_selected_action": [str(channel.pk)]},
+        follow=True,
+    )
+
+    shown = [str(message) for message in page.context["messages"]]
+    assert shown == [
+        "a: Team pay has reached its quota of 0 running channels (max_running_channels)."
+    ]
+    assert Channel.objects.get(name="a").target_state == TargetState.STOPPED
