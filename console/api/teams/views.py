@@ -53,7 +53,12 @@ MANAGE = permissions.Need(permissions.MANAGE_TEAM, "manage the team's service ac
             "more (429 naming the quota)."
         ),
         request=TeamQuotasUpdateSerializer,
-        responses={200: TeamSerializer, 400: OpenApiResponse(), 403: OpenApiResponse()},
+        responses={
+            200: TeamSerializer,
+            400: OpenApiResponse(description="A quota is invalid; each key is its field."),
+            403: OpenApiResponse(description="Only site admins set quotas."),
+            404: TEAM_NOT_FOUND,
+        },
     ),
 )
 class TeamViewSet(

@@ -591,7 +591,7 @@ export interface paths {
         put?: never;
         /**
          * Start a channel
-         * @description Deploys the latest revision with target RUNNING. Returns at once; the connector's state shows up in status.
+         * @description Deploys the latest revision with target RUNNING. Returns at once; the connector's state shows up in status. A stopped channel takes one of its team's running channels (and a real-time one its cores): past the quota, 429 naming it.
          */
         post: operations["channels_start"];
         delete?: never;
@@ -1222,7 +1222,7 @@ export interface components {
         BulkResult: {
             name: string;
             ok: boolean;
-            /** @description What the channel's own endpoint would have answered (202, 204, 404, 409, 503). */
+            /** @description What the channel's own endpoint would have answered (202, 204, 404, 409, 429 past a team quota, 503). */
             status: number;
             /** @description Why it failed; empty when ok. */
             error: string;
@@ -2426,6 +2426,32 @@ export interface components {
             /** @description What the team holds against it now; null: the console does not know it (driver cores and memory are enforced and used on each runtime worker). */
             used: number | null;
         };
+        /**
+         * @description * `max_channels` - max_channels
+         *     * `max_running_channels` - max_running_channels
+         *     * `max_realtime_cores` - max_realtime_cores
+         * @enum {string}
+         */
+        QuotaEnum: "max_channels" | "max_running_channels" | "max_realtime_cores";
+        /** @description The body of a 429: the team's quota that refused the request, named. */
+        QuotaReached: {
+            /** @description Why the request was not served. */
+            detail: string;
+            /**
+             * @description The team's quota reached (a field of the team).
+             *
+             *     * `max_channels` - max_channels
+             *     * `max_running_channels` - max_running_channels
+             *     * `max_realtime_cores` - max_realtime_cores
+             */
+            quota: components["schemas"]["QuotaEnum"];
+            /** @description The quota. */
+            limit: number;
+            /** @description What the team holds against it now. */
+            used: number;
+            /** @description The team. */
+            team: string;
+        };
         /** @description Either ``ids`` (the dead letters selected), or ``all: true`` with the list's filters. */
         RedriveRequestRequest: {
             /** @description Only this error class (exact), e.g. CastError. */
@@ -3392,6 +3418,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description The team has reached one of its quotas (named); nothing changed. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuotaReached"];
+                };
+            };
             /** @description The runtime is unavailable; nothing changed. */
             503: {
                 headers: {
@@ -3786,6 +3821,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The channel cannot do this from where it is; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The team has reached one of its quotas (named); nothing changed. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuotaReached"];
                 };
             };
             /** @description The runtime is unavailable; nothing changed. */
@@ -5117,6 +5172,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description The channel cannot do this from where it is; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The team has reached one of its quotas (named); nothing changed. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuotaReached"];
+                };
+            };
             /** @description The runtime is unavailable; nothing changed. */
             503: {
                 headers: {
@@ -5945,15 +6020,22 @@ export interface operations {
                     "application/json": components["schemas"]["Team"];
                 };
             };
-            /** @description No response body */
+            /** @description A quota is invalid; each key is its field. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description No response body */
+            /** @description Only site admins set quotas. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No team of the caller's has this name. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
