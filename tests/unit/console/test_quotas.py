@@ -465,7 +465,7 @@ def test_site_admins_set_quotas_and_only_they(pay, site_admin, django_user_model
             {"max_running_channels": 10**7},
             {"max_running_channels": ["Ensure this value is less than or equal to 1000000."]},
         ),
-        ({"reach": {}}, {"reach": ["Unknown field."]}),
+        ({"max_topics": 3}, {"max_topics": ["Unknown field."]}),
     ],
 )
 def test_bad_quotas_are_a_400_with_field_paths(pay, site_admin, body, errors):
