@@ -52,6 +52,7 @@ from console.models import (
 from console.selectors import reporting
 from console.selectors.restart_policy import MODEL_FIELDS as POLICY_FIELDS
 from console.selectors.specs import normalize_spec, redact_spec
+from console.services import quotas
 from console.services import workers as worker_services
 from console.strict_json import StrictJSONError, loads_strict
 
@@ -218,6 +219,9 @@ class ChannelForm(forms.ModelForm):
             team = Team.objects.get(pk=field.initial)
         if team is None:
             raise ValidationError("Choose the team of the channel.")
+        reached = None if self.instance.pk else quotas.channels_quota_reached(team)
+        if reached is not None:  # the service refuses it too, under the team's lock
+            raise ValidationError(str(reached))
         return team
 
     def clean_spec(self):
@@ -306,7 +310,24 @@ class TeamAdmin(admin.ModelAdmin):
         return permissions.visible(super().get_queryset(request), request.user, "pk")
 
     def get_readonly_fields(self, request: HttpRequest, obj=None) -> list[str]:
-        return ["name", "created"] if obj is not None else ["created"]
+        fields = ["name", "created"] if obj is not None else ["created"]
+        if not request.user.is_superuser:  # a team's admin manages members, not its quotas
+            fields += quotas.QUOTAS
+        return fields
+
+    def get_fieldsets(self, request: HttpRequest, obj=None):
+        """The quotas in a fieldset of their own ("Quotas"), after the others."""
+        fieldsets = super().get_fieldsets(request, obj)
+        rest = [
+            (name, {**options, "fields": [f for f in options["fields"] if f not in quotas.QUOTAS]})
+            for name, options in fieldsets
+        ]
+        description = (
+            "Empty: no limit. Channels and running (or paused) channels are counted by the "
+            "console, real-time cores one per source partition; driver cores and memory are "
+            "enforced by each runtime worker. A quota reached refuses with 429."
+        )
+        return [*rest, ("Quotas", {"fields": list(quotas.QUOTAS), "description": description})]
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return request.user.is_superuser or bool(permissions.visible_team_ids(request.user))
@@ -541,7 +562,7 @@ class ChannelAdmin(admin.ModelAdmin):
         """Call the service; a refusal or an unreachable runtime becomes a message."""
         try:
             result = op.call(channel, user=request.user)
-        except errors.InvalidTransition as exc:
+        except (errors.InvalidTransition, errors.QuotaExceeded) as exc:
             self.message_user(request, f"{channel.name}: {exc}", messages.WARNING)
             return False
         except errors.RuntimeUnavailable as exc:

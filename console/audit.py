@@ -80,6 +80,7 @@ API_ACTIONS = {
     ("channel-replay-list", "POST"): "channel.replay.start",
     ("channel-replay-detail", "DELETE"): "channel.replay.cancel",
     ("channel-ingest-token", "DELETE"): "channel.ingest_token.revoke",
+    ("team-detail", "PATCH"): "team.quotas",
     ("worker-drain", "POST"): "worker.drain",
     ("worker-undrain", "POST"): "worker.undrain",
     ("worker-detail", "DELETE"): "worker.forget",
@@ -196,7 +197,7 @@ def _api_target(request: HttpRequest, url_name: str, kwargs: dict[str, Any]) -> 
     if action is None:
         # An endpoint added later is still recorded, under its URL name.
         action = f"{url_name.replace('-', '.') or 'api'}.{method.lower()}"
-    object_id = str(kwargs.get("name", kwargs.get("worker_id", "")))
+    object_id = str(kwargs.get("name", kwargs.get("worker_id", kwargs.get("team", ""))))
     if action == "channel.create" and isinstance(body, dict):
         object_id = str(body.get("name") or "")
     object_type = "channel" if action.startswith("channel") else url_name.partition("-")[0]

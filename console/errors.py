@@ -42,6 +42,33 @@ class InvalidTransition(ServiceError):
     channel); nothing changed. The message says why."""
 
 
+class QuotaExceeded(ServiceError):
+    """The team has reached one of its quotas (:mod:`console.services.quotas`); the request
+    changed nothing. ``quota`` names the :class:`~console.models.Team` field (``max_channels``,
+    ``max_running_channels``, ``max_realtime_cores``), ``used`` is what the team holds now."""
+
+    UNITS = {
+        "max_channels": "channels",
+        "max_running_channels": "running channels",
+        "max_realtime_cores": "real-time cores",
+    }
+
+    def __init__(self, team: str, quota: str, limit: int, used: int, needed: int = 1) -> None:
+        what = self.UNITS.get(quota, quota)
+        message = f"Team {team} has reached its quota of {limit} {what} ({quota})."
+        if quota == "max_realtime_cores":
+            message = (
+                f"Team {team} has reached its quota of {limit} {what} ({quota}): it holds "
+                f"{used} and this channel needs {needed} (one per source partition)."
+            )
+        super().__init__(message)
+        self.team = team
+        self.quota = quota
+        self.limit = limit
+        self.used = used
+        self.needed = needed
+
+
 class SignOnRefused(ServiceError):
     """A single sign-on is refused (what the identity provider said about the user is not
     acceptable, or the provider could not be asked); nobody was signed in. The message, for

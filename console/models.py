@@ -323,6 +323,17 @@ class Channel(models.Model):
         ),
     )
 
+    realtime_cores = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text=(
+            "The cores a real-time channel holds against its team's quota while RUNNING or "
+            "PAUSED (one per source partition), counted from Kafka when its revision was "
+            "deployed (console.services.quotas); empty: not real-time, or not counted."
+        ),
+    )
+
     health_level = models.CharField(
         max_length=8,
         default="idle",

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from console.errors import InvalidSpec, InvalidTransition, RuntimeUnavailable
+from console.errors import InvalidSpec, InvalidTransition, QuotaExceeded, RuntimeUnavailable
 from console.services import (
     IngestBadRequest,
     IngestTooLarge,
@@ -42,6 +42,24 @@ class Conflict(APIException):
     status_code = status.HTTP_409_CONFLICT
     default_detail = "The request conflicts with the channel's current spec."
     default_code = "conflict"
+
+
+class QuotaReached(APIException):
+    """A team's quota is reached (:class:`console.errors.QuotaExceeded`): 429 with the
+    quota named, its limit, the team's use and the team."""
+
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_detail = "The team has reached one of its quotas."
+    default_code = "quota_exceeded"
+
+    def __init__(self, exceeded: QuotaExceeded) -> None:
+        super().__init__(str(exceeded))
+        self.quota = {
+            "quota": exceeded.quota,
+            "limit": exceeded.limit,
+            "used": exceeded.used,
+            "team": exceeded.team,
+        }
 
 
 class BadRequest(APIException):
@@ -125,6 +143,8 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         # A configuration fault of this deployment (a key missing from SLUICE_SECRETS_KEY),
         # not a bad request: the operator fixes the environment and the request succeeds.
         exc = ServiceUnavailable(f"Stored secrets cannot be read: {exc}.", code="secrets_key")
+    elif isinstance(exc, QuotaExceeded):
+        exc = QuotaReached(exc)
     elif isinstance(exc, (NotAnHttpChannel, InvalidTransition)):
         exc = Conflict(str(exc))
     elif isinstance(exc, IngestTooLarge):
@@ -140,4 +160,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
             if exc.unsupported_media_type
             else ParseError(str(exc))
         )
-    return drf_exception_handler(exc, context)
+    response = drf_exception_handler(exc, context)
+    if response is not None and isinstance(exc, QuotaReached):
+        response.data = {"detail": response.data["detail"], **exc.quota}
+    return response

@@ -39,3 +39,21 @@ CONFLICT = OpenApiResponse(
         )
     ],
 )
+
+
+class QuotaReachedSerializer(ErrorDetailSerializer):
+    """The body of a 429: the team's quota that refused the request, named."""
+
+    quota = serializers.ChoiceField(
+        choices=["max_channels", "max_running_channels", "max_realtime_cores"],
+        help_text="The team's quota reached (a field of the team).",
+    )
+    limit = serializers.IntegerField(help_text="The quota.")
+    used = serializers.IntegerField(help_text="What the team holds against it now.")
+    team = serializers.CharField(help_text="The team.")
+
+
+QUOTA_REACHED = OpenApiResponse(
+    QuotaReachedSerializer,
+    description="The team has reached one of its quotas (named); nothing changed.",
+)

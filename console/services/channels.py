@@ -43,7 +43,7 @@ from console.models import Channel, Connector, Revision, Team, default_team_id
 from console.selectors.deploys import DeployPlan, deploy_plan
 from console.selectors.restart_policy import RestartPolicy
 from console.selectors.specs import normalize_spec
-from console.services import restarts, starts, transitions
+from console.services import quotas, restarts, starts, transitions
 from console.services.ingest import (
     HTTP_SOURCE,
     IngestUnavailable,
@@ -84,8 +84,11 @@ def create_channel(
     site default ``SLUICE_INGEST_RATE_LIMIT``. Raises :class:`InvalidSpec` for a bad spec
     (a secret sent as the marker included: there is nothing stored to keep),
     :class:`django.core.exceptions.ValidationError` for a bad or taken name, target, policy
-    or rate limit, and :class:`RuntimeUnavailable` when the
-    channel is to run and the runtime cannot be reached; in each case nothing is saved.
+    or rate limit, :class:`QuotaExceeded` when the team holds ``max_channels`` already (or,
+    to run, its running-channel or real-time-core quota is reached: the team's row is locked
+    meanwhile, so two creates at once never both take the last place), and
+    :class:`RuntimeUnavailable` when the channel is to run and the runtime cannot be reached;
+    in each case nothing is saved.
     """
     normalized = normalize_spec(spec)
     channel = Channel(
@@ -101,6 +104,9 @@ def create_channel(
     channel.full_clean()
     actor = actor or actor_for(user)
     with transaction.atomic():
+        quotas.admit_new_channel(
+            channel.team_id, hosted=channel.target_state != TargetState.STOPPED
+        )
         channel.save()
         Revision.objects.create(
             channel=channel, number=1, spec=encrypt_spec(normalized), created_by=user

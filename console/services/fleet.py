@@ -46,7 +46,8 @@ class BulkResult:
     name: str
     ok: bool
     status: int
-    """The HTTP status the channel's own endpoint would have answered (202, 204, 404, 409, 503)."""
+    """The HTTP status the channel's own endpoint would have answered (202, 204, 404, 409,
+    429 past a team quota, 503)."""
     error: str = ""
     target_state: str | None = None
     changed: bool = True

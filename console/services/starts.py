@@ -15,13 +15,14 @@ from django.db.models import Count, Q
 
 from console.choices import HOSTED_TARGETS, ConnectorState, TargetState, WorkerService, WorkerState
 from console.crypto import decrypt_spec, plain_secret_values
-from console.errors import RuntimeUnavailable
+from console.errors import InvalidTransition, QuotaExceeded, RuntimeUnavailable
 from console.models import Channel, ChannelDiscovery, Connector, Revision, Worker
 from console.runtime import get_runtime
 from console.services import channel_health
 from console.services.bulk import update_rows
 from console.services.deployments import deployment_for
 from console.services.ingest import HTTP_SOURCE, ensure_ingest_topic
+from console.services.quotas import Allowance
 from console.services.transitions import (
     Answer,
     Batch,
@@ -59,6 +60,7 @@ class _Deploys:
     connectors: dict[int, Connector]
     discovering: set[int]
     placer: _Placer
+    allowance: Allowance
     created: list[Connector] = field(default_factory=list)
     new_revision: list[Connector] = field(default_factory=list)
     placed: list[Connector] = field(default_factory=list)
@@ -72,7 +74,10 @@ def deploy_locked(
     """Deploy the latest revision of each of ``locked`` (channels the caller's transaction
     holds) with ``target`` (RUNNING or PAUSED), in their order, answering each in ``answers``.
 
-    An HTTP channel whose ingest topic cannot be ensured is answered 503 and left as it was.
+    A channel its team's quotas leave no room for (:mod:`console.services.quotas`: running
+    channels, real-time cores) is answered 429 and left as it was; the channels before it in
+    the list take their places first. An HTTP channel whose ingest topic cannot be ensured is
+    answered 503 and left as it was.
     Raises :class:`RuntimeUnavailable` when the runtime cannot be reached (the caller's
     transaction is then to be undone)."""
     ids = [channel.pk for channel in locked]
@@ -93,6 +98,7 @@ def deploy_locked(
             )
         ),
         placer=_Placer(),
+        allowance=Allowance.lock(channel.team_id for channel in locked),
     )
     for channel in locked:
         _decide_deploy(deploys, channel, answers)
@@ -102,13 +108,30 @@ def deploy_locked(
 def _decide_deploy(deploys: _Deploys, channel: Channel, answers: dict[str, Answer]) -> None:
     """One channel's deploy: its connector, target, placement and deployment decided."""
     revision = deploys.latest[channel.pk]
+    was_hosted = channel.target_state in HOSTED_TARGETS
+    current = deploys.connectors.get(channel.pk)
+    try:
+        deploys.allowance.admit(
+            channel,
+            revision,
+            was_hosted=was_hosted,
+            new_revision=current is None or current.revision_id != revision.pk,
+        )
+    except QuotaExceeded as exc:
+        answers[channel.name] = Answer(429, str(exc), failure=exc)
+        return
+    except InvalidTransition as exc:  # real-time cores that cannot be counted
+        answers[channel.name] = Answer(409, str(exc), failure=exc)
+        return
+    except RuntimeUnavailable as exc:  # Kafka asked for real-time cores and did not answer
+        answers[channel.name] = unavailable(exc)
+        return
     if revision.spec["source"]["type"] == HTTP_SOURCE:
         try:  # no topic (Kafka down), no deploy: the query would have nothing to read
             ensure_ingest_topic(channel.name, decrypt_spec(revision.spec))
         except RuntimeUnavailable as exc:
             answers[channel.name] = unavailable(exc)
             return
-    was_hosted = channel.target_state in HOSTED_TARGETS
     connector, previous, is_new = _connector_running(deploys, channel, revision)
     verb = "start" if deploys.target == TargetState.RUNNING else "pause"
     if deploys.batch.retarget(
@@ -202,6 +225,7 @@ def _write_deploys(deploys: _Deploys, ids: list[int]) -> None:
             f"restarting {what} (generation {connector.generation})",
         )
     Connector.objects.bulk_create(deploys.created, batch_size=500)
+    deploys.allowance.save()
     update_rows(Connector, deploys.new_revision, ["revision"])
     update_rows(Connector, deploys.placed, ["worker"])
     reruns = [connector for _, connector, _ in deploys.reruns]

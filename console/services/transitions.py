@@ -311,7 +311,7 @@ def in_one_transaction(
             locked = sorted(
                 Channel.objects.select_for_update()
                 .filter(pk__in=list(order))
-                .only("id", "name", "target_state", "checkpoint_key"),
+                .only("id", "name", "target_state", "checkpoint_key", "team_id", "realtime_cores"),
                 key=lambda channel: order[channel.pk],
             )
             act(locked)

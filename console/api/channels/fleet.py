@@ -257,7 +257,8 @@ class BulkResultSerializer(serializers.Serializer):
     name = serializers.CharField()
     ok = serializers.BooleanField()
     status = serializers.IntegerField(
-        help_text="What the channel's own endpoint would have answered (202, 204, 404, 409, 503)."
+        help_text="What the channel's own endpoint would have answered (202, 204, 404, 409, "
+        "429 past a team quota, 503)."
     )
     error = serializers.CharField(help_text="Why it failed; empty when ok.")
     target_state = serializers.CharField(allow_null=True)

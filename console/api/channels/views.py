@@ -63,6 +63,7 @@ from console.api.responses import (
     CONFLICT,
     NOT_FOUND,
     QUERY_ERRORS,
+    QUOTA_REACHED,
     RUNTIME_DOWN,
     ErrorDetailSerializer,
 )
@@ -108,7 +109,12 @@ from console.services.channels import UNCHANGED
             "(the default) only saves it; RUNNING deploys and starts it, PAUSED deploys it "
             "with a warm driver and its query not started (resume starts it)."
         ),
-        responses={201: ChannelSerializer, 400: SPEC_ERRORS, 503: RUNTIME_DOWN},
+        responses={
+            201: ChannelSerializer,
+            400: SPEC_ERRORS,
+            429: QUOTA_REACHED,
+            503: RUNTIME_DOWN,
+        },
         examples=CHANNEL_EXAMPLES,
     ),
     update=extend_schema(
@@ -204,10 +210,17 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         summary="Start a channel",
         description=(
             "Deploys the latest revision with target RUNNING. Returns at once; the connector's "
-            "state shows up in status."
+            "state shows up in status. A stopped channel takes one of its team's running "
+            "channels (and a real-time one its cores): past the quota, 429 naming it."
         ),
         request=None,
-        responses={202: TargetStateSerializer, 404: NOT_FOUND, 503: RUNTIME_DOWN},
+        responses={
+            202: TargetStateSerializer,
+            404: NOT_FOUND,
+            409: CONFLICT,
+            429: QUOTA_REACHED,
+            503: RUNTIME_DOWN,
+        },
     )
     @action(detail=True, methods=["post"])
     def start(self, request: Request, name: str) -> Response:
@@ -242,7 +255,13 @@ class ChannelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
             "restarts with it from its checkpoint. Returns at once with the plan followed."
         ),
         request=None,
-        responses={202: DeployPlanSerializer, 404: NOT_FOUND, 503: RUNTIME_DOWN},
+        responses={
+            202: DeployPlanSerializer,
+            404: NOT_FOUND,
+            409: CONFLICT,
+            429: QUOTA_REACHED,
+            503: RUNTIME_DOWN,
+        },
     )
     @deploy.mapping.post
     def deploy_now(self, request: Request, name: str) -> Response:

@@ -42,6 +42,7 @@ from console.api.parsers import StrictJSONError, loads_strict
 from console.api.scoping import creation_team, team_channels
 from console.api.teams.authentication import ServiceAccountAuthentication
 from console.choices import ConnectorState
+from console.errors import QuotaExceeded
 from console.models import Channel
 from console.selectors import channels as selectors
 from console.selectors import reporting
@@ -78,7 +79,7 @@ def connect_exception_handler(exc: Exception, context: dict) -> Response | None:
     data = response.data
     if isinstance(exc, ConnectError):
         message = str(exc.detail)
-    elif isinstance(data, dict) and set(data) == {"detail"}:
+    elif isinstance(data, dict) and (set(data) == {"detail"} or isinstance(exc, QuotaExceeded)):
         message = str(data["detail"])
     elif isinstance(data, dict):
         message = "; ".join(

@@ -9,6 +9,30 @@ from console.models import ServiceAccount
 from console.services.service_accounts import MAX_LIFETIME_DAYS
 
 
+class QuotaSerializer(serializers.Serializer):
+    limit = serializers.IntegerField(allow_null=True, help_text="The quota; null: no limit.")
+    used = serializers.IntegerField(
+        allow_null=True,
+        help_text="What the team holds against it now; null: the console does not know it "
+        "(driver cores and memory are enforced and used on each runtime worker).",
+    )
+
+
+class TeamQuotasSerializer(serializers.Serializer):
+    max_channels = QuotaSerializer(help_text="Channels the team holds.")
+    max_running_channels = QuotaSerializer(
+        help_text="Channels whose target is RUNNING or PAUSED (a paused one keeps its driver)."
+    )
+    max_realtime_cores = QuotaSerializer(
+        help_text="Cores the team's running or paused real-time channels hold, one per source "
+        "partition, counted when each was deployed."
+    )
+    max_driver_cores = QuotaSerializer(help_text="Cores of the team's drivers on one worker.")
+    max_driver_memory_mib = QuotaSerializer(
+        help_text="Memory (MiB) of the team's drivers on one worker."
+    )
+
+
 class TeamSerializer(serializers.Serializer):
     name = serializers.CharField()
     description = serializers.CharField()
@@ -16,6 +40,37 @@ class TeamSerializer(serializers.Serializer):
         child=serializers.ChoiceField(choices=TeamRole.choices),
         help_text="The caller's roles in the team (a site admin may hold none).",
     )
+    quotas = TeamQuotasSerializer(help_text="Each quota of the team with the team's use.")
+
+
+#: The most a quota may be set to (Team's fields are PositiveIntegerFields; 0 forbids).
+MAX_QUOTA = 1_000_000
+MAX_MEMORY_QUOTA_MIB = 64 * 1024 * 1024  # 64 TiB
+
+
+def _quota_field(help_text: str, max_value: int = MAX_QUOTA) -> serializers.IntegerField:
+    return serializers.IntegerField(
+        min_value=0, max_value=max_value, allow_null=True, required=False, help_text=help_text
+    )
+
+
+class TeamQuotasUpdateSerializer(serializers.Serializer):
+    """``PATCH teams/{team}/``: the quotas a site admin sets; those left out stay, null
+    removes the limit."""
+
+    max_channels = _quota_field("Channels the team may hold.")
+    max_running_channels = _quota_field("Channels the team may have running or paused.")
+    max_realtime_cores = _quota_field("Cores the team's real-time channels may hold.")
+    max_driver_cores = _quota_field("Cores of the team's drivers on one runtime worker.")
+    max_driver_memory_mib = _quota_field(
+        "Memory (MiB) of the team's drivers on one runtime worker.", MAX_MEMORY_QUOTA_MIB
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        unknown = sorted(set(self.initial_data) - set(self.fields))
+        if unknown:
+            raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
+        return attrs
 
 
 class ServiceAccountSerializer(serializers.ModelSerializer):

@@ -1,4 +1,5 @@
-"""``teams/``: the teams the caller sees, and ``teams/{team}/service-accounts/``: a team's
+"""``teams/``: the teams the caller sees with each quota and its use (a site admin sets the
+quotas: ``PATCH teams/{team}/``), and ``teams/{team}/service-accounts/``: a team's
 tokens for automation (:mod:`console.services.service_accounts`).
 
 Service accounts are a team admin's (``console.manage_team`` in the team) and a site
@@ -14,7 +15,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -24,10 +25,11 @@ from console.api.teams.serializers import (
     IssuedServiceAccountSerializer,
     IssueServiceAccountSerializer,
     ServiceAccountSerializer,
+    TeamQuotasUpdateSerializer,
     TeamSerializer,
 )
 from console.models import ServiceAccount, Team
-from console.services import service_accounts
+from console.services import quotas, service_accounts
 
 TEAM_NOT_FOUND = OpenApiResponse(description="No team of the caller's has this name.")
 MANAGE = permissions.Need(permissions.MANAGE_TEAM, "manage the team's service accounts")
@@ -35,15 +37,45 @@ MANAGE = permissions.Need(permissions.MANAGE_TEAM, "manage the team's service ac
 
 @extend_schema_view(
     list=extend_schema(
-        summary="The teams the caller sees, with their roles there",
-        description="A site admin sees every team.",
+        summary="The teams the caller sees, with their roles there and their quotas",
+        description="A site admin sees every team. Each quota comes with the team's use.",
         responses={200: TeamSerializer(many=True)},
-    )
+    ),
+    retrieve=extend_schema(
+        summary="A team, with the caller's roles there and its quotas against its use",
+        responses={200: TeamSerializer, 404: TEAM_NOT_FOUND},
+    ),
+    partial_update=extend_schema(
+        summary="Set a team's quotas (site admins)",
+        description=(
+            "The quotas sent are set (null: no limit), the others stay. A quota lowered "
+            "below the team's use stops nothing already held; it refuses what would take "
+            "more (429 naming the quota)."
+        ),
+        request=TeamQuotasUpdateSerializer,
+        responses={
+            200: TeamSerializer,
+            400: OpenApiResponse(description="A quota is invalid; each key is its field."),
+            403: OpenApiResponse(description="Only site admins set quotas."),
+            404: TEAM_NOT_FOUND,
+        },
+    ),
 )
-class TeamViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+class TeamViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
     serializer_class = TeamSerializer
     pagination_class = LimitOffsetPagination
-    required_permissions = {"list": permissions.AUTHENTICATED}
+    lookup_field = "name"
+    lookup_url_kwarg = "team"
+    lookup_value_converter = "str"
+    required_permissions = {
+        "list": permissions.AUTHENTICATED,
+        "retrieve": permissions.AUTHENTICATED,
+        "partial_update": permissions.AUTHENTICATED,  # and a site admin (partial_update)
+    }
 
     def get_queryset(self):
         return permissions.visible(Team.objects.order_by("name"), self.request.user, "pk")
@@ -51,15 +83,29 @@ class TeamViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     def list(self, request: Request) -> Response:
         page = self.paginate_queryset(self.get_queryset())
         assert page is not None, "the teams are always paginated"
-        rows = [
-            {
-                "name": team.name,
-                "description": team.description,
-                "roles": permissions.roles_of(request.user, team),
-            }
-            for team in page
-        ]
+        rows = [self._row(team) for team in page]
         return self.get_paginated_response(TeamSerializer(rows, many=True).data)
+
+    def retrieve(self, request: Request, team: str) -> Response:
+        return Response(TeamSerializer(self._row(self.get_object())).data)
+
+    def partial_update(self, request: Request, team: str) -> Response:
+        # Before the team is looked up: a refusal says nothing about which teams exist.
+        if not request.user.is_superuser:
+            raise PermissionDenied("Only a site admin sets a team's quotas.")
+        found = self.get_object()
+        body = TeamQuotasUpdateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        quotas.set_quotas(found, body.validated_data)
+        return Response(TeamSerializer(self._row(found)).data)
+
+    def _row(self, team: Team) -> dict:
+        return {
+            "name": team.name,
+            "description": team.description,
+            "roles": permissions.roles_of(self.request.user, team),
+            "quotas": quotas.use_of(team),
+        }
 
 
 @extend_schema_view(

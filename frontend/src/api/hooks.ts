@@ -22,11 +22,13 @@ import type {
   Me,
   OffsetsBody,
   OffsetsMessage,
+  Page,
   Plugin,
   Revision,
   RuleTestAnswer,
   RuleTestRequest,
   StageValidation,
+  Team,
   Worker,
 } from "./types";
 
@@ -135,6 +137,7 @@ export function useChannelAction() {
       void client.invalidateQueries({ queryKey: ["status", name] });
       void client.invalidateQueries({ queryKey: ["channels"] });
       void client.invalidateQueries({ queryKey: ["lifecycle", name] });
+      void client.invalidateQueries({ queryKey: ["teams"] });
     },
   });
 }
@@ -190,6 +193,7 @@ export function useSaveChannel() {
       void client.invalidateQueries({ queryKey: ["channels"] });
       void client.invalidateQueries({ queryKey: ["revisions", channel.name] });
       void client.invalidateQueries({ queryKey: ["status", channel.name] });
+      void client.invalidateQueries({ queryKey: ["teams"] });
       void client.invalidateQueries({ queryKey: ["deploy", channel.name] });
     },
   });
@@ -280,6 +284,15 @@ export function useMe() {
       }),
     staleTime: 60_000,
     retry: false,
+  });
+}
+
+/** The teams the caller sees with their quotas and use (one page: a user is in few teams). */
+export function useTeams() {
+  return useQuery({
+    queryKey: ["teams"],
+    queryFn: () => api<Page<Team>>("teams/?limit=100"),
+    staleTime: 15_000,
   });
 }
 

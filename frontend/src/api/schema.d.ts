@@ -591,7 +591,7 @@ export interface paths {
         put?: never;
         /**
          * Start a channel
-         * @description Deploys the latest revision with target RUNNING. Returns at once; the connector's state shows up in status.
+         * @description Deploys the latest revision with target RUNNING. Returns at once; the connector's state shows up in status. A stopped channel takes one of its team's running channels (and a real-time one its cores): past the quota, 429 naming it.
          */
         post: operations["channels_start"];
         delete?: never;
@@ -989,8 +989,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The teams the caller sees, with their roles there
-         * @description A site admin sees every team.
+         * The teams the caller sees, with their roles there and their quotas
+         * @description A site admin sees every team. Each quota comes with the team's use.
          */
         get: operations["teams_list"];
         put?: never;
@@ -999,6 +999,27 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A team, with the caller's roles there and its quotas against its use */
+        get: operations["teams_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set a team's quotas (site admins)
+         * @description The quotas sent are set (null: no limit), the others stay. A quota lowered below the team's use stops nothing already held; it refuses what would take more (429 naming the quota).
+         */
+        patch: operations["teams_partial_update"];
         trace?: never;
     };
     "/api/v1/teams/{team}/service-accounts/": {
@@ -1201,7 +1222,7 @@ export interface components {
         BulkResult: {
             name: string;
             ok: boolean;
-            /** @description What the channel's own endpoint would have answered (202, 204, 404, 409, 503). */
+            /** @description What the channel's own endpoint would have answered (202, 204, 404, 409, 429 past a team quota, 503). */
             status: number;
             /** @description Why it failed; empty when ok. */
             error: string;
@@ -2329,6 +2350,22 @@ export interface components {
             /** @description Epoch milliseconds (a number) or RFC 3339 text: every partition moves to its first record at or after it (its end when there is none). */
             timestamp?: string;
         };
+        /**
+         * @description ``PATCH teams/{team}/``: the quotas a site admin sets; those left out stay, null
+         *     removes the limit.
+         */
+        PatchedTeamQuotasUpdateRequest: {
+            /** @description Channels the team may hold. */
+            max_channels?: number | null;
+            /** @description Channels the team may have running or paused. */
+            max_running_channels?: number | null;
+            /** @description Cores the team's real-time channels may hold. */
+            max_realtime_cores?: number | null;
+            /** @description Cores of the team's drivers on one runtime worker. */
+            max_driver_cores?: number | null;
+            /** @description Memory (MiB) of the team's drivers on one runtime worker. */
+            max_driver_memory_mib?: number | null;
+        };
         /** @description One plugin of the catalogue; ``(kind, type)`` identifies it. */
         Plugin: {
             /** @description The name a stage gives in its ``type``. */
@@ -2382,6 +2419,38 @@ export interface components {
         PluginKindError: {
             /** @description Why kind is needed, or why it is not a kind. */
             kind: string[];
+        };
+        Quota: {
+            /** @description The quota; null: no limit. */
+            limit: number | null;
+            /** @description What the team holds against it now; null: the console does not know it (driver cores and memory are enforced and used on each runtime worker). */
+            used: number | null;
+        };
+        /**
+         * @description * `max_channels` - max_channels
+         *     * `max_running_channels` - max_running_channels
+         *     * `max_realtime_cores` - max_realtime_cores
+         * @enum {string}
+         */
+        QuotaEnum: "max_channels" | "max_running_channels" | "max_realtime_cores";
+        /** @description The body of a 429: the team's quota that refused the request, named. */
+        QuotaReached: {
+            /** @description Why the request was not served. */
+            detail: string;
+            /**
+             * @description The team's quota reached (a field of the team).
+             *
+             *     * `max_channels` - max_channels
+             *     * `max_running_channels` - max_running_channels
+             *     * `max_realtime_cores` - max_realtime_cores
+             */
+            quota: components["schemas"]["QuotaEnum"];
+            /** @description The quota. */
+            limit: number;
+            /** @description What the team holds against it now. */
+            used: number;
+            /** @description The team. */
+            team: string;
         };
         /** @description Either ``ids`` (the dead letters selected), or ``all: true`` with the list's filters. */
         RedriveRequestRequest: {
@@ -3055,6 +3124,8 @@ export interface components {
             description: string;
             /** @description The caller's roles in the team (a site admin may hold none). */
             roles: components["schemas"]["TeamRoleEnum"][];
+            /** @description Each quota of the team with the team's use. */
+            quotas: components["schemas"]["TeamQuotas"];
         };
         TeamMembership: {
             /** @description The team. */
@@ -3063,6 +3134,18 @@ export interface components {
             roles: components["schemas"]["TeamRoleEnum"][];
             /** @description What the user may do in this team. */
             can: components["schemas"]["Capabilities"];
+        };
+        TeamQuotas: {
+            /** @description Channels the team holds. */
+            max_channels: components["schemas"]["Quota"];
+            /** @description Channels whose target is RUNNING or PAUSED (a paused one keeps its driver). */
+            max_running_channels: components["schemas"]["Quota"];
+            /** @description Cores the team's running or paused real-time channels hold, one per source partition, counted when each was deployed. */
+            max_realtime_cores: components["schemas"]["Quota"];
+            /** @description Cores of the team's drivers on one worker. */
+            max_driver_cores: components["schemas"]["Quota"];
+            /** @description Memory (MiB) of the team's drivers on one worker. */
+            max_driver_memory_mib: components["schemas"]["Quota"];
         };
         /**
          * @description * `viewer` - Viewer
@@ -3333,6 +3416,15 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description The team has reached one of its quotas (named); nothing changed. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuotaReached"];
                 };
             };
             /** @description The runtime is unavailable; nothing changed. */
@@ -3729,6 +3821,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The channel cannot do this from where it is; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The team has reached one of its quotas (named); nothing changed. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuotaReached"];
                 };
             };
             /** @description The runtime is unavailable; nothing changed. */
@@ -5060,6 +5172,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description The channel cannot do this from where it is; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The team has reached one of its quotas (named); nothing changed. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuotaReached"];
+                };
+            };
             /** @description The runtime is unavailable; nothing changed. */
             503: {
                 headers: {
@@ -5832,6 +5964,82 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["PaginatedTeamList"];
                 };
+            };
+        };
+    };
+    teams_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description No team of the caller's has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    teams_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedTeamQuotasUpdateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedTeamQuotasUpdateRequest"];
+                "multipart/form-data": components["schemas"]["PatchedTeamQuotasUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description A quota is invalid; each key is its field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Only site admins set quotas. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No team of the caller's has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -130,6 +130,9 @@ export type ClusterChannel = Schemas["ClusterChannel"];
 export type Cluster = Schemas["Cluster"];
 /** GET /api/v1/me/: who is signed in and what they may do. */
 export type Me = Schemas["Me"];
+/** A team the caller sees, with each quota against the team's use (GET /api/v1/teams/). */
+export type Team = Schemas["Team"];
+export type TeamQuotas = Schemas["TeamQuotas"];
 /** The live tail of a channel's output (GET /channels/{name}/preview). */
 export type ChannelPreview = Schemas["ChannelPreview"];
 /** One look at a channel's events where they are (GET /channels/{name}/tail). */

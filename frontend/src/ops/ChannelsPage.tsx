@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from "react";
 
+import { useTeams } from "../api/hooks";
 import { href } from "../router";
 import { useCan } from "../ui/permissions";
 import { ChannelsPager } from "./ChannelsPager";
@@ -7,6 +8,7 @@ import { ChannelsTable } from "./ChannelsTable";
 import { bulkFilter, DEFAULT_PARAMS, type FleetParams, listKey, rangeText, useChannelsPage } from "./fleet";
 import { FleetActions } from "./FleetActions";
 import { FleetFilters } from "./FleetFilters";
+import { teamQuotaText } from "./quotas";
 import { useSelection } from "./selection";
 import { Welcome } from "./Welcome";
 import "./fleet.css";
@@ -23,6 +25,7 @@ export function ChannelsPage() {
   const selection = useSelection(listKey(params), rows, count);
   const [messages, setMessages] = useState<string[]>([]);
   const edit = useCan("edit");
+  const quotaLines = (useTeams().data?.results ?? []).map(teamQuotaText).filter(Boolean);
 
   // Typing filters the list after a pause (one request, not one per key).
   useEffect(() => {
@@ -52,6 +55,11 @@ export function ChannelsPage() {
             {count.toLocaleString("en")}
           </span>
         </h1>
+        {quotaLines.length > 0 && (
+          <span className="muted small" data-testid="team-quotas" title="Your teams' use against their quotas">
+            {quotaLines.join("; ")}
+          </span>
+        )}
         {edit.allowed ? (
           <a className="button primary" href={href({ page: "build", name: null })}>
             New channel

@@ -1,4 +1,4 @@
-import { useMe } from "../api/hooks";
+import { useMe, useTeams } from "../api/hooks";
 import type { ChannelWithStatus } from "../api/types";
 import { href } from "../router";
 import { fmtNumber, totalLag } from "../ui/format";
@@ -6,6 +6,7 @@ import { StateBadge } from "../ui/StateBadge";
 import { liveEventsPerSecond, notReportingText } from "./channelView";
 import { ariaSort, type FleetParams, nextOrdering, type SortKey, unfiltered } from "./fleet";
 import { HealthBadge } from "./HealthBadge";
+import { teamQuotaText } from "./quotas";
 import type { SelectionHandle } from "./selection";
 
 const COLUMNS = ["select", "name", "state", "health", "desired", "rate", "lag", "dead", "worker", "revision"] as const;
@@ -35,6 +36,12 @@ export function ChannelsTable({
 }) {
   // The team shows beside each name for a user who sees several (one team: it says nothing).
   const showTeam = (useMe().data?.teams.length ?? 0) > 1;
+  // The team chip's tooltip: the team's use against its quotas, when it has some.
+  const teams = useTeams().data?.results;
+  const quotaText = (team: string) => {
+    const found = teams?.find((t) => t.name === team);
+    return (found && teamQuotaText(found)) || "Team";
+  };
   const header = (key: SortKey, label: string) => (
     <th aria-sort={ariaSort(params.ordering, key)}>
       <button
@@ -84,6 +91,7 @@ export function ChannelsTable({
             key={channel.name}
             channel={channel}
             showTeam={showTeam}
+            teamTitle={showTeam && channel.team ? quotaText(channel.team) : "Team"}
             ticked={selection.isTicked(channel.name)}
             onTick={() => selection.tick(channel.name)}
             onLabel={onLabel}
@@ -107,9 +115,11 @@ function ChannelRow({
   onTick,
   onLabel,
   showTeam,
+  teamTitle,
 }: {
   channel: ChannelWithStatus;
   showTeam: boolean;
+  teamTitle: string;
   ticked: boolean;
   onTick: () => void;
   onLabel: (selector: string) => void;
@@ -125,7 +135,7 @@ function ChannelRow({
           {channel.name}
         </a>
         {showTeam && (
-          <span className="team small muted" title="Team" data-testid="channel-team">
+          <span className="team small muted" title={teamTitle} data-testid="channel-team">
             {channel.team}
           </span>
         )}

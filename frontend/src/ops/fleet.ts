@@ -207,6 +207,7 @@ export function useBulkAction() {
     onSettled: () => {
       void client.invalidateQueries({ queryKey: ["channels"] });
       void client.invalidateQueries({ queryKey: ["status"] });
+      void client.invalidateQueries({ queryKey: ["teams"] });
     },
   });
 }

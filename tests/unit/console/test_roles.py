@@ -34,6 +34,7 @@ ALLOWED = {
     "edit": {EDITOR, "superuser"},
     "authenticated": {"no-role", VIEWER, OPERATOR, EDITOR, "superuser"},
     "manage": {"superuser"},  # a team admin's (test_service_accounts: the admin role)
+    "site-admin": {"superuser"},  # never a role's (test_quotas: a team admin is refused too)
 }
 
 #: (route name, HTTP method) → what it needs. ``ingest`` is HTTP ingestion, whose
@@ -105,6 +106,8 @@ RULES = {
     ("schema-subject-list", "post"): "edit",
     ("schema-subject-check", "post"): "view",
     ("team-list", "get"): "authenticated",
+    ("team-detail", "get"): "authenticated",
+    ("team-detail", "patch"): "site-admin",
     ("team-service-account-list", "get"): "manage",
     ("team-service-account-list", "post"): "manage",
     ("team-service-account-detail", "delete"): "manage",
@@ -196,6 +199,8 @@ def body_for(name: str, method: str, spec: dict) -> dict:
         return {"from_channel": "old"}
     if name == "channel-discovery":
         return {"enabled": True}
+    if (name, method) == ("team-detail", "patch"):
+        return {"max_channels": 100}
     if (name, method) == ("team-service-account-list", "post"):
         return {"name": "ci", "role": "viewer"}
     if name == "channel-bulk":
@@ -226,6 +231,9 @@ def test_the_api_allows_each_role_exactly_its_part(
     else:
         assert response.status_code == 403, response.content
         detail = response.json()["detail"]
+        if rule == "site-admin":
+            assert detail == "Only a site admin sets a team's quotas."
+            return
         needed = {"view": VIEWER, "operate": OPERATOR, "edit": EDITOR, "manage": ADMIN}[rule]
         assert f"You need the {needed} role (console." in detail
 

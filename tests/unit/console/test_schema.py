@@ -62,6 +62,7 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/schemas/{name}/diff",
         "/api/v1/schemas/{name}/shape",
         "/api/v1/teams/",
+        "/api/v1/teams/{team}/",
         "/api/v1/teams/{team}/service-accounts/",
         "/api/v1/teams/{team}/service-accounts/{name}/",
     }
