@@ -52,8 +52,10 @@ from console.models import (
 from console.selectors import reporting
 from console.selectors.restart_policy import MODEL_FIELDS as POLICY_FIELDS
 from console.selectors.specs import normalize_spec, redact_spec
+from console.services import team_policy
 from console.services import workers as worker_services
 from console.strict_json import StrictJSONError, loads_strict
+from pipelines.spec.reach import InvalidReach, parse_reach
 
 #: Badge colours by state (connector, task, target and worker states share one palette).
 BADGE_COLOURS: dict[str, str] = {
@@ -230,6 +232,20 @@ class ChannelForm(forms.ModelForm):
                 [f"{path or '(spec)'}: {'; '.join(msgs)}" for path, msgs in exc.errors.items()]
             ) from exc
 
+    def clean(self):
+        """The spec again within the reach of its team (a new channel's, chosen on the form)."""
+        data = super().clean() or self.cleaned_data
+        spec, team = data.get("spec"), data.get("team") or getattr(self.instance, "team", None)
+        if spec is not None and team is not None:
+            try:
+                data["spec"] = normalize_spec(spec, stored=self.stored_spec, team=team)
+            except errors.InvalidSpec as exc:
+                self.add_error(
+                    "spec",
+                    [f"{path or '(spec)'}: {'; '.join(msgs)}" for path, msgs in exc.errors.items()],
+                )
+        return data
+
     def restart_policy(self) -> dict:
         """The policy fields that were filled in, keyed as the services take them."""
         data = self.cleaned_data
@@ -293,11 +309,38 @@ class SignInGroupRuleInline(admin.TabularInline):
         return request.user.is_superuser
 
 
+class TeamForm(forms.ModelForm):
+    """A team; its reach validated as the API validates it (:mod:`pipelines.spec.reach`)."""
+
+    reach = StrictJSONFormField(
+        required=False,
+        help_text=(
+            'What the team\'s channels may touch, as JSON: {"topic_prefixes": ["payments."], '
+            '"files_roots": ["/srv/data/payments"], "http_sink": ["api.internal"], '
+            '"jdbc_sink": [...], "http_enrich": [...], "schema_registry": [...]}. A key left '
+            "out is the site's default (its environment); an empty list reaches nothing."
+        ),
+    )
+
+    class Meta:
+        model = Team
+        fields = "__all__"
+
+    def clean_reach(self):
+        try:
+            return parse_reach(self.cleaned_data.get("reach") or {}).given()
+        except InvalidReach as exc:
+            raise ValidationError(
+                [f"{path or '(reach)'}: {'; '.join(msgs)}" for path, msgs in exc.errors.items()]
+            ) from None
+
+
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
-    """Teams: site admins create and remove them and set their sign-in rules; a team's
-    admins manage its members; members see their own teams only."""
+    """Teams: site admins create and remove them, set their sign-in rules and their reach; a
+    team's admins manage its members; members see their own teams only."""
 
+    form = TeamForm
     list_display = ["name", "description", "created"]
     search_fields = ["name", "description"]
     inlines = [MembershipInline, SignInGroupRuleInline]
@@ -306,7 +349,36 @@ class TeamAdmin(admin.ModelAdmin):
         return permissions.visible(super().get_queryset(request), request.user, "pk")
 
     def get_readonly_fields(self, request: HttpRequest, obj=None) -> list[str]:
-        return ["name", "created"] if obj is not None else ["created"]
+        fields = ["name", "created"] if obj is not None else ["created"]
+        # A team admin must not widen their own team's reach: site admins' alone.
+        return fields if request.user.is_superuser else [*fields, "reach"]
+
+    def get_fieldsets(self, request: HttpRequest, obj=None):
+        fields = [name for name in self.get_fields(request, obj) if name != "reach"]
+        return [
+            (None, {"fields": fields}),
+            (
+                "Reach",
+                {
+                    "fields": ["reach"],
+                    "description": (
+                        "What the team's channels may touch: checked when a channel is saved "
+                        "and again in the driver when it starts (docs/users.md, Each team's "
+                        "reach). Set by site admins only."
+                    ),
+                },
+            ),
+        ]
+
+    def save_model(self, request: HttpRequest, obj: Team, form, change: bool) -> None:
+        if "reach" not in form.changed_data:
+            super().save_model(request, obj, form, change)
+            return
+        # The reach is changed (and audited) by the service, after the rest is saved.
+        reach = obj.reach
+        obj.reach = Team.objects.get(pk=obj.pk).reach if change else {}
+        super().save_model(request, obj, form, change)
+        obj.reach = team_policy.set_reach(obj, reach, by=cast(User, request.user)).reach
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return request.user.is_superuser or bool(permissions.visible_team_ids(request.user))

@@ -199,7 +199,9 @@ def parse_reach(data: Any) -> Reach:
     except ValidationError as error:
         errors: dict[str, list[str]] = {}
         for detail in error.errors(include_url=False):
-            path = ".".join(str(part) for part in detail["loc"])
+            path = "".join(
+                f"[{part}]" if isinstance(part, int) else f".{part}" for part in detail["loc"]
+            ).removeprefix(".")
             message = detail["msg"].removeprefix("Value error, ")
             if detail["type"] == "extra_forbidden":
                 message = f"is not a key of a reach; the keys are: {', '.join(KEYS)}"
