@@ -16,6 +16,10 @@ not let HTTP requests reach loopback services, and the other way round:
 * ``SLUICE_HTTP_ENRICH_ALLOW`` - the ``enrich`` transform's HTTP endpoints.
 * ``SLUICE_SCHEMA_REGISTRY_ALLOW`` - external schema registries of Kafka stages (wire formats).
 
+A team's reach (:mod:`pipelines.spec.reach`) may replace each for its channels (its
+``http_sink``, ``jdbc_sink``, ``http_enrich``, ``schema_registry``): :func:`allow_list` returns
+the team's list while the reach is in effect, and refusals then name it.
+
 Each is comma-separated host names (``localhost``, ``api.internal``; exact,
 case-insensitive) and/or CIDRs or addresses (``10.0.0.0/8``, ``127.0.0.1``, ``::1``).
 pipelines has no Django settings: the console (spec validation) and the runtime workers

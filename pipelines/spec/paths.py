@@ -21,6 +21,10 @@ symlink resolution, never against a list of bad names:
   image keeps its data root in ``/var/lib/sluice/data``): paths under that root are allowed,
   but never inside the checkpoint root.
 
+A team's reach (:mod:`pipelines.spec.reach`) may set its own files roots in place of
+``SLUICE_FILES_ROOTS`` while it is in effect; a team with its own roots is refused the schemes
+of ``SLUICE_FILES_SCHEMES`` (a remote store has no root to check).
+
 A path is also refused when it holds control characters (NUL, line breaks), a ``..``
 segment, or glob characters (``* ? [ ] { }`` and ``\\``; Spark would expand them, so a glob
 could reach past what was checked: the files source's ``file_pattern`` filters file names),
