@@ -224,27 +224,16 @@ class ChannelForm(forms.ModelForm):
 
     def clean_spec(self):
         spec = self.cleaned_data["spec"]
+        # Within its team's reach: the channel's, or for a new one the team chosen above
+        # (cleaned before the spec: the form's fields come first).
+        team = self.cleaned_data.get("team") or getattr(self.instance, "team", None)
         try:
             # Normalised here, once: the service takes it as it is.
-            return normalize_spec(spec, stored=self.stored_spec)
+            return normalize_spec(spec, stored=self.stored_spec, team=team)
         except errors.InvalidSpec as exc:
             raise ValidationError(
                 [f"{path or '(spec)'}: {'; '.join(msgs)}" for path, msgs in exc.errors.items()]
             ) from exc
-
-    def clean(self):
-        """The spec again within the reach of its team (a new channel's, chosen on the form)."""
-        data = super().clean() or self.cleaned_data
-        spec, team = data.get("spec"), data.get("team") or getattr(self.instance, "team", None)
-        if spec is not None and team is not None:
-            try:
-                data["spec"] = normalize_spec(spec, stored=self.stored_spec, team=team)
-            except errors.InvalidSpec as exc:
-                self.add_error(
-                    "spec",
-                    [f"{path or '(spec)'}: {'; '.join(msgs)}" for path, msgs in exc.errors.items()],
-                )
-        return data
 
     def restart_policy(self) -> dict:
         """The policy fields that were filled in, keyed as the services take them."""

@@ -111,7 +111,9 @@ class NormalizedSpec(dict[str, Any]):
 
 
 def _reach_key(team: Team | None) -> tuple[str, Any] | None:
-    return None if team is None else (team.name, team.reach)
+    """What a spec was validated within: a team without a reach sets nothing (the site's
+    defaults, as without a team), so its spec need not be validated again."""
+    return None if team is None or not team.reach else (team.name, team.reach)
 
 
 @contextmanager

@@ -147,7 +147,9 @@ def test_the_teams_list_shows_the_caller_s_teams_and_roles(teams, django_user_mo
     body = client.get("/api/v1/teams/").json()
 
     assert body["count"] == 1
-    assert body["results"] == [{"name": "a", "description": "", "roles": [VIEWER, OPERATOR]}]
+    assert body["results"] == [
+        {"name": "a", "description": "", "roles": [VIEWER, OPERATOR], "reach": {}}
+    ]
 
 
 def test_metrics_hold_only_the_caller_s_teams_channels(teams, client, django_user_model, settings):

@@ -241,3 +241,19 @@ def test_the_default_spec_of_other_tests_is_unaffected_without_a_reach(spec):
     team = Team.objects.create(name="c")
     services.create_channel(name="any", spec=copy.deepcopy(spec), team=team)
     assert Channel.objects.get(name="any").team == team
+
+
+def test_a_channel_added_in_the_admin_is_checked_within_its_teams_reach(teams, admin_client):
+    outside = {"name": "steal", "team": teams["b"].pk, "description": ""}
+    response = admin_client.post(
+        "/admin/console/channel/add/",
+        {**outside, "spec": json.dumps(kafka_spec("a.payments", "b.out"))},
+    )
+    assert response.status_code == 200
+    assert "team b may reach only topics starting with" in response.content.decode()
+    assert not Channel.objects.filter(name="steal").exists()
+    within = admin_client.post(
+        "/admin/console/channel/add/",
+        {**outside, "name": "own", "spec": json.dumps(kafka_spec("b.payments", "b.out"))},
+    )
+    assert within.status_code == 302, within.content.decode()[:2000]
