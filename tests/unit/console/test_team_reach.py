@@ -257,3 +257,29 @@ def test_a_channel_added_in_the_admin_is_checked_within_its_teams_reach(teams, a
         {**outside, "name": "own", "spec": json.dumps(kafka_spec("b.payments", "b.out"))},
     )
     assert within.status_code == 302, within.content.decode()[:2000]
+
+
+def test_dead_letters_are_read_back_within_the_teams_reach(tmp_path, monkeypatch):
+    """A team whose own root holds its files dead letters has them read back; the site's
+    roots alone would refuse that directory."""
+    from console.selectors.dead_letters import dead_letter_target
+    from pipelines.spec.paths import FILES_ROOTS_ENV
+
+    (tmp_path / "site").mkdir()
+    (tmp_path / "team-c" / "dlq").mkdir(parents=True)
+    monkeypatch.setenv(FILES_ROOTS_ENV, str(tmp_path / "site"))
+    team = Team.objects.create(name="c", reach={"files_roots": [str(tmp_path / "team-c")]})
+    spec = {
+        **kafka_spec("c.in", "c.out"),
+        "errors": {
+            "tolerance": "all",
+            "dead_letter": {"type": "files", "config": {"path": str(tmp_path / "team-c" / "dlq")}},
+        },
+    }
+    channel = services.create_channel(name="kept", spec=spec, team=team)
+
+    assert dead_letter_target(channel).readable, dead_letter_target(channel).note
+    team_policy.set_reach(team, {})  # back to the site's roots: no longer readable
+    channel.team.refresh_from_db()
+    target = dead_letter_target(channel)
+    assert not target.readable and "outside the files roots" in target.note
