@@ -305,7 +305,8 @@ class TeamForm(forms.ModelForm):
         required=False,
         help_text=(
             'What the team\'s channels may touch, as JSON: {"topic_prefixes": ["payments."], '
-            '"files_roots": ["/srv/data/payments"], "http_sink": ["api.internal"], '
+            '"kafka_clusters": ["kafka-1:9092"], "files_roots": ["/srv/data/payments"], '
+            '"http_sink": ["api.internal"], '
             '"jdbc_sink": [...], "http_enrich": [...], "schema_registry": [...]}. A key left '
             "out is the site's default (its environment); an empty list reaches nothing."
         ),

@@ -7,6 +7,8 @@ A :class:`Reach` holds, for one team, any of:
   dead-letter sink included - and, as each event is written, the topic a sink's
   ``topic_field`` or the event's ``sluicetopic`` extension chose). Sluice's own topics derived
   from the channel (an http source's ingest topic) stay allowed.
+* ``kafka_clusters`` - the Kafka brokers (``host:port``) its Kafka stages may name in
+  ``bootstrap_servers``: every broker of a stage's list must be one of them.
 * ``files_roots`` - the directories its files stages and SQLite databases may use (in place
   of ``SLUICE_FILES_ROOTS``; Sluice's own state stays refused).
 * ``http_sink``, ``jdbc_sink``, ``http_enrich``, ``schema_registry`` - the allow-lists of
@@ -43,6 +45,8 @@ MAX_PREFIXES = 100
 """Most topic prefixes a team's reach lists."""
 MAX_ROOTS = 32
 """Most files roots a team's reach lists."""
+MAX_BROKERS = 64
+"""Most Kafka brokers a team's reach lists."""
 MAX_HOSTS = 256
 """Most entries of one allow-list of a team's reach."""
 MAX_PATH_LENGTH = 1024
@@ -58,11 +62,12 @@ _HOST_NAME = re.compile(
     r"(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?"
 )
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_BROKER = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):([0-9]{1,5})")
 
 HOST_KEYS = ("http_sink", "jdbc_sink", "http_enrich", "schema_registry")
 """The keys of a reach that are allow-lists of :mod:`pipelines.net` (an ``Outbound``'s
 ``reach_key``)."""
-KEYS = ("topic_prefixes", "files_roots", *HOST_KEYS)
+KEYS = ("topic_prefixes", "kafka_clusters", "files_roots", *HOST_KEYS)
 
 
 def _unique(values: list[str]) -> list[str]:
@@ -79,6 +84,12 @@ class Reach(BaseModel):
         max_length=MAX_PREFIXES,
         description="Kafka topic-name prefixes the team's channels may read and write.",
         examples=[["payments.", "shared.payments-"]],
+    )
+    kafka_clusters: list[str] | None = Field(
+        None,
+        max_length=MAX_BROKERS,
+        description="Kafka brokers (host:port) the team's Kafka stages may name.",
+        examples=[["kafka-1.internal:9092", "kafka-2.internal:9092"]],
     )
     files_roots: list[str] | None = Field(
         None,
@@ -128,6 +139,24 @@ class Reach(BaseModel):
                 )
         return _unique(value)
 
+    @field_validator("kafka_clusters")
+    @classmethod
+    def _check_brokers(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        brokers = []
+        for index, entry in enumerate(value):
+            if len(entry) > MAX_HOST_LENGTH + 6:
+                raise ValueError(f"[{index}]: longer than {MAX_HOST_LENGTH + 6} characters")
+            broker = canonical_broker(entry)
+            if broker is None:
+                raise ValueError(
+                    f"[{index}]: {entry[:100]!r} is not a Kafka broker as host:port "
+                    "(kafka-1.internal:9092, [::1]:9092)"
+                )
+            brokers.append(broker)
+        return _unique(brokers)
+
     @field_validator("files_roots")
     @classmethod
     def _check_roots(cls, value: list[str] | None) -> list[str] | None:
@@ -165,6 +194,22 @@ class Reach(BaseModel):
     def given(self) -> dict[str, list[str]]:
         """The keys this reach sets (the others are the site's default)."""
         return {key: list(value) for key, value in self.model_dump().items() if value is not None}
+
+
+def canonical_broker(entry: str) -> str | None:
+    """``host:port`` as brokers are compared: host in lower case without a trailing dot, an
+    address literal in its canonical form (``[0:0::1]:9092`` is ``[::1]:9092``); ``None`` when
+    ``entry`` is not a broker."""
+    match = _BROKER.fullmatch(entry.strip())
+    if match is None or not 0 < int(match.group(2)) < 65536:
+        return None
+    host = match.group(1).strip("[]").lower().rstrip(".")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return f"{host}:{int(match.group(2))}" if _HOST_NAME.fullmatch(host) else None
+    shown = f"[{address}]" if address.version == 6 else str(address)
+    return f"{shown}:{int(match.group(2))}"
 
 
 def _is_host_entry(entry: str) -> bool:
@@ -393,6 +438,23 @@ def _top_level_alternation(pattern: str) -> bool:
             return True
         index += 1
     return False
+
+
+def check_kafka_servers(servers: str) -> str:
+    """``servers`` (a Kafka stage's ``bootstrap_servers``) when every broker in it is one of
+    the clusters the reach in effect lists (or it lists none), else ``ValueError``."""
+    scope = current()
+    if scope is None or scope.reach.kafka_clusters is None:
+        return servers
+    allowed = scope.reach.kafka_clusters
+    for broker in servers.split(","):
+        if canonical_broker(broker) not in allowed:
+            shown = ", ".join(repr(b) for b in allowed) or "none"
+            raise ValueError(
+                f"broker {broker.strip()!r} is outside the team's reach: team {scope.team} may "
+                f"use only the Kafka brokers {shown}"
+            )
+    return servers
 
 
 def allow_list_entries(key: str) -> tuple[TeamReach, list[str]] | None:

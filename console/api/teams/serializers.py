@@ -35,6 +35,12 @@ class ReachSerializer(serializers.Serializer):
         allow_null=True,
         help_text="Kafka topic-name prefixes the team's channels may read and write.",
     )
+    kafka_clusters = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_null=True,
+        help_text="Kafka brokers (host:port) the team's Kafka stages may name.",
+    )
     files_roots = serializers.ListField(
         child=serializers.CharField(),
         required=False,

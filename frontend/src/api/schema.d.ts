@@ -2364,6 +2364,8 @@ export interface components {
         PatchedReachRequest: {
             /** @description Kafka topic-name prefixes the team's channels may read and write. */
             topic_prefixes?: string[] | null;
+            /** @description Kafka brokers (host:port) the team's Kafka stages may name. */
+            kafka_clusters?: string[] | null;
             /** @description Absolute directories of the team's files stages and SQLite databases. */
             files_roots?: string[] | null;
             /** @description Non-public hosts, addresses or CIDRs the HTTP sink may reach. */
@@ -2436,6 +2438,8 @@ export interface components {
         Reach: {
             /** @description Kafka topic-name prefixes the team's channels may read and write. */
             topic_prefixes?: string[] | null;
+            /** @description Kafka brokers (host:port) the team's Kafka stages may name. */
+            kafka_clusters?: string[] | null;
             /** @description Absolute directories of the team's files stages and SQLite databases. */
             files_roots?: string[] | null;
             /** @description Non-public hosts, addresses or CIDRs the HTTP sink may reach. */
@@ -2454,6 +2458,8 @@ export interface components {
         ReachRequest: {
             /** @description Kafka topic-name prefixes the team's channels may read and write. */
             topic_prefixes?: string[] | null;
+            /** @description Kafka brokers (host:port) the team's Kafka stages may name. */
+            kafka_clusters?: string[] | null;
             /** @description Absolute directories of the team's files stages and SQLite databases. */
             files_roots?: string[] | null;
             /** @description Non-public hosts, addresses or CIDRs the HTTP sink may reach. */

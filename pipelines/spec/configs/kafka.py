@@ -315,6 +315,7 @@ class KafkaSourceConfig(StageConfig):
     properties: dict[str, str] = _PROPERTIES
 
     _check_servers = field_validator("bootstrap_servers")(check_bootstrap_servers)
+    _check_servers_reach = field_validator("bootstrap_servers")(reach.check_kafka_servers)
     _check_properties = field_validator("properties")(check_properties)
 
     @field_validator("topic_pattern")
@@ -430,6 +431,7 @@ class KafkaSinkConfig(StageConfig):
     retry: SinkRetry | None = RETRY_FIELD
 
     _check_servers = field_validator("bootstrap_servers")(check_bootstrap_servers)
+    _check_servers_reach = field_validator("bootstrap_servers")(reach.check_kafka_servers)
     _check_topic = field_validator("topic")(check_topic)
     _check_topic_reach = field_validator("topic")(reach.check_topic)
     _check_properties = field_validator("properties")(check_properties)

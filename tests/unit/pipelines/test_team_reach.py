@@ -217,6 +217,37 @@ def test_the_literal_prefix_of_a_pattern() -> None:
     assert literal_prefix("(pay)") == ""
 
 
+# -- Kafka clusters --------------------------------------------------------------------------
+
+
+def test_kafka_stages_name_only_the_brokers_of_the_reach() -> None:
+    reach = {"kafka_clusters": ["LocalHost:9092", "[0:0::1]:9093"]}
+    assert parse_reach(reach).kafka_clusters == ["localhost:9092", "[::1]:9093"]
+    with in_effect("b", reach):
+        validate_spec(kafka_spec())  # localhost:9092 is listed
+        spec = kafka_spec()
+        spec["source"]["config"]["bootstrap_servers"] = "localhost:9092,[::1]:9093"
+        validate_spec(spec)
+    spec = kafka_spec()
+    spec["sink"]["config"]["bootstrap_servers"] = "localhost:9092,other:9092"
+    errors = errors_of(spec, "b", reach)
+    assert errors == {
+        "sink.config.bootstrap_servers": [
+            "broker 'other:9092' is outside the team's reach: team b may use only the Kafka "
+            "brokers 'localhost:9092', '[::1]:9093'"
+        ]
+    }
+    validate_spec(spec)  # no reach: any cluster
+
+
+@pytest.mark.parametrize(
+    "entry", ["localhost", "localhost:0", "local host:9092", "a:99999", "[x]:1"]
+)
+def test_a_broker_entry_is_host_and_port(entry: str) -> None:
+    with pytest.raises(InvalidReach, match="is not a Kafka broker as host:port"):
+        parse_reach({"kafka_clusters": [entry]})
+
+
 # -- files roots -----------------------------------------------------------------------------
 
 
