@@ -32,7 +32,7 @@ from console.api.teams.serializers import (
 )
 from console.models import ServiceAccount, Team
 from console.services import service_accounts, team_policy
-from pipelines.spec.reach import InvalidReach, parse_reach
+from pipelines.spec.reach import KEYS, InvalidReach, parse_reach
 
 TEAM_NOT_FOUND = OpenApiResponse(description="No team of the caller's has this name.")
 MANAGE = permissions.Need(permissions.MANAGE_TEAM, "manage the team's service accounts")
@@ -209,6 +209,10 @@ def _body(request: Request) -> dict:
     data = request.data
     if not isinstance(data, dict):
         raise ValidationError({"body": ["must be a JSON object of the reach's keys"]})
+    unknown = [key for key in data if key not in KEYS][:20]
+    if unknown:
+        message = f"is not a key of a reach; the keys are: {', '.join(KEYS)}"
+        raise ValidationError({str(key)[:100]: [message] for key in unknown})
     try:
         parse_reach({key: value for key, value in data.items() if value is not None})
     except InvalidReach as exc:

@@ -68,6 +68,8 @@ def test_patch_changes_the_keys_sent_and_null_is_the_default_again(teams, site_a
     url = REACH.format(team="b")
     patched = site_admin.patch(url, {"files_roots": ["/srv/data/b"]}, format="json")
     assert patched.json() == {"topic_prefixes": ["b."], "files_roots": ["/srv/data/b"]}
+    unknown = site_admin.patch(url, {"topics": None}, format="json")
+    assert unknown.status_code == 400 and "is not a key of a reach" in unknown.json()["topics"][0]
     cleared = site_admin.patch(url, {"topic_prefixes": None}, format="json")
     assert cleared.json() == {"files_roots": ["/srv/data/b"]}
     assert site_admin.put(url, {}, format="json").json() == {}
