@@ -209,14 +209,16 @@ def _body(request: Request) -> dict:
     data = request.data
     if not isinstance(data, dict):
         raise ValidationError({"body": ["must be a JSON object of the reach's keys"]})
-    unknown = [key for key in data if key not in KEYS][:20]
-    if unknown:
-        message = f"is not a key of a reach; the keys are: {', '.join(KEYS)}"
-        raise ValidationError({str(key)[:100]: [message] for key in unknown})
+    message = f"is not a key of a reach; the keys are: {', '.join(KEYS)}"
+    unknown = [key for key in data if key not in KEYS][:20]  # a few are enough to say it
+    errors = {str(key)[:100]: [message] for key in unknown}
+    given = {key: value for key, value in data.items() if key in KEYS and value is not None}
     try:
-        parse_reach({key: value for key, value in data.items() if value is not None})
+        parse_reach(given)
     except InvalidReach as exc:
-        raise ValidationError(_keyed(exc.errors)) from exc
+        errors.update(_keyed(exc.errors))
+    if errors:
+        raise ValidationError(errors)
     return dict(data)
 
 
