@@ -52,9 +52,10 @@ from console.models import (
 from console.selectors import reporting
 from console.selectors.restart_policy import MODEL_FIELDS as POLICY_FIELDS
 from console.selectors.specs import normalize_spec, redact_spec
-from console.services import quotas
+from console.services import quotas, team_policy
 from console.services import workers as worker_services
 from console.strict_json import StrictJSONError, loads_strict
+from pipelines.spec.reach import InvalidReach, parse_reach
 
 #: Badge colours by state (connector, task, target and worker states share one palette).
 BADGE_COLOURS: dict[str, str] = {
@@ -226,9 +227,12 @@ class ChannelForm(forms.ModelForm):
 
     def clean_spec(self):
         spec = self.cleaned_data["spec"]
+        # Within its team's reach: the channel's, or for a new one the team chosen above
+        # (cleaned before the spec: the form's fields come first).
+        team = self.cleaned_data.get("team") or getattr(self.instance, "team", None)
         try:
             # Normalised here, once: the service takes it as it is.
-            return normalize_spec(spec, stored=self.stored_spec)
+            return normalize_spec(spec, stored=self.stored_spec, team=team)
         except errors.InvalidSpec as exc:
             raise ValidationError(
                 [f"{path or '(spec)'}: {'; '.join(msgs)}" for path, msgs in exc.errors.items()]
@@ -297,11 +301,39 @@ class SignInGroupRuleInline(admin.TabularInline):
         return request.user.is_superuser
 
 
+class TeamForm(forms.ModelForm):
+    """A team; its reach validated as the API validates it (:mod:`pipelines.spec.reach`)."""
+
+    reach = StrictJSONFormField(
+        required=False,
+        help_text=(
+            'What the team\'s channels may touch, as JSON: {"topic_prefixes": ["payments."], '
+            '"kafka_clusters": ["kafka-1:9092"], "files_roots": ["/srv/data/payments"], '
+            '"http_sink": ["api.internal"], '
+            '"jdbc_sink": [...], "http_enrich": [...], "schema_registry": [...]}. A key left '
+            "out is the site's default (its environment); an empty list reaches nothing."
+        ),
+    )
+
+    class Meta:
+        model = Team
+        fields = "__all__"
+
+    def clean_reach(self):
+        try:
+            return parse_reach(self.cleaned_data.get("reach") or {}).given()
+        except InvalidReach as exc:
+            raise ValidationError(
+                [f"{path or '(reach)'}: {'; '.join(msgs)}" for path, msgs in exc.errors.items()]
+            ) from None
+
+
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
-    """Teams: site admins create and remove them and set their sign-in rules; a team's
-    admins manage its members; members see their own teams only."""
+    """Teams: site admins create and remove them, set their sign-in rules and their reach; a
+    team's admins manage its members; members see their own teams only."""
 
+    form = TeamForm
     list_display = ["name", "description", "created"]
     search_fields = ["name", "description"]
     inlines = [MembershipInline, SignInGroupRuleInline]
@@ -311,23 +343,39 @@ class TeamAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj=None) -> list[str]:
         fields = ["name", "created"] if obj is not None else ["created"]
-        if not request.user.is_superuser:  # a team's admin manages members, not its quotas
-            fields += quotas.QUOTAS
+        if not request.user.is_superuser:  # a team's admin manages members, not its policy
+            fields += [*quotas.QUOTAS, "reach"]
         return fields
 
     def get_fieldsets(self, request: HttpRequest, obj=None):
-        """The quotas in a fieldset of their own ("Quotas"), after the others."""
-        fieldsets = super().get_fieldsets(request, obj)
-        rest = [
-            (name, {**options, "fields": [f for f in options["fields"] if f not in quotas.QUOTAS]})
-            for name, options in fieldsets
-        ]
-        description = (
+        """The team, then its reach and its quotas in fieldsets of their own."""
+        policy = {"reach", *quotas.QUOTAS}
+        fields = [name for name in self.get_fields(request, obj) if name not in policy]
+        quota_help = (
             "Empty: no limit. Channels and running (or paused) channels are counted by the "
             "console, real-time cores one per source partition; driver cores and memory are "
             "enforced by each runtime worker. A quota reached refuses with 429."
         )
-        return [*rest, ("Quotas", {"fields": list(quotas.QUOTAS), "description": description})]
+        reach_help = (
+            "What the team's channels may touch: checked when a channel is saved and again in "
+            "the driver when it starts (docs/users.md, Each team's reach). Set by site admins "
+            "only."
+        )
+        return [
+            (None, {"fields": fields}),
+            ("Reach", {"fields": ["reach"], "description": reach_help}),
+            ("Quotas", {"fields": list(quotas.QUOTAS), "description": quota_help}),
+        ]
+
+    def save_model(self, request: HttpRequest, obj: Team, form, change: bool) -> None:
+        if "reach" not in form.changed_data:
+            super().save_model(request, obj, form, change)
+            return
+        # The reach is changed (and audited) by the service, after the rest is saved.
+        reach = obj.reach
+        obj.reach = Team.objects.get(pk=obj.pk).reach if change else {}
+        super().save_model(request, obj, form, change)
+        obj.reach = team_policy.set_reach(obj, reach, by=cast(User, request.user)).reach
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return request.user.is_superuser or bool(permissions.visible_team_ids(request.user))

@@ -40,6 +40,7 @@ from pipelines.spec.configs import KafkaSourceConfig
 from pipelines.spec.configs.files import FilesSinkConfig
 from pipelines.spec.configs.preview import PreviewSinkConfig
 from pipelines.spec.live import retry_policy
+from pipelines.spec.reach import carried
 from pipelines.stage_metrics import observe_stages, observes_gate, stage_points
 
 
@@ -133,7 +134,7 @@ def build_stream(
         writer = copy_writer(events, spec)
     elif not tolerant and retry_policy(sink, sink_config) is not None:
         strict = StrictRetriedSink(batch_writer(sink, None, channel=channel, on_retries=on_retries))
-        writer = fail_fast(events).writeStream.foreachBatch(strict).outputMode("append")
+        writer = fail_fast(events).writeStream.foreachBatch(carried(strict)).outputMode("append")
     elif not tolerant:
         # (events, config) -> writer; the preview sink also takes publisher=
         write: Callable[..., DataStreamWriter] = plugin_implementation(SINKS, "sink", sink)
@@ -169,7 +170,7 @@ def build_stream(
             check_batch=schema_watch(spec.source),
             select_good=select_copies(spec) if copying else (with_data_text if as_read else None),
         )
-        writer = events.writeStream.foreachBatch(router).outputMode("append")
+        writer = events.writeStream.foreachBatch(carried(router)).outputMode("append")
     writer = with_trigger(writer, spec.runtime)
     return writer.option("checkpointLocation", checkpoint_dir).queryName(query_name(channel))
 

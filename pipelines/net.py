@@ -16,6 +16,10 @@ not let HTTP requests reach loopback services, and the other way round:
 * ``SLUICE_HTTP_ENRICH_ALLOW`` - the ``enrich`` transform's HTTP endpoints.
 * ``SLUICE_SCHEMA_REGISTRY_ALLOW`` - external schema registries of Kafka stages (wire formats).
 
+A team's reach (:mod:`pipelines.spec.reach`) may replace each for its channels (its
+``http_sink``, ``jdbc_sink``, ``http_enrich``, ``schema_registry``): :func:`allow_list` returns
+the team's list while the reach is in effect, and refusals then name it.
+
 Each is comma-separated host names (``localhost``, ``api.internal``; exact,
 case-insensitive) and/or CIDRs or addresses (``10.0.0.0/8``, ``127.0.0.1``, ``::1``).
 pipelines has no Django settings: the console (spec validation) and the runtime workers
@@ -68,16 +72,18 @@ class ForbiddenAddress(Exception):
 
 @dataclass(frozen=True)
 class Outbound:
-    """A kind of outbound connection: who refuses, and the variable of its allow-list."""
+    """A kind of outbound connection: who refuses, the variable of its allow-list (the site's
+    default) and its key in a team's reach (:mod:`pipelines.spec.reach`)."""
 
     who: str
     allow_env: str
+    reach_key: str
 
 
-HTTP_SINK = Outbound("the HTTP sink", ALLOW_ENV)
-JDBC_SINK = Outbound("the JDBC sink", JDBC_ALLOW_ENV)
-HTTP_ENRICH = Outbound("the enrich transform", ENRICH_ALLOW_ENV)
-SCHEMA_REGISTRY = Outbound("an external schema registry", REGISTRY_ALLOW_ENV)
+HTTP_SINK = Outbound("the HTTP sink", ALLOW_ENV, "http_sink")
+JDBC_SINK = Outbound("the JDBC sink", JDBC_ALLOW_ENV, "jdbc_sink")
+HTTP_ENRICH = Outbound("the enrich transform", ENRICH_ALLOW_ENV, "http_enrich")
+SCHEMA_REGISTRY = Outbound("an external schema registry", REGISTRY_ALLOW_ENV, "schema_registry")
 
 
 def forbidden_reason(address: IPAddress) -> str | None:
@@ -134,15 +140,19 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[tuple[str, ipaddress.
 class AllowList:
     """Host names and networks a sink may reach even though they are not public.
 
-    ``outbound`` names the sink and the variable in refusals.
+    ``outbound`` names the sink and the variable in refusals; ``granted_by``, when set, names
+    what the list comes from instead of the variable (a team's reach).
     """
 
     hosts: frozenset[str] = frozenset()
     networks: tuple[IPNetwork, ...] = ()
     outbound: Outbound = HTTP_SINK
+    granted_by: str | None = None
 
     @classmethod
-    def parse(cls, text: str, outbound: Outbound = HTTP_SINK) -> AllowList:
+    def parse(
+        cls, text: str, outbound: Outbound = HTTP_SINK, granted_by: str | None = None
+    ) -> AllowList:
         """Parse an allow-list variable's text; raise ``ValueError`` naming a bad entry."""
         hosts: set[str] = set()
         networks: list[IPNetwork] = []
@@ -157,16 +167,17 @@ class AllowList:
                 pass
             if "/" in entry or any(c.isspace() for c in entry):
                 raise ValueError(
-                    f"{outbound.allow_env}: {raw.strip()!r} is neither a host name nor a CIDR"
+                    f"{granted_by or outbound.allow_env}: {raw.strip()!r} is neither a host "
+                    "name nor a CIDR"
                 )
             hosts.add(entry.lower().rstrip("."))
-        return cls(frozenset(hosts), tuple(networks), outbound)
+        return cls(frozenset(hosts), tuple(networks), outbound, granted_by)
 
     def refusal(self, shown: str, reason: str) -> str:
         """The message refusing ``shown`` (a host, maybe with its address) for ``reason``."""
         return (
             f"{shown} is a {reason}; {self.outbound.who} refuses it unless "
-            f"{self.outbound.allow_env} names it"
+            f"{self.granted_by or self.outbound.allow_env} names it"
         )
 
     def allows_host(self, host: str) -> bool:
@@ -184,8 +195,15 @@ class AllowList:
 
 
 def allow_list(outbound: Outbound = HTTP_SINK) -> AllowList:
-    """The allow-list of ``outbound`` in this process's environment (default: the HTTP sink's,
-    ``SLUICE_HTTP_SINK_ALLOW``)."""
+    """The allow-list of ``outbound`` (default: the HTTP sink's): the team's, when the reach in
+    effect (:mod:`pipelines.spec.reach`) sets it, else this process's environment's
+    (``SLUICE_HTTP_SINK_ALLOW``, ...: the site's default)."""
+    from pipelines.spec.reach import allow_list_entries
+
+    given = allow_list_entries(outbound.reach_key)
+    if given is not None:
+        scope, entries = given
+        return AllowList.parse(",".join(entries), outbound, scope.names(outbound.reach_key))
     return AllowList.parse(os.environ.get(outbound.allow_env, ""), outbound)
 
 

@@ -21,7 +21,7 @@ from console.api.plugins.views import EventPatternViewSet, PluginOfKindViewSet, 
 from console.api.routers import Router
 from console.api.runs.views import ReplayViewSet
 from console.api.schemas.views import SchemaSubjectViewSet
-from console.api.teams.views import ServiceAccountViewSet, TeamViewSet
+from console.api.teams.views import ServiceAccountViewSet, TeamReachView, TeamViewSet
 
 router = Router()
 router.register("channels", ChannelViewSet, basename="channel")
@@ -56,4 +56,5 @@ urlpatterns = [
     path("me/", MeView.as_view(), name="me"),
     path("health/", HealthView.as_view(), name="health"),
     path("channels/<str:name>/history/", HistoryView.as_view(), name="channel-history"),
+    path("teams/<str:team>/reach/", TeamReachView.as_view(), name="team-reach"),
 ]

@@ -11,15 +11,17 @@ The reading itself is :mod:`runtime_adapter.dead_letters` (no Spark).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from console.crypto import decrypt_spec
 from console.errors import runtime_errors
 from console.models import Channel, Revision
+from console.selectors.specs import team_reach
 from pipelines.spec.configs.jdbc import JdbcSinkConfig
 from pipelines.spec.paths import PathNotAllowed, resolve_files_location
 from runtime_adapter import dead_letters as store
@@ -100,6 +102,25 @@ class DeadLetterScan:
     """The distinct error classes, stages and rules seen in the scan (for filter menus)."""
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def within_reach(
+    function: Callable[Concatenate[Channel, P], R],
+) -> Callable[Concatenate[Channel, P], R]:
+    """``function`` of a channel run within its team's reach: a files dead-letter directory
+    under the team's own roots, a JDBC host its list allows, is read back (and nothing else)."""
+
+    @functools.wraps(function)
+    def within(channel: Channel, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with team_reach(channel.team):
+            return function(channel, *args, **kwargs)
+
+    return within
+
+
+@within_reach
 def dead_letter_target(channel: Channel) -> DeadLetterTarget:
     """The channel's dead-letter target as its latest revision names it."""
     revision = cast(Revision, channel.latest_revision_obj())
@@ -153,6 +174,7 @@ def _database(config: dict[str, Any]) -> str:
     return f"{scheme}://{host}" if scheme else "database"
 
 
+@within_reach
 def list_dead_letters(
     channel: Channel, filters: DeadLetterFilters, *, scan_limit: int = SCAN_LIMIT
 ) -> DeadLetterScan:
@@ -174,6 +196,7 @@ def list_dead_letters(
     return DeadLetterScan(target, found, len(stored), limit_reached, facets)
 
 
+@within_reach
 def get_dead_letter(channel: Channel, letter_id: str) -> DeadLetter | None:
     """The dead letter ``letter_id`` names in the channel's target; ``None`` when there is
     none (a malformed id, another target's, or one gone by retention)."""

@@ -7,11 +7,13 @@ redaction that keeps secrets inside the console (see :mod:`pipelines.spec.secret
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from console.crypto import decrypt_spec, plain_secret_values
 from console.errors import InvalidSpec
+from console.models import Team
 from pipelines.spec import (
     PLUGIN_KINDS,
     Plugin,
@@ -25,6 +27,7 @@ from pipelines.spec import (
 )
 from pipelines.spec.channel import MAX_RULES, MAX_TRANSFORMS, RULE_NAME_PATTERN, RuleSpec
 from pipelines.spec.patterns import PatternError, matches, validate_pattern
+from pipelines.spec.reach import InvalidReach, in_effect, parse_reach
 from pipelines.spec.routing import FILTER, RuleRoute, Verdict, route_sample
 from pipelines.spec.secrets import (
     ENCRYPTED_PREFIX,
@@ -69,6 +72,7 @@ __all__ = [
     "rules_routing",
     "scrub",
     "scrub_secrets",
+    "team_reach",
     "validate_pattern",
 ]
 
@@ -92,14 +96,47 @@ class NormalizedSpec(dict[str, Any]):
     """
 
     def __init__(
-        self, normalized: Mapping[str, Any], *, sent: Any, stored: Mapping[str, Any] | None
+        self,
+        normalized: Mapping[str, Any],
+        *,
+        sent: Any,
+        stored: Mapping[str, Any] | None,
+        reach: tuple[str, Any] | None = None,
     ) -> None:
         super().__init__(normalized)
         self.sent = sent
         self.stored = stored
+        self.reach = reach
+        """``(team, reach)`` it was validated under (``None``: the site's defaults only)."""
 
 
-def normalize_spec(data: Any, stored: Mapping[str, Any] | None = None) -> NormalizedSpec:
+def _reach_key(team: Team | None) -> tuple[str, Any] | None:
+    """What a spec was validated within: a team without a reach sets nothing (the site's
+    defaults, as without a team), so its spec need not be validated again."""
+    return None if team is None or not team.reach else (team.name, team.reach)
+
+
+@contextmanager
+def team_reach(team: Team | None) -> Iterator[None]:
+    """``team``'s reach (:mod:`pipelines.spec.reach`) in effect for the block: what a spec
+    validated there names (topics, files, hosts) must lie within it. ``None``: the site's
+    defaults. A stored reach that does not validate refuses every spec, saying so."""
+    if team is None:
+        yield
+        return
+    try:
+        reach = parse_reach(team.reach)
+    except InvalidReach as error:
+        raise InvalidSpec(
+            {"": [f"team {team.name}'s reach is invalid ({error}); a site admin corrects it"]}
+        ) from None
+    with in_effect(team.name, reach):
+        yield
+
+
+def normalize_spec(
+    data: Any, stored: Mapping[str, Any] | None = None, *, team: Team | None = None
+) -> NormalizedSpec:
     """Validate ``data`` as a channel spec and return its normalised JSON form.
 
     The result is what a revision stores: defaults filled in, so two specs that mean the
@@ -109,26 +146,31 @@ def normalize_spec(data: Any, stored: Mapping[str, Any] | None = None) -> Normal
     (:func:`console.crypto.encrypt_spec`). Raises :class:`InvalidSpec` with per-field
     errors, none of which quotes a secret.
 
-    ``data`` already normalised against the same ``stored`` (a :class:`NormalizedSpec`) is
-    returned as it is: a spec is validated once per write.
+    With ``team``, what the spec names must lie within the team's reach (:func:`team_reach`):
+    a topic, a files path or a host outside it is a field error naming the team and what it
+    may reach.
+
+    ``data`` already normalised against the same ``stored`` and team reach (a
+    :class:`NormalizedSpec`) is returned as it is: a spec is validated once per write.
     """
     if stored is not None:
         stored = decrypt_spec(stored)
     if isinstance(data, NormalizedSpec):
-        if data.stored == stored:
+        if data.stored == stored and data.reach == _reach_key(team):
             return data
         data = data.sent
     try:
         merged = merge_secrets(data, stored)
         _refuse_encrypted_values(merged)
-        normalized = validate_spec(merged).model_dump(mode="json")
+        with team_reach(team):
+            normalized = validate_spec(merged).model_dump(mode="json")
     except SpecError as exc:
         hidden = secret_values(data) if isinstance(data, Mapping) else []
         if stored is not None:
             hidden += secret_values(stored)
         # Not chained: the SpecError's own message may quote a secret, and tracebacks get logged.
         raise InvalidSpec(_scrubbed(exc.errors, hidden)) from None
-    return NormalizedSpec(normalized, sent=data, stored=stored)
+    return NormalizedSpec(normalized, sent=data, stored=stored, reach=_reach_key(team))
 
 
 def redact_spec(spec: Any) -> Any:
@@ -196,8 +238,9 @@ def find_plugin(type_: str, kind: str | None = None) -> Plugin:
     return found[0]
 
 
-def check_stage_config(plugin: Plugin, config: Any) -> dict[str, Any]:
-    """Validate one stage's config; return it normalised, its secrets replaced by the marker.
+def check_stage_config(plugin: Plugin, config: Any, team: Team | None = None) -> dict[str, Any]:
+    """Validate one stage's config (within ``team``'s reach, when given); return it
+    normalised, its secrets replaced by the marker.
 
     Raises :class:`InvalidSpec` keyed like spec errors (``"config.topics"``); messages never
     quote a secret.
@@ -205,7 +248,9 @@ def check_stage_config(plugin: Plugin, config: Any) -> dict[str, Any]:
     if not isinstance(config, Mapping):
         raise InvalidSpec({"config": ["must be an object"]})
     try:
-        parsed = parse_stage_config(plugin.kind, StageSpec(type=plugin.type, config=dict(config)))
+        with team_reach(team):
+            stage = StageSpec(type=plugin.type, config=dict(config))
+            parsed = parse_stage_config(plugin.kind, stage)
     except SpecError as exc:
         hidden = config_secret_values(plugin.config_model, config)
         raise InvalidSpec(_scrubbed(exc.errors, hidden)) from None

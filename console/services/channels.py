@@ -90,11 +90,13 @@ def create_channel(
     :class:`RuntimeUnavailable` when the channel is to run and the runtime cannot be reached;
     in each case nothing is saved.
     """
-    normalized = normalize_spec(spec)
+    if team is None:
+        team = Team.objects.get(pk=default_team_id())
+    normalized = normalize_spec(spec, team=team)  # within the team's reach
     channel = Channel(
         name=name,
         description=description,
-        team_id=team.pk if team is not None else default_team_id(),
+        team_id=team.pk,
         created_by=user,
         target_state=target_state,
         ingest_rate_limit=ingest_rate_limit,
@@ -149,13 +151,13 @@ def update_channel(
     nothing is saved.
     """
     with transaction.atomic():
-        channel = Channel.objects.select_for_update().get(pk=channel.pk)
+        channel = Channel.objects.select_for_update().select_related("team").get(pk=channel.pk)
         latest = channel.latest_revision_obj()
         # Compared in plaintext: encrypting twice gives different tokens for the same secret.
         stored = decrypt_spec(latest.spec) if latest else None
         normalized = None
         if spec is not None:
-            normalized = normalize_spec(spec, stored=stored)
+            normalized = normalize_spec(spec, stored=stored, team=channel.team)
         changed = False
 
         def note(reason: str) -> None:
@@ -245,7 +247,7 @@ def deploy_channel(
     changed takes them live; any other (a FAILED one included) restarts with it from its
     checkpoint. Returns the plan followed (``effect`` ``none``: nothing was to do)."""
     with transaction.atomic():
-        channel = Channel.objects.select_for_update().get(pk=channel.pk)
+        channel = Channel.objects.select_for_update().select_related("team").get(pk=channel.pk)
         plan = deploy_plan(channel)
         if plan.effect == "none":
             return plan

@@ -31,8 +31,9 @@ from django.utils import timezone
 
 from console.choices import FINAL_RUN_STATES, RunKind, RunState
 from console.crypto import decrypt_spec
-from console.errors import InvalidTransition, ServiceError
+from console.errors import InvalidSpec, InvalidTransition, ServiceError
 from console.models import Channel, ChannelRun, Revision
+from console.selectors.specs import normalize_spec
 from console.services.ingest import with_ingest_fields
 from console.services.lifecycle import actor_for as _user_actor
 from pipelines.http_client import display_url
@@ -186,6 +187,17 @@ def _replayable(channel: Channel, spec: dict[str, Any]) -> None:
         )
 
 
+def _within_reach(channel: Channel, spec: dict[str, Any]) -> None:
+    """A run of a spec saved before its team's reach tightened is refused here (the driver
+    would refuse it too): ``InvalidRun`` keyed ``spec.<path>``."""
+    try:
+        normalize_spec(spec, team=channel.team)
+    except InvalidSpec as exc:
+        raise InvalidRun(
+            {f"spec.{path}" if path else "spec": messages for path, messages in exc.errors.items()}
+        ) from None
+
+
 def _source_topics(spec: dict[str, Any]) -> list[str]:
     config = spec["source"].get("config", {})
     topics = config.get("topics") or config.get("topic") or []
@@ -231,6 +243,7 @@ def start_replay(
     that a replay into live targets was confirmed (``confirm``)."""
     revision, spec = _spec(channel)
     _replayable(channel, spec)
+    _within_reach(channel, spec)
     errors: dict[str, list[str]] = {}
     targets = run_targets(spec)
     if not confirm and any(target.live for target in targets):

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
+from django.db import transaction
+
 from console.models import Team
+from console.services.audit_trail import record_audit
+from pipelines.spec.reach import parse_reach
 
 
 def policy_of(team: Team) -> dict[str, Any] | None:
@@ -29,3 +34,32 @@ def policy_of(team: Team) -> dict[str, Any] | None:
     if drivers:
         policy["drivers"] = drivers
     return policy or None
+
+
+def set_reach(team: Team, reach: Any, *, by: User | None = None) -> Team:
+    """Replace ``team``'s reach (a site admin's call: the caller checked) with ``reach``, a JSON
+    object of :class:`pipelines.spec.reach.Reach`'s keys (a key left out or ``null``: the
+    site's default); audited (``team.reach.change``, from and to) when it changes.
+
+    Raises :class:`pipelines.spec.reach.InvalidReach` (its ``errors`` keyed by the reach's
+    field paths, ``http_sink``, ``topic_prefixes``) for a bad entry; nothing is saved.
+    Running channels keep the reach they were deployed with until they start again; every
+    save and start from now on is checked against the new one.
+    """
+    given = parse_reach(reach).given()
+    with transaction.atomic():
+        team = Team.objects.select_for_update().get(pk=team.pk)
+        previous = dict(team.reach or {})
+        if previous == given:
+            return team
+        team.reach = given
+        team.save(update_fields=["reach"])
+        record_audit(
+            action="team.reach.change",
+            user=by,
+            object_type="team",
+            object_id=team.name,
+            changes={"reach": {"from": previous, "to": given}},
+            team_id=team.pk,
+        )
+    return team

@@ -39,7 +39,7 @@ from pipelines.query import RetryCounter, batch_writer
 from pipelines.retry import RetriedWrite
 from pipelines.sinks import BATCH_SINKS
 from pipelines.sinks.files import write_files_batch
-from pipelines.sinks.kafka import invalid_topic_message
+from pipelines.sinks.kafka import invalid_topic_message, topic_error_class
 from pipelines.spec.configs import KafkaSinkConfig
 from pipelines.spec.configs.files import FilesSinkConfig
 from pipelines.spec.live import retry_policy
@@ -280,7 +280,7 @@ class BatchRun:
         topic, legal = topic_columns(group)
         bad = rows.filter(~legal)
         message = invalid_topic_message(topic)
-        return dead_letter_rows(self.plan, bad, F.lit("InvalidTopic"), message)
+        return dead_letter_rows(self.plan, bad, topic_error_class(topic), message)
 
     def _write_other(self, deliveries: DataFrame, target: Target) -> None:
         def write(rows: DataFrame) -> None:

@@ -21,6 +21,8 @@ from pipelines.sinks.kafka import (
     TOPIC_EXTENSION,
     events_to_kafka_records,
     field_text_sql,
+    topic_refusal,
+    within_reach,
 )
 from pipelines.spec.configs import KafkaSinkConfig
 from pipelines.spec.live import group_key
@@ -115,7 +117,8 @@ def group_producer_options(group: Sequence[Target]) -> dict[str, str]:
 def topic_columns(group: Sequence[Target]) -> tuple[Column, Column]:
     """The topic of a delivery row of ``group`` (as each target's
     :func:`pipelines.sinks.kafka.record_topic`: its ``topic_field``, else the ``sluicetopic``
-    extension, else its topic) and whether it is a legal topic name."""
+    extension, else its topic) and whether it is a legal topic name (and within the team's
+    reach, when it limits topics)."""
     extension = F.expr(field_text_sql(TOPIC_EXTENSION))
     configured = F.element_at(by_target(group, lambda t: kafka_config(t).topic), F.col(TARGET) + 1)
     with_field = [t for t in group if kafka_config(t).topic_field]
@@ -136,7 +139,8 @@ def topic_columns(group: Sequence[Target]) -> tuple[Column, Column]:
         assert chosen is not None
         topic = F.coalesce(chosen, extension, configured)
     legal = F.coalesce((topic == configured) | topic.rlike(LEGAL_TOPIC), F.lit(False))
-    return topic, legal
+    within = within_reach(topic)  # the team's reach: only known once the event chose its topic
+    return topic, legal if within is None else legal & within
 
 
 def kafka_records(
@@ -158,7 +162,7 @@ def kafka_records(
             F.col("id"),
             F.lit(": "),
             F.coalesce(topic, F.lit("(no topic)")),
-            F.lit(" is not a valid Kafka topic name"),
+            topic_refusal(topic),
         )
         rows = rows.withColumn(
             "__sluice_topic", F.when(legal, topic).otherwise(F.raise_error(message))

@@ -31,6 +31,7 @@ from pipelines.spec import ChannelSpec, SpecError, validate_spec
 from pipelines.spec.configs.files import FilesSinkConfig
 from pipelines.spec.live import compiled_into_query, live_change, without_rules
 from pipelines.spec.paths import recheck_files_location
+from pipelines.spec.reach import carried
 from pipelines.spec.runs import RunBounds
 from pipelines.stage_metrics import observe_stages, stage_points
 
@@ -88,7 +89,7 @@ def build_bus_stream(
     if router.compiled:
         writer = compiled_kafka_writer(events, router.plan, counting=on_rule_counts is not None)
     else:
-        writer = events.writeStream.foreachBatch(router).outputMode("append")
+        writer = events.writeStream.foreachBatch(carried(router)).outputMode("append")
     writer = with_trigger(writer, spec.runtime)
     return writer.option("checkpointLocation", checkpoint_dir).queryName(
         query_name(channel)

@@ -85,6 +85,7 @@ from pipelines.http_client import display_url as display_url  # this sink's API 
 from pipelines.net import AllowList, allow_list
 from pipelines.sources.kafka import JSON_MEDIA_TYPE
 from pipelines.spec.configs.http_sink import HttpSinkConfig
+from pipelines.spec.reach import carried
 from pipelines.spec.runs import RUN_MARKERS
 from pipelines.sql import sql_string
 
@@ -198,7 +199,7 @@ def write_http(events: DataFrame, config: HttpSinkConfig) -> DataStreamWriter:
         if rejections:
             raise HttpSinkRejected(rejections)
 
-    return events.writeStream.foreachBatch(write_batch).outputMode("append")
+    return events.writeStream.foreachBatch(carried(write_batch)).outputMode("append")
 
 
 def send_events(events: DataFrame, config: HttpSinkConfig) -> list[Rejection]:

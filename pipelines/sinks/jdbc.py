@@ -47,6 +47,7 @@ from pipelines.spec.configs.jdbc import (
     postgresql_target,
     sqlite_file,
 )
+from pipelines.spec.reach import carried
 
 if TYPE_CHECKING:
     import psycopg  # imported where it connects: only PostgreSQL channels need it
@@ -73,7 +74,7 @@ def write_jdbc(events: DataFrame, config: JdbcSinkConfig) -> DataStreamWriter:
         upsert_rows(config, (tuple(row) for row in batch.toLocalIterator()))
 
     rows = events_to_rows(events, config)
-    return rows.writeStream.foreachBatch(write_batch).outputMode("append")
+    return rows.writeStream.foreachBatch(carried(write_batch)).outputMode("append")
 
 
 def write_jdbc_batch(events: DataFrame, config: JdbcSinkConfig, batch_id: int) -> None:

@@ -49,6 +49,7 @@ from pipelines.errors import mark_failures
 from pipelines.kafka_options import kafka_sink_options
 from pipelines.plan import computed_once
 from pipelines.sources.kafka import DEFERRED_TEXT, JSON_MEDIA_TYPE
+from pipelines.spec import reach
 from pipelines.spec.configs import KafkaSinkConfig
 from pipelines.spec.configs.schema_registry import WIRE_FORMATS, default_subject
 from pipelines.spec.runs import RUN_MARKERS
@@ -139,23 +140,61 @@ def record_topic(config: KafkaSinkConfig) -> Column:
 
 
 def invalid_topic_message(topic: Column) -> Column:
-    """``event <id>: <topic> is not a valid Kafka topic name``, the failure of such an event."""
+    """``event <id>: <topic> is not a valid Kafka topic name``, the failure of such an event
+    (or, for a legal name outside the team's reach, :func:`topic_refusal`'s reason)."""
     return F.concat(
         F.lit("event "),
         F.col("id"),
         F.lit(": "),
         F.coalesce(topic, F.lit("(no topic)")),
-        F.lit(" is not a valid Kafka topic name"),
+        topic_refusal(topic),
     )
 
 
+def within_reach(topic: Column) -> Column | None:
+    """Whether ``topic`` starts with a prefix of the team's reach in effect
+    (:mod:`pipelines.spec.reach`); ``None`` when it limits no topic. An event's topic
+    (``topic_field``, the ``sluicetopic`` extension) is only known as it is written."""
+    limited = reach.topic_prefixes()
+    if limited is None:
+        return None
+    allowed = F.lit(False)
+    for prefix in limited[1]:
+        allowed = allowed | topic.startswith(prefix)
+    return F.coalesce(allowed, F.lit(False))
+
+
+def topic_refusal(topic: Column) -> Column:
+    """Why an event's ``topic`` is refused: `` is not a valid Kafka topic name``, or, for a
+    legal name, that it is outside the team's reach."""
+    invalid = F.lit(" is not a valid Kafka topic name")
+    limited = reach.topic_prefixes()
+    if limited is None:
+        return invalid
+    outside = f" is outside the team's reach: {reach.may_only(*limited)}"
+    legal_name = F.coalesce(topic.rlike(LEGAL_TOPIC), F.lit(False))
+    return F.when(legal_name, F.lit(outside)).otherwise(invalid)
+
+
+def topic_error_class(topic: Column) -> Column:
+    """``InvalidTopic``, or ``TopicNotAllowed`` for a legal name outside the team's reach."""
+    if reach.topic_prefixes() is None:
+        return F.lit("InvalidTopic")
+    legal_name = F.coalesce(topic.rlike(LEGAL_TOPIC), F.lit(False))
+    return F.when(legal_name, F.lit("TopicNotAllowed")).otherwise(F.lit("InvalidTopic"))
+
+
 def mark_bad_topics(events: DataFrame, config: KafkaSinkConfig) -> DataFrame:
-    """Fail (``InvalidTopic``) each event whose topic is not a legal Kafka topic name."""
+    """Fail (``InvalidTopic``) each event whose topic is not a legal Kafka topic name, and
+    (``TopicNotAllowed``) each whose topic is outside the team's reach."""
     topic = record_topic(config)
     message = invalid_topic_message(topic)
     # The configured topic is legal (validated): most events need no regular expression.
     legal = F.coalesce((topic == F.lit(config.topic)) | topic.rlike(LEGAL_TOPIC), F.lit(False))
     checks = [(~legal, "InvalidTopic", message)]
+    within = within_reach(topic)
+    if within is not None:
+        checks.append((legal & ~within, "TopicNotAllowed", message))
     if config.format in WIRE_FORMATS:
         writer = sink_wire_writer(events.sparkSession, config)
         if writer.checks_fit:  # Avro, Protobuf: the data read into the schema once

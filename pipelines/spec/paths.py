@@ -21,6 +21,10 @@ symlink resolution, never against a list of bad names:
   image keeps its data root in ``/var/lib/sluice/data``): paths under that root are allowed,
   but never inside the checkpoint root.
 
+A team's reach (:mod:`pipelines.spec.reach`) may set its own files roots in place of
+``SLUICE_FILES_ROOTS`` while it is in effect; a team with its own roots is refused the schemes
+of ``SLUICE_FILES_SCHEMES`` (a remote store has no root to check).
+
 A path is also refused when it holds control characters (NUL, line breaks), a ``..``
 segment, or glob characters (``* ? [ ] { }`` and ``\\``; Spark would expand them, so a glob
 could reach past what was checked: the files source's ``file_pattern`` filters file names),
@@ -36,6 +40,8 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+
+from pipelines.spec.reach import files_roots_given
 
 FILES_ROOTS_ENV = "SLUICE_FILES_ROOTS"
 FILES_SCHEMES_ENV = "SLUICE_FILES_SCHEMES"
@@ -58,10 +64,15 @@ _LIST_SEPARATORS = re.compile("[," + re.escape(os.pathsep) + "]")
 
 
 def files_roots() -> tuple[Path, ...]:
-    """The resolved files roots of this process's environment (see the module docstring).
+    """The resolved files roots: the team's when the reach in effect sets them
+    (:mod:`pipelines.spec.reach`), else this process's environment's (see the module
+    docstring).
 
     Raises ``ValueError`` when an entry of ``SLUICE_FILES_ROOTS`` is not absolute.
     """
+    given = files_roots_given()
+    if given is not None:
+        return tuple(Path(root).resolve() for root in given[1])
     text = os.environ.get(FILES_ROOTS_ENV, "")
     entries = [entry.strip() for entry in _LIST_SEPARATORS.split(text) if entry.strip()]
     if not entries:
@@ -101,6 +112,10 @@ def resolve_local_path(text: str) -> Path:
         raise PathNotAllowed("must not contain '..' segments")
     roots = files_roots()
     path = Path(text)
+    if not roots:
+        given = files_roots_given()
+        team = f"team {given[0].team}'s reach" if given else "the site"
+        raise PathNotAllowed(f"no files root is allowed ({team} lists none)")
     resolved = (path if path.is_absolute() else roots[0] / path).resolve()
     for system_dir in _SYSTEM_DIRS:
         if resolved.is_relative_to(system_dir):
@@ -109,7 +124,13 @@ def resolve_local_path(text: str) -> Path:
             )
     inside = [root for root in roots if resolved.is_relative_to(root)]
     if not inside:
-        shown = ", ".join(str(root) for root in roots)
+        shown = ", ".join(str(root) for root in roots) or "none"
+        given = files_roots_given()
+        if given is not None:
+            raise PathNotAllowed(
+                f"resolves to {resolved}, outside the files roots of team {given[0].team}'s "
+                f"reach ({shown}); a site admin sets them on the team"
+            )
         raise PathNotAllowed(
             f"resolves to {resolved}, outside the files roots ({shown}); an operator adds "
             f"roots with {FILES_ROOTS_ENV}"
@@ -139,6 +160,13 @@ def resolve_files_location(text: str) -> str:
     if name == "file":
         return f"file://{resolve_local_path(_file_uri_path(text))}"
     if name in files_schemes():
+        given = files_roots_given()
+        if given is not None:
+            # The team's roots bound its files; a remote store's would not be.
+            raise PathNotAllowed(
+                f"{name}: locations are not allowed: team {given[0].team}'s reach sets its "
+                "files roots, so its files stages use paths under them only"
+            )
         return text
     raise PathNotAllowed(
         f"{name}: locations are not allowed: give a path or a file: URI under the files roots "

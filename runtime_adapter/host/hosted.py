@@ -35,11 +35,13 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from pipelines.spec.live import live_revision
+from pipelines.spec.reach import InvalidReach, in_effect, parse_reach
 from runtime_adapter.base import ConnectorStatus, Deployment, ExecutorInfo
 from runtime_adapter.checkpoint import checkpoint_dir
 from runtime_adapter.config import RuntimeConfig
@@ -381,28 +383,38 @@ class HostedConnector:
         self.revision = self.deployment.revision
         self.channel = self.deployment.channel
         while True:
-            self.apply_live_revision()
-            deployment = self.deployment
-            if not self.owns(deployment):
-                if (
-                    self.released
-                    # mypy keeps self.deployment narrowed from the check above the loop, but
-                    # the driver's thread may set it to None (update()) at any time.
-                    and deployment is not None  # type: ignore[redundant-expr]
-                    and self.is_ours_to_stop(deployment)
-                ):
-                    self.stop_query()
-                    self.report(State.STOPPED)
+            # The team's reach is in effect for all the connector does on this thread, and
+            # for what Spark calls back from its own (pipelines.spec.reach.carried).
+            with reach_of(self.deployment):
+                done = self.turn()
+            if done:
                 return
-            try:
-                if self.step(deployment) is not None:
-                    return
-            except STORE_ERRORS as exc:
-                # The store is away: what runs keeps running (a query not started yet waits
-                # for its start position or offset change); the next turn tries again.
-                self.reporter.outage.failed(exc)
             self.wake.wait(self.interval())
             self.wake.clear()
+
+    def turn(self) -> bool:
+        """One turn of :meth:`loop`; True when the connector's thread is to end."""
+        self.apply_live_revision()
+        deployment = self.deployment
+        if not self.owns(deployment):
+            if (
+                self.released
+                # The driver's thread may set self.deployment to None (update()) at any time.
+                and deployment is not None
+                and self.is_ours_to_stop(deployment)
+            ):
+                self.stop_query()
+                self.report(State.STOPPED)
+            return True
+        assert deployment is not None  # owns() holds
+        try:
+            if self.step(deployment) is not None:
+                return True
+        except STORE_ERRORS as exc:
+            # The store is away: what runs keeps running (a query not started yet waits
+            # for its start position or offset change); the next turn tries again.
+            self.reporter.outage.failed(exc)
+        return False
 
     def apply_live_revision(self) -> None:
         """Apply the revision :meth:`take_revision` took, if any: the bus's router routes the
@@ -836,6 +848,24 @@ class HostedConnector:
             for earlier in progress_after(self.query, self.stage_totals.batch_id):
                 self.stage_totals.fold(earlier)
         self.stage_totals.fold(progress)
+
+
+def reach_of(deployment: Deployment | None) -> AbstractContextManager[Any]:
+    """The team's reach (``deployment.policy["reach"]``, :mod:`pipelines.spec.reach`) in
+    effect: what the spec names is checked against it again here, so a spec saved before the
+    policy tightened, or written into the config topic by hand, fails in the driver; the
+    network guards use the team's lists when they connect. Without a deployment: nothing.
+
+    A reach that does not validate raises ``ValueError`` (the connector fails with it).
+    """
+    if deployment is None:
+        return nullcontext()
+    team = deployment.team or "(none)"
+    try:
+        reach = parse_reach((deployment.policy or {}).get("reach"))
+    except InvalidReach as error:
+        raise ValueError(f"team {team}'s reach (its policy) is invalid: {error}") from None
+    return in_effect(team, reach)
 
 
 def run_bounds(deployment: Deployment) -> Any:

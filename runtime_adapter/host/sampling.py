@@ -50,8 +50,10 @@ class SourceSampling:
             return False
         from pyspark import InheritableThread  # the loop's scheduler pool, inherited
 
+        from pipelines.spec.reach import carried
+
         self.thread = InheritableThread(
-            target=self.sample,
+            target=carried(self.sample),  # within the team's reach, as the query
             args=(spark, progress, channel),
             name=f"sample-{self.connector_id}",
             daemon=True,

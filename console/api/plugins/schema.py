@@ -44,6 +44,15 @@ INVALID_STATUS_QUERY = OpenApiParameter(
         "error). The console's builder asks with 200."
     ),
 )
+TEAM_QUERY = OpenApiParameter(
+    "team",
+    str,
+    OpenApiParameter.QUERY,
+    description=(
+        "Check the config within this team's reach (the topics, files and hosts its channels "
+        "may touch), as saving a channel of the team does; left out: the site's defaults."
+    ),
+)
 NO_PLUGIN = OpenApiResponse(ErrorDetailSerializer, description="No plugin has this kind and type.")
 CONFIG_VALID = OpenApiResponse(
     response=PluginConfigValidSerializer,

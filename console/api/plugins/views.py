@@ -9,6 +9,8 @@ the type alone is ambiguous. Nothing here changes state: any role may use it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -37,6 +39,7 @@ from console.api.plugins.schema import (
     RULES_INVALID,
     RULES_TEST_ANSWER,
     RULES_TEST_EXAMPLE,
+    TEAM_QUERY,
     TYPE_PATH,
 )
 from console.api.plugins.serializers import (
@@ -49,6 +52,7 @@ from console.api.plugins.serializers import (
     RulesTestSerializer,
 )
 from console.errors import InvalidSpec
+from console.models import Team
 from console.selectors import specs
 
 CATALOGUE = permissions.seeing(what="the plugin catalogue")
@@ -87,7 +91,7 @@ class PluginViewSet(viewsets.GenericViewSet):
             "As plugins/{kind}/{type}/validate. kind may be left out when the type names "
             "one plugin only (filter); kafka is both a source and a sink."
         ),
-        parameters=[TYPE_PATH, KIND_QUERY, INVALID_STATUS_QUERY],
+        parameters=[TYPE_PATH, KIND_QUERY, INVALID_STATUS_QUERY, TEAM_QUERY],
         request=PluginConfigSerializer,
         responses={200: CONFIG_VERDICT, 400: KIND_NEEDED, 404: NO_PLUGIN},
     )
@@ -131,7 +135,7 @@ class PluginOfKindViewSet(viewsets.GenericViewSet):
             "Validates a config against the plugin's schema, as spec validation does, and "
             "changes nothing."
         ),
-        parameters=[KIND_PATH, TYPE_PATH, INVALID_STATUS_QUERY],
+        parameters=[KIND_PATH, TYPE_PATH, INVALID_STATUS_QUERY, TEAM_QUERY],
         request=PluginConfigSerializer,
         responses={200: CONFIG_VERDICT, 400: CONFIG_INVALID, 404: NO_PLUGIN},
     )
@@ -148,7 +152,10 @@ def _plugin(kind: str, type_: str) -> specs.Plugin:
 
 
 def _check_config(request: Request, plugin: specs.Plugin) -> Response:
-    invalid_status = _invalid_status(request)
+    try:
+        invalid_status = _invalid_status(request)
+    except ValidationError as exc:  # answered in the documented shape too
+        return _invalid_config(exc.detail)
     try:
         data = request.data
     except ParseError as exc:  # a body that is not JSON answers in the same shape
@@ -157,10 +164,26 @@ def _check_config(request: Request, plugin: specs.Plugin) -> Response:
     if not body.is_valid():
         return _invalid_config(body.errors, invalid_status)
     try:
-        config = specs.check_stage_config(plugin, body.validated_data["config"])
+        team = _team(request)
+    except ValidationError as exc:
+        return _invalid_config(exc.detail, invalid_status)
+    try:
+        config = specs.check_stage_config(plugin, body.validated_data["config"], team)
     except InvalidSpec as exc:
         return _invalid_config(exc.errors, invalid_status)
     return Response({"valid": True, "config": config})
+
+
+def _team(request: Request) -> Team | None:
+    """``?team=``: one of the caller's teams, whose reach the config is checked within (400
+    naming it when the caller sees no such team)."""
+    name = request.query_params.get("team")
+    if name is None:
+        return None
+    team = permissions.visible(Team.objects.all(), request.user, "pk").filter(name=name).first()
+    if team is None:
+        raise ValidationError({"team": [f"No team is named {name[:100]!r}."]})
+    return team
 
 
 def _invalid_status(request: Request) -> int:
@@ -172,7 +195,7 @@ def _invalid_status(request: Request) -> int:
     return int(value)
 
 
-def _invalid_config(errors: dict, invalid_status: int = status.HTTP_400_BAD_REQUEST) -> Response:
+def _invalid_config(errors: Any, invalid_status: int = status.HTTP_400_BAD_REQUEST) -> Response:
     return Response({"valid": False, "errors": errors}, status=invalid_status)
 
 

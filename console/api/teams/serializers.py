@@ -41,6 +41,13 @@ class TeamSerializer(serializers.Serializer):
         help_text="The caller's roles in the team (a site admin may hold none).",
     )
     quotas = TeamQuotasSerializer(help_text="Each quota of the team with the team's use.")
+    reach = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text=(
+            "What the team's channels may touch (set by a site admin; see teams/{team}/reach/): "
+            "only the keys it sets; a key left out is the site's default."
+        ),
+    )
 
 
 #: The most a quota may be set to (Team's fields are PositiveIntegerFields; 0 forbids).
@@ -71,6 +78,54 @@ class TeamQuotasUpdateSerializer(serializers.Serializer):
         if unknown:
             raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
         return attrs
+
+
+class ReachSerializer(serializers.Serializer):
+    """A team's reach (:class:`pipelines.spec.reach.Reach`): each key left out (or ``null``)
+    is the site's default; an empty list reaches nothing of that kind."""
+
+    topic_prefixes = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_null=True,
+        help_text="Kafka topic-name prefixes the team's channels may read and write.",
+    )
+    kafka_clusters = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_null=True,
+        help_text="Kafka brokers (host:port) the team's Kafka stages may name.",
+    )
+    files_roots = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_null=True,
+        help_text="Absolute directories of the team's files stages and SQLite databases.",
+    )
+    http_sink = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_null=True,
+        help_text="Non-public hosts, addresses or CIDRs the HTTP sink may reach.",
+    )
+    jdbc_sink = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_null=True,
+        help_text="Non-public PostgreSQL hosts, addresses or CIDRs of the JDBC sink.",
+    )
+    http_enrich = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_null=True,
+        help_text="Non-public hosts, addresses or CIDRs the enrich transform may call.",
+    )
+    schema_registry = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_null=True,
+        help_text="Non-public hosts, addresses or CIDRs of external schema registries.",
+    )
 
 
 class ServiceAccountSerializer(serializers.ModelSerializer):

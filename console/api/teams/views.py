@@ -1,6 +1,7 @@
 """``teams/``: the teams the caller sees with each quota and its use (a site admin sets the
-quotas: ``PATCH teams/{team}/``), and ``teams/{team}/service-accounts/``: a team's
-tokens for automation (:mod:`console.services.service_accounts`).
+quotas: ``PATCH teams/{team}/``), ``teams/{team}/reach/``: what a team's channels may touch
+(set by site admins only, :mod:`pipelines.spec.reach`), and ``teams/{team}/service-accounts/``:
+a team's tokens for automation (:mod:`console.services.service_accounts`).
 
 Service accounts are a team admin's (``console.manage_team`` in the team) and a site
 admin's; another team is a 404 like one that does not exist. Issuing shows the token once.
@@ -18,21 +19,26 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from console import permissions
 from console.api.pagination import LimitOffsetPagination
 from console.api.teams.serializers import (
     IssuedServiceAccountSerializer,
     IssueServiceAccountSerializer,
+    ReachSerializer,
     ServiceAccountSerializer,
     TeamQuotasUpdateSerializer,
     TeamSerializer,
 )
 from console.models import ServiceAccount, Team
-from console.services import quotas, service_accounts
+from console.services import quotas, service_accounts, team_policy
+from pipelines.spec.reach import KEYS, InvalidReach, parse_reach
 
 TEAM_NOT_FOUND = OpenApiResponse(description="No team of the caller's has this name.")
 MANAGE = permissions.Need(permissions.MANAGE_TEAM, "manage the team's service accounts")
+SET_REACH = permissions.Need("console.change_team", "set a team's reach")
+"""No role grants it: site admins only (a team admin must not widen their own reach)."""
 
 
 @extend_schema_view(
@@ -105,6 +111,7 @@ class TeamViewSet(
             "description": team.description,
             "roles": permissions.roles_of(self.request.user, team),
             "quotas": quotas.use_of(team),
+            "reach": dict(team.reach or {}),
         }
 
 
@@ -171,3 +178,94 @@ class ServiceAccountViewSet(
     def destroy(self, request: Request, team: str, name: str) -> Response:
         service_accounts.revoke(self.get_object(), by=cast(User, request.user))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+REACH_INVALID = OpenApiResponse(
+    description="An entry is not valid: errors keyed by the reach's field path (http_sink, …)."
+)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        summary="A team's reach",
+        description=(
+            "What the team's channels may touch: Kafka topic prefixes, files roots and the "
+            "HTTP, JDBC, enrich and schema-registry allow-lists. Only the keys set are shown; "
+            "a key left out is the site's default (its environment)."
+        ),
+        responses={200: ReachSerializer, 404: TEAM_NOT_FOUND},
+    ),
+    put=extend_schema(
+        summary="Replace a team's reach (site admins)",
+        description=(
+            "The whole reach: a key left out or null is the site's default; an empty list "
+            "reaches nothing of its kind. Audited (team.reach.change). Channels saved or "
+            "started from now on are checked against it; running ones keep theirs until "
+            "they start again."
+        ),
+        request=ReachSerializer,
+        responses={200: ReachSerializer, 400: REACH_INVALID, 404: TEAM_NOT_FOUND},
+    ),
+    patch=extend_schema(
+        summary="Change some keys of a team's reach (site admins)",
+        description="As PUT, for the keys sent only; a key sent as null goes back to the default.",
+        request=ReachSerializer,
+        responses={200: ReachSerializer, 400: REACH_INVALID, 404: TEAM_NOT_FOUND},
+    ),
+)
+class TeamReachView(APIView):
+    """``teams/{team}/reach/``: members read it; only site admins change it."""
+
+    required_permissions = {
+        "get": permissions.AUTHENTICATED,
+        "put": SET_REACH,
+        "patch": SET_REACH,
+    }
+
+    def team(self, request: Request, name: str) -> Team:
+        """The team among the caller's (404 otherwise), once they may do what is asked (403)."""
+        teams = permissions.visible(Team.objects.all(), request.user, "pk")
+        team = get_object_or_404(teams, name=name)
+        self.check_object_permissions(request, team)
+        return team
+
+    def get(self, request: Request, team: str) -> Response:
+        return Response(dict(self.team(request, team).reach or {}))
+
+    def put(self, request: Request, team: str) -> Response:
+        return self._set(request, self.team(request, team), _body(request))
+
+    def patch(self, request: Request, team: str) -> Response:
+        found = self.team(request, team)
+        changes = _body(request)
+        merged = {**(found.reach or {}), **changes}
+        return self._set(request, found, {k: v for k, v in merged.items() if v is not None})
+
+    def _set(self, request: Request, team: Team, reach: dict) -> Response:
+        try:
+            saved = team_policy.set_reach(team, reach, by=cast(User, request.user))
+        except InvalidReach as exc:
+            raise ValidationError(_keyed(exc.errors)) from exc
+        return Response(dict(saved.reach))
+
+
+def _body(request: Request) -> dict:
+    """The request's reach object, its keys checked (unknown keys and non-objects: 400)."""
+    data = request.data
+    if not isinstance(data, dict):
+        raise ValidationError({"body": ["must be a JSON object of the reach's keys"]})
+    message = f"is not a key of a reach; the keys are: {', '.join(KEYS)}"
+    unknown = [key for key in data if key not in KEYS][:20]  # a few are enough to say it
+    errors = {str(key)[:100]: [message] for key in unknown}
+    given = {key: value for key, value in data.items() if key in KEYS and value is not None}
+    try:
+        parse_reach(given)
+    except InvalidReach as exc:
+        errors.update(_keyed(exc.errors))
+    if errors:
+        raise ValidationError(errors)
+    return dict(data)
+
+
+def _keyed(errors: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {path or "body": messages for path, messages in errors.items()}

@@ -201,10 +201,12 @@ export function useSaveChannel() {
 
 /** The server's verdict on a stage config. A config not valid yet is an answer, not an error:
  * it is asked for with `invalid_status=200`, so checking as the user types logs no failed
- * request in the browser's console (a 400 from an older server is read the same way). */
-export function validateStage(kind: string, type: string, config: unknown): Promise<StageValidation> {
+ * request in the browser's console (a 400 from an older server is read the same way). With a
+ * `team`, within that team's reach (the topics, files and hosts its channels may touch). */
+export function validateStage(kind: string, type: string, config: unknown, team?: string): Promise<StageValidation> {
+  const within = team ? `&team=${encodeURIComponent(team)}` : "";
   return post<StageValidation>(
-    `plugins/${encodeURIComponent(kind)}/${encodeURIComponent(type)}/validate?invalid_status=200`,
+    `plugins/${encodeURIComponent(kind)}/${encodeURIComponent(type)}/validate?invalid_status=200${within}`,
     { config },
   ).catch((error: unknown) => {
     const body = (error as { body?: unknown }).body;

@@ -1022,6 +1022,34 @@ export interface paths {
         patch: operations["teams_partial_update"];
         trace?: never;
     };
+    "/api/v1/teams/{team}/reach/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A team's reach
+         * @description What the team's channels may touch: Kafka topic prefixes, files roots and the HTTP, JDBC, enrich and schema-registry allow-lists. Only the keys set are shown; a key left out is the site's default (its environment).
+         */
+        get: operations["teams_reach_retrieve"];
+        /**
+         * Replace a team's reach (site admins)
+         * @description The whole reach: a key left out or null is the site's default; an empty list reaches nothing of its kind. Audited (team.reach.change). Channels saved or started from now on are checked against it; running ones keep theirs until they start again.
+         */
+        put: operations["teams_reach_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change some keys of a team's reach (site admins)
+         * @description As PUT, for the keys sent only; a key sent as null goes back to the default.
+         */
+        patch: operations["teams_reach_partial_update"];
+        trace?: never;
+    };
     "/api/v1/teams/{team}/service-accounts/": {
         parameters: {
             query?: never;
@@ -2351,6 +2379,26 @@ export interface components {
             timestamp?: string;
         };
         /**
+         * @description A team's reach (:class:`pipelines.spec.reach.Reach`): each key left out (or ``null``)
+         *     is the site's default; an empty list reaches nothing of that kind.
+         */
+        PatchedReachRequest: {
+            /** @description Kafka topic-name prefixes the team's channels may read and write. */
+            topic_prefixes?: string[] | null;
+            /** @description Kafka brokers (host:port) the team's Kafka stages may name. */
+            kafka_clusters?: string[] | null;
+            /** @description Absolute directories of the team's files stages and SQLite databases. */
+            files_roots?: string[] | null;
+            /** @description Non-public hosts, addresses or CIDRs the HTTP sink may reach. */
+            http_sink?: string[] | null;
+            /** @description Non-public PostgreSQL hosts, addresses or CIDRs of the JDBC sink. */
+            jdbc_sink?: string[] | null;
+            /** @description Non-public hosts, addresses or CIDRs the enrich transform may call. */
+            http_enrich?: string[] | null;
+            /** @description Non-public hosts, addresses or CIDRs of external schema registries. */
+            schema_registry?: string[] | null;
+        };
+        /**
          * @description ``PATCH teams/{team}/``: the quotas a site admin sets; those left out stay, null
          *     removes the limit.
          */
@@ -2451,6 +2499,46 @@ export interface components {
             used: number;
             /** @description The team. */
             team: string;
+        };
+        /**
+         * @description A team's reach (:class:`pipelines.spec.reach.Reach`): each key left out (or ``null``)
+         *     is the site's default; an empty list reaches nothing of that kind.
+         */
+        Reach: {
+            /** @description Kafka topic-name prefixes the team's channels may read and write. */
+            topic_prefixes?: string[] | null;
+            /** @description Kafka brokers (host:port) the team's Kafka stages may name. */
+            kafka_clusters?: string[] | null;
+            /** @description Absolute directories of the team's files stages and SQLite databases. */
+            files_roots?: string[] | null;
+            /** @description Non-public hosts, addresses or CIDRs the HTTP sink may reach. */
+            http_sink?: string[] | null;
+            /** @description Non-public PostgreSQL hosts, addresses or CIDRs of the JDBC sink. */
+            jdbc_sink?: string[] | null;
+            /** @description Non-public hosts, addresses or CIDRs the enrich transform may call. */
+            http_enrich?: string[] | null;
+            /** @description Non-public hosts, addresses or CIDRs of external schema registries. */
+            schema_registry?: string[] | null;
+        };
+        /**
+         * @description A team's reach (:class:`pipelines.spec.reach.Reach`): each key left out (or ``null``)
+         *     is the site's default; an empty list reaches nothing of that kind.
+         */
+        ReachRequest: {
+            /** @description Kafka topic-name prefixes the team's channels may read and write. */
+            topic_prefixes?: string[] | null;
+            /** @description Kafka brokers (host:port) the team's Kafka stages may name. */
+            kafka_clusters?: string[] | null;
+            /** @description Absolute directories of the team's files stages and SQLite databases. */
+            files_roots?: string[] | null;
+            /** @description Non-public hosts, addresses or CIDRs the HTTP sink may reach. */
+            http_sink?: string[] | null;
+            /** @description Non-public PostgreSQL hosts, addresses or CIDRs of the JDBC sink. */
+            jdbc_sink?: string[] | null;
+            /** @description Non-public hosts, addresses or CIDRs the enrich transform may call. */
+            http_enrich?: string[] | null;
+            /** @description Non-public hosts, addresses or CIDRs of external schema registries. */
+            schema_registry?: string[] | null;
         };
         /** @description Either ``ids`` (the dead letters selected), or ``all: true`` with the list's filters. */
         RedriveRequestRequest: {
@@ -3126,6 +3214,10 @@ export interface components {
             roles: components["schemas"]["TeamRoleEnum"][];
             /** @description Each quota of the team with the team's use. */
             quotas: components["schemas"]["TeamQuotas"];
+            /** @description What the team's channels may touch (set by a site admin; see teams/{team}/reach/): only the keys it sets; a key left out is the site's default. */
+            reach: {
+                [key: string]: string[];
+            };
         };
         TeamMembership: {
             /** @description The team. */
@@ -5592,6 +5684,8 @@ export interface operations {
             query?: {
                 /** @description The status of the answer when the config is not valid (its body is the same): 400, the default, or 200 for a client that checks as the user types, to which a config not valid yet is an answer, not a failed request (a browser logs every 400 as an error). The console's builder asks with 200. */
                 invalid_status?: 200 | 400;
+                /** @description Check the config within this team's reach (the topics, files and hosts its channels may touch), as saving a channel of the team does; left out: the site's defaults. */
+                team?: string;
             };
             header?: never;
             path: {
@@ -5646,6 +5740,8 @@ export interface operations {
                 invalid_status?: 200 | 400;
                 /** @description The plugin's kind; needed when the type names plugins of several kinds. */
                 kind?: "sink" | "source" | "transform";
+                /** @description Check the config within this team's reach (the topics, files and hosts its channels may touch), as saving a channel of the team does; left out: the site's defaults. */
+                team?: string;
             };
             header?: never;
             path: {
@@ -6029,6 +6125,116 @@ export interface operations {
             };
             /** @description Only site admins set quotas. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No team of the caller's has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    teams_reach_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reach"];
+                };
+            };
+            /** @description No team of the caller's has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    teams_reach_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReachRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ReachRequest"];
+                "multipart/form-data": components["schemas"]["ReachRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reach"];
+                };
+            };
+            /** @description An entry is not valid: errors keyed by the reach's field path (http_sink, …). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No team of the caller's has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    teams_reach_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedReachRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedReachRequest"];
+                "multipart/form-data": components["schemas"]["PatchedReachRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reach"];
+                };
+            };
+            /** @description An entry is not valid: errors keyed by the reach's field path (http_sink, …). */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -30,6 +30,12 @@ describe("validateStage", () => {
     expect(answer).toEqual({ valid: false, errors: { "config.topics": ["field required"] } });
   });
 
+  it("asks within the channel's team's reach when it has a team", async () => {
+    const asked = serveVerdict(true);
+    await validateStage("sink", "kafka", { topic: "b.out" }, "pay ments");
+    expect(asked).toEqual(["/api/v1/plugins/sink/kafka/validate?invalid_status=200&team=pay%20ments"]);
+  });
+
   it("reads a valid verdict as it comes", async () => {
     serveVerdict(true);
     expect(await validateStage("transform", "filter", {})).toEqual({ valid: true, config: {} });

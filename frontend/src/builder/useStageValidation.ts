@@ -16,6 +16,7 @@ const VALIDATE_DELAY_MS = 400;
 export function useStageValidation(): void {
   const nodes = useBuilder((s) => s.nodes);
   const setStageErrors = useBuilder((s) => s.setStageErrors);
+  const team = useBuilder((s) => s.team); // checked within its reach (empty: the site's)
   const checked = useRef(new Map<string, string>());
 
   useEffect(() => {
@@ -24,7 +25,7 @@ export function useStageValidation(): void {
       for (const node of nodes) {
         const { kind, type, config } = node.data;
         const others = kind === "rule" ? rules.filter((r) => r.id !== node.id).map((r) => ruleName(r.data.config)) : [];
-        const key = JSON.stringify([kind, type, config, others]);
+        const key = JSON.stringify([kind, type, config, others, team]);
         if (checked.current.get(node.id) === key) continue;
         checked.current.set(node.id, key);
         const local: Record<string, string[]> = {};
@@ -38,7 +39,7 @@ export function useStageValidation(): void {
         }
         const [checkKind, checkType, checkConfig] =
           kind === "rule" ? ["transform", "filter", { pattern: config.pattern }] : [kind, type, config];
-        validateStage(checkKind, checkType, checkConfig)
+        validateStage(checkKind, checkType, checkConfig, team)
           .then((answer) => {
             if (checked.current.get(node.id) !== key) return; // a newer config is on its way
             const fields: Record<string, string[]> = { ...local };
@@ -52,5 +53,5 @@ export function useStageValidation(): void {
       }
     }, VALIDATE_DELAY_MS);
     return () => window.clearTimeout(timer);
-  }, [nodes, setStageErrors]);
+  }, [nodes, setStageErrors, team]);
 }

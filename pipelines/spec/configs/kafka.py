@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from pipelines import timestamps
+from pipelines.spec import reach
 from pipelines.spec.configs.base import (
     Secret,
     StageConfig,
@@ -314,6 +315,7 @@ class KafkaSourceConfig(StageConfig):
     properties: dict[str, str] = _PROPERTIES
 
     _check_servers = field_validator("bootstrap_servers")(check_bootstrap_servers)
+    _check_servers_reach = field_validator("bootstrap_servers")(reach.check_kafka_servers)
     _check_properties = field_validator("properties")(check_properties)
 
     @field_validator("topic_pattern")
@@ -327,7 +329,7 @@ class KafkaSourceConfig(StageConfig):
             re.compile(value)
         except re.error as error:
             raise ValueError(f"is not a regular expression: {error}") from None
-        return value
+        return reach.check_topic_pattern(value)
 
     @field_validator("topics", mode="before")
     @classmethod
@@ -343,7 +345,7 @@ class KafkaSourceConfig(StageConfig):
             raise ValueError("must be a list of strings")
         if not value:
             raise ValueError("must name at least one topic")
-        return [check_topic(topic) for topic in dict.fromkeys(value)]
+        return [reach.check_topic(check_topic(topic)) for topic in dict.fromkeys(value)]
 
     @field_validator("starting_offsets", mode="before")
     @classmethod
@@ -429,7 +431,9 @@ class KafkaSinkConfig(StageConfig):
     retry: SinkRetry | None = RETRY_FIELD
 
     _check_servers = field_validator("bootstrap_servers")(check_bootstrap_servers)
+    _check_servers_reach = field_validator("bootstrap_servers")(reach.check_kafka_servers)
     _check_topic = field_validator("topic")(check_topic)
+    _check_topic_reach = field_validator("topic")(reach.check_topic)
     _check_properties = field_validator("properties")(check_properties)
 
     @field_validator("key_field", "topic_field")

@@ -180,7 +180,8 @@ def test_an_unknown_invalid_status_is_a_400_naming_it(api):
     )
 
     assert response.status_code == 400
-    assert list(response.json()) == ["invalid_status"]
+    assert response.json()["valid"] is False  # the documented shape of a 400
+    assert list(response.json()["errors"]) == ["invalid_status"]
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,7 @@ ALLOWED = {
     "authenticated": {"no-role", VIEWER, OPERATOR, EDITOR, "superuser"},
     "manage": {"superuser"},  # a team admin's (test_service_accounts: the admin role)
     "site-admin": {"superuser"},  # never a role's (test_quotas: a team admin is refused too)
+    "site": {"superuser"},  # no role's: a site admin's alone (test_team_reach)
 }
 
 #: (route name, HTTP method) → what it needs. ``ingest`` is HTTP ingestion, whose
@@ -111,6 +112,9 @@ RULES = {
     ("team-service-account-list", "get"): "manage",
     ("team-service-account-list", "post"): "manage",
     ("team-service-account-detail", "delete"): "manage",
+    ("team-reach", "get"): "authenticated",
+    ("team-reach", "put"): "site",
+    ("team-reach", "patch"): "site",
 }
 
 #: Path arguments naming things that exist (see the ``world`` fixture).
@@ -203,6 +207,8 @@ def body_for(name: str, method: str, spec: dict) -> dict:
         return {"max_channels": 100}
     if (name, method) == ("team-service-account-list", "post"):
         return {"name": "ci", "role": "viewer"}
+    if name == "team-reach" and method in ("put", "patch"):
+        return {"topic_prefixes": ["orders"]}
     if name == "channel-bulk":
         return {"action": "stop", "names": ["orders"]}
     if name == "channel-dead-letter-redrive":
@@ -233,6 +239,9 @@ def test_the_api_allows_each_role_exactly_its_part(
         detail = response.json()["detail"]
         if rule == "site-admin":
             assert detail == "Only a site admin sets a team's quotas."
+            return
+        if rule == "site":
+            assert "You need the permission console.change_team" in detail
             return
         needed = {"view": VIEWER, "operate": OPERATOR, "edit": EDITOR, "manage": ADMIN}[rule]
         assert f"You need the {needed} role (console." in detail

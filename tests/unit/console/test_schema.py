@@ -63,6 +63,7 @@ def test_every_endpoint_is_described(schema):
         "/api/v1/schemas/{name}/shape",
         "/api/v1/teams/",
         "/api/v1/teams/{team}/",
+        "/api/v1/teams/{team}/reach/",
         "/api/v1/teams/{team}/service-accounts/",
         "/api/v1/teams/{team}/service-accounts/{name}/",
     }
@@ -124,6 +125,7 @@ def test_plugin_and_pattern_endpoints_are_described(schema):
         "type": "path",
         "kind": "query",
         "invalid_status": "query",
+        "team": "query",
     }
     assert "invalid_status" in {p["name"] for p in validate["parameters"]}
     assert validate["operationId"] == "plugins_validate"

@@ -153,6 +153,7 @@ def test_the_teams_list_shows_the_caller_s_teams_and_roles(teams, django_user_mo
         "description": "",
         "roles": [VIEWER, OPERATOR],
     }  # and its quotas (test_quotas)
+    assert row["reach"] == {}
 
 
 def test_metrics_hold_only_the_caller_s_teams_channels(teams, client, django_user_model, settings):

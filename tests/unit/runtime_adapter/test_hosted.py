@@ -9,7 +9,7 @@ import pytest
 
 from runtime_adapter.base import Deployment
 from runtime_adapter.config import RuntimeConfig
-from runtime_adapter.host.hosted import HostedConnector
+from runtime_adapter.host.hosted import HostedConnector, reach_of
 from runtime_adapter.states import State, TargetState
 from runtime_adapter.store import Placement
 from tests.support.reports import ReportingStore
@@ -104,3 +104,78 @@ def test_a_query_failure_fatal_to_the_jvm_is_left_to_the_worker(
     deployment = Deployment("c1", "c1", 1, {}, TargetState.RUNNING, worker_id="w1")
     assert hosted.step(deployment) == 1
     assert [status.state for status in store.reported] == reported
+
+
+# -- the team's reach (issue 33): checked again in the driver ---------------------------------
+
+
+def kafka_deployment(read: str, policy: dict | None) -> Deployment:
+    kafka = {"bootstrap_servers": "localhost:9092"}
+    spec = {
+        "source": {"type": "kafka", "config": {**kafka, "topics": [read]}},
+        "sink": {"type": "kafka", "config": {**kafka, "topic": "b.out"}},
+    }
+    return Deployment(
+        "c1", "c1", 1, spec, TargetState.RUNNING, worker_id="w1", team="b", policy=policy
+    )
+
+
+def hosted_for(store: ReportingStore) -> HostedConnector:
+    return HostedConnector(
+        store,  # type: ignore[arg-type]
+        RuntimeConfig.from_env(),
+        connector_id="c1",
+        worker_id="w1",
+        generation=0,
+        placement=Placement(0, 1, 1.0),
+        spark=spark(True),
+    )
+
+
+def test_a_spec_outside_its_teams_reach_fails_in_the_driver(monkeypatch):
+    """Saved before the policy tightened, or written into the config topic by hand: the
+    driver refuses it before it touches a broker, FAILED with the reason in the trace."""
+    store = ReportingStore()
+    hosted = hosted_for(store)
+    touched: list[str] = []
+    monkeypatch.setattr(hosted, "watch_source", lambda *args: touched.append("brokers"))
+    hosted.deployment = kafka_deployment("a.payments", {"reach": {"topic_prefixes": ["b."]}})
+
+    hosted.run()
+
+    assert [status.state for status in store.reported] == [State.FAILED]
+    trace = store.reported[0].trace
+    assert "source.config.topics" in trace
+    assert "topic 'a.payments' is outside the team's reach: team b may reach only topics" in trace
+    assert touched == []
+
+
+def test_a_spec_within_its_teams_reach_passes_the_drivers_check(monkeypatch):
+    import runtime_adapter.host.hosted as hosted_module
+
+    store = ReportingStore()
+    hosted = hosted_for(store)
+    monkeypatch.setattr(hosted, "watch_source", lambda *args: None)
+    monkeypatch.setattr(hosted_module, "check_reachable", lambda *args, **kwargs: None)
+    for policy in ({"reach": {"topic_prefixes": ["b."]}}, None, {"drivers": {"cores": 1}}):
+        hosted.prepared = False
+        deployment = kafka_deployment("b.payments", policy)
+        with reach_of(deployment):  # as the connector's thread runs each turn
+            hosted.prepare(deployment)
+        assert hosted.prepared
+    with reach_of(kafka_deployment("b.x", {"reach": {"topic_prefixes": ["b."]}})):
+        from pipelines.spec.reach import current
+
+        scope = current()
+        assert scope is not None and scope.team == "b"
+
+
+def test_an_invalid_policy_reach_fails_the_connector(monkeypatch):
+    store = ReportingStore()
+    hosted = hosted_for(store)
+    hosted.deployment = kafka_deployment("b.x", {"reach": {"topic_prefixes": "b."}})
+
+    hosted.run()
+
+    assert [status.state for status in store.reported] == [State.FAILED]
+    assert "team b's reach (its policy) is invalid" in store.reported[0].trace

@@ -48,8 +48,11 @@ class SpecField(serializers.JSONField):
         data = super().to_internal_value(data)
         instance = getattr(self.parent, "instance", None)
         stored = self.get_attribute(instance) if isinstance(instance, Channel) else None
+        # A channel's own team's reach; a new channel's team is chosen by the view, and the
+        # service validates the spec again within its reach.
+        team = instance.team if isinstance(instance, Channel) else None
         try:
-            return specs.normalize_spec(data, stored=stored)
+            return specs.normalize_spec(data, stored=stored, team=team)
         except InvalidSpec as exc:
             raise serializers.ValidationError(exc.errors) from exc
 
