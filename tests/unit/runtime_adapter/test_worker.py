@@ -86,7 +86,8 @@ def tick():
         beats += 1
         store.driver_heartbeat(DriverInfo(driver, worker, os.getpid(), args["--isolation"],
                                           started, time.time(), int(args["--capacity"]),
-                                          connectors=sorted(set(placements) | set(stopping))))
+                                          connectors=sorted(set(placements) | set(stopping)),
+                                          team=args["--team"]))
 
 while True:  # as a real driver, it waits out a store that cannot be reached
     try:
@@ -102,13 +103,19 @@ print(f"fake driver {driver} retired", flush=True)
 
 class FakeDriverWorker(RuntimeWorker):
     def driver_command(
-        self, driver_id: str, isolation: str, capacity: int, name: str, cores: int = 0
+        self,
+        driver_id: str,
+        isolation: str,
+        capacity: int,
+        name: str,
+        cores: int = 0,
+        team: str = "",
     ):
         return [
             sys.executable,
             "-c",
             FAKE_DRIVER,
-            *self.driver_arguments(driver_id, isolation, capacity),
+            *self.driver_arguments(driver_id, isolation, capacity, team),
         ]
 
 
