@@ -5,10 +5,13 @@ A long-lived agent on a runtime host. It keeps a small pool of long-lived Spark 
 queries in them. Every ``heartbeat_interval`` seconds it heartbeats to Redis and converges
 to the assignment the console wrote there:
 
-* a connector assigned here whose target is RUNNING or PAUSED is placed in a driver
-  (``{p}:placement:{driver}``): a ``shared`` one (the default) in a shared driver with room,
-  the fullest first, a new one started when none has room; a ``dedicated`` one in a driver
-  of its own;
+* a connector assigned here whose target is RUNNING or PAUSED is placed in a driver of its
+  team (``{p}:placement:{driver}``; every driver hosts one team's connectors only, ``""``
+  those deployed before teams): a ``shared`` one (the default) in a shared driver of its team
+  with room, the fullest first, a new one started when none has room; a ``dedicated`` one in
+  a driver of its own. A new driver is started only within the team's driver quota on this
+  worker (cores and memory, :meth:`RuntimeWorker.over_quota`); else the connector is reported
+  UNASSIGNED with the quota named, and placed once the team's drivers here hold less;
 * a restart (a newer generation) or a redeploy (another revision) is placed again, in the same
   shared driver (the driver restarts that query alone); a dedicated driver is replaced on a
   restart;
@@ -25,8 +28,9 @@ to the assignment the console wrote there:
   placed again at once; after :data:`QUARANTINE_AFTER` such crashes it runs only in a driver
   of its own (quarantined) until a new revision.
 
-``warm_drivers`` shared drivers are kept running even with nothing placed, so a new channel
-starts in about a second; other empty ones retire after ``driver_idle_seconds``. A driver is retired
+``warm_drivers`` shared drivers (per team with connectors here) are kept running even with
+nothing placed, so a new channel starts in about a second; other empty ones retire after
+``driver_idle_seconds``. A driver is retired
 through the store (it stops its queries and exits), then SIGTERM, then SIGKILL of its process
 group after a grace period. Drivers are started with a parent-death signal, so a killed
 worker does not leave drivers behind.
@@ -429,8 +433,7 @@ class RuntimeWorker:
             isolation,
             "--capacity",
             str(capacity),
-            "--team",
-            team,
+            *(["--team", team] if team else []),
             *(["--link", str(self.files.root)] if self.files is not None else []),
         ]
 

@@ -87,7 +87,7 @@ def tick():
         store.driver_heartbeat(DriverInfo(driver, worker, os.getpid(), args["--isolation"],
                                           started, time.time(), int(args["--capacity"]),
                                           connectors=sorted(set(placements) | set(stopping)),
-                                          team=args["--team"]))
+                                          team=args.get("--team", "")))
 
 while True:  # as a real driver, it waits out a store that cannot be reached
     try:
