@@ -214,6 +214,8 @@ class DriverProcess:
     (:meth:`RuntimeWorker.driver_cores`)."""
     memory_mib: int = 0
     """Its JVM's memory in MiB, counted against its team's driver quota."""
+    up: bool = False
+    """Whether it has heartbeated ready (its SparkSession started)."""
 
     def exited(self) -> bool:
         return self.process.poll() is not None
@@ -954,6 +956,8 @@ class RuntimeWorker:
                 self.reap(driver, deployments)
                 continue
             info = infos.get(driver.driver_id)
+            if info is not None and info.ready:
+                driver.up = True
             if info is None or not info.ready:
                 if now - driver.launched_at > self.config.driver_start_timeout:
                     self.kill(
@@ -1345,7 +1349,8 @@ class RuntimeWorker:
         team running (empty or not), and ``spare_drivers`` empty ones beside those hosting
         its connectors, within the team's driver quota; retire empty ones beyond them once
         idle long enough (every empty one of a team with no connector here), and dedicated
-        ones as soon as they are empty."""
+        ones as soon as they are empty. A team's spares are started once its drivers have
+        started (a JVM's start takes cores the starts its channels wait for need)."""
         now = time.time()
         teams = self.pool_teams()
         shared = [d for d in self.drivers.values() if d.isolation == "shared" and not d.retiring]
@@ -1367,9 +1372,13 @@ class RuntimeWorker:
                     self.retire(driver)
                     surplus -= 1
             deployment = teams.get(team)
+            starting = any(not d.up for d in self.team_drivers(team))
             for _ in range(-surplus):
                 if team in self.short_of_quota:
                     break  # its room goes to the connector that waits for it
+                if starting and busy:
+                    break  # a spare waits for the team's drivers to start: no JVM competes
+
                 if deployment is not None and self.over_quota(
                     deployment, self.driver_cores(), memory_mb(self.driver_memory("shared"))
                 ):

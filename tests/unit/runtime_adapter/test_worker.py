@@ -386,6 +386,8 @@ def test_a_spare_driver_is_kept_and_takes_a_crashed_driver_s_neighbours(make_wor
     converge_until(worker, lambda: state_of(runtime, "b") == State.RUNNING, what="b RUNNING")
     first = driver_of(worker, "a")
     assert driver_of(worker, "b") == first
+    # The spare is started once the busy driver is up (not beside its start, for its cores).
+    converge_until(worker, lambda: len(worker.drivers) == 2, what="a spare")
     spares = [d for d in worker.drivers if d != first]
     assert len(spares) == 1 and not worker.drivers[spares[0]].placed, "one spare, empty"
     deploy(runtime, "oomer")
@@ -611,6 +613,24 @@ def test_two_teams_never_share_a_driver_and_each_driver_says_its_team(worker, ru
         return {i.driver_id: i.team for i in runtime.drivers() if i.connectors}
 
     converge_until(worker, lambda: heartbeats() == teams, what="each driver's team heartbeated")
+
+
+def test_each_team_keeps_its_own_spare_started_once_its_drivers_are_up(make_worker, runtime):
+    worker = make_worker(spare_drivers=1)
+    deploy(runtime, "a1", team="payments")
+    deploy(runtime, "b1", team="search")
+    worker.converge()
+    assert len(worker.drivers) == 2, "no spare while the teams' drivers start"
+    converge_until(worker, lambda: len(worker.drivers) == 4, what="a spare per team")
+    spares = [d for d in worker.drivers.values() if not d.placed]
+    assert sorted(d.team for d in spares) == ["payments", "search"]
+    runtime.set_target_state("b1", TargetState.STOPPED)  # search has nothing here any more
+    worker.config = replace(worker.config, driver_idle_seconds=0.0)
+    converge_until(
+        worker,
+        lambda: {d.team for d in worker.drivers.values() if not d.retiring} == {"payments"},
+        what="search's drivers retired",
+    )
 
 
 def test_a_team_s_driver_quota_refuses_a_new_driver_by_name_and_places_it_once_room_frees(
