@@ -266,6 +266,9 @@ class DriverInfo:
     ready: bool = True
     """False while the driver starts its SparkSession (its heartbeats may then pause: the
     worker allows a start timeout, not the session timeout)."""
+    team: str = ""
+    """The team whose channels alone it runs (:attr:`Deployment.team`; ``""``: the channels
+    deployed before teams)."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from console.choices import ShownState, WorkerService, WorkerState
 from console.errors import runtime_errors
-from console.models import Connector, Worker
+from console.models import Connector, Team, Worker
 from console.runtime import get_runtime
 from console.selectors import reporting
 from runtime_adapter.base import DriverInfo, ExecutorInfo, SparkCluster, WorkerInfo
@@ -38,6 +38,8 @@ class DriverView:
     """The connector ids it hosts, as its heartbeat says."""
     channels: list[str]
     """The names of the channels those connectors belong to (the ones the console knows)."""
+    team: str = ""
+    """The team whose channels alone it runs (``""``: those deployed before teams)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,19 @@ def _driver_view(
         application_id=info.application_id,
         connectors=connectors,
         channels=sorted(names[cid] for cid in connectors if cid in names),
+        team=info.team,
     )
+
+
+def _driver_shown(info: DriverInfo, teams: set[str] | None, shown: set[str] | None) -> bool:
+    """Whether a driver is in the view: every one for a site admin (``teams`` None); else
+    those of the caller's teams (by name), and a pre-teams driver (no team) only while it
+    runs one of their connectors. Another team's driver is not named at all."""
+    if teams is None:
+        return True
+    if info.team:
+        return info.team in teams
+    return shown is not None and any(cid in shown for cid in info.connectors)
 
 
 def _worker_view(
@@ -146,8 +160,9 @@ def cluster_view(teams: Collection[int] | None = None) -> Cluster:
     """The runtime workers (each with its Spark drivers and the channels they host), the
     Spark cluster and the driver and executors of every deployed channel.
 
-    With ``teams`` (ids; ``None``: every team) only those teams' channels and connectors are
-    named anywhere in it: a worker or driver that also hosts another team's shows only these.
+    With ``teams`` (ids; ``None``: every team) only those teams' channels, connectors and
+    drivers are named anywhere in it: a worker that also hosts another team's shows only
+    these, and another team's drivers not at all.
 
     Raises :class:`RuntimeUnavailable` when the runtime's store cannot be reached; a Spark
     master that does not answer is not an error here: ``spark.error`` says why.
@@ -165,8 +180,15 @@ def cluster_view(teams: Collection[int] | None = None) -> Cluster:
         statuses = runtime.status([c.runtime_id for c in connectors]) if connectors else {}
     names = {c.runtime_id: c.channel.name for c in connectors}
     shown = None if teams is None else set(names)  # a site admin: every connector reported
+    team_names = (
+        None
+        if teams is None
+        else set(Team.objects.filter(pk__in=list(teams)).values_list("name", flat=True))
+    )
     drivers: dict[str, list[DriverView]] = {}
     for driver in driver_infos:
+        if not _driver_shown(driver, team_names, shown):
+            continue
         drivers.setdefault(driver.worker_id, []).append(_driver_view(driver, now, names, shown))
     # The control loop's judgment (its own observation of the heartbeats, never this host's
     # clock against the worker's); one it has not judged yet registered: ALIVE.

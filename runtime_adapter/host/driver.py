@@ -1,7 +1,7 @@
 """The driver entry point: one long-lived Spark driver running many connectors' queries.
 
 A runtime worker starts it with ``spark-submit runtime_adapter/host/driver.py --driver-id D
---worker-id W --isolation shared|dedicated --capacity N``. The driver starts its
+--worker-id W --isolation shared|dedicated --capacity N --team T``. The driver starts its
 SparkSession once (the JVM, the SparkContext: the seconds a start used to cost every
 channel) and then, every :data:`TICK` seconds, reads the connectors its worker placed in it
 (``{p}:placement:{driver}``, :mod:`runtime_adapter.store`) with their desired state, and makes
@@ -12,7 +12,11 @@ changed (a restart: a new generation; a new revision) releases its connector, wh
 stops the query; its next pass starts it again, from its checkpoint. A bus's new revision that
 changes its rules alone is the exception: its running query takes it
 (:meth:`~runtime_adapter.host.hosted.HostedConnector.take_revision`), no restart. It
-heartbeats (``{p}:drivers``) with the connectors it hosts.
+heartbeats (``{p}:drivers``) with the connectors it hosts and its team.
+
+A driver runs the connectors of its team only (``--team``; ``""``: those deployed before
+teams): a placement of another team's connector (stale state; its worker never makes one) is
+refused (logged), and a hosted connector whose deployment moved to another team is released.
 
 A connector's failure ends that connector only. The driver exits when its worker retires
 it (``{p}:retire``), on SIGTERM, or when its parent process dies; its connectors' queries
@@ -31,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
-from runtime_adapter.base import DriverInfo, ExecutorInfo
+from runtime_adapter.base import Deployment, DriverInfo, ExecutorInfo
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.executors import ExecutorWatch
 from runtime_adapter.host.hosted import HostedConnector
@@ -63,6 +67,7 @@ class DriverHost:
         memory: str = "",
         cores: int = 0,
         link: HostFiles | None = None,
+        team: str = "",
     ) -> None:
         self.store = store
         self.link: HostFiles | RedisStore = link or store
@@ -75,6 +80,9 @@ class DriverHost:
         self.capacity = capacity
         self.memory = memory
         self.cores = cores
+        self.team = team
+        self.refused: dict[str, Placement] = {}
+        """Placements of another team's connector, refused (and reported once)."""
         self.started_at = time.time()
         self.parent_pid = os.getppid()
         self.hosted: dict[str, HostedConnector] = {}
@@ -116,6 +124,7 @@ class DriverHost:
                 application_id=self.application_id,
                 cores=self.cores,
                 ready=ready,
+                team=self.team,
             )
         )
 
@@ -136,6 +145,7 @@ class DriverHost:
             self.heartbeat()
             return True
         placements, deployments = self.link.placed_deployments(self.driver_id)
+        placements = self.of_its_team(placements, deployments)
         for cid, hosted in list(self.hosted.items()):
             placement = placements.get(cid)
             if placement != hosted.placement:
@@ -182,6 +192,32 @@ class DriverHost:
             log.info("hosting connector %s (generation %s)", cid, placement.generation)
         self.heartbeat()
         return not self.link.retired(self.driver_id)
+
+    def of_its_team(
+        self, placements: dict[str, Placement], deployments: dict[str, Deployment]
+    ) -> dict[str, Placement]:
+        """``placements`` without those of another team's connectors, each refused with an
+        error in the log, once (its worker never places one here: only stale state can)."""
+        kept: dict[str, Placement] = {}
+        for cid, placement in placements.items():
+            deployment = deployments.get(cid)
+            if deployment is None or deployment.team == self.team:
+                kept[cid] = placement
+                continue
+            if self.refused.get(cid) == placement:
+                continue
+            self.refused[cid] = placement
+            why = (
+                f"driver {self.driver_id} of team {self.team or '(none)'} refused connector "
+                f"{cid} of team {deployment.team or '(none)'}: a team's channels run only in "
+                "its own drivers"
+            )
+            # Not reported: the connector's status is its owner's to write, and a stale
+            # placement's connector may well run, rightly, in a driver of its own team.
+            log.error("%s", why)
+        for cid in set(self.refused) - set(placements):
+            del self.refused[cid]
+        return kept
 
     def run(self) -> int:
         self.heartbeat(ready=False)
@@ -234,6 +270,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--capacity", type=int, default=1)
     parser.add_argument("--memory", default="")
     parser.add_argument("--cores", type=int, default=0)
+    parser.add_argument("--team", default="", help="the team whose connectors alone it runs")
     parser.add_argument(
         "--link", default="", help="its worker's host folder (the group places); else the store"
     )
@@ -255,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         memory=args.memory,
         cores=args.cores,
         link=HostFiles(Path(args.link)) if args.link else None,
+        team=args.team,
     )
 
     def _graceful(signum: int, _frame: Any) -> None:

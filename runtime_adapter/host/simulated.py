@@ -62,14 +62,20 @@ class SimulatedDriverWorker(RuntimeWorker):
     """How long a simulated query takes to stop (its driver lists it that long)."""
 
     def driver_command(
-        self, driver_id: str, isolation: str, capacity: int, name: str, cores: int = 0
+        self,
+        driver_id: str,
+        isolation: str,
+        capacity: int,
+        name: str,
+        cores: int = 0,
+        team: str = "",
     ) -> list[str]:
         return [
             self.config.python,
             "-m",
             "runtime_adapter.host.simulated",
             "driver",
-            *self.driver_arguments(driver_id, isolation, capacity),
+            *self.driver_arguments(driver_id, isolation, capacity, team),
             "--stop-seconds",
             str(self.stop_seconds),
         ]
@@ -97,6 +103,7 @@ class SimulatedDriver:
         status_interval: float = 10.0,
         stop_seconds: float = 0.0,
         link: HostFiles | None = None,
+        team: str = "",
     ) -> None:
         self.store = store
         self.files = link
@@ -106,6 +113,7 @@ class SimulatedDriver:
         self.worker_id = worker_id
         self.isolation = isolation
         self.capacity = capacity
+        self.team = team
         self.status_interval = status_interval
         self.stop_seconds = stop_seconds
         self.started_at = time.time()
@@ -213,6 +221,7 @@ class SimulatedDriver:
                 last_heartbeat=time.time(),
                 capacity=self.capacity,
                 connectors=sorted({*self.hosted, *self.stopping}),
+                team=self.team,
             )
         )
 
@@ -247,6 +256,7 @@ def driver_main(argv: list[str]) -> None:
     parser.add_argument("--capacity", type=int, default=1)
     parser.add_argument("--stop-seconds", type=float, default=0.0)
     parser.add_argument("--link", default="")
+    parser.add_argument("--team", default="")
     args = parser.parse_args(argv)
     configure_logging("driver")
     set_process_context(worker=args.worker_id)
@@ -260,6 +270,7 @@ def driver_main(argv: list[str]) -> None:
         status_interval=config.status_interval,
         stop_seconds=args.stop_seconds,
         link=HostFiles(Path(args.link)) if args.link else None,
+        team=args.team,
     )
 
     def _stop(signum: int, _frame: Any) -> None:

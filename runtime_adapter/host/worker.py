@@ -5,10 +5,13 @@ A long-lived agent on a runtime host. It keeps a small pool of long-lived Spark 
 queries in them. Every ``heartbeat_interval`` seconds it heartbeats to Redis and converges
 to the assignment the console wrote there:
 
-* a connector assigned here whose target is RUNNING or PAUSED is placed in a driver
-  (``{p}:placement:{driver}``): a ``shared`` one (the default) in a shared driver with room,
-  the fullest first, a new one started when none has room; a ``dedicated`` one in a driver
-  of its own;
+* a connector assigned here whose target is RUNNING or PAUSED is placed in a driver of its
+  team (``{p}:placement:{driver}``; every driver hosts one team's connectors only, ``""``
+  those deployed before teams): a ``shared`` one (the default) in a shared driver of its team
+  with room, the fullest first, a new one started when none has room; a ``dedicated`` one in
+  a driver of its own. A new driver is started only within the team's driver quota on this
+  worker (cores and memory, :meth:`RuntimeWorker.over_quota`); else the connector is reported
+  UNASSIGNED with the quota named, and placed once the team's drivers here hold less;
 * a restart (a newer generation) or a redeploy (another revision) is placed again, in the same
   shared driver (the driver restarts that query alone); a dedicated driver is replaced on a
   restart;
@@ -25,8 +28,9 @@ to the assignment the console wrote there:
   placed again at once; after :data:`QUARANTINE_AFTER` such crashes it runs only in a driver
   of its own (quarantined) until a new revision.
 
-``warm_drivers`` shared drivers are kept running even with nothing placed, so a new channel
-starts in about a second; other empty ones retire after ``driver_idle_seconds``. A driver is retired
+``warm_drivers`` shared drivers (per team with connectors here) are kept running even with
+nothing placed, so a new channel starts in about a second; other empty ones retire after
+``driver_idle_seconds``. A driver is retired
 through the store (it stops its queries and exits), then SIGTERM, then SIGKILL of its process
 group after a grace period. Drivers are started with a parent-death signal, so a killed
 worker does not leave drivers behind.
@@ -158,6 +162,18 @@ def memory_mb(size: str) -> int:
         return 0
 
 
+def local_cores(master: str, worker_cores: int) -> int:
+    """The task slots of a local Spark master: ``local[N]`` (or ``local[N,F]``) N,
+    ``local[*]`` ``worker_cores``, ``local`` 1."""
+    found = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\d+)?\])?", master.strip())
+    if found is None:
+        return worker_cores  # (not a local master: the caller counts a standalone one)
+    slots = found.group(1)
+    if slots is None:
+        return 1
+    return worker_cores if slots == "*" else max(int(slots), 1)
+
+
 def memory_available_mb(meminfo: Path = Path("/proc/meminfo")) -> int | None:
     """The host's available memory in MiB (``MemAvailable``), None where it cannot be read."""
     try:
@@ -191,6 +207,15 @@ class DriverProcess:
     killed_for: str = ""
     cores: int = 0
     """Cores a real-time query holds in this driver (0: none reserved)."""
+    team: str = ""
+    """The team whose connectors alone it hosts (``""``: those deployed before teams)."""
+    held_cores: int = 0
+    """The cores it holds on this worker, counted against its team's driver quota
+    (:meth:`RuntimeWorker.driver_cores`)."""
+    memory_mib: int = 0
+    """Its JVM's memory in MiB, counted against its team's driver quota."""
+    up: bool = False
+    """Whether it has heartbeated ready (its SparkSession started)."""
 
     def exited(self) -> bool:
         return self.process.poll() is not None
@@ -292,6 +317,9 @@ class RuntimeWorker:
         # Real-time connectors: source partitions by (connector, revision); why one waits.
         self.partition_counts: dict[tuple[str, int], int] = {}
         self.unplaceable_reasons: dict[str, str] = {}
+        self.short_of_quota: set[str] = set()
+        """Teams a connector of which this pass could not place for the team's driver quota:
+        no spare driver is started for them (it would take the room the connector waits for)."""
         self.store_watch = StoreWatch()
         self.epoch: str | None = None
         self.outage = Outage(f"runtime worker {config.worker_id}")
@@ -324,7 +352,13 @@ class RuntimeWorker:
     # -- driver processes ---------------------------------------------------------------------
 
     def driver_command(
-        self, driver_id: str, isolation: str, capacity: int, name: str, cores: int = 0
+        self,
+        driver_id: str,
+        isolation: str,
+        capacity: int,
+        name: str,
+        cores: int = 0,
+        team: str = "",
     ) -> list[str]:
         # --jars are served by the driver to its executors, so on a standalone master the
         # Kafka connector reaches every executor without being installed on the workers.
@@ -371,7 +405,7 @@ class RuntimeWorker:
             command += self.memory_watch_options(memory)
         if jars:
             command += ["--jars", jars]
-        arguments = self.driver_arguments(driver_id, isolation, capacity)
+        arguments = self.driver_arguments(driver_id, isolation, capacity, team)
         return [*command, str(DRIVER_SCRIPT), *arguments, "--memory", memory, "--cores", str(cores)]
 
     def memory_watch_options(self, memory: str) -> list[str]:
@@ -386,9 +420,12 @@ class RuntimeWorker:
             f"spark.sluice.memoryWatch.rssMiB={rss}",
         ]
 
-    def driver_arguments(self, driver_id: str, isolation: str, capacity: int) -> list[str]:
+    def driver_arguments(
+        self, driver_id: str, isolation: str, capacity: int, team: str = ""
+    ) -> list[str]:
         """What every driver of this worker is told on its command line (a real one, and the
-        stand-ins of the simulated mode and the tests)."""
+        stand-ins of the simulated mode and the tests), its team among it: it runs no other
+        team's connector."""
         return [
             "--driver-id",
             driver_id,
@@ -398,6 +435,7 @@ class RuntimeWorker:
             isolation,
             "--capacity",
             str(capacity),
+            *(["--team", team] if team else []),
             *(["--link", str(self.files.root)] if self.files is not None else []),
         ]
 
@@ -405,6 +443,17 @@ class RuntimeWorker:
         if isolation == "dedicated":
             return self.config.driver_memory
         return self.config.shared_driver_memory
+
+    def driver_cores(self, cores: int = 0) -> int:
+        """The cores a driver holds, as its team's driver quota counts them: a real-time
+        query's reserved ones (its master is ``local[cores]``), else its Spark master's
+        task slots (``local[N]``: N; ``local[*]``: this worker's ``worker_cores``; ``local``:
+        1), or on a standalone master the ``spark.cores.max`` it is started with."""
+        if cores:
+            return cores
+        if self.config.standalone:
+            return max(self.config.max_cores, self.config.executor_cores)
+        return local_cores(self.config.spark_master, self.config.worker_cores)
 
     def standalone_options(self, cores: int = 0) -> list[str]:
         """What a driver needs on a standalone master: executor size and a cap on cores.
@@ -438,11 +487,17 @@ class RuntimeWorker:
         )
         return env
 
-    def launch(self, isolation: str, name: str | None = None, cores: int = 0) -> DriverProcess:
-        """Start a driver (``shared``, or ``dedicated`` to one connector; ``cores`` reserved
-        for a real-time query)."""
+    def launch(
+        self, isolation: str, name: str | None = None, cores: int = 0, team: str = ""
+    ) -> DriverProcess:
+        """Start a driver of ``team`` (``shared``, or ``dedicated`` to one connector;
+        ``cores`` reserved for a real-time query). The team's driver quota is checked before
+        (:meth:`over_quota`)."""
         driver_id = f"{self.worker_id}.d{self.next_driver}"
         self.next_driver += 1
+        # A driver of this id an earlier run of this worker started may have left placements
+        # behind (it died before its first heartbeat): the new one starts with none of them.
+        self.link.forget_driver(driver_id)
         capacity = 1 if isolation == "dedicated" else self.config.channels_per_driver
         log_dir = self.config.var_dir / "logs" / "drivers"
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -455,7 +510,7 @@ class RuntimeWorker:
         log_file.flush()  # the header must precede the driver's own output
         process = subprocess.Popen(
             self.driver_command(
-                driver_id, isolation, capacity, name or f"sluice-{driver_id}", cores
+                driver_id, isolation, capacity, name or f"sluice-{driver_id}", cores, team
             ),
             env=self.driver_env(),
             stdout=log_file,
@@ -465,10 +520,22 @@ class RuntimeWorker:
             preexec_fn=_die_with_parent,
         )
         driver = DriverProcess(
-            driver_id, isolation, capacity, process, log_path, log_file, time.time(), cores=cores
+            driver_id,
+            isolation,
+            capacity,
+            process,
+            log_path,
+            log_file,
+            time.time(),
+            cores=cores,
+            team=team,
+            held_cores=self.driver_cores(cores),
+            memory_mib=memory_mb(self.driver_memory(isolation)),
         )
         self.drivers[driver_id] = driver
-        log.info("started %s driver %s (pid %s)", isolation, driver_id, process.pid)
+        log.info(
+            "started %s driver %s of team %r (pid %s)", isolation, driver_id, team, process.pid
+        )
         return driver
 
     def retire(self, driver: DriverProcess) -> None:
@@ -889,6 +956,8 @@ class RuntimeWorker:
                 self.reap(driver, deployments)
                 continue
             info = infos.get(driver.driver_id)
+            if info is not None and info.ready:
+                driver.up = True
             if info is None or not info.ready:
                 if now - driver.launched_at > self.config.driver_start_timeout:
                     self.kill(
@@ -970,6 +1039,9 @@ class RuntimeWorker:
             if self.isolation(cid, deployment) != driver.isolation:
                 self.unplace(cid)  # placed anew below, in a driver of the other kind
                 continue
+            if deployment.team != driver.team:
+                self.unplace(cid)  # moved to another team: placed anew in one of its drivers
+                continue
             if (deployment.generation, deployment.revision) == (
                 placement.generation,
                 placement.revision,
@@ -984,6 +1056,7 @@ class RuntimeWorker:
         self.flush_nudges()
 
     def place_new(self, mine: dict[str, Deployment]) -> None:
+        self.short_of_quota.clear()
         try:
             for cid, deployment in sorted(mine.items()):
                 if cid in self.placed or not self.wanted(cid, deployment):
@@ -1005,12 +1078,73 @@ class RuntimeWorker:
         with self.ownership_lock:
             if not self.may_run(cid):
                 return
+            driver: DriverProcess | None
             if self.isolation(cid, deployment) == "dedicated":
-                name = f"sluice-{deployment.channel}"
-                driver = self.launch("dedicated", name=name, cores=cores)
+                driver = self.launch_within_quota(cid, deployment, "dedicated", cores)
             else:
-                driver = self.shared_driver(alone=self.crashes.count(cid, deployment.revision) > 0)
-            self.place(cid, deployment, driver)
+                driver = self.shared_driver(
+                    deployment.team,
+                    alone=self.crashes.count(cid, deployment.revision) > 0,
+                ) or self.launch_within_quota(cid, deployment, "shared")
+            if driver is not None:
+                self.place(cid, deployment, driver)
+
+    def team_drivers(self, team: str) -> list[DriverProcess]:
+        """The team's drivers on this worker that still run (retiring ones among them:
+        they hold their cores and memory until they exit)."""
+        return [d for d in self.drivers.values() if d.team == team and not d.exited()]
+
+    def over_quota(self, deployment: Deployment, cores: int, memory_mib: int) -> str:
+        """Why one more driver of ``deployment``'s team holding ``cores`` and ``memory_mib``
+        would exceed the team's driver quota on this worker (``""``: it would not). The
+        quota (:attr:`Deployment.policy`'s ``drivers``) is per worker: the cores and memory
+        of the team's live drivers here, the new one's added."""
+        quota = (deployment.policy or {}).get("drivers") or {}
+        team = deployment.team
+        drivers = self.team_drivers(team)
+        for figure, unit, limit, field_name, held in (
+            ("cores", "", quota.get("cores"), "max_driver_cores", cores),
+            ("memory", " MiB", quota.get("memory_mib"), "max_driver_memory_mib", memory_mib),
+        ):
+            if not isinstance(limit, int) or isinstance(limit, bool):
+                continue
+            total = held + sum(d.held_cores if figure == "cores" else d.memory_mib for d in drivers)
+            if total > limit:
+                what = f"{total} cores" if figure == "cores" else f"{total} MiB of memory"
+                return (
+                    f"team {team}'s drivers on worker {self.worker_id} would hold {what}, "
+                    f"over its quota of {limit}{unit} ({field_name}): not started"
+                )
+        return ""
+
+    def launch_within_quota(
+        self, cid: str, deployment: Deployment, isolation: str, cores: int = 0
+    ) -> DriverProcess | None:
+        """A new driver of ``deployment``'s team for ``cid``; None when the team's driver
+        quota has no room for it (``cid`` is then reported UNASSIGNED with the quota named,
+        and placed at a later pass once the team's drivers here hold less). Empty shared
+        drivers of the team that stand in the way (kept spare or warm) are retired first."""
+        new_cores = self.driver_cores(cores)
+        new_memory = memory_mb(self.driver_memory(isolation))
+        why = self.over_quota(deployment, new_cores, new_memory)
+        if why:
+            idle = [
+                d
+                for d in self.team_drivers(deployment.team)
+                if d.isolation == "shared" and not d.placed and not d.retiring
+            ]
+            freed_cores = sum(d.held_cores for d in idle)
+            freed_memory = sum(d.memory_mib for d in idle)
+            if idle and not self.over_quota(
+                deployment, new_cores - freed_cores, new_memory - freed_memory
+            ):
+                for driver in idle:
+                    self.retire(driver)  # room once they exited: placed at a later pass
+            self.short_of_quota.add(deployment.team)
+            self.unplaceable(cid, deployment, why)
+            return None
+        name = f"sluice-{deployment.channel}" if isolation == "dedicated" else None
+        return self.launch(isolation, name=name, cores=cores, team=deployment.team)
 
     def may_run(self, cid: str) -> bool:
         """Whether this pass may still claim or place ``cid``: always, unless the group
@@ -1107,15 +1241,21 @@ class RuntimeWorker:
             )
         )
 
-    def shared_driver(self, alone: bool = False) -> DriverProcess:
-        """The fullest shared driver with room (the oldest on a tie), or a new one.
+    def shared_driver(self, team: str, alone: bool = False) -> DriverProcess | None:
+        """The fullest shared driver of ``team`` with room (the oldest on a tie); None when
+        the team has none here (a new one is started within the team's quota). Another
+        team's driver is never one: a crash costs no other team's connector.
 
         ``alone`` (a connector on probation: it has brought a shared driver down once) takes
         an empty one when there is one (a spare), so that a second crash costs no neighbour.
         """
-        candidates = [d for d in self.drivers.values() if d.isolation == "shared" and d.has_room()]
+        candidates = [
+            d
+            for d in self.drivers.values()
+            if d.isolation == "shared" and d.team == team and d.has_room()
+        ]
         if not candidates:
-            return self.launch("shared")
+            return None
         empty = [d for d in candidates if not d.placed]
         if alone and empty:
             return max(empty, key=lambda d: -d.launched_at)
@@ -1124,6 +1264,16 @@ class RuntimeWorker:
     def place(self, cid: str, deployment: Deployment, driver: DriverProcess) -> None:
         from pipelines.spec.secrets import install_masking_filter
 
+        if driver.team != deployment.team:
+            # Never: a connector runs only in its own team's drivers, whatever asked for this.
+            log.error(
+                "refused to place %s (team %r) in driver %s of team %r",
+                cid,
+                deployment.team,
+                driver.driver_id,
+                driver.team,
+            )
+            return
         # This process's log lines (a driver's log tail) never quote a connector's secret.
         install_masking_filter(_secrets_of(deployment))
         self.unplaceable_reasons.pop(cid, None)
@@ -1184,27 +1334,59 @@ class RuntimeWorker:
             if current is None or current.state != State.STOPPED:
                 self.report(cid, deployment.generation, State.STOPPED)
 
+    def pool_teams(self) -> dict[str, Deployment | None]:
+        """The teams whose shared drivers this worker keeps a pool of: those with a connector
+        it runs (each with one of their deployments, which carries the team's quota), or the
+        pre-teams drivers' ``""`` when it runs none (an idle worker keeps its warm driver)."""
+        teams: dict[str, Deployment | None] = {}
+        for cid, deployment in sorted(self.current.items()):
+            if self.wanted(cid, deployment):
+                teams.setdefault(deployment.team, deployment)
+        return teams or {"": None}
+
     def keep_pool(self) -> None:
-        """Keep ``warm_drivers`` shared drivers running (empty or not), and ``spare_drivers``
-        empty ones beside those hosting connectors; retire empty ones beyond them once idle
-        long enough, and dedicated ones as soon as they are empty."""
+        """For each team with connectors here, keep ``warm_drivers`` shared drivers of the
+        team running (empty or not), and ``spare_drivers`` empty ones beside those hosting
+        its connectors, within the team's driver quota; retire empty ones beyond them once
+        idle long enough (every empty one of a team with no connector here), and dedicated
+        ones as soon as they are empty. A team's spares are started once its drivers have
+        started (a JVM's start takes cores the starts its channels wait for need)."""
         now = time.time()
+        teams = self.pool_teams()
         shared = [d for d in self.drivers.values() if d.isolation == "shared" and not d.retiring]
-        busy = sum(1 for d in shared if d.placed)
-        wanted = max(self.config.warm_drivers, busy + self.config.spare_drivers)
-        surplus = len(shared) - wanted
-        empty = sorted((d for d in shared if not d.placed), key=lambda d: -d.launched_at)
-        for driver in empty:
-            if surplus <= 0:
-                break
-            if now - (driver.empty_since or driver.launched_at) >= self.config.driver_idle_seconds:
-                self.retire(driver)
-                surplus -= 1
+        for team in sorted(set(teams) | {d.team for d in shared}):
+            own = [d for d in shared if d.team == team]
+            busy = sum(1 for d in own if d.placed)
+            wanted = (
+                max(self.config.warm_drivers, busy + self.config.spare_drivers)
+                if team in teams
+                else busy
+            )
+            surplus = len(own) - wanted
+            empty = sorted((d for d in own if not d.placed), key=lambda d: -d.launched_at)
+            for driver in empty:
+                if surplus <= 0:
+                    break
+                idle = now - (driver.empty_since or driver.launched_at)
+                if idle >= self.config.driver_idle_seconds:
+                    self.retire(driver)
+                    surplus -= 1
+            deployment = teams.get(team)
+            starting = any(not d.up for d in self.team_drivers(team))
+            for _ in range(-surplus):
+                if team in self.short_of_quota:
+                    break  # its room goes to the connector that waits for it
+                if starting and busy:
+                    break  # a spare waits for the team's drivers to start: no JVM competes
+
+                if deployment is not None and self.over_quota(
+                    deployment, self.driver_cores(), memory_mb(self.driver_memory("shared"))
+                ):
+                    break  # no spare beyond the team's quota
+                self.launch("shared", team=team)
         for driver in list(self.drivers.values()):
             if driver.isolation == "dedicated" and not driver.placed and not driver.retiring:
                 self.retire(driver)
-        for _ in range(-surplus):
-            self.launch("shared")
 
     def run(self) -> None:
         log.info(

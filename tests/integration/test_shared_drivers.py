@@ -1,7 +1,8 @@
 """Channels side by side in one shared Spark driver, on the real stack (Kafka, Redis, Spark,
 Celery, the web API): a neighbour's failure, stop and start leave a channel running and
 delivering; a new channel on a topic that does not exist yet waits for it and skips nothing;
-an available-now channel reads what is there and stops.
+an available-now channel reads what is there and stops; a team's channel that ends its
+driver interrupts no other team's channel (each team's channels run in its own drivers).
 
 The kill -9 of a shared driver (every channel it hosted recovers, nothing lost) is in
 tests/faults/test_stack_faults.py (the fault suite).
@@ -17,7 +18,7 @@ from datetime import UTC, datetime
 import pytest
 from confluent_kafka import Producer
 
-from tests.integration.conftest import Stack
+from tests.integration.conftest import Stack, manage
 from tests.integration.test_walking_skeleton import consume_all, make_topic
 from tests.support.orders import PATTERN, produce_range, selected
 from tests.support.processes import wait_until
@@ -61,9 +62,13 @@ class Channels:
         self.http = stack.session()
         self.names: list[str] = []
 
-    def create(self, prefix: str, spec: dict, target: str = "RUNNING") -> str:
+    def create(
+        self, prefix: str, spec: dict, target: str = "RUNNING", team: str | None = None
+    ) -> str:
         name = f"{prefix}-{uuid.uuid4().hex[:6]}"
         body = {"name": name, "spec": spec, "target_state": target}
+        if team is not None:
+            body["team"] = team
         created = self.http.post(f"{self.stack.api}/channels/", json=body, timeout=10)
         assert created.status_code == 201, created.text
         self.names.append(name)
@@ -332,6 +337,68 @@ def test_a_channel_whose_task_ends_its_driver_costs_only_itself(
         assert not [e for e in channels.events(name) if e["to_state"] == "FAILED"], name
     assert {channels.status(n)["driver_id"] for n in (a, b)} == shared, "no third crash"
     channels.act(offender, "stop")
+
+
+def test_a_team_s_channel_that_ends_its_driver_interrupts_no_other_team_s_channel(
+    stack: Stack, channels: Channels
+) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    pay, search = f"payments-{suffix}", f"search-{suffix}"
+    create = f"[Team.objects.create(name=n) for n in {(pay, search)!r}]"
+    manage(stack.env, "shell", "-c", f"from console.models import Team; {create}")
+    src_a, out_a, src_x, out_x, src_b, out_b = topics(
+        stack, "tm-a-in", "tm-a-out", "tm-oom-in", "tm-oom-out", "tm-b-in", "tm-b-out"
+    )
+    a = channels.create("team-a", kafka_spec(stack.kafka, src_a, out_a), team=pay)
+    offender = channels.create("team-a-oom", oom_spec(stack.kafka, src_x, out_x), team=pay)
+    b = channels.create("team-b", kafka_spec(stack.kafka, src_b, out_b), team=search)
+    for name in (a, offender, b):
+        channels.wait_state(name, "RUNNING")
+    crashing = channels.status(a)["driver_id"]
+    assert channels.status(offender)["driver_id"] == crashing
+    other = channels.status(b)["driver_id"]
+    assert other != crashing, "two teams' channels never share a driver"
+
+    def drivers() -> dict[str, dict]:
+        cluster = channels.http.get(f"{stack.api}/cluster/", timeout=10).json()
+        return {d["driver_id"]: d for w in cluster["runtime_workers"] for d in w["drivers"]}
+
+    before = drivers()
+    assert (before[crashing]["team"], before[other]["team"]) == (pay, search)
+    pid = before[other]["pid"]
+    produce_range(stack.kafka, src_a, 0, 200)
+    produce_range(stack.kafka, src_b, 0, 200)  # b reads while a's driver goes down
+    produce_range(stack.kafka, src_x, 0, 1)  # the record that ends its team's driver's JVM
+    failed = wait_until(
+        lambda: [e for e in channels.events(offender) if e["to_state"] == "FAILED"],
+        120,
+        interval=0.5,
+        what=f"{offender} FAILED",
+    )
+    assert "in a task of connector" in failed[0]["reason"], failed[0]["reason"]
+    channels.act(offender, "stop")  # (its restart policy would bring it back meanwhile)
+
+    def back() -> dict | None:  # its neighbour, placed again at once in its team's spare
+        status = channels.status(a)
+        return status if status["state"] == "RUNNING" and status["driver_id"] != crashing else None
+
+    refuge = wait_until(back, 60, interval=0.25, what=f"{a} back")["driver_id"]
+    after = drivers()
+    assert crashing not in after and after[refuge]["team"] == pay
+    # The other team's channel was never interrupted: the same driver, the same process,
+    # RUNNING throughout, and its query commits what it reads on.
+    assert (after[other]["pid"], channels.status(b)["driver_id"]) == (pid, other)
+    produce_range(stack.kafka, src_b, 200, 400)
+    grows(lambda: channels.offsets(b), f"{b} reading on")
+    moves = sorted(
+        (e["id"], e["to_state"]) for e in channels.events(b) if e["subject_type"] == "connector"
+    )
+    running = [move for move in moves if move[1] == "RUNNING"]
+    assert len(running) == 1 and moves[-1] == running[0], moves  # RUNNING once, never left
+    expected = [seq for seq in range(400) if selected(seq)]
+    delivered = consume_all(stack.kafka, out_b, len(expected), timeout=60)
+    assert sorted({json.loads(v)["seq"] for v in delivered}) == expected
+    assert drivers()[other]["pid"] == pid
 
 
 def test_a_kafka_to_kafka_channel_keeps_the_record_keys(stack: Stack, channels: Channels) -> None:

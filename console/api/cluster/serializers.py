@@ -149,6 +149,13 @@ class ClusterDriverSerializer(serializers.Serializer):
         child=serializers.CharField(),
         help_text="The names of the channels those connectors run.",
     )
+    team = serializers.CharField(
+        allow_blank=True,
+        help_text=(
+            "The team whose channels alone it runs (empty: channels deployed before teams). "
+            "A team's member sees its own teams' drivers only."
+        ),
+    )
 
 
 class ClusterRuntimeWorkerSerializer(serializers.Serializer):

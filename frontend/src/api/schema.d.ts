@@ -1687,6 +1687,8 @@ export interface components {
             connectors: string[];
             /** @description The names of the channels those connectors run. */
             channels: string[];
+            /** @description The team whose channels alone it runs (empty: channels deployed before teams). A team's member sees its own teams' drivers only. */
+            team: string;
         };
         ClusterRuntimeWorker: {
             worker_id: string;

@@ -12,7 +12,8 @@ export function DriversSection({ cluster }: { cluster: Cluster }) {
       <p className="muted small">
         Each runtime worker keeps a few long-lived Spark drivers. A shared driver runs many channels' queries side by
         side, each with its own checkpoint and scheduler pool, up to its capacity; a dedicated one runs a single channel
-        (runtime isolation <code>dedicated</code> in its spec). A driver that dies fails only its own channels.
+        (runtime isolation <code>dedicated</code> in its spec). A driver runs the channels of one team only, so a driver
+        that dies costs no other team's channel, and fails only its own channels.
       </p>
       {workers.length === 0 && <p className="muted small">No runtime worker has reported yet.</p>}
       {workers.map((worker) => (
@@ -39,6 +40,7 @@ function WorkerDrivers({ worker }: { worker: ClusterRuntimeWorker }) {
         <thead>
           <tr>
             <th>Driver</th>
+            <th>Team</th>
             <th>Isolation</th>
             <th className="num">Channels / capacity</th>
             <th>Memory</th>
@@ -55,7 +57,7 @@ function WorkerDrivers({ worker }: { worker: ClusterRuntimeWorker }) {
           ))}
           {worker.drivers.length === 0 && (
             <tr>
-              <td colSpan={9} className="muted">
+              <td colSpan={10} className="muted">
                 No driver: the worker starts one when a channel is placed on it.
               </td>
             </tr>
@@ -73,6 +75,7 @@ function DriverRow({ driver }: { driver: ClusterDriver }) {
       <td className="ellipsis" title={driver.driver_id}>
         {driver.driver_id}
       </td>
+      <td title={driver.team ? undefined : "Channels deployed before teams"}>{driver.team || "—"}</td>
       <td>
         <span className={`badge isolation-${driver.isolation}`}>{driver.isolation}</span>
       </td>

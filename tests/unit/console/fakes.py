@@ -334,6 +334,7 @@ class FakeRuntime:
         memory: str = "1g",
         at: float | None = None,
         application_id: str | None = None,
+        team: str = "",
     ) -> None:
         """Record a driver's heartbeat: ``worker_id`` runs it, hosting ``connectors``."""
         at = time.time() if at is None else at
@@ -348,6 +349,7 @@ class FakeRuntime:
             memory=memory,
             connectors=list(connectors),
             application_id=application_id,
+            team=team,
         )
         worker = self.worker_infos.get(worker_id)
         if worker is not None and driver_id not in worker.drivers:

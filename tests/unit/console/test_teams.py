@@ -392,6 +392,28 @@ def test_the_cluster_view_names_only_the_caller_s_teams_channels(teams, django_u
     assert "orders" not in str(body)
 
 
+def test_the_cluster_view_shows_each_team_its_own_drivers_only(teams, django_user_model, runtime):
+    runtime.heartbeat("w1")
+    for name in ("mine", "orders"):
+        services.start_channel(Channel.objects.get(name=name))
+    runtime.host_driver("w1.d1", "w1", ["mine"], team="a")
+    runtime.host_driver("w1.d2", "w1", ["orders"], team="b")
+    runtime.host_driver("w1.d3", "w1", [], team="b")  # b's spare: no channel to give it away
+    runtime.host_driver("w1.d4", "w1", [])  # the pre-teams drivers' warm one
+    alice = member(django_user_model, "alice", {"a": (VIEWER,)})
+    admin = django_user_model.objects.create_superuser("root", password="x")
+    site = APIClient()
+    site.force_authenticate(admin)
+
+    def drivers(client) -> dict[str, str]:
+        [worker] = client.get("/api/v1/cluster/").json()["runtime_workers"]
+        return {d["driver_id"]: d["team"] for d in worker["drivers"]}
+
+    assert drivers(alice) == {"w1.d1": "a"}
+    assert "w1.d2" not in str(alice.get("/api/v1/cluster/").json())
+    assert drivers(site) == {"w1.d1": "a", "w1.d2": "b", "w1.d3": "b", "w1.d4": ""}
+
+
 def test_a_runtime_worker_lists_only_the_caller_s_teams_connectors(teams, django_user_model):
     worker = Worker.objects.get(worker_id="w1")
     for name in ("mine", "orders"):

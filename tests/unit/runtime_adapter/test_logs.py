@@ -261,7 +261,13 @@ def test_the_driver_logs_its_connector_worker_and_channel(redis_url: str, prefix
 
 class _SleeperWorker(RuntimeWorker):
     def driver_command(
-        self, driver_id: str, isolation: str, capacity: int, name: str, cores: int = 0
+        self,
+        driver_id: str,
+        isolation: str,
+        capacity: int,
+        name: str,
+        cores: int = 0,
+        team: str = "",
     ):
         return [sys.executable, "-c", "import time\nwhile True: time.sleep(0.1)"]
 

@@ -12,7 +12,7 @@ import pytest
 from runtime_adapter.base import ConnectorStatus, Deployment, ExecutorInfo
 from runtime_adapter.config import RuntimeConfig
 from runtime_adapter.host.executors import ExecutorWatch, executor_from_summary
-from runtime_adapter.host.worker import RuntimeWorker, memory_mb
+from runtime_adapter.host.worker import DRIVER_SCRIPT, RuntimeWorker, local_cores, memory_mb
 from runtime_adapter.spark import SparkRuntime
 from runtime_adapter.spark_master import master_cluster, parse_master_status
 from runtime_adapter.states import State, TargetState
@@ -94,6 +94,29 @@ def test_local_default_keeps_everything_on_the_loopback(monkeypatch):
         "--cores",
         "0",
     ]
+
+
+def test_a_team_s_driver_is_told_its_team(monkeypatch):
+    cfg = config(monkeypatch, SPARK_MASTER="local[*]")
+    worker = RuntimeWorker(cfg, store=None)  # type: ignore[arg-type]
+    command = worker.driver_command("w1.d2", "shared", 50, "sluice-w1.d2", team="payments")
+    assert option(command, "--team") == "payments"
+    assert command.index("--team") > command.index(str(DRIVER_SCRIPT)), "the driver's argument"
+
+
+def test_a_driver_s_cores_as_its_team_s_driver_quota_counts_them(monkeypatch):
+    assert [local_cores(m, 4) for m in ("local[*]", "local[3]", "local[2,5]", "local")] == [
+        4,
+        3,
+        2,
+        1,
+    ]
+    cfg = replace(config(monkeypatch, SPARK_MASTER="local[*]"), worker_cores=6)
+    worker = RuntimeWorker(cfg, store=None)  # type: ignore[arg-type]
+    assert (worker.driver_cores(), worker.driver_cores(cores=2)) == (6, 2)
+    standalone = config(monkeypatch, SPARK_MASTER="spark://m:7077", SLUICE_MAX_CORES="3")
+    worker = RuntimeWorker(standalone, store=None)  # type: ignore[arg-type]
+    assert (worker.driver_cores(), worker.driver_cores(cores=2)) == (3, 2)
 
 
 def test_a_real_time_driver_gets_exactly_its_cores(monkeypatch):

@@ -86,7 +86,8 @@ def tick():
         beats += 1
         store.driver_heartbeat(DriverInfo(driver, worker, os.getpid(), args["--isolation"],
                                           started, time.time(), int(args["--capacity"]),
-                                          connectors=sorted(set(placements) | set(stopping))))
+                                          connectors=sorted(set(placements) | set(stopping)),
+                                          team=args.get("--team", "")))
 
 while True:  # as a real driver, it waits out a store that cannot be reached
     try:
@@ -102,13 +103,19 @@ print(f"fake driver {driver} retired", flush=True)
 
 class FakeDriverWorker(RuntimeWorker):
     def driver_command(
-        self, driver_id: str, isolation: str, capacity: int, name: str, cores: int = 0
+        self,
+        driver_id: str,
+        isolation: str,
+        capacity: int,
+        name: str,
+        cores: int = 0,
+        team: str = "",
     ):
         return [
             sys.executable,
             "-c",
             FAKE_DRIVER,
-            *self.driver_arguments(driver_id, isolation, capacity),
+            *self.driver_arguments(driver_id, isolation, capacity, team),
         ]
 
 
@@ -138,10 +145,21 @@ def deploy(
     worker: str | None = "w1",
     isolation: str = "shared",
     revision: int = 1,
+    team: str = "",
+    policy: dict | None = None,
 ) -> None:
     spec = {"runtime": {"isolation": isolation}}
     runtime.deploy(
-        Deployment(channel, channel, revision, spec, TargetState.RUNNING, worker_id=worker)
+        Deployment(
+            channel,
+            channel,
+            revision,
+            spec,
+            TargetState.RUNNING,
+            worker_id=worker,
+            team=team,
+            policy=policy,
+        )
     )
 
 
@@ -368,6 +386,8 @@ def test_a_spare_driver_is_kept_and_takes_a_crashed_driver_s_neighbours(make_wor
     converge_until(worker, lambda: state_of(runtime, "b") == State.RUNNING, what="b RUNNING")
     first = driver_of(worker, "a")
     assert driver_of(worker, "b") == first
+    # The spare is started once the busy driver is up (not beside its start, for its cores).
+    converge_until(worker, lambda: len(worker.drivers) == 2, what="a spare")
     spares = [d for d in worker.drivers if d != first]
     assert len(spares) == 1 and not worker.drivers[spares[0]].placed, "one spare, empty"
     deploy(runtime, "oomer")
@@ -561,6 +581,155 @@ def test_an_emptied_store_is_held_through_until_its_desired_state_is_resent(work
     assert {d.driver_id: d.process.pid for d in worker.drivers.values()} == drivers
     for driver_id in drivers:
         assert store.placed_under(driver_id) == "epoch-2"
+
+
+def test_two_teams_never_share_a_driver_and_each_driver_says_its_team(worker, runtime):
+    deploy(runtime, "a1", team="payments")
+    deploy(runtime, "a2", team="payments")
+    deploy(runtime, "b1", team="search")
+    deploy(runtime, "b-heavy", team="search", isolation="dedicated")
+    deploy(runtime, "old")  # deployed before teams: the site's shared drivers, as before
+    deploy(runtime, "old2")
+    worker.converge()
+    assert set(worker.placed) == {"a1", "a2", "b1", "b-heavy", "old", "old2"}
+    assert driver_of(worker, "a1") == driver_of(worker, "a2")
+    assert driver_of(worker, "old") == driver_of(worker, "old2")
+    distinct = {driver_of(worker, c) for c in ("a1", "b1", "b-heavy", "old")}
+    assert len(distinct) == 4, "no driver hosts two teams' connectors"
+    teams = {d.driver_id: d.team for d in worker.drivers.values()}
+    assert teams[driver_of(worker, "a1")] == "payments"
+    assert teams[driver_of(worker, "b1")] == teams[driver_of(worker, "b-heavy")] == "search"
+    assert teams[driver_of(worker, "old")] == ""
+    team_of = {"a1": "payments", "a2": "payments", "b1": "search", "b-heavy": "search"}
+    for driver in worker.drivers.values():
+        hosted = {
+            team_of.get(cid, "")
+            for cid, (did, _) in worker.placed.items()
+            if did == driver.driver_id
+        }
+        assert hosted == {driver.team}, (driver.driver_id, driver.team, hosted)
+
+    def heartbeats() -> dict[str, str]:
+        return {i.driver_id: i.team for i in runtime.drivers() if i.connectors}
+
+    converge_until(worker, lambda: heartbeats() == teams, what="each driver's team heartbeated")
+
+
+def test_each_team_keeps_its_own_spare_started_once_its_drivers_are_up(make_worker, runtime):
+    worker = make_worker(spare_drivers=1)
+    deploy(runtime, "a1", team="payments")
+    deploy(runtime, "b1", team="search")
+    worker.converge()
+    assert len(worker.drivers) == 2, "no spare while the teams' drivers start"
+    converge_until(worker, lambda: len(worker.drivers) == 4, what="a spare per team")
+    spares = [d for d in worker.drivers.values() if not d.placed]
+    assert sorted(d.team for d in spares) == ["payments", "search"]
+    runtime.set_target_state("b1", TargetState.STOPPED)  # search has nothing here any more
+    worker.config = replace(worker.config, driver_idle_seconds=0.0)
+    converge_until(
+        worker,
+        lambda: {d.team for d in worker.drivers.values() if not d.retiring} == {"payments"},
+        what="search's drivers retired",
+    )
+
+
+def test_a_team_s_driver_quota_refuses_a_new_driver_by_name_and_places_it_once_room_frees(
+    make_worker, runtime
+):
+    # local[*] on a worker of 2 cores: each shared driver holds 2 of them.
+    worker = make_worker(spark_master="local[*]", worker_cores=2, channels_per_driver=1)
+    quota = {"drivers": {"cores": 4}}
+    for name in ("a1", "a2", "a3"):
+        deploy(runtime, name, team="payments", policy=quota)
+    deploy(runtime, "b1", team="search", policy={"drivers": {"cores": 2}})
+    worker.converge()
+    assert {"a1", "a2", "b1"} <= set(worker.placed) and "a3" not in worker.placed
+    assert [d.held_cores for d in worker.drivers.values()] == [2, 2, 2]
+    waiting = runtime.status(["a3"])["a3"]
+    assert waiting.state is State.UNASSIGNED
+    assert waiting.reason == (
+        "team payments's drivers on worker w1 would hold 6 cores, over its quota of 4 "
+        "(max_driver_cores): not started"
+    )
+    worker.converge()
+    assert "a3" not in worker.placed and len(worker.drivers) == 3, "still waiting"
+
+    runtime.set_target_state("a1", TargetState.STOPPED)  # its driver has room again
+    freed = driver_of(worker, "a1")
+    converge_until(worker, lambda: "a3" in worker.placed, what="a3 placed once room frees")
+    assert driver_of(worker, "a3") == freed, "in the team's driver with room, none started"
+    assert len(worker.drivers) == 3
+    converge_until(worker, lambda: state_of(runtime, "a3") == State.RUNNING, what="a3 runs")
+
+
+def test_a_memory_quota_retires_the_team_s_idle_driver_to_make_room(make_worker, runtime):
+    worker = make_worker(shared_driver_memory="2g", driver_memory="1g")
+    quota = {"drivers": {"memory_mib": 3000}}
+    deploy(runtime, "a1", team="payments", policy=quota)
+    worker.converge()
+    shared = worker.drivers[driver_of(worker, "a1")]
+    assert shared.memory_mib == 2048
+    deploy(runtime, "heavy", team="payments", policy=quota, isolation="dedicated")
+    worker.converge()
+    assert "heavy" not in worker.placed
+    assert runtime.status(["heavy"])["heavy"].reason == (
+        "team payments's drivers on worker w1 would hold 3072 MiB of memory, over its quota "
+        "of 3000 MiB (max_driver_memory_mib): not started"
+    )
+    runtime.set_target_state("a1", TargetState.STOPPED)
+    converge_until(worker, lambda: "heavy" in worker.placed, what="placed once the idle one left")
+    assert shared.process.poll() is not None, "the team's empty shared driver was retired"
+    [driver] = [d for d in worker.drivers.values() if not d.exited()]  # (reaped at a next pass)
+    assert (driver.isolation, driver.team, driver.memory_mib) == ("dedicated", "payments", 1024)
+
+
+def test_stale_state_never_puts_a_connector_in_another_team_s_driver(worker, runtime, store):
+    from runtime_adapter.store import Placement
+
+    # An earlier run of this worker placed payments's connector in w1.d1, which died before
+    # its first heartbeat (so nothing forgot it); the new run starts a w1.d1 for search.
+    store.place("w1.d1", "a1", Placement(1, 1, time.time()))
+    deploy(runtime, "a1", worker="w2", team="payments")
+    deploy(runtime, "b1", team="search")
+    worker.converge()
+    assert driver_of(worker, "b1") == "w1.d1" and worker.drivers["w1.d1"].team == "search"
+    assert set(store.placements("w1.d1")) == {"b1"}, "the leftover placement is gone"
+    converge_until(worker, lambda: state_of(runtime, "b1") == State.RUNNING, what="b1 runs")
+    [info] = [i for i in runtime.drivers() if i.driver_id == "w1.d1"]
+    assert info.connectors == ["b1"] and info.team == "search"
+
+    # Asked to place another team's connector in a driver (stale state): refused.
+    a1 = runtime.store.deployment("a1")
+    assert a1 is not None
+    worker.place("a1", a1, worker.drivers["w1.d1"])
+    assert "a1" not in worker.placed and set(store.placements("w1.d1")) == {"b1"}
+
+    # A connector whose channel moved to another team leaves its old team's driver.
+    deploy(runtime, "b1", team="payments", revision=2)
+    worker.converge()
+    moved = worker.drivers[driver_of(worker, "b1")]
+    assert moved.driver_id != "w1.d1" and moved.team == "payments"
+    assert "b1" not in store.placements("w1.d1")
+
+
+def test_a_driver_refuses_another_team_s_placements(store, worker_config, caplog):
+    from runtime_adapter.host.driver import DriverHost
+    from runtime_adapter.store import Placement
+
+    host = DriverHost(store, worker_config(), driver_id="w1.d1", worker_id="w1", team="search")
+    placed = Placement(1, 1, 1.0)
+    mine = Deployment("b1", "b1", 1, {}, TargetState.RUNNING, worker_id="w1", team="search")
+    theirs = replace(mine, connector_id="a1", channel="a1", team="payments")
+    placements = {"a1": placed, "b1": placed}
+    deployments = {"a1": theirs, "b1": mine}
+    with caplog.at_level("ERROR", logger="sluice.driver"):
+        assert host.of_its_team(placements, deployments) == {"b1": placed}
+        assert host.of_its_team(placements, deployments) == {"b1": placed}
+    refusals = [r.getMessage() for r in caplog.records]
+    assert refusals == [
+        "driver w1.d1 of team search refused connector a1 of team payments: a team's "
+        "channels run only in its own drivers"
+    ], "said once per placement"
 
 
 class StubMembership:
