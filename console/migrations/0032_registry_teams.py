@@ -1,0 +1,63 @@
+import django.db.models.deletion
+from django.db import migrations, models
+
+
+def into_the_default_team(apps, schema_editor):
+    """Subjects from before teams in the registry go to the ``default`` team (created as
+    migration 0027 does when missing)."""
+    Team = apps.get_model("console", "Team")
+    Subject = apps.get_model("console", "Subject")
+    if not Subject.objects.filter(team__isnull=True).exists():
+        return
+    default, _ = Team.objects.get_or_create(
+        name="default", defaults={"description": "The installation's objects before teams."}
+    )
+    Subject.objects.filter(team__isnull=True).update(team=default)
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ("console", "0031_team_policy"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="subject",
+            name="team",
+            field=models.ForeignKey(
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="subjects",
+                to="console.team",
+            ),
+        ),
+        migrations.RunPython(into_the_default_team, migrations.RunPython.noop),
+        migrations.AlterField(
+            model_name="subject",
+            name="team",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="subjects",
+                to="console.team",
+            ),
+        ),
+        migrations.AlterField(
+            model_name="subject",
+            name="name",
+            field=models.CharField(max_length=255),
+        ),
+        migrations.AlterModelOptions(
+            name="subject",
+            options={
+                "ordering": ["team__name", "name"],
+                "permissions": [("change_registry_config", "Can set schema compatibility levels")],
+            },
+        ),
+        migrations.AddConstraint(
+            model_name="subject",
+            constraint=models.UniqueConstraint(
+                fields=("team", "name"), name="console_subject_team_name"
+            ),
+        ),
+    ]
