@@ -783,13 +783,23 @@ class SignOnIdentity(models.Model):
 class RegistrySchema(models.Model):
     """One schema text with its global id (the primary key), as Confluent Schema Registry:
     the same canonical text, type and references in any subject have one id, kept for good
-    (old messages carry it) even when every version using it is deleted."""
+    (old messages carry it) even when every version using it is deleted. A team finds an id
+    in its registry once it has registered the text (``teams``), never another team's."""
 
     schema_type = models.CharField(max_length=16)
     schema = models.TextField(help_text="The canonical text (console/schemas).")
     references = models.JSONField(default=list, blank=True)
     fingerprint = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
+    teams = models.ManyToManyField(
+        Team,
+        related_name="+",
+        blank=True,
+        help_text=(
+            "The teams that registered it: its id is found in their registries only, for good "
+            "(as its text: old messages carry the id)."
+        ),
+    )
 
     class Meta:
         verbose_name = "registry schema"

@@ -133,12 +133,10 @@ def parse_version(version_id: str | int) -> int:
 
 
 def schema_by_id(team: Team, schema_id: int) -> RegistrySchema:
-    """The schema of global id ``schema_id`` when a version of one of the team's subjects uses
-    it (soft-deleted too: old messages still carry the id); 40403 otherwise, as for an id
+    """The schema of global id ``schema_id`` when the team registered it (kept after its
+    versions are deleted: old messages still carry the id); 40403 otherwise, as for an id
     nobody has, so another team's ids are not learned here."""
-    found = RegistrySchema.objects.filter(
-        pk=schema_id, pk__in=SubjectVersion.objects.filter(subject__team=team).values("schema_id")
-    ).first()
+    found = RegistrySchema.objects.filter(pk=schema_id, teams=team).first()
     if found is None:
         raise RegistryError(404, 40403, f"Schema {schema_id} not found")
     return found

@@ -162,6 +162,7 @@ def register_version(
                 "references": candidate.references,
             },
         )
+        stored.teams.add(team)  # its id is found in the team's registry from now on
         last = subject.versions.aggregate(last=Max("version"))["last"] or 0
         created = SubjectVersion.objects.create(
             subject=subject, version=last + 1, schema=stored, created_by=actor

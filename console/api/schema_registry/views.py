@@ -111,12 +111,13 @@ class RegistryView(APIView):
     def get_exception_handler(self):
         return registry_exception_handler
 
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        """Authenticated and allowed the operation somewhere (:class:`RolePermission`), then
-        the team whose registry this is (404 when the caller may not see it) and the role
-        again, in that team (403 naming it)."""
-        super().initial(request, *args, **kwargs)
-        self.registry_team = self.team()
+    def check_permissions(self, request: Request) -> None:
+        """Authenticated (401), the team whose registry this is (404 when the caller may not
+        see it, whatever the operation: as a team that does not exist), allowed the operation
+        somewhere (:class:`RolePermission`), then in that team (403 naming the role and it)."""
+        if request.user and request.user.is_authenticated:
+            self.registry_team = self.team()
+        super().check_permissions(request)
         need = permissions.required(request, self)
         if need is not None and need.permission:
             self.require(need)
