@@ -42,6 +42,7 @@ from console.api.teams.authentication import (
     ServiceAccountAuthentication,
     ServiceAccountBasicAuthentication,
 )
+from console.audit import AUDIT_TEAM
 from console.errors import RegistryError
 from console.models import SubjectVersion, Team, default_team_id
 from console.schemas.base import AVRO, JSON, SCHEMA_TYPES
@@ -117,6 +118,8 @@ class RegistryView(APIView):
         somewhere (:class:`RolePermission`), then in that team (403 naming the role and it)."""
         if request.user and request.user.is_authenticated:
             self.registry_team = self.team()
+            # the audit trail's row is this team's (console/audit.py)
+            setattr(request._request, AUDIT_TEAM, self.registry_team.pk)
         super().check_permissions(request)
         need = permissions.required(request, self)
         if need is not None and need.permission:

@@ -43,6 +43,7 @@ from console.api.schemas.serializers import (
     VersionSerializer,
 )
 from console.api.scoping import creation_team
+from console.audit import AUDIT_TEAM
 from console.errors import RegistryError
 from console.models import Subject, SubjectVersion, Team
 from console.schemas import check_compatibility
@@ -225,6 +226,7 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
 
     def create(self, request: Request) -> Response:
         team, name, candidate = _candidate(request, permissions.REGISTER_SCHEMAS)
+        setattr(request._request, AUDIT_TEAM, team.pk)  # the audit row is the team's
         actor = request.user.get_username()
         try:
             registered, created = services.register_version(team, name, candidate, actor=actor)

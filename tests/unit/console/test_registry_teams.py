@@ -486,3 +486,31 @@ def test_subjects_from_before_teams_move_into_the_default_team():
     ]
     executor.loader.build_graph()
     executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def test_a_team_s_registry_writes_are_audited_in_the_team(registry, django_user_model):
+    from console.models import AuditEvent
+
+    editor = client_of(django_user_model, EDITOR)
+    body = json.dumps({"schema": json.dumps(SHARED)})
+
+    editor.post("/schema-registry/teams/a/subjects/new-value/versions", body, content_type=MEDIA)
+    editor.post("/schema-registry/subjects/legacy-value/versions", body, content_type=MEDIA)
+    editor.delete("/schema-registry/teams/a/subjects/new-value/versions/1")
+    editor.post(
+        "/api/v1/schemas/",
+        {"subject": "console-value", "schema": json.dumps(SHARED)},
+        format="json",
+    )
+
+    rows = set(
+        AuditEvent.objects.filter(actor=f"{EDITOR}-of-a").values_list(
+            "action", "object_id", "team__name", "via"
+        )
+    )
+    assert rows == {
+        ("schema.register", "new-value", "a", "schema-registry"),
+        ("schema.register", "legacy-value", "a", "schema-registry"),
+        ("schema.version.delete", "new-value/versions/1", "a", "schema-registry"),
+        ("schema.register", "console-value", "a", "api"),
+    }
