@@ -116,7 +116,7 @@ class RegistryView(APIView):
         """Authenticated (401), the team whose registry this is (404 when the caller may not
         see it, whatever the operation: as a team that does not exist), allowed the operation
         somewhere (:class:`RolePermission`), then in that team (403 naming the role and it)."""
-        if request.user and request.user.is_authenticated:
+        if request.user.is_authenticated:
             self.registry_team = self.team()
             # the audit trail's row is this team's (console/audit.py)
             setattr(request._request, AUDIT_TEAM, self.registry_team.pk)
