@@ -263,7 +263,7 @@ def test_protobuf_channel_reads_evolving_writers_and_writes_protobuf(stack: Stac
     assert "spec.sink.config.schema_registry.message" in bad.json()
     created = http.post(
         f"{stack.api}/channels/",
-        json={"name": name, "spec": spec, "target_state": "RUNNING", "team": "wire"},
+        json={"name": name, "spec": spec, "target_state": "RUNNING"},
         timeout=10,
     )
     assert created.status_code == 201, created.text
