@@ -145,7 +145,8 @@ class AuditMiddleware:
         response = self.get_response(request)
         if target is not None:
             record_audit(
-                team_id=team_before,
+                # else the team a view names (a registry's: console/api/schema_registry)
+                team_id=team_before if team_before is not None else audited_team(request),
                 action=target.action,
                 user=getattr(request, "user", None),
                 object_type=target.object_type,
@@ -157,6 +158,15 @@ class AuditMiddleware:
                 via=target.via,
             )
         return response
+
+
+AUDIT_TEAM = "sluice_audit_team_id"
+"""The request attribute a view sets to the team its request acted in (:func:`audited_team`)."""
+
+
+def audited_team(request: HttpRequest) -> int | None:
+    """The team the view said the request acted in (``None``: it said nothing)."""
+    return getattr(request, AUDIT_TEAM, None)
 
 
 def _team_before(target: AuditTarget | None) -> int | None:
@@ -221,7 +231,8 @@ def _registry_target(
     request: HttpRequest, url_name: str, kwargs: dict[str, Any]
 ) -> AuditTarget | None:
     method = cast(str, request.method)
-    action = REGISTRY_ACTIONS.get((url_name, method))
+    # a team's registry (teams/<team>/…) names its routes team-…: the same actions
+    action = REGISTRY_ACTIONS.get((url_name.removeprefix("team-"), method))
     if action is None:
         return None  # lookup and compatibility tests: read-only POSTs
     object_id = str(kwargs.get("subject", ""))

@@ -806,13 +806,23 @@ class SignOnIdentity(models.Model):
 class RegistrySchema(models.Model):
     """One schema text with its global id (the primary key), as Confluent Schema Registry:
     the same canonical text, type and references in any subject have one id, kept for good
-    (old messages carry it) even when every version using it is deleted."""
+    (old messages carry it) even when every version using it is deleted. A team finds an id
+    in its registry once it has registered the text (``teams``), never another team's."""
 
     schema_type = models.CharField(max_length=16)
     schema = models.TextField(help_text="The canonical text (console/schemas).")
     references = models.JSONField(default=list, blank=True)
     fingerprint = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
+    teams = models.ManyToManyField(
+        Team,
+        related_name="+",
+        blank=True,
+        help_text=(
+            "The teams that registered it: its id is found in their registries only, for good "
+            "(as its text: old messages carry the id)."
+        ),
+    )
 
     class Meta:
         verbose_name = "registry schema"
@@ -822,19 +832,30 @@ class RegistrySchema(models.Model):
 
 
 class Subject(models.Model):
-    """A subject: the versions of one schema as it evolves, with its own compatibility
-    level (``""``: the registry's global one, :class:`RegistryConfig`)."""
+    """A subject of one team: the versions of one schema as it evolves, with its own
+    compatibility level (``""``: the registry's global one, :class:`RegistryConfig`). Its
+    name is unique in its team; another team may have a subject of the same name (each team
+    has its own registry, ``/schema-registry/teams/<team>/``)."""
 
-    name = models.CharField(max_length=255, unique=True)
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="subjects")
+    name = models.CharField(max_length=255)
     compatibility = models.CharField(max_length=24, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        ordering = ["name"]
+        ordering = ["team__name", "name"]
         permissions = [("change_registry_config", "Can set schema compatibility levels")]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="console_subject_team_name")
+        ]
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        if not self.team_id:  # as a channel: the default team when nothing names another
+            self.team_id = default_team_id()
+        super().save(*args, **kwargs)
 
 
 class SubjectVersion(models.Model):

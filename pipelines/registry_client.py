@@ -8,7 +8,9 @@ source's reader schema, a sink's writer schema).
 
 Sluice's own registry (the default) is the console's ``/schema-registry/`` at
 ``SLUICE_SCHEMA_REGISTRY_URL`` (default ``http://127.0.0.1:$SLUICE_PORT/schema-registry``),
-read with a runtime token (:func:`runtime_registry_token`) derived from the secrets key the
+the channel's team's registry under it (``…/teams/<team>``: subjects are a team's; the runtime
+puts the deployment's team in the stage's config, :func:`bind_registry_team`), read with a
+runtime token (:func:`runtime_registry_token`) derived from the secrets key the
 console and the runtime share, which the console accepts for reads only. An external
 registry is called through the address guard of ``SLUICE_SCHEMA_REGISTRY_ALLOW`` with the
 stage's credentials.
@@ -100,12 +102,35 @@ def runtime_registry_token(environ: Mapping[str, str] | None = None) -> str:
     return RUNTIME_TOKEN_PREFIX + digest
 
 
-def own_registry_url(environ: Mapping[str, str] | None = None) -> str:
+def own_registry_url(environ: Mapping[str, str] | None = None, *, team: str | None = None) -> str:
+    """Sluice's own registry: ``team``'s (``…/teams/<team>``), else the legacy root (the
+    ``default`` team's for the runtime)."""
     env = os.environ if environ is None else environ
     url = env.get(REGISTRY_URL_ENV)
     if url:
-        return url.rstrip("/")
-    return f"http://127.0.0.1:{env.get('SLUICE_PORT', '8000')}/schema-registry"
+        base = url.rstrip("/")
+    else:
+        base = f"http://127.0.0.1:{env.get('SLUICE_PORT', '8000')}/schema-registry"
+    return f"{base}/teams/{quote(team, safe='')}" if team else base
+
+
+def bind_registry_team(spec: Any, team: str) -> Any:
+    """``spec`` (a channel spec as JSON, changed in place and returned) with ``team`` as the
+    team of every stage's own-registry config (``schema_registry`` without ``url``), so its
+    subjects are read in the channel's team's registry; a ``team`` there from anywhere else is
+    replaced (or dropped: an external registry's, or ``team`` empty)."""
+    if isinstance(spec, dict):
+        for key, value in spec.items():
+            if key == "schema_registry" and isinstance(value, dict):
+                value.pop("team", None)
+                if team and value.get("url") is None:
+                    value["team"] = team
+            else:
+                bind_registry_team(value, team)
+    elif isinstance(spec, list):
+        for item in spec:
+            bind_registry_team(item, team)
+    return spec
 
 
 class RegistryClient:
@@ -114,7 +139,7 @@ class RegistryClient:
     def __init__(self, config: SchemaRegistryConfig) -> None:
         headers = {"Accept": MEDIA_TYPE}
         if config.url is None:
-            self.base = own_registry_url()
+            self.base = own_registry_url(team=config.team)
             headers["Authorization"] = f"Bearer {runtime_registry_token()}"
             self.http: urllib3.PoolManager = urllib3.PoolManager(timeout=TIMEOUT, retries=2)
             self.name = "Sluice's schema registry"

@@ -162,6 +162,7 @@ def normalize_spec(
     try:
         merged = merge_secrets(data, stored)
         _refuse_encrypted_values(merged)
+        _refuse_registry_team(merged)
         with team_reach(team):
             normalized = validate_spec(merged).model_dump(mode="json")
     except SpecError as exc:
@@ -194,6 +195,32 @@ def _refuse_encrypted_values(spec: Any) -> None:
                 "stored in); send the secret itself"
             )
             raise SpecError({path: [message] for path in paths})
+
+
+def _registry_team_paths(spec: Any, path: str = "") -> list[str]:
+    if isinstance(spec, Mapping):
+        found = []
+        for key, value in spec.items():
+            here = f"{path}.{key}" if path else str(key)
+            if key == "schema_registry" and isinstance(value, Mapping) and "team" in value:
+                found.append(f"{here}.team")
+            else:
+                found += _registry_team_paths(value, here)
+        return found
+    if isinstance(spec, list):
+        return [
+            p for i, item in enumerate(spec) for p in _registry_team_paths(item, f"{path}[{i}]")
+        ]
+    return []
+
+
+def _refuse_registry_team(spec: Any) -> None:
+    """``schema_registry.team`` is the runtime's (the channel's team, where its subjects are
+    read: :func:`pipelines.registry_client.bind_registry_team`), never a spec's."""
+    paths = _registry_team_paths(spec)
+    if paths:
+        message = "set by Sluice: a channel's subjects are its team's (leave it out)"
+        raise SpecError({path: [message] for path in paths})
 
 
 class AmbiguousPluginType(LookupError):

@@ -172,10 +172,11 @@ def fold(found: ChannelDiscovery, events: Iterable[Mapping[str, Any]], *, now: d
 
 def _register(channel: Channel, schema: Mapping[str, Any]) -> int:
     name = subject_name(channel)
-    Subject.objects.get_or_create(name=name, defaults={"compatibility": "NONE"})
+    team = channel.team  # the channel's team's registry
+    Subject.objects.get_or_create(team=team, name=name, defaults={"compatibility": "NONE"})
     document = inference.document(schema, f"{channel.name} (discovered)")
     try:
-        registered = register(name, Candidate("JSON", json.dumps(document), []), actor=ACTOR)
+        registered = register(team, name, Candidate("JSON", json.dumps(document), []), actor=ACTOR)
     except Exception as exc:  # the registry refusing must not stop the merging
         logger.warning("could not register the discovered schema of %s: %s", channel.name, exc)
         return 0

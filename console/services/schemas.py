@@ -4,6 +4,9 @@ Confluent Schema Registry's semantics (docs/schema-registry.md): one global id p
 text (type, canonical text and references), versions numbered per subject from 1, a new
 version checked against the subject's previous ones under its compatibility level (409 when
 it fails), soft deletes first and permanent deletes after. Reads: :mod:`console.selectors.schemas`.
+
+Every subject belongs to a team and each function here works in one team's registry: the same
+subject name in another team is another subject; references name subjects of the same team.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from console.errors import RegistryError
-from console.models import RegistryConfig, RegistrySchema, Subject, SubjectVersion
+from console.models import RegistryConfig, RegistrySchema, Subject, SubjectVersion, Team
 from console.schemas import (
     COMPATIBILITY_LEVELS,
     InvalidSchema,
@@ -61,9 +64,10 @@ class Candidate:
         return cls(str(schema_type), body["schema"], refs)
 
 
-def parse(candidate: Candidate) -> ParsedSchema:
-    """The candidate parsed with its references; 42201 when it does not parse."""
-    texts = selectors.references_text(candidate.references)
+def parse(team: Team, candidate: Candidate) -> ParsedSchema:
+    """The candidate parsed with its references (the team's subjects); 42201 when it does not
+    parse."""
+    texts = selectors.references_text(team, candidate.references)
     try:
         return parse_schema(candidate.schema_type, candidate.schema, texts)
     except InvalidSchema as exc:
@@ -72,7 +76,9 @@ def parse(candidate: Candidate) -> ParsedSchema:
 
 def parsed_version(version: SubjectVersion) -> ParsedSchema:
     stored = version.schema
-    return parse(Candidate(stored.schema_type, stored.schema, list(stored.references)))
+    return parse(
+        version.subject.team, Candidate(stored.schema_type, stored.schema, list(stored.references))
+    )
 
 
 def fingerprint(schema_type: str, canonical: str, references: list[dict]) -> str:
@@ -116,23 +122,23 @@ def check_subject(name: str) -> None:
         raise RegistryError(422, 42208, f"Invalid subject: {why}")
 
 
-def register(name: str, candidate: Candidate, *, actor: str = "") -> SubjectVersion:
+def register(team: Team, name: str, candidate: Candidate, *, actor: str = "") -> SubjectVersion:
     """Register ``candidate`` under subject ``name``: the existing version when the subject
     already has this schema, else a new version (409 when incompatible, 42201 invalid, 42208
     an invalid subject name)."""
-    return register_version(name, candidate, actor=actor)[0]
+    return register_version(team, name, candidate, actor=actor)[0]
 
 
 def register_version(
-    name: str, candidate: Candidate, *, actor: str = ""
+    team: Team, name: str, candidate: Candidate, *, actor: str = ""
 ) -> tuple[SubjectVersion, bool]:
     """:func:`register`, saying whether a version was created (``False``: the subject already
     had this exact schema, and that version is returned unchanged)."""
     check_subject(name)
-    parsed = parse(candidate)
+    parsed = parse(team, candidate)
     print_ = fingerprint(parsed.schema_type, parsed.canonical, candidate.references)
     with transaction.atomic():
-        subject, _ = Subject.objects.get_or_create(name=name)
+        subject, _ = Subject.objects.get_or_create(team=team, name=name)
         subject = Subject.objects.select_for_update().get(pk=subject.pk)
         live = list(
             subject.versions.filter(deleted=False).select_related("schema").order_by("version")
@@ -156,6 +162,7 @@ def register_version(
                 "references": candidate.references,
             },
         )
+        stored.teams.add(team)  # its id is found in the team's registry from now on
         last = subject.versions.aggregate(last=Max("version"))["last"] or 0
         created = SubjectVersion.objects.create(
             subject=subject, version=last + 1, schema=stored, created_by=actor
@@ -167,6 +174,7 @@ def register_version(
 class RegistrationCheck:
     """What :func:`register_version` would do with a candidate, worked out without doing it."""
 
+    team: str
     subject: str
     exists: bool
     compatibility: str
@@ -179,15 +187,15 @@ class RegistrationCheck:
         return not self.problems
 
 
-def registration_check(name: str, candidate: Candidate) -> RegistrationCheck:
+def registration_check(team: Team, name: str, candidate: Candidate) -> RegistrationCheck:
     """Whether registering ``candidate`` under ``name`` would be accepted, and as which
     version, by the same rules :func:`register_version` applies (an invalid name or schema
     raises the same :class:`RegistryError`). Changes nothing: the console's form says this
     before the user registers."""
     check_subject(name)
-    parsed = parse(candidate)
+    parsed = parse(team, candidate)
     print_ = fingerprint(parsed.schema_type, parsed.canonical, candidate.references)
-    subject = Subject.objects.filter(name=name).first()
+    subject = Subject.objects.filter(team=team, name=name).first()
     live = (
         list(subject.versions.filter(deleted=False).select_related("schema").order_by("version"))
         if subject
@@ -196,19 +204,23 @@ def registration_check(name: str, candidate: Candidate) -> RegistrationCheck:
     level = selectors.subject_compatibility(subject)
     same = next((v.version for v in live if v.schema.fingerprint == print_), None)
     if same is not None:
-        return RegistrationCheck(name, True, level, [], same, None)
+        return RegistrationCheck(team.name, name, True, level, [], same, None)
     problems = incompatibilities(subject, parsed, live)
     last = (subject.versions.aggregate(last=Max("version"))["last"] if subject else None) or 0
     return RegistrationCheck(
-        name, bool(live), level, problems, None, None if problems else last + 1
+        team.name, name, bool(live), level, problems, None, None if problems else last + 1
     )
 
 
-def delete_subject(name: str, *, permanent: bool) -> list[int]:
+def delete_subject(team: Team, name: str, *, permanent: bool) -> list[int]:
     """Soft-delete every version of ``name`` (40404 if already soft-deleted), or with
     ``permanent`` remove the soft-deleted ones (40405 unless soft-deleted first)."""
     with transaction.atomic():
-        versions = list(SubjectVersion.objects.select_for_update().filter(subject__name=name))
+        versions = list(
+            SubjectVersion.objects.select_for_update().filter(
+                subject__team=team, subject__name=name
+            )
+        )
         if not versions:
             raise selectors.subject_not_found(name)
         live = [v for v in versions if not v.deleted]
@@ -220,7 +232,7 @@ def delete_subject(name: str, *, permanent: bool) -> list[int]:
                     40405,
                     f"Subject '{name}' was not deleted first before being permanently deleted",
                 )
-            Subject.objects.filter(name=name).delete()
+            Subject.objects.filter(team=team, name=name).delete()
             return numbers
         if not live:
             raise RegistryError(
@@ -232,10 +244,10 @@ def delete_subject(name: str, *, permanent: bool) -> list[int]:
         return sorted(v.version for v in live)
 
 
-def delete_version(name: str, version_id: str, *, permanent: bool) -> int:
+def delete_version(team: Team, name: str, version_id: str, *, permanent: bool) -> int:
     """Soft-delete one version, or with ``permanent`` remove a soft-deleted one."""
     with transaction.atomic():
-        found = selectors.version(name, version_id, deleted=permanent)
+        found = selectors.version(team, name, version_id, deleted=permanent)
         if permanent:
             if not found.deleted:
                 raise RegistryError(
@@ -245,8 +257,8 @@ def delete_version(name: str, version_id: str, *, permanent: bool) -> int:
                     "being permanently deleted",
                 )
             found.delete()
-            if not SubjectVersion.objects.filter(subject__name=name).exists():
-                Subject.objects.filter(name=name).delete()
+            if not SubjectVersion.objects.filter(subject_id=found.subject_id).exists():
+                Subject.objects.filter(pk=found.subject_id).delete()
             return found.version
         SubjectVersion.objects.filter(pk=found.pk).update(deleted=True)
         return found.version
@@ -269,10 +281,10 @@ def set_global_compatibility(body: object) -> str:
     return level
 
 
-def set_subject_compatibility(name: str, body: object) -> str:
+def set_subject_compatibility(team: Team, name: str, body: object) -> str:
     check_subject(name)
     level = _level(body)
-    Subject.objects.update_or_create(name=name, defaults={"compatibility": level})
+    Subject.objects.update_or_create(team=team, name=name, defaults={"compatibility": level})
     return level
 
 
@@ -283,8 +295,8 @@ def delete_global_compatibility() -> str:
     return before
 
 
-def delete_subject_compatibility(name: str) -> str:
-    subject = Subject.objects.filter(name=name).first()
+def delete_subject_compatibility(team: Team, name: str) -> str:
+    subject = Subject.objects.filter(team=team, name=name).first()
     if subject is None or not subject.compatibility:
         raise RegistryError(
             404, 40408, f"Subject '{name}' does not have subject-level compatibility configured"

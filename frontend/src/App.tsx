@@ -63,7 +63,7 @@ export function App() {
           {route.page === "channel" && <ChannelPage name={route.name} />}
           {route.page === "build" && <BuilderPage name={route.name} />}
           {route.page === "workers" && <WorkersPage />}
-          {route.page === "schemas" && <SchemasPage subject={route.subject} />}
+          {route.page === "schemas" && <SchemasPage subject={route.subject} team={route.team ?? null} />}
           {route.page === "audit" && <AuditPage />}
         </Suspense>
       </main>

@@ -1,5 +1,5 @@
 /** A tiny hash router: #/, #/channels/<name>, #/build, #/build/<name>, #/workers,
- * #/schemas, #/schemas/<subject>, #/audit. */
+ * #/schemas, #/schemas/<subject>, #/schemas/<team>/<subject>, #/audit. */
 
 import { useSyncExternalStore } from "react";
 
@@ -8,15 +8,16 @@ export type Route =
   | { page: "channel"; name: string }
   | { page: "build"; name: string | null }
   | { page: "workers" }
-  | { page: "schemas"; subject: string | null }
+  | { page: "schemas"; subject: string | null; team?: string | null }
   | { page: "audit" };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
-  const [first, second] = parts;
+  const [first, second, third] = parts;
   if (first === "channels" && second) return { page: "channel", name: second };
   if (first === "build") return { page: "build", name: second ?? null };
   if (first === "workers") return { page: "workers" };
+  if (first === "schemas" && third) return { page: "schemas", subject: third, team: second };
   if (first === "schemas") return { page: "schemas", subject: second ?? null };
   if (first === "audit") return { page: "audit" };
   return { page: "channels" };
@@ -31,6 +32,8 @@ export function href(route: Route): string {
     case "workers":
       return "#/workers";
     case "schemas":
+      if (route.subject && route.team)
+        return `#/schemas/${encodeURIComponent(route.team)}/${encodeURIComponent(route.subject)}`;
       return route.subject ? `#/schemas/${encodeURIComponent(route.subject)}` : "#/schemas";
     case "audit":
       return "#/audit";

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from pipelines.registry_client import bind_registry_team
 from pipelines.spec.live import live_revision
 from pipelines.spec.reach import InvalidReach, in_effect, parse_reach
 from runtime_adapter.base import ConnectorStatus, Deployment, ExecutorInfo
@@ -239,6 +240,7 @@ class HostedConnector:
                 plain, _ = decrypted_spec(deployment.spec)
             except ValueError:
                 return False  # its secrets cannot be read here: its start says so
+            bind_registry_team(plain, deployment.team)  # as plain_spec: compared with it
             if self.router.compiled:
                 log.info(
                     "connector %s: revision %s restarts its query from its checkpoint: the "
@@ -706,6 +708,8 @@ class HostedConnector:
         from pipelines.spec.secrets import install_masking_filter
 
         plain, secrets = decrypted_spec(deployment.spec)
+        # its subjects are its team's: read in the team's registry (schema_registry.team)
+        bind_registry_team(plain, deployment.team)
         if secrets != self.secrets:
             self.secrets = secrets
             install_masking_filter(secrets)

@@ -7,7 +7,11 @@ five with version 2 (a field added with a default) mid-stream, and one record na
 id the registry does not know. The channel (Kafka avro → filter → Kafka avro, tolerance all)
 reads each record with its writer schema into the latest version, filters, and writes Avro
 with the sink subject's id, which ``AvroDeserializer`` reads back: no event of either version
-lost, the default filled in, the unknown id in the dead-letter topic with the reason.
+lost, the default filled in, the unknown id in the dead-letter topic with the reason. The Avro
+channel is team ``wire``'s: its producer registers in the team's own registry URL
+(``/schema-registry/teams/wire``) logged in as the team's service account (basic auth with its
+token), and the driver resolves the subjects there, not in the ``default`` team's registry,
+which holds a decoy of the sink's subject.
 
 The Protobuf channel does the same with confluent-kafka's ``ProtobufSerializer`` (message
 classes built from descriptors at run time: there is no protoc here) and reads what the sink
@@ -28,7 +32,7 @@ from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, Proto
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
 
-from tests.integration.conftest import Stack
+from tests.integration.conftest import Stack, manage
 from tests.integration.test_walking_skeleton import consume_all, make_topic, produce, wait_for_state
 
 pytestmark = pytest.mark.integration
@@ -47,12 +51,28 @@ def test_avro_channel_reads_evolving_writers_and_writes_avro(stack: Stack) -> No
     source, sink, dlq, name = "wire-in", "wire-out", "wire-dead", "wire-avro"
     for topic in (source, sink, dlq):
         make_topic(stack.kafka, topic, 1)
+    http = stack.session()
+    manage(stack.env, "sluice_role", "admin", "viewer", "--team", "wire", "--create-team")
+    account = http.post(
+        f"{stack.api}/teams/wire/service-accounts/",
+        json={"name": "ci", "role": "editor"},
+        timeout=10,
+    )
+    assert account.status_code == 201, account.text
     registry = SchemaRegistryClient(
+        {
+            "url": f"{stack.base_url}/schema-registry/teams/wire",
+            "basic.auth.user.info": f"svc.wire.ci:{account.json()['token']}",
+        }
+    )
+    # The default team's registry has a subject of the sink's name: not the channel's.
+    decoy = SchemaRegistryClient(
         {
             "url": f"{stack.base_url}/schema-registry",
             "basic.auth.user.info": "admin:integration-secret",
         }
     )
+    decoy_id = decoy.register_schema(f"{sink}-value", Schema(json.dumps(V3), "AVRO"))
     values: list[bytes] = []
     for version, schema, seqs in ((1, V1, range(5)), (2, V2, range(5, 10))):
         serialize = AvroSerializer(registry, json.dumps(schema))
@@ -66,6 +86,8 @@ def test_avro_channel_reads_evolving_writers_and_writes_avro(stack: Stack) -> No
     produce(stack.kafka, source, values)
     assert len(registry.get_versions(f"{source}-value")) == 2
     out_id = registry.register_schema(f"{sink}-value", Schema(json.dumps(V2), "AVRO"))
+    assert out_id != decoy_id
+    assert f"{source}-value" not in decoy.get_subjects()  # the team's, not default's
 
     spec = {
         "source": {
@@ -92,7 +114,6 @@ def test_avro_channel_reads_evolving_writers_and_writes_avro(stack: Stack) -> No
             },
         },
     }
-    http = stack.session()
     bad = http.post(
         f"{stack.api}/channels/",
         json={
@@ -112,7 +133,7 @@ def test_avro_channel_reads_evolving_writers_and_writes_avro(stack: Stack) -> No
     assert "subject: name the subject" in errors["spec.source.config.schema_registry"][0]
     created = http.post(
         f"{stack.api}/channels/",
-        json={"name": name, "spec": spec, "target_state": "RUNNING"},
+        json={"name": name, "spec": spec, "target_state": "RUNNING", "team": "wire"},
         timeout=10,
     )
     assert created.status_code == 201, created.text

@@ -10,6 +10,7 @@ from console.services.schemas import MAX_SUBJECT
 
 
 class SubjectSerializer(serializers.Serializer):
+    team = serializers.CharField(help_text="The team the subject belongs to.")
     name = serializers.CharField(help_text="The subject (Confluent's naming: `<topic>-value`).")
     schema_type = serializers.ChoiceField(
         choices=["AVRO", "JSON", "PROTOBUF"], help_text="The latest version's type."
@@ -86,11 +87,19 @@ class RegistrationSerializer(serializers.Serializer):
     """A schema to register under a subject (or to check first): Confluent's
     ``POST /subjects/{subject}/versions`` as a console form sends it."""
 
+    team = serializers.CharField(
+        required=False,
+        allow_null=True,
+        default=None,
+        max_length=63,
+        help_text="The team whose registry this is (the subject's team). Default: the one team "
+        "where you may register schemas (for a check: see them); a site admin's: default.",
+    )
     subject = serializers.CharField(
         max_length=MAX_SUBJECT,
         trim_whitespace=False,
         help_text="The subject (Confluent's naming: `<topic>-value`, `<topic>-key` or a record "
-        "name). A new subject is created; an existing one gets a new version.",
+        "name), in the team. A new subject is created; an existing one gets a new version.",
     )
     schema_type = serializers.ChoiceField(
         choices=sorted(SCHEMA_TYPES), default="AVRO", help_text="The schema's language."
@@ -110,6 +119,7 @@ class RegistrationSerializer(serializers.Serializer):
 class RegistrationCheckSerializer(serializers.Serializer):
     """What registering the schema would do, said before it is done."""
 
+    team = serializers.CharField(help_text="The team whose registry was checked.")
     subject = serializers.CharField()
     exists = serializers.BooleanField(help_text="The subject has versions (not deleted).")
     compatibility = serializers.CharField(
@@ -135,6 +145,7 @@ class RegistrationCheckSerializer(serializers.Serializer):
 
 
 class RegisteredSerializer(serializers.Serializer):
+    team = serializers.CharField(help_text="The team the subject belongs to.")
     created = serializers.BooleanField(
         help_text="false when the subject already had this exact schema (that version is given)."
     )

@@ -2,7 +2,12 @@
 difference between two versions, and registering a schema from the console's form (checked
 first: ``schemas/check``). Clients register through the Confluent Schema Registry API
 (``/schema-registry/``, docs/schema-registry.md); both go through the same service, under the
-same rules, and are audited (``schema.register``)."""
+same rules, and are audited (``schema.register``).
+
+Subjects belong to teams (a name is unique in its team): lists show the subjects of the teams
+the caller may see (``?team=`` keeps one), a subject is found by name among them (``?team=``
+when the name is in several), another team's subject is a 404, and registering names the team
+(``team``, as channels: :func:`console.api.scoping.creation_team`)."""
 
 from __future__ import annotations
 
@@ -37,14 +42,23 @@ from console.api.schemas.serializers import (
     SubjectShapeSerializer,
     VersionSerializer,
 )
+from console.api.scoping import creation_team
+from console.audit import AUDIT_TEAM
 from console.errors import RegistryError
-from console.models import SubjectVersion
+from console.models import Subject, SubjectVersion, Team
 from console.schemas import check_compatibility
 from console.selectors import schemas as selectors
 from console.services import schemas as services
 
 SEE = permissions.SEE_SCHEMAS
 NAME = OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH, description="Subject.")
+TEAM = OpenApiParameter(
+    "team",
+    OpenApiTypes.STR,
+    description="The subject's team: needed when subjects of that name are in several of "
+    "your teams.",
+)
+TEAM_FILTER = OpenApiParameter("team", OpenApiTypes.STR, description="Only this team's subjects.")
 DELETED = OpenApiParameter(
     "deleted", OpenApiTypes.BOOL, description="Include soft-deleted versions."
 )
@@ -58,15 +72,47 @@ def _not_found(exc: RegistryError) -> NotFound:
 _REGISTRY_FIELDS = {42208: "subject", 42201: "schema"}
 
 
-def _candidate(request: Request) -> tuple[str, services.Candidate]:
-    """The registration form's body as the service takes it; a 400 keyed by field path
-    (``subject``, ``schema``, ``references[0].version``) when it is not one."""
+def _candidate(request: Request, need: permissions.Need) -> tuple[Team, str, services.Candidate]:
+    """The registration form's body as the service takes it, with the team it is for (where
+    the caller holds ``need``); a 400 keyed by field path (``subject``, ``schema``,
+    ``references[0].version``, ``team``) when it is not one."""
     body = RegistrationSerializer(data=request.data)
     if not body.is_valid():
         raise ValidationError(flatten_errors(body.errors))
     data = body.validated_data
+    team = creation_team(request, data["team"], need)
     references = [dict(ref) for ref in data["references"]]
-    return data["subject"], services.Candidate(data["schema_type"], data["schema"], references)
+    candidate = services.Candidate(data["schema_type"], data["schema"], references)
+    return team, data["subject"], candidate
+
+
+def _team_ids(request: Request) -> set[int] | None:
+    """The teams whose subjects the caller sees (``None``: every team), kept to ``?team=``
+    (a team they may not see: none)."""
+    visible = permissions.visible_team_ids(request.user)
+    name = request.query_params.get("team")
+    if name is None:
+        return visible
+    found = Team.objects.filter(name=name[:63]).values_list("pk", flat=True).first()
+    if found is None or (visible is not None and found not in visible):
+        return set()
+    return {found}
+
+
+def _subject_team(request: Request, name: str) -> Team:
+    """The team of the caller's subject ``name`` (among the teams they see, ``?team=``): 404
+    when none of them has it, 400 on ``team`` when several do and none is named."""
+    subjects = permissions.visible(Subject.objects.filter(name=name), request.user)
+    team_name = request.query_params.get("team")
+    if team_name is not None:
+        subjects = subjects.filter(team__name=team_name)
+    found = list(subjects.select_related("team")[:2])
+    if not found:
+        raise NotFound(f"Subject '{name}' not found.")
+    if len(found) > 1:
+        teams = ", ".join(sorted(s.team.name for s in subjects.select_related("team")))
+        raise ValidationError({"team": [f"Subjects named {name!r} are in {teams}: name one."]})
+    return found[0].team
 
 
 def _located(exc: RegistryError, candidate: services.Candidate) -> ValidationError:
@@ -111,15 +157,16 @@ def _pretty(version: SubjectVersion) -> list[str]:
     list=extend_schema(
         summary="List the registry's subjects",
         description=(
-            "Every subject with at least one version that is not deleted, by name, with its "
-            "latest version and the compatibility level that applies. Needs "
-            "`console.view_subject` (the viewer role)."
+            "Every subject of your teams with at least one version that is not deleted, by "
+            "team and name, with its latest version and the compatibility level that applies. "
+            "Needs `console.view_subject` (the viewer role)."
         ),
+        parameters=[TEAM_FILTER],
         responses={200: SubjectSerializer(many=True)},
     ),
     retrieve=extend_schema(
         summary="One subject",
-        parameters=[NAME],
+        parameters=[NAME, TEAM],
         responses={200: SubjectSerializer, 404: None},
     ),
     create=extend_schema(
@@ -131,7 +178,7 @@ def _pretty(version: SubjectVersion) -> list[str]:
             "versions (Confluent's rules, as `POST /schema-registry/subjects/{subject}/versions`). "
             "A schema the subject already has is not registered again: that version is answered "
             "with `created: false` and 200. Needs `console.add_subjectversion` (the editor "
-            "role); audited as `schema.register`. Check first with `schemas/check`."
+            "role) in the team; audited as `schema.register`. Check first with `schemas/check`."
         ),
         request=RegistrationSerializer,
         examples=[REGISTER_EXAMPLE],
@@ -165,25 +212,27 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
     }
 
     def list(self, request: Request) -> Response:
-        rows = selectors.subject_summaries()
+        rows = selectors.subject_summaries(_team_ids(request))
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(SubjectSerializer(page, many=True).data)
 
     def retrieve(self, request: Request, name: str) -> Response:
-        found = selectors.subject_summaries(name=name)
+        team = _subject_team(request, name)
+        found = selectors.subject_summaries({team.pk}, name=name)
         if not found:
             raise NotFound(f"Subject '{name}' not found.")
         return Response(SubjectSerializer(found[0]).data)
 
     def create(self, request: Request) -> Response:
-        name, candidate = _candidate(request)
+        team, name, candidate = _candidate(request, permissions.REGISTER_SCHEMAS)
+        setattr(request._request, AUDIT_TEAM, team.pk)  # the audit row is the team's
         actor = request.user.get_username()
         try:
-            registered, created = services.register_version(name, candidate, actor=actor)
+            registered, created = services.register_version(team, name, candidate, actor=actor)
         except RegistryError as exc:
             if exc.status == 409:
-                check = services.registration_check(name, candidate)
+                check = services.registration_check(team, name, candidate)
                 body = {
                     "detail": exc.message,
                     "compatibility": check.compatibility,
@@ -191,7 +240,9 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
                 }
                 return Response(IncompatibleSerializer(body).data, status=status.HTTP_409_CONFLICT)
             raise _located(exc, candidate) from exc
-        answer = RegisteredSerializer({"created": created, "version": registered}).data
+        answer = RegisteredSerializer(
+            {"team": team.name, "created": created, "version": registered}
+        ).data
         return Response(answer, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
     @extend_schema(
@@ -201,7 +252,7 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
             "The same checks as registering (`POST schemas/`), without registering: whether the "
             "subject exists, the compatibility level that applies, whether the schema passes it "
             "(and why not), and the version it would become, or the version that already holds "
-            "it. Changes nothing: any role may."
+            "it, in the team (`team`, as for registering). Changes nothing: any role may."
         ),
         request=RegistrationSerializer,
         examples=[REGISTER_EXAMPLE],
@@ -212,9 +263,9 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
     )
     @action(detail=False, methods=["post"])
     def check(self, request: Request) -> Response:
-        name, candidate = _candidate(request)
+        team, name, candidate = _candidate(request, SEE)
         try:
-            found = services.registration_check(name, candidate)
+            found = services.registration_check(team, name, candidate)
         except RegistryError as exc:
             raise _located(exc, candidate) from exc
         return Response(RegistrationCheckSerializer(found).data)
@@ -222,14 +273,14 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
     @extend_schema(
         summary="A subject's versions",
         description="Oldest first, each with its global id, type, canonical text and references.",
-        parameters=[NAME, DELETED],
+        parameters=[NAME, TEAM, DELETED],
         responses={200: VersionSerializer(many=True), 404: None},
     )
     @action(detail=True, methods=["get"])
     def versions(self, request: Request, name: str) -> Response:
         deleted = request.query_params.get("deleted", "false").lower() == "true"
         try:
-            found = selectors.versions(name, deleted=deleted)
+            found = selectors.versions(_subject_team(request, name), name, deleted=deleted)
         except RegistryError as exc:
             raise _not_found(exc) from exc
         return Response(VersionSerializer(found, many=True).data)
@@ -243,6 +294,7 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
         ),
         parameters=[
             NAME,
+            TEAM,
             OpenApiParameter("from", OpenApiTypes.STR, description="Older version (number)."),
             OpenApiParameter("to", OpenApiTypes.STR, description="Newer version, or `latest`."),
         ],
@@ -250,16 +302,17 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
     )
     @action(detail=True, methods=["get"])
     def diff(self, request: Request, name: str) -> Response:
+        team = _subject_team(request, name)
         try:
-            live = selectors.versions(name)
+            live = selectors.versions(team, name)
         except RegistryError as exc:
             raise _not_found(exc) from exc
         previous = str(live[-2].version) if len(live) > 1 else str(live[-1].version)
         latest = str(live[-1].version)
         params = request.query_params
         try:
-            old = selectors.version(name, params.get("from", previous), deleted=True)
-            new = selectors.version(name, params.get("to", latest), deleted=True)
+            old = selectors.version(team, name, params.get("from", previous), deleted=True)
+            new = selectors.version(team, name, params.get("to", latest), deleted=True)
         except RegistryError as exc:
             if exc.status == 422:
                 raise ValidationError({"from": [exc.message]}) from exc
@@ -291,6 +344,7 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
         ),
         parameters=[
             NAME,
+            TEAM,
             OpenApiParameter(
                 "version", OpenApiTypes.STR, description="Version number or `latest` (default)."
             ),
@@ -303,9 +357,10 @@ class SchemaSubjectViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["get"])
     def shape(self, request: Request, name: str) -> Response:
         params = request.query_params
+        team = _subject_team(request, name)
         try:
             found, shape = selectors.subject_shape(
-                name, params.get("version", "latest"), message=params.get("message", "")
+                team, name, params.get("version", "latest"), message=params.get("message", "")
             )
         except RegistryError as exc:
             if exc.status == 422:

@@ -5,7 +5,11 @@ with its one role in its team; an unknown, revoked or expired token is a 401."""
 from __future__ import annotations
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.authentication import (
+    BaseAuthentication,
+    BasicAuthentication,
+    get_authorization_header,
+)
 from rest_framework.exceptions import AuthenticationFailed
 
 from console.services.service_accounts import TOKEN_PREFIX, account_for_token
@@ -43,3 +47,21 @@ class ServiceAccountScheme(OpenApiAuthenticationExtension):
             "scheme": "bearer",
             "description": "A team's service account token (sls_…), issued by a team admin.",
         }
+
+
+class ServiceAccountBasicAuthentication(BasicAuthentication):
+    """HTTP basic auth as Confluent's clients send it (``basic.auth.user.info``), where the
+    password may be a service account's token (``svc.<team>.<name>:sls_…``): the account's
+    user, as with ``Bearer sls_…``. A user name of the ``svc.`` form must be the token's
+    account's; another (``token``, empty) is not checked. Any other password is a console
+    user's, checked by Django's backends (:class:`BasicAuthentication`)."""
+
+    def authenticate_credentials(self, userid, password, request=None):
+        if not password.startswith(TOKEN_PREFIX):
+            return super().authenticate_credentials(userid, password, request)
+        account = account_for_token(password)
+        if account is None:
+            raise AuthenticationFailed("This service account token is unknown, revoked or expired.")
+        if userid.startswith("svc.") and userid != account.user.get_username():
+            raise AuthenticationFailed("This token is not this service account's.")
+        return account.user, account

@@ -869,13 +869,13 @@ export interface paths {
         };
         /**
          * List the registry's subjects
-         * @description Every subject with at least one version that is not deleted, by name, with its latest version and the compatibility level that applies. Needs `console.view_subject` (the viewer role).
+         * @description Every subject of your teams with at least one version that is not deleted, by team and name, with its latest version and the compatibility level that applies. Needs `console.view_subject` (the viewer role).
          */
         get: operations["schemas_list"];
         put?: never;
         /**
          * Register a schema
-         * @description Registers the schema under the subject: a new subject gets version 1, an existing one its next version after the check its compatibility level makes against its versions (Confluent's rules, as `POST /schema-registry/subjects/{subject}/versions`). A schema the subject already has is not registered again: that version is answered with `created: false` and 200. Needs `console.add_subjectversion` (the editor role); audited as `schema.register`. Check first with `schemas/check`.
+         * @description Registers the schema under the subject: a new subject gets version 1, an existing one its next version after the check its compatibility level makes against its versions (Confluent's rules, as `POST /schema-registry/subjects/{subject}/versions`). A schema the subject already has is not registered again: that version is answered with `created: false` and 200. Needs `console.add_subjectversion` (the editor role) in the team; audited as `schema.register`. Check first with `schemas/check`.
          */
         post: operations["schemas_register"];
         delete?: never;
@@ -972,7 +972,7 @@ export interface paths {
         put?: never;
         /**
          * What registering a schema would do
-         * @description The same checks as registering (`POST schemas/`), without registering: whether the subject exists, the compatibility level that applies, whether the schema passes it (and why not), and the version it would become, or the version that already holds it. Changes nothing: any role may.
+         * @description The same checks as registering (`POST schemas/`), without registering: whether the subject exists, the compatibility level that applies, whether the schema passes it (and why not), and the version it would become, or the version that already holds it, in the team (`team`, as for registering). Changes nothing: any role may.
          */
         post: operations["schemas_check"];
         delete?: never;
@@ -2625,12 +2625,16 @@ export interface components {
             version: number;
         };
         Registered: {
+            /** @description The team the subject belongs to. */
+            team: string;
             /** @description false when the subject already had this exact schema (that version is given). */
             created: boolean;
             version: components["schemas"]["Version"];
         };
         /** @description What registering the schema would do, said before it is done. */
         RegistrationCheck: {
+            /** @description The team whose registry was checked. */
+            team: string;
             subject: string;
             /** @description The subject has versions (not deleted). */
             exists: boolean;
@@ -2650,7 +2654,9 @@ export interface components {
          *     ``POST /subjects/{subject}/versions`` as a console form sends it.
          */
         RegistrationRequest: {
-            /** @description The subject (Confluent's naming: `<topic>-value`, `<topic>-key` or a record name). A new subject is created; an existing one gets a new version. */
+            /** @description The team whose registry this is (the subject's team). Default: the one team where you may register schemas (for a check: see them); a site admin's: default. */
+            team?: string | null;
+            /** @description The subject (Confluent's naming: `<topic>-value`, `<topic>-key` or a record name), in the team. A new subject is created; an existing one gets a new version. */
             subject: string;
             /**
              * @description The schema's language.
@@ -3063,6 +3069,8 @@ export interface components {
          */
         StatusEnum: "accepted" | "rejected" | "not_confirmed";
         Subject: {
+            /** @description The team the subject belongs to. */
+            team: string;
             /** @description The subject (Confluent's naming: `<topic>-value`). */
             name: string;
             /**
@@ -5796,6 +5804,8 @@ export interface operations {
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
+                /** @description Only this team's subjects. */
+                team?: string;
             };
             header?: never;
             path?: never;
@@ -5864,7 +5874,10 @@ export interface operations {
     };
     schemas_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The subject's team: needed when subjects of that name are in several of your teams. */
+                team?: string;
+            };
             header?: never;
             path: {
                 /** @description Subject. */
@@ -5896,6 +5909,8 @@ export interface operations {
             query?: {
                 /** @description Older version (number). */
                 from?: string;
+                /** @description The subject's team: needed when subjects of that name are in several of your teams. */
+                team?: string;
                 /** @description Newer version, or `latest`. */
                 to?: string;
             };
@@ -5937,6 +5952,8 @@ export interface operations {
             query?: {
                 /** @description Protobuf: a message's full name. */
                 message?: string;
+                /** @description The subject's team: needed when subjects of that name are in several of your teams. */
+                team?: string;
                 /** @description Version number or `latest` (default). */
                 version?: string;
             };
@@ -5982,6 +5999,8 @@ export interface operations {
                 limit?: number;
                 /** @description The initial index from which to return the results. */
                 offset?: number;
+                /** @description The subject's team: needed when subjects of that name are in several of your teams. */
+                team?: string;
             };
             header?: never;
             path: {

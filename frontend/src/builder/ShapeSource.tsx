@@ -6,8 +6,10 @@ import { pickSubject, useShape } from "./useShape";
  * a registry subject picked for its source. */
 export function ShapeSource() {
   const name = useBuilder((s) => s.name);
+  const team = useBuilder((s) => s.team);
   const shape = useShape();
-  const subjects = useSchemaSubjects();
+  // The channel's team's subjects: its wire formats resolve subjects in its team's registry.
+  const subjects = (useSchemaSubjects().data ?? []).filter((s) => !team || s.team === team);
   return (
     <fieldset className="errors-policy">
       <legend>Shape of the events</legend>
@@ -19,8 +21,8 @@ export function ShapeSource() {
           aria-label="Shape of the events"
         >
           <option value="">the channel&apos;s discovered schema</option>
-          {(subjects.data ?? []).map((s) => (
-            <option key={s.name} value={s.name}>
+          {subjects.map((s) => (
+            <option key={`${s.team}/${s.name}`} value={s.name}>
               registry subject {s.name} ({s.schema_type})
             </option>
           ))}

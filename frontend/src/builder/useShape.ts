@@ -92,9 +92,10 @@ export interface Shape {
 export function useShape(): Shape {
   const name = useBuilder((s) => s.name);
   const exists = useBuilder((s) => s.exists);
+  const team = useBuilder((s) => s.team);
   const [subject, message] = useSubjectPick(name);
   const discovery = useDiscovery(name, exists);
-  const picked = useSubjectShape(subject, message);
+  const picked = useSubjectShape(subject, message, team || null); // the channel's team's subject
   return useMemo(() => {
     if (subject && picked.data) {
       const schema = asEventSchema(picked.data.schema);

@@ -1,5 +1,6 @@
 import { useState } from "react";
 
+import { useMe } from "../api/hooks";
 import { href } from "../router";
 import { useCheckRegistration, useRegisterSchema } from "./hooks";
 import {
@@ -16,6 +17,8 @@ import {
 } from "./register";
 
 export interface Draft {
+  /** The team whose registry it goes to ("" or absent: the one team where the user may). */
+  team?: string;
   subject: string;
   schema_type: SchemaType;
   schema: string;
@@ -51,7 +54,14 @@ export function RegisterSchemaForm(props: {
     setDone(null);
     setFailure(NO_FAILURE);
   };
-  const body = (): Registration => ({ subject: draft.subject, schema_type: draft.schema_type, schema: draft.schema });
+  const body = (): Registration => ({
+    ...(draft.team ? { team: draft.team } : {}),
+    subject: draft.subject,
+    schema_type: draft.schema_type,
+    schema: draft.schema,
+  });
+  // A new subject's team, asked only of a user in more than one (editors register, any role checks).
+  const teams = (useMe().data?.teams ?? []).map((t) => t.name);
 
   const runCheck = () => {
     setDone(null);
@@ -101,6 +111,23 @@ export function RegisterSchemaForm(props: {
           runRegister();
         }}
       >
+        {!props.newVersion && teams.length > 1 && (
+          <Field id="register-team" label="Team" error={failure.fields.team} hint="The team whose registry it goes to.">
+            <select
+              id="register-team"
+              value={draft.team ?? ""}
+              aria-describedby="register-team-note"
+              onChange={(e) => edit({ team: e.target.value })}
+            >
+              <option value="">Choose the team…</option>
+              {teams.map((name) => (
+                <option key={name} value={name}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          </Field>
+        )}
         <Field
           id="register-subject"
           label="Subject"
@@ -188,7 +215,9 @@ export function RegisterSchemaForm(props: {
         {done && (
           <p className="small">
             ✓ {registeredSentence(done)}{" "}
-            <a href={href({ page: "schemas", subject: done.version.subject })}>Show {done.version.subject}</a>
+            <a href={href({ page: "schemas", subject: done.version.subject, team: done.team })}>
+              Show {done.version.subject}
+            </a>
           </p>
         )}
       </div>

@@ -19,9 +19,10 @@ interface Opened {
  * The schema registry: its subjects, one subject's versions, the difference between two
  * versions with what each direction of compatibility says, and registering a schema or a new
  * version of a subject (editors). Clients register through the Confluent Schema Registry API at
- * /schema-registry/, under the same rules.
+ * /schema-registry/teams/<team>/, under the same rules. Subjects are a team's: the list shows
+ * the user's teams' with their team, a subject is opened in its team.
  */
-export function SchemasPage({ subject }: { subject: string | null }) {
+export function SchemasPage({ subject, team }: { subject: string | null; team: string | null }) {
   const subjects = useSchemaSubjects();
   const list = subjects.data ?? [];
   const edit = useCan("edit");
@@ -47,7 +48,7 @@ export function SchemasPage({ subject }: { subject: string | null }) {
       </div>
       <p className="muted small">
         Subjects and their versions (Avro, JSON Schema, Protobuf). Register one here, or let producers and consumers
-        register and fetch them with Confluent's clients at <code>/schema-registry/</code>.
+        register and fetch them with Confluent's clients at <code>/schema-registry/teams/&lt;team&gt;/</code>.
       </p>
       {opened && (
         <RegisterSchemaForm
@@ -61,6 +62,7 @@ export function SchemasPage({ subject }: { subject: string | null }) {
       <table className="table subjects" aria-label="Subjects">
         <thead>
           <tr>
+            <th>Team</th>
             <th>Subject</th>
             <th>Type</th>
             <th>Latest version</th>
@@ -72,9 +74,13 @@ export function SchemasPage({ subject }: { subject: string | null }) {
         </thead>
         <tbody>
           {list.map((s) => (
-            <tr key={s.name} aria-current={s.name === subject ? "true" : undefined}>
+            <tr
+              key={`${s.team}/${s.name}`}
+              aria-current={s.name === subject && (!team || s.team === team) ? "true" : undefined}
+            >
+              <td>{s.team}</td>
               <td className="subject-name" title={s.name}>
-                <a href={href({ page: "schemas", subject: s.name })}>{s.name}</a>
+                <a href={href({ page: "schemas", subject: s.name, team: s.team })}>{s.name}</a>
               </td>
               <td>{s.schema_type}</td>
               <td>{s.latest_version}</td>
@@ -89,7 +95,7 @@ export function SchemasPage({ subject }: { subject: string | null }) {
           ))}
           {!subjects.isPending && list.length === 0 && (
             <tr>
-              <td colSpan={7} className="muted">
+              <td colSpan={8} className="muted">
                 No schema registered yet.
               </td>
             </tr>
@@ -99,10 +105,12 @@ export function SchemasPage({ subject }: { subject: string | null }) {
       {subject && (
         <SubjectVersions
           subject={subject}
+          team={team}
           canRegister={canRegister}
           onNewVersion={(latest) =>
             open(
               {
+                team: team ?? "",
                 subject,
                 schema_type: latest.schema_type as SchemaType,
                 schema: prettySchema(latest.schema_type, latest.schema),
@@ -118,17 +126,21 @@ export function SchemasPage({ subject }: { subject: string | null }) {
 
 function SubjectVersions(props: {
   subject: string;
+  team: string | null;
   canRegister: { allowed: boolean; reason: string };
   onNewVersion: (latest: SchemaVersion) => void;
 }) {
-  const { subject } = props;
-  const versions = useSchemaVersions(subject);
+  const { subject, team } = props;
+  const versions = useSchemaVersions(subject, team);
   const list = versions.data ?? [];
   const latest = list[list.length - 1];
   return (
     <section className="stack" aria-labelledby="subject-title">
       <div className="row page-head">
-        <h2 id="subject-title">{subject}</h2>
+        <h2 id="subject-title">
+          {subject}
+          {team && <span className="muted small"> ({team})</span>}
+        </h2>
         {latest && (
           <button
             type="button"
@@ -166,12 +178,20 @@ function SubjectVersions(props: {
           ))}
         </tbody>
       </table>
-      {list.length > 0 && <VersionCompare subject={subject} versions={list} />}
+      {list.length > 0 && <VersionCompare subject={subject} team={team} versions={list} />}
     </section>
   );
 }
 
-function VersionCompare({ subject, versions }: { subject: string; versions: SchemaVersion[] }) {
+function VersionCompare({
+  subject,
+  team,
+  versions,
+}: {
+  subject: string;
+  team: string | null;
+  versions: SchemaVersion[];
+}) {
   const latest = versions[versions.length - 1]?.version ?? null;
   const previous = versions.length > 1 ? (versions[versions.length - 2]?.version ?? null) : latest;
   const [from, setFrom] = useState<number | null>(previous);
@@ -180,7 +200,7 @@ function VersionCompare({ subject, versions }: { subject: string; versions: Sche
     setFrom(previous);
     setTo(latest);
   }, [subject, previous, latest]);
-  const diff = useSchemaDiff(subject, from, to);
+  const diff = useSchemaDiff(subject, from, to, team);
   const lines = diff.data ? diffLines(diff.data.diff) : [];
   const shown = versions.find((v) => v.version === to);
   return (

@@ -16,32 +16,37 @@ export type SubjectShape = Omit<components["schemas"]["SubjectShape"], "schema">
 };
 
 const subjectPath = (name: string) => `schemas/${encodeURIComponent(name)}`;
+/** `?team=` (or `&team=`) naming the subject's team; nothing when it is not known. */
+const teamQuery = (team: string | null | undefined, first = true) =>
+  team ? `${first ? "?" : "&"}team=${encodeURIComponent(team)}` : "";
 
 export function useSchemaSubjects() {
   return useQuery({ queryKey: ["schema-subjects"], queryFn: () => listItems<SchemaSubject>("schemas/") });
 }
 
-export function useSchemaVersions(name: string | null) {
+export function useSchemaVersions(name: string | null, team?: string | null) {
   return useQuery({
-    queryKey: ["schema-versions", name],
-    queryFn: () => api<SchemaVersion[]>(`${subjectPath(name ?? "")}/versions`),
+    queryKey: ["schema-versions", name, team ?? null],
+    queryFn: () => api<SchemaVersion[]>(`${subjectPath(name ?? "")}/versions${teamQuery(team)}`),
     enabled: Boolean(name),
   });
 }
 
-export function useSchemaDiff(name: string | null, from: number | null, to: number | null) {
+export function useSchemaDiff(name: string | null, from: number | null, to: number | null, team?: string | null) {
   return useQuery({
-    queryKey: ["schema-diff", name, from, to],
-    queryFn: () => api<SchemaDiff>(`${subjectPath(name ?? "")}/diff?from=${from ?? ""}&to=${to ?? ""}`),
+    queryKey: ["schema-diff", name, from, to, team ?? null],
+    queryFn: () =>
+      api<SchemaDiff>(`${subjectPath(name ?? "")}/diff?from=${from ?? ""}&to=${to ?? ""}${teamQuery(team, false)}`),
     enabled: Boolean(name) && from !== null && to !== null,
   });
 }
 
-/** The shape of a subject's latest version (`message`: a Protobuf message, "" its first). */
-export function useSubjectShape(name: string, message: string) {
-  const query = message ? `?message=${encodeURIComponent(message)}` : "";
+/** The shape of a subject's latest version (`message`: a Protobuf message, "" its first), in
+ * `team`'s registry (a channel's team; null: the one team of yours that has the subject). */
+export function useSubjectShape(name: string, message: string, team?: string | null) {
+  const query = (message ? `?message=${encodeURIComponent(message)}` : "") + teamQuery(team, !message);
   return useQuery({
-    queryKey: ["schema-shape", name, message],
+    queryKey: ["schema-shape", name, message, team ?? null],
     queryFn: () => api<SubjectShape>(`${subjectPath(name)}/shape${query}`),
     enabled: name !== "",
     staleTime: 60_000,

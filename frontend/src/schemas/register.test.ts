@@ -4,6 +4,7 @@ import { ApiError } from "../api/client";
 import { checkSentence, recordName, registeredSentence, registrationFailure, starterSchema } from "./register";
 
 const check = {
+  team: "default",
   subject: "orders-value",
   exists: true,
   compatibility: "BACKWARD",
@@ -49,8 +50,10 @@ describe("the register form's words", () => {
       created_at: "2026-11-30T08:00:00Z",
       created_by: "alice",
     };
-    expect(registeredSentence({ created: true, version })).toBe("Registered orders-value version 3 (schema id 17).");
-    expect(registeredSentence({ created: false, version })).toBe(
+    expect(registeredSentence({ team: "default", created: true, version })).toBe(
+      "Registered orders-value version 3 (schema id 17).",
+    );
+    expect(registeredSentence({ team: "default", created: false, version })).toBe(
       "orders-value already had this schema as version 3 (schema id 17): nothing new was registered.",
     );
   });

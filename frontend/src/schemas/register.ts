@@ -83,7 +83,7 @@ export interface Failure {
   other: string[];
 }
 
-export const FORM_FIELDS = ["subject", "schema_type", "schema"] as const;
+export const FORM_FIELDS = ["team", "subject", "schema_type", "schema"] as const;
 
 /** A failed check or registration, sorted by where the form shows it. */
 export function registrationFailure(error: unknown): Failure {

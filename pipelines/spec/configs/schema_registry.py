@@ -9,7 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from pipelines.net import REGISTRY_ALLOW_ENV, SCHEMA_REGISTRY
 from pipelines.spec.configs.base import StageConfig
@@ -26,6 +27,7 @@ WIRE_FORMATS = frozenset({"avro", "protobuf", "json-schema"})
 
 RegistryAuth = Annotated[NoAuth | BasicAuth | BearerAuth, Field(discriminator="type")]
 _SUBJECT = re.compile(r"[\x20-\x7e]{1,255}")
+_TEAM = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
 _MESSAGE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -74,6 +76,29 @@ class SchemaRegistryConfig(StageConfig):
         examples=["shop.Order"],
     )
 
+    team: SkipJsonSchema[str | None] = Field(
+        None,
+        description=(
+            "Set by the runtime, never by an editor (the console refuses it): the channel's team, "
+            "whose registry (/schema-registry/teams/<team>/) Sluice's own registry means "
+            "(:func:`pipelines.registry_client.bind_registry_team`)."
+        ),
+    )
+
+    @field_validator("team")
+    @classmethod
+    def _check_team(cls, value: str | None) -> str | None:
+        if value is not None and not _TEAM.fullmatch(value):
+            raise ValueError("must be a team's name")
+        return value
+
+    @model_serializer(mode="wrap")
+    def _without_unset_team(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("team") is None:
+            data.pop("team", None)  # stored specs never carry it
+        return data
+
     @field_validator("url")
     @classmethod
     def _check_url(cls, value: str | None) -> str | None:
@@ -99,6 +124,8 @@ class SchemaRegistryConfig(StageConfig):
     def _check_auth(self) -> SchemaRegistryConfig:
         if self.url is None and not isinstance(self.auth, NoAuth):
             raise ValueError("auth is for an external registry: set url, or leave auth none")
+        if self.url is not None and self.team is not None:
+            raise ValueError("team is for Sluice's own registry")
         return self
 
 

@@ -43,6 +43,7 @@ def test_a_new_subject_is_checked_then_registered_as_version_1(api):
 
     assert check.status_code == 200, check.json()
     assert check.json() == {
+        "team": "default",
         "subject": "orders-value",
         "exists": False,
         "compatibility": "BACKWARD",

@@ -264,3 +264,57 @@ def test_json_serializer_round_trip_with_auto_registration(live_server, people, 
     # An optional property added to the closed model is.
     looser = {**stricter, "required": ["id"]}
     assert client.register_schema("js-in-value", Schema(json.dumps(looser), "JSON")) != schema_id
+
+
+def test_each_team_s_registry_through_confluent_s_client_and_a_service_account(
+    live_server, monkeypatch
+) -> None:
+    """A team's registry URL is a Confluent registry of its own: the client and serializers
+    work unchanged, logged in with a service account's name and token (basic auth); another
+    team's subjects, ids and registry are not there; a driver reads its team's."""
+    from console.models import Team
+    from console.services import service_accounts
+    from pipelines.registry_client import RegistryClient
+    from pipelines.spec.configs.schema_registry import SchemaRegistryConfig
+
+    def login(team: str, account: str) -> str:
+        issued = service_accounts.issue(
+            Team.objects.get_or_create(name=team)[0], name=account, role="editor", expires_in_days=1
+        )
+        return f"svc.{team}.{account}:{issued.token}"
+
+    def team_client(team: str, user_info: str) -> SchemaRegistryClient:
+        return SchemaRegistryClient(
+            {
+                "url": f"{live_server.url}/schema-registry/teams/{team}",
+                "basic.auth.user.info": user_info,
+            }
+        )
+
+    a_login = login("a", "ci")
+    a, b = team_client("a", a_login), team_client("b", login("b", "ci"))
+    serializer = AvroSerializer(a, json.dumps(USER_V2), conf={"auto.register.schemas": True})
+    value, a_id = _round_trip(serializer, AvroDeserializer(a), {"name": "ada", "age": 36}, "t")
+    assert value == {"name": "ada", "age": 36}
+    b_id = b.register_schema("t-value", avro(USER_V1))  # the same subject name in team b
+
+    assert a_id != b_id
+    assert a.get_subjects() == ["t-value"] and b.get_subjects() == ["t-value"]
+    assert a.get_latest_version("t-value").schema_id == a_id
+    assert b.get_latest_version("t-value").schema_id == b_id
+    with pytest.raises(SchemaRegistryError) as unseen:
+        a.get_schema(b_id)  # b's id: not in a's registry
+    assert (unseen.value.http_status_code, unseen.value.error_code) == (404, 40403)
+    with pytest.raises(SchemaRegistryError) as elsewhere:
+        team_client("b", a_login).get_subjects()  # a's account at b's URL: no such registry
+    assert elsewhere.value.http_status_code == 404
+    # the legacy URL is the account's one team's registry
+    legacy = SchemaRegistryClient(
+        {"url": f"{live_server.url}/schema-registry", "basic.auth.user.info": a_login}
+    )
+    assert legacy.get_latest_version("t-value").schema_id == a_id
+
+    # A driver of team b's channel: b's subject, through b's registry URL.
+    monkeypatch.setenv("SLUICE_SCHEMA_REGISTRY_URL", f"{live_server.url}/schema-registry")
+    found = RegistryClient(SchemaRegistryConfig(team="b")).subject("t-value")
+    assert [(v.version, v.id) for v in found.versions] == [(1, b_id)]
