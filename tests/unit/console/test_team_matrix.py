@@ -57,6 +57,8 @@ ALLOWED = {
     "edit": {EDITOR, ADMIN},
     "authenticated": set(ROLES),
     "manage": {ADMIN},
+    "site": set(),  # a site admin's alone (a team's reach), never a role's
+    "site-admin": set(),  # likewise (a team's quotas)
 }
 
 #: Path arguments that name bravo's objects: a route with one of them names an object.
