@@ -18,7 +18,7 @@ function quotas(patch: Partial<TeamQuotas>): TeamQuotas {
 }
 
 function team(patch: Partial<TeamQuotas>): Team {
-  return { name: "payments", description: "", roles: ["viewer"], quotas: quotas(patch) };
+  return { name: "payments", description: "", roles: ["viewer"], quotas: quotas(patch), reach: {} };
 }
 
 describe("team quotas", () => {
