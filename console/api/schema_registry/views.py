@@ -22,6 +22,7 @@ levels; the global level is set by superusers (or whoever is granted
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, cast
 
 from django.contrib.auth.models import User
@@ -44,7 +45,7 @@ from console.api.teams.authentication import (
 )
 from console.audit import AUDIT_TEAM
 from console.errors import RegistryError
-from console.models import SubjectVersion, Team, default_team_id
+from console.models import TEAM_NAME_PATTERN, SubjectVersion, Team, default_team_id
 from console.schemas.base import AVRO, JSON, SCHEMA_TYPES
 from console.schemas.formats import check_compatibility
 from console.selectors import schemas as selectors
@@ -143,7 +144,9 @@ class RegistryView(APIView):
             teams = permissions.visible(teams, user, "pk")
         name = self.kwargs.get("team")
         if name is not None:
-            found = teams.filter(name=name).first()
+            # A name no team may have is none's (and NUL never reaches PostgreSQL).
+            valid = re.fullmatch(TEAM_NAME_PATTERN, name) is not None
+            found = teams.filter(name=name).first() if valid else None
         else:
             ids = None if runtime else permissions.visible_team_ids(user)
             only = next(iter(ids)) if ids is not None and len(ids) == 1 else None

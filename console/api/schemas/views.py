@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass
 
 from drf_spectacular.types import OpenApiTypes
@@ -45,7 +46,7 @@ from console.api.schemas.serializers import (
 from console.api.scoping import creation_team
 from console.audit import AUDIT_TEAM
 from console.errors import RegistryError
-from console.models import Subject, SubjectVersion, Team
+from console.models import TEAM_NAME_PATTERN, Subject, SubjectVersion, Team
 from console.schemas import check_compatibility
 from console.selectors import schemas as selectors
 from console.services import schemas as services
@@ -62,6 +63,9 @@ TEAM_FILTER = OpenApiParameter("team", OpenApiTypes.STR, description="Only this 
 DELETED = OpenApiParameter(
     "deleted", OpenApiTypes.BOOL, description="Include soft-deleted versions."
 )
+
+TEAM_NAME = re.compile(TEAM_NAME_PATTERN)
+"""A name a team may have: a ``?team=`` that does not match names none."""
 
 
 def _not_found(exc: RegistryError) -> NotFound:
@@ -93,7 +97,9 @@ def _team_ids(request: Request) -> set[int] | None:
     name = request.query_params.get("team")
     if name is None:
         return visible
-    found = Team.objects.filter(name=name[:63]).values_list("pk", flat=True).first()
+    if not TEAM_NAME.fullmatch(name):  # no team is named so (NUL and all: never to the DB)
+        return set()
+    found = Team.objects.filter(name=name).values_list("pk", flat=True).first()
     if found is None or (visible is not None and found not in visible):
         return set()
     return {found}
@@ -102,9 +108,13 @@ def _team_ids(request: Request) -> set[int] | None:
 def _subject_team(request: Request, name: str) -> Team:
     """The team of the caller's subject ``name`` (among the teams they see, ``?team=``): 404
     when none of them has it, 400 on ``team`` when several do and none is named."""
+    if "\x00" in name:  # no subject is named so (PostgreSQL refuses NUL in text)
+        raise NotFound(f"Subject '{name}' not found.")
     subjects = permissions.visible(Subject.objects.filter(name=name), request.user)
     team_name = request.query_params.get("team")
     if team_name is not None:
+        if not TEAM_NAME.fullmatch(team_name):  # no team is named so (never to the DB)
+            raise NotFound(f"Subject '{name}' not found.")
         subjects = subjects.filter(team__name=team_name)
     found = list(subjects.select_related("team")[:2])
     if not found:

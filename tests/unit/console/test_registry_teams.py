@@ -212,6 +212,20 @@ def test_lists_and_counts_of_a_team_s_registry_hold_its_subjects_only(registry, 
     assert refused.status_code == 404 and refused.json()["error_code"] == 40408
 
 
+def test_a_team_name_no_team_may_have_is_none_s(registry, django_user_model):
+    """A NUL or any other character outside team names (the API fuzz's find: PostgreSQL
+    refuses NUL in text) names no team, in a registry URL or a ``?team=``: 404, never 500."""
+    client = client_of(django_user_model, VIEWER)
+
+    assert client.get("/schema-registry/teams/a%00/subjects").status_code == 404
+    assert client.get("/schema-registry/teams/A b/subjects").status_code == 404
+    for route in ("/", "/versions", "/diff", "/shape"):
+        answer = client.get(f"/api/v1/schemas/a-value{route}", {"team": "a\x00"})
+        assert answer.status_code == 404, (route, answer.content)
+    assert client.get("/api/v1/schemas/a\x00-value/", {"team": "a"}).status_code == 404
+    assert client.get("/api/v1/schemas/", {"team": "\x00"}).json()["count"] == 0
+
+
 def test_a_subject_name_is_the_team_s_own(registry, django_user_model):
     editor = client_of(django_user_model, EDITOR)
     body = json.dumps({"schema": json.dumps(ONLY_A)})

@@ -195,6 +195,15 @@ def test_shared_connectors_share_one_driver_and_dedicated_ones_get_their_own(wor
     worker.heartbeat()
     [info] = runtime.workers()
     assert info.connectors == ["a", "b", "heavy"] and sorted(info.drivers) == sorted(worker.drivers)
+
+    def reported() -> bool:  # a driver heartbeats on its own beat, after its queries' status
+        found = {d.driver_id: d for d in runtime.drivers()}
+        shared = found.get(driver_of(worker, "a"))
+        return bool(
+            shared and shared.connectors == ["a", "b"] and driver_of(worker, "heavy") in found
+        )
+
+    converge_until(worker, reported, what="both drivers' heartbeats")
     drivers = {d.driver_id: d for d in runtime.drivers()}
     shared = drivers[driver_of(worker, "a")]
     assert shared.isolation == "shared" and shared.connectors == ["a", "b"]
@@ -395,7 +404,10 @@ def test_a_spare_driver_is_kept_and_takes_a_crashed_driver_s_neighbours(make_wor
     assert driver_of(worker, "oomer") == first  # the fullest with room, not the spare
     converge_until(worker, lambda: state_of(runtime, "oomer") == State.FAILED, what="FAILED")
     assert driver_of(worker, "a") == driver_of(worker, "b") == spares[0], "in the spare"
-    worker.converge()
+    # A new spare, once the old one (now busy) is up: a pass or more, as its heartbeat comes.
+    converge_until(
+        worker, lambda: any(not d.placed for d in worker.drivers.values()), what="a new spare"
+    )
     empty = [d for d in worker.drivers.values() if not d.placed]
     assert len(empty) == 1 and empty[0].driver_id != spares[0], "a new spare"
 
