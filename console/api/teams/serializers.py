@@ -80,51 +80,29 @@ class TeamQuotasUpdateSerializer(serializers.Serializer):
         return attrs
 
 
+def _reach_list(help_text: str) -> serializers.ListField:
+    """One kind of a team's reach: a list, or ``null`` (left out) for the site's default."""
+    return serializers.ListField(
+        child=serializers.CharField(), required=False, allow_null=True, help_text=help_text
+    )
+
+
 class ReachSerializer(serializers.Serializer):
     """A team's reach (:class:`pipelines.spec.reach.Reach`): each key left out (or ``null``)
     is the site's default; an empty list reaches nothing of that kind."""
 
-    topic_prefixes = serializers.ListField(
-        child=serializers.CharField(),
-        required=False,
-        allow_null=True,
-        help_text="Kafka topic-name prefixes the team's channels may read and write.",
+    topic_prefixes = _reach_list(
+        "Kafka topic-name prefixes the team's channels may read and write."
     )
-    kafka_clusters = serializers.ListField(
-        child=serializers.CharField(),
-        required=False,
-        allow_null=True,
-        help_text="Kafka brokers (host:port) the team's Kafka stages may name.",
+    kafka_clusters = _reach_list("Kafka brokers (host:port) the team's Kafka stages may name.")
+    files_roots = _reach_list(
+        "Absolute directories of the team's files stages and SQLite databases."
     )
-    files_roots = serializers.ListField(
-        child=serializers.CharField(),
-        required=False,
-        allow_null=True,
-        help_text="Absolute directories of the team's files stages and SQLite databases.",
-    )
-    http_sink = serializers.ListField(
-        child=serializers.CharField(),
-        required=False,
-        allow_null=True,
-        help_text="Non-public hosts, addresses or CIDRs the HTTP sink may reach.",
-    )
-    jdbc_sink = serializers.ListField(
-        child=serializers.CharField(),
-        required=False,
-        allow_null=True,
-        help_text="Non-public PostgreSQL hosts, addresses or CIDRs of the JDBC sink.",
-    )
-    http_enrich = serializers.ListField(
-        child=serializers.CharField(),
-        required=False,
-        allow_null=True,
-        help_text="Non-public hosts, addresses or CIDRs the enrich transform may call.",
-    )
-    schema_registry = serializers.ListField(
-        child=serializers.CharField(),
-        required=False,
-        allow_null=True,
-        help_text="Non-public hosts, addresses or CIDRs of external schema registries.",
+    http_sink = _reach_list("Non-public hosts, addresses or CIDRs the HTTP sink may reach.")
+    jdbc_sink = _reach_list("Non-public PostgreSQL hosts, addresses or CIDRs of the JDBC sink.")
+    http_enrich = _reach_list("Non-public hosts, addresses or CIDRs the enrich transform may call.")
+    schema_registry = _reach_list(
+        "Non-public hosts, addresses or CIDRs of external schema registries."
     )
 
 
