@@ -63,6 +63,7 @@ try {
   step("a new version: invalid JSON is shown under the schema field");
   await status.getByRole("link", { name: `Show ${subject}` }).click();
   await page.getByRole("heading", { name: subject, exact: true }).waitFor();
+  await page.getByTestId("subject-team").getByText("team default", { exact: true }).waitFor();
   await page.getByRole("button", { name: "Register a new version" }).click();
   await page.getByRole("heading", { name: `Register a new version of ${subject}` }).waitFor();
   const text = form.getByLabel("Schema", { exact: true });

@@ -137,10 +137,14 @@ function SubjectVersions(props: {
   return (
     <section className="stack" aria-labelledby="subject-title">
       <div className="row page-head">
-        <h2 id="subject-title">
-          {subject}
-          {team && <span className="muted small"> ({team})</span>}
-        </h2>
+        <div>
+          <h2 id="subject-title">{subject}</h2>
+          {team && (
+            <p className="muted small" data-testid="subject-team">
+              team {team}
+            </p>
+          )}
+        </div>
         {latest && (
           <button
             type="button"
