@@ -186,10 +186,10 @@ def server_figures(repeat: int, redis_url: str) -> dict[str, Any]:
         "…sorted by health": "?expand=status&limit=50&ordering=health",
     }
     figures = list_figures(client, queries, repeat)
-    team_queries = {
+    team_queries = {  # the member's team is team-00: channels 0, 50, 100, … ("payments")
         "one team's page (a member of 1 of the teams)": "?expand=status&limit=50",
-        "…searched": "?expand=status&limit=50&search=ads",
-        "…health critical": "?expand=status&limit=50&health=critical",
+        "one team's page, searched (payments)": "?expand=status&limit=50&search=payments",
+        "one team's page, health critical": "?expand=status&limit=50&health=critical",
     }
     figures |= list_figures(member, team_queries, repeat)
     from django.conf import settings
