@@ -429,7 +429,7 @@ class ChannelAdmin(admin.ModelAdmin):
 
     def formfield_for_foreignkey(self, db_field, request: HttpRequest, **kwargs):
         if db_field.name == "team":  # a new channel: one of the teams the user may create in
-            teams = permissions.visible(Team.objects.all(), request.user, "pk")
+            teams = permissions.visible_teams(request.user)
             allowed = [
                 t.pk for t in teams if permissions.may(request.user, permissions.ADD_CHANNEL, t)
             ]

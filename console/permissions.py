@@ -123,6 +123,13 @@ def visible(queryset, user, team_field: str = "team"):
     return queryset.filter(**{f"{team_field}__in": teams})
 
 
+def visible_teams(user):
+    """The teams ``user`` may see (every team for a site admin), as a queryset."""
+    from console.models import Team
+
+    return visible(Team.objects.all(), user, "pk")
+
+
 def team_of(obj) -> int | None:
     """The id of the team ``obj`` belongs to: a team itself, anything with a ``team_id``, or
     anything of a channel's (``channel``); ``None`` for what belongs to no team."""

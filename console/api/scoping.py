@@ -40,7 +40,7 @@ def creation_team(request: Request, name: str | None, need: permissions.Need) ->
     naming the role and the team); without a name, the one team where the caller holds
     ``need`` (a site admin: the default team), else a 400 asking which."""
     user = request.user
-    teams = permissions.visible(Team.objects.all(), user, "pk")
+    teams = permissions.visible_teams(user)
     if name is not None:
         team = teams.filter(name=name).first()
         if team is None:

@@ -10,7 +10,6 @@ from rest_framework.response import Response
 
 from console import permissions
 from console.api.me.serializers import MeSerializer
-from console.models import Team
 
 
 class MeView(views.APIView):
@@ -62,7 +61,7 @@ class MeView(views.APIView):
                     "roles": permissions.roles_of(user, team),
                     "can": permissions.capabilities(user, team),
                 }
-                for team in permissions.visible(Team.objects.all(), user, "pk")
+                for team in permissions.visible_teams(user)
             ],
             "is_superuser": user.is_superuser,
             "can": permissions.capabilities(user),

@@ -180,7 +180,7 @@ def _team(request: Request) -> Team | None:
     name = request.query_params.get("team")
     if name is None:
         return None
-    team = permissions.visible(Team.objects.all(), request.user, "pk").filter(name=name).first()
+    team = permissions.visible_teams(request.user).filter(name=name).first()
     if team is None:
         raise ValidationError({"team": [f"No team is named {name[:100]!r}."]})
     return team

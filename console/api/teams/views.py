@@ -84,7 +84,7 @@ class TeamViewSet(
     }
 
     def get_queryset(self):
-        return permissions.visible(Team.objects.order_by("name"), self.request.user, "pk")
+        return permissions.visible_teams(self.request.user).order_by("name")
 
     def list(self, request: Request) -> Response:
         page = self.paginate_queryset(self.get_queryset())
@@ -153,7 +153,7 @@ class ServiceAccountViewSet(
 
     def team(self) -> Team:
         """The URL's team among the caller's (404 otherwise), once they may manage it (403)."""
-        teams = permissions.visible(Team.objects.all(), self.request.user, "pk")
+        teams = permissions.visible_teams(self.request.user)
         team = get_object_or_404(teams, name=self.kwargs["team"])
         self.check_object_permissions(self.request, team)
         return team
@@ -224,7 +224,7 @@ class TeamReachView(APIView):
 
     def team(self, request: Request, name: str) -> Team:
         """The team among the caller's (404 otherwise), once they may do what is asked (403)."""
-        teams = permissions.visible(Team.objects.all(), request.user, "pk")
+        teams = permissions.visible_teams(request.user)
         team = get_object_or_404(teams, name=name)
         self.check_object_permissions(request, team)
         return team
