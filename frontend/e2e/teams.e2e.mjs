@@ -49,6 +49,13 @@ try {
     check(team === mine[name], `${name} shows its team ${mine[name]}`);
   }
   check(!(await page.content()).includes(hidden), `the page never names ${hidden}`);
+  if (process.env.QUOTAS) {
+    // The header's use against quota: the test set them, the user's channels are the truth.
+    const quotas = page.getByTestId("team-quotas");
+    await quotas.waitFor();
+    const said = (await quotas.textContent()).trim();
+    check(said === process.env.QUOTAS, `the header says "${said}" (expected "${process.env.QUOTAS}")`);
+  }
   await shot("channels-two-teams");
 
   // -- the team filter ---------------------------------------------------------------------------

@@ -43,6 +43,10 @@ def test_a_member_of_two_teams_sees_and_builds_in_those_teams(
         body = {"name": name, "team": team, "spec": SPEC}
         created = http.post(f"{stack.api}/channels/", json=body, timeout=10)
         assert created.status_code == 201, created.text
+    # A site admin's quotas on one team: the list's header shows its use against them.
+    quotas = {"max_channels": 5, "max_running_channels": 2}
+    set_quotas = http.patch(f"{stack.api}/teams/teams-pay/", json=quotas, timeout=10)
+    assert set_quotas.status_code == 200, set_quotas.text
 
     result = subprocess.run(
         [browser_tools["node"], str(SCRIPT)],
@@ -56,6 +60,7 @@ def test_a_member_of_two_teams_sees_and_builds_in_those_teams(
             "CHROMIUM": browser_tools["chromium"],
             "MINE": ",".join(f"{name}={team}" for name, team in MINE.items()),
             "HIDDEN": HIDDEN,
+            "QUOTAS": "teams-pay: 1 of 5 channels · 0 of 2 running",
         },
         capture_output=True,
         text=True,
